@@ -1,0 +1,16 @@
+import type { Config } from 'jest';
+
+/** Jest runs the TypeScript sources as ES modules (inversify 8 ships ESM only). */
+const config: Config = {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.spec.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json', diagnostics: false }],
+  },
+  testTimeout: 20000,
+};
+
+export default config;

@@ -1,0 +1,2 @@
+import { make } from '../../src/probe.js';
+it('injects', () => { expect(make().dep.v).toBe(42); });
