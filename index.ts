@@ -1,0 +1,61 @@
+import 'reflect-metadata';
+
+// The kernel
+export { Trellis, TRELLIS_APP, type TrellisOptions } from './src/app/trellis.js';
+export type { Provider } from './src/app/providers.js';
+export type { PluginLifecycle } from './src/app/plugin-lifecycle.js';
+export type { SelfTestReport } from './src/app/self-test-report.js';
+export type { InstallOptions } from './src/plugin/plugin-installer.js';
+export type { LoadReport } from './src/plugin/directory-loader.js';
+export type { PluginClass } from './src/plugin/plugin-definition.js';
+export { PLUGIN_CONFIG } from './src/plugin/plugin-tokens.js';
+
+// Decorators
+export { Plugin, Tool, Hook, Transform, Requires, Middleware, StateKey, OnEffect, OnAction, SelfTest } from './decorators/index.js';
+export type { PluginOptions, ToolOptions, HookOptions, StateKeyOptions } from './decorators/index.js';
+
+// Hooks, context and state
+export { block, cancel, suspend, setResult, done } from './src/hooks/hook-results.js';
+export type { HookResult, SuspendTicket } from './src/hooks/hook-results.js';
+export { HOOK_POINTS, type HookPoint, type HookMode } from './src/hooks/hook-points.js';
+export type { PluginContext, HookContext, ToolContext } from './src/context/plugin-context.js';
+export type { ContextKeySpec } from './src/context/context-key.js';
+export { BuiltInActions } from './src/state/built-in-actions.js';
+export type { AddContextMessagePayload, SetInferenceOverridePayload, ToolFilterPayload } from './src/state/built-in-actions.js';
+export { KERNEL_KEYS } from './src/state/kernel-keys.js';
+export type { StateCommand } from './src/state/state-command.js';
+
+// Events and errors
+export type { TrellisEvent, TrellisEventType } from './src/events/trellis-event.js';
+export { TrellisError, type TrellisErrorCode, type TrellisErrorKind } from './src/errors/trellis-error.js';
+
+// Tool middleware
+export { MIDDLEWARE_OPTIONS } from './src/tools/tool-middleware.js';
+export type { ToolMiddleware, ToolMiddlewareClass, ToolInvocation, ToolResult, NextToolHandler, ToolErrorInfo, MiddlewareDeclaration } from './src/tools/tool-middleware.js';
+export {
+  RetryMiddleware,
+  TimeoutMiddleware,
+  AuthMiddleware,
+  LoggingMiddleware,
+  RateLimitMiddleware,
+  CacheMiddleware,
+  TRELLIS_LOGGER,
+  createLogger,
+  CLOCK,
+} from './plugins/middleware/index.js';
+
+// Models
+export type { ModelProvider, ModelRequest, ModelResponse, ModelDelta, ChatMessage, ModelToolCall, ToolDefinition, InferenceSettings, Usage, JsonSchema } from './src/models/model-provider.js';
+export { OpenAIModel, type OpenAIModelOptions } from './src/models/openai-model.js';
+export { AnthropicModel, type AnthropicModelOptions } from './src/models/anthropic-model.js';
+export { FallbackModel } from './src/models/fallback-model.js';
+export { ScriptedModel, type ScriptedReply } from './src/models/scripted-model.js';
+
+// Stores
+export { SESSION_STORE } from './src/stores/session-store.js';
+export type { SessionStore, StoredSession, SessionCheckpoint, SessionSummary, TurnRecord } from './src/stores/session-store.js';
+export { MemoryStore } from './src/stores/memory-store.js';
+export { SqliteStore, type SqliteStoreOptions } from './src/stores/sqlite-store.js';
+
+// Validation helpers for DTOs
+export { Describe } from './src/validation/describe.decorator.js';

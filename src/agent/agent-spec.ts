@@ -1,0 +1,21 @@
+import type { InferenceSettings, ModelProvider } from '../models/model-provider.js';
+
+/** A named agent: its model, instructions, active plugins and limits. */
+export interface AgentSpec {
+  readonly name: string;
+  /** One model, or several to fall back through on retryable errors, in order. */
+  readonly model: ModelProvider | readonly ModelProvider[];
+  /** The system prompt; `planning.started` hooks may extend it. */
+  readonly instructions: string;
+  /** Plugins whose tools, hooks and transforms this agent uses; empty or absent: all. */
+  readonly plugins?: readonly string[];
+  /** Model calls per turn at most. Default 10. */
+  readonly maxRounds?: number;
+  /** Tool calls of one round run at most this many at once. Default 4. */
+  readonly toolConcurrency?: number;
+  /** Default inference settings; turn and round overrides merge over them field by field. */
+  readonly inference?: InferenceSettings;
+}
+
+export const DEFAULT_MAX_ROUNDS = 10;
+export const DEFAULT_TOOL_CONCURRENCY = 4;

@@ -1,0 +1,55 @@
+import { TrellisError } from '../errors/trellis-error.js';
+import type { ChatMessage, Usage } from '../models/model-provider.js';
+import type { Decision, PendingApproval, ToolCallRecord } from './turn-result.js';
+
+export const SUSPENSION_VERSION = 1;
+
+/**
+ * Everything needed to continue a suspended turn, in this process or another: a plain,
+ * versioned object stored with the session's checkpoint.
+ */
+export interface SuspensionRecord {
+  readonly version: typeof SUSPENSION_VERSION;
+  readonly turnIndex: number;
+  readonly input: string;
+  readonly startedAt: string;
+  /** The system prompt after `planning.started`. */
+  readonly instructions: string;
+  /** Model calls made so far. */
+  readonly rounds: number;
+  /** The turn's messages so far, ending with the assistant message that asked for the calls. */
+  readonly messages: readonly ChatMessage[];
+  /** The tool calls of that assistant message, in order. */
+  readonly calls: readonly { readonly callId: string; readonly tool: string }[];
+  /** Tool-message contents of the calls that are finished, by call id. */
+  readonly results: Readonly<Record<string, string>>;
+  readonly pending: readonly PendingApproval[];
+  readonly decisions: readonly Decision[];
+  readonly toolCalls: readonly ToolCallRecord[];
+  readonly usage: Readonly<Record<string, Usage>>;
+}
+
+/** Checks a stored record before anything runs from it: fail closed on anything odd. */
+export function parseSuspension(value: unknown, sessionId: string): SuspensionRecord | undefined {
+  if (value === null || value === undefined) return undefined;
+  const fail = (why: string) =>
+    new TrellisError('InvalidCheckpoint', `The suspended turn stored for session '${sessionId}' is unusable: ${why}; nothing was run`, {
+      hint: 'Send a new message to start over (the suspended calls are then cancelled), or restore the store from a backup',
+      kind: 'system',
+      details: { sessionId },
+    });
+  if (typeof value !== 'object') throw fail('it is not an object');
+  const record = value as Partial<SuspensionRecord>;
+  if (record.version !== SUSPENSION_VERSION) throw fail(`its schema version is ${String(record.version)}, this Trellis reads ${SUSPENSION_VERSION}`);
+  const arrays = ['messages', 'calls', 'pending', 'decisions', 'toolCalls'] as const;
+  for (const key of arrays) if (!Array.isArray(record[key])) throw fail(`'${key}' is not a list`);
+  if (typeof record.turnIndex !== 'number' || typeof record.rounds !== 'number') throw fail('turnIndex or rounds is not a number');
+  if (typeof record.input !== 'string' || typeof record.instructions !== 'string') throw fail('input or instructions is not text');
+  if (typeof record.results !== 'object' || record.results === null) throw fail("'results' is not an object");
+  for (const pending of record.pending!) {
+    if (typeof pending?.callId !== 'string' || typeof pending.tool !== 'string' || typeof pending.arguments !== 'string' || typeof pending.ticket?.message !== 'string') {
+      throw fail('a pending call is malformed');
+    }
+  }
+  return record as SuspensionRecord;
+}

@@ -1,0 +1,19 @@
+import type { TrellisEvent } from '../events/trellis-event.js';
+import type { HookEngine, HookRun } from '../hooks/hook-engine.js';
+import type { ActiveView, RegistrySnapshot } from '../plugin/registry-snapshot.js';
+import type { StateEngine } from '../state/state-engine.js';
+
+/** What one running turn carries: the registry snapshot it started with and its scope. */
+export interface TurnEnv {
+  readonly hooks: HookEngine;
+  readonly state: StateEngine;
+  readonly registry: RegistrySnapshot;
+  readonly view: ActiveView;
+  /** The turn's scope (session + turn level), schema and cancellation signal. */
+  readonly run: HookRun & { readonly signal: AbortSignal };
+  readonly sessionId: string;
+  readonly turnIndex: number;
+  /** Whether anybody listens to events, checked before building one. */
+  observed(): boolean;
+  emit(event: TrellisEvent): void;
+}

@@ -1,0 +1,53 @@
+import type { SuspendTicket } from '../hooks/hook-results.js';
+import type { Usage } from '../models/model-provider.js';
+import type { ToolErrorInfo } from '../tools/tool-middleware.js';
+
+export type TurnStatus = 'completed' | 'suspended' | 'blocked' | 'cancelled' | 'max_rounds' | 'failed';
+
+/** One tool call of a turn, as it ended. */
+export interface ToolCallRecord {
+  readonly callId: string;
+  readonly tool: string;
+  readonly round: number;
+  readonly ok: boolean;
+  readonly value?: unknown;
+  readonly error?: ToolErrorInfo;
+  readonly durationMs: number;
+}
+
+/** A call parked by a gate, waiting for a decision. */
+export interface PendingApproval {
+  readonly callId: string;
+  readonly tool: string;
+  /** The arguments as the model wrote them (JSON text). */
+  readonly arguments: string;
+  readonly ticket: SuspendTicket;
+}
+
+/** Token usage of a turn: the total, and per model. */
+export interface TurnUsage extends Usage {
+  readonly byModel: Readonly<Record<string, Usage>>;
+}
+
+/** What `session.send()` and `session.resume()` return (DESIGN §2). */
+export interface TurnResult {
+  readonly status: TurnStatus;
+  readonly reply?: string;
+  /** Model calls made in this turn. */
+  readonly rounds: number;
+  readonly toolCalls: readonly ToolCallRecord[];
+  readonly usage: TurnUsage;
+  /** The calls waiting for a human, when `status` is `suspended`. */
+  readonly suspended?: readonly PendingApproval[];
+  readonly error?: { readonly code: string; readonly message: string };
+}
+
+/** A human's answer to a suspended call. */
+export interface Decision {
+  readonly callId: string;
+  readonly decision: 'approve' | 'reject' | 'edit';
+  /** With `edit`: the arguments to run the call with instead. */
+  readonly args?: unknown;
+  /** With `reject`: what the model is told. */
+  readonly message?: string;
+}

@@ -1,0 +1,38 @@
+import { TrellisError } from '../errors/trellis-error.js';
+import type { NormalizedKey } from './context-key.js';
+import { lookup, searchedLevels, type ContextSnapshot } from './context-scope.js';
+import type { StateSchema } from '../state/state-schema.js';
+
+const NO_DEPS: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/**
+ * Resolves a member's declared keys against a snapshot, nearest level first. A missing
+ * required key is a `MissingContext` error naming the key and the levels searched; an
+ * optional one resolves to `undefined`.
+ */
+export function resolveDeclared(
+  keys: readonly NormalizedKey[],
+  snapshot: ContextSnapshot,
+  schema: StateSchema,
+  who: string,
+): Readonly<Record<string, unknown>> {
+  if (keys.length === 0) return NO_DEPS;
+  const deps: Record<string, unknown> = {};
+  for (const { key, optional } of keys) {
+    let value = lookup(snapshot, key);
+    if (value === undefined) value = schema.stateKey(key)?.default;
+    if (value === undefined && !optional) throw missingContext(key, snapshot, who);
+    deps[key] = value;
+  }
+  return deps;
+}
+
+export function missingContext(key: string, snapshot: ContextSnapshot, who: string): TrellisError {
+  const levels = searchedLevels(snapshot);
+  return new TrellisError('MissingContext', `${who} requires context key '${key}', which is not set (searched ${levels.join(', ')})`, {
+    hint: key.startsWith('app.')
+      ? `Pass it in agent.session(id, { context: { '${key}': … } }) or session.send(message, { context })`
+      : `Make sure the plugin that owns '${key}' writes it before this runs, or declare it { key: '${key}', optional: true }`,
+    details: { key, levels },
+  });
+}

@@ -1,0 +1,23 @@
+import { Subject, type Observable } from 'rxjs';
+import type { TrellisEvent } from './trellis-event.js';
+
+/**
+ * The app's event stream. Emitting costs one property read when nobody subscribes:
+ * callers on the hot path check `observed` before building an event.
+ */
+export class EventBus {
+  private readonly subject = new Subject<TrellisEvent>();
+  readonly events$: Observable<TrellisEvent> = this.subject.asObservable();
+
+  get observed(): boolean {
+    return this.subject.observed;
+  }
+
+  emit(event: TrellisEvent): void {
+    if (this.subject.observed) this.subject.next(event);
+  }
+
+  complete(): void {
+    this.subject.complete();
+  }
+}

@@ -1,0 +1,27 @@
+import type { ModelDelta, Usage } from '../models/model-provider.js';
+import type { ToolErrorInfo } from '../tools/tool-middleware.js';
+
+/** Every event on `app.events$` and `session.events$`, discriminated by `type`. */
+export type TrellisEvent =
+  | { readonly type: 'plugin.installed'; readonly plugin: string; readonly version: string }
+  | { readonly type: 'plugin.uninstalled'; readonly plugin: string }
+  | { readonly type: 'plugin.reloaded'; readonly plugin: string; readonly from: string; readonly to: string }
+  | { readonly type: 'hook.entered'; readonly point: string; readonly plugin: string; readonly sessionId?: string }
+  | { readonly type: 'hook.exited'; readonly point: string; readonly plugin: string; readonly durationMs: number; readonly sessionId?: string }
+  | { readonly type: 'state.committed'; readonly sessionId: string; readonly revision: number; readonly keys: readonly string[] }
+  | { readonly type: 'effect.dispatched'; readonly sessionId: string; readonly effect: string; readonly plugin: string }
+  | { readonly type: 'error'; readonly code: string; readonly message: string; readonly plugin?: string; readonly point?: string; readonly sessionId?: string }
+  | { readonly type: 'turn.started'; readonly sessionId: string; readonly turn: number }
+  | { readonly type: 'turn.finished'; readonly sessionId: string; readonly turn: number; readonly status: string; readonly durationMs: number }
+  | { readonly type: 'round.started'; readonly sessionId: string; readonly turn: number; readonly round: number }
+  | { readonly type: 'round.finished'; readonly sessionId: string; readonly turn: number; readonly round: number; readonly model: string; readonly usage: Usage }
+  | { readonly type: 'model.delta'; readonly sessionId: string; readonly delta: ModelDelta }
+  | { readonly type: 'model.fallback'; readonly sessionId?: string; readonly from: string; readonly to: string; readonly reason: string }
+  | { readonly type: 'tool.started'; readonly sessionId: string; readonly callId: string; readonly tool: string; readonly args: unknown }
+  | { readonly type: 'tool.finished'; readonly sessionId: string; readonly callId: string; readonly tool: string; readonly ok: boolean; readonly durationMs: number; readonly error?: ToolErrorInfo }
+  | { readonly type: 'tool.retry'; readonly sessionId?: string; readonly callId: string; readonly tool: string; readonly attempt: number; readonly delayMs: number; readonly error: ToolErrorInfo }
+  | { readonly type: 'tool.suspended'; readonly sessionId: string; readonly callId: string; readonly tool: string; readonly message: string }
+  | { readonly type: 'tool.output_invalid'; readonly sessionId: string; readonly callId: string; readonly tool: string; readonly plugin: string; readonly message: string }
+  | { readonly type: 'heartbeat'; readonly at: number };
+
+export type TrellisEventType = TrellisEvent['type'];

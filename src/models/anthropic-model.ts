@@ -1,0 +1,253 @@
+import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
+import type {
+  ContentBlockParam,
+  MessageCreateParamsStreaming,
+  MessageParam,
+  RawMessageStreamEvent,
+  Tool,
+} from '@anthropic-ai/sdk/resources/messages';
+import { TrellisError } from '../errors/trellis-error.js';
+import type { ChatMessage, ModelProvider, ModelRequest, ModelResponse, ModelToolCall } from './model-provider.js';
+import { modelCancelledError, modelFailedError, type ModelIdentity } from './model-error.js';
+import { ToolNameCodec } from './tool-name-codec.js';
+
+/** Options of `AnthropicModel`; only `model` is required. */
+export interface AnthropicModelOptions {
+  /** The default model, e.g. `claude-sonnet-4-5`; an inference override may replace it per call. */
+  readonly model: string;
+  /** Defaults to the `ANTHROPIC_API_KEY` environment variable. */
+  readonly apiKey?: string;
+  /** A proxy or compatible endpoint; the SDK appends `/v1/messages`. */
+  readonly baseURL?: string;
+  /** Retries the SDK makes itself on 408/409/429/5xx and connection faults. Default 2. */
+  readonly maxRetries?: number;
+  /** `max_tokens` when the inference settings give none: Anthropic requires one. Default 1024. */
+  readonly maxTokens?: number;
+  /**
+   * Per-attempt limit on waiting for the answer to start (the SDK's `timeout`; default 10
+   * minutes). A stream that stalls after it started is bounded only by `request.signal`.
+   */
+  readonly timeoutMs?: number;
+  /** A ready client (custom fetch, proxies, tests); the connection options above are then ignored. */
+  readonly client?: Anthropic;
+  /** Provider name for logs and usage; default `anthropic:<model>`. */
+  readonly name?: string;
+}
+
+/**
+ * A `ModelProvider` over the official `@anthropic-ai/sdk`, streaming the Messages API.
+ *
+ * Mapping: system messages are joined into the `system` parameter; assistant tool calls
+ * become `tool_use` blocks; tool messages become `tool_result` blocks of a user message,
+ * consecutive ones merged into one message as the API requires. Tool names are sent in
+ * the vendor's alphabet (`orders.lookup` → `orders__lookup`) and decoded on the way back
+ * (see `ToolNameCodec`). `reasoningEffort` is not sent: extended thinking needs a token
+ * budget, not an effort level.
+ *
+ * Failures are `TrellisError('ModelFailed')`, retryable for rate limits, overload, 5xx and
+ * network faults once the SDK's own retries are spent; an aborted `signal` gives
+ * `TrellisError('Cancelled')`.
+ *
+ * @example
+ * const model = new AnthropicModel({ model: 'claude-sonnet-4-5', maxTokens: 4096 });
+ */
+export class AnthropicModel implements ModelProvider {
+  readonly name: string;
+  private client: Anthropic | undefined;
+
+  constructor(private readonly options: AnthropicModelOptions) {
+    this.name = options.name ?? `anthropic:${options.model}`;
+    this.client = options.client;
+  }
+
+  async call(request: ModelRequest): Promise<ModelResponse> {
+    const model = request.inference.model ?? this.options.model;
+    const who: ModelIdentity = { provider: this.name, model, apiKeyEnv: 'ANTHROPIC_API_KEY' };
+    const codec = new ToolNameCodec(request.tools.map((tool) => tool.name));
+    if (request.signal?.aborted) throw modelCancelledError(this.name, request.signal.reason);
+    try {
+      const stream = await this.getClient(who).messages.create(this.params(request, model, codec), { signal: request.signal });
+      const assembler = new EventAssembler(model, codec, request.onDelta);
+      for await (const event of stream) assembler.add(event);
+      // The SDK ends the iteration quietly when the signal aborts mid-stream.
+      if (request.signal?.aborted) throw modelCancelledError(this.name, request.signal.reason);
+      return assembler.response();
+    } catch (error) {
+      throw this.toTrellisError(error, who, request.signal);
+    }
+  }
+
+  private getClient(who: ModelIdentity): Anthropic {
+    if (this.client) return this.client;
+    const { apiKey, baseURL, maxRetries, timeoutMs } = this.options;
+    const key = apiKey ?? process.env.ANTHROPIC_API_KEY;
+    if (!key) {
+      throw new TrellisError('ModelFailed', `${who.provider} has no API key`, {
+        hint: 'Set ANTHROPIC_API_KEY, or pass { apiKey } to AnthropicModel',
+        details: { provider: who.provider },
+      });
+    }
+    this.client = new Anthropic({ apiKey: key, baseURL, maxRetries: maxRetries ?? 2, timeout: timeoutMs });
+    return this.client;
+  }
+
+  private params(request: ModelRequest, model: string, codec: ToolNameCodec): MessageCreateParamsStreaming {
+    const { temperature, maxTokens, topP } = request.inference;
+    const { system, messages } = toAnthropicMessages(request.messages, codec);
+    const params: MessageCreateParamsStreaming = { model, max_tokens: maxTokens ?? this.options.maxTokens ?? 1024, messages, stream: true };
+    if (system) params.system = system;
+    if (request.tools.length > 0) {
+      params.tools = request.tools.map(
+        (tool): Tool => ({ name: codec.encode(tool.name), description: tool.description, input_schema: tool.inputSchema as Tool.InputSchema }),
+      );
+    }
+    if (temperature !== undefined) params.temperature = temperature;
+    if (topP !== undefined) params.top_p = topP;
+    return params;
+  }
+
+  private toTrellisError(error: unknown, who: ModelIdentity, signal: AbortSignal | undefined): TrellisError {
+    if (TrellisError.is(error)) return error;
+    if (signal?.aborted || error instanceof APIUserAbortError) return modelCancelledError(this.name, error);
+    const message = error instanceof Error ? error.message : String(error);
+    if (error instanceof APIConnectionTimeoutError) return modelFailedError({ timeout: true, message, cause: error }, who);
+    if (error instanceof APIConnectionError) return modelFailedError({ connection: true, message, cause: error }, who);
+    if (error instanceof APIError) return modelFailedError({ status: error.status, type: error.type, message, cause: error }, who);
+    return modelFailedError({ message, cause: error }, who);
+  }
+}
+
+/** Splits out the system prompt and maps the rest into alternating user/assistant messages. */
+function toAnthropicMessages(source: readonly ChatMessage[], codec: ToolNameCodec): { system: string; messages: MessageParam[] } {
+  const systemParts: string[] = [];
+  const messages: MessageParam[] = [];
+  for (const message of source) {
+    if (message.role === 'system') {
+      systemParts.push(message.content);
+      continue;
+    }
+    const role = message.role === 'assistant' ? 'assistant' : 'user';
+    const content = toContent(message, codec);
+    const last = messages[messages.length - 1];
+    // Tool results of one round arrive as several tool messages but belong in one user turn.
+    if (last?.role === role && (message.role === 'tool' || Array.isArray(last.content))) {
+      last.content = [...asBlocks(last.content), ...asBlocks(content)];
+    } else {
+      messages.push({ role, content });
+    }
+  }
+  return { system: systemParts.join('\n\n'), messages };
+}
+
+function toContent(message: ChatMessage, codec: ToolNameCodec): string | ContentBlockParam[] {
+  if (message.role === 'tool') {
+    return [{ type: 'tool_result', tool_use_id: message.toolCallId ?? '', content: message.content }];
+  }
+  if (message.role === 'assistant' && message.toolCalls?.length) {
+    const blocks: ContentBlockParam[] = message.content ? [{ type: 'text', text: message.content }] : [];
+    for (const call of message.toolCalls) {
+      blocks.push({ type: 'tool_use', id: call.id, name: codec.encode(call.name), input: parseToolInput(call.arguments) });
+    }
+    return blocks;
+  }
+  return message.content;
+}
+
+function asBlocks(content: string | ContentBlockParam[]): ContentBlockParam[] {
+  if (typeof content !== 'string') return content;
+  return content ? [{ type: 'text', text: content }] : [];
+}
+
+/** `tool_use.input` must be an object; arguments the model garbled are replayed as `{}`. */
+function parseToolInput(args: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(args || '{}');
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** A tool call being assembled; `block` is the content-block index the events refer to. */
+interface PendingToolCall {
+  readonly index: number;
+  readonly id: string;
+  readonly name: string;
+  arguments: string;
+  /** The input given whole in `content_block_start`, used when no JSON deltas follow. */
+  readonly initialInput: unknown;
+}
+
+/** Folds stream events into one response, forwarding deltas as they arrive. */
+class EventAssembler {
+  private text = '';
+  private readonly toolCalls: PendingToolCall[] = [];
+  private readonly toolCallsByBlock = new Map<number, PendingToolCall>();
+  private inputTokens = 0;
+  private outputTokens = 0;
+  private stopReason: string | undefined;
+
+  constructor(
+    private model: string,
+    private readonly codec: ToolNameCodec,
+    private readonly onDelta: ModelRequest['onDelta'],
+  ) {}
+
+  add(event: RawMessageStreamEvent): void {
+    switch (event.type) {
+      case 'message_start':
+        this.model = event.message.model || this.model;
+        this.inputTokens = event.message.usage.input_tokens ?? 0;
+        this.outputTokens = event.message.usage.output_tokens ?? 0;
+        break;
+      case 'content_block_start':
+        if (event.content_block.type === 'tool_use') this.startToolCall(event.index, event.content_block.id, event.content_block.name, event.content_block.input);
+        else if (event.content_block.type === 'text' && event.content_block.text) this.addText(event.content_block.text);
+        break;
+      case 'content_block_delta':
+        if (event.delta.type === 'text_delta') this.addText(event.delta.text);
+        else if (event.delta.type === 'input_json_delta') this.addArguments(event.index, event.delta.partial_json);
+        break;
+      case 'message_delta':
+        if (event.delta.stop_reason) this.stopReason = event.delta.stop_reason;
+        // message_delta usage is cumulative; input_tokens appears there only on some servers.
+        if (event.usage.input_tokens != null) this.inputTokens = event.usage.input_tokens;
+        this.outputTokens = event.usage.output_tokens;
+        break;
+    }
+  }
+
+  private addText(text: string): void {
+    this.text += text;
+    this.onDelta?.({ type: 'text', text });
+  }
+
+  private startToolCall(block: number, id: string, wireName: string, initialInput: unknown): void {
+    const call: PendingToolCall = { index: this.toolCalls.length, id, name: this.codec.decode(wireName), arguments: '', initialInput };
+    this.toolCalls.push(call);
+    this.toolCallsByBlock.set(block, call);
+    this.onDelta?.({ type: 'tool_call', index: call.index, id, name: call.name });
+  }
+
+  private addArguments(block: number, json: string): void {
+    const call = this.toolCallsByBlock.get(block);
+    if (!call || !json) return;
+    call.arguments += json;
+    this.onDelta?.({ type: 'tool_call', index: call.index, argumentsDelta: json });
+  }
+
+  response(): ModelResponse {
+    const toolCalls: ModelToolCall[] = this.toolCalls.map((call) => ({
+      id: call.id,
+      name: call.name,
+      arguments: call.arguments || JSON.stringify(call.initialInput ?? {}),
+    }));
+    return {
+      text: this.text,
+      toolCalls,
+      usage: { inputTokens: this.inputTokens, outputTokens: this.outputTokens, totalTokens: this.inputTokens + this.outputTokens },
+      model: this.model,
+      finishReason: this.stopReason,
+    };
+  }
+}

@@ -1,0 +1,84 @@
+/** A message of the conversation, in a vendor-neutral shape. */
+export interface ChatMessage {
+  readonly role: 'system' | 'user' | 'assistant' | 'tool';
+  readonly content: string;
+  /** On an assistant message: the tool calls it asked for. */
+  readonly toolCalls?: readonly ModelToolCall[];
+  /** On a tool message: the call it answers. */
+  readonly toolCallId?: string;
+  /** On a tool message: the tool's name. */
+  readonly name?: string;
+}
+
+/** A tool call as the model asked for it; `arguments` is the raw JSON text the model wrote. */
+export interface ModelToolCall {
+  readonly id: string;
+  readonly name: string;
+  readonly arguments: string;
+}
+
+/** JSON Schema, as much of it as tool inputs use. */
+export type JsonSchema = { readonly [key: string]: unknown };
+
+/** What the model is told about one tool. */
+export interface ToolDefinition {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: JsonSchema;
+}
+
+/** Inference settings; overrides merge field by field (agent default, turn, round). */
+export interface InferenceSettings {
+  readonly model?: string;
+  readonly temperature?: number;
+  readonly maxTokens?: number;
+  readonly topP?: number;
+  readonly reasoningEffort?: 'low' | 'medium' | 'high';
+}
+
+export interface Usage {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly totalTokens: number;
+}
+
+/** A piece of the model's answer as it streams in. */
+export type ModelDelta =
+  | { readonly type: 'text'; readonly text: string }
+  | { readonly type: 'tool_call'; readonly index: number; readonly id?: string; readonly name?: string; readonly argumentsDelta?: string };
+
+export interface ModelRequest {
+  readonly messages: readonly ChatMessage[];
+  readonly tools: readonly ToolDefinition[];
+  readonly inference: InferenceSettings;
+  readonly signal?: AbortSignal;
+  /** Called for each streamed delta, in order; absent when nobody listens. */
+  readonly onDelta?: (delta: ModelDelta) => void;
+}
+
+export interface ModelResponse {
+  readonly text: string;
+  readonly toolCalls: readonly ModelToolCall[];
+  readonly usage: Usage;
+  /** The model that answered (a provider may serve several). */
+  readonly model: string;
+  readonly finishReason?: string;
+}
+
+/**
+ * One model call: messages, tools and inference settings in; text, tool calls and usage
+ * out. Implementations stream deltas through `onDelta`, honour `signal`, and throw a
+ * `TrellisError` with code `ModelFailed` whose `retryable` says whether to try again
+ * (rate limits, 5xx, network) or not (bad request, auth).
+ */
+export interface ModelProvider {
+  /** A stable name for logs, usage accounting and fallback reports, e.g. `openai:gpt-4o-mini`. */
+  readonly name: string;
+  call(request: ModelRequest): Promise<ModelResponse>;
+}
+
+export function isModelProvider(value: unknown): value is ModelProvider {
+  return typeof value === 'object' && value !== null && typeof (value as ModelProvider).call === 'function' && typeof (value as ModelProvider).name === 'string';
+}
+
+export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0, totalTokens: 0 });

@@ -1,0 +1,207 @@
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import type {
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from 'openai/resources/chat/completions';
+import { TrellisError } from '../errors/trellis-error.js';
+import type { ChatMessage, ModelProvider, ModelRequest, ModelResponse, ModelToolCall, ToolDefinition, Usage } from './model-provider.js';
+import { modelCancelledError, modelFailedError, type ModelIdentity } from './model-error.js';
+import { ToolNameCodec } from './tool-name-codec.js';
+
+/** Options of `OpenAIModel`; only `model` is required. */
+export interface OpenAIModelOptions {
+  /** The default model, e.g. `gpt-4o-mini`, `deepseek-chat`, `llama3.1`; an inference override may replace it per call. */
+  readonly model: string;
+  /** Defaults to the `OPENAI_API_KEY` environment variable; local servers (Ollama, vLLM) need none. */
+  readonly apiKey?: string;
+  /** Any OpenAI-compatible endpoint, e.g. `https://api.deepseek.com`, `http://localhost:11434/v1`. */
+  readonly baseURL?: string;
+  /** Retries the SDK makes itself on 408/409/429/5xx and connection faults. Default 2. */
+  readonly maxRetries?: number;
+  /**
+   * Per-attempt limit on waiting for the answer to start (the SDK's `timeout`; default 10
+   * minutes). A stream that stalls after it started is bounded only by `request.signal`.
+   */
+  readonly timeoutMs?: number;
+  /** A ready client (custom fetch, proxies, tests); the options above are then ignored except `model`. */
+  readonly client?: OpenAI;
+  /** Provider name for logs and usage; default `openai:<model>`. */
+  readonly name?: string;
+}
+
+/** A tool call being assembled from stream deltas. */
+interface PendingToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * A `ModelProvider` over the official `openai` client's streaming chat completions. Works
+ * with any OpenAI-compatible endpoint through `baseURL` (DeepSeek, Ollama, vLLM).
+ *
+ * Tool names are sent in the vendor's alphabet: `orders.lookup` goes out as
+ * `orders__lookup` and comes back decoded (see `ToolNameCodec`). Failures are
+ * `TrellisError('ModelFailed')`, retryable for rate limits, 5xx and network faults once
+ * the SDK's own retries are spent; an aborted `signal` gives `TrellisError('Cancelled')`.
+ *
+ * @example
+ * const model = new OpenAIModel({ model: 'deepseek-chat', baseURL: 'https://api.deepseek.com', apiKey: process.env.DEEPSEEK_API_KEY });
+ */
+export class OpenAIModel implements ModelProvider {
+  readonly name: string;
+  private client: OpenAI | undefined;
+
+  constructor(private readonly options: OpenAIModelOptions) {
+    this.name = options.name ?? `openai:${options.model}`;
+    this.client = options.client;
+  }
+
+  async call(request: ModelRequest): Promise<ModelResponse> {
+    const model = request.inference.model ?? this.options.model;
+    const who: ModelIdentity = { provider: this.name, model, apiKeyEnv: 'OPENAI_API_KEY' };
+    const codec = new ToolNameCodec(request.tools.map((tool) => tool.name));
+    if (request.signal?.aborted) throw modelCancelledError(this.name, request.signal.reason);
+    try {
+      const stream = await this.getClient(who).chat.completions.create(this.params(request, model, codec), { signal: request.signal });
+      const assembler = new ChunkAssembler(model, codec, request.onDelta);
+      for await (const chunk of stream) assembler.add(chunk);
+      // The SDK ends the iteration quietly when the signal aborts mid-stream.
+      if (request.signal?.aborted) throw modelCancelledError(this.name, request.signal.reason);
+      return assembler.response();
+    } catch (error) {
+      throw this.toTrellisError(error, who, request.signal);
+    }
+  }
+
+  private getClient(who: ModelIdentity): OpenAI {
+    if (this.client) return this.client;
+    const { apiKey, baseURL, maxRetries, timeoutMs } = this.options;
+    const key = apiKey ?? process.env.OPENAI_API_KEY;
+    if (!key && !baseURL) {
+      throw new TrellisError('ModelFailed', `${who.provider} has no API key`, {
+        hint: 'Set OPENAI_API_KEY, or pass { apiKey } to OpenAIModel',
+        details: { provider: who.provider },
+      });
+    }
+    // Local OpenAI-compatible servers ignore the key, but the SDK insists on one.
+    this.client = new OpenAI({ apiKey: key || 'not-needed', baseURL, maxRetries: maxRetries ?? 2, timeout: timeoutMs });
+    return this.client;
+  }
+
+  private params(request: ModelRequest, model: string, codec: ToolNameCodec): ChatCompletionCreateParamsStreaming {
+    const { temperature, maxTokens, topP, reasoningEffort } = request.inference;
+    const params: ChatCompletionCreateParamsStreaming = {
+      model,
+      messages: request.messages.map((message) => toOpenAIMessage(message, codec)),
+      stream: true,
+      stream_options: { include_usage: true },
+    };
+    if (request.tools.length > 0) params.tools = request.tools.map((tool) => toOpenAITool(tool, codec));
+    if (temperature !== undefined) params.temperature = temperature;
+    // `max_tokens` rather than `max_completion_tokens`: compatible servers only know the former.
+    if (maxTokens !== undefined) params.max_tokens = maxTokens;
+    if (topP !== undefined) params.top_p = topP;
+    if (reasoningEffort !== undefined) params.reasoning_effort = reasoningEffort;
+    return params;
+  }
+
+  private toTrellisError(error: unknown, who: ModelIdentity, signal: AbortSignal | undefined): TrellisError {
+    if (TrellisError.is(error)) return error;
+    if (signal?.aborted || error instanceof APIUserAbortError) return modelCancelledError(this.name, error);
+    const message = error instanceof Error ? error.message : String(error);
+    if (error instanceof APIConnectionTimeoutError) return modelFailedError({ timeout: true, message, cause: error }, who);
+    if (error instanceof APIConnectionError) return modelFailedError({ connection: true, message, cause: error }, who);
+    if (error instanceof APIError) return modelFailedError({ status: error.status, type: error.type, message, cause: error }, who);
+    return modelFailedError({ message, cause: error }, who);
+  }
+}
+
+function toOpenAITool(tool: ToolDefinition, codec: ToolNameCodec): ChatCompletionTool {
+  return {
+    type: 'function',
+    function: { name: codec.encode(tool.name), description: tool.description, parameters: tool.inputSchema as Record<string, unknown> },
+  };
+}
+
+function toOpenAIMessage(message: ChatMessage, codec: ToolNameCodec): ChatCompletionMessageParam {
+  switch (message.role) {
+    case 'system':
+      return { role: 'system', content: message.content };
+    case 'user':
+      return { role: 'user', content: message.content };
+    case 'tool':
+      return { role: 'tool', tool_call_id: message.toolCallId ?? '', content: message.content };
+    case 'assistant':
+      if (!message.toolCalls?.length) return { role: 'assistant', content: message.content };
+      return {
+        role: 'assistant',
+        // OpenAI wants null rather than '' beside tool calls.
+        content: message.content || null,
+        tool_calls: message.toolCalls.map((call) => ({
+          id: call.id,
+          type: 'function' as const,
+          function: { name: codec.encode(call.name), arguments: call.arguments },
+        })),
+      };
+  }
+}
+
+/** Folds streamed chunks into one response, forwarding deltas as they arrive. */
+class ChunkAssembler {
+  private text = '';
+  private readonly toolCalls: PendingToolCall[] = [];
+  private usage: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+  private finishReason: string | undefined;
+
+  constructor(
+    private model: string,
+    private readonly codec: ToolNameCodec,
+    private readonly onDelta: ModelRequest['onDelta'],
+  ) {}
+
+  add(chunk: ChatCompletionChunk): void {
+    if (chunk.model) this.model = chunk.model;
+    if (chunk.usage) {
+      const { prompt_tokens, completion_tokens, total_tokens } = chunk.usage;
+      this.usage = { inputTokens: prompt_tokens, outputTokens: completion_tokens, totalTokens: total_tokens ?? prompt_tokens + completion_tokens };
+    }
+    const choice = chunk.choices[0];
+    if (!choice) return;
+    if (choice.finish_reason) this.finishReason = choice.finish_reason;
+    const { content, tool_calls } = choice.delta;
+    if (content) {
+      this.text += content;
+      this.onDelta?.({ type: 'text', text: content });
+    }
+    for (const piece of tool_calls ?? []) this.addToolCallPiece(piece);
+  }
+
+  private addToolCallPiece(piece: ChatCompletionChunk.Choice.Delta.ToolCall): void {
+    const call = (this.toolCalls[piece.index] ??= { id: '', name: '', arguments: '' });
+    if (piece.id) call.id = piece.id;
+    const wireName = piece.function?.name;
+    // Names arrive whole in practice; a fragment is appended in case a server splits one.
+    if (wireName) call.name += wireName;
+    const argumentsDelta = piece.function?.arguments || undefined;
+    if (argumentsDelta) call.arguments += argumentsDelta;
+    this.onDelta?.({
+      type: 'tool_call',
+      index: piece.index,
+      id: piece.id || undefined,
+      name: wireName ? this.codec.decode(call.name) : undefined,
+      argumentsDelta,
+    });
+  }
+
+  response(): ModelResponse {
+    const toolCalls: ModelToolCall[] = [];
+    for (const call of this.toolCalls) {
+      // Sparse indexes happen only with odd servers; skip the holes.
+      if (call) toolCalls.push({ id: call.id, name: this.codec.decode(call.name), arguments: call.arguments || '{}' });
+    }
+    return { text: this.text, toolCalls, usage: this.usage, model: this.model, finishReason: this.finishReason };
+  }
+}

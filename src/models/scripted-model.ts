@@ -1,0 +1,159 @@
+import { asTrellisError, TrellisError } from '../errors/trellis-error.js';
+import type { ChatMessage, ModelProvider, ModelRequest, ModelResponse, ModelToolCall, Usage } from './model-provider.js';
+import { modelCancelledError } from './model-error.js';
+
+/** One tool call in a scripted reply. `args` objects are JSON-encoded; a string is sent raw (so it may be invalid JSON). */
+export interface ScriptedToolCall {
+  readonly name: string;
+  readonly args: unknown;
+  /** Defaults to `call_<n>`, unique per `ScriptedModel` instance. */
+  readonly id?: string;
+}
+
+/** What the model answers: a string is a plain text answer. */
+export type ScriptedReply =
+  | string
+  | {
+      readonly text?: string;
+      readonly toolCalls?: readonly ScriptedToolCall[];
+      /** Missing fields are estimated at about four characters per token. */
+      readonly usage?: Partial<Usage>;
+    };
+
+/** A reply list entry; an `Error` is thrown instead of answering, to script failures. */
+export type ScriptedStep = ScriptedReply | Error;
+
+/**
+ * Computes the reply to the call with the given zero-based index (calls cancelled before
+ * their reply are not counted); may throw to script a failure.
+ */
+export type ScriptedReplyFn = (request: ModelRequest, callIndex: number) => ScriptedReply | Promise<ScriptedReply>;
+
+/** Options of `ScriptedModel`. */
+export interface ScriptedModelOptions {
+  /** The provider name, also reported as the response's `model`. Default `scripted`. */
+  readonly name?: string;
+  /** Wait this long before answering (abortable), to simulate latency. */
+  readonly delayMs?: number;
+}
+
+const CHARS_PER_TOKEN = 4;
+/** Text is streamed in about this many pieces, so consumers see real streaming. */
+const TEXT_CHUNKS = 3;
+
+/**
+ * A deterministic `ModelProvider` for tests and offline runs: answers from a list of
+ * replies, in order, or from a function of the request. It streams through `onDelta`,
+ * honours `signal`, and records every request it got (by reference) in `calls`.
+ *
+ * @example
+ * const model = new ScriptedModel([
+ *   { toolCalls: [{ name: 'orders.lookup', args: { id: 'A1' } }] },
+ *   'Order A1 shipped yesterday.',
+ * ]);
+ */
+export class ScriptedModel implements ModelProvider {
+  readonly name: string;
+  /** The requests received, in order; the same objects the caller passed. */
+  readonly calls: ModelRequest[] = [];
+  private readonly delayMs: number;
+  private nextCallId = 1;
+  /** Calls cancelled before their reply do not use one up, so a retried call gets the same reply. */
+  private repliesUsed = 0;
+
+  constructor(
+    private readonly script: readonly ScriptedStep[] | ScriptedReplyFn,
+    options: ScriptedModelOptions = {},
+  ) {
+    this.name = options.name ?? 'scripted';
+    this.delayMs = options.delayMs ?? 0;
+  }
+
+  async call(request: ModelRequest): Promise<ModelResponse> {
+    this.calls.push(request);
+    this.throwIfAborted(request.signal);
+    if (this.delayMs > 0) await this.delay(request.signal);
+    const reply = await this.replyFor(request, this.repliesUsed++);
+    this.throwIfAborted(request.signal);
+    return this.answer(typeof reply === 'string' ? { text: reply } : reply, request);
+  }
+
+  private async replyFor(request: ModelRequest, callIndex: number): Promise<ScriptedReply> {
+    if (typeof this.script === 'function') {
+      try {
+        return await this.script(request, callIndex);
+      } catch (error) {
+        throw asTrellisError(error, 'ModelFailed', `ScriptedModel "${this.name}" reply function failed on call #${callIndex + 1}`);
+      }
+    }
+    if (callIndex >= this.script.length) {
+      throw new TrellisError('ModelFailed', `ScriptedModel "${this.name}" has no reply for call #${callIndex + 1}: its script holds ${this.script.length}`, {
+        hint: 'Add a reply for every model call the test makes, or pass a function that computes replies',
+        details: { provider: this.name, callIndex },
+      });
+    }
+    const step = this.script[callIndex]!;
+    if (step instanceof Error) throw asTrellisError(step, 'ModelFailed', `ScriptedModel "${this.name}" failed on call #${callIndex + 1}`);
+    return step;
+  }
+
+  private answer(reply: Exclude<ScriptedReply, string>, request: ModelRequest): ModelResponse {
+    const text = reply.text ?? '';
+    const toolCalls: ModelToolCall[] = [];
+    let outputChars = text.length;
+    for (const call of reply.toolCalls ?? []) {
+      const args = typeof call.args === 'string' ? call.args : JSON.stringify(call.args ?? {});
+      toolCalls.push({ id: call.id ?? `call_${this.nextCallId++}`, name: call.name, arguments: args });
+      outputChars += call.name.length + args.length;
+    }
+    if (request.onDelta) this.stream(request.onDelta, text, toolCalls);
+    return {
+      text,
+      toolCalls,
+      usage: this.usage(reply.usage, request.messages, outputChars),
+      model: this.name,
+      finishReason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
+    };
+  }
+
+  private stream(onDelta: NonNullable<ModelRequest['onDelta']>, text: string, toolCalls: readonly ModelToolCall[]): void {
+    const size = Math.max(1, Math.ceil(text.length / TEXT_CHUNKS));
+    for (let at = 0; at < text.length; at += size) onDelta({ type: 'text', text: text.slice(at, at + size) });
+    toolCalls.forEach((call, index) => {
+      onDelta({ type: 'tool_call', index, id: call.id, name: call.name });
+      // Two pieces, so consumers that assemble arguments are exercised.
+      const half = Math.ceil(call.arguments.length / 2);
+      if (half > 0) onDelta({ type: 'tool_call', index, argumentsDelta: call.arguments.slice(0, half) });
+      if (call.arguments.length > half) onDelta({ type: 'tool_call', index, argumentsDelta: call.arguments.slice(half) });
+    });
+  }
+
+  private usage(given: Partial<Usage> | undefined, messages: readonly ChatMessage[], outputChars: number): Usage {
+    let inputTokens = given?.inputTokens;
+    if (inputTokens === undefined) {
+      let inputChars = 0;
+      for (const message of messages) inputChars += message.content.length;
+      inputTokens = Math.ceil(inputChars / CHARS_PER_TOKEN);
+    }
+    const outputTokens = given?.outputTokens ?? Math.ceil(outputChars / CHARS_PER_TOKEN);
+    return { inputTokens, outputTokens, totalTokens: given?.totalTokens ?? inputTokens + outputTokens };
+  }
+
+  private throwIfAborted(signal: AbortSignal | undefined): void {
+    if (signal?.aborted) throw modelCancelledError(this.name, signal.reason);
+  }
+
+  private delay(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const onAbort = (): void => {
+        clearTimeout(timer);
+        reject(modelCancelledError(this.name, signal?.reason));
+      };
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, this.delayMs);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+}

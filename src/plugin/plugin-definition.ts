@@ -1,0 +1,31 @@
+import type { PluginOptions } from '../../decorators/plugin.decorator.js';
+import type { ToolOptions } from '../../decorators/tool.decorator.js';
+import type { StateKeyMetadata } from '../../decorators/state-key.decorator.js';
+import type { ContextKeySpec } from '../context/context-key.js';
+import type { HookPoint } from '../hooks/hook-points.js';
+import type { MiddlewareDeclaration } from '../tools/tool-middleware.js';
+
+export type PluginClass<T = object> = new (...args: any[]) => T;
+
+/** What the explorer read from a plugin class's decorators; nothing is bound yet. */
+export interface PluginDefinition {
+  readonly type: PluginClass;
+  readonly name: string;
+  readonly version: string;
+  readonly description: string;
+  readonly priority: number;
+  readonly tags: readonly string[];
+  readonly dependsOn: readonly string[];
+  readonly configType?: new () => object;
+  readonly classRequires: readonly ContextKeySpec[];
+  readonly classMiddleware: readonly MiddlewareDeclaration[];
+  readonly tools: readonly { readonly method: string; readonly options: ToolOptions; readonly requires: readonly ContextKeySpec[]; readonly middleware: readonly MiddlewareDeclaration[] }[];
+  readonly hooks: readonly { readonly method: string; readonly point: HookPoint; readonly priority: number; readonly requires: readonly ContextKeySpec[] }[];
+  readonly transforms: readonly { readonly method: string; readonly priority: number; readonly requires: readonly ContextKeySpec[] }[];
+  readonly stateKeys: readonly StateKeyMetadata[];
+  readonly effects: readonly { readonly method: string; readonly key: string; readonly requires: readonly ContextKeySpec[] }[];
+  readonly actions: readonly { readonly method: string; readonly key: string; readonly requires: readonly ContextKeySpec[] }[];
+  readonly selfTests: readonly string[];
+}
+
+export type { PluginOptions };

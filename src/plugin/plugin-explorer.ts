@@ -1,0 +1,101 @@
+import 'reflect-metadata';
+import { METADATA, readList } from '../../decorators/metadata-keys.js';
+import type { PluginOptions } from '../../decorators/plugin.decorator.js';
+import type { HookMetadata, TransformMetadata } from '../../decorators/hook.decorator.js';
+import type { ToolMetadata } from '../../decorators/tool.decorator.js';
+import type { StateKeyMetadata } from '../../decorators/state-key.decorator.js';
+import type { KeyedHandlerMetadata } from '../../decorators/handler.decorators.js';
+import { CLASS_MEMBER } from '../../decorators/requires.decorator.js';
+import type { ContextKeySpec } from '../context/context-key.js';
+import { TrellisError } from '../errors/trellis-error.js';
+import { isHookPoint, HOOK_POINT_NAMES } from '../hooks/hook-points.js';
+import type { MiddlewareDeclaration } from '../tools/tool-middleware.js';
+import type { PluginClass, PluginDefinition } from './plugin-definition.js';
+
+const NAME = /^[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*$/i;
+export const DEFAULT_PRIORITY = 100;
+
+/** Whether a value is a class decorated with `@Plugin`. */
+export function isPluginClass(value: unknown): value is PluginClass {
+  return typeof value === 'function' && Reflect.hasOwnMetadata(METADATA.plugin, value);
+}
+
+/**
+ * Reads a plugin class's decorator metadata into a definition, checking what can be
+ * checked without the rest of the app (the registry checks uniqueness and dependencies).
+ */
+export function explorePlugin(type: unknown): PluginDefinition {
+  if (!isPluginClass(type)) {
+    const name = typeof type === 'function' ? type.name : typeof type;
+    throw new TrellisError('InvalidPlugin', `${name || 'The value'} is not a plugin class`, { hint: 'Decorate the class with @Plugin({ name, version })' });
+  }
+  const options = Reflect.getOwnMetadata(METADATA.plugin, type) as PluginOptions;
+  const problems: string[] = [];
+  if (typeof options.name !== 'string' || !NAME.test(options.name)) problems.push(`name '${String(options.name)}' must be letters, digits, '-', '_' in dot-separated parts`);
+  if (typeof options.version !== 'string' || options.version.length === 0) problems.push('version is required');
+  const proto = type.prototype as Record<string, unknown>;
+  const requiresMap = (Reflect.getOwnMetadata(METADATA.requires, type) as Map<string, ContextKeySpec[]> | undefined) ?? new Map();
+  const middlewareMap = (Reflect.getOwnMetadata(METADATA.middleware, type) as Map<string, MiddlewareDeclaration[]> | undefined) ?? new Map();
+  const requires = (method: string) => requiresMap.get(method) ?? [];
+  const checkMethod = (method: string, what: string) => {
+    if (typeof proto[method] !== 'function') problems.push(`${what} '${method}' is not a method`);
+  };
+  const priority = options.priority ?? DEFAULT_PRIORITY;
+
+  const tools = readList<ToolMetadata>(METADATA.tools, type).map(({ method, options: tool }) => {
+    checkMethod(method, '@Tool');
+    if (typeof tool.name !== 'string' || !NAME.test(tool.name)) problems.push(`tool name '${String(tool.name)}' on ${method} must be letters, digits, '-', '_' in dot-separated parts`);
+    if (typeof tool.description !== 'string' || tool.description.trim().length === 0) problems.push(`tool '${tool.name}' needs a description (it is the model's prompt for the tool)`);
+    if (typeof tool.input !== 'function') problems.push(`tool '${tool.name}' needs an input DTO class`);
+    return { method, options: tool, requires: requires(method), middleware: middlewareMap.get(method) ?? [] };
+  });
+  const hooks = readList<HookMetadata>(METADATA.hooks, type).map(({ method, point, priority: p }) => {
+    checkMethod(method, '@Hook');
+    if (!isHookPoint(point)) problems.push(`@Hook('${point}') on ${method}: unknown point (known: ${HOOK_POINT_NAMES.join(', ')})`);
+    return { method, point, priority: p ?? priority, requires: requires(method) };
+  });
+  const transforms = readList<TransformMetadata>(METADATA.transforms, type).map(({ method, priority: p }) => {
+    checkMethod(method, '@Transform');
+    return { method, priority: p ?? priority, requires: requires(method) };
+  });
+  const stateKeys = readList<StateKeyMetadata>(METADATA.stateKeys, type);
+  for (const key of stateKeys) {
+    if (!key.key.startsWith(`${options.name}.`)) problems.push(`state key '${key.key}' must be in the plugin's namespace '${options.name}.*'`);
+    if (!['session', 'turn', 'execution'].includes(key.scope)) problems.push(`state key '${key.key}': scope must be session, turn or execution`);
+    if (!['exclusive', 'commutative'].includes(key.merge)) problems.push(`state key '${key.key}': merge must be exclusive or commutative`);
+    if (key.persistent && key.scope !== 'session') problems.push(`state key '${key.key}': only session keys can be persistent`);
+  }
+  const keyed = (list: readonly KeyedHandlerMetadata[], what: string) =>
+    list.map(({ method, key }) => {
+      checkMethod(method, what);
+      return { method, key, requires: requires(method) };
+    });
+  const selfTests = readList<string>(METADATA.selfTests, type);
+  selfTests.forEach((method) => checkMethod(method, '@SelfTest'));
+
+  if (problems.length > 0) {
+    throw new TrellisError('InvalidPlugin', `Plugin ${type.name} is invalid:\n- ${problems.join('\n- ')}`, {
+      hint: 'Fix the decorators listed above',
+      details: { plugin: options.name, problems },
+    });
+  }
+  return {
+    type,
+    name: options.name,
+    version: options.version,
+    description: options.description ?? '',
+    priority,
+    tags: options.tags ?? [],
+    dependsOn: options.dependsOn ?? [],
+    configType: options.config,
+    classRequires: requires(CLASS_MEMBER),
+    classMiddleware: middlewareMap.get(CLASS_MEMBER) ?? [],
+    tools,
+    hooks,
+    transforms,
+    stateKeys,
+    effects: keyed(readList(METADATA.effects, type), '@OnEffect'),
+    actions: keyed(readList(METADATA.actions, type), '@OnAction'),
+    selfTests,
+  };
+}

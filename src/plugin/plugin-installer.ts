@@ -1,0 +1,162 @@
+import { Container } from 'inversify';
+import { normalizeKey, type ContextKeySpec } from '../context/context-key.js';
+import { TrellisError } from '../errors/trellis-error.js';
+import type { MiddlewareDeclaration } from '../tools/tool-middleware.js';
+import { dtoJsonSchema } from '../validation/dto-json-schema.js';
+import { formatFieldErrors, validateDto } from '../validation/validate-dto.js';
+import type { InstalledPlugin } from './installed-plugin.js';
+import { buildMiddleware, validateMiddlewareOptions, type BuiltMiddleware } from './middleware-factory.js';
+import type { PluginDefinition } from './plugin-definition.js';
+import type { PluginMember, StateKeyEntry } from './plugin-member.js';
+import { PLUGIN_CONFIG } from './plugin-tokens.js';
+import type { RegistrySnapshot } from './registry-snapshot.js';
+
+/** What `app.install` accepts besides the class. */
+export interface InstallOptions {
+  /** Checked against the plugin's `config` DTO; injected as `PLUGIN_CONFIG`. */
+  readonly config?: unknown;
+  /** Extra tool middleware for every tool of this plugin, inside the class-level ones. */
+  readonly middleware?: readonly MiddlewareDeclaration[];
+  /** Install disabled: structural parts only until `app.enable(name)`. Default true. */
+  readonly enabled?: boolean;
+}
+
+export interface InstallEnvironment {
+  readonly container: Container;
+  readonly appMiddleware: readonly BuiltMiddleware[];
+  readonly seq: number;
+  /** On reload: the plugin being replaced, whose names may be reused. */
+  readonly replacing?: string;
+}
+
+/**
+ * Checks a definition against the installed set and builds it: config validated, class
+ * bound in its own child container, middleware built, members bound. Throws before
+ * anything is registered; the caller publishes the result.
+ */
+export function preparePlugin(definition: PluginDefinition, options: InstallOptions, current: RegistrySnapshot, env: InstallEnvironment): InstalledPlugin {
+  checkUnique(definition, current, env.replacing);
+  const missing = definition.dependsOn.filter((name) => !current.byName.has(name) || name === env.replacing);
+  if (missing.length > 0) {
+    throw new TrellisError('MissingDependency', `Plugin '${definition.name}' depends on ${missing.map((m) => `'${m}'`).join(', ')}, which ${missing.length > 1 ? 'are' : 'is'} not installed`, {
+      hint: 'Install the plugins it depends on first',
+      details: { plugin: definition.name, missing },
+    });
+  }
+  const config = validateConfig(definition, options.config);
+  const where = `Plugin '${definition.name}'`;
+  const pluginDeclarations = [...definition.classMiddleware, ...(options.middleware ?? [])];
+  const pluginOptions = pluginDeclarations.map((d) => validateMiddlewareOptions(d, where));
+  const toolOptions = definition.tools.map((t) => t.middleware.map((d) => validateMiddlewareOptions(d, `${where}, tool '${t.options.name}'`)));
+
+  const container = new Container({ parent: env.container });
+  container.bind(PLUGIN_CONFIG).toConstantValue(config ?? {});
+  container.bind(definition.type).toSelf().inSingletonScope();
+  let instance: Record<string, (...args: unknown[]) => unknown>;
+  try {
+    instance = container.get(definition.type) as Record<string, (...args: unknown[]) => unknown>;
+  } catch (error) {
+    throw new TrellisError('InvalidPlugin', `Plugin '${definition.name}' could not be constructed: ${error instanceof Error ? error.message : String(error)}`, {
+      hint: 'Register the services it injects with Trellis.create({ providers }), or fix its constructor',
+      cause: error,
+    });
+  }
+  const pluginMiddleware = pluginDeclarations.map((d, i) => buildMiddleware(d, pluginOptions[i], container));
+
+  const name = definition.name;
+  const member = (method: string, extra: readonly ContextKeySpec[] = []): PluginMember => {
+    const requires = [...definition.classRequires, ...extra].map(normalizeKey);
+    return { plugin: name, method, requires, declared: new Set(requires.map((r) => r.key)), fn: instance[method]!.bind(instance) as PluginMember['fn'] };
+  };
+  const order = (index: number) => env.seq * 10_000 + index;
+
+  const tools = definition.tools.map((tool, index) => {
+    const own = tool.middleware.map((d, i) => buildMiddleware(d, toolOptions[index]![i], container));
+    const chain = [...env.appMiddleware, ...pluginMiddleware, ...own];
+    const base = member(tool.method, [...tool.requires, ...chain.flatMap((m) => m.requires)]);
+    return {
+      ...base,
+      name: tool.options.name,
+      description: tool.options.description,
+      input: tool.options.input,
+      output: tool.options.output,
+      tags: tool.options.tags ?? [],
+      timeoutMs: tool.options.timeoutMs,
+      chain: chain.map((m) => m.instance),
+      chainNames: chain.map((m) => m.name),
+      schema: dtoJsonSchema(tool.options.input),
+    };
+  });
+  const stateKeys: StateKeyEntry[] = definition.stateKeys.map((k) => ({
+    key: k.key,
+    owner: name,
+    scope: k.scope,
+    merge: k.merge,
+    persistent: k.persistent ?? false,
+    retainOnUninstall: k.retainOnUninstall ?? false,
+    default: k.default,
+  }));
+  // Each tool's latest result is recorded at turn level as `<tool>.result`.
+  for (const tool of tools) stateKeys.push({ key: `${tool.name}.result`, owner: name, scope: 'turn', merge: 'commutative', persistent: false, retainOnUninstall: false });
+
+  return {
+    definition,
+    instance,
+    container,
+    config,
+    enabled: options.enabled ?? true,
+    seq: env.seq,
+    hooks: definition.hooks.map((h, i) => ({ ...member(h.method, h.requires), point: h.point, priority: h.priority, order: order(i) })),
+    transforms: definition.transforms.map((t, i) => ({ ...member(t.method, t.requires), priority: t.priority, order: order(i) })),
+    tools,
+    stateKeys,
+    effects: definition.effects.map((e) => ({ ...member(e.method, e.requires), key: e.key })),
+    actions: definition.actions.map((a) => ({ ...member(a.method, a.requires), key: a.key })),
+  };
+}
+
+function validateConfig(definition: PluginDefinition, config: unknown): object | undefined {
+  if (!definition.configType) {
+    if (config !== undefined) {
+      throw new TrellisError('InvalidConfig', `Plugin '${definition.name}' takes no config, but one was given`, { hint: 'Declare @Plugin({ config: ConfigDto }) or drop the config' });
+    }
+    return undefined;
+  }
+  const result = validateDto(definition.configType, config ?? {});
+  if (!result.ok) {
+    throw new TrellisError('InvalidConfig', `Plugin '${definition.name}' config is invalid:\n${formatFieldErrors(result.errors)}`, {
+      hint: `Fix the fields above in app.install(${definition.type.name}, { config })`,
+      details: { plugin: definition.name, errors: result.errors },
+    });
+  }
+  return result.value;
+}
+
+function checkUnique(definition: PluginDefinition, current: RegistrySnapshot, replacing: string | undefined): void {
+  if (current.byName.has(definition.name) && definition.name !== replacing) {
+    throw new TrellisError('DuplicatePlugin', `A plugin named '${definition.name}' is already installed (${current.byName.get(definition.name)!.definition.type.name})`, {
+      hint: `Uninstall it first, or use app.reload('${definition.name}', NewClass) to swap versions`,
+    });
+  }
+  const clashes: string[] = [];
+  const owners = (kind: string, names: readonly string[], find: (name: string) => string | undefined) => {
+    const seen = new Set<string>();
+    for (const name of names) {
+      if (seen.has(name)) clashes.push(`${kind} '${name}' is declared twice by '${definition.name}'`);
+      seen.add(name);
+      const owner = find(name);
+      if (owner !== undefined && owner !== replacing) clashes.push(`${kind} '${name}' is declared by both '${owner}' and '${definition.name}'`);
+    }
+  };
+  const others = current.plugins;
+  owners('tool', definition.tools.map((t) => t.options.name), (n) => current.tools.get(n)?.plugin);
+  owners('state key', definition.stateKeys.map((k) => k.key), (n) => current.stateKeys.get(n)?.owner);
+  owners('effect', [...new Set(definition.effects.map((e) => e.key))], (n) => others.find((p) => p.effects.some((e) => e.key === n))?.definition.name);
+  owners('action', [...new Set(definition.actions.map((a) => a.key))], (n) => current.actions.get(n)?.plugin);
+  if (clashes.length > 0) {
+    throw new TrellisError('DuplicateRegistration', `Plugin '${definition.name}' clashes with what is installed:\n- ${clashes.join('\n- ')}`, {
+      hint: 'Names are global: prefix them with the plugin name, or uninstall the other owner',
+      details: { plugin: definition.name, clashes },
+    });
+  }
+}

@@ -1,0 +1,57 @@
+import type { NormalizedKey } from '../context/context-key.js';
+import type { HookPoint } from '../hooks/hook-points.js';
+import type { ToolMiddleware } from '../tools/tool-middleware.js';
+import type { JsonSchema } from '../models/model-provider.js';
+
+/** A bound method of an installed plugin, with what it may read. */
+export interface PluginMember {
+  /** The owning plugin's name (or `trellis` for the kernel's own handlers). */
+  readonly plugin: string;
+  /** The method name, for error messages. */
+  readonly method: string;
+  /** Declared `@Requires` keys (member and class level), resolved before the member runs. */
+  readonly requires: readonly NormalizedKey[];
+  /** The same keys as a set, for the cropped-read check. */
+  readonly declared: ReadonlySet<string>;
+  readonly fn: (value: unknown, ctx: never) => unknown;
+}
+
+export interface RegisteredHook extends PluginMember {
+  readonly point: HookPoint;
+  readonly priority: number;
+  /** Install sequence then declaration order: the tie-breaker after priority. */
+  readonly order: number;
+}
+
+export interface RegisteredTransform extends PluginMember {
+  readonly priority: number;
+  readonly order: number;
+}
+
+export interface RegisteredTool extends PluginMember {
+  readonly name: string;
+  readonly description: string;
+  readonly input: new () => object;
+  readonly output?: new () => object;
+  readonly tags: readonly string[];
+  readonly timeoutMs?: number;
+  /** Middleware instances, outermost first: app-wide, plugin, install options, method. */
+  readonly chain: readonly ToolMiddleware[];
+  /** Names of the chain's classes, for `trellis plugins`. */
+  readonly chainNames: readonly string[];
+  readonly schema: JsonSchema;
+}
+
+export interface KeyedHandler extends PluginMember {
+  readonly key: string;
+}
+
+export interface StateKeyEntry {
+  readonly key: string;
+  readonly owner: string;
+  readonly scope: 'session' | 'turn' | 'execution';
+  readonly merge: 'exclusive' | 'commutative';
+  readonly persistent: boolean;
+  readonly retainOnUninstall: boolean;
+  readonly default?: unknown;
+}

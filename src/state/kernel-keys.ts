@@ -1,0 +1,41 @@
+import type { StateKeyEntry } from '../plugin/plugin-member.js';
+
+/** The kernel's own context keys (`trellis.*`): readable by every plugin, written only by the kernel. */
+export const KERNEL_KEYS = {
+  sessionId: 'trellis.session_id',
+  user: 'trellis.user',
+  turnInput: 'trellis.turn_input',
+  turnIndex: 'trellis.turn_index',
+  lastToolResults: 'trellis.last_tool_results',
+  contextMessages: 'trellis.context_messages',
+  inferenceTurn: 'trellis.inference.turn',
+  inferenceRound: 'trellis.inference.round',
+  includeTools: 'trellis.tools.include',
+  excludeTools: 'trellis.tools.exclude',
+  roundIncludeTools: 'trellis.tools.round_include',
+  roundExcludeTools: 'trellis.tools.round_exclude',
+} as const;
+
+const entry = (key: string, scope: StateKeyEntry['scope'], merge: StateKeyEntry['merge']): StateKeyEntry => ({
+  key,
+  owner: 'trellis',
+  scope,
+  merge,
+  persistent: false,
+  retainOnUninstall: true,
+});
+
+export const KERNEL_STATE_KEYS: readonly StateKeyEntry[] = [
+  entry(KERNEL_KEYS.sessionId, 'session', 'exclusive'),
+  entry(KERNEL_KEYS.user, 'session', 'exclusive'),
+  entry(KERNEL_KEYS.turnInput, 'turn', 'exclusive'),
+  entry(KERNEL_KEYS.turnIndex, 'turn', 'exclusive'),
+  entry(KERNEL_KEYS.lastToolResults, 'turn', 'commutative'),
+  entry(KERNEL_KEYS.contextMessages, 'turn', 'commutative'),
+  entry(KERNEL_KEYS.inferenceTurn, 'turn', 'commutative'),
+  entry(KERNEL_KEYS.inferenceRound, 'turn', 'commutative'),
+  entry(KERNEL_KEYS.includeTools, 'turn', 'commutative'),
+  entry(KERNEL_KEYS.excludeTools, 'turn', 'commutative'),
+  entry(KERNEL_KEYS.roundIncludeTools, 'turn', 'commutative'),
+  entry(KERNEL_KEYS.roundExcludeTools, 'turn', 'commutative'),
+];

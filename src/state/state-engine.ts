@@ -1,0 +1,82 @@
+import { resolveDeclared } from '../context/context-pool.js';
+import type { ContextScope } from '../context/context-scope.js';
+import { MemberContext } from '../context/member-context.js';
+import { TrellisError } from '../errors/trellis-error.js';
+import type { EventBus } from '../events/event-bus.js';
+import { isEmptyCommand, type EmittedEffect, type ScheduledAction, type StateCommand } from './state-command.js';
+import type { StateSchema } from './state-schema.js';
+
+/** More EXECUTE rounds than this at one point is a loop (DESIGN §6). */
+export const MAX_PHASE_ROUNDS = 16;
+const MAX_EFFECT_DEPTH = 8;
+
+/** The actions a point's GATHER scheduled, waiting for its EXECUTE phase. */
+export interface Phase {
+  readonly point: string;
+  pending: ScheduledAction[] | undefined;
+}
+
+/** Where a command is committed: the scope it touches and the plugins that are installed. */
+export interface StateTarget {
+  readonly scope: ContextScope;
+  readonly schema: StateSchema;
+}
+
+/**
+ * Commits commands, runs scheduled actions (EXECUTE) and dispatches effects after each
+ * commit. One per app; stateless between calls.
+ */
+export class StateEngine {
+  constructor(private readonly events: EventBus) {}
+
+  async submit(command: StateCommand, target: StateTarget, phase: Phase, depth = 0): Promise<void> {
+    if (isEmptyCommand(command)) return;
+    target.scope.state.commit(command, target.scope, target.schema);
+    if (command.actions.length > 0) (phase.pending ??= []).push(...command.actions);
+    if (command.effects.length > 0) await this.dispatch(command.effects, target, phase, depth);
+  }
+
+  /** EXECUTE: runs scheduled actions, each on a fresh snapshot, until none is left. */
+  async execute(phase: Phase, target: StateTarget): Promise<void> {
+    let rounds = 0;
+    while (phase.pending !== undefined && phase.pending.length > 0) {
+      if (++rounds > MAX_PHASE_ROUNDS) {
+        throw new TrellisError('PhaseLoopExceeded', `Actions at '${phase.point}' kept scheduling more actions for over ${MAX_PHASE_ROUNDS} rounds`, {
+          hint: 'An action handler schedules an action that schedules it again; stop the cycle with a condition on state',
+          details: { point: phase.point, pending: phase.pending.map((a) => a.type) },
+        });
+      }
+      const batch = phase.pending;
+      phase.pending = undefined;
+      for (const action of batch) {
+        const handler = target.schema.actionHandler(action.type)!;
+        const snapshot = target.scope.snapshot();
+        const deps = resolveDeclared(handler.requires, snapshot, target.schema, `${handler.plugin}.${handler.method}`);
+        const ctx = new MemberContext(handler, snapshot, target.scope, target.schema, phase.point, deps);
+        await handler.fn(action.payload, ctx as never);
+        await this.submit(ctx.command(), target, phase);
+      }
+    }
+  }
+
+  /** Effects go to their handlers after the commit; a failing handler is reported and blocks nothing. */
+  private async dispatch(effects: readonly EmittedEffect[], target: StateTarget, phase: Phase, depth: number): Promise<void> {
+    const sessionId = target.scope.state.sessionId;
+    for (const effect of effects) {
+      for (const handler of target.schema.effectHandlers(effect.type) ?? []) {
+        try {
+          if (depth >= MAX_EFFECT_DEPTH) throw new TrellisError('EffectFailed', `Effects nested deeper than ${MAX_EFFECT_DEPTH}`, { hint: 'Break the cycle of effects emitting effects' });
+          const snapshot = target.scope.snapshot();
+          const deps = resolveDeclared(handler.requires, snapshot, target.schema, `${handler.plugin}.${handler.method}`);
+          const ctx = new MemberContext(handler, snapshot, target.scope, target.schema, `effect:${effect.type}`, deps);
+          await handler.fn(effect.payload, ctx as never);
+          await this.submit(ctx.command(), target, phase, depth + 1);
+          this.events.emit({ type: 'effect.dispatched', sessionId, effect: effect.type, plugin: handler.plugin });
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          this.events.emit({ type: 'error', code: 'EffectFailed', message: `Effect '${effect.type}' handler ${handler.plugin}.${handler.method} failed: ${message}`, plugin: handler.plugin, sessionId });
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,85 @@
+import type { ChatMessage } from '../models/model-provider.js';
+import { nextRevision } from './checkpoint-revision.js';
+import type { SessionCheckpoint, SessionStore, SessionSummary, StoredSession, TurnRecord } from './session-store.js';
+
+interface MemorySession {
+  readonly id: string;
+  readonly agent: string;
+  readonly createdAt: string;
+  updatedAt: string;
+  revision: number;
+  state: Record<string, unknown>;
+  readonly transcript: ChatMessage[];
+  readonly turns: TurnRecord[];
+  suspension: unknown;
+}
+
+/**
+ * A {@link SessionStore} in process memory, for tests and throwaway runs. It keeps deep
+ * copies going in and coming out, so neither the caller nor the kernel can change a
+ * stored session except through `checkpoint`, whose rules match {@link SqliteStore}.
+ *
+ * @example
+ * const app = await Trellis.create({ store: new MemoryStore() });
+ */
+export class MemoryStore implements SessionStore {
+  private readonly sessions = new Map<string, MemorySession>();
+
+  async load(sessionId: string): Promise<StoredSession | undefined> {
+    const session = this.sessions.get(sessionId);
+    return session && structuredClone(session);
+  }
+
+  async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
+    const existing = this.sessions.get(checkpoint.sessionId);
+    const revision = nextRevision(checkpoint, existing);
+    // Clone everything before touching the stored session: a clone that throws leaves it as it was.
+    const { state, append, turn, suspension } = structuredClone({
+      state: checkpoint.state,
+      append: checkpoint.append,
+      turn: checkpoint.turn,
+      suspension: checkpoint.suspension ?? null,
+    });
+    const now = new Date().toISOString();
+    const session: MemorySession = existing ?? {
+      id: checkpoint.sessionId,
+      agent: checkpoint.agent,
+      createdAt: now,
+      updatedAt: now,
+      revision: 0,
+      state: {},
+      transcript: [],
+      turns: [],
+      suspension: null,
+    };
+    session.transcript.push(...append);
+    putTurn(session.turns, turn);
+    session.state = state as Record<string, unknown>;
+    session.suspension = suspension;
+    session.revision = revision;
+    session.updatedAt = now;
+    this.sessions.set(session.id, session);
+    return revision;
+  }
+
+  async list(): Promise<readonly SessionSummary[]> {
+    return [...this.sessions.values()]
+      .map((s) => ({ id: s.id, agent: s.agent, turns: s.turns.length, updatedAt: s.updatedAt, suspended: s.suspension !== null }))
+      .sort((a, b) => (a.updatedAt === b.updatedAt ? a.id.localeCompare(b.id) : a.updatedAt < b.updatedAt ? 1 : -1));
+  }
+
+  async delete(sessionId: string): Promise<boolean> {
+    return this.sessions.delete(sessionId);
+  }
+
+  /** Keeps the sessions: one MemoryStore may outlive an app, e.g. to resume in a second app as if in another process. */
+  async close(): Promise<void> {}
+}
+
+/** Replaces the record with the same index, else inserts it; turns stay ordered by index like SQLite's. */
+function putTurn(turns: TurnRecord[], turn: TurnRecord): void {
+  const at = turns.findIndex((t) => t.index >= turn.index);
+  if (at === -1) turns.push(turn);
+  else if (turns[at]!.index === turn.index) turns[at] = turn;
+  else turns.splice(at, 0, turn);
+}

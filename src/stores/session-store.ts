@@ -1,0 +1,71 @@
+import type { ChatMessage, Usage } from '../models/model-provider.js';
+
+/** The stored summary of one finished (or suspended) turn. */
+export interface TurnRecord {
+  readonly index: number;
+  readonly input: string;
+  readonly status: 'completed' | 'suspended' | 'blocked' | 'cancelled' | 'max_rounds' | 'failed';
+  readonly reply?: string;
+  readonly rounds: number;
+  readonly toolCalls: number;
+  /** Token usage summed per model. */
+  readonly usage: Readonly<Record<string, Usage>>;
+  readonly startedAt: string;
+  readonly endedAt: string;
+  readonly error?: { readonly code: string; readonly message: string };
+}
+
+/** A session as the store holds it. */
+export interface StoredSession {
+  readonly id: string;
+  readonly agent: string;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  /** Bumped by every checkpoint; a checkpoint built on an older one is refused. */
+  readonly revision: number;
+  /** Persistent session-level state and host context (`app.*`), by key. */
+  readonly state: Readonly<Record<string, unknown>>;
+  readonly transcript: readonly ChatMessage[];
+  readonly turns: readonly TurnRecord[];
+  /** The versioned record of a suspended turn, or null. Opaque to the store: the agent validates it. */
+  readonly suspension: unknown;
+}
+
+/** Everything one turn leaves behind, written atomically: all of it or none of it. */
+export interface SessionCheckpoint {
+  readonly sessionId: string;
+  readonly agent: string;
+  /** The revision the turn started from (0 for a new session); a mismatch fails with `StaleState`. */
+  readonly expectedRevision: number;
+  readonly state: Readonly<Record<string, unknown>>;
+  /** Messages to append to the transcript. */
+  readonly append: readonly ChatMessage[];
+  /** The turn's record; a checkpoint of a resumed turn replaces the record with the same index. */
+  readonly turn: TurnRecord;
+  /** The suspension left open by this turn, or null when none is. */
+  readonly suspension: unknown;
+}
+
+export interface SessionSummary {
+  readonly id: string;
+  readonly agent: string;
+  readonly turns: number;
+  readonly updatedAt: string;
+  readonly suspended: boolean;
+}
+
+/**
+ * Where sessions live between turns. `checkpoint` is atomic: after a crash the store
+ * holds the previous checkpoint whole, never part of a new one.
+ */
+export interface SessionStore {
+  load(sessionId: string): Promise<StoredSession | undefined>;
+  /** Returns the new revision. */
+  checkpoint(checkpoint: SessionCheckpoint): Promise<number>;
+  list(): Promise<readonly SessionSummary[]>;
+  delete(sessionId: string): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** DI token under which the app binds its store. */
+export const SESSION_STORE = Symbol.for('trellis.session-store');

@@ -1,0 +1,121 @@
+import type { Database } from 'better-sqlite3';
+import { TrellisError } from '../errors/trellis-error.js';
+
+/** One step of the SQLite schema. `version` numbers are consecutive, starting at 1. */
+export interface SqliteMigration {
+  readonly version: number;
+  readonly name: string;
+  /** SQL run once, inside the migration transaction. */
+  readonly up: string;
+}
+
+/**
+ * The schema of {@link SqliteStore}, oldest first. Append new steps; never edit a shipped
+ * one, because databases in the field already ran it.
+ */
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
+  {
+    version: 1,
+    name: 'create-sessions',
+    up: `
+      CREATE TABLE sessions (
+        id         TEXT PRIMARY KEY,
+        agent      TEXT NOT NULL,
+        revision   INTEGER NOT NULL,
+        state      TEXT NOT NULL,
+        suspension TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX sessions_by_updated_at ON sessions (updated_at);
+      CREATE TABLE messages (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        seq        INTEGER NOT NULL,
+        message    TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      ) WITHOUT ROWID;
+      CREATE TABLE turns (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        turn_index INTEGER NOT NULL,
+        record     TEXT NOT NULL,
+        PRIMARY KEY (session_id, turn_index)
+      ) WITHOUT ROWID;
+    `,
+  },
+];
+
+const LEDGER = `
+  CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+  )`;
+
+/** The highest migration version recorded in `db`, or 0 for a fresh file. */
+export function schemaVersion(db: Database): number {
+  const ledger = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).get();
+  if (!ledger) return 0;
+  const row = db.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as { version: number | null };
+  return row.version ?? 0;
+}
+
+/**
+ * Brings `db` up to the last of `migrations` in one immediate transaction, so two
+ * processes opening the same fresh file do not both migrate it. Refuses a database
+ * written by a newer Trellis rather than guess at a schema it does not know.
+ *
+ * @returns the schema version after migrating.
+ */
+export function applyMigrations(db: Database, migrations: readonly SqliteMigration[] = SQLITE_MIGRATIONS): number {
+  assertOrdered(migrations);
+  const latest = migrations.at(-1)?.version ?? 0;
+  const migrate = db.transaction(() => {
+    db.exec(LEDGER);
+    const current = schemaVersion(db);
+    assertKnown(db, current, latest);
+    const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+    for (const migration of migrations) {
+      if (migration.version <= current) continue;
+      db.exec(migration.up);
+      record.run(migration.version, migration.name, new Date().toISOString());
+    }
+    return latest;
+  });
+  return migrate.immediate();
+}
+
+/**
+ * For a read-only connection, which cannot migrate: the file must already be at exactly
+ * the version this code knows.
+ */
+export function assertSchemaCurrent(db: Database, migrations: readonly SqliteMigration[] = SQLITE_MIGRATIONS): number {
+  const latest = migrations.at(-1)?.version ?? 0;
+  const current = schemaVersion(db);
+  assertKnown(db, current, latest);
+  if (current < latest) {
+    throw new TrellisError('UnsupportedSchema', `The Trellis database ${db.name} is at schema version ${current}, older than version ${latest} that this code needs`, {
+      hint: 'Open it once without `readonly` so the migrations can run',
+      details: { path: db.name, version: current, latest },
+    });
+  }
+  return current;
+}
+
+function assertKnown(db: Database, current: number, latest: number): void {
+  if (current <= latest) return;
+  throw new TrellisError('UnsupportedSchema', `The Trellis database ${db.name} is at schema version ${current}, newer than version ${latest} that this code knows`, {
+    hint: 'Upgrade Trellis to the version that wrote this file, or point the store at another path',
+    details: { path: db.name, version: current, latest },
+  });
+}
+
+function assertOrdered(migrations: readonly SqliteMigration[]): void {
+  migrations.forEach((migration, i) => {
+    if (migration.version !== i + 1) {
+      throw new TrellisError('InvalidOptions', `Migration "${migration.name}" has version ${migration.version}; expected ${i + 1}`, {
+        hint: 'Number migrations consecutively from 1 and only ever append',
+        kind: 'system',
+      });
+    }
+  });
+}

@@ -1,0 +1,266 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { asTrellisError, TrellisError } from '../errors/trellis-error.js';
+import type { ChatMessage } from '../models/model-provider.js';
+import { nextRevision, type StoredHead } from './checkpoint-revision.js';
+import type { SessionCheckpoint, SessionStore, SessionSummary, StoredSession, TurnRecord } from './session-store.js';
+import { applyMigrations, assertSchemaCurrent } from './sqlite-migrations.js';
+
+/** Where {@link SqliteStore} puts its file when no path is given, relative to the working directory. */
+export const DEFAULT_SQLITE_PATH = '.trellis/trellis.db';
+
+/** Options of {@link SqliteStore}. */
+export interface SqliteStoreOptions {
+  /** The database file; its folder is created. Default `.trellis/trellis.db`; `:memory:` for a private in-memory one. */
+  readonly path?: string;
+  /** Open an existing, migrated file for reading only (`checkpoint` and `delete` then fail). */
+  readonly readonly?: boolean;
+}
+
+interface SessionRow {
+  readonly id: string;
+  readonly agent: string;
+  readonly revision: number;
+  readonly state: string;
+  readonly suspension: string;
+  readonly created_at: string;
+  readonly updated_at: string;
+}
+
+interface SummaryRow {
+  readonly id: string;
+  readonly agent: string;
+  readonly turns: number;
+  readonly updated_at: string;
+  readonly suspended: number;
+}
+
+/** A checkpoint already turned into column values, so nothing can throw halfway through the write. */
+interface EncodedCheckpoint {
+  readonly state: string;
+  readonly suspension: string;
+  readonly messages: readonly string[];
+  readonly turn: string;
+}
+
+/**
+ * The embedded default {@link SessionStore}: one SQLite file in WAL mode that several
+ * processes may share. Each `checkpoint` is one immediate transaction — revision check,
+ * transcript, turn record, state and suspension commit together or not at all, and
+ * concurrent writers queue on the file lock (up to 5 s) instead of interleaving. A row
+ * that no longer parses fails the load with `InvalidCheckpoint` rather than return part
+ * of a session.
+ *
+ * @example
+ * const store = SqliteStore.open('.trellis/orders.db');
+ * const app = await Trellis.create({ store });
+ */
+export class SqliteStore implements SessionStore {
+  /** The file (or `:memory:`) this store opened. */
+  readonly path: string;
+  /** Whether the store was opened with `readonly: true`. */
+  readonly readonly: boolean;
+  private readonly db: Database.Database;
+  private readonly sql: ReturnType<typeof prepareStatements>;
+  private readonly writeCheckpoint: (checkpoint: SessionCheckpoint, encoded: EncodedCheckpoint) => number;
+  private readonly readSession: (sessionId: string) => StoredSession | undefined;
+
+  constructor(options: SqliteStoreOptions = {}) {
+    this.path = options.path ?? DEFAULT_SQLITE_PATH;
+    this.readonly = options.readonly ?? false;
+    this.db = openDatabase(this.path, this.readonly);
+    this.sql = prepareStatements(this.db);
+    this.writeCheckpoint = this.db.transaction((checkpoint: SessionCheckpoint, encoded: EncodedCheckpoint) => this.applyCheckpoint(checkpoint, encoded)).immediate;
+    // A read transaction gives load() one snapshot even while another process commits.
+    this.readSession = this.db.transaction((sessionId: string) => this.readRows(sessionId)).deferred;
+  }
+
+  /** Opens (creating and migrating when needed) the store at `path`. */
+  static open(path: string = DEFAULT_SQLITE_PATH, options: Omit<SqliteStoreOptions, 'path'> = {}): SqliteStore {
+    return new SqliteStore({ ...options, path });
+  }
+
+  async load(sessionId: string): Promise<StoredSession | undefined> {
+    return this.readSession(sessionId);
+  }
+
+  async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
+    this.assertWritable('checkpoint');
+    return this.writeCheckpoint(checkpoint, encode(checkpoint));
+  }
+
+  async list(): Promise<readonly SessionSummary[]> {
+    return (this.sql.list.all() as SummaryRow[]).map((row) => ({
+      id: row.id,
+      agent: row.agent,
+      turns: row.turns,
+      updatedAt: row.updated_at,
+      suspended: row.suspended === 1,
+    }));
+  }
+
+  async delete(sessionId: string): Promise<boolean> {
+    this.assertWritable('delete');
+    // Messages and turns go with the session through ON DELETE CASCADE.
+    return this.sql.deleteSession.run(sessionId).changes > 0;
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  private applyCheckpoint(checkpoint: SessionCheckpoint, encoded: EncodedCheckpoint): number {
+    const { sessionId } = checkpoint;
+    const head = this.sql.head.get(sessionId) as StoredHead | undefined;
+    const revision = nextRevision(checkpoint, head);
+    // Stamped under the write lock, so updated_at follows commit order across processes.
+    const now = new Date().toISOString();
+    const row = { id: sessionId, agent: checkpoint.agent, revision, state: encoded.state, suspension: encoded.suspension, now };
+    (head ? this.sql.updateSession : this.sql.insertSession).run(row);
+    let seq = this.sql.nextSeq.get(sessionId) as number;
+    for (const message of encoded.messages) this.sql.insertMessage.run(sessionId, seq++, message);
+    this.sql.upsertTurn.run(sessionId, checkpoint.turn.index, encoded.turn);
+    return revision;
+  }
+
+  private readRows(sessionId: string): StoredSession | undefined {
+    const row = this.sql.selectSession.get(sessionId) as SessionRow | undefined;
+    if (!row) return undefined;
+    const state = parseColumn(row.state, sessionId, 'sessions.state');
+    if (!isRecord(state)) throw invalidRow(sessionId, 'sessions.state', 'not a JSON object');
+    const transcript = (this.sql.selectMessages.all(sessionId) as { seq: number; message: string }[]).map(({ seq, message }) => {
+      const column = `messages.message (seq ${seq})`;
+      const parsed = parseColumn(message, sessionId, column);
+      if (!isRecord(parsed) || typeof parsed.role !== 'string' || typeof parsed.content !== 'string') {
+        throw invalidRow(sessionId, column, 'not a chat message');
+      }
+      return parsed as unknown as ChatMessage;
+    });
+    const turns = (this.sql.selectTurns.all(sessionId) as { turn_index: number; record: string }[]).map(({ turn_index, record }) => {
+      const column = `turns.record (index ${turn_index})`;
+      const parsed = parseColumn(record, sessionId, column);
+      if (!isRecord(parsed) || parsed.index !== turn_index) throw invalidRow(sessionId, column, 'not the turn record of this index');
+      return parsed as unknown as TurnRecord;
+    });
+    return {
+      id: row.id,
+      agent: row.agent,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      revision: row.revision,
+      state,
+      transcript,
+      turns,
+      suspension: parseColumn(row.suspension, sessionId, 'sessions.suspension'),
+    };
+  }
+
+  private assertWritable(operation: string): void {
+    if (!this.readonly) return;
+    throw new TrellisError('InvalidOptions', `Cannot ${operation}: the SQLite store at ${this.path} was opened readonly`, {
+      hint: 'Open it without `readonly: true` to write',
+    });
+  }
+}
+
+function openDatabase(path: string, readonly: boolean): Database.Database {
+  const inMemory = path === ':memory:';
+  if (!inMemory && !readonly) mkdirSync(dirname(path), { recursive: true });
+  let db: Database.Database;
+  try {
+    // `timeout` is SQLite's busy_timeout: a second process waits for the lock instead of failing.
+    db = new Database(path, { readonly, fileMustExist: readonly, timeout: 5000 });
+  } catch (error) {
+    throw asTrellisError(error, 'InvalidOptions', `Cannot open the SQLite store at ${path}`, {
+      hint: readonly ? 'A readonly store needs an existing database file' : 'Check that the folder is writable',
+      details: { path },
+    });
+  }
+  try {
+    if (!readonly) {
+      db.pragma('journal_mode = WAL');
+      // NORMAL is durable across process crashes in WAL mode; only a power cut may lose the last commits.
+      db.pragma('synchronous = NORMAL');
+    }
+    db.pragma('foreign_keys = ON');
+    if (readonly) assertSchemaCurrent(db);
+    else applyMigrations(db);
+    return db;
+  } catch (error) {
+    db.close();
+    throw asTrellisError(error, 'InvalidOptions', `Cannot open the SQLite store at ${path}`, { details: { path } });
+  }
+}
+
+function prepareStatements(db: Database.Database) {
+  return {
+    head: db.prepare('SELECT agent, revision FROM sessions WHERE id = ?'),
+    insertSession: db.prepare(
+      `INSERT INTO sessions (id, agent, revision, state, suspension, created_at, updated_at)
+       VALUES (@id, @agent, @revision, @state, @suspension, @now, @now)`,
+    ),
+    updateSession: db.prepare('UPDATE sessions SET revision = @revision, state = @state, suspension = @suspension, updated_at = @now WHERE id = @id'),
+    nextSeq: db.prepare('SELECT COALESCE(MAX(seq) + 1, 0) FROM messages WHERE session_id = ?').pluck(),
+    insertMessage: db.prepare('INSERT INTO messages (session_id, seq, message) VALUES (?, ?, ?)'),
+    upsertTurn: db.prepare(
+      `INSERT INTO turns (session_id, turn_index, record) VALUES (?, ?, ?)
+       ON CONFLICT (session_id, turn_index) DO UPDATE SET record = excluded.record`,
+    ),
+    selectSession: db.prepare('SELECT id, agent, revision, state, suspension, created_at, updated_at FROM sessions WHERE id = ?'),
+    selectMessages: db.prepare('SELECT seq, message FROM messages WHERE session_id = ? ORDER BY seq'),
+    selectTurns: db.prepare('SELECT turn_index, record FROM turns WHERE session_id = ? ORDER BY turn_index'),
+    list: db.prepare(
+      `SELECT s.id, s.agent, s.updated_at, s.suspension <> 'null' AS suspended,
+              (SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id) AS turns
+       FROM sessions s ORDER BY s.updated_at DESC, s.id`,
+    ),
+    deleteSession: db.prepare('DELETE FROM sessions WHERE id = ?'),
+  };
+}
+
+function encode(checkpoint: SessionCheckpoint): EncodedCheckpoint {
+  const { sessionId } = checkpoint;
+  if (!isRecord(checkpoint.state)) throw invalidInput(sessionId, 'state', 'it is not an object');
+  return {
+    state: stringify(checkpoint.state, sessionId, 'state'),
+    suspension: stringify(checkpoint.suspension ?? null, sessionId, 'suspension'),
+    messages: checkpoint.append.map((message, i) => stringify(message, sessionId, `append[${i}]`)),
+    turn: stringify(checkpoint.turn, sessionId, 'turn'),
+  };
+}
+
+function stringify(value: unknown, sessionId: string, field: string): string {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    throw invalidInput(sessionId, field, `it is not JSON-serializable (${error instanceof Error ? error.message : String(error)})`);
+  }
+}
+
+function parseColumn(raw: string, sessionId: string, column: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw invalidRow(sessionId, column, 'not valid JSON');
+  }
+}
+
+function invalidRow(sessionId: string, column: string, problem: string): TrellisError {
+  return new TrellisError('InvalidCheckpoint', `Stored session "${sessionId}" cannot be read: ${column} is ${problem}`, {
+    hint: 'The file was changed outside Trellis or is damaged; restore it from a backup or delete the session',
+    kind: 'system',
+    details: { sessionId, column },
+  });
+}
+
+function invalidInput(sessionId: string, field: string, problem: string): TrellisError {
+  return new TrellisError('InvalidCheckpoint', `Checkpoint of session "${sessionId}" cannot be stored: ${field} ${problem}`, {
+    hint: 'Keep session state, messages and suspension tickets to plain JSON values',
+    details: { sessionId, field },
+  });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

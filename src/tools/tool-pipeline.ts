@@ -1,0 +1,181 @@
+import { resolveDeclared } from '../context/context-pool.js';
+import { ContextLevel } from '../context/context-scope.js';
+import { MemberContext } from '../context/member-context.js';
+import { TrellisError } from '../errors/trellis-error.js';
+import { hookResultKind, isHookResult, type HookResult } from '../hooks/hook-results.js';
+import type { ModelToolCall } from '../models/model-provider.js';
+import type { RegisteredTool } from '../plugin/plugin-member.js';
+import { KERNEL_KEYS } from '../state/kernel-keys.js';
+import { commitKernelWrites, turnUpdate, turnValue } from '../state/kernel-writes.js';
+import type { Phase } from '../state/state-engine.js';
+import { formatFieldErrors, validateDto, validateJson } from '../validation/validate-dto.js';
+import type { PendingApproval, ToolCallRecord } from '../agent/turn-result.js';
+import type { TurnEnv } from '../agent/turn-env.js';
+import { runChain } from './middleware-chain.js';
+import type { ToolCallInfo, ToolCallOutcome } from './tool-call.js';
+import { errorResult, type ToolErrorInfo, type ToolInvocation, type ToolResult } from './tool-middleware.js';
+
+/** How one call ended, for the turn loop. */
+export type CallOutcome =
+  | { readonly kind: 'result'; readonly record: ToolCallRecord; readonly content: string; readonly done: boolean }
+  | { readonly kind: 'blocked'; readonly reason: string; readonly by: string }
+  | { readonly kind: 'suspended'; readonly pending: PendingApproval };
+
+export interface CallOptions {
+  /** A human approved the call: the gate is not asked again. */
+  readonly approved?: boolean;
+}
+
+/**
+ * One tool call, DESIGN §7.3: gate → before_call → input validation → @Requires →
+ * middleware → tool → after_call | error → result recorded → memory.write. Every
+ * failure becomes an error result the model sees; nothing here throws at the turn
+ * except a failing hook.
+ */
+export async function executeToolCall(env: TurnEnv, call: ModelToolCall, round: number, tools: ReadonlyMap<string, RegisteredTool>, options: CallOptions = {}): Promise<CallOutcome> {
+  const started = performance.now();
+  const tool = tools.get(call.name);
+  const info: ToolCallInfo = { callId: call.id, tool: call.name, plugin: tool?.plugin ?? '', args: parseLoose(call.arguments), round };
+  if (env.observed()) env.emit({ type: 'tool.started', sessionId: env.sessionId, callId: call.id, tool: call.name, args: info.args });
+  if (!tool) {
+    const known = [...tools.keys()].join(', ') || 'none';
+    return finish(env, info, undefined, errorResult('ToolNotFound', `There is no tool '${call.name}' in this round. Call one of: ${known}`), started);
+  }
+  if (!options.approved) {
+    const decision = await env.hooks.gate('tool.gate', env.view.hooks['tool.gate'], info, env.run);
+    if (decision.kind === 'block') return { kind: 'blocked', reason: decision.reason, by: decision.by };
+    if (decision.kind === 'suspend') {
+      if (env.observed()) env.emit({ type: 'tool.suspended', sessionId: env.sessionId, callId: call.id, tool: call.name, message: decision.ticket.message });
+      return { kind: 'suspended', pending: { callId: call.id, tool: call.name, arguments: call.arguments, ticket: decision.ticket } };
+    }
+    if (decision.kind === 'setResult') return finish(env, info, tool, { ok: true, value: decision.value }, started);
+  }
+  const before = await env.hooks.pipeline('tool.before_call', env.view.hooks['tool.before_call'], info, env.run);
+  if (isHookResult(before)) {
+    const reason = (before as HookResult & { reason: string }).reason;
+    return finish(env, info, tool, errorResult('Blocked', `The call to ${tool.name} was blocked: ${reason}. Do not retry it unchanged`), started);
+  }
+  const result = await runTool(env, tool, before);
+  return finish(env, before, tool, result, started);
+}
+
+async function runTool(env: TurnEnv, tool: RegisteredTool, info: ToolCallInfo): Promise<ToolResult> {
+  // Unparsable arguments stay text, so the model is told they are not JSON.
+  const input = typeof info.args === 'string' ? validateJson(tool.input, info.args) : validateDto(tool.input, info.args);
+  if (!input.ok) {
+    return errorResult('ToolInput', `Invalid arguments for ${tool.name}:\n${formatFieldErrors(input.errors)}\nFix these fields and call the tool again`);
+  }
+  const scope = env.run.scope.withExecution(new ContextLevel());
+  const snapshot = scope.snapshot();
+  let deps: Readonly<Record<string, unknown>>;
+  try {
+    deps = resolveDeclared(tool.requires, snapshot, env.registry, `Tool ${tool.name}`);
+  } catch (error) {
+    return fromError(error, 'MissingContext');
+  }
+  const ctx = new MemberContext(tool, snapshot, scope, env.registry, 'tool.call', deps);
+  ctx.callId = info.callId;
+  ctx.tool = tool.name;
+  ctx.turnIndex = env.turnIndex;
+  ctx.signal = env.run.signal;
+  const invocation: ToolInvocation = { callId: info.callId, tool: tool.name, plugin: tool.plugin, args: input.value, context: ctx, signal: ctx.signal, attempt: 1 };
+  let result: ToolResult;
+  try {
+    result = await runChain(tool.chain, invocation, (inv) => invoke(tool, inv, ctx));
+  } catch (error) {
+    result = fromError(error, 'ToolFailed');
+  }
+  if (result.ok && tool.output && !result.done) result = checkOutput(env, tool, info, result.value);
+  if (result.ok && ctx.dirty) {
+    const phase: Phase = { point: `tool:${tool.name}`, pending: undefined };
+    const target = { scope, schema: env.registry };
+    await env.state.submit(ctx.command(), target, phase);
+    await env.state.execute(phase, target);
+  }
+  return result;
+}
+
+async function invoke(tool: RegisteredTool, invocation: ToolInvocation, ctx: MemberContext): Promise<ToolResult> {
+  ctx.signal = invocation.signal;
+  try {
+    const pending = Promise.resolve(tool.fn(invocation.args, ctx as never));
+    const out = tool.timeoutMs === undefined ? await pending : await withTimeout(pending, tool, ctx);
+    if (isHookResult(out) && hookResultKind(out) === 'done') return { ok: true, value: (out as HookResult & { value: unknown }).value, done: true };
+    return { ok: true, value: out };
+  } catch (error) {
+    return fromError(error, 'ToolFailed', tool.name);
+  }
+}
+
+function withTimeout(pending: Promise<unknown>, tool: RegisteredTool, ctx: MemberContext): Promise<unknown> {
+  const controller = new AbortController();
+  const outer = ctx.signal;
+  const onAbort = () => controller.abort(outer.reason);
+  outer.addEventListener('abort', onAbort, { once: true });
+  ctx.signal = controller.signal;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(new TrellisError('ToolTimeout', `${tool.name} took longer than ${tool.timeoutMs} ms and was stopped`, { retryable: true, hint: 'Try again, or with a smaller request' }));
+    }, tool.timeoutMs);
+  });
+  return Promise.race([pending, timeout]).finally(() => {
+    clearTimeout(timer);
+    outer.removeEventListener('abort', onAbort);
+  });
+}
+
+function checkOutput(env: TurnEnv, tool: RegisteredTool, info: ToolCallInfo, value: unknown): ToolResult {
+  const checked = validateDto(tool.output!, value, { forbidUnknown: false });
+  if (checked.ok) return { ok: true, value };
+  const message = `${tool.name} returned a result that does not match its output DTO:\n${formatFieldErrors(checked.errors)}`;
+  env.emit({ type: 'tool.output_invalid', sessionId: env.sessionId, callId: info.callId, tool: tool.name, plugin: tool.plugin, message });
+  return errorResult('ToolOutput', `${message}\nThis is a bug in the '${tool.plugin}' plugin; try another approach`);
+}
+
+async function finish(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool | undefined, result: ToolResult, started: number): Promise<CallOutcome> {
+  let outcome: ToolCallOutcome = result.ok
+    ? { kind: 'tool_result', call: info, ok: true, value: result.value }
+    : { kind: 'tool_result', call: info, ok: false, error: result.error };
+  if (tool) {
+    const point = result.ok ? 'tool.after_call' : 'tool.error';
+    const after = await env.hooks.pipeline(point, env.view.hooks[point], outcome, env.run);
+    if (!isHookResult(after)) outcome = after;
+    const record = outcome.ok ? outcome.value : { error: outcome.error };
+    commitKernelWrites(env.run.scope, env.registry, [
+      turnValue(`${tool.name}.result`, record),
+      turnUpdate(KERNEL_KEYS.lastToolResults, (list) => [...((list as unknown[] | undefined) ?? []), { callId: info.callId, tool: tool.name, ok: outcome.ok, result: record }]),
+    ]);
+  }
+  await env.hooks.pipeline('memory.write', env.view.hooks['memory.write'], outcome, env.run);
+  const durationMs = performance.now() - started;
+  const error: ToolErrorInfo | undefined = outcome.ok ? undefined : outcome.error;
+  if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: info.callId, tool: info.tool, ok: outcome.ok, durationMs, error });
+  const record: ToolCallRecord = outcome.ok
+    ? { callId: info.callId, tool: info.tool, round: info.round, ok: true, value: outcome.value, durationMs }
+    : { callId: info.callId, tool: info.tool, round: info.round, ok: false, error, durationMs };
+  return { kind: 'result', record, content: toolMessage(outcome), done: result.ok && result.done === true };
+}
+
+/** The tool message the model reads. */
+export function toolMessage(outcome: { ok: boolean; value?: unknown; error?: ToolErrorInfo }): string {
+  if (!outcome.ok) return JSON.stringify({ error: outcome.error });
+  return typeof outcome.value === 'string' ? outcome.value : JSON.stringify(outcome.value ?? null);
+}
+
+/** The model's arguments as JSON, or the text itself when it does not parse. */
+function parseLoose(text: string): unknown {
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function fromError(error: unknown, code: string, tool?: string): ToolResult {
+  if (TrellisError.is(error)) return { ok: false, error: error.toToolError() };
+  const message = error instanceof Error ? error.message : String(error);
+  return errorResult(code, tool ? `${tool} failed: ${message}` : message, false);
+}

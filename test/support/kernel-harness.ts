@@ -1,0 +1,100 @@
+import type { Trellis } from '../../index.js';
+import { ContextLevel, ContextScope } from '../../src/context/context-scope.js';
+import type { GateDecision, HookRun } from '../../src/hooks/hook-engine.js';
+import type { HookResult } from '../../src/hooks/hook-results.js';
+import type { HookPoint } from '../../src/hooks/hook-points.js';
+import type { TrellisEvent } from '../../src/events/trellis-event.js';
+
+/** Where a point runs in these tests: a session and, optionally, a turn and an execution level. */
+export interface RunAt {
+  readonly session?: string;
+  readonly turn?: ContextLevel;
+  readonly execution?: ContextLevel;
+  /** The agent's `plugins` filter; empty means every plugin. */
+  readonly active?: readonly string[];
+}
+
+/**
+ * Drives hook points directly, as the agent loop will: builds the `HookRun` for a session
+ * (with optional turn and execution levels) over the app's current registry, and runs a
+ * point's active handlers through the app's hook engine.
+ */
+export class KernelHarness {
+  constructor(readonly app: Trellis) {}
+
+  run(at: RunAt = {}): HookRun {
+    const state = this.app.sessionState(at.session ?? 's1');
+    return { scope: new ContextScope(state, at.turn, at.execution), schema: this.app.registry };
+  }
+
+  hooksAt(point: HookPoint, at: RunAt = {}) {
+    return this.app.registry.view(at.active ?? []).hooks[point];
+  }
+
+  pipeline<T>(point: HookPoint, value: T, at: RunAt = {}): Promise<T | HookResult> {
+    return this.app.hooks.pipeline(point, this.hooksAt(point, at), value, this.run(at));
+  }
+
+  parallel(point: HookPoint, payload: unknown, at: RunAt = {}): Promise<void> {
+    return this.app.hooks.parallel(point, this.hooksAt(point, at), payload, this.run(at));
+  }
+
+  collect<T>(point: HookPoint, payload: unknown, at: RunAt = {}): Promise<T[]> {
+    return this.app.hooks.collect<T>(point, this.hooksAt(point, at), payload, this.run(at));
+  }
+
+  gate(call: unknown, at: RunAt = {}): Promise<GateDecision> {
+    return this.app.hooks.gate('tool.gate', this.hooksAt('tool.gate', at), call, this.run(at));
+  }
+
+  /** Session-level committed values of a session. */
+  sessionValues(session = 's1'): Readonly<Record<string, unknown>> {
+    return this.app.sessionState(session).session.values;
+  }
+}
+
+/** A fresh turn level (optionally seeded), as the agent loop creates one per turn. */
+export function turnLevel(values: Record<string, unknown> = {}): ContextLevel {
+  return new ContextLevel(values);
+}
+
+/** A fresh execution level (optionally seeded), as the tool pipeline creates one per call. */
+export function executionLevel(values: Record<string, unknown> = {}): ContextLevel {
+  return new ContextLevel(values);
+}
+
+/** Records every event the app emits from now on; `stop()` unsubscribes. */
+export function recordEvents(app: Trellis): { events: TrellisEvent[]; of<K extends TrellisEvent['type']>(type: K): Extract<TrellisEvent, { type: K }>[]; stop(): void } {
+  const events: TrellisEvent[] = [];
+  const subscription = app.events$.subscribe((e) => events.push(e));
+  return {
+    events,
+    of: <K extends TrellisEvent['type']>(type: K) => events.filter((e): e is Extract<TrellisEvent, { type: K }> => e.type === type),
+    stop: () => subscription.unsubscribe(),
+  };
+}
+
+/** Waits `ms` milliseconds. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Awaits a promise expected to reject and returns what it rejected with. */
+export async function rejectionOf(promise: Promise<unknown> | (() => unknown)): Promise<unknown> {
+  try {
+    await (typeof promise === 'function' ? promise() : promise);
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection, but it resolved');
+}
+
+/** Calls `fn`, expecting a synchronous throw, and returns what it threw. */
+export function thrownBy(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a throw, but it returned');
+}

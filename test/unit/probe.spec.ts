@@ -1,2 +1,0 @@
-import { make } from '../../src/probe.js';
-it('injects', () => { expect(make().dep.v).toBe(42); });

@@ -1,0 +1,232 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { TrellisError } from '../../../src/errors/trellis-error.js';
+import type { SessionStore } from '../../../src/stores/session-store.js';
+import { SqliteStore } from '../../../src/stores/sqlite-store.js';
+import { checkpointOf, describeSessionStore, exchange } from '../../support/session-store-contract.js';
+
+const CRASH_CHILD = fileURLToPath(new URL('../../support/sqlite-crash-child.ts', import.meta.url));
+const PROJECT_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+const tempDirs = new Set<string>();
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'trellis-sqlite-'));
+  tempDirs.add(dir);
+  return dir;
+}
+
+afterAll(() => {
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function thrown(fn: () => unknown): TrellisError {
+  try {
+    fn();
+  } catch (error) {
+    if (TrellisError.is(error)) return error;
+    throw error;
+  }
+  throw new Error('expected a TrellisError');
+}
+
+async function rejected(promise: Promise<unknown>): Promise<TrellisError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (TrellisError.is(error)) return error;
+    throw error;
+  }
+  throw new Error('expected a TrellisError');
+}
+
+/** Edits the file behind the store's back, as a damaged disk or a hand-edit would. */
+function tamper(path: string, sql: string): void {
+  const db = new Database(path);
+  db.exec(sql);
+  db.close();
+}
+
+describeSessionStore('SqliteStore', () => SqliteStore.open(join(tempDir(), 'trellis.db')));
+
+describe('SqliteStore', () => {
+  let path: string;
+  let store: SessionStore | undefined;
+
+  beforeEach(() => {
+    path = join(tempDir(), 'trellis.db');
+  });
+
+  afterEach(async () => {
+    await store?.close();
+    store = undefined;
+  });
+
+  describe('opening a file', () => {
+    it('creates the folder, switches the file to WAL and records the migrations it applied', async () => {
+      path = join(tempDir(), 'nested', 'deeper', 'trellis.db');
+      store = new SqliteStore({ path });
+      await store.close();
+
+      const db = new Database(path, { readonly: true });
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(db.prepare('SELECT version, name FROM schema_migrations').all()).toEqual([{ version: 1, name: 'create-sessions' }]);
+      db.close();
+    });
+
+    it('reopens an existing file with its sessions and without migrating again', async () => {
+      store = SqliteStore.open(path);
+      await store.checkpoint(checkpointOf('s1', 0, 0));
+      await store.close();
+      const ledger = () => {
+        const db = new Database(path, { readonly: true });
+        const rows = db.prepare('SELECT * FROM schema_migrations').all();
+        db.close();
+        return rows;
+      };
+      const before = ledger();
+
+      store = SqliteStore.open(path);
+
+      expect((await store.load('s1'))!.transcript).toEqual(exchange(0));
+      await expect(store.checkpoint(checkpointOf('s1', 1, 1))).resolves.toBe(2);
+      expect(ledger()).toEqual(before);
+    });
+
+    it('refuses a file written by a newer schema version, saying what to do', async () => {
+      await SqliteStore.open(path).close();
+      tamper(path, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (2, 'from-the-future', '2030-01-01')`);
+
+      const error = thrown(() => SqliteStore.open(path));
+
+      expect(error.code).toBe('UnsupportedSchema');
+      expect(error.message).toMatch(/schema version 2, newer than version 1/);
+      expect(error.message).toMatch(/Upgrade Trellis/);
+      expect(error.details).toMatchObject({ version: 2, latest: 1 });
+    });
+
+    it('opens readonly for reading, and refuses to write through it', async () => {
+      const writer = SqliteStore.open(path);
+      await writer.checkpoint(checkpointOf('s1', 0, 0));
+      await writer.close();
+
+      store = new SqliteStore({ path, readonly: true });
+
+      expect((await store.load('s1'))!.revision).toBe(1);
+      expect((await rejected(store.checkpoint(checkpointOf('s1', 1, 1)))).code).toBe('InvalidOptions');
+      expect((await rejected(store.delete('s1'))).code).toBe('InvalidOptions');
+    });
+
+    it('refuses readonly on a file that does not exist instead of creating it', () => {
+      expect(thrown(() => new SqliteStore({ path, readonly: true })).code).toBe('InvalidOptions');
+      expect(existsSync(path)).toBe(false);
+    });
+  });
+
+  describe('a stored row that does not parse', () => {
+    it.each([
+      ['sessions.state', `UPDATE sessions SET state = '{"truncated'`],
+      ['sessions.state', `UPDATE sessions SET state = '[1, 2]'`],
+      ['sessions.suspension', `UPDATE sessions SET suspension = 'not json'`],
+      ['messages.message (seq 1)', `UPDATE messages SET message = '{"role":' WHERE seq = 1`],
+      ['messages.message (seq 2)', `UPDATE messages SET message = '"just a string"' WHERE seq = 2`],
+      ['turns.record (index 1)', `UPDATE turns SET record = '{"index": 9}' WHERE turn_index = 1`],
+    ])('fails the load with InvalidCheckpoint naming the session and %s', async (column, sql) => {
+      store = SqliteStore.open(path);
+      await store.checkpoint(checkpointOf('s1', 0, 0));
+      await store.checkpoint(checkpointOf('s1', 1, 1));
+      tamper(path, sql);
+
+      const error = await rejected(store.load('s1'));
+
+      expect(error.code).toBe('InvalidCheckpoint');
+      expect(error.kind).toBe('system');
+      expect(error.message).toContain('"s1"');
+      expect(error.message).toContain(column);
+      expect(error.details).toEqual({ sessionId: 's1', column });
+    });
+
+    it('does not affect loading other sessions', async () => {
+      store = SqliteStore.open(path);
+      await store.checkpoint(checkpointOf('bad', 0, 0));
+      await store.checkpoint(checkpointOf('good', 0, 0));
+      tamper(path, `UPDATE sessions SET state = '{' WHERE id = 'bad'`);
+
+      expect((await store.load('good'))!.revision).toBe(1);
+    });
+  });
+
+  describe('checkpoint', () => {
+    it('refuses state that is not JSON and writes nothing', async () => {
+      store = SqliteStore.open(path);
+      await store.checkpoint(checkpointOf('s1', 0, 0));
+      const before = await store.load('s1');
+
+      const error = await rejected(store.checkpoint(checkpointOf('s1', 1, 1, { state: { big: 10n } })));
+
+      expect(error.code).toBe('InvalidCheckpoint');
+      expect(error.message).toMatch(/state .*JSON/);
+      expect(await store.load('s1')).toEqual(before);
+    });
+
+    it('detects a stale revision written through another connection to the same file', async () => {
+      store = SqliteStore.open(path);
+      const other = SqliteStore.open(path);
+      await store.checkpoint(checkpointOf('s1', 0, 0));
+      expect((await other.load('s1'))!.revision).toBe(1);
+
+      await other.checkpoint(checkpointOf('s1', 1, 1));
+      const error = await rejected(store.checkpoint(checkpointOf('s1', 1, 1, { append: [{ role: 'user', content: 'lost' }] })));
+      await other.close();
+
+      expect(error.code).toBe('StaleState');
+      expect((await store.load('s1'))!.transcript).toEqual([...exchange(0), ...exchange(1)]);
+    });
+  });
+
+  describe('a process killed in the middle of a checkpoint', () => {
+    it('leaves the previous checkpoint whole and nothing of the interrupted one', async () => {
+      const child = spawn(process.execPath, ['--no-warnings', '--loader', 'ts-node/esm', CRASH_CHILD, path], {
+        cwd: PROJECT_ROOT,
+        env: { ...process.env, TS_NODE_TRANSPILE_ONLY: 'true' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+      let stdout = '';
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on('data', (chunk: Buffer) => {
+          stdout += chunk.toString();
+          if (stdout.includes('mid-transaction\n')) resolve();
+        });
+        child.on('exit', (code) => reject(new Error(`crash child exited (${code}) before pausing:\n${stdout}\n${stderr}`)));
+      });
+
+      child.kill('SIGKILL');
+
+      expect(await exited).toBe('SIGKILL');
+      expect(stdout).toBe('first-committed\nmid-transaction\n');
+      // The uncommitted pages did reach the disk: recovery has to discard them, not merely never see them.
+      expect(statSync(`${path}-wal`).size).toBeGreaterThan(1_000_000);
+
+      store = SqliteStore.open(path);
+      const session = (await store.load('crash'))!;
+      expect(session.revision).toBe(1);
+      expect(session.state).toEqual({ 'memory.turns': 1 });
+      expect(session.transcript).toEqual([
+        { role: 'user', content: 'first question' },
+        { role: 'assistant', content: 'first answer' },
+      ]);
+      expect(session.turns.map((t) => [t.index, t.status])).toEqual([[0, 'completed']]);
+      expect(session.suspension).toBeNull();
+      expect(await store.list()).toEqual([{ id: 'crash', agent: 'support', turns: 1, updatedAt: session.updatedAt, suspended: false }]);
+      // The dead writer left no lock behind: the next turn commits normally.
+      await expect(store.checkpoint(checkpointOf('crash', 1, 1))).resolves.toBe(2);
+    });
+  });
+});
