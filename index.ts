@@ -10,6 +10,15 @@ export type { LoadReport } from './src/plugin/directory-loader.js';
 export type { PluginClass } from './src/plugin/plugin-definition.js';
 export { PLUGIN_CONFIG } from './src/plugin/plugin-tokens.js';
 
+// Agents, sessions, turns
+export { Agent, type SessionOptions } from './src/agent/agent.js';
+export { Session, type SendOptions, type ResumeOptions } from './src/agent/session.js';
+export type { AgentSpec } from './src/agent/agent-spec.js';
+export type { TurnResult, TurnStatus, ToolCallRecord, PendingApproval, Decision, TurnUsage } from './src/agent/turn-result.js';
+export type { InferenceRequest } from './src/agent/inference-request.js';
+export type { SuspensionRecord } from './src/agent/suspension-record.js';
+export type { ToolCallInfo, ToolCallOutcome, TurnExchange } from './src/tools/tool-call.js';
+
 // Decorators
 export { Plugin, Tool, Hook, Transform, Requires, Middleware, StateKey, OnEffect, OnAction, SelfTest } from './decorators/index.js';
 export type { PluginOptions, ToolOptions, HookOptions, StateKeyOptions } from './decorators/index.js';

@@ -20,7 +20,7 @@ export interface SuspensionRecord {
   /** The turn's messages so far, ending with the assistant message that asked for the calls. */
   readonly messages: readonly ChatMessage[];
   /** The tool calls of that assistant message, in order. */
-  readonly calls: readonly { readonly callId: string; readonly tool: string }[];
+  readonly calls: readonly { readonly callId: string; readonly tool: string; readonly arguments: string }[];
   /** Tool-message contents of the calls that are finished, by call id. */
   readonly results: Readonly<Record<string, string>>;
   readonly pending: readonly PendingApproval[];

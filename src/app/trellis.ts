@@ -18,6 +18,8 @@ import { StateEngine } from '../state/state-engine.js';
 import { SESSION_STORE, type SessionStore } from '../stores/session-store.js';
 import type { MiddlewareDeclaration } from '../tools/tool-middleware.js';
 import { bindProviders, type Provider } from './providers.js';
+import { Agent } from '../agent/agent.js';
+import type { AgentSpec } from '../agent/agent-spec.js';
 import type { PluginLifecycle } from './plugin-lifecycle.js';
 import type { SelfTestReport } from './self-test-report.js';
 
@@ -114,7 +116,7 @@ export class Trellis {
       const cleared = plugin.stateKeys.filter((k) => !k.retainOnUninstall).map((k) => k.key);
       this.appState.clear(cleared);
       for (const state of this.sessions.values()) state.clear(cleared);
-      plugin.container.unbindAll();
+      await plugin.container.unbindAllAsync();
       this.bus.emit({ type: 'plugin.uninstalled', plugin: name });
     });
   }
@@ -139,7 +141,7 @@ export class Trellis {
       await this.lifecycle(next, 'onInstall');
       this.publish(this.current.plugins.map((p) => (p === old ? next : p)));
       await this.lifecycle(old, 'onUninstall').catch((error: unknown) => this.reportError(error, name));
-      old.container.unbindAll();
+      await old.container.unbindAllAsync();
       this.bus.emit({ type: 'plugin.reloaded', plugin: name, from: old.definition.version, to: definition.version });
       return next;
     });
@@ -201,6 +203,11 @@ export class Trellis {
     return { ok: plugins.every((p) => p.ok), plugins };
   }
 
+  /** Binds an agent spec to this app; `agent.session(id?)` opens conversations. */
+  agent(spec: AgentSpec): Agent {
+    return new Agent(this, spec);
+  }
+
   /** Runs `app.startup` hooks by priority, then starts the heartbeat if configured. */
   async start(): Promise<void> {
     if (this.phase === 'started') return;
@@ -225,8 +232,9 @@ export class Trellis {
       await this.hooks.sequential('app.shutdown', this.current.view().hooks['app.shutdown'], signal, this.appRun(), true);
     } finally {
       this.phase = 'stopped';
-      for (const plugin of [...this.current.plugins].reverse()) plugin.container.unbindAll();
-      this.container.unbindAll();
+      // Async: a singleton's @preDestroy may close a pool; sync unbindAll throws on those.
+      for (const plugin of [...this.current.plugins].reverse()) await plugin.container.unbindAllAsync();
+      await this.container.unbindAllAsync();
       await this.store?.close();
       this.bus.complete();
     }

@@ -60,7 +60,11 @@ export class MemberContext implements HookContext, ToolContext {
 
   promote(key: string): void {
     const entry = this.writable(key);
-    const value = this.snapshot.execution?.[key];
+    // A value set earlier in this same call is not in the snapshot yet: promote that one.
+    let value = this.snapshot.execution?.[key];
+    for (const write of this.writes ?? NONE) {
+      if (write.key === key && write.level === 'execution') value = write.fn ? write.fn(value === undefined ? write.fallback : value) : write.value;
+    }
     (this.writes ??= []).push({ key, level: 'turn', exclusive: entry.merge === 'exclusive', value });
   }
 
@@ -122,7 +126,11 @@ export class MemberContext implements HookContext, ToolContext {
   }
 
   private owns(key: string): boolean {
-    return this.plugin === KERNEL || (key.length > this.plugin.length && key.startsWith(this.plugin) && key.charCodeAt(this.plugin.length) === 46);
+    if (this.plugin === KERNEL) return true;
+    if (!(key.length > this.plugin.length && key.startsWith(this.plugin) && key.charCodeAt(this.plugin.length) === 46)) return false;
+    // Plugin 'team' must not own the declared keys of plugin 'team.sub'.
+    const owner = this.schema.stateKey(key)?.owner;
+    return owner === undefined || owner === this.plugin;
   }
 
   private who(): string {

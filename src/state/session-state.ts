@@ -51,6 +51,13 @@ export class SessionState {
     this.revision++;
   }
 
+  /** Puts back session values saved before a turn that was cancelled or failed: nothing half-written stays. */
+  restore(values: Readonly<Record<string, unknown>>): void {
+    if (this.session.values === values) return;
+    this.session.values = values;
+    this.revision++;
+  }
+
   /** Removes keys from the session level (a plugin's keys on uninstall). */
   clear(keys: readonly string[]): void {
     const next = { ...this.session.values };

@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import type { Trellis } from '../app/trellis.js';
+import { TrellisError } from '../errors/trellis-error.js';
+import { FallbackModel } from '../models/fallback-model.js';
+import { isModelProvider, type ModelProvider } from '../models/model-provider.js';
+import { DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_CONCURRENCY, type AgentSpec } from './agent-spec.js';
+import { Session } from './session.js';
+import type { TurnLimits } from './turn-runner.js';
+
+export interface SessionOptions {
+  /** Session-level host context (`app.*` keys): the user id, scopes, locale… */
+  readonly context?: Readonly<Record<string, unknown>>;
+}
+
+/** A named agent spec bound to an app; opens sessions. */
+export class Agent {
+  readonly limits: TurnLimits;
+  private readonly sessions = new Map<string, Session>();
+
+  constructor(
+    private readonly app: Trellis,
+    readonly spec: AgentSpec,
+  ) {
+    const problems: string[] = [];
+    if (typeof spec?.name !== 'string' || spec.name.length === 0) problems.push('name must be a non-empty string');
+    if (typeof spec?.instructions !== 'string') problems.push('instructions must be a string');
+    const models = Array.isArray(spec?.model) ? spec.model : [spec?.model];
+    if (models.length === 0 || !models.every(isModelProvider)) problems.push('model must be a ModelProvider or a non-empty list of them');
+    const maxRounds = spec?.maxRounds ?? DEFAULT_MAX_ROUNDS;
+    const toolConcurrency = spec?.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY;
+    if (!Number.isInteger(maxRounds) || maxRounds < 1) problems.push(`maxRounds must be a whole number ≥ 1, got ${String(maxRounds)}`);
+    if (!Number.isInteger(toolConcurrency) || toolConcurrency < 1) problems.push(`toolConcurrency must be a whole number ≥ 1, got ${String(toolConcurrency)}`);
+    if (spec?.plugins !== undefined && (!Array.isArray(spec.plugins) || !spec.plugins.every((p) => typeof p === 'string'))) problems.push('plugins must be a list of plugin names');
+    if (problems.length > 0) {
+      throw new TrellisError('InvalidOptions', `Agent spec${spec?.name ? ` '${spec.name}'` : ''} is invalid:\n- ${problems.join('\n- ')}`, { hint: 'Fix the fields above in app.agent({ … })' });
+    }
+    const model: ModelProvider =
+      models.length === 1
+        ? (models[0] as ModelProvider)
+        : new FallbackModel(models as ModelProvider[], {
+            onFallback: ({ from, to, error }) => app.bus.emit({ type: 'model.fallback', from: from.name, to: to.name, reason: error.message }),
+          });
+    this.limits = { model, maxRounds, toolConcurrency, inference: spec.inference };
+  }
+
+  /** Opens (or returns the open) session with this id; a new id is made when none is given. */
+  session(id: string = randomUUID(), options: SessionOptions = {}): Session {
+    let session = this.sessions.get(id);
+    if (!session) {
+      session = new Session(this.app, this, id, options.context ?? {});
+      this.sessions.set(id, session);
+    }
+    return session;
+  }
+
+  /** @internal Called when a session ends. */
+  forget(id: string): void {
+    this.sessions.delete(id);
+  }
+}

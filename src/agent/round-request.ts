@@ -1,0 +1,54 @@
+import type { ChatMessage, InferenceSettings, ToolDefinition } from '../models/model-provider.js';
+import type { RegisteredTool } from '../plugin/plugin-member.js';
+import { KERNEL_KEYS } from '../state/kernel-keys.js';
+
+const definitions = new WeakMap<RegisteredTool, ToolDefinition>();
+
+/** What the model is told about a tool; built once per registered tool. */
+export function toolDefinition(tool: RegisteredTool): ToolDefinition {
+  let definition = definitions.get(tool);
+  if (!definition) {
+    definition = { name: tool.name, description: tool.description, inputSchema: tool.schema };
+    definitions.set(tool, definition);
+  }
+  return definition;
+}
+
+type TurnValues = Readonly<Record<string, unknown>>;
+
+/** `IncludeOnlyTools` lists are unioned (turn and round), then `ExcludeTool` lists applied. */
+export function filterTools(tools: readonly RegisteredTool[], turn: TurnValues): readonly RegisteredTool[] {
+  const include = [...((turn[KERNEL_KEYS.includeTools] as string[] | undefined) ?? []), ...((turn[KERNEL_KEYS.roundIncludeTools] as string[] | undefined) ?? [])];
+  const exclude = [...((turn[KERNEL_KEYS.excludeTools] as string[] | undefined) ?? []), ...((turn[KERNEL_KEYS.roundExcludeTools] as string[] | undefined) ?? [])];
+  if (include.length === 0 && exclude.length === 0) return tools;
+  const only = include.length > 0 ? new Set(include) : undefined;
+  const not = new Set(exclude);
+  return tools.filter((t) => (!only || only.has(t.name)) && !not.has(t.name));
+}
+
+/** Agent default, then turn, then round overrides, field by field; the last writer wins. */
+export function mergeInference(agent: InferenceSettings | undefined, turn: TurnValues): InferenceSettings {
+  const turnOverride = turn[KERNEL_KEYS.inferenceTurn] as InferenceSettings | undefined;
+  const roundOverride = turn[KERNEL_KEYS.inferenceRound] as InferenceSettings | undefined;
+  if (!turnOverride && !roundOverride) return agent ?? {};
+  return { ...agent, ...turnOverride, ...roundOverride };
+}
+
+/** System prompt, messages added by actions and memory, the session's transcript, then this turn's messages. */
+export function roundMessages(
+  instructions: string,
+  context: readonly ChatMessage[] | undefined,
+  recalled: readonly ChatMessage[],
+  transcript: readonly ChatMessage[],
+  turn: readonly ChatMessage[],
+): ChatMessage[] {
+  const messages: ChatMessage[] = [{ role: 'system', content: instructions }];
+  if (context) for (const m of context) messages.push(m);
+  for (const m of recalled) messages.push(m);
+  for (const m of transcript) messages.push(m);
+  for (const m of turn) messages.push(m);
+  return messages;
+}
+
+/** Keys that last one round; cleared before the next. */
+export const ROUND_KEYS = [KERNEL_KEYS.inferenceRound, KERNEL_KEYS.roundIncludeTools, KERNEL_KEYS.roundExcludeTools] as const;

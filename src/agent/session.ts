@@ -1,0 +1,344 @@
+import { Subject, type Observable } from 'rxjs';
+import type { Trellis } from '../app/trellis.js';
+import { ContextLevel, ContextScope } from '../context/context-scope.js';
+import { TrellisError } from '../errors/trellis-error.js';
+import type { TrellisEvent } from '../events/trellis-event.js';
+import type { ChatMessage } from '../models/model-provider.js';
+import { KERNEL_KEYS } from '../state/kernel-keys.js';
+import type { SessionState } from '../state/session-state.js';
+import type { TurnRecord } from '../stores/session-store.js';
+import { executeToolCall, toolMessage } from '../tools/tool-pipeline.js';
+import type { Agent } from './agent.js';
+import { parseSuspension, type SuspensionRecord } from './suspension-record.js';
+import type { TurnEnv } from './turn-env.js';
+import type { Decision, TurnResult } from './turn-result.js';
+import { cancelled, isControl, replyText, TurnRunner, type TurnEnd } from './turn-runner.js';
+import { validateDecisions } from './decisions.js';
+
+export interface SendOptions {
+  /** Aborting it stops the model call and running tools; the turn ends `cancelled`. */
+  readonly signal?: AbortSignal;
+  /** Turn-level host context (`app.*` keys), e.g. the caller's scopes for this message. */
+  readonly context?: Readonly<Record<string, unknown>>;
+}
+
+export interface ResumeOptions {
+  readonly decisions: readonly Decision[];
+  readonly signal?: AbortSignal;
+}
+
+const NEVER = new AbortController().signal;
+
+/**
+ * One conversation with an agent. Turns of one session never interleave: a second
+ * `send()` waits for the first. With a store, every turn ends in one atomic checkpoint.
+ */
+export class Session {
+  private readonly subject = new Subject<TrellisEvent>();
+  /** This session's turn events: model text deltas, rounds, tool calls. */
+  readonly events$: Observable<TrellisEvent> = this.subject.asObservable();
+  readonly state: SessionState;
+  private history: ChatMessage[] = [];
+  private turns = 0;
+  private storeRevision = 0;
+  private suspension: unknown = null;
+  private loading: Promise<void> | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly app: Trellis,
+    private readonly agent: Agent,
+    readonly id: string,
+    private readonly context: Readonly<Record<string, unknown>>,
+  ) {
+    this.state = app.sessionState(id);
+  }
+
+  /** The conversation so far (user, assistant and tool messages). */
+  get transcript(): readonly ChatMessage[] {
+    return this.history;
+  }
+
+  /** Whether a turn is waiting for decisions on suspended calls. */
+  get suspended(): boolean {
+    return this.suspension !== null && this.suspension !== undefined;
+  }
+
+  /** Runs one turn: the message in, the reply (or why there is none) out. */
+  send(message: string, options: SendOptions = {}): Promise<TurnResult> {
+    if (typeof message !== 'string') {
+      return Promise.reject(new TrellisError('InvalidOptions', `session.send() takes a string message, got ${typeof message}`, { hint: 'Pass the user message as text' }));
+    }
+    return this.serialize(async () => {
+      await this.load();
+      if (this.suspended) await this.cancelSuspended();
+      return this.runNew(message, options);
+    });
+  }
+
+  /**
+   * Continues a suspended turn with decisions on its parked calls. Approved (or edited)
+   * calls run once; rejected calls never run; calls without a decision keep waiting;
+   * a decision already applied is ignored.
+   */
+  resume(options: ResumeOptions): Promise<TurnResult> {
+    return this.serialize(async () => {
+      await this.load();
+      const record = parseSuspension(this.suspension, this.id);
+      if (!record) {
+        throw new TrellisError('InvalidDecision', `Session '${this.id}' has no suspended calls to decide on`, {
+          hint: 'Decisions apply once; check session.suspended before resuming',
+        });
+      }
+      return this.runResumed(record, options);
+    });
+  }
+
+  /** Runs `session.end` hooks and forgets the live state; the store keeps the session. */
+  async end(): Promise<void> {
+    await this.serialize(async () => {
+      const run = { scope: new ContextScope(this.state, undefined, undefined), schema: this.app.registry };
+      await this.app.hooks.parallel('session.end', this.app.registry.view(this.agent.spec.plugins).hooks['session.end'], { sessionId: this.id }, run);
+      this.agent.forget(this.id);
+      this.app.releaseSession(this.id);
+      this.subject.complete();
+    });
+  }
+
+  private async runNew(message: string, options: SendOptions): Promise<TurnResult> {
+    const turnIndex = this.turns;
+    const env = this.env(new ContextLevel({ ...options.context, [KERNEL_KEYS.turnInput]: message, [KERNEL_KEYS.turnIndex]: turnIndex }), options.signal, turnIndex);
+    const startedAt = new Date().toISOString();
+    const began = performance.now();
+    const saved = this.state.session.values;
+    if (env.observed()) env.emit({ type: 'turn.started', sessionId: this.id, turn: turnIndex });
+    let end: TurnEnd | undefined;
+    let runner: TurnRunner | undefined;
+    let input = message;
+    let taskStarted = false;
+    try {
+      const received = await env.hooks.pipeline('message.received', env.view.hooks['message.received'], message, env.run);
+      if (isControl(received, 'block')) {
+        runner = new TurnRunner(env, this.agent.limits, message, '', this.history, startedAt);
+        end = runner.end('blocked', undefined, { code: 'Blocked', message: received.reason });
+      } else {
+        input = received as string;
+        await env.hooks.parallel('task.start', env.view.hooks['task.start'], { input, turn: turnIndex }, env.run);
+        taskStarted = true;
+        const instructions = (await env.hooks.pipeline('planning.started', env.view.hooks['planning.started'], this.agent.spec.instructions, env.run)) as string;
+        runner = new TurnRunner(env, this.agent.limits, input, instructions, this.history, startedAt);
+        runner.messages.push({ role: 'user', content: input });
+        end = await this.finishReply(env, runner, await runner.loop());
+      }
+    } catch (error) {
+      end = this.failed(error, runner ?? new TurnRunner(env, this.agent.limits, input, '', this.history, startedAt), saved);
+    }
+    if (taskStarted) end = await this.taskEnd(env, input, end, saved);
+    await this.checkpoint(turnIndex, message, end, startedAt);
+    if (env.observed()) env.emit({ type: 'turn.finished', sessionId: this.id, turn: turnIndex, status: end.result.status, durationMs: performance.now() - began });
+    return end.result;
+  }
+
+  private async runResumed(record: SuspensionRecord, options: ResumeOptions): Promise<TurnResult> {
+    const fresh = validateDecisions(record, options.decisions, this.id);
+    const env = this.env(new ContextLevel({ [KERNEL_KEYS.turnInput]: record.input, [KERNEL_KEYS.turnIndex]: record.turnIndex }), options.signal, record.turnIndex);
+    const saved = this.state.session.values;
+    const runner = new TurnRunner(env, this.agent.limits, record.input, record.instructions, this.history, record.startedAt);
+    runner.restore(record);
+    let end: TurnEnd;
+    try {
+      const results = { ...record.results };
+      let pending = [...record.pending];
+      let done: string | undefined;
+      for (const decision of fresh) {
+        const call = pending.find((p) => p.callId === decision.callId)!;
+        pending = pending.filter((p) => p !== call);
+        if (decision.decision === 'reject') {
+          const error = { code: 'Rejected', message: decision.message ?? 'A human rejected this call; do not retry it unchanged', retryable: false };
+          results[call.callId] = toolMessage({ ok: false, error });
+          runner.toolCalls.push({ callId: call.callId, tool: call.tool, round: record.rounds, ok: false, error, durationMs: 0 });
+          continue;
+        }
+        const args = decision.decision === 'edit' ? JSON.stringify(decision.args) : call.arguments;
+        const outcome = await executeToolCall(env, { id: call.callId, name: call.tool, arguments: args }, record.rounds, env.view.toolsByName, { approved: true });
+        if (outcome.kind !== 'result') continue;
+        results[call.callId] = outcome.content;
+        runner.toolCalls.push(outcome.record);
+        if (outcome.done && done === undefined) done = replyText(outcome.record.value);
+      }
+      if (pending.length > 0) {
+        const next: SuspensionRecord = { ...record, results, pending, decisions: [...record.decisions, ...fresh], toolCalls: runner.toolCalls };
+        end = { result: runner.result('suspended', undefined, undefined, pending), append: [], suspension: next };
+      } else {
+        runner.pushToolMessages(record.calls, results);
+        if (done !== undefined) {
+          runner.messages.push({ role: 'assistant', content: done });
+          end = await this.finishReply(env, runner, runner.end('completed', done));
+        } else {
+          end = await this.finishReply(env, runner, await runner.loop());
+        }
+      }
+    } catch (error) {
+      end = this.failed(error, runner, saved);
+    }
+    end = await this.taskEnd(env, record.input, end, saved);
+    await this.checkpoint(record.turnIndex, record.input, end, record.startedAt);
+    return end.result;
+  }
+
+  /** `message.sending` may rewrite or cancel the reply; then `memory.write` sees the exchange. */
+  private async finishReply(env: TurnEnv, runner: TurnRunner, end: TurnEnd): Promise<TurnEnd> {
+    if (end.result.status !== 'completed' || end.result.reply === undefined) return end;
+    const sending = await env.hooks.pipeline('message.sending', env.view.hooks['message.sending'], end.result.reply, env.run);
+    if (isControl(sending, 'cancel')) {
+      return { result: runner.result('cancelled', undefined, { code: 'ReplyCancelled', message: sending.reason }), append: end.append, suspension: undefined };
+    }
+    const reply = sending as string;
+    let append = end.append;
+    if (reply !== end.result.reply) {
+      // The transcript keeps what the user was actually sent.
+      append = [...append.slice(0, -1), { role: 'assistant', content: reply }];
+    }
+    await env.hooks.pipeline('memory.write', env.view.hooks['memory.write'], { kind: 'exchange', input: runner.input, reply, status: 'completed' }, env.run);
+    return { result: { ...end.result, reply }, append, suspension: undefined };
+  }
+
+  /** `task.end` always runs; if it throws, the turn fails. */
+  private async taskEnd(env: TurnEnv, input: string, end: TurnEnd, saved: Readonly<Record<string, unknown>>): Promise<TurnEnd> {
+    try {
+      await env.hooks.parallel('task.end', env.view.hooks['task.end'], { input, status: end.result.status, reply: end.result.reply }, env.run);
+      return end;
+    } catch (error) {
+      if (end.result.status === 'failed') return end;
+      this.state.restore(saved);
+      return { result: { ...end.result, status: 'failed', reply: undefined, error: errorInfo(error) }, append: [], suspension: undefined };
+    }
+  }
+
+  private failed(error: unknown, runner: TurnRunner, saved: Readonly<Record<string, unknown>>): TurnEnd {
+    this.state.restore(saved);
+    const isCancel = TrellisError.is(error, 'Cancelled') || (error instanceof Error && error.name === 'AbortError');
+    if (!isCancel) this.app.reportError(error, undefined, undefined, this.id);
+    return { result: runner.result(isCancel ? 'cancelled' : 'failed', undefined, errorInfo(isCancel ? cancelled() : error)), append: [], suspension: undefined };
+  }
+
+  /** A plain message while calls wait for decisions cancels them; the transcript says so. */
+  private async cancelSuspended(): Promise<void> {
+    let record: SuspensionRecord | undefined;
+    try {
+      record = parseSuspension(this.suspension, this.id);
+    } catch (error) {
+      this.app.reportError(error, undefined, undefined, this.id);
+    }
+    if (!record) {
+      this.suspension = null;
+      return;
+    }
+    const note = { code: 'Cancelled', message: 'Cancelled: the user sent a new message before anyone decided on this call', retryable: false };
+    const results = { ...record.results };
+    for (const call of record.pending) results[call.callId] = toolMessage({ ok: false, error: note });
+    const env = this.env(new ContextLevel(), undefined, record.turnIndex);
+    const runner = new TurnRunner(env, this.agent.limits, record.input, record.instructions, this.history, record.startedAt);
+    runner.restore(record);
+    runner.pushToolMessages(record.calls, results);
+    const end = runner.end('cancelled', undefined, { code: 'Cancelled', message: 'Suspended calls were cancelled by a new message' });
+    await this.checkpoint(record.turnIndex, record.input, end, record.startedAt);
+  }
+
+  private env(turn: ContextLevel, signal: AbortSignal | undefined, turnIndex: number): TurnEnv {
+    const registry = this.app.registry;
+    const bus = this.app.bus;
+    const subject = this.subject;
+    return {
+      hooks: this.app.hooks,
+      state: this.app.stateEngine,
+      registry,
+      view: registry.view(this.agent.spec.plugins),
+      run: { scope: new ContextScope(this.state, turn, undefined), schema: registry, signal: signal ?? NEVER },
+      sessionId: this.id,
+      turnIndex,
+      observed: () => subject.observed || bus.observed,
+      emit: (event) => {
+        if (subject.observed) subject.next(event);
+        bus.emit(event);
+      },
+    };
+  }
+
+  private async checkpoint(turnIndex: number, input: string, end: TurnEnd, startedAt: string): Promise<void> {
+    const { result } = end;
+    const record: TurnRecord = {
+      index: turnIndex,
+      input,
+      status: result.status,
+      reply: result.reply,
+      rounds: result.rounds,
+      toolCalls: result.toolCalls.length,
+      usage: result.usage.byModel,
+      startedAt,
+      endedAt: new Date().toISOString(),
+      error: result.error,
+    };
+    const suspension = end.suspension ?? null;
+    if (this.app.store) {
+      this.storeRevision = await this.app.store.checkpoint({
+        sessionId: this.id,
+        agent: this.agent.spec.name,
+        expectedRevision: this.storeRevision,
+        state: this.persistentState(),
+        append: end.append,
+        turn: record,
+        suspension,
+      });
+    }
+    for (const message of end.append) this.history.push(message);
+    this.suspension = suspension;
+    this.turns = Math.max(this.turns, turnIndex + 1);
+  }
+
+  /** Session-level values worth keeping: persistent state keys, host context, the user. */
+  private persistentState(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    const registry = this.app.registry;
+    for (const [key, value] of Object.entries(this.state.session.values)) {
+      if (value === undefined) continue;
+      if (key.startsWith('app.') || key === KERNEL_KEYS.user || registry.stateKey(key)?.persistent) out[key] = value;
+    }
+    return out;
+  }
+
+  /** Restores the session from the store once, then runs `session.start`. */
+  private load(): Promise<void> {
+    this.loading ??= (async () => {
+      const stored = this.app.store ? await this.app.store.load(this.id) : undefined;
+      if (stored) {
+        if (stored.agent !== this.agent.spec.name) {
+          throw new TrellisError('SessionNotFound', `Session '${this.id}' belongs to agent '${stored.agent}', not '${this.agent.spec.name}'`, {
+            hint: 'Open it through the agent that created it, or use another session id',
+          });
+        }
+        this.history = [...stored.transcript];
+        this.turns = stored.turns.reduce((n, t) => Math.max(n, t.index + 1), 0);
+        this.storeRevision = stored.revision;
+        this.suspension = stored.suspension ?? null;
+        this.state.seed(stored.state);
+      }
+      this.state.seed({ ...this.context, [KERNEL_KEYS.sessionId]: this.id });
+      const run = { scope: new ContextScope(this.state, undefined, undefined), schema: this.app.registry };
+      await this.app.hooks.parallel('session.start', this.app.registry.view(this.agent.spec.plugins).hooks['session.start'], { sessionId: this.id, resumed: stored !== undefined }, run);
+    })();
+    this.loading.catch(() => (this.loading = undefined));
+    return this.loading;
+  }
+
+  private serialize<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work, work);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+}
+
+function errorInfo(error: unknown): { code: string; message: string } {
+  if (TrellisError.is(error)) return { code: error.code, message: error.message };
+  return { code: 'Failed', message: error instanceof Error ? error.message : String(error) };
+}

@@ -1,0 +1,38 @@
+import type { ModelToolCall } from '../models/model-provider.js';
+import type { RegisteredTool } from '../plugin/plugin-member.js';
+import { executeToolCall, type CallOutcome } from '../tools/tool-pipeline.js';
+import type { TurnEnv } from './turn-env.js';
+
+/** A call that never ran because the turn stopped first. */
+export const INTERRUPTED = 'interrupted';
+
+export type BatchOutcome = CallOutcome | { readonly kind: typeof INTERRUPTED; readonly callId: string; readonly tool: string };
+
+/**
+ * Runs a round's tool calls, at most `limit` at once; outcomes come back in call order.
+ * After a Block or a cancellation, calls not yet started are not started.
+ */
+export async function runToolBatch(env: TurnEnv, calls: readonly ModelToolCall[], round: number, tools: ReadonlyMap<string, RegisteredTool>, limit: number): Promise<BatchOutcome[]> {
+  const outcomes = new Array<BatchOutcome>(calls.length);
+  if (calls.length === 1) {
+    outcomes[0] = await executeToolCall(env, calls[0]!, round, tools);
+    return outcomes;
+  }
+  let next = 0;
+  let stopped = false;
+  const worker = async () => {
+    while (next < calls.length) {
+      const index = next++;
+      const call = calls[index]!;
+      if (stopped || env.run.signal.aborted) {
+        outcomes[index] = { kind: INTERRUPTED, callId: call.id, tool: call.name };
+        continue;
+      }
+      const outcome = await executeToolCall(env, call, round, tools);
+      outcomes[index] = outcome;
+      if (outcome.kind === 'blocked') stopped = true;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, calls.length)) }, worker));
+  return outcomes;
+}

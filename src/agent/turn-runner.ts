@@ -1,0 +1,249 @@
+import { MemberContext } from '../context/member-context.js';
+import { TrellisError } from '../errors/trellis-error.js';
+import { hookResultKind, isHookResult, type HookResult } from '../hooks/hook-results.js';
+import type { ChatMessage, ModelProvider, ModelResponse, ModelToolCall, Usage } from '../models/model-provider.js';
+import type { RegisteredTool } from '../plugin/plugin-member.js';
+import { KERNEL_KEYS } from '../state/kernel-keys.js';
+import { commitKernelWrites, turnValue } from '../state/kernel-writes.js';
+import { toolMessage } from '../tools/tool-pipeline.js';
+import type { InferenceRequest } from './inference-request.js';
+import { filterTools, mergeInference, ROUND_KEYS, roundMessages, toolDefinition } from './round-request.js';
+import { SUSPENSION_VERSION, type SuspensionRecord } from './suspension-record.js';
+import { runToolBatch, type BatchOutcome } from './tool-batch.js';
+import type { TurnEnv } from './turn-env.js';
+import type { PendingApproval, ToolCallRecord, TurnResult, TurnStatus, TurnUsage } from './turn-result.js';
+
+/** The limits and model a turn runs with, from the agent spec. */
+export interface TurnLimits {
+  readonly model: ModelProvider;
+  readonly maxRounds: number;
+  readonly toolConcurrency: number;
+  readonly inference: InferenceRequest['inference'] | undefined;
+}
+
+/** How a turn ended, with what the session must store. */
+export interface TurnEnd {
+  readonly result: TurnResult;
+  /** Messages to append to the transcript (empty for a suspended, cancelled or failed turn). */
+  readonly append: readonly ChatMessage[];
+  readonly suspension: SuspensionRecord | undefined;
+}
+
+const NO_RECALL: readonly ChatMessage[] = [];
+
+/**
+ * One turn's rounds (DESIGN §7): each round asks the model, runs the tool calls it asked
+ * for, and goes on until an answer, `done(...)`, a Block, a Suspend, `maxRounds` or
+ * cancellation. Used for new turns and to continue resumed ones.
+ */
+export class TurnRunner {
+  rounds = 0;
+  readonly toolCalls: ToolCallRecord[] = [];
+  readonly usage: Record<string, Usage> = {};
+  /** This turn's messages: the user message, then assistant and tool messages. */
+  messages: ChatMessage[] = [];
+
+  constructor(
+    private readonly env: TurnEnv,
+    private readonly limits: TurnLimits,
+    readonly input: string,
+    readonly instructions: string,
+    private readonly transcript: readonly ChatMessage[],
+    readonly startedAt: string,
+  ) {}
+
+  /** Restores a suspended turn's progress before continuing it. */
+  restore(record: SuspensionRecord): void {
+    this.rounds = record.rounds;
+    this.messages = [...record.messages];
+    this.toolCalls.push(...record.toolCalls);
+    Object.assign(this.usage, record.usage);
+  }
+
+  /** Rounds until the turn ends; the caller runs `message.sending`, `task.end` and the checkpoint. */
+  async loop(): Promise<TurnEnd> {
+    const { env, limits } = this;
+    while (this.rounds < limits.maxRounds) {
+      this.checkCancelled();
+      const turnValues = this.clearRoundKeys();
+      const recalled = await env.hooks.collect<ChatMessage>('memory.read', env.view.hooks['memory.read'], { input: this.input, messages: this.messages }, env.run);
+      const offered = await this.selectTools(turnValues);
+      const contextMessages = env.run.scope.turn!.values[KERNEL_KEYS.contextMessages] as ChatMessage[] | undefined;
+      let request: InferenceRequest = {
+        messages: roundMessages(this.instructions, contextMessages, recalled.length ? recalled : NO_RECALL, this.transcript, this.messages),
+        tools: offered.map(toolDefinition),
+        inference: mergeInference(limits.inference, env.run.scope.turn!.values),
+      };
+      request = await this.transform(request);
+      request = (await env.hooks.pipeline('llm.before', env.view.hooks['llm.before'], request, env.run)) as InferenceRequest;
+      this.checkCancelled();
+      const round = ++this.rounds;
+      if (env.observed()) env.emit({ type: 'round.started', sessionId: env.sessionId, turn: env.turnIndex, round });
+      let response = await limits.model.call({
+        ...request,
+        signal: env.run.signal,
+        onDelta: env.observed() ? (delta) => env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }) : undefined,
+      });
+      response = (await env.hooks.pipeline('llm.after', env.view.hooks['llm.after'], response, env.run)) as ModelResponse;
+      this.addUsage(response);
+      if (env.observed()) env.emit({ type: 'round.finished', sessionId: env.sessionId, turn: env.turnIndex, round, model: response.model, usage: response.usage });
+      this.messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls.length > 0 ? response.toolCalls : undefined });
+      if (response.toolCalls.length === 0) return this.end('completed', response.text);
+      const byName = new Map(offered.map((t) => [t.name, t] as const));
+      const outcomes = await runToolBatch(env, response.toolCalls, round, byName, limits.toolConcurrency);
+      const end = this.afterCalls(response.toolCalls, outcomes);
+      if (end) return end;
+    }
+    return this.end('max_rounds', undefined);
+  }
+
+  /** Applies a round's outcomes: records results, and ends the turn on Block, Suspend or done. */
+  afterCalls(calls: readonly ModelToolCall[], outcomes: readonly BatchOutcome[]): TurnEnd | undefined {
+    const results: Record<string, string> = {};
+    const pending: PendingApproval[] = [];
+    let blocked: { reason: string; by: string } | undefined;
+    let done: string | undefined;
+    for (const outcome of outcomes) {
+      if (outcome.kind === 'result') {
+        this.toolCalls.push(outcome.record);
+        results[outcome.record.callId] = outcome.content;
+        if (outcome.done && done === undefined) done = replyText(outcome.record.value);
+      } else if (outcome.kind === 'suspended') {
+        pending.push(outcome.pending);
+      } else if (outcome.kind === 'blocked') {
+        blocked ??= outcome;
+      }
+    }
+    if (this.env.run.signal.aborted) throw cancelled();
+    if (blocked) {
+      for (const [index, call] of calls.entries()) {
+        if (results[call.id] !== undefined) continue;
+        const outcome = outcomes[index]!;
+        const code = outcome.kind === 'blocked' && outcome.reason === blocked.reason ? 'Blocked' : 'Interrupted';
+        const message = code === 'Blocked' ? `Blocked by ${blocked.by}: ${blocked.reason}` : 'Not run: the turn was blocked before this call started';
+        results[call.id] = toolMessage({ ok: false, error: { code, message, retryable: false } });
+      }
+      this.pushToolMessages(asCalls(calls), results);
+      return this.end('blocked', undefined, { code: 'Blocked', message: `${blocked.by}: ${blocked.reason}` });
+    }
+    if (pending.length > 0) {
+      const record: SuspensionRecord = {
+        version: SUSPENSION_VERSION,
+        turnIndex: this.env.turnIndex,
+        input: this.input,
+        startedAt: this.startedAt,
+        instructions: this.instructions,
+        rounds: this.rounds,
+        messages: this.messages,
+        calls: calls.map((c) => ({ callId: c.id, tool: c.name, arguments: c.arguments })),
+        results,
+        pending,
+        decisions: [],
+        toolCalls: this.toolCalls,
+        usage: this.usage,
+      };
+      return { result: this.result('suspended', undefined, undefined, pending), append: [], suspension: record };
+    }
+    this.pushToolMessages(asCalls(calls), results);
+    if (done !== undefined) {
+      this.messages.push({ role: 'assistant', content: done });
+      return this.end('completed', done);
+    }
+    return undefined;
+  }
+
+  /** Tool messages in call order, as the model expects them after its assistant message. */
+  pushToolMessages(calls: readonly { readonly callId: string; readonly tool: string }[], results: Readonly<Record<string, string>>): void {
+    for (const { callId: id, tool } of calls) {
+      this.messages.push({ role: 'tool', toolCallId: id, name: tool, content: results[id] ?? toolMessage({ ok: false, error: { code: 'Interrupted', message: 'No result was recorded', retryable: false } }) });
+    }
+  }
+
+  result(status: TurnStatus, reply: string | undefined, error?: { code: string; message: string }, suspended?: readonly PendingApproval[]): TurnResult {
+    return { status, reply, rounds: this.rounds, toolCalls: this.toolCalls, usage: totalUsage(this.usage), suspended, error };
+  }
+
+  end(status: TurnStatus, reply: string | undefined, error?: { code: string; message: string }): TurnEnd {
+    return { result: this.result(status, reply, error), append: [...this.messages], suspension: undefined };
+  }
+
+  private async selectTools(turnValues: Readonly<Record<string, unknown>>): Promise<readonly RegisteredTool[]> {
+    const { env } = this;
+    let candidates: readonly RegisteredTool[] = env.view.tools;
+    const registered = await env.hooks.collect<string>('tool.register', env.view.hooks['tool.register'], { round: this.rounds + 1 }, env.run);
+    if (registered.length > 0) {
+      const extra = registered.map((name) => env.registry.tools.get(name)).filter((t): t is RegisteredTool => t !== undefined && !candidates.includes(t));
+      candidates = [...candidates, ...extra];
+    }
+    const selected = await env.hooks.pipeline('tool.select', env.view.hooks['tool.select'], candidates, env.run);
+    return filterTools(selected as readonly RegisteredTool[], turnValues);
+  }
+
+  private async transform(request: InferenceRequest): Promise<InferenceRequest> {
+    const { env } = this;
+    for (const transform of env.view.transforms) {
+      const ctx = new MemberContext(transform, env.run.scope.snapshot(), env.run.scope, env.registry, 'transform', {}, true);
+      try {
+        const out = await transform.fn(request, ctx as never);
+        if (out !== undefined) request = out as InferenceRequest;
+      } catch (error) {
+        throw new TrellisError(TrellisError.is(error) ? error.code : 'HookFailed', `Transform ${transform.plugin}.${transform.method} failed: ${error instanceof Error ? error.message : String(error)}`, {
+          hint: 'Transforms must be pure functions of the request; fix the transform',
+          details: { plugin: transform.plugin, point: 'transform' },
+          cause: error,
+        });
+      }
+    }
+    return request;
+  }
+
+  /** Round-scoped overrides and tool filters last one round. */
+  private clearRoundKeys(): Readonly<Record<string, unknown>> {
+    const turn = this.env.run.scope.turn!;
+    if (ROUND_KEYS.some((key) => turn.values[key] !== undefined)) {
+      commitKernelWrites(this.env.run.scope, this.env.registry, ROUND_KEYS.map((key) => turnValue(key, undefined)));
+    }
+    return turn.values;
+  }
+
+  private addUsage(response: ModelResponse): void {
+    const previous = this.usage[response.model];
+    const u = response.usage;
+    this.usage[response.model] = previous
+      ? { inputTokens: previous.inputTokens + u.inputTokens, outputTokens: previous.outputTokens + u.outputTokens, totalTokens: previous.totalTokens + u.totalTokens }
+      : u;
+  }
+
+  private checkCancelled(): void {
+    if (this.env.run.signal.aborted) throw cancelled();
+  }
+}
+
+export function cancelled(): TrellisError {
+  return new TrellisError('Cancelled', 'The turn was cancelled', { hint: 'Send the message again to retry' });
+}
+
+export function totalUsage(byModel: Readonly<Record<string, Usage>>): TurnUsage {
+  let inputTokens = 0;
+  let outputTokens = 0;
+  let totalTokens = 0;
+  for (const u of Object.values(byModel)) {
+    inputTokens += u.inputTokens;
+    outputTokens += u.outputTokens;
+    totalTokens += u.totalTokens;
+  }
+  return { inputTokens, outputTokens, totalTokens, byModel };
+}
+
+function asCalls(calls: readonly ModelToolCall[]): { callId: string; tool: string }[] {
+  return calls.map((c) => ({ callId: c.id, tool: c.name }));
+}
+
+export function replyText(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value ?? null);
+}
+
+export function isControl(value: unknown, kind: 'block' | 'cancel'): value is HookResult & { reason: string } {
+  return isHookResult(value) && hookResultKind(value) === kind;
+}
+
