@@ -200,10 +200,13 @@ type InvokedContext = MemberContext & { out: unknown };
 export function hookFailure(error: unknown, hook: { plugin: string; method: string }, point: string): TrellisError {
   const where = `${hook.plugin}.${hook.method} at '${point}'`;
   if (TrellisError.is(error) && error.details['point'] !== undefined) return error;
-  const message = error instanceof Error ? error.message : String(error);
+  let message = error instanceof Error ? error.message : String(error);
   const code = TrellisError.is(error) ? error.code : 'HookFailed';
+  // Keep a wrapped error's hint as its hint (not only as text), without repeating it.
+  const hint = TrellisError.is(error) ? error.hint : 'Fix the handler, or catch the error inside it: a throwing hook fails the turn';
+  if (TrellisError.is(error) && hint && message.endsWith(`. ${hint}`)) message = message.slice(0, -(hint.length + 2));
   return new TrellisError(code, `${where}: ${message}`, {
-    hint: TrellisError.is(error) ? undefined : 'Fix the handler, or catch the error inside it: a throwing hook fails the turn',
+    hint,
     kind: TrellisError.is(error) ? error.kind : 'user',
     retryable: TrellisError.is(error) ? error.retryable : false,
     details: { ...(TrellisError.is(error) ? error.details : {}), plugin: hook.plugin, point },

@@ -51,14 +51,19 @@ function toolNames(action: string, payload: unknown): { tools: readonly string[]
   return { tools, scope: (raw as { scope?: 'turn' | 'round' }).scope ?? 'turn' };
 }
 
+/** A set union that keeps first-seen order: two plugins excluding the same tool list it once. */
+function union(list: readonly string[] | undefined, tools: readonly string[]): string[] {
+  return [...new Set([...(list ?? []), ...tools])];
+}
+
 function excludeTool(payload: unknown, ctx: PluginContext): void {
   const { tools, scope } = toolNames('ExcludeTool', payload);
-  ctx.update<string[]>(scope === 'round' ? KERNEL_KEYS.roundExcludeTools : KERNEL_KEYS.excludeTools, (list) => [...(list ?? []), ...tools]);
+  ctx.update<string[]>(scope === 'round' ? KERNEL_KEYS.roundExcludeTools : KERNEL_KEYS.excludeTools, (list) => union(list, tools));
 }
 
 function includeOnlyTools(payload: unknown, ctx: PluginContext): void {
   const { tools, scope } = toolNames('IncludeOnlyTools', payload);
-  ctx.update<string[]>(scope === 'round' ? KERNEL_KEYS.roundIncludeTools : KERNEL_KEYS.includeTools, (list) => [...(list ?? []), ...tools]);
+  ctx.update<string[]>(scope === 'round' ? KERNEL_KEYS.roundIncludeTools : KERNEL_KEYS.includeTools, (list) => union(list, tools));
 }
 
 const handler = (key: string, method: string, fn: (payload: unknown, ctx: PluginContext) => void): KeyedHandler => ({

@@ -79,6 +79,16 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** Resolves as `promise` does, or rejects with `message` after `ms` (the timer is cleared either way). */
+export async function within<T>(ms: number, promise: Promise<T>, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Awaits a promise expected to reject and returns what it rejected with. */
 export async function rejectionOf(promise: Promise<unknown> | (() => unknown)): Promise<unknown> {
   try {
