@@ -4,4 +4,6 @@ export { Hook, Transform, type HookOptions } from './hook.decorator.js';
 export { Requires } from './requires.decorator.js';
 export { Middleware } from './middleware.decorator.js';
 export { StateKey, type StateKeyOptions } from './state-key.decorator.js';
-export { OnEffect, OnAction, SelfTest } from './handler.decorators.js';
+export { OnEffect } from './on-effect.decorator.js';
+export { OnAction } from './on-action.decorator.js';
+export { SelfTest } from './self-test.decorator.js';

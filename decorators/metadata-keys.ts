@@ -20,7 +20,7 @@ export function appendMetadata<T>(key: symbol, target: object, item: T, position
   Reflect.defineMetadata(key, list, target);
 }
 
-/** Reads a list, or a map keyed by method name when `member` is given. */
+/** Reads a list kept on the class itself. */
 export function readList<T>(key: symbol, target: object): readonly T[] {
   return (Reflect.getOwnMetadata(key, target) as T[] | undefined) ?? [];
 }

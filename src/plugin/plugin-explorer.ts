@@ -4,7 +4,7 @@ import type { PluginOptions } from '../../decorators/plugin.decorator.js';
 import type { HookMetadata, TransformMetadata } from '../../decorators/hook.decorator.js';
 import type { ToolMetadata } from '../../decorators/tool.decorator.js';
 import type { StateKeyMetadata } from '../../decorators/state-key.decorator.js';
-import type { KeyedHandlerMetadata } from '../../decorators/handler.decorators.js';
+import type { KeyedHandlerMetadata } from '../../decorators/on-effect.decorator.js';
 import { CLASS_MEMBER } from '../../decorators/requires.decorator.js';
 import type { ContextKeySpec } from '../context/context-key.js';
 import { TrellisError } from '../errors/trellis-error.js';
