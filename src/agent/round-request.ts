@@ -50,5 +50,5 @@ export function roundMessages(
   return messages;
 }
 
-/** Keys that last one round; cleared before the next. */
+/** Keys that last one round: cleared once the model call they applied to is built. */
 export const ROUND_KEYS = [KERNEL_KEYS.inferenceRound, KERNEL_KEYS.roundIncludeTools, KERNEL_KEYS.roundExcludeTools] as const;

@@ -133,7 +133,7 @@ export class Session {
     } catch (error) {
       end = this.failed(error, runner ?? new TurnRunner(env, this.agent.limits, input, '', this.history, startedAt), saved);
     }
-    if (taskStarted) end = await this.taskEnd(env, input, end, saved);
+    if (taskStarted) end = await this.taskEnd(env, input, end);
     await this.checkpoint(turnIndex, message, end, startedAt);
     if (env.observed()) env.emit({ type: 'turn.finished', sessionId: this.id, turn: turnIndex, status: end.result.status, durationMs: performance.now() - began });
     return end.result;
@@ -141,15 +141,27 @@ export class Session {
 
   private async runResumed(record: SuspensionRecord, options: ResumeOptions): Promise<TurnResult> {
     const fresh = validateDecisions(record, options.decisions, this.id);
-    const env = this.env(new ContextLevel({ [KERNEL_KEYS.turnInput]: record.input, [KERNEL_KEYS.turnIndex]: record.turnIndex }), options.signal, record.turnIndex);
+    const env = this.env(new ContextLevel({ ...record.turn, [KERNEL_KEYS.turnInput]: record.input, [KERNEL_KEYS.turnIndex]: record.turnIndex }), options.signal, record.turnIndex);
     const saved = this.state.session.values;
     const runner = new TurnRunner(env, this.agent.limits, record.input, record.instructions, this.history, record.startedAt);
     runner.restore(record);
+    if (fresh.some((d) => d.decision !== 'reject')) await this.claim(record, fresh, runner);
+    const began = performance.now();
+    if (env.observed()) env.emit({ type: 'turn.started', sessionId: this.id, turn: record.turnIndex });
     let end: TurnEnd;
     try {
       const results = { ...record.results };
       let pending = [...record.pending];
-      let done: string | undefined;
+      let done = record.done;
+      // Decided but still pending: claimed by a resume that stopped before saving the outcome.
+      // It may have run, so it is not run again (at most once); the model is told.
+      const decided = new Set(record.decisions.map((d) => d.callId));
+      for (const call of pending.filter((p) => decided.has(p.callId))) {
+        const error = { code: 'Interrupted', message: 'An approved call was interrupted before its result was saved; it may or may not have run. Check before retrying it', retryable: false };
+        results[call.callId] = toolMessage({ ok: false, error });
+        runner.toolCalls.push({ callId: call.callId, tool: call.tool, round: record.rounds, ok: false, error, durationMs: 0 });
+        pending = pending.filter((p) => p !== call);
+      }
       for (const decision of fresh) {
         const call = pending.find((p) => p.callId === decision.callId)!;
         pending = pending.filter((p) => p !== call);
@@ -167,7 +179,7 @@ export class Session {
         if (outcome.done && done === undefined) done = replyText(outcome.record.value);
       }
       if (pending.length > 0) {
-        const next: SuspensionRecord = { ...record, results, pending, decisions: [...record.decisions, ...fresh], toolCalls: runner.toolCalls };
+        const next: SuspensionRecord = { ...record, results, pending, decisions: [...record.decisions, ...fresh], toolCalls: runner.toolCalls, turn: runner.turnValues(), ...(done !== undefined && { done }) };
         end = { result: runner.result('suspended', undefined, undefined, pending), append: [], suspension: next };
       } else {
         runner.pushToolMessages(record.calls, results);
@@ -181,9 +193,29 @@ export class Session {
     } catch (error) {
       end = this.failed(error, runner, saved);
     }
-    end = await this.taskEnd(env, record.input, end, saved);
+    end = await this.taskEnd(env, record.input, end);
     await this.checkpoint(record.turnIndex, record.input, end, record.startedAt);
+    if (env.observed()) env.emit({ type: 'turn.finished', sessionId: this.id, turn: record.turnIndex, status: end.result.status, durationMs: performance.now() - began });
     return end.result;
+  }
+
+  /**
+   * Stores the decisions before any call runs, so that a second process resuming the
+   * same turn at the same time fails the revision check instead of running the calls again.
+   */
+  private async claim(record: SuspensionRecord, fresh: readonly Decision[], runner: TurnRunner): Promise<void> {
+    if (!this.app.store) return;
+    const claimed: SuspensionRecord = { ...record, decisions: [...record.decisions, ...fresh] };
+    try {
+      await this.checkpoint(record.turnIndex, record.input, { result: runner.result('suspended', undefined, undefined, record.pending), append: [], suspension: claimed }, record.startedAt);
+    } catch (error) {
+      if (!TrellisError.is(error, 'StaleState')) throw error;
+      this.loading = undefined;
+      throw new TrellisError('SessionBusy', `Session '${this.id}' was changed elsewhere (another process resumed or continued it); nothing was run here`, {
+        hint: 'Reload the session and check whether the calls still wait for a decision',
+        cause: error,
+      });
+    }
   }
 
   /** `message.sending` may rewrite or cancel the reply; then `memory.write` sees the exchange. */
@@ -191,7 +223,8 @@ export class Session {
     if (end.result.status !== 'completed' || end.result.reply === undefined) return end;
     const sending = await env.hooks.pipeline('message.sending', env.view.hooks['message.sending'], end.result.reply, env.run);
     if (isControl(sending, 'cancel')) {
-      return { result: runner.result('cancelled', undefined, { code: 'ReplyCancelled', message: sending.reason }), append: end.append, suspension: undefined };
+      // Like any cancelled turn, nothing is appended: the model must not see a reply the user never got.
+      return { result: runner.result('cancelled', undefined, { code: 'ReplyCancelled', message: sending.reason }), append: [], suspension: undefined };
     }
     const reply = sending as string;
     let append = end.append;
@@ -204,21 +237,25 @@ export class Session {
   }
 
   /** `task.end` always runs; if it throws, the turn fails. */
-  private async taskEnd(env: TurnEnv, input: string, end: TurnEnd, saved: Readonly<Record<string, unknown>>): Promise<TurnEnd> {
+  private async taskEnd(env: TurnEnv, input: string, end: TurnEnd): Promise<TurnEnd> {
     try {
       await env.hooks.parallel('task.end', env.view.hooks['task.end'], { input, status: end.result.status, reply: end.result.reply }, env.run);
       return end;
     } catch (error) {
       if (end.result.status === 'failed') return end;
-      this.state.restore(saved);
       return { result: { ...end.result, status: 'failed', reply: undefined, error: errorInfo(error) }, append: [], suspension: undefined };
     }
   }
 
+  /**
+   * A cancelled turn leaves nothing half-written: session values go back to how they were.
+   * A failed turn keeps what it committed (each commit was whole), so charges for model
+   * calls that happened, or lessons from errors, are not lost with it.
+   */
   private failed(error: unknown, runner: TurnRunner, saved: Readonly<Record<string, unknown>>): TurnEnd {
-    this.state.restore(saved);
     const isCancel = TrellisError.is(error, 'Cancelled') || (error instanceof Error && error.name === 'AbortError');
-    if (!isCancel) this.app.reportError(error, undefined, undefined, this.id);
+    if (isCancel) this.state.restore(saved);
+    else this.app.reportError(error, undefined, undefined, this.id);
     return { result: runner.result(isCancel ? 'cancelled' : 'failed', undefined, errorInfo(isCancel ? cancelled() : error)), append: [], suspension: undefined };
   }
 

@@ -27,6 +27,13 @@ export interface SuspensionRecord {
   readonly decisions: readonly Decision[];
   readonly toolCalls: readonly ToolCallRecord[];
   readonly usage: Readonly<Record<string, Usage>>;
+  /**
+   * Turn-level context when the turn stopped (context messages, overrides, `<tool>.result`),
+   * restored on resume. Optional: records written before it was added resume without it.
+   */
+  readonly turn?: Readonly<Record<string, unknown>>;
+  /** The reply a call of the stopped round gave with `done(...)`; the turn ends with it once the rest is decided. */
+  readonly done?: string;
 }
 
 /** Checks a stored record before anything runs from it: fail closed on anything odd. */
@@ -46,10 +53,19 @@ export function parseSuspension(value: unknown, sessionId: string): SuspensionRe
   if (typeof record.turnIndex !== 'number' || typeof record.rounds !== 'number') throw fail('turnIndex or rounds is not a number');
   if (typeof record.input !== 'string' || typeof record.instructions !== 'string') throw fail('input or instructions is not text');
   if (typeof record.results !== 'object' || record.results === null) throw fail("'results' is not an object");
+  if (record.turn !== undefined && (typeof record.turn !== 'object' || record.turn === null || Array.isArray(record.turn))) throw fail("'turn' is not an object");
+  if (record.done !== undefined && typeof record.done !== 'string') throw fail("'done' is not text");
   for (const pending of record.pending!) {
     if (typeof pending?.callId !== 'string' || typeof pending.tool !== 'string' || typeof pending.arguments !== 'string' || typeof pending.ticket?.message !== 'string') {
       throw fail('a pending call is malformed');
     }
   }
   return record as SuspensionRecord;
+}
+
+/** The turn level's values worth carrying over a suspension: set ones, without the per-turn kernel inputs. */
+export function carriedTurnValues(values: Readonly<Record<string, unknown>>, skip: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(values)) if (value !== undefined && !skip.includes(key)) out[key] = value;
+  return out;
 }

@@ -8,7 +8,7 @@ import { commitKernelWrites, turnValue } from '../state/kernel-writes.js';
 import { toolMessage } from '../tools/tool-pipeline.js';
 import type { InferenceRequest } from './inference-request.js';
 import { filterTools, mergeInference, ROUND_KEYS, roundMessages, toolDefinition } from './round-request.js';
-import { SUSPENSION_VERSION, type SuspensionRecord } from './suspension-record.js';
+import { carriedTurnValues, SUSPENSION_VERSION, type SuspensionRecord } from './suspension-record.js';
 import { runToolBatch, type BatchOutcome } from './tool-batch.js';
 import type { TurnEnv } from './turn-env.js';
 import type { PendingApproval, ToolCallRecord, TurnResult, TurnStatus, TurnUsage } from './turn-result.js';
@@ -65,9 +65,8 @@ export class TurnRunner {
     const { env, limits } = this;
     while (this.rounds < limits.maxRounds) {
       this.checkCancelled();
-      const turnValues = this.clearRoundKeys();
       const recalled = await env.hooks.collect<ChatMessage>('memory.read', env.view.hooks['memory.read'], { input: this.input, messages: this.messages }, env.run);
-      const offered = await this.selectTools(turnValues);
+      const offered = await this.selectTools();
       const contextMessages = env.run.scope.turn!.values[KERNEL_KEYS.contextMessages] as ChatMessage[] | undefined;
       let request: InferenceRequest = {
         messages: roundMessages(this.instructions, contextMessages, recalled.length ? recalled : NO_RECALL, this.transcript, this.messages),
@@ -76,6 +75,8 @@ export class TurnRunner {
       };
       request = await this.transform(request);
       request = (await env.hooks.pipeline('llm.before', env.view.hooks['llm.before'], request, env.run)) as InferenceRequest;
+      // Round overrides and filters set before this call applied to it; ones set from here on apply to the next.
+      this.clearRoundKeys();
       this.checkCancelled();
       const round = ++this.rounds;
       if (env.observed()) env.emit({ type: 'round.started', sessionId: env.sessionId, turn: env.turnIndex, round });
@@ -141,6 +142,8 @@ export class TurnRunner {
         decisions: [],
         toolCalls: this.toolCalls,
         usage: this.usage,
+        turn: this.turnValues(),
+        ...(done !== undefined && { done }),
       };
       return { result: this.result('suspended', undefined, undefined, pending), append: [], suspension: record };
     }
@@ -159,6 +162,11 @@ export class TurnRunner {
     }
   }
 
+  /** Turn-level context to keep in a suspension record. */
+  turnValues(): Record<string, unknown> {
+    return carriedTurnValues(this.env.run.scope.turn!.values, [KERNEL_KEYS.turnInput, KERNEL_KEYS.turnIndex]);
+  }
+
   result(status: TurnStatus, reply: string | undefined, error?: { code: string; message: string }, suspended?: readonly PendingApproval[]): TurnResult {
     return { status, reply, rounds: this.rounds, toolCalls: this.toolCalls, usage: totalUsage(this.usage), suspended, error };
   }
@@ -167,7 +175,7 @@ export class TurnRunner {
     return { result: this.result(status, reply, error), append: [...this.messages], suspension: undefined };
   }
 
-  private async selectTools(turnValues: Readonly<Record<string, unknown>>): Promise<readonly RegisteredTool[]> {
+  private async selectTools(): Promise<readonly RegisteredTool[]> {
     const { env } = this;
     let candidates: readonly RegisteredTool[] = env.view.tools;
     const registered = await env.hooks.collect<string>('tool.register', env.view.hooks['tool.register'], { round: this.rounds + 1 }, env.run);
@@ -176,7 +184,8 @@ export class TurnRunner {
       candidates = [...candidates, ...extra];
     }
     const selected = await env.hooks.pipeline('tool.select', env.view.hooks['tool.select'], candidates, env.run);
-    return filterTools(selected as readonly RegisteredTool[], turnValues);
+    // Read the turn now: memory.read and tool.register hooks of this round may have added filters.
+    return filterTools(selected as readonly RegisteredTool[], env.run.scope.turn!.values);
   }
 
   private async transform(request: InferenceRequest): Promise<InferenceRequest> {
@@ -197,13 +206,12 @@ export class TurnRunner {
     return request;
   }
 
-  /** Round-scoped overrides and tool filters last one round. */
-  private clearRoundKeys(): Readonly<Record<string, unknown>> {
+  /** Round-scoped overrides and tool filters last one model call. */
+  private clearRoundKeys(): void {
     const turn = this.env.run.scope.turn!;
     if (ROUND_KEYS.some((key) => turn.values[key] !== undefined)) {
       commitKernelWrites(this.env.run.scope, this.env.registry, ROUND_KEYS.map((key) => turnValue(key, undefined)));
     }
-    return turn.values;
   }
 
   private addUsage(response: ModelResponse): void {

@@ -304,7 +304,8 @@ export class Trellis {
     try {
       await hook.call(plugin.instance, this);
     } catch (error) {
-      throw new TrellisError('InvalidPlugin', `${plugin.definition.name}.${method} failed: ${error instanceof Error ? error.message : String(error)}`, {
+      // A plugin's own typed error (e.g. InvalidConfig found in onInstall) keeps its code.
+      throw new TrellisError(TrellisError.is(error) ? error.code : 'InvalidPlugin', `${plugin.definition.name}.${method} failed: ${error instanceof Error ? error.message : String(error)}`, {
         hint: method === 'onInstall' ? 'Nothing was registered; fix the error and install again' : 'The plugin was removed anyway',
         cause: error,
       });

@@ -98,8 +98,7 @@ async function runTool(env: TurnEnv, tool: RegisteredTool, info: ToolCallInfo): 
 async function invoke(tool: RegisteredTool, invocation: ToolInvocation, ctx: MemberContext): Promise<ToolResult> {
   ctx.signal = invocation.signal;
   try {
-    const pending = Promise.resolve(tool.fn(invocation.args, ctx as never));
-    const out = tool.timeoutMs === undefined ? await pending : await withTimeout(pending, tool, ctx);
+    const out = await guarded(tool, ctx, () => tool.fn(invocation.args, ctx as never));
     if (isHookResult(out) && hookResultKind(out) === 'done') return { ok: true, value: (out as HookResult & { value: unknown }).value, done: true };
     return { ok: true, value: out };
   } catch (error) {
@@ -107,23 +106,46 @@ async function invoke(tool: RegisteredTool, invocation: ToolInvocation, ctx: Mem
   }
 }
 
-function withTimeout(pending: Promise<unknown>, tool: RegisteredTool, ctx: MemberContext): Promise<unknown> {
-  const controller = new AbortController();
+/**
+ * Runs the tool under its `timeoutMs` and the caller's signal. The call stops on either,
+ * even if the tool ignores its signal; the tool's signal is in place before it runs.
+ */
+function guarded(tool: RegisteredTool, ctx: MemberContext, run: () => unknown): Promise<unknown> {
   const outer = ctx.signal;
-  const onAbort = () => controller.abort(outer.reason);
+  if (outer.aborted) return Promise.reject(cancelledCall(tool));
+  const controller = tool.timeoutMs === undefined ? undefined : new AbortController();
+  if (controller) ctx.signal = controller.signal;
+  let stop!: (error: TrellisError) => void;
+  const stopped = new Promise<never>((_, reject) => (stop = reject));
+  // Settle first, then abort, so a tool that rejects on abort does not win the race.
+  const onAbort = () => {
+    stop(cancelledCall(tool));
+    controller?.abort(outer.reason);
+  };
   outer.addEventListener('abort', onAbort, { once: true });
-  ctx.signal = controller.signal;
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
+  if (controller) {
     timer = setTimeout(() => {
+      stop(new TrellisError('ToolTimeout', `${tool.name} took longer than ${tool.timeoutMs} ms and was stopped`, { retryable: true, hint: 'Try again, or with a smaller request' }));
       controller.abort();
-      reject(new TrellisError('ToolTimeout', `${tool.name} took longer than ${tool.timeoutMs} ms and was stopped`, { retryable: true, hint: 'Try again, or with a smaller request' }));
     }, tool.timeoutMs);
-  });
-  return Promise.race([pending, timeout]).finally(() => {
+  }
+  let pending: Promise<unknown>;
+  try {
+    pending = Promise.resolve(run());
+  } catch (error) {
+    pending = Promise.reject(error);
+  }
+  // A late failure of an abandoned call must not surface as an unhandled rejection.
+  pending.catch(() => undefined);
+  return Promise.race([pending, stopped]).finally(() => {
     clearTimeout(timer);
     outer.removeEventListener('abort', onAbort);
   });
+}
+
+function cancelledCall(tool: RegisteredTool): TrellisError {
+  return new TrellisError('Cancelled', `${tool.name} was stopped: the call was cancelled`, { hint: 'Send the message again to retry' });
 }
 
 function checkOutput(env: TurnEnv, tool: RegisteredTool, info: ToolCallInfo, value: unknown): ToolResult {
