@@ -1,0 +1,4 @@
+/** The `billing` plugin: per-user credits, charged by token usage, model picked by plan. */
+export { BillingPlugin, CREDITS_KEY } from './billing.plugin.js';
+export { BillingConfig, BillingPlan, UserAccount } from './billing.config.js';
+export { BillingAccounts, type CreditBalances } from './billing-accounts.js';
