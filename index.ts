@@ -68,3 +68,37 @@ export { SqliteStore, type SqliteStoreOptions } from './src/stores/sqlite-store.
 
 // Validation helpers for DTOs
 export { Describe } from './src/validation/describe.decorator.js';
+
+// Built-in plugins: policy
+export { PermissionsPlugin, PermissionsConfig, PermissionRule, ArgumentCondition, PermissionPolicy, type PermissionEffect, type PermissionDecision } from './plugins/permissions/index.js';
+export { ContentSafetyPlugin, ContentSafetyConfig, RedactionPattern, PiiRedactor, passesLuhn } from './plugins/content-safety/index.js';
+export { BillingPlugin, BillingConfig, BillingPlan, UserAccount, BillingAccounts, CREDITS_KEY, type CreditBalances } from './plugins/billing/index.js';
+export { ReflectionPlugin, ReflectionConfig, LESSONS_KEY, type Lesson } from './plugins/reflection/index.js';
+
+// Built-in plugins: memory, retrieval, observation
+export {
+  TranscriptMemory,
+  TranscriptMemoryConfig,
+  SummarisingMemory,
+  SummarisingMemoryConfig,
+  SUMMARISER,
+  ModelSummariser,
+  ContextWindowTransform,
+  ContextWindowConfig,
+  type Summariser,
+  type ExchangeRecord,
+} from './plugins/memory/index.js';
+export { RagPlugin, RagConfig, EMBEDDING_PROVIDER, OpenAIEmbeddings, VectorIndex, cosineSimilarity, type EmbeddingProvider, type OpenAIEmbeddingsOptions, type Passage } from './plugins/retrieval/index.js';
+export {
+  MetricsPlugin,
+  MetricsConfig,
+  OpenTelemetryPlugin,
+  OpenTelemetryConfig,
+  OTEL_TRACER_PROVIDER,
+  TokenAccountingPlugin,
+  TokenAccountingConfig,
+  TOKEN_USAGE_STORE,
+  InMemoryTokenUsageStore,
+  type TokenUsageStore,
+  type TokenTotals,
+} from './plugins/observation/index.js';

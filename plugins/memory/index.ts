@@ -1,0 +1,12 @@
+/** Built-in memory plugins: transcript memory, summarising memory, the context-window transform. */
+export { TranscriptMemory, TRANSCRIPT_EXCHANGES_KEY } from './transcript-memory.plugin.js';
+export { TranscriptMemoryConfig } from './transcript-memory.config.js';
+export type { ExchangeRecord, RecordedToolCall } from './exchange-record.js';
+export { SummarisingMemory, SUMMARY_STATE_KEY, type SummaryState } from './summarising-memory.plugin.js';
+export { SummarisingMemoryConfig } from './summarising-memory.config.js';
+export { SUMMARISER, ModelSummariser } from './summariser.js';
+export type { Summariser, SummariserFn, SummaryRequest, SummaryExchange } from './summariser.js';
+export { ContextWindowTransform } from './context-window.transform.js';
+export { ContextWindowConfig } from './context-window.config.js';
+export { trimToWindow } from './trim-to-window.js';
+export { estimateTextTokens, estimateMessageTokens, CHARS_PER_TOKEN } from './token-estimate.js';

@@ -1,0 +1,185 @@
+import { context, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api';
+import { inject, optional } from 'inversify';
+import type { Subscription } from 'rxjs';
+import { Hook, Plugin } from '../../decorators/index.js';
+import type { InferenceRequest } from '../../src/agent/inference-request.js';
+import type { Trellis } from '../../src/app/trellis.js';
+import type { HookContext } from '../../src/context/plugin-context.js';
+import type { TrellisEvent } from '../../src/events/trellis-event.js';
+import type { InferenceSettings } from '../../src/models/model-provider.js';
+import type { PluginLifecycle } from '../../src/app/plugin-lifecycle.js';
+import { PLUGIN_CONFIG } from '../../src/plugin/plugin-tokens.js';
+import { GEN_AI, GEN_AI_OPERATION } from './gen-ai-attributes.js';
+import { OpenTelemetryConfig } from './otel.config.js';
+import { OTEL_TRACER_PROVIDER } from './otel-tokens.js';
+
+/** The open spans of one session; its turns never interleave, so one set suffices. */
+interface SessionSpans {
+  turn?: Span;
+  parent: Context;
+  round?: Span;
+  /** Whether the open round's request named a model. */
+  roundModel?: string;
+  readonly tools: Map<string, Span>;
+  /** The inference settings `llm.before` saw last, for the next round's request attributes. */
+  inference?: InferenceSettings;
+}
+
+/**
+ * OpenTelemetry spans for turns, model calls and tool calls, with the GenAI semantic
+ * conventions, built from the event stream:
+ *
+ * - turn: `invoke_agent` (INTERNAL), `gen_ai.conversation.id` = session id;
+ * - each model call: `chat <model>` (CLIENT), a child of the turn, with
+ *   `gen_ai.request.model` (the requested model, else the one that answered),
+ *   `gen_ai.response.model`, `gen_ai.usage.input_tokens` / `output_tokens`;
+ * - each tool call: `execute_tool <tool>` (INTERNAL), a child of the turn, with
+ *   `gen_ai.tool.name`, `gen_ai.tool.call.id`, and `error.type` when it failed.
+ *
+ * The tracer comes from the {@link OTEL_TRACER_PROVIDER} binding, else the global provider.
+ * An `llm.before` hook at priority 10000 (after every other) only records the final
+ * request's inference settings; it changes nothing.
+ */
+@Plugin({ name: 'otel', version: '1.0.0', description: 'OpenTelemetry spans for turns, model calls and tool calls (GenAI semantic conventions)', config: OpenTelemetryConfig })
+export class OpenTelemetryPlugin implements PluginLifecycle {
+  private readonly tracer: Tracer;
+  private readonly sessions = new Map<string, SessionSpans>();
+  private subscription: Subscription | undefined;
+
+  constructor(
+    @inject(PLUGIN_CONFIG) private readonly config: OpenTelemetryConfig,
+    @inject(OTEL_TRACER_PROVIDER) @optional() provider?: TracerProvider,
+  ) {
+    this.tracer = (provider ?? trace.getTracerProvider()).getTracer(config.tracerName);
+  }
+
+  onInstall(app: Trellis): void {
+    this.subscription = app.events$.subscribe((event) => this.observe(event));
+  }
+
+  onUninstall(): void {
+    this.subscription?.unsubscribe();
+    this.subscription = undefined;
+    for (const id of [...this.sessions.keys()]) this.closeAll(id, 'uninstalled');
+  }
+
+  @Hook('llm.before', { priority: 10_000 })
+  recordRequest(request: InferenceRequest, ctx: HookContext): void {
+    this.spans(ctx.sessionId).inference = request.inference;
+  }
+
+  private observe(event: TrellisEvent): void {
+    switch (event.type) {
+      case 'turn.started': {
+        const spans = this.spans(event.sessionId);
+        spans.turn = this.tracer.startSpan('invoke_agent', {
+          kind: SpanKind.INTERNAL,
+          attributes: { [GEN_AI.operationName]: GEN_AI_OPERATION.agent, [GEN_AI.conversationId]: event.sessionId, [GEN_AI.turnIndex]: event.turn },
+        });
+        spans.parent = trace.setSpan(context.active(), spans.turn);
+        return;
+      }
+      case 'round.started': {
+        const spans = this.spans(event.sessionId);
+        const inference = spans.inference ?? {};
+        spans.inference = undefined;
+        const attributes: Record<string, string | number> = { [GEN_AI.operationName]: GEN_AI_OPERATION.chat, [GEN_AI.conversationId]: event.sessionId, [GEN_AI.roundIndex]: event.round };
+        if (this.config.providerName) attributes[GEN_AI.providerName] = this.config.providerName;
+        if (inference.model) attributes[GEN_AI.requestModel] = inference.model;
+        if (inference.temperature !== undefined) attributes[GEN_AI.requestTemperature] = inference.temperature;
+        if (inference.maxTokens !== undefined) attributes[GEN_AI.requestMaxTokens] = inference.maxTokens;
+        if (inference.topP !== undefined) attributes[GEN_AI.requestTopP] = inference.topP;
+        spans.roundModel = inference.model;
+        spans.round = this.tracer.startSpan(inference.model ? `chat ${inference.model}` : 'chat', { kind: SpanKind.CLIENT, attributes }, spans.parent);
+        return;
+      }
+      case 'round.finished': {
+        const spans = this.sessions.get(event.sessionId);
+        const span = spans?.round;
+        if (!span) return;
+        spans.round = undefined;
+        span.setAttribute(GEN_AI.responseModel, event.model);
+        span.setAttribute(GEN_AI.inputTokens, event.usage.inputTokens);
+        span.setAttribute(GEN_AI.outputTokens, event.usage.outputTokens);
+        if (!spans.roundModel) {
+          // No explicit model was requested: the provider's default answered.
+          span.setAttribute(GEN_AI.requestModel, event.model);
+          span.updateName(`chat ${event.model}`);
+        }
+        span.end();
+        return;
+      }
+      case 'tool.started': {
+        const spans = this.spans(event.sessionId);
+        const span = this.tracer.startSpan(
+          `execute_tool ${event.tool}`,
+          { kind: SpanKind.INTERNAL, attributes: { [GEN_AI.operationName]: GEN_AI_OPERATION.tool, [GEN_AI.toolName]: event.tool, [GEN_AI.toolCallId]: event.callId, [GEN_AI.toolType]: 'function' } },
+          spans.parent,
+        );
+        spans.tools.set(event.callId, span);
+        return;
+      }
+      case 'tool.finished': {
+        const span = this.takeTool(event.sessionId, event.callId);
+        if (!span) return;
+        if (!event.ok) {
+          span.setAttribute(GEN_AI.errorType, event.error?.code ?? 'ToolFailed');
+          span.setStatus({ code: SpanStatusCode.ERROR, message: event.error?.message });
+        }
+        span.end();
+        return;
+      }
+      case 'tool.suspended': {
+        const span = this.takeTool(event.sessionId, event.callId);
+        span?.setAttribute('trellis.tool.suspended', true);
+        span?.end();
+        return;
+      }
+      case 'error': {
+        if (!event.sessionId) return;
+        const spans = this.sessions.get(event.sessionId);
+        const target = spans?.round ?? spans?.turn;
+        target?.setAttribute(GEN_AI.errorType, event.code);
+        target?.setStatus({ code: SpanStatusCode.ERROR, message: event.message });
+        return;
+      }
+      case 'turn.finished': {
+        const spans = this.sessions.get(event.sessionId);
+        if (spans?.turn) {
+          spans.turn.setAttribute(GEN_AI.turnStatus, event.status);
+          if (event.status === 'failed') spans.turn.setStatus({ code: SpanStatusCode.ERROR, message: 'the turn failed' });
+        }
+        this.closeAll(event.sessionId, event.status);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  private spans(sessionId: string): SessionSpans {
+    let spans = this.sessions.get(sessionId);
+    if (!spans) this.sessions.set(sessionId, (spans = { parent: context.active(), tools: new Map() }));
+    return spans;
+  }
+
+  private takeTool(sessionId: string, callId: string): Span | undefined {
+    const tools = this.sessions.get(sessionId)?.tools;
+    const span = tools?.get(callId);
+    tools?.delete(callId);
+    return span;
+  }
+
+  /** Ends whatever is still open (a model call that threw, a blocked tool call), then the turn. */
+  private closeAll(sessionId: string, reason: string): void {
+    const spans = this.sessions.get(sessionId);
+    if (!spans) return;
+    this.sessions.delete(sessionId);
+    for (const span of [spans.round, ...spans.tools.values()]) {
+      if (!span) continue;
+      span.setAttribute('trellis.unfinished', reason);
+      span.end();
+    }
+    spans.turn?.end();
+  }
+}

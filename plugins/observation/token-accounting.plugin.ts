@@ -1,0 +1,59 @@
+import { inject, optional } from 'inversify';
+import { Hook, Plugin, Requires, StateKey } from '../../decorators/index.js';
+import type { Session } from '../../src/agent/session.js';
+import type { HookContext } from '../../src/context/plugin-context.js';
+import type { ModelResponse } from '../../src/models/model-provider.js';
+import { PLUGIN_CONFIG } from '../../src/plugin/plugin-tokens.js';
+import { TokenAccountingConfig } from './token-accounting.config.js';
+import { addUsage, EMPTY_TOTALS, type TokenTotals } from './token-usage.js';
+import { InMemoryTokenUsageStore, TOKEN_USAGE_STORE, type TokenUsageStore } from './token-usage-store.js';
+
+/** The session-level, persistent state key holding a session's {@link TokenTotals}. */
+export const SESSION_TOKENS_KEY = 'tokens.session';
+
+/**
+ * Token accounting per session and per user. An `llm.after` hook (priority 10000, after
+ * every other) adds each model call's usage to the session's totals, kept in the
+ * persistent session key `tokens.session` (checkpointed with the session, restored in
+ * another process), and, when the session or turn context has `app.user_id`, to that
+ * user's totals in the {@link TOKEN_USAGE_STORE} (in memory unless the host binds one).
+ *
+ * A turn that fails or is cancelled rolls the session state back (the kernel keeps no
+ * half-written state), so its tokens leave the session totals; the per-user store keeps
+ * them, being outside the session.
+ *
+ * @example
+ * const tokens = (await app.install(TokenAccountingPlugin)).instance as TokenAccountingPlugin;
+ * tokens.sessionUsage(session).totalTokens; await tokens.userUsage('u1');
+ */
+@Plugin({ name: 'tokens', version: '1.0.0', description: 'Token usage per session and per user', config: TokenAccountingConfig })
+@StateKey(SESSION_TOKENS_KEY, { scope: 'session', merge: 'commutative', persistent: true })
+export class TokenAccountingPlugin {
+  private readonly store: TokenUsageStore;
+
+  constructor(
+    @inject(PLUGIN_CONFIG) private readonly config: TokenAccountingConfig,
+    @inject(TOKEN_USAGE_STORE) @optional() store?: TokenUsageStore,
+  ) {
+    this.store = store ?? new InMemoryTokenUsageStore();
+  }
+
+  @Hook('llm.after', { priority: 10_000 })
+  @Requires({ key: 'app.user_id', optional: true })
+  async count(response: ModelResponse, ctx: HookContext): Promise<void> {
+    const { model, usage } = response;
+    ctx.update<TokenTotals>(SESSION_TOKENS_KEY, (previous) => addUsage(previous, model, usage, this.config.byModel));
+    const userId = ctx.deps['app.user_id'];
+    if (this.config.perUser && userId !== undefined && userId !== null) await this.store.add(String(userId), model, usage);
+  }
+
+  /** A session's totals so far (zero before its first model call). */
+  sessionUsage(session: Session): TokenTotals {
+    return (session.state.session.values[SESSION_TOKENS_KEY] as TokenTotals | undefined) ?? EMPTY_TOTALS;
+  }
+
+  /** A user's totals over all their sessions (zero for an unknown user). */
+  async userUsage(userId: string): Promise<TokenTotals> {
+    return (await this.store.get(userId)) ?? EMPTY_TOTALS;
+  }
+}
