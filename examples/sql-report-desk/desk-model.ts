@@ -1,0 +1,88 @@
+import { randomBytes } from 'node:crypto';
+import { ScriptedModel, type ChatMessage, type ModelRequest, type ScriptedReply } from '../../index.js';
+import { LESSONS_HEADING } from './desk-app.js';
+
+/** The first try: `orders` has no `total` column, so it fails and teaches a lesson. */
+export const BAD_QUERY = 'SELECT c.name, SUM(o.total) AS spent FROM customers c JOIN orders o ON o.customer_id = c.id GROUP BY c.id ORDER BY spent DESC LIMIT 3';
+
+/** The corrected query: revenue from paid orders, in currency units. */
+export const GOOD_QUERY = [
+  'SELECT c.name, c.country, ROUND(SUM(p.price_cents * i.quantity) / 100.0, 2) AS spent',
+  'FROM customers c',
+  'JOIN orders o ON o.customer_id = c.id',
+  'JOIN order_items i ON i.order_id = o.id',
+  'JOIN products p ON p.id = i.product_id',
+  "WHERE o.status = 'paid'",
+  'GROUP BY c.id ORDER BY spent DESC LIMIT 3',
+].join(' ');
+
+/** The file the scripted model asks `export.csv` to write. */
+export const EXPORT_FILENAME = 'top-customers.csv';
+
+/**
+ * The desk's offline model: a `ScriptedModel` whose replies follow the conversation, so
+ * the same script serves `npm start`, `trellis run` and `trellis chat`. A question is
+ * answered with a query — the wrong one first, unless a lesson in the instructions says
+ * otherwise — then a summary of the rows; a message asking for an export or a CSV asks for
+ * `export.csv` and then reports the file (or the refusal).
+ */
+export function deskScriptedModel(): ScriptedModel {
+  return new ScriptedModel(deskReply, { name: 'scripted-desk' });
+}
+
+/** The reply to one request: what `deskScriptedModel` answers. */
+export function deskReply(request: ModelRequest): ScriptedReply {
+  const { messages } = request;
+  const userAt = messages.map((m) => m.role).lastIndexOf('user');
+  const question = messages[userAt]?.content ?? '';
+  const since = messages.slice(userAt + 1);
+  const last = since.at(-1);
+  if (/\b(export|csv|file)\b/i.test(question)) {
+    if (!last) return { toolCalls: [{ id: callId(), name: 'export.csv', args: { sql: lastGoodQuery(messages) ?? GOOD_QUERY, filename: EXPORT_FILENAME } }] };
+    const result = parse(last);
+    if (result.error) return `I did not write the file: ${result.error.message}`;
+    return `Saved ${String(result.rows)} rows to ${String(result.file)}.`;
+  }
+  if (!last) {
+    const learned = messages.some((m) => m.role === 'system' && m.content.includes(LESSONS_HEADING));
+    return { toolCalls: [{ id: callId(), name: 'db.search', args: { sql: learned ? GOOD_QUERY : BAD_QUERY } }] };
+  }
+  const result = parse(last);
+  if (result.error) {
+    const failures = since.filter((m) => m.role === 'tool' && parse(m).error).length;
+    if (failures >= 2) return `I could not get an answer from the database: ${result.error.message}`;
+    return { text: 'That column does not exist; retrying with the real schema.', toolCalls: [{ id: callId(), name: 'db.search', args: { sql: GOOD_QUERY } }] };
+  }
+  const rows = (result.rows ?? []) as { name: string; country: string; spent: number }[];
+  const lines = rows.map((r, i) => `${i + 1}. ${r.name} (${r.country}) — $${r.spent.toFixed(2)}`);
+  return `Top customers by paid revenue:\n${lines.join('\n')}`;
+}
+
+interface ToolOutput {
+  readonly error?: { readonly code: string; readonly message: string };
+  readonly rows?: unknown;
+  readonly file?: unknown;
+}
+
+function parse(message: ChatMessage): ToolOutput {
+  try {
+    return JSON.parse(message.content) as ToolOutput;
+  } catch {
+    return { error: { code: 'Unreadable', message: message.content } };
+  }
+}
+
+/** The SQL of the most recent `db.search` call that succeeded. */
+function lastGoodQuery(messages: readonly ChatMessage[]): string | undefined {
+  const ok = new Set(messages.filter((m) => m.role === 'tool' && m.name === 'db.search' && !parse(m).error).map((m) => m.toolCallId));
+  for (const message of [...messages].reverse()) {
+    const call = message.toolCalls?.find((c) => c.name === 'db.search' && ok.has(c.id));
+    if (call) return (JSON.parse(call.arguments) as { sql: string }).sql;
+  }
+  return undefined;
+}
+
+/** Call ids unique across processes, so two CLI runs on one session never reuse one. */
+function callId(): string {
+  return `call_${randomBytes(4).toString('hex')}`;
+}

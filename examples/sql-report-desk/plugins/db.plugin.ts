@@ -1,0 +1,40 @@
+import { inject } from 'inversify';
+import type Database from 'better-sqlite3';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { Describe, LoggingMiddleware, Middleware, Plugin, RetryMiddleware, Tool } from '../../../index.js';
+import { DESK_DATABASE } from '../desk-database.js';
+import { runReadOnlyQuery, type QueryResult } from '../read-only-query.js';
+
+/** Input of `db.search`. */
+export class SearchInput {
+  @Describe('Exactly one read-only SELECT statement in the SQLite dialect')
+  @IsString() @MaxLength(4000)
+  sql!: string;
+
+  @Describe('The most rows to return, 1 to 500; default 50')
+  @IsOptional() @IsInt() @Min(1) @Max(500)
+  limit?: number;
+}
+
+/**
+ * Read-only SQL over the report desk's database. The connection is opened with
+ * `{ readonly: true }` and every query must be one SELECT; writes, DDL and stacked
+ * statements come back as a `SqlRefused` error result the model can read.
+ */
+@Plugin({ name: 'db', version: '1.0.0', description: 'Read-only SQL over the report desk database' })
+@Middleware(LoggingMiddleware)
+@Middleware(RetryMiddleware, { maxRetries: 2, baseDelayMs: 50 })
+export class DbPlugin {
+  constructor(@inject(DESK_DATABASE) private readonly db: Database.Database) {}
+
+  @Tool({
+    name: 'db.search',
+    input: SearchInput,
+    description:
+      'Run one read-only SELECT over the shop database (customers, products, orders, order_items) and get the rows back. ' +
+      'Use it to answer questions about the data. Not for changing data, and not for files: use export.csv to save rows.',
+  })
+  search(input: SearchInput): QueryResult {
+    return runReadOnlyQuery(this.db, input.sql, input.limit ?? 50);
+  }
+}

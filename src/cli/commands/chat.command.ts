@@ -1,0 +1,98 @@
+import type { Command } from 'commander';
+import type { Session } from '../../agent/session.js';
+import type { Decision, TurnResult } from '../../agent/turn-result.js';
+import type { TrellisEvent } from '../../events/trellis-event.js';
+import { openAgent, withCliApp } from '../cli-app.js';
+import type { CliIo } from '../cli-io.js';
+import { LineReader } from '../line-reader.js';
+import { clip, toolActivityLine } from '../render/tool-activity.js';
+import { summaryLine } from '../render/turn-summary.js';
+
+const EXIT_WORDS = new Set(['/exit', '/quit', 'exit', 'quit']);
+
+/** `trellis chat`: an interactive session; text streams as it arrives, suspended calls are put to the user. */
+export function registerChatCommand(program: Command, io: CliIo): void {
+  program
+    .command('chat')
+    .description('talk to the agent interactively; streams replies, shows tool calls, asks before suspended calls run')
+    .option('-s, --session <id>', 'continue this session instead of starting a new one')
+    .action(async (options: { session?: string }) => {
+      await withCliApp(io, async (cli) => {
+        const session = openAgent(cli, io).session(options.session);
+        const reader = new LineReader(io.stdin);
+        io.err(`trellis chat · session ${session.id} · /exit or Ctrl-D to leave`);
+        try {
+          await chatLoop(io, session, reader);
+        } finally {
+          reader.close();
+        }
+      });
+    });
+}
+
+async function chatLoop(io: CliIo, session: Session, reader: LineReader): Promise<void> {
+  for (;;) {
+    io.write('you> ');
+    const line = await reader.next();
+    if (line === null || EXIT_WORDS.has(line.trim())) break;
+    if (line.trim() === '') continue;
+    const started = performance.now();
+    let result = await streamTurn(io, session, () => session.send(line));
+    while (result.status === 'suspended') {
+      const decisions = await askDecisions(io, result, reader);
+      if (!decisions) {
+        io.out(`Still waiting for approval; decide later with: trellis resume ${session.id} --approve <callId>`);
+        return;
+      }
+      result = await streamTurn(io, session, () => session.resume({ decisions }));
+    }
+    io.out(summaryLine(result, performance.now() - started, session.id));
+  }
+}
+
+/** Runs a turn, printing text deltas as they arrive and tool activity on lines of their own. */
+async function streamTurn(io: CliIo, session: Session, turn: () => Promise<TurnResult>): Promise<TurnResult> {
+  let midLine = false;
+  let streamed = false;
+  const onEvent = (event: TrellisEvent): void => {
+    if (event.type === 'model.delta' && event.delta.type === 'text') {
+      if (!midLine) io.write('assistant> ');
+      io.write(event.delta.text);
+      midLine = true;
+      streamed = true;
+      return;
+    }
+    const line = toolActivityLine(event);
+    if (!line) return;
+    if (midLine) io.write('\n');
+    midLine = false;
+    io.out(line);
+  };
+  const subscription = session.events$.subscribe(onEvent);
+  let result: TurnResult;
+  try {
+    result = await turn();
+  } finally {
+    subscription.unsubscribe();
+  }
+  if (midLine) io.write('\n');
+  if (!streamed && result.reply !== undefined) io.out(`assistant> ${result.reply}`);
+  if (result.error && result.status !== 'completed') io.out(`(${result.status}: ${result.error.code}: ${result.error.message})`);
+  return result;
+}
+
+/** Asks approve/reject for each waiting call; `undefined` when the input ended first. */
+async function askDecisions(io: CliIo, result: TurnResult, reader: LineReader): Promise<Decision[] | undefined> {
+  const decisions: Decision[] = [];
+  for (const call of result.suspended ?? []) {
+    const allowed = call.ticket.allowedDecisions ?? ['approve', 'reject', 'edit'];
+    io.out(`${call.tool} (${call.callId}) waits for approval: ${clip(call.ticket.message, 200)}`);
+    io.write(`approve? [y/n] `);
+    const answer = await reader.next();
+    if (answer === null) return undefined;
+    const approve = /^y(es)?$/i.test(answer.trim()) && allowed.includes('approve');
+    decisions.push({ callId: call.callId, decision: approve ? 'approve' : 'reject' });
+    io.out(approve ? `  approved ${call.callId}` : `  rejected ${call.callId}`);
+  }
+  return decisions;
+}

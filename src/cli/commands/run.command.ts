@@ -1,0 +1,42 @@
+import type { Command } from 'commander';
+import type { Session } from '../../agent/session.js';
+import type { TurnResult } from '../../agent/turn-result.js';
+import { openAgent, withCliApp } from '../cli-app.js';
+import type { CliIo } from '../cli-io.js';
+import { toolActivityLine } from '../render/tool-activity.js';
+import { pendingLines, replyLines, summaryLine } from '../render/turn-summary.js';
+
+/** `trellis run <message>`: one turn; the reply and one summary line on stdout, tool activity on stderr. */
+export function registerRunCommand(program: Command, io: CliIo): void {
+  program
+    .command('run')
+    .description('send one message to the agent and print the reply and a summary line')
+    .argument('<message>', 'the message to send')
+    .option('-s, --session <id>', 'continue this session instead of starting a new one')
+    .action(async (message: string, options: { session?: string }) => {
+      await withCliApp(io, async (cli) => {
+        const session = openAgent(cli, io).session(options.session);
+        await printTurn(io, session, () => session.send(message));
+      });
+    });
+}
+
+/** Runs a turn (a send or a resume) with tool activity on stderr, then prints its outcome. */
+export async function printTurn(io: CliIo, session: Session, turn: () => Promise<TurnResult>): Promise<TurnResult> {
+  const activity = session.events$.subscribe((event) => {
+    const line = toolActivityLine(event);
+    if (line) io.err(line);
+  });
+  const started = performance.now();
+  let result: TurnResult;
+  try {
+    result = await turn();
+  } finally {
+    activity.unsubscribe();
+  }
+  for (const line of replyLines(result)) io.out(line);
+  for (const line of pendingLines(result, session.id)) io.out(line);
+  io.out(summaryLine(result, performance.now() - started, session.id));
+  if (result.status === 'failed') io.exitCode = 1;
+  return result;
+}

@@ -1,0 +1,45 @@
+import { existsSync } from 'node:fs';
+import type { Command } from 'commander';
+import { TrellisError } from '../../errors/trellis-error.js';
+import { SqliteStore } from '../../stores/sqlite-store.js';
+import { cliStorePath } from '../cli-app.js';
+import type { CliIo } from '../cli-io.js';
+import { transcriptLines } from '../render/transcript.js';
+
+/** `trellis sessions` lists stored sessions; `trellis sessions show <id>` prints one transcript. */
+export function registerSessionsCommand(program: Command, io: CliIo): void {
+  const sessions = program.command('sessions').description('list stored sessions, or show one transcript');
+  sessions
+    .command('list', { isDefault: true })
+    .description('list stored sessions, most recent first')
+    .action(async () => {
+      const path = await cliStorePath(io);
+      if (!existsSync(path)) {
+        io.out(`No sessions yet (${path} does not exist).`);
+        return;
+      }
+      const store = new SqliteStore({ path, readonly: true });
+      try {
+        const list = await store.list();
+        if (list.length === 0) io.out(`No sessions yet in ${path}.`);
+        for (const s of list) io.out(`${s.id}  ${s.agent}  ${s.turns} turn(s)  ${s.updatedAt}${s.suspended ? '  waiting for approval' : ''}`);
+      } finally {
+        await store.close();
+      }
+    });
+  sessions
+    .command('show')
+    .description("print a session's transcript")
+    .argument('<id>', 'the session id')
+    .action(async (id: string) => {
+      const path = await cliStorePath(io);
+      const store = existsSync(path) ? new SqliteStore({ path, readonly: true }) : undefined;
+      try {
+        const session = await store?.load(id);
+        if (!session) throw new TrellisError('SessionNotFound', `No session '${id}' in ${path}`, { hint: 'List sessions with: trellis sessions' });
+        for (const line of transcriptLines(session)) io.out(line);
+      } finally {
+        await store?.close();
+      }
+    });
+}

@@ -1,0 +1,59 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Command, CommanderError } from 'commander';
+import { errorLine, exitCodeOf, EXIT_USAGE } from './cli-errors.js';
+import type { CliIo } from './cli-io.js';
+import { registerChatCommand } from './commands/chat.command.js';
+import { registerPluginsCommand } from './commands/plugins.command.js';
+import { registerResumeCommand } from './commands/resume.command.js';
+import { registerRunCommand } from './commands/run.command.js';
+import { registerSessionsCommand } from './commands/sessions.command.js';
+
+const ABOUT = `
+Configuration: trellis.config.ts, .js or .json in the working directory (plugins, agent, model, store).
+Without one, the SQL report desk example is used. Models come from OPENAI_API_KEY (OPENAI_BASE_URL,
+TRELLIS_MODEL) or ANTHROPIC_API_KEY; without a key, the example's scripted model answers offline.
+Sessions are kept in .trellis/trellis.db unless the config says otherwise.`;
+
+/** The `trellis` command line. Errors go to `io.err` as one line; nothing here calls `process.exit`. */
+export function buildProgram(io: CliIo): Command {
+  const program = new Command('trellis')
+    .description('Run, inspect and approve Trellis agents')
+    .version(packageVersion(), '-V, --version')
+    .addHelpText('after', ABOUT)
+    .exitOverride()
+    .showSuggestionAfterError(true)
+    .configureOutput({
+      writeOut: (text) => io.write(text),
+      writeErr: (text) => io.err(text.replace(/\n$/, '')),
+      outputError: (text, write) => write(`${errorLine(text)}\n`),
+    });
+  registerRunCommand(program, io);
+  registerChatCommand(program, io);
+  registerPluginsCommand(program, io);
+  registerSessionsCommand(program, io);
+  registerResumeCommand(program, io);
+  return program;
+}
+
+/** Parses `argv` and runs the command; resolves to the process exit code. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const program = buildProgram(io);
+  try {
+    await program.parseAsync([...argv]);
+    return io.exitCode;
+  } catch (error) {
+    // Commander has printed its own message (or the help) already.
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : EXIT_USAGE;
+    io.err(errorLine(error));
+    return exitCodeOf(error);
+  }
+}
+
+function packageVersion(): string {
+  for (const relative of ['../../package.json', '../../../package.json']) {
+    const path = fileURLToPath(new URL(relative, import.meta.url));
+    if (existsSync(path)) return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
+  }
+  return '0.0.0';
+}

@@ -1,0 +1,23 @@
+import type { TrellisEvent } from '../../events/trellis-event.js';
+
+/** A tool event as one short line (`→ db.search {...}`, `← db.search ok`), or `undefined` for other events. */
+export function toolActivityLine(event: TrellisEvent): string | undefined {
+  switch (event.type) {
+    case 'tool.started':
+      return `  → ${event.tool} ${clip(JSON.stringify(event.args) ?? '')}`;
+    case 'tool.finished':
+      return event.ok ? `  ← ${event.tool} ok (${Math.round(event.durationMs)} ms)` : `  ← ${event.tool} failed: ${event.error?.code}: ${clip(event.error?.message ?? '')}`;
+    case 'tool.suspended':
+      return `  ⏸ ${event.tool} (${event.callId}) waits for approval: ${clip(event.message)}`;
+    case 'tool.retry':
+      return `  ↻ ${event.tool} retry ${event.attempt} in ${event.delayMs} ms`;
+    default:
+      return undefined;
+  }
+}
+
+/** Folds whitespace and cuts `text` to `max` characters. */
+export function clip(text: string, max = 120): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}

@@ -1,0 +1,29 @@
+import type { TurnResult } from '../../agent/turn-result.js';
+import { clip } from './tool-activity.js';
+
+/** `completed · 3 rounds · 2 tools · 841 tokens · 0.4 s · session abc` */
+export function summaryLine(result: TurnResult, elapsedMs: number, sessionId: string): string {
+  const rounds = `${result.rounds} round${result.rounds === 1 ? '' : 's'}`;
+  const tools = `${result.toolCalls.length} tool${result.toolCalls.length === 1 ? '' : 's'}`;
+  return `— ${result.status} · ${rounds} · ${tools} · ${result.usage.totalTokens} tokens · ${elapsed(elapsedMs)} · session ${sessionId}`;
+}
+
+/** What a suspended turn waits for, and the command that decides it. */
+export function pendingLines(result: TurnResult, sessionId: string): string[] {
+  if (result.status !== 'suspended') return [];
+  const lines = (result.suspended ?? []).map((p) => `Waiting for approval: ${p.tool} (${p.callId}) — ${clip(p.ticket.message)}`);
+  const first = result.suspended?.[0]?.callId ?? '<callId>';
+  lines.push(`Decide with: trellis resume ${sessionId} --approve ${first}   (or --reject ${first})`);
+  return lines;
+}
+
+/** The reply, or why there is none. */
+export function replyLines(result: TurnResult): string[] {
+  if (result.reply !== undefined) return result.reply.split('\n');
+  if (result.error) return [`(${result.status}: ${result.error.code}: ${result.error.message})`];
+  return [];
+}
+
+function elapsed(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}

@@ -1,0 +1,205 @@
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+
+/**
+ * End to end, as a user would: build with tsc once, then run the example and the `trellis`
+ * CLI from dist/ with plain `node`, each in a fresh working directory, offline.
+ */
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const EXAMPLE = join(ROOT, 'dist/examples/sql-report-desk/main.js');
+const CLI = join(ROOT, 'dist/src/cli/main.js');
+const BUILD_TIMEOUT_MS = 180_000;
+const RUN_TIMEOUT_MS = 30_000;
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** No API keys: the scripted model answers, whatever the developer's shell holds. */
+function offlineEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const key of ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'ANTHROPIC_API_KEY', 'TRELLIS_MODEL']) delete env[key];
+  return env;
+}
+
+function node(script: string, args: readonly string[], cwd: string, stdin?: string): Promise<Run> {
+  const child = spawn(process.execPath, [script, ...args], { cwd, env: offlineEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdin.end(stdin ?? '');
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${script} ${args.join(' ')} did not finish in ${RUN_TIMEOUT_MS} ms:\n${stdout}\n${stderr}`));
+    }, RUN_TIMEOUT_MS);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+const trellis = (cwd: string, ...args: string[]): Promise<Run> => node(CLI, args, cwd);
+const lines = (text: string): string[] => text.split('\n').filter((l) => l.trim() !== '');
+
+const dirs: string[] = [];
+function workdir(): string {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'trellis-e2e-')));
+  dirs.push(dir);
+  return dir;
+}
+
+beforeAll(async () => {
+  await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, timeout: BUILD_TIMEOUT_MS });
+}, BUILD_TIMEOUT_MS);
+
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('npm start: the SQL report desk example', () => {
+  it('runs the scripted conversation offline: a failed query and its lesson, an answer, an approved export', async () => {
+    const cwd = workdir();
+
+    const run = await node(EXAMPLE, [], cwd);
+
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('Model: the scripted model (offline; no API key is set)');
+    expect(run.stdout).toMatch(/← db\.search failed: SqlError: .*no such column: o\.total/);
+    expect(run.stdout).toMatch(/lesson kept for the next turn: db\.search failed with SqlError/);
+    expect(run.stdout).toContain('1. Barbara Liskov (US) — $500.00');
+    expect(run.stdout).toMatch(/⏸ export\.csv \(call_\w+\) waits for approval: Write top-customers\.csv/);
+    expect(run.stdout).toMatch(/approval: approving export\.csv \(call_\w+\)/);
+    expect(run.stdout).toContain('Saved 3 rows to .trellis/exports/top-customers.csv.');
+    expect(readFileSync(join(cwd, '.trellis/exports/top-customers.csv'), 'utf8')).toBe('name,country,spent\nBarbara Liskov,US,500\nGrace Hopper,US,467\nAda Lovelace,UK,425\n');
+
+    // Re-runnable in the same folder: a new session each time, both kept in .trellis/trellis.db.
+    const again = await node(EXAMPLE, [], cwd);
+    expect(again.code).toBe(0);
+    const sessionOf = (r: Run) => /session (desk-\w+) in \.trellis\/trellis\.db/.exec(r.stdout)?.[1];
+    expect(sessionOf(again)).toBeDefined();
+    expect(sessionOf(again)).not.toBe(sessionOf(run));
+    const listed = await trellis(cwd, 'sessions');
+    expect(lines(listed.stdout).map((l) => l.split('  ')[0]).sort()).toEqual([sessionOf(run), sessionOf(again)].sort());
+  }, 3 * RUN_TIMEOUT_MS);
+});
+
+describe('the trellis CLI', () => {
+  it('prints help for the program and for a command', async () => {
+    const cwd = workdir();
+    const [help, resumeHelp] = await Promise.all([trellis(cwd, '--help'), trellis(cwd, 'resume', '--help')]);
+
+    expect(help.code).toBe(0);
+    for (const command of ['run', 'chat', 'plugins', 'sessions', 'resume']) expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
+    expect(resumeHelp.code).toBe(0);
+    expect(resumeHelp.stdout).toContain('Usage: trellis resume [options] <session>');
+    expect(resumeHelp.stdout).toContain('--approve <callId>');
+  }, RUN_TIMEOUT_MS);
+
+  it('lists the example plugins: tools with input schemas and middleware, hooks by point and priority', async () => {
+    const listing = await trellis(workdir(), 'plugins');
+
+    expect(listing.code).toBe(0);
+    expect(listing.stdout).toContain('tool db.search');
+    expect(listing.stdout).toMatch(/input: \{ sql: string .*limit\?: integer/);
+    expect(listing.stdout).toContain('middleware: LoggingMiddleware → RetryMiddleware');
+    expect(listing.stdout).toContain('planning.started: strategy.plan (10), reflection.remind (100)');
+    expect(listing.stdout).toContain('tool.gate: export.requireApproval (100)');
+  }, RUN_TIMEOUT_MS);
+
+  it('runs one message: the reply, one summary line, and a plain note that the scripted model answered', async () => {
+    const cwd = workdir();
+    const run = await trellis(cwd, 'run', 'Who are our best customers?');
+
+    expect(run.code).toBe(0);
+    const out = lines(run.stdout);
+    expect(out[0]).toBe('Top customers by paid revenue:');
+    expect(out.at(-1)).toMatch(/^— completed · 3 rounds · 2 tools · \d+ tokens · \d+(\.\d)? m?s · session [\w-]+$/);
+    expect(run.stderr).toMatch(/no OPENAI_API_KEY or ANTHROPIC_API_KEY is set, so this uses the SQL report desk's scripted model/);
+
+    const session = /session ([\w-]+)$/.exec(out.at(-1)!)![1]!;
+    const listed = await trellis(cwd, 'sessions');
+    expect(listed.stdout).toContain(`${session}  sql-report-desk  1 turn(s)`);
+    const shown = await trellis(cwd, 'sessions', 'show', session);
+    expect(shown.stdout).toContain('user: Who are our best customers?');
+    expect(shown.stdout).toContain('1. Barbara Liskov (US) — $500.00');
+  }, 3 * RUN_TIMEOUT_MS);
+
+  it('suspends an export, runs it once on `resume --approve`, and refuses a second resume in one line', async () => {
+    const cwd = workdir();
+    const asked = await trellis(cwd, 'run', '--session', 'exp', 'Export the top customers to CSV');
+    expect(asked.code).toBe(0);
+    expect(asked.stdout).toMatch(/— suspended · 1 round · 0 tools/);
+    const callId = /Decide with: trellis resume exp --approve (call_\w+)/.exec(asked.stdout)![1]!;
+    expect(existsSync(join(cwd, '.trellis/exports/top-customers.csv'))).toBe(false);
+
+    const approved = await trellis(cwd, 'resume', 'exp', '--approve', callId);
+    expect(approved.code).toBe(0);
+    expect(approved.stdout).toContain(`Saved 3 rows to ${join(cwd, '.trellis/exports/top-customers.csv')}.`);
+    expect(lines(readFileSync(join(cwd, '.trellis/exports/top-customers.csv'), 'utf8'))).toHaveLength(4);
+
+    const again = await trellis(cwd, 'resume', 'exp', '--approve', callId);
+    expect(again.code).toBe(1);
+    expect(lines(again.stderr).at(-1)).toMatch(/^trellis: Session 'exp' has no suspended calls to decide on/);
+  }, 3 * RUN_TIMEOUT_MS);
+
+  it('chats over stdin: streams the reply and asks before the export runs', async () => {
+    const cwd = workdir();
+    const chat = await node(CLI, ['chat'], cwd, 'Who are our best customers?\nplease export that as csv\nn\n');
+
+    expect(chat.code).toBe(0);
+    expect(chat.stdout).toContain('assistant> Top customers by paid revenue:');
+    expect(chat.stdout).toMatch(/export\.csv \(call_\w+\) waits for approval/);
+    expect(chat.stdout).toMatch(/rejected call_\w+/);
+    expect(chat.stdout).toContain('assistant> I did not write the file:');
+    expect(existsSync(join(cwd, '.trellis/exports/top-customers.csv'))).toBe(false);
+  }, RUN_TIMEOUT_MS);
+
+  it.each([
+    ['an unknown session (show)', ['sessions', 'show', 'no-such-session'], 1, /^trellis: No session 'no-such-session' in /],
+    ['a bad flag', ['run', '--no-such-flag', 'hi'], 2, /^trellis: unknown option '--no-such-flag'/],
+  ])('answers %s with one line on stderr and a non-zero exit', async (_what, args, code, message) => {
+    const run = await trellis(workdir(), ...args);
+
+    expect(run.code).toBe(code);
+    expect(lines(run.stderr)).toHaveLength(1);
+    expect(run.stderr).toMatch(message);
+    expect(run.stdout).toBe('');
+  }, RUN_TIMEOUT_MS);
+
+  it('runs the plugins and agent named in trellis.config.json instead of the example', async () => {
+    const cwd = workdir();
+    mkdirSync(join(cwd, 'plugins'));
+    const index = pathToFileURL(join(ROOT, 'dist/index.js')).href;
+    // Plain JavaScript has no decorator syntax yet: apply them as functions.
+    writeFileSync(
+      join(cwd, 'plugins/greeter.plugin.js'),
+      `import { Plugin, Tool } from '${index}';
+       class GreetInput {}
+       export class GreeterPlugin { greet() { return 'hello'; } }
+       Tool({ name: 'greeter.greet', description: 'Says hello. Use to greet.', input: GreetInput })(GreeterPlugin.prototype, 'greet');
+       Plugin({ name: 'greeter', version: '2.1.0', description: 'Greets people' })(GreeterPlugin);`,
+    );
+    writeFileSync(join(cwd, 'trellis.config.json'), JSON.stringify({ plugins: './plugins', agent: { name: 'greeter-agent', instructions: 'Greet.' }, store: 'data/greeter.db' }));
+
+    const listing = await trellis(cwd, 'plugins');
+    expect(listing.code).toBe(0);
+    expect(listing.stdout).toContain(`Plugins from ${join(cwd, 'trellis.config.json')}`);
+    expect(listing.stdout).toContain('greeter 2.1.0 — Greets people');
+    expect(listing.stdout).toContain('tool greeter.greet');
+    expect(listing.stdout).not.toContain('db.search');
+
+    const run = await trellis(cwd, 'run', '--session', 'g1', 'hi');
+    expect(run.stdout).toMatch(/· session g1$/m);
+    expect(existsSync(join(cwd, 'data/greeter.db'))).toBe(true);
+  }, 3 * RUN_TIMEOUT_MS);
+});
