@@ -1,6 +1,5 @@
 import { inject } from 'inversify';
 import { Hook, Plugin } from '../../decorators/index.js';
-import { TRELLIS_APP, type Trellis } from '../../src/app/trellis.js';
 import { block, type HookResult } from '../../src/hooks/hook-results.js';
 import { PLUGIN_CONFIG } from '../../src/plugin/plugin-tokens.js';
 import type { ToolCallInfo } from '../../src/tools/tool-call.js';
@@ -37,10 +36,7 @@ export class ContentSafetyPlugin {
   private readonly dangerousNames: readonly RegExp[];
   private readonly dangerousTags: ReadonlySet<string>;
 
-  constructor(
-    @inject(PLUGIN_CONFIG) private readonly config: ContentSafetyConfig,
-    @inject(TRELLIS_APP) private readonly app: Trellis,
-  ) {
+  constructor(@inject(PLUGIN_CONFIG) private readonly config: ContentSafetyConfig) {
     this.blocked = config.blockedPatterns.map((p) => compilePattern(p));
     this.redactor = new PiiRedactor(config);
     this.dangerousNames = config.dangerousTools.map(toolGlob);
@@ -62,8 +58,7 @@ export class ContentSafetyPlugin {
   @Hook('tool.before_call')
   guard(call: ToolCallInfo): HookResult | undefined {
     if (this.dangerousNames.some((glob) => glob.test(call.tool))) return block(`${call.tool} is listed as dangerous in content-safety's dangerousTools`);
-    const tags = this.app.registry.tools.get(call.tool)?.tags ?? [];
-    const tag = tags.find((t) => this.dangerousTags.has(t));
+    const tag = call.tags.find((t) => this.dangerousTags.has(t));
     return tag === undefined ? undefined : block(`${call.tool} is tagged '${tag}', which content-safety treats as dangerous`);
   }
 }

@@ -1,3 +1,4 @@
+import { resolveDeclared } from '../context/context-pool.js';
 import { MemberContext } from '../context/member-context.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import { hookResultKind, isHookResult, type HookResult } from '../hooks/hook-results.js';
@@ -191,8 +192,10 @@ export class TurnRunner {
   private async transform(request: InferenceRequest): Promise<InferenceRequest> {
     const { env } = this;
     for (const transform of env.view.transforms) {
-      const ctx = new MemberContext(transform, env.run.scope.snapshot(), env.run.scope, env.registry, 'transform', {}, true);
       try {
+        const snapshot = env.run.scope.snapshot();
+        const deps = resolveDeclared(transform.requires, snapshot, env.registry, `Transform ${transform.plugin}.${transform.method}`);
+        const ctx = new MemberContext(transform, snapshot, env.run.scope, env.registry, 'transform', deps, true);
         const out = await transform.fn(request, ctx as never);
         if (out !== undefined) request = out as InferenceRequest;
       } catch (error) {

@@ -3,6 +3,8 @@ export interface ToolCallInfo {
   readonly callId: string;
   readonly tool: string;
   readonly plugin: string;
+  /** The tool's `@Tool({ tags })`, so policies can act on kinds of tools. */
+  readonly tags: readonly string[];
   /** The arguments as parsed from the model's JSON (not yet validated), or the raw text if unparsable. */
   readonly args: unknown;
   readonly round: number;

@@ -35,7 +35,7 @@ export interface CallOptions {
 export async function executeToolCall(env: TurnEnv, call: ModelToolCall, round: number, tools: ReadonlyMap<string, RegisteredTool>, options: CallOptions = {}): Promise<CallOutcome> {
   const started = performance.now();
   const tool = tools.get(call.name);
-  const info: ToolCallInfo = { callId: call.id, tool: call.name, plugin: tool?.plugin ?? '', args: parseLoose(call.arguments), round };
+  const info: ToolCallInfo = { callId: call.id, tool: call.name, plugin: tool?.plugin ?? '', tags: tool?.tags ?? NO_TAGS, args: parseLoose(call.arguments), round };
   if (env.observed()) env.emit({ type: 'tool.started', sessionId: env.sessionId, callId: call.id, tool: call.name, args: info.args });
   if (!tool) {
     const known = [...tools.keys()].join(', ') || 'none';
@@ -43,7 +43,11 @@ export async function executeToolCall(env: TurnEnv, call: ModelToolCall, round: 
   }
   if (!options.approved) {
     const decision = await env.hooks.gate('tool.gate', env.view.hooks['tool.gate'], info, env.run);
-    if (decision.kind === 'block') return { kind: 'blocked', reason: decision.reason, by: decision.by };
+    if (decision.kind === 'block') {
+      const error = { code: 'Blocked', message: `Blocked by ${decision.by}: ${decision.reason}`, retryable: false };
+      if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: call.id, tool: call.name, ok: false, durationMs: performance.now() - started, error });
+      return { kind: 'blocked', reason: decision.reason, by: decision.by };
+    }
     if (decision.kind === 'suspend') {
       if (env.observed()) env.emit({ type: 'tool.suspended', sessionId: env.sessionId, callId: call.id, tool: call.name, message: decision.ticket.message });
       return { kind: 'suspended', pending: { callId: call.id, tool: call.name, arguments: call.arguments, ticket: decision.ticket } };
@@ -152,7 +156,7 @@ function checkOutput(env: TurnEnv, tool: RegisteredTool, info: ToolCallInfo, val
   const checked = validateDto(tool.output!, value, { forbidUnknown: false });
   if (checked.ok) return { ok: true, value };
   const message = `${tool.name} returned a result that does not match its output DTO:\n${formatFieldErrors(checked.errors)}`;
-  env.emit({ type: 'tool.output_invalid', sessionId: env.sessionId, callId: info.callId, tool: tool.name, plugin: tool.plugin, message });
+  if (env.observed()) env.emit({ type: 'tool.output_invalid', sessionId: env.sessionId, callId: info.callId, tool: tool.name, plugin: tool.plugin, message });
   return errorResult('ToolOutput', `${message}\nThis is a bug in the '${tool.plugin}' plugin; try another approach`);
 }
 
@@ -185,6 +189,8 @@ export function toolMessage(outcome: { ok: boolean; value?: unknown; error?: Too
   if (!outcome.ok) return JSON.stringify({ error: outcome.error });
   return typeof outcome.value === 'string' ? outcome.value : JSON.stringify(outcome.value ?? null);
 }
+
+const NO_TAGS: readonly string[] = [];
 
 /** The model's arguments as JSON, or the text itself when it does not parse. */
 function parseLoose(text: string): unknown {

@@ -102,7 +102,7 @@ describe('OpenTelemetryPlugin', () => {
     expect(turn.attributes['trellis.turn.status']).toBe('failed');
   });
 
-  it('ends the span of a call blocked at tool.gate with the turn, marked unfinished', async () => {
+  it('ends the span of a call blocked at tool.gate with an error status', async () => {
     const { app, exporter } = tracing();
     await app.install(OpenTelemetryPlugin);
     await app.install(EchoPlugin);
@@ -112,7 +112,9 @@ describe('OpenTelemetryPlugin', () => {
     expect(result.status).toBe('blocked');
     const spans = exporter.getFinishedSpans();
     const tool = spans.find((s) => s.attributes['gen_ai.tool.call.id'] === 'c9')!;
-    expect(tool.attributes['trellis.unfinished']).toBe('blocked');
+    expect(tool.attributes['error.type']).toBe('Blocked');
+    expect(tool.status.code).toBe(SpanStatusCode.ERROR);
+    expect(tool.attributes['trellis.unfinished']).toBeUndefined();
     expect(spans.find((s) => s.name === 'invoke_agent')!.attributes['trellis.turn.status']).toBe('blocked');
   });
 
