@@ -14,10 +14,23 @@ export function toolDefinition(tool: RegisteredTool): ToolDefinition {
   return definition;
 }
 
+const definitionLists = new WeakMap<readonly RegisteredTool[], readonly ToolDefinition[]>();
+
+/** The definitions of a tool list; cached per list, since a round usually offers the agent's unchanged list. */
+export function toolDefinitions(tools: readonly RegisteredTool[]): readonly ToolDefinition[] {
+  let list = definitionLists.get(tools);
+  if (!list) {
+    list = Object.freeze(tools.map(toolDefinition));
+    definitionLists.set(tools, list);
+  }
+  return list;
+}
+
 type TurnValues = Readonly<Record<string, unknown>>;
 
 /** `IncludeOnlyTools` lists are unioned (turn and round), then `ExcludeTool` lists applied. */
 export function filterTools(tools: readonly RegisteredTool[], turn: TurnValues): readonly RegisteredTool[] {
+  if (turn[KERNEL_KEYS.includeTools] === undefined && turn[KERNEL_KEYS.roundIncludeTools] === undefined && turn[KERNEL_KEYS.excludeTools] === undefined && turn[KERNEL_KEYS.roundExcludeTools] === undefined) return tools;
   const include = [...((turn[KERNEL_KEYS.includeTools] as string[] | undefined) ?? []), ...((turn[KERNEL_KEYS.roundIncludeTools] as string[] | undefined) ?? [])];
   const exclude = [...((turn[KERNEL_KEYS.excludeTools] as string[] | undefined) ?? []), ...((turn[KERNEL_KEYS.roundExcludeTools] as string[] | undefined) ?? [])];
   if (include.length === 0 && exclude.length === 0) return tools;

@@ -9,6 +9,7 @@ import type { SessionState } from '../state/session-state.js';
 import type { TurnRecord } from '../stores/session-store.js';
 import { executeToolCall, toolMessage } from '../tools/tool-pipeline.js';
 import type { Agent } from './agent.js';
+import { NEVER_ABORTED } from './never-signal.js';
 import { parseSuspension, type SuspensionRecord } from './suspension-record.js';
 import type { TurnEnv } from './turn-env.js';
 import type { Decision, TurnResult } from './turn-result.js';
@@ -27,7 +28,6 @@ export interface ResumeOptions {
   readonly signal?: AbortSignal;
 }
 
-const NEVER = new AbortController().signal;
 
 /**
  * One conversation with an agent. Turns of one session never interleave: a second
@@ -291,7 +291,7 @@ export class Session {
       state: this.app.stateEngine,
       registry,
       view: registry.view(this.agent.spec.plugins),
-      run: { scope: new ContextScope(this.state, turn, undefined), schema: registry, signal: signal ?? NEVER },
+      run: { scope: new ContextScope(this.state, turn, undefined), schema: registry, signal: signal ?? NEVER_ABORTED },
       sessionId: this.id,
       turnIndex,
       observed: () => subject.observed || bus.observed,

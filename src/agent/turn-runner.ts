@@ -8,7 +8,7 @@ import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import { commitKernelWrites, turnValue } from '../state/kernel-writes.js';
 import { toolMessage } from '../tools/tool-pipeline.js';
 import type { InferenceRequest } from './inference-request.js';
-import { filterTools, mergeInference, ROUND_KEYS, roundMessages, toolDefinition } from './round-request.js';
+import { filterTools, mergeInference, ROUND_KEYS, roundMessages, toolDefinitions } from './round-request.js';
 import { carriedTurnValues, SUSPENSION_VERSION, type SuspensionRecord } from './suspension-record.js';
 import { runToolBatch, type BatchOutcome } from './tool-batch.js';
 import type { TurnEnv } from './turn-env.js';
@@ -66,32 +66,38 @@ export class TurnRunner {
     const { env, limits } = this;
     while (this.rounds < limits.maxRounds) {
       this.checkCancelled();
-      const recalled = await env.hooks.collect<ChatMessage>('memory.read', env.view.hooks['memory.read'], { input: this.input, messages: this.messages }, env.run);
-      const offered = await this.selectTools();
+      // A point without handlers is skipped here, before its payload is built or awaited.
+      const hooks = env.view.hooks;
+      const recalled = hooks['memory.read'].length === 0 ? NO_RECALL : await env.hooks.collect<ChatMessage>('memory.read', hooks['memory.read'], { input: this.input, messages: this.messages }, env.run);
+      const offered = hooks['tool.register'].length === 0 && hooks['tool.select'].length === 0 ? filterTools(env.view.tools, env.run.scope.turn!.values) : await this.selectTools();
       const contextMessages = env.run.scope.turn!.values[KERNEL_KEYS.contextMessages] as ChatMessage[] | undefined;
       let request: InferenceRequest = {
         messages: roundMessages(this.instructions, contextMessages, recalled.length ? recalled : NO_RECALL, this.transcript, this.messages),
-        tools: offered.map(toolDefinition),
+        tools: toolDefinitions(offered),
         inference: mergeInference(limits.inference, env.run.scope.turn!.values),
       };
-      request = await this.transform(request);
-      request = (await env.hooks.pipeline('llm.before', env.view.hooks['llm.before'], request, env.run)) as InferenceRequest;
+      if (env.view.transforms.length > 0) request = await this.transform(request);
+      if (hooks['llm.before'].length > 0) request = (await env.hooks.pipeline('llm.before', hooks['llm.before'], request, env.run)) as InferenceRequest;
       // Round overrides and filters set before this call applied to it; ones set from here on apply to the next.
       this.clearRoundKeys();
       this.checkCancelled();
       const round = ++this.rounds;
       if (env.observed()) env.emit({ type: 'round.started', sessionId: env.sessionId, turn: env.turnIndex, round });
+      // Named fields, not `...request`: spreading the transformed request and adding fields
+      // takes V8's slow object-clone path every round.
       let response = await limits.model.call({
-        ...request,
+        messages: request.messages,
+        tools: request.tools,
+        inference: request.inference,
         signal: env.run.signal,
         onDelta: env.observed() ? (delta) => env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }) : undefined,
       });
-      response = (await env.hooks.pipeline('llm.after', env.view.hooks['llm.after'], response, env.run)) as ModelResponse;
+      if (hooks['llm.after'].length > 0) response = (await env.hooks.pipeline('llm.after', hooks['llm.after'], response, env.run)) as ModelResponse;
       this.addUsage(response);
       if (env.observed()) env.emit({ type: 'round.finished', sessionId: env.sessionId, turn: env.turnIndex, round, model: response.model, usage: response.usage });
       this.messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls.length > 0 ? response.toolCalls : undefined });
       if (response.toolCalls.length === 0) return this.end('completed', response.text);
-      const byName = new Map(offered.map((t) => [t.name, t] as const));
+      const byName = offered === env.view.tools ? env.view.toolsByName : new Map(offered.map((t) => [t.name, t] as const));
       const outcomes = await runToolBatch(env, response.toolCalls, round, byName, limits.toolConcurrency);
       const end = this.afterCalls(response.toolCalls, outcomes);
       if (end) return end;
@@ -101,14 +107,17 @@ export class TurnRunner {
 
   /** Applies a round's outcomes: records results, and ends the turn on Block, Suspend or done. */
   afterCalls(calls: readonly ModelToolCall[], outcomes: readonly BatchOutcome[]): TurnEnd | undefined {
-    const results: Record<string, string> = {};
+    // Contents by call position: an object keyed by call ids (unique forever) would give V8
+    // a new hidden class per tool call. The id-keyed record is built only when it is kept.
+    const contents = new Array<string | undefined>(outcomes.length);
     const pending: PendingApproval[] = [];
     let blocked: { reason: string; by: string } | undefined;
     let done: string | undefined;
-    for (const outcome of outcomes) {
+    for (let index = 0; index < outcomes.length; index++) {
+      const outcome = outcomes[index]!;
       if (outcome.kind === 'result') {
         this.toolCalls.push(outcome.record);
-        results[outcome.record.callId] = outcome.content;
+        contents[index] = outcome.content;
         if (outcome.done && done === undefined) done = replyText(outcome.record.value);
       } else if (outcome.kind === 'suspended') {
         pending.push(outcome.pending);
@@ -117,6 +126,16 @@ export class TurnRunner {
       }
     }
     if (this.env.run.signal.aborted) throw cancelled();
+    if (!blocked && pending.length === 0) {
+      for (let index = 0; index < calls.length; index++) this.pushToolMessage(calls[index]!.id, calls[index]!.name, contents[index]);
+      if (done !== undefined) {
+        this.messages.push({ role: 'assistant', content: done });
+        return this.end('completed', done);
+      }
+      return undefined;
+    }
+    const results: Record<string, string> = {};
+    for (let index = 0; index < calls.length; index++) if (contents[index] !== undefined) results[calls[index]!.id] = contents[index]!;
     if (blocked) {
       for (const [index, call] of calls.entries()) {
         if (results[call.id] !== undefined) continue;
@@ -148,19 +167,16 @@ export class TurnRunner {
       };
       return { result: this.result('suspended', undefined, undefined, pending), append: [], suspension: record };
     }
-    this.pushToolMessages(asCalls(calls), results);
-    if (done !== undefined) {
-      this.messages.push({ role: 'assistant', content: done });
-      return this.end('completed', done);
-    }
     return undefined;
   }
 
   /** Tool messages in call order, as the model expects them after its assistant message. */
   pushToolMessages(calls: readonly { readonly callId: string; readonly tool: string }[], results: Readonly<Record<string, string>>): void {
-    for (const { callId: id, tool } of calls) {
-      this.messages.push({ role: 'tool', toolCallId: id, name: tool, content: results[id] ?? toolMessage({ ok: false, error: { code: 'Interrupted', message: 'No result was recorded', retryable: false } }) });
-    }
+    for (const { callId: id, tool } of calls) this.pushToolMessage(id, tool, results[id]);
+  }
+
+  private pushToolMessage(id: string, tool: string, content: string | undefined): void {
+    this.messages.push({ role: 'tool', toolCallId: id, name: tool, content: content ?? toolMessage({ ok: false, error: { code: 'Interrupted', message: 'No result was recorded', retryable: false } }) });
   }
 
   /** Turn-level context to keep in a suspension record. */

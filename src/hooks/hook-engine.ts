@@ -44,17 +44,18 @@ export class HookEngine {
     const phase: Phase = { point, pending: undefined };
     let current: unknown = value;
     for (const hook of hooks) {
-      const first = await this.invoke(hook, current, run.scope.snapshot(), run, point, false);
-      const { out } = await this.commitWithRetry(hook, current, first, run, phase, point);
+      const invoked = this.invoke(hook, current, run.scope.snapshot(), run, point, false);
+      const first = invoked instanceof Promise ? await invoked : invoked;
+      const { out } = first.dirty ? await this.commitWithRetry(hook, current, first, run, phase, point) : first;
       if (out === undefined) continue;
       if (isHookResult(out)) {
         this.assertAllowed(point, hook, out);
-        await this.state.execute(phase, run);
+        if (phase.pending !== undefined) await this.state.execute(phase, run);
         return out;
       }
       current = out;
     }
-    await this.state.execute(phase, run);
+    if (phase.pending !== undefined) await this.state.execute(phase, run);
     return current as T;
   }
 
@@ -100,7 +101,8 @@ export class HookEngine {
     let bestRank = 0;
     const snapshot = run.scope.snapshot();
     for (const hook of hooks) {
-      const { out } = await this.invoke(hook, call, snapshot, run, point, true);
+      const invoked = this.invoke(hook, call, snapshot, run, point, true);
+      const { out } = invoked instanceof Promise ? await invoked : invoked;
       if (out === undefined) continue;
       if (!isHookResult(out)) continue;
       const kind = hookResultKind(out);
@@ -121,7 +123,18 @@ export class HookEngine {
 
   private async concurrent(point: HookPoint, hooks: readonly RegisteredHook[], payload: unknown, run: HookRun): Promise<unknown[]> {
     const snapshot = run.scope.snapshot();
-    const settled = await Promise.allSettled(hooks.map((hook) => this.invoke(hook, payload, snapshot, run, point, false)));
+    // Every handler starts before any result is looked at; promises are awaited only if some handler returned one.
+    let pending = false;
+    const started = hooks.map((hook): PromiseSettledResult<InvokedContext | Promise<InvokedContext>> => {
+      try {
+        const value = this.invoke(hook, payload, snapshot, run, point, false);
+        if (value instanceof Promise) pending = true;
+        return { status: 'fulfilled', value };
+      } catch (reason) {
+        return { status: 'rejected', reason };
+      }
+    });
+    const settled = pending ? await Promise.allSettled(started.map((s) => (s.status === 'fulfilled' ? s.value : Promise.reject(s.reason)))) : (started as PromiseSettledResult<InvokedContext>[]);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
     const ctxs = settled.map((s) => (s as PromiseFulfilledResult<InvokedContext>).value);
@@ -147,7 +160,7 @@ export class HookEngine {
       outs[index] = ctx.out;
       await this.state.submit(ctx.command(), run, phase);
     }
-    await this.state.execute(phase, run);
+    if (phase.pending !== undefined) await this.state.execute(phase, run);
     return outs;
   }
 
@@ -165,7 +178,36 @@ export class HookEngine {
     }
   }
 
-  private async invoke(hook: RegisteredHook, value: unknown, snapshot: ContextSnapshot, run: HookRun, point: HookPoint, readOnly: boolean): Promise<InvokedContext> {
+  /** Runs one handler; only a handler that returned a promise is awaited (most hooks are synchronous). */
+  private invoke(hook: RegisteredHook, value: unknown, snapshot: ContextSnapshot, run: HookRun, point: HookPoint, readOnly: boolean): InvokedContext | Promise<InvokedContext> {
+    if (this.events.observed) return this.invokeObserved(hook, value, snapshot, run, point, readOnly);
+    let ctx: InvokedContext;
+    let out: unknown;
+    try {
+      const deps = hook.requires.length === 0 ? NO_DEPS : resolveDeclared(hook.requires, snapshot, run.schema, `${hook.plugin}.${hook.method}`);
+      ctx = new MemberContext(hook, snapshot, run.scope, run.schema, point, deps, readOnly) as InvokedContext;
+      if (run.signal) ctx.signal = run.signal;
+      out = hook.fn(value, ctx as never);
+    } catch (error) {
+      throw hookFailure(error, hook, point);
+    }
+    if (isThenable(out)) {
+      return Promise.resolve(out).then(
+        (resolved) => {
+          ctx.out = resolved;
+          return ctx;
+        },
+        (error: unknown) => {
+          throw hookFailure(error, hook, point);
+        },
+      );
+    }
+    ctx.out = out;
+    return ctx;
+  }
+
+  /** `invoke` with `hook.entered`/`hook.exited` events, when someone listens. */
+  private async invokeObserved(hook: RegisteredHook, value: unknown, snapshot: ContextSnapshot, run: HookRun, point: HookPoint, readOnly: boolean): Promise<InvokedContext> {
     const observed = this.events.observed;
     const sessionId = run.scope.state.sessionId;
     const started = observed ? performance.now() : 0;
@@ -195,6 +237,12 @@ export class HookEngine {
 }
 
 type InvokedContext = MemberContext & { out: unknown };
+
+const NO_DEPS: Readonly<Record<string, unknown>> = Object.freeze({});
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function';
+}
 
 /** A throw from a handler becomes a typed error naming the plugin and the point; a Trellis code is kept. */
 export function hookFailure(error: unknown, hook: { plugin: string; method: string }, point: string): TrellisError {

@@ -2,6 +2,7 @@ import { resolveDeclared } from '../context/context-pool.js';
 import { ContextLevel } from '../context/context-scope.js';
 import { MemberContext } from '../context/member-context.js';
 import { TrellisError } from '../errors/trellis-error.js';
+import type { GateDecision } from '../hooks/hook-engine.js';
 import { hookResultKind, isHookResult, type HookResult } from '../hooks/hook-results.js';
 import type { ModelToolCall } from '../models/model-provider.js';
 import type { RegisteredTool } from '../plugin/plugin-member.js';
@@ -11,9 +12,12 @@ import type { Phase } from '../state/state-engine.js';
 import { formatFieldErrors, validateDto, validateJson } from '../validation/validate-dto.js';
 import type { PendingApproval, ToolCallRecord } from '../agent/turn-result.js';
 import type { TurnEnv } from '../agent/turn-env.js';
+import { NEVER_ABORTED } from '../agent/never-signal.js';
 import { runChain } from './middleware-chain.js';
 import type { ToolCallInfo, ToolCallOutcome } from './tool-call.js';
 import { errorResult, type ToolErrorInfo, type ToolInvocation, type ToolResult } from './tool-middleware.js';
+
+const ALLOWED: GateDecision = Object.freeze({ kind: 'allow' });
 
 /** How one call ended, for the turn loop. */
 export type CallOutcome =
@@ -42,7 +46,8 @@ export async function executeToolCall(env: TurnEnv, call: ModelToolCall, round: 
     return finish(env, info, undefined, errorResult('ToolNotFound', `There is no tool '${call.name}' in this round. Call one of: ${known}`), started);
   }
   if (!options.approved) {
-    const decision = await env.hooks.gate('tool.gate', env.view.hooks['tool.gate'], info, env.run);
+    const gates = env.view.hooks['tool.gate'];
+    const decision = gates.length === 0 ? ALLOWED : await env.hooks.gate('tool.gate', gates, info, env.run);
     if (decision.kind === 'block') {
       const error = { code: 'Blocked', message: `Blocked by ${decision.by}: ${decision.reason}`, retryable: false };
       if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: call.id, tool: call.name, ok: false, durationMs: performance.now() - started, error });
@@ -54,7 +59,8 @@ export async function executeToolCall(env: TurnEnv, call: ModelToolCall, round: 
     }
     if (decision.kind === 'setResult') return finish(env, info, tool, { ok: true, value: decision.value }, started);
   }
-  const before = await env.hooks.pipeline('tool.before_call', env.view.hooks['tool.before_call'], info, env.run);
+  const beforeHooks = env.view.hooks['tool.before_call'];
+  const before = beforeHooks.length === 0 ? info : await env.hooks.pipeline('tool.before_call', beforeHooks, info, env.run);
   if (isHookResult(before)) {
     const reason = (before as HookResult & { reason: string }).reason;
     return finish(env, info, tool, errorResult('Blocked', `The call to ${tool.name} was blocked: ${reason}. Do not retry it unchanged`), started);
@@ -117,6 +123,14 @@ async function invoke(tool: RegisteredTool, invocation: ToolInvocation, ctx: Mem
 function guarded(tool: RegisteredTool, ctx: MemberContext, run: () => unknown): Promise<unknown> {
   const outer = ctx.signal;
   if (outer.aborted) return Promise.reject(cancelledCall(tool));
+  // Nothing can stop this call: no listener, no race (they cost ~10 % of a round).
+  if (tool.timeoutMs === undefined && outer === NEVER_ABORTED) {
+    try {
+      return Promise.resolve(run());
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
   const controller = tool.timeoutMs === undefined ? undefined : new AbortController();
   if (controller) ctx.signal = controller.signal;
   let stop!: (error: TrellisError) => void;
@@ -166,15 +180,21 @@ async function finish(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool | u
     : { kind: 'tool_result', call: info, ok: false, error: result.error };
   if (tool) {
     const point = result.ok ? 'tool.after_call' : 'tool.error';
-    const after = await env.hooks.pipeline(point, env.view.hooks[point], outcome, env.run);
-    if (!isHookResult(after)) outcome = after;
+    if (env.view.hooks[point].length > 0) {
+      const after = await env.hooks.pipeline(point, env.view.hooks[point], outcome, env.run);
+      if (!isHookResult(after)) outcome = after;
+    }
     const record = outcome.ok ? outcome.value : { error: outcome.error };
     commitKernelWrites(env.run.scope, env.registry, [
       turnValue(`${tool.name}.result`, record),
-      turnUpdate(KERNEL_KEYS.lastToolResults, (list) => [...((list as unknown[] | undefined) ?? []), { callId: info.callId, tool: tool.name, ok: outcome.ok, result: record }]),
+      // The results of the latest round only: keeping the whole turn made every call copy a growing list.
+      turnUpdate(KERNEL_KEYS.lastToolResults, (list) => [
+        ...((list as { round: number }[] | undefined) ?? []).filter((entry) => entry.round === info.round),
+        { callId: info.callId, tool: tool.name, ok: outcome.ok, result: record, round: info.round },
+      ]),
     ]);
   }
-  await env.hooks.pipeline('memory.write', env.view.hooks['memory.write'], outcome, env.run);
+  if (env.view.hooks['memory.write'].length > 0) await env.hooks.pipeline('memory.write', env.view.hooks['memory.write'], outcome, env.run);
   const durationMs = performance.now() - started;
   const error: ToolErrorInfo | undefined = outcome.ok ? undefined : outcome.error;
   if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: info.callId, tool: info.tool, ok: outcome.ok, durationMs, error });

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { plainToInstance, type ClassTransformOptions } from 'class-transformer';
 import { validateSync, ValidationTypes, type ValidationError, type ValidatorOptions } from 'class-validator';
+import { validateFlat } from './compiled-dto.js';
 
 /** One invalid field: `path` is dotted and indexed (`filters[0].column`), or `(input)` for the whole input. */
 export interface FieldError {
@@ -56,6 +57,8 @@ export function validateDto<T extends object>(
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     return { ok: false, errors: [{ path: INPUT_PATH, messages: [`arguments must be a JSON object, not ${kindOf(input)}`] }] };
   }
+  const flat = validateFlat(type, input as Record<string, unknown>, options?.forbidUnknown === false);
+  if (flat !== undefined) return { ok: true, value: flat };
   const value = plainToInstance(type, input, TRANSFORM);
   const errors = validateSync(value, options?.forbidUnknown === false ? STRIP_UNKNOWN : FORBID_UNKNOWN);
   if (errors.length === 0) return { ok: true, value };

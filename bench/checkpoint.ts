@@ -1,0 +1,93 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteStore, type SessionCheckpoint, type SessionStore, type StoredSession } from '../index.js';
+import { checkResult, createBenchApp } from './bench-app.js';
+import { perRound } from './sequential.js';
+import { summarize } from './stats.js';
+import { ROUNDS_PER_TURN } from './workload.js';
+
+/** A store that times the calls a turn makes to the real one. */
+class TimedStore implements SessionStore {
+  readonly checkpointUs: number[] = [];
+  readonly loadUs: number[] = [];
+  constructor(private readonly inner: SessionStore) {}
+  async load(sessionId: string): Promise<StoredSession | undefined> {
+    const t = performance.now();
+    try {
+      return await this.inner.load(sessionId);
+    } finally {
+      this.loadUs.push((performance.now() - t) * 1000);
+    }
+  }
+  async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
+    const t = performance.now();
+    try {
+      return await this.inner.checkpoint(checkpoint);
+    } finally {
+      this.checkpointUs.push((performance.now() - t) * 1000);
+    }
+  }
+  list() {
+    return this.inner.list();
+  }
+  delete(sessionId: string) {
+    return this.inner.delete(sessionId);
+  }
+  close() {
+    return this.inner.close();
+  }
+}
+
+export interface CheckpointFigures {
+  readonly turns: number;
+  /** Median µs per turn without a store and with a SqliteStore on a temp file. */
+  readonly turnUsWithout: number;
+  readonly turnUsWith: number;
+  /** The difference: what the store adds to a turn (load of a new session + checkpoint). */
+  readonly storeCostUsPerTurn: number;
+  /** Median time inside `store.checkpoint` and `store.load`, measured around the calls. */
+  readonly checkpointUs: number;
+  readonly checkpointP90Us: number;
+  readonly loadUs: number;
+}
+
+/** Alternating blocks with and without the store, so both see the same machine. */
+export async function checkpointFigures(turns: number, warmup: number): Promise<CheckpointFigures> {
+  const dir = mkdtempSync(join(tmpdir(), 'trellis-bench-'));
+  const store = new TimedStore(new SqliteStore({ path: join(dir, 'bench.db') }));
+  try {
+    const withStore = await createBenchApp({ store });
+    const without = await createBenchApp();
+    const run = (bench: typeof without, prefix: string) => async (i: number) => {
+      const r = await bench.turn(`${prefix}${i}`);
+      checkResult(r, `figure 4 (${prefix})`);
+      return r.rounds;
+    };
+    const blocks = 4;
+    const per = Math.ceil(turns / blocks);
+    const a: number[] = [];
+    const b: number[] = [];
+    for (let k = 0; k < blocks; k++) {
+      a.push(...(await perRound('figure 4 (no store)', run(without, `n${k}-`), k === 0 ? warmup : 5, per)).samples);
+      store.checkpointUs.length = 0;
+      store.loadUs.length = 0;
+      b.push(...(await perRound('figure 4 (sqlite)', run(withStore, `w${k}-`), k === 0 ? warmup : 5, per)).samples);
+    }
+    const turnUsWithout = summarize(a).median * ROUNDS_PER_TURN;
+    const turnUsWith = summarize(b).median * ROUNDS_PER_TURN;
+    const cp = summarize(store.checkpointUs);
+    return {
+      turns: per * blocks,
+      turnUsWithout,
+      turnUsWith,
+      storeCostUsPerTurn: turnUsWith - turnUsWithout,
+      checkpointUs: cp.median,
+      checkpointP90Us: cp.p90,
+      loadUs: summarize(store.loadUs).median,
+    };
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

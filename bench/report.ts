@@ -1,0 +1,114 @@
+import type { CheckpointFigures } from './checkpoint.js';
+import type { ConcurrentFigures } from './concurrent.js';
+import type { InstallFigures } from './install.js';
+import type { SeriesFigures } from './series.js';
+
+export interface BenchReport {
+  readonly startedAt: string;
+  readonly durationS: number;
+  readonly source: { readonly commit: string; readonly changedFiles: number };
+  readonly machine: { readonly node: string; readonly cpus: number; readonly cpu: string; readonly loadavg: readonly number[] };
+  readonly workload: { readonly roundsPerTurn: number; readonly toolCallsPerTurn: number; readonly middlewarePerTurn: number; readonly transformsPerTurn: number };
+  readonly sequential: { readonly hand: SeriesFigures; readonly trellis: SeriesFigures };
+  readonly scaling: readonly SeriesFigures[];
+  readonly concurrent: ConcurrentFigures;
+  readonly install: InstallFigures;
+  readonly checkpoint: CheckpointFigures;
+}
+
+/** Figures derived from the raw ones: ratios against the baselines measured in the same run. */
+export function derived(r: BenchReport) {
+  const { hand, trellis } = r.sequential;
+  const turnUs = trellis.median * r.workload.roundsPerTurn;
+  return {
+    frameworkUsPerRound: trellis.median - hand.median,
+    ratioToHand: trellis.median / hand.median,
+    p90RatioToHand: trellis.p90 / hand.p90,
+    cpuRatioToHand: trellis.cpuUsPerRound / hand.cpuUsPerRound,
+    scaling: r.scaling.map((s) => {
+      const hookRunsPerRound = s.hooksPerTurn / r.workload.roundsPerTurn;
+      const extra = s.median - trellis.median;
+      return {
+        label: s.label,
+        ratioToTrellis: s.median / trellis.median,
+        ratioToHand: s.median / hand.median,
+        hookRunsPerRound,
+        usPerHookRun: hookRunsPerRound > 0 ? extra / hookRunsPerRound : undefined,
+        extraUsPerRound: extra,
+      };
+    }),
+    concurrentUsPerRound: (r.concurrent.wallMs * 1000) / (r.concurrent.turns * r.workload.roundsPerTurn),
+    concurrentRatioToHand: r.concurrent.wallMs / r.concurrent.handWallMs,
+    heapRatioToHand: r.concurrent.held.liveHeapPerTurnKb / r.concurrent.handHeld.liveHeapPerTurnKb,
+    concurrentRatioToSequential: (r.concurrent.wallMs * 1000) / (r.concurrent.turns * turnUs),
+    checkpointRatioToTurn: r.checkpoint.storeCostUsPerTurn / r.checkpoint.turnUsWithout,
+    installRatioToTurn: (r.install.perPluginMs * 1000) / turnUs,
+  };
+}
+
+const f = (x: number | undefined, d = 1) => (x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(d));
+
+function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: readonly string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+export function printReport(r: BenchReport): void {
+  const d = derived(r);
+  const { hand, trellis } = r.sequential;
+  console.log(`Trellis bench ${r.startedAt}  node ${r.machine.node}, ${r.machine.cpus} × ${r.machine.cpu}, load ${r.machine.loadavg.map((l) => l.toFixed(1)).join(' ')}, ${r.durationS.toFixed(0)} s, source ${r.source.commit}${r.source.changedFiles > 0 ? ` + ${r.source.changedFiles} changed files` : ''}`);
+  console.log(`Workload per turn: ${r.workload.roundsPerTurn} rounds, ${r.workload.toolCallsPerTurn} tool calls, ${r.workload.middlewarePerTurn} middleware calls, ${r.workload.transformsPerTurn} transforms (asserted for every series)\n`);
+  console.log('1. Sequential, µs per round');
+  console.log(
+    table(
+      ['series', 'turns', 'median', 'p90', 'cpu/round', '× hand (median)', '× hand (p90)'],
+      [
+        [hand.label, String(hand.n), f(hand.median, 2), f(hand.p90, 2), f(hand.cpuUsPerRound, 2), '1.0', '1.0'],
+        [trellis.label, String(trellis.n), f(trellis.median, 2), f(trellis.p90, 2), f(trellis.cpuUsPerRound, 2), f(d.ratioToHand), f(d.p90RatioToHand)],
+      ],
+    ),
+  );
+  console.log(`framework time per round (trellis − hand, medians): ${f(d.frameworkUsPerRound, 1)} µs   [target < 10 µs, < 20× hand]\n`);
+  console.log('2. Scaling with extra plugins, µs per round');
+  console.log(
+    table(
+      ['series', 'median', 'p90', '× trellis', '× hand', 'hook runs/round', 'µs/hook run'],
+      r.scaling.map((s, i) => [s.label, f(s.median, 1), f(s.p90, 1), f(d.scaling[i]!.ratioToTrellis, 2), f(d.scaling[i]!.ratioToHand), f(d.scaling[i]!.hookRunsPerRound, 1), f(d.scaling[i]!.usPerHookRun, 2)]),
+    ),
+  );
+  const c = r.concurrent;
+  console.log(`\n3. ${c.turns} concurrent turns started at once (own process; wall = median of ${c.bursts.length} bursts)`);
+  console.log(
+    table(
+      ['figure', 'trellis', 'hand loop', '× hand', 'target'],
+      [
+        ['wall time (ms)', f(c.wallMs, 0), f(c.handWallMs, 0), f(d.concurrentRatioToHand), '< 500'],
+        ['  bursts (ms)', c.bursts.map((b) => b.toFixed(0)).join(' '), c.handBursts.map((b) => b.toFixed(0)).join(' '), '', ''],
+        ['µs per round (wall / rounds)', f(d.concurrentUsPerRound, 1), f((c.handWallMs * 1000) / (c.turns * r.workload.roundsPerTurn), 1), '', ''],
+        ['× sequential turn time', f(d.concurrentRatioToSequential, 2), '', '', ''],
+        ['live heap per in-flight turn (KB)', f(c.held.liveHeapPerTurnKb, 1), f(c.handHeld.liveHeapPerTurnKb, 1), f(d.heapRatioToHand), '< 20'],
+        ['peak RSS of the process (MB)', f(c.peakRssMb, 0), '', '', ''],
+        ['RSS before the bursts (MB)', f(c.rssBeforeMb, 0), '', '', ''],
+      ],
+    ),
+  );
+  const k = r.checkpoint;
+  console.log('\n4. Install and checkpoint');
+  console.log(
+    table(
+      ['figure', 'value'],
+      [
+        [`install ${r.install.plugins} plugins (ms)`, f(r.install.totalMs, 1)],
+        ['  per plugin, mean / median (ms)', `${f(r.install.perPluginMs, 2)} / ${f(r.install.medianMs, 2)}`],
+        ['  first / last tenth, mean (ms)', `${f(r.install.firstTenthMs, 2)} / ${f(r.install.lastTenthMs, 2)}`],
+        ['turn without store (µs, median)', f(k.turnUsWithout, 0)],
+        ['turn with SqliteStore (µs, median)', f(k.turnUsWith, 0)],
+        ['store cost per turn (µs)', f(k.storeCostUsPerTurn, 0)],
+        ['  × turn without store', f(d.checkpointRatioToTurn, 2)],
+        ['  inside store.checkpoint (µs, median / p90)', `${f(k.checkpointUs, 0)} / ${f(k.checkpointP90Us, 0)}`],
+        ['  inside store.load (µs, median)', f(k.loadUs, 0)],
+      ],
+    ),
+  );
+}
