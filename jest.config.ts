@@ -6,7 +6,11 @@ const config: Config = {
   extensionsToTreatAsEsm: ['.ts'],
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.spec.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  moduleNameMapper: {
+    '^trellis$': '<rootDir>/index.ts',
+    '^trellis/testing$': '<rootDir>/testing.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json', diagnostics: false }],
   },

@@ -1,4 +1,6 @@
 import { TrellisError } from '../errors/trellis-error.js';
+import type { RegisteredTool } from '../plugin/plugin-member.js';
+import { formatFieldErrors, validateDto } from '../validation/validate-dto.js';
 import type { SuspensionRecord } from './suspension-record.js';
 import type { Decision } from './turn-result.js';
 
@@ -34,6 +36,23 @@ export function validateDecisions(record: SuspensionRecord, decisions: readonly 
     fresh.push(decision);
   }
   return fresh;
+}
+
+/**
+ * Edited arguments are checked against the tool's input DTO before anything is decided:
+ * a reviewer's typo is refused (and can be fixed) instead of using up the decision.
+ */
+export function checkEditedArgs(record: SuspensionRecord, decisions: readonly Decision[], tools: ReadonlyMap<string, RegisteredTool>): void {
+  for (const decision of decisions) {
+    if (decision.decision !== 'edit') continue;
+    const pending = record.pending.find((p) => p.callId === decision.callId)!;
+    const tool = tools.get(pending.tool);
+    if (!tool) continue;
+    const checked = validateDto(tool.input, decision.args);
+    if (!checked.ok) {
+      throw invalid(`The edited arguments for '${decision.callId}' (${pending.tool}) are invalid:\n${formatFieldErrors(checked.errors)}`, record);
+    }
+  }
 }
 
 function invalid(message: string, record: SuspensionRecord): TrellisError {

@@ -14,7 +14,7 @@ import { parseSuspension, type SuspensionRecord } from './suspension-record.js';
 import type { TurnEnv } from './turn-env.js';
 import type { Decision, TurnResult } from './turn-result.js';
 import { cancelled, isControl, replyText, TurnRunner, type TurnEnd } from './turn-runner.js';
-import { validateDecisions } from './decisions.js';
+import { checkEditedArgs, validateDecisions } from './decisions.js';
 
 export interface SendOptions {
   /** Aborting it stops the model call and running tools; the turn ends `cancelled`. */
@@ -71,6 +71,7 @@ export class Session {
     }
     return this.serialize(async () => {
       await this.load();
+      this.assertPluginsInstalled();
       if (this.suspended) await this.cancelSuspended();
       return this.runNew(message, options);
     });
@@ -102,6 +103,16 @@ export class Session {
       this.agent.forget(this.id);
       this.app.releaseSession(this.id);
       this.subject.complete();
+    });
+  }
+
+  /** An agent naming a plugin that is not installed would silently run without it: refuse. */
+  private assertPluginsInstalled(): void {
+    const { missing } = this.app.registry.view(this.agent.spec.plugins);
+    if (missing.length === 0) return;
+    throw new TrellisError('UnknownPlugin', `Agent '${this.agent.spec.name}' lists plugins that are not installed: ${missing.map((m) => `'${m}'`).join(', ')}`, {
+      hint: `Installed: ${[...this.app.registry.byName.keys()].join(', ') || 'none'}. Fix the agent's plugins list or install them`,
+      details: { missing },
     });
   }
 
@@ -141,6 +152,8 @@ export class Session {
 
   private async runResumed(record: SuspensionRecord, options: ResumeOptions): Promise<TurnResult> {
     const fresh = validateDecisions(record, options.decisions, this.id);
+    this.assertPluginsInstalled();
+    checkEditedArgs(record, fresh, this.app.registry.view(this.agent.spec.plugins).toolsByName);
     const env = this.env(new ContextLevel({ ...record.turn, [KERNEL_KEYS.turnInput]: record.input, [KERNEL_KEYS.turnIndex]: record.turnIndex }), options.signal, record.turnIndex);
     const saved = this.state.session.values;
     const runner = new TurnRunner(env, this.agent.limits, record.input, record.instructions, this.history, record.startedAt);

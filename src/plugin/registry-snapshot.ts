@@ -54,7 +54,8 @@ export class RegistrySnapshot implements StateSchema {
     let view = this.views.get(cacheKey);
     if (!view) {
       const wanted = new Set(active);
-      view = new ActiveView(this.plugins.filter((p) => p.enabled && (wanted.size === 0 || wanted.has(p.definition.name))));
+      const missing = active.filter((name) => !this.byName.has(name));
+      view = new ActiveView(this.plugins.filter((p) => p.enabled && (wanted.size === 0 || wanted.has(p.definition.name))), missing);
       this.views.set(cacheKey, view);
     }
     return view;
@@ -68,7 +69,11 @@ export class ActiveView {
   readonly toolsByName: ReadonlyMap<string, RegisteredTool>;
   readonly transforms: readonly RegisteredTransform[];
 
-  constructor(plugins: readonly InstalledPlugin[]) {
+  constructor(
+    plugins: readonly InstalledPlugin[],
+    /** Names the agent's `plugins` list asks for that are not installed (a typo, or an install that failed). */
+    readonly missing: readonly string[] = [],
+  ) {
     const hooks = Object.fromEntries(HOOK_POINT_NAMES.map((p) => [p, [] as RegisteredHook[]])) as Record<HookPoint, RegisteredHook[]>;
     for (const plugin of plugins) for (const hook of plugin.hooks) hooks[hook.point].push(hook);
     for (const point of HOOK_POINT_NAMES) hooks[point].sort(byPriority);

@@ -1,8 +1,9 @@
 import 'reflect-metadata';
 import { IsString } from 'class-validator';
-import { Trellis, Plugin, Tool, Hook, Requires, ScriptedModel, type ToolContext } from '../../../index.js';
+import { Trellis, Plugin, Tool, Hook, Requires, type ToolContext } from 'trellis';
+import { ScriptedModel } from 'trellis/testing';
 
-// The README's "A first plugin", kept in step with it: if this breaks, the README is wrong.
+// The README's "A first plugin", kept in step with it (imports included): if this breaks, the README is wrong.
 class Greet {
   @IsString() name!: string;
 }
