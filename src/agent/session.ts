@@ -1,3 +1,4 @@
+import { describeError } from '../errors/describe-error.js';
 import { Subject, type Observable } from 'rxjs';
 import type { Trellis } from '../app/trellis.js';
 import { ContextLevel, ContextScope } from '../context/context-scope.js';
@@ -390,5 +391,5 @@ export class Session {
 
 function errorInfo(error: unknown): { code: string; message: string } {
   if (TrellisError.is(error)) return { code: error.code, message: error.message };
-  return { code: 'Failed', message: error instanceof Error ? error.message : String(error) };
+  return { code: 'Failed', message: describeError(error) };
 }

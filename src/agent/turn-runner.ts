@@ -1,3 +1,4 @@
+import { describeError } from '../errors/describe-error.js';
 import { resolveDeclared } from '../context/context-pool.js';
 import { MemberContext } from '../context/member-context.js';
 import { TrellisError } from '../errors/trellis-error.js';
@@ -215,7 +216,7 @@ export class TurnRunner {
         const out = await transform.fn(request, ctx as never);
         if (out !== undefined) request = out as InferenceRequest;
       } catch (error) {
-        throw new TrellisError(TrellisError.is(error) ? error.code : 'HookFailed', `Transform ${transform.plugin}.${transform.method} failed: ${error instanceof Error ? error.message : String(error)}`, {
+        throw new TrellisError(TrellisError.is(error) ? error.code : 'HookFailed', `Transform ${transform.plugin}.${transform.method} failed: ${describeError(error)}`, {
           hint: 'Transforms must be pure functions of the request; fix the transform',
           details: { plugin: transform.plugin, point: 'transform' },
           cause: error,

@@ -1,3 +1,4 @@
+import { describeError } from '../errors/describe-error.js';
 import 'reflect-metadata';
 import { Container } from 'inversify';
 import type { Observable } from 'rxjs';
@@ -170,7 +171,7 @@ export class Trellis {
       try {
         classes = await importPlugins(file);
       } catch (error) {
-        failed.push({ file, reason: `import failed: ${error instanceof Error ? error.message : String(error)}` });
+        failed.push({ file, reason: `import failed: ${describeError(error)}` });
         continue;
       }
       for (const type of classes) {
@@ -178,7 +179,7 @@ export class Trellis {
           const plugin = await this.install(type);
           installed.push({ file, plugin: plugin.definition.name });
         } catch (error) {
-          failed.push({ file, plugin: type.name, reason: error instanceof Error ? error.message : String(error) });
+          failed.push({ file, plugin: type.name, reason: describeError(error) });
         }
       }
     }
@@ -195,7 +196,7 @@ export class Trellis {
           const out = await (plugin.instance as Record<string, () => unknown>)[method]!();
           tests.push(out === false ? { name: method, ok: false, error: 'returned false' } : { name: method, ok: true });
         } catch (error) {
-          tests.push({ name: method, ok: false, error: error instanceof Error ? error.message : String(error) });
+          tests.push({ name: method, ok: false, error: describeError(error) });
         }
       }
       plugins.push({ plugin: plugin.definition.name, ok: tests.every((t) => t.ok), tests });
@@ -262,7 +263,7 @@ export class Trellis {
   /** Reports an error on the event stream without throwing. */
   reportError(error: unknown, plugin?: string, point?: string, sessionId?: string): void {
     const code = TrellisError.is(error) ? error.code : 'HookFailed';
-    this.bus.emit({ type: 'error', code, message: error instanceof Error ? error.message : String(error), plugin, point, sessionId });
+    this.bus.emit({ type: 'error', code, message: describeError(error), plugin, point, sessionId });
   }
 
   private appRun(): HookRun {
@@ -305,7 +306,7 @@ export class Trellis {
       await hook.call(plugin.instance, this);
     } catch (error) {
       // A plugin's own typed error (e.g. InvalidConfig found in onInstall) keeps its code.
-      throw new TrellisError(TrellisError.is(error) ? error.code : 'InvalidPlugin', `${plugin.definition.name}.${method} failed: ${error instanceof Error ? error.message : String(error)}`, {
+      throw new TrellisError(TrellisError.is(error) ? error.code : 'InvalidPlugin', `${plugin.definition.name}.${method} failed: ${describeError(error)}`, {
         hint: method === 'onInstall' ? 'Nothing was registered; fix the error and install again' : 'The plugin was removed anyway',
         cause: error,
       });

@@ -1,17 +1,23 @@
 import { readdirSync, statSync } from 'node:fs';
-import { dirname, extname, join, resolve } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
 import { pino } from 'pino';
 import { createDeskApp, DESK_AGENT } from '../../examples/sql-report-desk/desk-app.js';
 import { deskScriptedModel } from '../../examples/sql-report-desk/desk-model.js';
 import type { Agent } from '../agent/agent.js';
 import type { AgentSpec } from '../agent/agent-spec.js';
+import type { Session } from '../agent/session.js';
+import { parseSuspension } from '../agent/suspension-record.js';
 import { Trellis } from '../app/trellis.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import type { ModelProvider } from '../models/model-provider.js';
-import { importPlugins } from '../plugin/directory-loader.js';
+import { importPlugins, pluginModules } from '../plugin/directory-loader.js';
+import { isPluginClass } from '../plugin/plugin-explorer.js';
+import type { PluginClass } from '../plugin/plugin-definition.js';
 import { DEFAULT_SQLITE_PATH, SqliteStore } from '../stores/sqlite-store.js';
 import { createLogger, TRELLIS_LOGGER } from '../../plugins/middleware/logger.js';
-import { loadCliConfig, type LoadedConfig } from './cli-config.js';
+import { loadCliConfig, type CliPluginEntry, type LoadedConfig } from './cli-config.js';
+import { describeError } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
 import { modelFromEnv } from './model-from-env.js';
 import { enableTypeScriptImports } from './ts-loader.js';
@@ -25,6 +31,8 @@ export interface CliApp {
   /** The config file, or `undefined` when the example is used. */
   readonly configFile: string | undefined;
   readonly config: LoadedConfig | undefined;
+  /** Session context from the config's `context`, given to every session. */
+  readonly context: Readonly<Record<string, unknown>>;
 }
 
 /** Opens the app and its SQLite store (created when missing). Tool-call logs go to `<store dir>/logs/trellis.log`. */
@@ -36,10 +44,16 @@ export async function openCliApp(io: CliIo): Promise<CliApp> {
   if (!loaded) {
     const home = dirname(storePath);
     const app = await createDeskApp({ store, logFile, databasePath: join(home, 'sql-report-desk.db'), exportDir: join(home, 'exports') });
-    return { app, spec: DESK_AGENT, storePath, configFile: undefined, config: undefined };
+    return { app, spec: DESK_AGENT, storePath, configFile: undefined, config: undefined, context: {} };
   }
   const logger = createLogger({ destination: pino.destination({ dest: logFile, mkdir: true, sync: true }) });
-  const app = Trellis.create({ store, providers: [{ provide: TRELLIS_LOGGER, useValue: logger }] });
+  let app: Trellis;
+  try {
+    app = Trellis.create({ store, providers: [{ provide: TRELLIS_LOGGER, useValue: logger }, ...(loaded.config.providers ?? [])] });
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   try {
     await installPlugins(app, loaded, io.env);
   } catch (error) {
@@ -53,16 +67,22 @@ export async function openCliApp(io: CliIo): Promise<CliApp> {
     ...(agent.maxRounds !== undefined ? { maxRounds: agent.maxRounds } : {}),
     ...(agent.plugins !== undefined ? { plugins: agent.plugins } : {}),
   };
-  return { app, spec, storePath, configFile: loaded.file, config: loaded };
+  return { app, spec, storePath, configFile: loaded.file, config: loaded, context: loaded.config.context ?? {} };
 }
 
 /**
  * The agent with its model: the config's `ModelProvider`, else one from the environment
- * (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`; `TRELLIS_MODEL` or the config's model name),
- * else the example's scripted model — said plainly on stderr.
+ * (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`; `TRELLIS_MODEL` or the config's model name).
+ * Running the example (no config) without a key, the example's scripted model answers —
+ * said plainly on stderr; with the user's own config and no model, this refuses.
  */
 export function openAgent(cli: CliApp, io: CliIo): Agent {
   return cli.app.agent({ ...cli.spec, model: chooseModel(cli, io) });
+}
+
+/** A session of the agent, with the config's `context`. */
+export function openSession(cli: CliApp, io: CliIo, id?: string): Session {
+  return openAgent(cli, io).session(id, { context: cli.context });
 }
 
 function chooseModel(cli: CliApp, io: CliIo): ModelProvider {
@@ -70,42 +90,126 @@ function chooseModel(cli: CliApp, io: CliIo): ModelProvider {
   if (configured !== undefined && typeof configured !== 'string') return configured;
   const fromEnv = modelFromEnv({ ...io.env, TRELLIS_MODEL: io.env.TRELLIS_MODEL || configured });
   if (fromEnv) {
-    io.err(`trellis: model ${fromEnv.label}`);
+    io.err(`note: model ${fromEnv.label}`);
     return fromEnv.model;
   }
-  io.err("trellis: no OPENAI_API_KEY or ANTHROPIC_API_KEY is set, so this uses the SQL report desk's scripted model (offline, canned answers)");
+  if (cli.config) {
+    throw new TrellisError('NoModel', `No model to run with: neither OPENAI_API_KEY nor ANTHROPIC_API_KEY is set${configured ? ` (the config names '${configured}')` : ''}`, {
+      hint: `Set OPENAI_API_KEY or ANTHROPIC_API_KEY, or set model in a .ts/.js config to a ModelProvider (e.g. a ScriptedModel)`,
+    });
+  }
+  io.err("note: no OPENAI_API_KEY or ANTHROPIC_API_KEY; using the example's scripted model (offline, canned answers)");
   return deskScriptedModel();
+}
+
+/** Whether a stored session has a suspended turn (one `resume` can continue). */
+export async function hasSuspendedTurn(cli: CliApp, sessionId: string): Promise<boolean> {
+  const stored = await cli.app.store?.load(sessionId);
+  return parseSuspension(stored?.suspension ?? null, sessionId) !== undefined;
+}
+
+/** The calls a stored session waits for a decision on (tool and call id), or none. */
+export async function waitingCalls(cli: CliApp, sessionId: string): Promise<{ callId: string; tool: string }[]> {
+  const stored = await cli.app.store?.load(sessionId);
+  if (!stored) return [];
+  const record = parseSuspension(stored.suspension, sessionId);
+  if (!record) return [];
+  const decided = new Set(record.decisions.map((d) => d.callId));
+  return record.pending.filter((p) => !decided.has(p.callId)).map((p) => ({ callId: p.callId, tool: p.tool }));
 }
 
 async function installPlugins(app: Trellis, loaded: LoadedConfig, env: NodeJS.ProcessEnv): Promise<void> {
   const { plugins } = loaded.config;
   if (plugins === undefined) return;
-  for (const entry of typeof plugins === 'string' ? [plugins] : plugins) {
-    if (typeof entry === 'function') {
-      await app.install(entry);
-      continue;
+  for (const entry of typeof plugins === 'string' ? [plugins] : plugins) await installEntry(app, loaded, env, entry);
+}
+
+async function installEntry(app: Trellis, loaded: LoadedConfig, env: NodeJS.ProcessEnv, entry: CliPluginEntry): Promise<void> {
+  if (typeof entry === 'function') return installOne(app, loaded, entry, undefined, entry.name);
+  const hasConfig = typeof entry === 'object' && 'config' in entry && entry.config !== undefined;
+  const config = hasConfig ? (entry as { config: unknown }).config : undefined;
+  if (typeof entry === 'object' && 'plugin' in entry) return installOne(app, loaded, entry.plugin, config, entry.plugin.name, hasConfig);
+  const specifier = typeof entry === 'string' ? entry : 'path' in entry ? entry.path : entry.module;
+  const isPackage = typeof entry === 'object' && 'module' in entry && !isPathLike(entry.module);
+  const path = isPackage ? resolvePackage(specifier, loaded) : resolve(loaded.dir, specifier);
+  if (!isPackage && isDirectory(path)) {
+    if (hasConfig) {
+      throw new TrellisError('InvalidConfig', `The plugins entry ${specifier} is a directory, so its config has no one plugin to go to`, {
+        hint: `Give the module's path instead, e.g. { "path": "${specifier}/weather.js", "config": … }, in ${loaded.file}`,
+      });
     }
-    const path = resolve(loaded.dir, entry);
-    if (isDirectory(path)) {
-      if (readdirSync(path).some((f) => /\.m?ts$/.test(f) && !f.endsWith('.d.ts'))) enableTypeScriptImports(env);
-      const report = await app.loadDirectory(path);
-      if (report.failed.length > 0) {
-        throw new TrellisError('LoadFailed', `Plugins in ${path} failed to load: ${report.failed.map((f) => `${f.file}${f.plugin ? ` (${f.plugin})` : ''}: ${f.reason}`).join('; ')}`, {
-          hint: `Fix them or take them out of ${loaded.file}`,
-        });
-      }
-      continue;
-    }
-    if (/\.m?ts$/.test(extname(path))) enableTypeScriptImports(env);
-    let classes;
-    try {
-      classes = await importPlugins(path);
-    } catch (error) {
-      throw new TrellisError('LoadFailed', `Cannot import plugin module ${path}: ${error instanceof Error ? error.message : String(error)}`, { hint: `Check the path in ${loaded.file}` });
-    }
-    if (classes.length === 0) throw new TrellisError('LoadFailed', `${path} exports no @Plugin class`, { hint: `Export the plugin class, or remove the module from ${loaded.file}` });
-    for (const type of classes) await app.install(type);
+    return installDirectory(app, loaded, env, path);
   }
+  if (/\.m?ts$/.test(extname(path))) enableTypeScriptImports(env);
+  let classes: PluginClass[];
+  try {
+    classes = isPackage && !isAbsolute(path) ? await importPackage(path) : await importPlugins(path);
+  } catch (error) {
+    throw new TrellisError('LoadFailed', `Cannot import plugin module ${path}: ${describeError(error)}`, { hint: `Fix the module, or check its path in ${loaded.file}` });
+  }
+  if (classes.length === 0) throw new TrellisError('LoadFailed', `${path} exports no @Plugin class`, { hint: `Export the plugin class, or remove the module from ${loaded.file}` });
+  if (hasConfig && classes.length > 1) {
+    throw new TrellisError('InvalidConfig', `${path} exports ${classes.length} plugin classes (${classes.map((c) => c.name).join(', ')}), so its config has no one plugin to go to`, {
+      hint: `Split the module, or in a .ts/.js config use { plugin: ${classes[0]!.name}, config } (${loaded.file})`,
+    });
+  }
+  for (const type of classes) await installOne(app, loaded, type, config, specifier, hasConfig);
+}
+
+/** `app.install(type, { config })`, with a config problem pointed at the config file rather than at `app.install`. */
+async function installOne(app: Trellis, loaded: LoadedConfig, type: PluginClass, config: unknown, label: string, hasConfig = false): Promise<void> {
+  try {
+    await app.install(type, hasConfig ? { config } : {});
+  } catch (error) {
+    if (!TrellisError.is(error, 'InvalidConfig')) throw error;
+    const message = error.hint && error.message.endsWith(`. ${error.hint}`) ? error.message.slice(0, -(error.hint.length + 2)) : error.message;
+    const hint = hasConfig
+      ? `Fix its "config" in the plugins entry ${label} of ${loaded.file}`
+      : `Add its "config" in ${loaded.file}: { "path": "${label}", "config": { … } }`;
+    throw new TrellisError('InvalidConfig', message, { hint: /takes no config/.test(message) ? `Remove "config" from the plugins entry ${label} of ${loaded.file}` : hint, details: error.details, cause: error });
+  }
+}
+
+/** Every module's plugins, as `app.loadDirectory`; a module that fails to import is reported with its file and reason. */
+async function installDirectory(app: Trellis, loaded: LoadedConfig, env: NodeJS.ProcessEnv, path: string): Promise<void> {
+  if (readdirSync(path).some((f) => /\.m?ts$/.test(f) && !f.endsWith('.d.ts'))) enableTypeScriptImports(env);
+  // Imported here first, so a module's failure is described whatever it threw (loadDirectory itself would re-import it).
+  const failed: { file: string; plugin?: string; reason: string }[] = [];
+  for (const file of await pluginModules(path)) {
+    try {
+      await importPlugins(file);
+    } catch (error) {
+      failed.push({ file, reason: `import failed: ${describeError(error)}` });
+    }
+  }
+  if (failed.length === 0) {
+    const report = await app.loadDirectory(path);
+    failed.push(...report.failed);
+  }
+  if (failed.length > 0) {
+    const lines = failed.map((f) => `${f.file}${f.plugin ? ` (${f.plugin})` : ''}: ${describeError(f.reason)}`);
+    throw new TrellisError('LoadFailed', `Plugins in ${path} failed to load:\n${lines.map((l) => `  ${l}`).join('\n')}`, {
+      hint: `Fix them or take them out of ${loaded.file}`,
+    });
+  }
+}
+
+function isPathLike(specifier: string): boolean {
+  return specifier.startsWith('.') || isAbsolute(specifier) || specifier.startsWith('file:');
+}
+
+/** A package name, resolved from the config's folder where possible (else left for `import` to find). */
+function resolvePackage(name: string, loaded: LoadedConfig): string {
+  try {
+    return createRequire(loaded.file).resolve(name);
+  } catch {
+    return name;
+  }
+}
+
+async function importPackage(name: string): Promise<PluginClass[]> {
+  const module = (await import(name)) as Record<string, unknown>;
+  return [...new Set(Object.values(module).filter(isPluginClass))];
 }
 
 function isDirectory(path: string): boolean {

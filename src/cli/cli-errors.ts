@@ -1,4 +1,7 @@
+import { describeError, attempt } from '../errors/describe-error.js';
 import { TrellisError } from '../errors/trellis-error.js';
+
+export { describeError };
 
 /** Exit code of a command that ran and failed (unknown session, failed turn). */
 export const EXIT_FAILURE = 1;
@@ -12,11 +15,34 @@ export function usageError(message: string, hint?: string): TrellisError {
 
 /** The exit code an error should end the process with. */
 export function exitCodeOf(error: unknown): number {
-  return TrellisError.is(error) && error.details.exitCode === EXIT_USAGE ? EXIT_USAGE : EXIT_FAILURE;
+  try {
+    return TrellisError.is(error) && error.details.exitCode === EXIT_USAGE ? EXIT_USAGE : EXIT_FAILURE;
+  } catch {
+    return EXIT_FAILURE;
+  }
 }
 
 /** An error as one line: `trellis: <message>` with line breaks folded. */
 export function errorLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return `trellis: ${message.trim().replace(/\s*\n\s*/g, '; ').replace(/^error:\s*/i, '')}`;
+  return `trellis: ${clean(describeError(error)).replace(/\s*\n\s*/g, '; ')}`;
+}
+
+/**
+ * An error as the lines to print: `trellis: <first line>`, then the rest of a multi-line
+ * message (the field list of an invalid config, say) indented, and the hint last. No stack.
+ */
+export function errorLines(error: unknown): string[] {
+  let message = clean(describeError(error));
+  let hint: string | undefined;
+  const known = attempt(() => (TrellisError.is(error) && typeof error.hint === 'string' ? error.hint : undefined));
+  if (known && message.includes('\n') && message.endsWith(`. ${known}`)) {
+    message = message.slice(0, -(known.length + 2));
+    hint = known;
+  }
+  const [first = '', ...rest] = message.split('\n').map((line) => line.trimEnd()).filter((line) => line.trim() !== '');
+  return [`trellis: ${first.trim()}`, ...rest.map((line) => (line.startsWith('  ') ? line : `  ${line.trimStart()}`)), ...(hint ? [`  ${hint}`] : [])];
+}
+
+function clean(message: string): string {
+  return message.trim().replace(/^error:\s*/i, '');
 }

@@ -1,3 +1,5 @@
+import { dirname, resolve } from 'node:path';
+
 /** Where the CLI reads and writes; the process streams by default, swappable in tests. */
 export interface CliIo {
   /** Writes text to stdout as is (streamed model text). */
@@ -13,15 +15,65 @@ export interface CliIo {
   exitCode: number;
 }
 
-/** The real process: stdout, stderr, stdin, the working directory and environment. */
-export function processIo(): CliIo {
+/** The streams `processIo` writes to; the process's own by default. */
+export interface ProcessStreams {
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream;
+  readonly stdin: NodeJS.ReadableStream;
+}
+
+/**
+ * The real process: stdout, stderr, stdin, the working directory and environment. A closed
+ * pipe (`trellis sessions | head -1`) is not an error: output to it stops quietly.
+ */
+export function processIo(
+  streams: ProcessStreams = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
+  env: NodeJS.ProcessEnv = process.env,
+  cwd: string = process.cwd(),
+): CliIo {
+  const stdout = quietOnClosedPipe(streams.stdout);
+  const stderr = quietOnClosedPipe(streams.stderr);
   return {
-    write: (text) => void process.stdout.write(text),
-    out: (line = '') => void process.stdout.write(`${line}\n`),
-    err: (line) => void process.stderr.write(`${line}\n`),
-    stdin: process.stdin,
-    cwd: process.cwd(),
-    env: process.env,
+    write: (text) => stdout(text),
+    out: (line = '') => stdout(`${line}\n`),
+    err: (line) => stderr(`${line}\n`),
+    stdin: streams.stdin,
+    cwd: cliCwd(env, cwd),
+    env,
     exitCode: 0,
   };
+}
+
+/** A writer that stops writing once the reader has gone (EPIPE); other stream errors are still raised. */
+function quietOnClosedPipe(stream: NodeJS.WritableStream): (text: string) => void {
+  let closed = false;
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error?.code === 'EPIPE' || error?.code === 'ERR_STREAM_DESTROYED') {
+      closed = true;
+      return;
+    }
+    throw error;
+  });
+  return (text) => {
+    if (closed) return;
+    try {
+      stream.write(text);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException)?.code !== 'EPIPE') throw error;
+      closed = true;
+    }
+  };
+}
+
+/**
+ * The folder the CLI works in (config, `.trellis/`): the user's folder. `npm run trellis`
+ * runs in the package root, so there it is `INIT_CWD` (the folder npm was started from);
+ * a process merely started under some npm script elsewhere keeps its own working directory.
+ */
+export function cliCwd(env: NodeJS.ProcessEnv, cwd: string): string {
+  const init = env.INIT_CWD;
+  if (!init) return cwd;
+  // npm runs a script in its package's root: only then is INIT_CWD the user's folder rather than ours.
+  if (env.npm_package_json && resolve(dirname(env.npm_package_json)) !== resolve(cwd)) return cwd;
+  return resolve(init);
 }

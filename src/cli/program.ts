@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
-import { errorLine, exitCodeOf, EXIT_USAGE } from './cli-errors.js';
+import { errorLine, errorLines, exitCodeOf, EXIT_USAGE } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
 import { registerChatCommand } from './commands/chat.command.js';
 import { registerPluginsCommand } from './commands/plugins.command.js';
@@ -10,10 +10,11 @@ import { registerRunCommand } from './commands/run.command.js';
 import { registerSessionsCommand } from './commands/sessions.command.js';
 
 const ABOUT = `
-Configuration: trellis.config.ts, .js or .json in the working directory (plugins, agent, model, store).
-Without one, the SQL report desk example is used. Models come from OPENAI_API_KEY (OPENAI_BASE_URL,
-TRELLIS_MODEL) or ANTHROPIC_API_KEY; without a key, the example's scripted model answers offline.
-Sessions are kept in .trellis/trellis.db unless the config says otherwise.`;
+Configuration: trellis.config.ts, .js, .mjs or .json in the working directory (plugins with their
+config, agent, context, model, store; providers in .ts/.js). Without one, the SQL report desk example
+is used. Models come from OPENAI_API_KEY (OPENAI_BASE_URL, TRELLIS_MODEL) or ANTHROPIC_API_KEY, or a
+ModelProvider set as model in a .ts/.js config; running the example without a key, its scripted model
+answers offline. Sessions are kept in .trellis/trellis.db unless the config says otherwise.`;
 
 /** The `trellis` command line. Errors go to `io.err` as one line; nothing here calls `process.exit`. */
 export function buildProgram(io: CliIo): Command {
@@ -45,7 +46,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   } catch (error) {
     // Commander has printed its own message (or the help) already.
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : EXIT_USAGE;
-    io.err(errorLine(error));
+    for (const line of errorLines(error)) io.err(line);
     return exitCodeOf(error);
   }
 }

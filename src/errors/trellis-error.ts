@@ -1,3 +1,5 @@
+import { describeError } from './describe-error.js';
+
 const TRELLIS_ERROR = Symbol.for('trellis.error');
 
 /** Every code the kernel raises; plugins may add their own (e.g. `InsufficientCredits`). */
@@ -96,6 +98,6 @@ export class TrellisError extends Error {
 /** Wraps anything thrown into a `TrellisError`, keeping one that already is. */
 export function asTrellisError(error: unknown, code: TrellisErrorCode, message?: string, options: TrellisErrorOptions = {}): TrellisError {
   if (TrellisError.is(error)) return error;
-  const text = error instanceof Error ? error.message : String(error);
+  const text = describeError(error);
   return new TrellisError(code, message ? `${message}: ${text}` : text, { kind: 'system', ...options, cause: error });
 }

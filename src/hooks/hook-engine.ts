@@ -1,3 +1,4 @@
+import { describeError } from '../errors/describe-error.js';
 import { resolveDeclared } from '../context/context-pool.js';
 import type { ContextSnapshot } from '../context/context-scope.js';
 import { MemberContext } from '../context/member-context.js';
@@ -248,7 +249,7 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 export function hookFailure(error: unknown, hook: { plugin: string; method: string }, point: string): TrellisError {
   const where = `${hook.plugin}.${hook.method} at '${point}'`;
   if (TrellisError.is(error) && error.details['point'] !== undefined) return error;
-  let message = error instanceof Error ? error.message : String(error);
+  let message = describeError(error);
   const code = TrellisError.is(error) ? error.code : 'HookFailed';
   // Keep a wrapped error's hint as its hint (not only as text), without repeating it.
   const hint = TrellisError.is(error) ? error.hint : 'Fix the handler, or catch the error inside it: a throwing hook fails the turn';

@@ -1,3 +1,4 @@
+import { describeError } from '../errors/describe-error.js';
 import { Container } from 'inversify';
 import { normalizeKey, type ContextKeySpec } from '../context/context-key.js';
 import { TrellisError } from '../errors/trellis-error.js';
@@ -56,7 +57,7 @@ export function preparePlugin(definition: PluginDefinition, options: InstallOpti
   try {
     instance = container.get(definition.type) as Record<string, (...args: unknown[]) => unknown>;
   } catch (error) {
-    throw new TrellisError('InvalidPlugin', `Plugin '${definition.name}' could not be constructed: ${error instanceof Error ? error.message : String(error)}`, {
+    throw new TrellisError('InvalidPlugin', `Plugin '${definition.name}' could not be constructed: ${describeError(error)}`, {
       hint: 'Register the services it injects with Trellis.create({ providers }), or fix its constructor',
       cause: error,
     });

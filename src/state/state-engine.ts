@@ -1,3 +1,4 @@
+import { describeError } from '../errors/describe-error.js';
 import { resolveDeclared } from '../context/context-pool.js';
 import type { ContextScope } from '../context/context-scope.js';
 import { MemberContext } from '../context/member-context.js';
@@ -73,7 +74,7 @@ export class StateEngine {
           await this.submit(ctx.command(), target, phase, depth + 1);
           this.events.emit({ type: 'effect.dispatched', sessionId, effect: effect.type, plugin: handler.plugin });
         } catch (error) {
-          const message = error instanceof Error ? error.message : String(error);
+          const message = describeError(error);
           this.events.emit({ type: 'error', code: 'EffectFailed', message: `Effect '${effect.type}' handler ${handler.plugin}.${handler.method} failed: ${message}`, plugin: handler.plugin, sessionId });
         }
       }

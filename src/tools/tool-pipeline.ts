@@ -1,3 +1,4 @@
+import { describeError } from '../errors/describe-error.js';
 import { resolveDeclared } from '../context/context-pool.js';
 import { ContextLevel } from '../context/context-scope.js';
 import { MemberContext } from '../context/member-context.js';
@@ -224,6 +225,6 @@ function parseLoose(text: string): unknown {
 
 function fromError(error: unknown, code: string, tool?: string): ToolResult {
   if (TrellisError.is(error)) return { ok: false, error: error.toToolError() };
-  const message = error instanceof Error ? error.message : String(error);
+  const message = describeError(error);
   return errorResult(code, tool ? `${tool} failed: ${message}` : message, false);
 }

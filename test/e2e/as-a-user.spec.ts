@@ -24,12 +24,13 @@ interface Run {
 /** No API keys: the scripted model answers, whatever the developer's shell holds. */
 function offlineEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const key of ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'ANTHROPIC_API_KEY', 'TRELLIS_MODEL']) delete env[key];
+  // Nor does the npm script that started jest decide the CLI's folder (INIT_CWD).
+  for (const key of ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'ANTHROPIC_API_KEY', 'TRELLIS_MODEL', 'INIT_CWD', 'npm_package_json']) delete env[key];
   return env;
 }
 
-function node(script: string, args: readonly string[], cwd: string, stdin?: string): Promise<Run> {
-  const child = spawn(process.execPath, [script, ...args], { cwd, env: offlineEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+function node(script: string, args: readonly string[], cwd: string, stdin?: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<Run> {
+  const child = spawn(process.execPath, [script, ...args], { cwd, env: { ...offlineEnv(), ...extraEnv }, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -124,7 +125,7 @@ describe('the trellis CLI', () => {
     const out = lines(run.stdout);
     expect(out[0]).toBe('Top customers by paid revenue:');
     expect(out.at(-1)).toMatch(/^— completed · 3 rounds · 2 tools · \d+ tokens · \d+(\.\d)? m?s · session [\w-]+$/);
-    expect(run.stderr).toMatch(/no OPENAI_API_KEY or ANTHROPIC_API_KEY is set, so this uses the SQL report desk's scripted model/);
+    expect(lines(run.stderr)[0]).toBe("note: no OPENAI_API_KEY or ANTHROPIC_API_KEY; using the example's scripted model (offline, canned answers)");
 
     const session = /session ([\w-]+)$/.exec(out.at(-1)!)![1]!;
     const listed = await trellis(cwd, 'sessions');
@@ -149,7 +150,8 @@ describe('the trellis CLI', () => {
 
     const again = await trellis(cwd, 'resume', 'exp', '--approve', callId);
     expect(again.code).toBe(1);
-    expect(lines(again.stderr).at(-1)).toMatch(/^trellis: Session 'exp' has no suspended calls to decide on/);
+    // A CLI answer, not the API's hint about session.suspended; and no model note before it.
+    expect(lines(again.stderr)).toEqual(['trellis: Nothing in session exp is waiting for a decision. See what happened with: trellis sessions show exp']);
   }, 3 * RUN_TIMEOUT_MS);
 
   it('chats over stdin: streams the reply and asks before the export runs', async () => {
@@ -198,8 +200,170 @@ describe('the trellis CLI', () => {
     expect(listing.stdout).toContain('tool greeter.greet');
     expect(listing.stdout).not.toContain('db.search');
 
+    // The user's own config and no key: no falling back to the example's scripted model.
     const run = await trellis(cwd, 'run', '--session', 'g1', 'hi');
-    expect(run.stdout).toMatch(/· session g1$/m);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(lines(run.stderr)).toEqual([
+      'trellis: No model to run with: neither OPENAI_API_KEY nor ANTHROPIC_API_KEY is set. Set OPENAI_API_KEY or ANTHROPIC_API_KEY, or set model in a .ts/.js config to a ModelProvider (e.g. a ScriptedModel)',
+    ]);
     expect(existsSync(join(cwd, 'data/greeter.db'))).toBe(true);
   }, 3 * RUN_TIMEOUT_MS);
+
+  const INDEX = () => pathToFileURL(join(ROOT, 'dist/index.js')).href;
+  const DEP = (name: string) => pathToFileURL(join(ROOT, 'node_modules', name)).href;
+  /** A plugin taking config (units), a service ('greeting') and session context (app.locale). */
+  function writeWeatherPlugin(cwd: string): void {
+    mkdirSync(join(cwd, 'plugins'), { recursive: true });
+    writeFileSync(
+      join(cwd, 'plugins/weather.js'),
+      `import { Plugin, Tool, Requires, PLUGIN_CONFIG } from '${INDEX()}';
+       import { inject } from '${DEP('inversify/lib/index.js')}';
+       import { IsIn } from '${DEP('class-validator/cjs/index.js')}';
+       export class WeatherConfig { units = 'metric'; }
+       IsIn(['metric', 'imperial'])(WeatherConfig.prototype, 'units');
+       class NowInput {}
+       export class WeatherPlugin {
+         constructor(config, greeting) { this.config = config; this.greeting = greeting; }
+         now(_input, ctx) { return { units: this.config.units, greeting: this.greeting, locale: ctx.get('app.locale') }; }
+       }
+       inject(PLUGIN_CONFIG)(WeatherPlugin, undefined, 0);
+       inject('greeting')(WeatherPlugin, undefined, 1);
+       Requires('app.locale')(WeatherPlugin.prototype, 'now');
+       Tool({ name: 'weather.now', description: 'The weather now. Use for weather questions.', input: NowInput })(WeatherPlugin.prototype, 'now');
+       Plugin({ name: 'weather', version: '1.0.0', config: WeatherConfig })(WeatherPlugin);`,
+    );
+  }
+
+  it('gives a plugin its config, services and session context from trellis.config.mjs', async () => {
+    const cwd = workdir();
+    writeWeatherPlugin(cwd);
+    writeFileSync(
+      join(cwd, 'trellis.config.mjs'),
+      `import { ScriptedModel } from '${INDEX()}';
+       export default {
+         plugins: [{ path: './plugins/weather.js', config: { units: 'imperial' } }],
+         context: { 'app.locale': 'en-GB' },
+         providers: [{ provide: 'greeting', useValue: 'howdy' }],
+         model: new ScriptedModel((request, i) => i === 0 ? { toolCalls: [{ name: 'weather.now', args: {} }] } : 'Tool said: ' + request.messages.at(-1).content),
+       };`,
+    );
+
+    const run = await trellis(cwd, 'run', 'weather?');
+
+    expect(run.stderr).not.toMatch(/^trellis:/m);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('"units":"imperial"');
+    expect(run.stdout).toContain('"greeting":"howdy"');
+    expect(run.stdout).toContain('"locale":"en-GB"');
+    expect(run.stdout).toMatch(/— completed · 2 rounds · 1 tool/);
+  }, RUN_TIMEOUT_MS);
+
+  it('loads a trellis.config.ts with { plugin: Class, config } and TypeScript decorators, with no tsconfig.json in the folder', async () => {
+    const cwd = workdir();
+    mkdirSync(join(cwd, 'plugins'));
+    writeFileSync(join(cwd, 'package.json'), JSON.stringify({ type: 'module' }));
+    writeFileSync(
+      join(cwd, 'plugins/echo.plugin.ts'),
+      `import { Plugin, Tool, PLUGIN_CONFIG } from '${INDEX()}';
+       import { inject } from '${DEP('inversify/lib/index.js')}';
+       import { IsString } from '${DEP('class-validator/cjs/index.js')}';
+       export class EchoConfig { @IsString() prefix!: string; }
+       class SayInput {}
+       @Plugin({ name: 'echo', version: '1.0.0', config: EchoConfig })
+       export class EchoPlugin {
+         constructor(@inject(PLUGIN_CONFIG) private readonly config: EchoConfig) {}
+         @Tool({ name: 'echo.say', description: 'Says the prefix. Use to test.', input: SayInput })
+         say() { return this.config.prefix + ' from config'; }
+       }`,
+    );
+    writeFileSync(
+      join(cwd, 'trellis.config.ts'),
+      `import { ScriptedModel } from '${INDEX()}';
+       import { EchoPlugin } from './plugins/echo.plugin.ts';
+       export default {
+         plugins: [{ plugin: EchoPlugin, config: { prefix: 'hello' } }],
+         model: new ScriptedModel([{ toolCalls: [{ name: 'echo.say', args: {} }] }, 'ok']),
+       };`,
+    );
+
+    const run = await trellis(cwd, 'run', 'say it');
+
+    expect(run.stderr).not.toMatch(/^trellis:/m);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/— completed · 2 rounds · 1 tool/);
+    const shown = await trellis(cwd, 'sessions', 'show', /session ([\w-]+)$/m.exec(run.stdout)![1]!);
+    expect(shown.stdout).toContain('hello from config');
+  }, 2 * RUN_TIMEOUT_MS);
+
+  it('points an invalid plugin config at trellis.config, field by field, on lines of their own', async () => {
+    const cwd = workdir();
+    writeWeatherPlugin(cwd);
+    const config = join(cwd, 'trellis.config.json');
+    writeFileSync(config, JSON.stringify({ plugins: [{ path: './plugins/weather.js', config: { units: 'kelvin' } }] }));
+
+    const listing = await trellis(cwd, 'plugins');
+
+    expect(listing.code).toBe(1);
+    const err = lines(listing.stderr);
+    expect(err[0]).toBe("trellis: Plugin 'weather' config is invalid:");
+    expect(err[1]).toMatch(/^ {2}- units: units must be one of the following values: metric, imperial$/);
+    expect(err.at(-1)).toBe(`  Fix its "config" in the plugins entry ./plugins/weather.js of ${config}`);
+    expect(listing.stderr).not.toContain('app.install');
+    expect(listing.stderr).not.toMatch(/\bat .*\.js:\d+/);
+  }, RUN_TIMEOUT_MS);
+
+  it.each([
+    ['a plugins directory', './plugins'],
+    ['an explicit module path', ['./plugins/bad.ts']],
+  ])('names the file and the reason when a TypeScript plugin has a syntax error (%s)', async (_what, plugins) => {
+    const cwd = workdir();
+    mkdirSync(join(cwd, 'plugins'));
+    writeFileSync(join(cwd, 'package.json'), JSON.stringify({ type: 'module' }));
+    writeFileSync(join(cwd, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022' } }));
+    writeFileSync(join(cwd, 'plugins/bad.ts'), 'export const x = ;\n');
+    writeFileSync(join(cwd, 'trellis.config.json'), JSON.stringify({ plugins }));
+
+    const listing = await trellis(cwd, 'plugins');
+
+    expect(listing.code).toBe(1);
+    expect(listing.stderr).not.toContain('Cannot convert object to primitive value');
+    expect(listing.stderr).toMatch(/^trellis: /);
+    expect(listing.stderr).toContain(join(cwd, 'plugins/bad.ts'));
+    expect(listing.stderr).toContain('Expression expected');
+  }, RUN_TIMEOUT_MS);
+
+  it('names the file and the reason when a JavaScript plugin has a syntax error', async () => {
+    const cwd = workdir();
+    mkdirSync(join(cwd, 'plugins'));
+    writeFileSync(join(cwd, 'plugins/bad.js'), 'export const x = ;\n');
+    writeFileSync(join(cwd, 'trellis.config.json'), JSON.stringify({ plugins: './plugins' }));
+
+    const listing = await trellis(cwd, 'plugins');
+
+    expect(listing.code).toBe(1);
+    expect(listing.stderr).toContain(`${join(cwd, 'plugins/bad.js')}: import failed: Unexpected token ';'`);
+  }, RUN_TIMEOUT_MS);
+
+  it('stops quietly, exit 0, when the reader of its output goes away (trellis plugins | head -1)', async () => {
+    const child = spawn(process.execPath, [CLI, 'plugins'], { cwd: workdir(), env: offlineEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.destroy(); // the reader is gone before the CLI writes
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+
+    expect(stderr).not.toMatch(/EPIPE|Unhandled 'error' event/);
+    expect(code).toBe(0);
+  }, RUN_TIMEOUT_MS);
+
+  it('reads the config from the folder npm was started in (INIT_CWD) under npm run trellis', async () => {
+    const user = workdir();
+    const packageRoot = workdir();
+    writeFileSync(join(user, 'trellis.config.json'), JSON.stringify({ agent: { name: 'mine' } }));
+
+    const listing = await node(CLI, ['plugins'], packageRoot, undefined, { INIT_CWD: user, npm_package_json: join(packageRoot, 'package.json') });
+
+    expect(listing.code).toBe(0);
+    expect(listing.stdout).toContain(`Plugins from ${join(user, 'trellis.config.json')}`);
+  }, RUN_TIMEOUT_MS);
 });

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Session } from '../../agent/session.js';
 import type { Decision, TurnResult } from '../../agent/turn-result.js';
 import type { TrellisEvent } from '../../events/trellis-event.js';
-import { openAgent, withCliApp } from '../cli-app.js';
+import { openSession, waitingCalls, withCliApp } from '../cli-app.js';
 import type { CliIo } from '../cli-io.js';
 import { LineReader } from '../line-reader.js';
 import { clip, toolActivityLine } from '../render/tool-activity.js';
@@ -18,9 +18,13 @@ export function registerChatCommand(program: Command, io: CliIo): void {
     .option('-s, --session <id>', 'continue this session instead of starting a new one')
     .action(async (options: { session?: string }) => {
       await withCliApp(io, async (cli) => {
-        const session = openAgent(cli, io).session(options.session);
+        const session = openSession(cli, io, options.session);
         const reader = new LineReader(io.stdin);
         io.err(`trellis chat · session ${session.id} · /exit or Ctrl-D to leave`);
+        const waiting = await waitingCalls(cli, session.id);
+        if (waiting.length > 0) {
+          io.err(`warning: session ${session.id} waits for approval of ${waiting.map((c) => `${c.tool} (${c.callId})`).join(', ')}; your next message cancels ${waiting.length === 1 ? 'it' : 'them'} (/exit, then trellis resume ${session.id}, to decide instead)`);
+        }
         try {
           await chatLoop(io, session, reader);
         } finally {

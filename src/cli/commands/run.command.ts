@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Session } from '../../agent/session.js';
 import type { TurnResult } from '../../agent/turn-result.js';
-import { openAgent, withCliApp } from '../cli-app.js';
+import { openSession, waitingCalls, withCliApp, type CliApp } from '../cli-app.js';
 import type { CliIo } from '../cli-io.js';
 import { toolActivityLine } from '../render/tool-activity.js';
 import { pendingLines, replyLines, summaryLine } from '../render/turn-summary.js';
@@ -15,10 +15,19 @@ export function registerRunCommand(program: Command, io: CliIo): void {
     .option('-s, --session <id>', 'continue this session instead of starting a new one')
     .action(async (message: string, options: { session?: string }) => {
       await withCliApp(io, async (cli) => {
-        const session = openAgent(cli, io).session(options.session);
+        const session = openSession(cli, io, options.session);
+        await warnCancelled(io, cli, session.id);
         await printTurn(io, session, () => session.send(message));
       });
     });
+}
+
+/** A new message cancels the calls a session waits for: says so on stderr, naming them. */
+export async function warnCancelled(io: CliIo, cli: CliApp, sessionId: string): Promise<void> {
+  const waiting = await waitingCalls(cli, sessionId);
+  if (waiting.length === 0) return;
+  const calls = waiting.map((c) => `${c.tool} (${c.callId})`).join(', ');
+  io.err(`warning: session ${sessionId} was waiting for approval of ${calls}; this new message cancels ${waiting.length === 1 ? 'it' : 'them'} (to decide instead: trellis resume ${sessionId} --approve/--reject <callId>)`);
 }
 
 /** Runs a turn (a send or a resume) with tool activity on stderr, then prints its outcome. */

@@ -5,6 +5,10 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { CliIo } from '../../../src/cli/cli-io.js';
 import { runCli } from '../../../src/cli/program.js';
+import { describeError, errorLines } from '../../../src/cli/cli-errors.js';
+import { cliCwd, processIo } from '../../../src/cli/cli-io.js';
+import { TrellisError } from '../../../src/errors/trellis-error.js';
+import { PassThrough, Writable } from 'node:stream';
 import { modelFromEnv } from '../../../src/cli/model-from-env.js';
 
 interface FakeIo extends CliIo {
@@ -49,7 +53,7 @@ describe('trellis CLI (in process)', () => {
   it.each([
     [['frobnicate'], 2, /^trellis: unknown command 'frobnicate'/],
     [['run'], 2, /^trellis: missing required argument 'message'/],
-    [['resume', 's1'], 2, /^trellis: resume needs at least one --approve <callId> or --reject <callId>/],
+    [['resume', 's1'], 2, /^trellis: resume needs at least one --approve <callId>, --reject <callId> or --edit <callId>=<json>/],
     [['resume', 'nope', '--approve', 'call_1'], 1, /^trellis: No session 'nope' in .*List sessions with: trellis sessions$/],
     [['sessions', 'show', 'nope'], 1, /^trellis: No session 'nope' in /],
   ])('`trellis %j` fails with exit %d and one line on stderr', async (args, code, message) => {
@@ -72,7 +76,12 @@ describe('trellis CLI (in process)', () => {
     const io = fakeIo();
 
     expect(await cli(io, 'plugins')).toBe(1);
-    expect(io.stderr).toEqual([expect.stringMatching(/trellis\.config\.json is invalid: unknown field 'agent\.tools' .*; store must be a file path/)]);
+    expect(io.stderr).toEqual([
+      `trellis: ${join(cwd, 'trellis.config.json')} is invalid:`,
+      expect.stringMatching(/^ {2}- unknown field 'agent\.tools' \(known: /),
+      '  - store must be a file path',
+      '  See docs/cli.md for the fields',
+    ]);
   });
 
   it('refuses a config whose plugins path does not exist', async () => {
@@ -88,7 +97,7 @@ describe('trellis CLI (in process)', () => {
     expect(await cli(asked, 'run', '-s', 'e1', 'export the top customers as csv')).toBe(0);
     const out = asked.stdout.join('');
     const callId = /--approve (call_\w+)/.exec(out)![1]!;
-    expect(asked.stderr[0]).toMatch(/uses the SQL report desk's scripted model/);
+    expect(asked.stderr[0]).toBe("note: no OPENAI_API_KEY or ANTHROPIC_API_KEY; using the example's scripted model (offline, canned answers)");
 
     const approved = fakeIo();
     expect(await cli(approved, 'resume', 'e1', '--approve', callId)).toBe(0);
@@ -98,6 +107,139 @@ describe('trellis CLI (in process)', () => {
     const shown = fakeIo();
     expect(await cli(shown, 'sessions', 'show', 'e1')).toBe(0);
     expect(shown.stdout.join('')).toContain(`tool export.csv (${callId})`);
+  });
+});
+
+describe('trellis CLI: decisions and warnings (in process)', () => {
+  async function suspended(session: string): Promise<string> {
+    const asked = fakeIo();
+    expect(await cli(asked, 'run', '-s', session, 'export the top customers as csv')).toBe(0);
+    return /--approve (call_\w+)/.exec(asked.stdout.join(''))![1]!;
+  }
+
+  it('warns on stderr, naming the calls, when a new message cancels the calls a session waits for', async () => {
+    const callId = await suspended('w1');
+    const io = fakeIo();
+
+    expect(await cli(io, 'run', '-s', 'w1', 'Who are our best customers?')).toBe(0);
+    expect(io.stderr).toContain(
+      `warning: session w1 was waiting for approval of export.csv (${callId}); this new message cancels it (to decide instead: trellis resume w1 --approve/--reject <callId>)`,
+    );
+  });
+
+  it('says nothing of cancelled calls when the session waits for none', async () => {
+    const io = fakeIo();
+    expect(await cli(io, 'run', '-s', 'w2', 'Who are our best customers?')).toBe(0);
+    expect(io.stderr.join('\n')).not.toContain('warning:');
+  });
+
+  it('refuses to approve and reject the same call, in one line, before running anything', async () => {
+    const io = fakeIo();
+    expect(await cli(io, 'resume', 's1', '--approve', 'call_1', '--reject', 'call_1')).toBe(2);
+    expect(io.stderr).toEqual(['trellis: The same call cannot be both approved and rejected: call_1. Give each call one decision']);
+  });
+
+  it.each([
+    [['--edit', 'call_1={limit:5}'], /^trellis: --edit call_1: the arguments are not valid JSON \(/],
+    [['--edit', 'call_1=[1]'], /^trellis: --edit call_1: the arguments must be a JSON object, got an array/],
+    [['--edit', '{"a":1}'], /^trellis: --edit takes <callId>=<json>/],
+    [['--edit', 'call_1={}', '--approve', 'call_1'], /^trellis: The same call cannot be both approved and edited: call_1/],
+  ])('refuses a bad --edit %j in one line', async (flags, message) => {
+    const io = fakeIo();
+    expect(await cli(io, 'resume', 's1', ...flags)).toBe(2);
+    expect(io.stderr).toHaveLength(1);
+    expect(io.stderr[0]).toMatch(message);
+  });
+
+  it('passes --edit arguments on as an edit decision', async () => {
+    const callId = await suspended('ed');
+    const io = fakeIo();
+
+    // The example's export only allows approve/reject: the kernel's answer shows the edit reached it.
+    expect(await cli(io, 'resume', 'ed', '--edit', `${callId}={"filename":"edited.csv"}`)).toBe(1);
+    expect(io.stderr.at(-1)).toMatch(new RegExp(`^trellis: Call '${callId}' \\(export\\.csv\\) does not allow 'edit'; allowed: approve, reject`));
+  });
+
+  it('answers a resume with nothing left to decide in one CLI line, without the model note', async () => {
+    const callId = await suspended('r1');
+    expect(await cli(fakeIo(), 'resume', 'r1', '--reject', callId)).toBe(0);
+    const io = fakeIo();
+
+    expect(await cli(io, 'resume', 'r1', '--approve', callId)).toBe(1);
+    expect(io.stderr).toEqual(['trellis: Nothing in session r1 is waiting for a decision. See what happened with: trellis sessions show r1']);
+  });
+
+  it('lists the config file names in --help as docs/cli.md does (.ts, .js, .mjs, .json)', async () => {
+    const io = fakeIo();
+    expect(await cli(io, '--help')).toBe(0);
+    expect(io.stdout.join('')).toContain('trellis.config.ts, .js, .mjs or .json');
+  });
+
+  it('refuses a user config with no model and no key instead of using the example model', async () => {
+    writeFileSync(join(cwd, 'trellis.config.json'), JSON.stringify({ agent: { name: 'mine' } }));
+    const io = fakeIo();
+
+    expect(await cli(io, 'run', 'hi')).toBe(1);
+    expect(io.stdout).toEqual([]);
+    expect(io.stderr).toEqual([expect.stringMatching(/^trellis: No model to run with: .*Set OPENAI_API_KEY or ANTHROPIC_API_KEY, or set model in a \.ts\/\.js config/)]);
+  });
+
+  it('checks plugin entries, context and providers in the config', async () => {
+    writeFileSync(
+      join(cwd, 'trellis.config.json'),
+      JSON.stringify({ plugins: [{ path: './a.js', module: 'b', colour: 1 }, 5], context: ['x'], providers: [] }),
+    );
+    const io = fakeIo();
+
+    expect(await cli(io, 'plugins')).toBe(1);
+    const err = io.stderr.join('\n');
+    expect(err).toContain("unknown field 'plugins[0].colour'");
+    expect(err).toContain('plugins[0] needs exactly one of path, module or plugin (got path, module)');
+    expect(err).toContain('plugins[1] must be a module path, a plugin class, or { path | module | plugin, config }');
+    expect(err).toContain('context must be an object');
+    expect(err).toContain('providers can only be given in a .ts or .js config');
+  });
+});
+
+describe('error formatting', () => {
+  it('describes whatever was thrown, never throwing itself', () => {
+    const nullProto = Object.assign(Object.create(null) as object, { [Symbol.for('nodejs.util.inspect.custom')]: () => 'plugins/bad.ts(1,18): error TS1109: Expression expected.' });
+    const throwingMessage = Object.defineProperty(new Error('x'), 'message', { get: () => { throw new Error('boom'); } });
+    const throwingToString = { toString: () => { throw new Error('boom'); } };
+
+    expect(() => String(nullProto)).toThrow('Cannot convert object to primitive value');
+    expect(describeError(nullProto)).toBe('plugins/bad.ts(1,18): error TS1109: Expression expected.');
+    expect(describeError(Object.create(null))).toBe('[object Object]');
+    expect(typeof describeError(throwingMessage)).toBe('string');
+    expect(typeof describeError(throwingToString)).toBe('string');
+    expect(describeError(Symbol('s'))).toBe('Symbol(s)');
+    expect(describeError(new Error('plain'))).toBe('plain');
+    expect(errorLines(nullProto)).toEqual(['trellis: plugins/bad.ts(1,18): error TS1109: Expression expected.']);
+  });
+
+  it('prints a multi-line kernel error as its lines: the first after trellis:, the rest indented, the hint last', () => {
+    const error = new TrellisError('InvalidConfig', "Plugin 'w' config is invalid:\n- units: bad\n- days: worse", { hint: 'Fix it' });
+
+    expect(errorLines(error)).toEqual(["trellis: Plugin 'w' config is invalid:", '  - units: bad', '  - days: worse', '  Fix it']);
+    expect(errorLines(new TrellisError('SessionNotFound', 'No session x', { hint: 'List them' }))).toEqual(['trellis: No session x. List them']);
+  });
+});
+
+describe('process io', () => {
+  it('stops writing quietly once stdout is a closed pipe (EPIPE)', async () => {
+    const stdout = new Writable({ write: (_chunk, _enc, done) => done(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })) });
+    const io = processIo({ stdout, stderr: new PassThrough(), stdin: Readable.from([]) }, {}, cwd);
+
+    io.out('one');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(() => io.out('two')).not.toThrow();
+  });
+
+  it('works in the folder npm was started from (INIT_CWD) only when run by npm in its package root', () => {
+    expect(cliCwd({}, '/pkg')).toBe('/pkg');
+    expect(cliCwd({ INIT_CWD: '/home/me/proj', npm_package_json: '/pkg/package.json' }, '/pkg')).toBe('/home/me/proj');
+    expect(cliCwd({ INIT_CWD: '/home/me/proj' }, '/pkg')).toBe('/home/me/proj');
+    expect(cliCwd({ INIT_CWD: '/home/me/proj', npm_package_json: '/pkg/package.json' }, '/tmp/elsewhere')).toBe('/tmp/elsewhere');
   });
 });
 
