@@ -13,7 +13,7 @@ import type { Agent } from './agent.js';
 import { NEVER_ABORTED } from './never-signal.js';
 import { parseSuspension, type SuspensionRecord } from './suspension-record.js';
 import type { TurnEnv } from './turn-env.js';
-import type { Decision, TurnResult } from './turn-result.js';
+import type { Decision, PendingApproval, TurnResult } from './turn-result.js';
 import { cancelled, isControl, replyText, TurnRunner, type TurnEnd } from './turn-runner.js';
 import { checkEditedArgs, validateDecisions } from './decisions.js';
 
@@ -60,9 +60,20 @@ export class Session {
     return this.history;
   }
 
-  /** Whether a turn is waiting for decisions on suspended calls. */
+  /**
+   * Whether a turn is waiting for decisions on suspended calls, as far as this object
+   * knows: a session reopened from a store knows once it was used; `pending()` asks the store.
+   */
   get suspended(): boolean {
     return this.suspension !== null && this.suspension !== undefined;
+  }
+
+  /** The calls waiting for a decision, loading the session from the store first if needed. */
+  pending(): Promise<readonly PendingApproval[]> {
+    return this.serialize(async () => {
+      await this.load();
+      return parseSuspension(this.suspension, this.id)?.pending ?? [];
+    });
   }
 
   /** Runs one turn: the message in, the reply (or why there is none) out. */

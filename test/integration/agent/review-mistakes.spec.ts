@@ -53,3 +53,22 @@ describe('mistakes a reviewer or an agent author makes', () => {
     expect(model.calls).toHaveLength(0);
   });
 });
+
+describe('session.pending()', () => {
+  it('reads parked calls from the store for a session object that was never used', async () => {
+    const { MemoryStore } = await import('trellis/testing');
+    const store = new MemoryStore();
+    const first = Trellis.create({ store });
+    await first.install(Pay);
+    const model = new ScriptedModel([{ toolCalls: [{ id: 'c7', name: 'pay.send', args: { units: 2 } }] }, 'paid']);
+    expect((await first.agent({ name: 'a', model, instructions: 'x' }).session('s').send('pay 2')).status).toBe('suspended');
+
+    const second = Trellis.create({ store });
+    await second.install(Pay);
+    const reopened = second.agent({ name: 'a', model, instructions: 'x' }).session('s');
+    expect(reopened.suspended).toBe(false);
+    const pending = await reopened.pending();
+    expect(pending.map((p) => [p.callId, p.tool])).toEqual([['c7', 'pay.send']]);
+    expect(reopened.suspended).toBe(true);
+  });
+});
