@@ -41,7 +41,7 @@ export class MetricsPlugin implements PluginLifecycle {
   private readonly roundStarts = new Map<string, Map<number, number>>();
   private subscription: Subscription | undefined;
 
-  constructor(@inject(PLUGIN_CONFIG) private readonly config: MetricsConfig) {
+  constructor(@inject(PLUGIN_CONFIG) config: MetricsConfig) {
     const p = config.prefix;
     const buckets = config.latencyBuckets ? [...new Set(config.latencyBuckets)].sort((a, b) => a - b) : DEFAULT_BUCKETS;
     const registers = [this.registry];

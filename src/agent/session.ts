@@ -1,4 +1,3 @@
-import { describeError } from '../errors/describe-error.js';
 import { Subject, type Observable } from 'rxjs';
 import type { Trellis } from '../app/trellis.js';
 import { ContextLevel, ContextScope } from '../context/context-scope.js';
@@ -7,7 +6,6 @@ import type { TrellisEvent } from '../events/trellis-event.js';
 import type { ChatMessage } from '../models/model-provider.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import type { SessionState } from '../state/session-state.js';
-import type { TurnRecord } from '../stores/session-store.js';
 import { executeToolCall, toolMessage } from '../tools/tool-pipeline.js';
 import type { Agent } from './agent.js';
 import { NEVER_ABORTED } from './never-signal.js';
@@ -15,6 +13,7 @@ import { parseSuspension, type SuspensionRecord } from './suspension-record.js';
 import type { TurnEnv } from './turn-env.js';
 import type { Decision, PendingApproval, TurnResult } from './turn-result.js';
 import { cancelled, isControl, replyText, TurnRunner, type TurnEnd } from './turn-runner.js';
+import { errorInfo, persistentValues, turnRecord } from './turn-record.js';
 import { checkEditedArgs, validateDecisions } from './decisions.js';
 
 export interface SendOptions {
@@ -328,26 +327,14 @@ export class Session {
   }
 
   private async checkpoint(turnIndex: number, input: string, end: TurnEnd, startedAt: string): Promise<void> {
-    const { result } = end;
-    const record: TurnRecord = {
-      index: turnIndex,
-      input,
-      status: result.status,
-      reply: result.reply,
-      rounds: result.rounds,
-      toolCalls: result.toolCalls.length,
-      usage: result.usage.byModel,
-      startedAt,
-      endedAt: new Date().toISOString(),
-      error: result.error,
-    };
+    const record = turnRecord(turnIndex, input, end.result, startedAt);
     const suspension = end.suspension ?? null;
     if (this.app.store) {
       this.storeRevision = await this.app.store.checkpoint({
         sessionId: this.id,
         agent: this.agent.spec.name,
         expectedRevision: this.storeRevision,
-        state: this.persistentState(),
+        state: persistentValues(this.state.session.values, this.app.registry),
         append: end.append,
         turn: record,
         suspension,
@@ -356,17 +343,6 @@ export class Session {
     for (const message of end.append) this.history.push(message);
     this.suspension = suspension;
     this.turns = Math.max(this.turns, turnIndex + 1);
-  }
-
-  /** Session-level values worth keeping: persistent state keys, host context, the user. */
-  private persistentState(): Record<string, unknown> {
-    const out: Record<string, unknown> = {};
-    const registry = this.app.registry;
-    for (const [key, value] of Object.entries(this.state.session.values)) {
-      if (value === undefined) continue;
-      if (key.startsWith('app.') || key === KERNEL_KEYS.user || registry.stateKey(key)?.persistent) out[key] = value;
-    }
-    return out;
   }
 
   /** Restores the session from the store once, then runs `session.start`. */
@@ -398,9 +374,4 @@ export class Session {
     this.queue = run.catch(() => undefined);
     return run;
   }
-}
-
-function errorInfo(error: unknown): { code: string; message: string } {
-  if (TrellisError.is(error)) return { code: error.code, message: error.message };
-  return { code: 'Failed', message: describeError(error) };
 }
