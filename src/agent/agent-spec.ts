@@ -15,6 +15,13 @@ export interface AgentSpec {
   readonly toolConcurrency?: number;
   /** Default inference settings; turn and round overrides merge over them field by field. */
   readonly inference?: InferenceSettings;
+  /**
+   * How reply text reaches `events$`. `live` (default): each `model.delta` as the model
+   * writes it. `final`: text deltas are held back and the reply is sent as one text delta
+   * after `message.sending` — use it when a plugin rewrites replies (PII redaction), since
+   * live deltas carry the model's raw text. Tool-call deltas stream either way.
+   */
+  readonly streamText?: 'live' | 'final';
 }
 
 export const DEFAULT_MAX_ROUNDS = 10;

@@ -30,6 +30,7 @@ export class Agent {
     const toolConcurrency = spec?.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY;
     if (!Number.isInteger(maxRounds) || maxRounds < 1) problems.push(`maxRounds must be a whole number ≥ 1, got ${String(maxRounds)}`);
     if (!Number.isInteger(toolConcurrency) || toolConcurrency < 1) problems.push(`toolConcurrency must be a whole number ≥ 1, got ${String(toolConcurrency)}`);
+    if (spec?.streamText !== undefined && spec.streamText !== 'live' && spec.streamText !== 'final') problems.push(`streamText must be 'live' or 'final', got ${String(spec.streamText)}`);
     if (spec?.plugins !== undefined && (!Array.isArray(spec.plugins) || !spec.plugins.every((p) => typeof p === 'string'))) problems.push('plugins must be a list of plugin names');
     if (problems.length > 0) {
       throw new TrellisError('InvalidOptions', `Agent spec${spec?.name ? ` '${spec.name}'` : ''} is invalid:\n- ${problems.join('\n- ')}`, { hint: 'Fix the fields above in app.agent({ … })' });
@@ -40,7 +41,7 @@ export class Agent {
         : new FallbackModel(models as ModelProvider[], {
             onFallback: ({ from, to, error }) => app.bus.emit({ type: 'model.fallback', from: from.name, to: to.name, reason: error.message }),
           });
-    this.limits = { model, maxRounds, toolConcurrency, inference: spec.inference };
+    this.limits = { model, maxRounds, toolConcurrency, inference: spec.inference, streamText: spec.streamText ?? 'live' };
   }
 
   /** Opens (or returns the open) session with this id; a new id is made when none is given. */

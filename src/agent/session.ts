@@ -256,6 +256,7 @@ export class Session {
       // The transcript keeps what the user was actually sent.
       append = [...append.slice(0, -1), { role: 'assistant', content: reply }];
     }
+    if (this.agent.limits.streamText === 'final' && env.observed()) env.emit({ type: 'model.delta', sessionId: this.id, delta: { type: 'text', text: reply } });
     await env.hooks.pipeline('memory.write', env.view.hooks['memory.write'], { kind: 'exchange', input: runner.input, reply, status: 'completed' }, env.run);
     return { result: { ...end.result, reply }, append, suspension: undefined };
   }

@@ -21,6 +21,8 @@ export interface TurnLimits {
   readonly maxRounds: number;
   readonly toolConcurrency: number;
   readonly inference: InferenceRequest['inference'] | undefined;
+  /** `final`: reply text is not streamed; the session emits the finished reply instead. */
+  readonly streamText: 'live' | 'final';
 }
 
 /** How a turn ended, with what the session must store. */
@@ -91,7 +93,7 @@ export class TurnRunner {
         tools: request.tools,
         inference: request.inference,
         signal: env.run.signal,
-        onDelta: env.observed() ? (delta) => env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }) : undefined,
+        onDelta: !env.observed() ? undefined : limits.streamText === 'final' ? (delta) => delta.type !== 'text' && env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }) : (delta) => env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }),
       });
       if (hooks['llm.after'].length > 0) response = (await env.hooks.pipeline('llm.after', hooks['llm.after'], response, env.run)) as ModelResponse;
       this.addUsage(response);

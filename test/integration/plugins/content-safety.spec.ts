@@ -86,6 +86,36 @@ describe('content-safety plugin', () => {
     });
   });
 
+  describe("with the agent's streamText: 'final'", () => {
+    it('streams no raw reply text: listeners get the redacted reply only', async () => {
+      const app = Trellis.create();
+      await app.install(ContentSafetyPlugin, { config: {} });
+      const model = new ScriptedModel(['Write to jane@example.com today']);
+      const session = app.agent({ name: 'a', model, instructions: 'x', streamText: 'final' }).session('s');
+      const texts: string[] = [];
+      const sub = session.events$.subscribe((e) => {
+        if (e.type === 'model.delta' && e.delta.type === 'text') texts.push(e.delta.text);
+      });
+      const result = await session.send('contact?');
+      sub.unsubscribe();
+      expect(result.reply).not.toContain('jane@example.com');
+      expect(texts).toEqual([result.reply]);
+    });
+
+    it('streams raw text live by default (the documented trade-off)', async () => {
+      const app = Trellis.create();
+      await app.install(ContentSafetyPlugin, { config: {} });
+      const session = app.agent({ name: 'a', model: new ScriptedModel(['Write to jane@example.com today']), instructions: 'x' }).session('s');
+      const texts: string[] = [];
+      const sub = session.events$.subscribe((e) => {
+        if (e.type === 'model.delta' && e.delta.type === 'text') texts.push(e.delta.text);
+      });
+      await session.send('contact?');
+      sub.unsubscribe();
+      expect(texts.join('')).toContain('jane@example.com');
+    });
+  });
+
   describe('tool.before_call blocks dangerous tools', () => {
     it('blocks a tool tagged dangerous (the default tag), runs the rest', async () => {
       const { session } = await setup({}, [{ toolCalls: [{ name: 'ops.wipe', args: {} }, { name: 'ops.status', args: {} }] }, 'done']);
