@@ -5,6 +5,7 @@ import { TrellisError } from '../errors/trellis-error.js';
 import type { TrellisEvent } from '../events/trellis-event.js';
 import type { ChatMessage } from '../models/model-provider.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
+import { canReadRevision, type StoredSession } from '../stores/session-store.js';
 import type { SessionState } from '../state/session-state.js';
 import { executeToolCall, toolMessage } from '../tools/tool-pipeline.js';
 import type { Agent } from './agent.js';
@@ -71,6 +72,7 @@ export class Session {
   pending(): Promise<readonly PendingApproval[]> {
     return this.serialize(async () => {
       await this.load();
+      await this.refresh();
       return parseSuspension(this.suspension, this.id)?.pending ?? [];
     });
   }
@@ -82,6 +84,7 @@ export class Session {
     }
     return this.serialize(async () => {
       await this.load();
+      await this.refresh();
       this.assertPluginsInstalled();
       if (this.suspended) await this.cancelSuspended();
       return this.runNew(message, options);
@@ -96,6 +99,7 @@ export class Session {
   resume(options: ResumeOptions): Promise<TurnResult> {
     return this.serialize(async () => {
       await this.load();
+      await this.refresh();
       const record = parseSuspension(this.suspension, this.id);
       if (!record) {
         throw new TrellisError('InvalidDecision', `Session '${this.id}' has no suspended calls to decide on`, {
@@ -356,11 +360,7 @@ export class Session {
             hint: 'Open it through the agent that created it, or use another session id',
           });
         }
-        this.history = [...stored.transcript];
-        this.turns = stored.turns.reduce((n, t) => Math.max(n, t.index + 1), 0);
-        this.storeRevision = stored.revision;
-        this.suspension = stored.suspension ?? null;
-        this.state.seed(stored.state);
+        this.restore(stored);
       }
       this.state.seed({ ...this.context, [KERNEL_KEYS.sessionId]: this.id });
       const run = { scope: new ContextScope(this.state, undefined, undefined), schema: this.app.registry };
@@ -368,6 +368,27 @@ export class Session {
     })();
     this.loading.catch(() => (this.loading = undefined));
     return this.loading;
+  }
+
+  private restore(stored: StoredSession): void {
+    this.history = [...stored.transcript];
+    this.turns = stored.turns.reduce((n, t) => Math.max(n, t.index + 1), 0);
+    this.storeRevision = stored.revision;
+    this.suspension = stored.suspension ?? null;
+    this.state.seed(stored.state);
+  }
+
+  /**
+   * Another process may have checkpointed this session since it was loaded here: reload it
+   * before a turn rather than run the turn and fail with `StaleState` when saving it.
+   */
+  private async refresh(): Promise<void> {
+    const store = this.app.store;
+    if (!store || !canReadRevision(store)) return;
+    const revision = await store.revision(this.id);
+    if (revision === undefined || revision === this.storeRevision) return;
+    const stored = await store.load(this.id);
+    if (stored) this.restore(stored);
   }
 
   private serialize<T>(work: () => Promise<T>): Promise<T> {

@@ -1,6 +1,6 @@
 import type { ChatMessage } from '../models/model-provider.js';
 import { nextRevision } from './checkpoint-revision.js';
-import type { SessionCheckpoint, SessionStore, SessionSummary, StoredSession, TurnRecord } from './session-store.js';
+import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession, TurnRecord } from './session-store.js';
 
 interface MemorySession {
   readonly id: string;
@@ -22,12 +22,16 @@ interface MemorySession {
  * @example
  * const app = await Trellis.create({ store: new MemoryStore() });
  */
-export class MemoryStore implements SessionStore {
+export class MemoryStore implements SessionStore, RevisionReader {
   private readonly sessions = new Map<string, MemorySession>();
 
   async load(sessionId: string): Promise<StoredSession | undefined> {
     const session = this.sessions.get(sessionId);
     return session && structuredClone(session);
+  }
+
+  async revision(sessionId: string): Promise<number | undefined> {
+    return this.sessions.get(sessionId)?.revision;
   }
 
   async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {

@@ -67,5 +67,18 @@ export interface SessionStore {
   close(): Promise<void>;
 }
 
+/**
+ * An optional capability: the stored revision of a session, read cheaply. With it, a
+ * session object notices before a turn that another process checkpointed the session
+ * since, and reloads instead of failing with `StaleState` after the turn ran.
+ */
+export interface RevisionReader {
+  revision(sessionId: string): Promise<number | undefined>;
+}
+
+export function canReadRevision(store: SessionStore): store is SessionStore & RevisionReader {
+  return typeof (store as Partial<RevisionReader>).revision === 'function';
+}
+
 /** DI token under which the app binds its store. */
 export const SESSION_STORE = Symbol.for('trellis.session-store');

@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { asTrellisError, TrellisError } from '../errors/trellis-error.js';
 import type { ChatMessage } from '../models/model-provider.js';
 import { nextRevision, type StoredHead } from './checkpoint-revision.js';
-import type { SessionCheckpoint, SessionStore, SessionSummary, StoredSession, TurnRecord } from './session-store.js';
+import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession, TurnRecord } from './session-store.js';
 import { applyMigrations, assertSchemaCurrent } from './sqlite-migrations.js';
 
 /** Where {@link SqliteStore} puts its file when no path is given, relative to the working directory. */
@@ -56,7 +56,7 @@ interface EncodedCheckpoint {
  * const store = SqliteStore.open('.trellis/orders.db');
  * const app = await Trellis.create({ store });
  */
-export class SqliteStore implements SessionStore {
+export class SqliteStore implements SessionStore, RevisionReader {
   /** The file (or `:memory:`) this store opened. */
   readonly path: string;
   /** Whether the store was opened with `readonly: true`. */
@@ -83,6 +83,10 @@ export class SqliteStore implements SessionStore {
 
   async load(sessionId: string): Promise<StoredSession | undefined> {
     return this.readSession(sessionId);
+  }
+
+  async revision(sessionId: string): Promise<number | undefined> {
+    return (this.sql.head.get(sessionId) as { revision: number } | undefined)?.revision;
   }
 
   async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
