@@ -71,8 +71,7 @@ export class Session {
   /** The calls waiting for a decision, loading the session from the store first if needed. */
   pending(): Promise<readonly PendingApproval[]> {
     return this.serialize(async () => {
-      await this.load();
-      await this.refresh();
+      await this.ready();
       return parseSuspension(this.suspension, this.id)?.pending ?? [];
     });
   }
@@ -83,8 +82,7 @@ export class Session {
       return Promise.reject(new TrellisError('InvalidOptions', `session.send() takes a string message, got ${typeof message}`, { hint: 'Pass the user message as text' }));
     }
     return this.serialize(async () => {
-      await this.load();
-      await this.refresh();
+      await this.ready();
       this.assertPluginsInstalled();
       if (this.suspended) await this.cancelSuspended();
       return this.runNew(message, options);
@@ -98,8 +96,7 @@ export class Session {
    */
   resume(options: ResumeOptions): Promise<TurnResult> {
     return this.serialize(async () => {
-      await this.load();
-      await this.refresh();
+      await this.ready();
       const record = parseSuspension(this.suspension, this.id);
       if (!record) {
         throw new TrellisError('InvalidDecision', `Session '${this.id}' has no suspended calls to decide on`, {
@@ -376,6 +373,13 @@ export class Session {
     this.storeRevision = stored.revision;
     this.suspension = stored.suspension ?? null;
     this.state.seed(stored.state);
+  }
+
+  /** Loads the session on first use; afterwards, reloads it if the store moved on. */
+  private async ready(): Promise<void> {
+    if (this.loading === undefined) return this.load();
+    await this.loading;
+    await this.refresh();
   }
 
   /**
