@@ -39,7 +39,7 @@ export type { TrellisEvent, TrellisEventType } from './src/events/trellis-event.
 export { TrellisError, type TrellisErrorCode, type TrellisErrorKind } from './src/errors/trellis-error.js';
 
 // Tool middleware
-export { MIDDLEWARE_OPTIONS } from './src/tools/tool-middleware.js';
+export { MIDDLEWARE_OPTIONS, okResult, errorResult } from './src/tools/tool-middleware.js';
 export type { ToolMiddleware, ToolMiddlewareClass, ToolInvocation, ToolResult, NextToolHandler, ToolErrorInfo, MiddlewareDeclaration } from './src/tools/tool-middleware.js';
 export {
   RetryMiddleware,

@@ -80,5 +80,3 @@ export interface ModelProvider {
 export function isModelProvider(value: unknown): value is ModelProvider {
   return typeof value === 'object' && value !== null && typeof (value as ModelProvider).call === 'function' && typeof (value as ModelProvider).name === 'string';
 }
-
-export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0, totalTokens: 0 });
