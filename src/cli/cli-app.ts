@@ -11,7 +11,7 @@ import { parseSuspension } from '../agent/suspension-record.js';
 import { Trellis } from '../app/trellis.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import type { ModelProvider } from '../models/model-provider.js';
-import { importPlugins, pluginModules } from '../plugin/directory-loader.js';
+import { importPlugins } from '../plugin/directory-loader.js';
 import { isPluginClass } from '../plugin/plugin-explorer.js';
 import type { PluginClass } from '../plugin/plugin-definition.js';
 import { DEFAULT_SQLITE_PATH, SqliteStore } from '../stores/sqlite-store.js';
@@ -170,24 +170,12 @@ async function installOne(app: Trellis, loaded: LoadedConfig, type: PluginClass,
   }
 }
 
-/** Every module's plugins, as `app.loadDirectory`; a module that fails to import is reported with its file and reason. */
+/** Every module's plugins through `app.loadDirectory`; any module or plugin that failed stops the CLI with its file and reason. */
 async function installDirectory(app: Trellis, loaded: LoadedConfig, env: NodeJS.ProcessEnv, path: string): Promise<void> {
   if (readdirSync(path).some((f) => /\.m?ts$/.test(f) && !f.endsWith('.d.ts'))) enableTypeScriptImports(env);
-  // Imported here first, so a module's failure is described whatever it threw (loadDirectory itself would re-import it).
-  const failed: { file: string; plugin?: string; reason: string }[] = [];
-  for (const file of await pluginModules(path)) {
-    try {
-      await importPlugins(file);
-    } catch (error) {
-      failed.push({ file, reason: `import failed: ${describeError(error)}` });
-    }
-  }
-  if (failed.length === 0) {
-    const report = await app.loadDirectory(path);
-    failed.push(...report.failed);
-  }
+  const { failed } = await app.loadDirectory(path);
   if (failed.length > 0) {
-    const lines = failed.map((f) => `${f.file}${f.plugin ? ` (${f.plugin})` : ''}: ${describeError(f.reason)}`);
+    const lines = failed.map((f) => `${f.file}${f.plugin ? ` (${f.plugin})` : ''}: ${f.reason}`);
     throw new TrellisError('LoadFailed', `Plugins in ${path} failed to load:\n${lines.map((l) => `  ${l}`).join('\n')}`, {
       hint: `Fix them or take them out of ${loaded.file}`,
     });
