@@ -1,10 +1,17 @@
-import { inject } from 'inversify';
-import { Hook, Plugin, StateKey, Tool } from '../../decorators/index.js';
-import type { Session } from '../../src/agent/session.js';
-import type { HookContext, ToolContext } from '../../src/context/plugin-context.js';
-import { PLUGIN_CONFIG } from '../../src/plugin/plugin-tokens.js';
-import { KERNEL_KEYS } from '../../src/state/kernel-keys.js';
-import type { ToolCallOutcome, TurnExchange } from '../../src/tools/tool-call.js';
+import {
+  inject,
+  Hook,
+  Plugin,
+  StateKey,
+  Tool,
+  type Session,
+  type HookContext,
+  type ToolContext,
+  PLUGIN_CONFIG,
+  KERNEL_KEYS,
+  type ToolCallOutcome,
+  type TurnExchange,
+} from 'trellis/plugin';
 import type { ExchangeRecord, RecordedToolCall } from './exchange-record.js';
 import { RecallInput } from './recall-input.js';
 import { TranscriptMemoryConfig } from './transcript-memory.config.js';

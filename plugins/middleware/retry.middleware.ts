@@ -1,13 +1,15 @@
-import { inject, injectable, optional } from 'inversify';
 import { IsInt, IsNumber, IsOptional, Max, Min } from 'class-validator';
-import { EventBus } from '../../src/events/event-bus.js';
 import {
+  inject,
+  injectable,
+  optional,
+  EventBus,
   MIDDLEWARE_OPTIONS,
   type NextToolHandler,
   type ToolInvocation,
   type ToolMiddleware,
   type ToolResult,
-} from '../../src/tools/tool-middleware.js';
+} from 'trellis/plugin';
 
 /** Options of {@link RetryMiddleware}; every field has a default. */
 export class RetryOptions {

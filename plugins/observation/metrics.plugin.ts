@@ -1,11 +1,6 @@
-import { inject } from 'inversify';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Subscription } from 'rxjs';
-import { Plugin } from '../../decorators/index.js';
-import type { Trellis } from '../../src/app/trellis.js';
-import type { TrellisEvent } from '../../src/events/trellis-event.js';
-import type { PluginLifecycle } from '../../src/app/plugin-lifecycle.js';
-import { PLUGIN_CONFIG } from '../../src/plugin/plugin-tokens.js';
+import { inject, Plugin, type Trellis, type TrellisEvent, type PluginLifecycle, PLUGIN_CONFIG } from 'trellis/plugin';
 import { MetricsConfig } from './metrics.config.js';
 
 const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];

@@ -1,14 +1,18 @@
 import { context, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api';
-import { inject, optional } from 'inversify';
 import type { Subscription } from 'rxjs';
-import { Hook, Plugin } from '../../decorators/index.js';
-import type { InferenceRequest } from '../../src/agent/inference-request.js';
-import type { Trellis } from '../../src/app/trellis.js';
-import type { HookContext } from '../../src/context/plugin-context.js';
-import type { TrellisEvent } from '../../src/events/trellis-event.js';
-import type { InferenceSettings } from '../../src/models/model-provider.js';
-import type { PluginLifecycle } from '../../src/app/plugin-lifecycle.js';
-import { PLUGIN_CONFIG } from '../../src/plugin/plugin-tokens.js';
+import {
+  inject,
+  optional,
+  Hook,
+  Plugin,
+  type InferenceRequest,
+  type Trellis,
+  type HookContext,
+  type TrellisEvent,
+  type InferenceSettings,
+  type PluginLifecycle,
+  PLUGIN_CONFIG,
+} from 'trellis/plugin';
 import { GEN_AI, GEN_AI_OPERATION } from './gen-ai-attributes.js';
 import { OpenTelemetryConfig } from './otel.config.js';
 import { OTEL_TRACER_PROVIDER } from './otel-tokens.js';

@@ -1,5 +1,5 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import { TrellisError } from '../../src/errors/trellis-error.js';
+import { TrellisError } from 'trellis/plugin';
 import type { EmbeddingProvider } from './embedding-provider.js';
 
 /** Options of {@link OpenAIEmbeddings}. */
