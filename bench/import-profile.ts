@@ -24,11 +24,14 @@ const CHILD = `
 const [entry, log] = process.argv.slice(1);
 if (log) (await import('node:module')).register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(RECORDER_HOOKS)}), { data: { log } });
 const started = performance.now();
+const cpu = process.cpuUsage();
 await import(entry);
 const ms = performance.now() - started;
+const used = process.cpuUsage(cpu);
+const cpuMs = (used.user + used.system) / 1000;
 // CommonJS modules required from CommonJS (or through createRequire) never reach the hook.
 const required = Object.keys((await import('node:module')).createRequire(import.meta.url).cache);
-process.stdout.write(JSON.stringify({ ms, required }));
+process.stdout.write(JSON.stringify({ ms, cpuMs, required }));
 `;
 
 /** How to run the child: extra node options (e.g. a TypeScript loader), working directory, environment. */
@@ -39,9 +42,12 @@ export interface ImportRunOptions {
   readonly timeoutMs?: number;
 }
 
-/** One fresh process's import of an entry: how long `import()` took and, when recorded, every URL it resolved. */
+/** One fresh process's import of an entry: how long `import()` took and which modules it loaded. */
 export interface ImportProfile {
+  /** Wall-clock time of the `import()`. */
   readonly ms: number;
+  /** CPU time (user + system) the process spent in it: steadier than `ms` on a busy machine. */
+  readonly cpuMs: number;
   readonly urls: readonly string[];
 }
 
@@ -58,9 +64,9 @@ export function profileImport(entryUrl: string, record: boolean, options: Import
     const args = [...(options.execArgv ?? []), '--input-type=module', '-e', CHILD, entryUrl, log];
     const run = spawnSync(process.execPath, args, { cwd: options.cwd, env: options.env, encoding: 'utf8', timeout: options.timeoutMs ?? 120_000 });
     if (run.status !== 0) throw new Error(`importing ${entryUrl} failed (exit ${run.status ?? run.signal}):\n${run.stderr}`);
-    const { ms, required } = JSON.parse(run.stdout) as { ms: number; required: string[] };
+    const { ms, cpuMs, required } = JSON.parse(run.stdout) as { ms: number; cpuMs: number; required: string[] };
     const resolved = log ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : [];
-    return { ms, urls: [...new Set([...resolved, ...required.map((path) => pathToFileURL(path).href)])] };
+    return { ms, cpuMs, urls: [...new Set([...resolved, ...required.map((path) => pathToFileURL(path).href)])] };
   } finally {
     if (dir) rmSync(dir, { recursive: true, force: true });
   }
