@@ -17,7 +17,8 @@ export { inject, injectable, optional } from 'inversify';
 export { Plugin, Tool, Hook, Transform, Requires, Middleware, StateKey, OnEffect, OnAction, SelfTest } from './decorators/index.js';
 export type { PluginOptions, ToolOptions, HookOptions, StateKeyOptions } from './decorators/index.js';
 export { PLUGIN_CONFIG } from './src/plugin/plugin-tokens.js';
-export type { PluginLifecycle } from './src/app/plugin-lifecycle.js';
+export type { PluginLifecycle } from './src/plugin/plugin-lifecycle.js';
+export type { PluginHost, PluginLogger, PluginGrant } from './src/plugin/plugin-host.js';
 export { Describe } from './src/validation/describe.decorator.js';
 
 // Hook results, hook points, contexts
@@ -39,7 +40,6 @@ export type { ToolCallInfo, ToolCallOutcome, TurnExchange } from './src/tools/to
 export type { ModelProvider, ModelRequest, ModelResponse, ModelDelta, ChatMessage, ModelToolCall, ToolDefinition, InferenceSettings, Usage, JsonSchema } from './src/models/model-provider.js';
 export type { TrellisEvent, TrellisEventType } from './src/events/trellis-event.js';
 export { EventBus } from './src/events/event-bus.js';
-export type { Trellis } from './src/app/trellis.js';
 export type { Session } from './src/agent/session.js';
 
 // Errors

@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
 import type { Subscription } from 'rxjs';
-import { inject, Plugin, TrellisError, type Trellis, type TrellisEvent, type PluginLifecycle, PLUGIN_CONFIG } from 'trellis/plugin';
+import { inject, Plugin, TrellisError, type PluginHost, type TrellisEvent, type PluginLifecycle, PLUGIN_CONFIG } from 'trellis/plugin';
 import { MetricsConfig } from './metrics.config.js';
 import type { MetricsInstruments } from './metrics-instruments.js';
 
@@ -47,10 +47,10 @@ export class MetricsPlugin implements PluginLifecycle {
     return this.registry.contentType;
   }
 
-  async onInstall(app: Trellis): Promise<void> {
+  async onInstall(host: PluginHost): Promise<void> {
     const { createInstruments } = await import('./metrics-instruments.js');
     this.instruments = createInstruments(this.config);
-    this.subscription = app.events$.subscribe((event) => this.observe(event));
+    this.subscription = host.events$.subscribe((event) => this.observe(event));
   }
 
   onUninstall(): void {

@@ -6,7 +6,7 @@ import {
   Hook,
   Plugin,
   type InferenceRequest,
-  type Trellis,
+  type PluginHost,
   type HookContext,
   type TrellisEvent,
   type InferenceSettings,
@@ -57,11 +57,11 @@ export class OpenTelemetryPlugin implements PluginLifecycle {
     @inject(OTEL_TRACER_PROVIDER) @optional() private readonly provider?: TracerProvider,
   ) {}
 
-  async onInstall(app: Trellis): Promise<void> {
+  async onInstall(host: PluginHost): Promise<void> {
     // Loaded here rather than when Trellis is imported.
     this.api = await import('@opentelemetry/api');
     this.tracer = (this.provider ?? this.api.trace.getTracerProvider()).getTracer(this.config.tracerName);
-    this.subscription = app.events$.subscribe((event) => this.observe(event));
+    this.subscription = host.events$.subscribe((event) => this.observe(event));
   }
 
   onUninstall(): void {
