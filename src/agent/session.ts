@@ -27,6 +27,8 @@ export interface SendOptions {
 export interface ResumeOptions {
   readonly decisions: readonly Decision[];
   readonly signal?: AbortSignal;
+  /** Turn-level host context (`app.*` keys) of the resumed turn, e.g. the approver's scopes; given keys replace the stored ones. */
+  readonly context?: Readonly<Record<string, unknown>>;
 }
 
 
@@ -166,7 +168,7 @@ export class Session {
     const fresh = validateDecisions(record, options.decisions, this.id);
     this.assertPluginsInstalled();
     checkEditedArgs(record, fresh, this.app.registry.view(this.agent.spec.plugins).toolsByName);
-    const env = this.env(new ContextLevel({ ...record.turn, [KERNEL_KEYS.turnInput]: record.input, [KERNEL_KEYS.turnIndex]: record.turnIndex }), options.signal, record.turnIndex);
+    const env = this.env(new ContextLevel({ ...record.turn, ...options.context, [KERNEL_KEYS.turnInput]: record.input, [KERNEL_KEYS.turnIndex]: record.turnIndex }), options.signal, record.turnIndex);
     const saved = this.state.session.values;
     const runner = new TurnRunner(env, this.agent.limits, record.input, record.instructions, this.history, record.startedAt);
     runner.restore(record);
