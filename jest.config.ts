@@ -9,6 +9,7 @@ const config: Config = {
   moduleNameMapper: {
     '^trellis$': '<rootDir>/index.ts',
     '^trellis/testing$': '<rootDir>/testing.ts',
+    '^trellis/nestjs$': '<rootDir>/nestjs.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {
