@@ -14,6 +14,7 @@ export { PLUGIN_CONFIG } from './src/plugin/plugin-tokens.js';
 export { Agent, type SessionOptions } from './src/agent/agent.js';
 export { Session, type SendOptions, type ResumeOptions } from './src/agent/session.js';
 export type { AgentSpec } from './src/agent/agent-spec.js';
+export type { DirectCallOptions, DirectCallResult } from './src/agent/direct-tool-call.js';
 export type { TurnResult, TurnStatus, ToolCallRecord, PendingApproval, Decision, TurnUsage } from './src/agent/turn-result.js';
 export type { InferenceRequest } from './src/agent/inference-request.js';
 export type { SuspensionRecord } from './src/agent/suspension-record.js';

@@ -16,6 +16,7 @@ import type { Decision, PendingApproval, TurnResult } from './turn-result.js';
 import { cancelled, isControl, replyText, TurnRunner, type TurnEnd } from './turn-runner.js';
 import { errorInfo, persistentValues, turnRecord } from './turn-record.js';
 import { checkEditedArgs, validateDecisions } from './decisions.js';
+import { callToolDirectly, type DirectCallOptions, type DirectCallResult } from './direct-tool-call.js';
 
 export interface SendOptions {
   /** Aborting it stops the model call and running tools; the turn ends `cancelled`. */
@@ -104,6 +105,17 @@ export class Session {
         });
       }
       return this.runResumed(record, options);
+    });
+  }
+
+  /**
+   * Runs one tool call through the whole tool pipeline outside a model turn (for hosts such
+   * as an MCP server); nothing is added to the transcript. See {@link callToolDirectly}.
+   */
+  callTool(name: string, args: unknown, options: DirectCallOptions = {}): Promise<DirectCallResult> {
+    return this.serialize(async () => {
+      await this.ready();
+      return callToolDirectly(this.env(new ContextLevel({ ...options.context, [KERNEL_KEYS.turnIndex]: this.turns }), options.signal, this.turns), name, args);
     });
   }
 
