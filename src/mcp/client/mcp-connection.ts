@@ -41,6 +41,8 @@ export class McpConnection {
   private stderr = '';
   private lastError: unknown;
   private readonly wake = new Set<() => void>();
+  /** Clients replaced because the server no longer knew them: nothing sent on them can have run. */
+  private readonly dropped = new WeakSet<Client>();
 
   constructor(
     readonly server: string,
@@ -93,7 +95,8 @@ export class McpConnection {
         const timeout = this.options.callTimeoutMs ?? 600_000;
         return (await client.callTool({ name, arguments: args as Record<string, unknown> }, undefined, { signal, timeout })) as CallToolResult;
       } catch (error) {
-        if (attempt === 0 && notDelivered(error) && !signal?.aborted) {
+        const unsent = notDelivered(error) || (this.dropped.has(client) && error instanceof McpError && error.code === ErrorCode.ConnectionClosed);
+        if (attempt === 0 && unsent && !signal?.aborted) {
           this.drop(client);
           continue;
         }
@@ -191,6 +194,7 @@ export class McpConnection {
 
   /** The server no longer knows this link (or never got the request): replace it. */
   private drop(client: Client): void {
+    this.dropped.add(client);
     if (this.client === client) this.client = undefined;
     client.onclose = undefined;
     void client.close().catch(() => undefined);
@@ -267,11 +271,12 @@ async function listTools(client: Client, timeout: number): Promise<McpToolDescri
  */
 function notDelivered(error: unknown): boolean {
   if (error instanceof StreamableHTTPError) return error.code === 404;
-  if (error instanceof Error && error.message === 'Not connected') return true;
-  const cause = error instanceof Error ? (error.cause as { code?: string } | undefined) : undefined;
-  return cause?.code === 'ECONNREFUSED';
+  // Duck-typed: fetch's errors may come from another realm (a test VM), where instanceof fails.
+  const e = error as { message?: unknown; cause?: { code?: unknown } } | undefined;
+  return e?.message === 'Not connected' || e?.cause?.code === 'ECONNREFUSED';
 }
 
 function reason(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  const message = (error as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' ? message : String(error);
 }
