@@ -67,6 +67,13 @@ export type { SessionStore, StoredSession, SessionCheckpoint, SessionSummary, Tu
 export { MemoryStore } from './src/stores/memory-store.js';
 export { SqliteStore, type SqliteStoreOptions } from './src/stores/sqlite-store.js';
 
+// MCP: servers' tools as plugins, and the app's tools served over MCP
+export { McpServerClient, connectMcpServers, type McpClientOptions } from './src/mcp/client/mcp-server-client.js';
+export type { McpServerSpec, McpStdioServerSpec, McpHttpServerSpec } from './src/mcp/client/mcp-server-spec.js';
+export type { McpConnectionOptions } from './src/mcp/client/mcp-connection.js';
+export { serveMcp, type ServeMcpOptions, type McpServing } from './src/mcp/server/serve-mcp.js';
+export { APPROVAL_REQUIRED } from './src/mcp/server/mcp-tool-server.js';
+
 // Validation helpers for DTOs
 export { Describe } from './src/validation/describe.decorator.js';
 

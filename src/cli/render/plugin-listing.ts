@@ -12,6 +12,8 @@ export function pluginListing(registry: RegistrySnapshot): string[] {
       lines.push(`  tool ${tool.name}`);
       lines.push(`    ${tool.description}`);
       lines.push(`    input: ${schemaSummary(tool.schema)}`);
+      const source = tool.tags.find((tag) => tag.startsWith('mcp:'));
+      if (source) lines.push(`    source: MCP server ${source.slice(4).replace('/', ', tool ')}`);
       lines.push(`    middleware: ${tool.chainNames.length > 0 ? tool.chainNames.join(' → ') : 'none'}`);
     }
     for (const hook of plugin.hooks) lines.push(`  hook ${hook.point} (priority ${hook.priority}) → ${hook.method}`);
