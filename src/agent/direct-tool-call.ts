@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { ContextLevel } from '../context/context-level.js';
+import type { ToolErrorInfo } from '../contract/tool-result.js';
+import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import { executeToolCall } from '../tools/tool-pipeline.js';
-import type { ToolErrorInfo } from '../tools/tool-middleware.js';
-import type { TurnEnv } from './turn-env.js';
+import { turnEnv, type SessionParts } from './turn-envelope.js';
 import type { PendingApproval } from './turn-result.js';
 
 /** Options of `session.callTool(name, args, options)`. */
@@ -29,7 +31,9 @@ export type DirectCallResult =
  * or `tool.error`, `memory.write`, events — for a host that calls tools itself (an MCP
  * server). Only the tools active for the session's agent can be called.
  */
-export async function callToolDirectly(env: TurnEnv, name: string, args: unknown): Promise<DirectCallResult> {
+export async function callToolDirectly(parts: SessionParts, name: string, args: unknown, options: DirectCallOptions = {}): Promise<DirectCallResult> {
+  const turnIndex = parts.sync.turns;
+  const env = turnEnv(parts, new ContextLevel({ ...options.context, [KERNEL_KEYS.turnIndex]: turnIndex }), options.signal, turnIndex);
   const callId = `direct_${randomUUID()}`;
   const text = typeof args === 'string' ? args : JSON.stringify(args ?? {});
   const outcome = await executeToolCall(env, { id: callId, name, arguments: text }, 0, env.view.toolsByName);
@@ -40,7 +44,7 @@ export async function callToolDirectly(env: TurnEnv, name: string, args: unknown
       return { status: 'suspended', callId, pending: outcome.pending };
     case 'result': {
       const { record } = outcome;
-      return record.ok ? { status: 'ok', callId, value: record.value } : { status: 'error', callId, error: record.error! };
+      return record.ok ? { status: 'ok', callId, value: record.value } : { status: 'error', callId, error: record.error };
     }
   }
 }

@@ -10,7 +10,7 @@ import { describeSpec, mcpSpecProblems, type McpServerSpec } from './mcp-server-
 export interface McpClientOptions extends McpConnectionOptions {
   /** Tool names are `<prefix>.<mcp tool name>`. Default: the server's name. */
   readonly prefix?: string;
-  /** Problems found in the background (a reconnect attempt, a failed reload). Default: the app's `error` events. */
+  /** Problems found in the background (a reconnect attempt, a failed reload). Default: a Node process warning. */
   readonly onError?: (error: unknown) => void;
 }
 
@@ -35,7 +35,7 @@ export class McpServerClient {
     spec: McpServerSpec,
     private readonly options: McpClientOptions,
   ) {
-    this.report = options.onError ?? ((error) => app.reportError(error, name));
+    this.report = options.onError ?? ((error) => process.emitWarning(error instanceof Error ? error.message : String(error), 'TrellisMcpWarning'));
     this.connection = new McpConnection(name, spec, { toolsChanged: (tools) => this.swap(tools), error: this.report }, options);
   }
 
@@ -63,7 +63,7 @@ export class McpServerClient {
 
   /** The Trellis names of the server's tools, as installed now. */
   get toolNames(): readonly string[] {
-    return this.app.registry.byName.get(this.name)?.tools.map((t) => t.name) ?? [];
+    return this.installed()?.tools.map((t) => t.name) ?? [];
   }
 
   /** The stdio child's process id while it runs. */
@@ -74,6 +74,10 @@ export class McpServerClient {
   /** Resolves once every tool-list change seen so far is installed. */
   settled(): Promise<void> {
     return this.swaps;
+  }
+
+  private installed() {
+    return this.app.describe().plugins.find((p) => p.name === this.name);
   }
 
   private build(tools: readonly McpToolDescription[]): PluginClass {
@@ -93,7 +97,7 @@ export class McpServerClient {
 
   private swap(tools: readonly McpToolDescription[]): void {
     this.swaps = this.swaps.then(async () => {
-      if (this.current === undefined || !this.app.registry.byName.has(this.name)) return;
+      if (this.current === undefined || !this.installed()) return;
       const previous = this.current;
       const next = this.build(tools);
       this.current = next;

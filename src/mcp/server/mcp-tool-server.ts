@@ -58,12 +58,18 @@ export class McpClientSessions {
 export function createMcpToolServer(host: McpToolHost, sessions: McpClientSessions): Server {
   const server = new Server({ name: host.name, version: host.version }, { capabilities: { tools: {} } });
   const allowed = globs(host.allow ?? []);
-  const tools = () => [...host.app.registry.view(host.agent.spec.plugins).toolsByName.values()].filter((t) => allowed(t.name));
+  const active = host.agent.spec.plugins ?? [];
+  const tools = () =>
+    host.app
+      .describe()
+      .plugins.filter((p) => p.enabled && (active.length === 0 || active.includes(p.name)))
+      .flatMap((p) => p.tools)
+      .filter((t) => allowed(t.name));
   const askTools = new Map((host.ask ?? []).map((agent) => [`ask_${agent.spec.name.replace(/[^A-Za-z0-9_.-]/g, '_')}`, agent]));
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: [
-      ...tools().map((t): McpToolDescription => ({ name: t.name, description: t.description, inputSchema: t.schema as McpToolDescription['inputSchema'] })),
+      ...tools().map((t): McpToolDescription => ({ name: t.name, description: t.description, inputSchema: t.inputSchema as McpToolDescription['inputSchema'] })),
       ...[...askTools].map(([name, agent]): McpToolDescription => ({
         name,
         description: `Ask the '${agent.spec.name}' agent: it runs a whole turn (its own model and tools) and answers in text.`,

@@ -110,7 +110,7 @@ describe('MCP client over stdio, against a server built with the SDK', () => {
     expect(error).toMatchObject({ code: 'McpServerFailed' });
     expect((error as Error).message).toMatch(/MCP server 'broken' \(stdio: .*\) could not be started/);
     expect((error as Error).message).toContain('missing API key FOO');
-    expect(app.registry.byName.has('broken')).toBe(false);
+    expect(app.describe().plugins.some((p) => p.name === 'broken')).toBe(false);
     const missing = await McpServerClient.connect(app, 'nothere', { command: '/no/such/binary' }).catch((e: unknown) => e);
     expect(missing).toMatchObject({ code: 'McpServerFailed' });
     expect((missing as Error).message).toContain('ENOENT');
