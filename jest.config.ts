@@ -11,6 +11,7 @@ const config: Config = {
     '^trellis/plugin$': '<rootDir>/plugin.ts',
     '^trellis/testing$': '<rootDir>/testing.ts',
     '^trellis/nestjs$': '<rootDir>/nestjs.ts',
+    '^trellis/mcp$': '<rootDir>/mcp.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {

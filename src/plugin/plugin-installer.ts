@@ -4,6 +4,7 @@ import { normalizeKey, type ContextKeySpec } from '../context/context-key.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import type { MiddlewareDeclaration } from '../tools/tool-middleware.js';
 import { dtoJsonSchema } from '../validation/dto-json-schema.js';
+import { toolInputValidator } from '../validation/tool-input.js';
 import { formatFieldErrors, validateDto } from '../validation/validate-dto.js';
 import type { InstalledPlugin } from './installed-plugin.js';
 import { buildMiddleware, validateMiddlewareOptions, type BuiltMiddleware } from './middleware-factory.js';
@@ -96,7 +97,8 @@ export function preparePlugin(definition: PluginDefinition, options: InstallOpti
       timeoutMs: tool.options.timeoutMs,
       chain: chain.map((m) => m.instance),
       chainNames: chain.map((m) => m.name),
-      schema: dtoJsonSchema(tool.options.input),
+      schema: tool.options.inputSchema ?? dtoJsonSchema(tool.options.input!),
+      validateInput: toolInputValidator(tool.options.input, tool.options.inputSchema, `tool '${tool.options.name}' of plugin '${name}'`),
     };
   });
   const stateKeys: StateKeyEntry[] = definition.stateKeys.map((k) => ({
