@@ -1,7 +1,7 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { Ajv2019 } from 'ajv/dist/2019.js';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import formatsModule from 'ajv-formats';
+import { createRequire } from 'node:module';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
+import type { Ajv2019 } from 'ajv/dist/2019.js';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import { INPUT_PATH, type DtoValidation, type FieldError } from './validate-dto.js';
 
@@ -10,7 +10,8 @@ export type SchemaValidator = (input: unknown) => DtoValidation<unknown>;
 
 type AnyAjv = Ajv | Ajv2019 | Ajv2020;
 type FormatsPlugin = (ajv: AnyAjv) => AnyAjv;
-const addFormats = ((formatsModule as unknown as { default?: FormatsPlugin }).default ?? formatsModule) as unknown as FormatsPlugin;
+// ajv is loaded on the first schema compiled, not when Trellis is imported: most apps have only DTO tools.
+const require = createRequire(import.meta.url);
 
 // `strict: false`: schemas written for other tools carry keywords (`title`, vendor `x-*`) ajv does not know.
 const OPTIONS = { strict: false, allErrors: true, validateFormats: true } as const;
@@ -46,11 +47,18 @@ export function compileJsonSchema(schema: Readonly<Record<string, unknown>>, whe
 }
 
 function engineFor(schema: Readonly<Record<string, unknown>>): AnyAjv {
-  engines ??= {
-    draft7: addFormats(new Ajv(OPTIONS)) as Ajv,
-    draft2019: addFormats(new Ajv2019(OPTIONS)) as Ajv2019,
-    draft2020: addFormats(new Ajv2020(OPTIONS)) as Ajv2020,
-  };
+  if (!engines) {
+    const formats = require('ajv-formats') as FormatsPlugin & { default?: FormatsPlugin };
+    const addFormats = formats.default ?? formats;
+    const { Ajv: Draft7 } = require('ajv') as { Ajv: new (options: object) => Ajv };
+    const { Ajv2019: Draft2019 } = require('ajv/dist/2019.js') as { Ajv2019: new (options: object) => Ajv2019 };
+    const { Ajv2020: Draft2020 } = require('ajv/dist/2020.js') as { Ajv2020: new (options: object) => Ajv2020 };
+    engines = {
+      draft7: addFormats(new Draft7(OPTIONS)) as Ajv,
+      draft2019: addFormats(new Draft2019(OPTIONS)) as Ajv2019,
+      draft2020: addFormats(new Draft2020(OPTIONS)) as Ajv2020,
+    };
+  }
   const draft = typeof schema.$schema === 'string' ? schema.$schema : '';
   if (draft.includes('2020-12')) return engines.draft2020;
   if (draft.includes('2019-09')) return engines.draft2019;
