@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { errorLine, errorLines, exitCodeOf, EXIT_USAGE } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
 import { registerChatCommand } from './commands/chat.command.js';
+import { registerDevCommand } from './commands/dev.command.js';
 import { registerPluginsCommand } from './commands/plugins.command.js';
 import { registerResumeCommand } from './commands/resume.command.js';
 import { registerRunCommand } from './commands/run.command.js';
@@ -34,6 +35,7 @@ export function buildProgram(io: CliIo): Command {
   registerPluginsCommand(program, io);
   registerSessionsCommand(program, io);
   registerResumeCommand(program, io);
+  registerDevCommand(program, io);
   return program;
 }
 

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { withCliApp } from '../cli-app.js';
 import type { CliIo } from '../cli-io.js';
+import { pluginCatalog } from '../../plugin/plugin-catalog.js';
 import { pluginListing } from '../render/plugin-listing.js';
 
 /** `trellis plugins`: what is installed — tools with input schemas and middleware, hooks by point and priority. */
@@ -18,15 +19,7 @@ export function registerPluginsCommand(program: Command, io: CliIo): void {
           for (const line of pluginListing(registry)) io.out(line);
           return;
         }
-        const plugins = registry.plugins.map((p) => ({
-          name: p.definition.name,
-          version: p.definition.version,
-          description: p.definition.description,
-          enabled: p.enabled,
-          tools: p.tools.map((t) => ({ name: t.name, description: t.description, schema: t.schema, middleware: t.chainNames })),
-          hooks: p.hooks.map((h) => ({ point: h.point, priority: h.priority, method: h.method })),
-        }));
-        io.out(JSON.stringify({ plugins }, null, 2));
+        io.out(JSON.stringify({ plugins: pluginCatalog(registry).plugins }, null, 2));
       });
     });
 }

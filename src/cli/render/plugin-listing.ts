@@ -1,6 +1,6 @@
-import type { JsonSchema } from '../../models/model-provider.js';
 import type { RegistrySnapshot } from '../../plugin/registry-snapshot.js';
 import { HOOK_POINT_NAMES } from '../../hooks/hook-points.js';
+import { schemaSummary } from '../../validation/schema-summary.js';
 
 /** Installed plugins with their tools (input schema, middleware chain) and hooks, then every hook point in run order. */
 export function pluginListing(registry: RegistrySnapshot): string[] {
@@ -28,15 +28,4 @@ export function pluginListing(registry: RegistrySnapshot): string[] {
   }
   if (!any) lines.push('  (none)');
   return lines;
-}
-
-/** `{ sql: string — One read-only SELECT…, limit?: integer }` */
-export function schemaSummary(schema: JsonSchema): string {
-  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
-  const required = new Set((schema.required as string[] | undefined) ?? []);
-  const fields = Object.entries(properties).map(([name, prop]) => {
-    const type = Array.isArray(prop.enum) ? prop.enum.map((v) => JSON.stringify(v)).join(' | ') : String(prop.type ?? 'any');
-    return `${name}${required.has(name) ? '' : '?'}: ${type}${prop.description ? ` (${String(prop.description)})` : ''}`;
-  });
-  return fields.length > 0 ? `{ ${fields.join(', ')} }` : '{}';
 }
