@@ -46,7 +46,7 @@ pre.args, pre { background:#f3f4f8; padding:8px; border-radius:6px; overflow:aut
 .r-user { border-left:3px solid var(--accent); } .r-assistant { border-left:3px solid var(--ok); } .r-tool { border-left:3px solid #f59e0b; }
 .call .tool, .approval .tool { font-weight:600; }
 .stream { min-height:2em; max-height:160px; }
-.live-log { font-size:12px; color:var(--muted); padding-left:18px; max-height:260px; overflow:auto; }
+.live-log { font-size:12px; color:var(--muted); padding-left:0; list-style:none; max-height:260px; overflow:auto; }
 .plugin { background:#fff; border:1px solid var(--line); border-radius:8px; padding:10px 14px; margin:12px 0; }
 .desc { color:var(--muted); font-size:12px; }
 `;
