@@ -46,7 +46,7 @@ const ok = await haveService('chromium', 'trellis dev browser tests');
     expect(await page.locator('article.turn[data-turn="0"] .wf-row[data-kind="model"]').count()).toBe(2);
     expect(await page.locator('article.turn[data-turn="0"] .wf-row[data-kind="hook"]').count()).toBeGreaterThan(0);
     // The tool's <script> and <img onerror> arrived as text: nothing ran, the text is there.
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(await page.locator('.msg[data-role="tool"] .text').first().textContent()).toContain('<script>window.__pwned = 1</script>');
     expect(pageErrors).toEqual([]);
   });
