@@ -31,11 +31,10 @@ export function registerDevCommand(program: Command, io: CliIo, stopped: () => P
         throw usageError(`--host ${options.host} opens the page beyond this machine, so it needs --token`, 'Add --token <secret> (16+ characters) or set TRELLIS_DEV_TOKEN; or leave --host at 127.0.0.1');
       }
       await withCliApp(io, async (cli) => {
-        const store = cli.app.store!;
         const dev = await startDevServer({
           app: cli.app,
           agent: openAgent(cli, io),
-          store,
+          store: cli.store,
           context: cli.context,
           host: options.host,
           port,

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { withCliApp } from '../cli-app.js';
 import type { CliIo } from '../cli-io.js';
-import { pluginCatalog } from '../../plugin/plugin-catalog.js';
 import { pluginListing } from '../render/plugin-listing.js';
 
 /** `trellis plugins`: what is installed — tools with input schemas and middleware, hooks by point and priority. */
@@ -12,14 +11,22 @@ export function registerPluginsCommand(program: Command, io: CliIo): void {
     .option('--json', 'print the listing as JSON')
     .action(async (options: { json?: boolean }) => {
       await withCliApp(io, async (cli) => {
-        const { registry } = cli.app;
+        const description = cli.app.describe();
         if (!options.json) {
           io.out(`Plugins from ${cli.configFile ?? 'the SQL report desk example (no trellis.config.* here)'}:`);
           io.out();
-          for (const line of pluginListing(registry)) io.out(line);
+          for (const line of pluginListing(description)) io.out(line);
           return;
         }
-        io.out(JSON.stringify({ plugins: pluginCatalog(registry).plugins }, null, 2));
+        const plugins = description.plugins.map((p) => ({
+          name: p.name,
+          version: p.version,
+          description: p.description,
+          enabled: p.enabled,
+          tools: p.tools.map((t) => ({ name: t.name, description: t.description, schema: t.inputSchema, middleware: t.middleware, requires: t.requires })),
+          hooks: p.hooks.map((h) => ({ point: h.point, priority: h.priority, method: h.method })),
+        }));
+        io.out(JSON.stringify({ plugins }, null, 2));
       });
     });
 }

@@ -1,7 +1,6 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import type { Decision, TurnResult } from '../../agent/turn-result.js';
-import { pluginCatalog } from '../../plugin/plugin-catalog.js';
 import { buildTimeline } from '../timeline/turn-timeline.js';
 import type { DevServerOptions } from './dev-host.js';
 import { badRequest, errorResponse } from './error-response.js';
@@ -25,7 +24,7 @@ export function devApi(options: DevServerOptions, reader: SessionReader): Hono {
     const stored = await reader.turnEvents(c.req.param('id'), turn);
     return c.json({ ...stored, timeline: buildTimeline(stored.events, reader.middlewareOf()) });
   });
-  api.get('/plugins', (c) => c.json(pluginCatalog(options.app.registry)));
+  api.get('/plugins', (c) => c.json(options.app.describe()));
   api.post('/sessions/:id/messages', async (c) => {
     const body = await jsonBody(c);
     const message = (body as { message?: unknown } | undefined)?.message;

@@ -1,14 +1,14 @@
 import type { Observable } from 'rxjs';
 import type { Agent } from '../../agent/agent.js';
 import type { TrellisEvent } from '../../events/trellis-event.js';
-import type { RegistrySnapshot } from '../../plugin/registry-snapshot.js';
+import type { AppDescription } from '../../app/app-description.js';
 import type { SessionStore } from '../../stores/session-store.js';
 import type { TurnEventRecorder } from '../recording/turn-event-recorder.js';
 
-/** What `trellis dev` needs of the app: its event stream and the installed plugins (a `Trellis` is one). */
+/** What `trellis dev` needs of the app: its event stream and what is installed (a `Trellis` is one). */
 export interface DevApp {
   readonly events$: Observable<TrellisEvent>;
-  readonly registry: RegistrySnapshot;
+  describe(): AppDescription;
 }
 
 /** What the dev server runs over. */

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
-import { pluginCatalog } from '../../plugin/plugin-catalog.js';
 import { layout } from '../views/layout.js';
 import { pluginsMain } from '../views/plugins-page.js';
 import type { SafeHtml } from '../views/safe-html.js';
@@ -23,6 +22,6 @@ export function devPages(options: DevServerOptions, reader: SessionReader): Hono
     return c.html(page(layout(`Session ${id}`, sessionMain(await reader.session(id)), { live, aside: chatAside(id) })));
   });
   pages.get('/sessions/:id/fragment', async (c) => c.html(page(sessionMain(await reader.session(c.req.param('id'))))));
-  pages.get('/plugins', (c) => c.html(page(layout('Plugins', pluginsMain(pluginCatalog(options.app.registry))))));
+  pages.get('/plugins', (c) => c.html(page(layout('Plugins', pluginsMain(options.app.describe())))));
   return pages;
 }

@@ -71,10 +71,10 @@ export class SessionReader {
     return canLogTurnEvents(store) ? store.turnEvents(id, turn) : { events: [], dropped: 0 };
   }
 
-  /** Middleware chain names per tool, from the installed plugins. */
+  /** Middleware chain names per tool, from what is installed now. */
   middlewareOf(): MiddlewareOf {
-    const { tools } = this.options.app.registry;
-    return (tool) => tools.get(tool)?.chainNames ?? [];
+    const chains = new Map(this.options.app.describe().plugins.flatMap((p) => p.tools.map((t) => [t.name, t.middleware] as const)));
+    return (tool) => chains.get(tool) ?? [];
   }
 
   /** The parked calls; a session of another agent has none this server can decide on. */

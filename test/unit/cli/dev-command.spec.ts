@@ -23,7 +23,9 @@ function fakeIo(): CliIo & { stdout: string[]; stderr: string[] } {
 describe('trellis dev', () => {
   it('prints its loopback URL, serves the sessions a `trellis run` stored with their recorded timeline, and stops on a signal', async () => {
     const runIo = fakeIo();
-    expect(await runCli(['node', 'trellis', 'run', '--session', 'desk-1', 'How many orders are there?'], runIo)).toBe(0);
+    const code = await runCli(['node', 'trellis', 'run', '--session', 'desk-1', 'How many orders are there?'], runIo);
+    expect(runIo.stderr.filter((l) => l.startsWith('trellis:'))).toEqual([]);
+    expect(code).toBe(0);
 
     const io = fakeIo();
     let stop!: (signal: string) => void;
