@@ -8,7 +8,9 @@ const config: Config = {
   testMatch: ['**/*.spec.ts'],
   moduleNameMapper: {
     '^trellis$': '<rootDir>/index.ts',
+    '^trellis/plugin$': '<rootDir>/plugin.ts',
     '^trellis/testing$': '<rootDir>/testing.ts',
+    '^trellis/nestjs$': '<rootDir>/nestjs.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {
