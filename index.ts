@@ -67,6 +67,8 @@ export { modelFromEnv, type EnvModel } from './src/cli/model-from-env.js';
 // Stores
 export { SESSION_STORE } from './src/stores/session-store.js';
 export type { SessionStore, StoredSession, SessionCheckpoint, SessionSummary, TurnRecord } from './src/stores/session-store.js';
+export { canLogTurnEvents, TURN_EVENT_LIMITS } from './src/stores/turn-event-log.js';
+export type { TurnEventLog, RecordedTurnEvent, StoredTurnEvents } from './src/stores/turn-event-log.js';
 export { MemoryStore } from './src/stores/memory-store.js';
 export { SqliteStore, type SqliteStoreOptions } from './src/stores/sqlite-store.js';
 

@@ -16,6 +16,7 @@ import { isPluginClass } from '../plugin/plugin-explorer.js';
 import type { PluginClass } from '../plugin/plugin-definition.js';
 import { DEFAULT_SQLITE_PATH, SqliteStore } from '../stores/sqlite-store.js';
 import type { SessionStore } from '../stores/session-store.js';
+import { TurnEventRecorder } from '../dev/recording/turn-event-recorder.js';
 import { createLogger, TRELLIS_LOGGER } from '../../plugins/middleware/logger.js';
 import { McpServerClient } from '../mcp/client/mcp-server-client.js';
 import { loadCliConfig, type CliPluginEntry, type LoadedConfig } from './cli-config.js';
@@ -37,6 +38,8 @@ export interface CliApp {
   readonly config: LoadedConfig | undefined;
   /** Session context from the config's `context`, given to every session. */
   readonly context: Readonly<Record<string, unknown>>;
+  /** Keeps each turn's events in the store, so `trellis dev` can draw turns run by any command. */
+  readonly recorder: TurnEventRecorder;
 }
 
 /** Opens the app and its SQLite store (created when missing). Tool-call logs go to `<store dir>/logs/trellis.log`. */
@@ -48,7 +51,7 @@ export async function openCliApp(io: CliIo): Promise<CliApp> {
   if (!loaded) {
     const home = dirname(storePath);
     const app = await createDeskApp({ store, logFile, databasePath: join(home, 'sql-report-desk.db'), exportDir: join(home, 'exports') });
-    return { app, store, spec: DESK_AGENT, storePath, configFile: undefined, config: undefined, context: {} };
+    return { app, store, spec: DESK_AGENT, storePath, configFile: undefined, config: undefined, context: {}, recorder: recordTurns(app, store, io) };
   }
   const logger = createLogger({ destination: pino.destination({ dest: logFile, mkdir: true, sync: true }) });
   let app: Trellis;
@@ -72,7 +75,11 @@ export async function openCliApp(io: CliIo): Promise<CliApp> {
     ...(agent.maxRounds !== undefined ? { maxRounds: agent.maxRounds } : {}),
     ...(agent.plugins !== undefined ? { plugins: agent.plugins } : {}),
   };
-  return { app, store, spec, storePath, configFile: loaded.file, config: loaded, context: loaded.config.context ?? {} };
+  return { app, store, spec, storePath, configFile: loaded.file, config: loaded, context: loaded.config.context ?? {}, recorder: recordTurns(app, store, io) };
+}
+
+function recordTurns(app: Trellis, store: SqliteStore, io: CliIo): TurnEventRecorder {
+  return new TurnEventRecorder(app.events$, store, (error) => io.err(`note: a turn's events were not recorded: ${describeError(error)}`)).start();
 }
 
 /**
@@ -226,6 +233,7 @@ export async function withCliApp<T>(io: CliIo, work: (cli: CliApp) => Promise<T>
   try {
     return await work(cli);
   } finally {
+    await cli.recorder.stop();
     await cli.app.stop();
   }
 }

@@ -1,5 +1,5 @@
 import type { AppDescription } from '../../app/app-description.js';
-import type { JsonSchema } from '../../models/model-provider.js';
+import { schemaSummary } from '../../validation/schema-summary.js';
 
 /** Installed plugins with their tools (input schema, middleware chain) and hooks, then every hook point in run order. */
 export function pluginListing(app: AppDescription): string[] {
@@ -22,15 +22,4 @@ export function pluginListing(app: AppDescription): string[] {
   for (const { point, handlers } of app.hookOrder) lines.push(`  ${point}: ${handlers.map((h) => `${h.plugin}.${h.method} (${h.priority})`).join(', ')}`);
   if (app.hookOrder.length === 0) lines.push('  (none)');
   return lines;
-}
-
-/** `{ sql: string — One read-only SELECT…, limit?: integer }` */
-export function schemaSummary(schema: JsonSchema): string {
-  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
-  const required = new Set((schema.required as string[] | undefined) ?? []);
-  const fields = Object.entries(properties).map(([name, prop]) => {
-    const type = Array.isArray(prop.enum) ? prop.enum.map((v) => JSON.stringify(v)).join(' | ') : String(prop.type ?? 'any');
-    return `${name}${required.has(name) ? '' : '?'}: ${type}${prop.description ? ` (${String(prop.description)})` : ''}`;
-  });
-  return fields.length > 0 ? `{ ${fields.join(', ')} }` : '{}';
 }
