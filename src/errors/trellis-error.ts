@@ -50,6 +50,7 @@ export interface TrellisErrorCodes {
   NotStarted: true;
   UnsupportedSchema: true;
   Blocked: true;
+  Skipped: true;
   ReplyCancelled: true;
   Failed: true;
   EmbeddingFailed: true;
