@@ -65,6 +65,8 @@ export { SESSION_STORE } from './src/stores/session-store.js';
 export type { SessionStore, StoredSession, SessionCheckpoint, SessionSummary, TurnRecord } from './src/stores/session-store.js';
 export { MemoryStore } from './src/stores/memory-store.js';
 export { SqliteStore, type SqliteStoreOptions } from './src/stores/sqlite-store.js';
+export { PostgresStore, DEFAULT_POSTGRES_SCHEMA, type PostgresStoreOptions } from './src/stores/postgres-store.js';
+export type { SessionLease } from './src/stores/session-lease.js';
 
 // Validation helpers for DTOs
 export { Describe } from './src/validation/describe.decorator.js';

@@ -40,7 +40,9 @@ export type TrellisErrorCode =
   | 'InvalidCheckpoint'
   | 'InvalidDecision'
   | 'NotStarted'
-  | 'UnsupportedSchema';
+  | 'UnsupportedSchema'
+  | 'StoreUnavailable'
+  | 'StoreFailed';
 
 /** `user`: the caller or a plugin author can fix it. `system`: a fault outside their code. */
 export type TrellisErrorKind = 'user' | 'system';
