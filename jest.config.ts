@@ -9,6 +9,7 @@ const config: Config = {
   moduleNameMapper: {
     '^trellis$': '<rootDir>/index.ts',
     '^trellis/testing$': '<rootDir>/testing.ts',
+    '^trellis/queue$': '<rootDir>/queue.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {
