@@ -6,7 +6,7 @@ import { LeaseKeeper } from './lease-keeper.js';
 import type { QueueNames } from './queue-connection.js';
 import type { PublishedOutcome, TurnJobResult } from './turn-job-result.js';
 import type { TurnJobData } from './turn-request.js';
-import type { TurnStore } from './turn-store.js';
+import { storedRevision, type TurnStore } from './turn-store.js';
 
 /** Resolves an agent name from a job to an `Agent` of the worker's app. */
 export type AgentResolver = (name: string) => Agent | Promise<Agent>;
@@ -56,7 +56,7 @@ export class TurnJobRunner {
 
   private async runLeased(job: Job<TurnJobData, TurnJobResult>, signal: AbortSignal): Promise<TurnJobResult> {
     const data = job.data;
-    const revision = (await this.options.store.revision(data.sessionId)) ?? 0;
+    const revision = await storedRevision(this.options.store, data.sessionId);
     if (data.startRevision !== undefined && revision > data.startRevision) {
       const landed = await this.landedTurn(data, revision);
       if (landed) return this.resultOf(job, landed, true);
