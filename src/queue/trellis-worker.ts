@@ -17,11 +17,16 @@ export interface TrellisWorkerOptions extends QueueConnectionOptions {
   readonly agent: AgentResolver;
   /** Jobs run at once by this worker. Default 4. */
   readonly concurrency?: number;
-  /** The per-session queue lease; renewed every third of it. Default 15 s. */
+  /**
+   * The per-session queue lease, renewed every third of it. A job whose worker died runs
+   * again once both this and the job lock lapsed. Keep it well above the longest pause a
+   * live worker may have (GC, an overloaded host): a worker stalled longer than this, but
+   * alive, may checkpoint after another took over (see docs/scaling.md). Default 30 s.
+   */
   readonly leaseTtlMs?: number;
   /**
    * BullMQ's job lock: a worker that stops renewing it (it died) has its job put back after
-   * about this long. Default 15 s.
+   * about this long; the job then waits for the lease. Default 10 s.
    */
   readonly lockDurationMs?: number;
   /** How often BullMQ looks for stalled jobs. Default half the lock duration. */
@@ -61,14 +66,14 @@ export class TrellisWorker {
     this.id = options.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     this.names = new QueueNames(options);
     this.publisher = this.names.redis();
-    const lockDuration = options.lockDurationMs ?? 15_000;
+    const lockDuration = options.lockDurationMs ?? 10_000;
     const runner = new TurnJobRunner({
       workerId: this.id,
       names: this.names,
       store: options.store,
       agent: options.agent,
       publisher: this.publisher,
-      leaseTtlMs: options.leaseTtlMs ?? 15_000,
+      leaseTtlMs: options.leaseTtlMs ?? 30_000,
       busyDelayMs: options.busyDelayMs ?? 250,
     });
     this.worker = new Worker(this.names.queueName, (job, token) => runner.run(job, token), {
