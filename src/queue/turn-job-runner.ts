@@ -48,6 +48,12 @@ export class TurnJobRunner {
       await this.publish(job.id!, { ok: true, value });
       return value;
     } catch (error) {
+      // The kernel's own session lease is held (by a turn outside the queue, or by a worker
+      // that died and whose lease has not lapsed yet): wait, without spending an attempt.
+      if (TrellisError.is(error, 'SessionBusy') && !lease.signal.aborted) {
+        await job.moveToDelayed(Date.now() + this.options.busyDelayMs, token);
+        throw new DelayedError();
+      }
       throw await this.failure(job, error);
     } finally {
       await lease.release();

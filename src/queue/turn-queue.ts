@@ -1,6 +1,6 @@
 import { Job, Queue } from 'bullmq';
 import { Observable } from 'rxjs';
-import { TrellisError, type TrellisEvent } from '../../index.js';
+import { TrellisError, type TrellisErrorCode, type TrellisEvent } from '../../index.js';
 import { ChannelSubscriber } from './channel-subscriber.js';
 import { decodeEvent } from './event-codec.js';
 import { QueueNames, type QueueConnectionOptions } from './queue-connection.js';
@@ -138,7 +138,7 @@ export class TurnQueue {
     void this.readFinished(jobId).then((o) => o && settle(o));
     const result = outcome.then((o) => {
       if (o.ok) return o.value;
-      throw new TrellisError(o.error.code, o.error.message, { kind: 'system' });
+      throw new TrellisError(o.error.code as TrellisErrorCode, o.error.message, { kind: 'system' });
     });
     const cleanup = () => {
       clearInterval(poll);

@@ -36,7 +36,7 @@ function startWorker(cli: CliApp, io: CliIo, concurrency: number): TrellisWorker
       hint: 'Add "queue": "redis://127.0.0.1:6379" (and a postgres:// "store" shared with the other instances) to trellis.config',
     });
   }
-  const store = cli.app.store!;
+  const store = cli.store;
   const agent = openAgent(cli, io);
   const { url, name, prefix } = typeof queue === 'string' ? { url: queue, name: undefined, prefix: undefined } : queue;
   return new TrellisWorker({
