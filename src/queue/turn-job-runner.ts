@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { TrellisError, type Agent, type TurnResult } from '../../index.js';
@@ -38,7 +39,9 @@ export class TurnJobRunner {
   async run(job: Job<TurnJobData, TurnJobResult>, token: string | undefined): Promise<TurnJobResult> {
     const { store, names, workerId } = this.options;
     const data = job.data;
-    const lease = new LeaseKeeper(store, names.leaseKey(data.sessionId), `${workerId}/${job.id}`, this.options.leaseTtlMs);
+    // One holder per attempt: a stalled job that BullMQ hands back to this same worker must
+    // wait for the attempt still running here, not share its lease.
+    const lease = new LeaseKeeper(store, names.leaseKey(data.sessionId), `${workerId}/${job.id}/${randomUUID().slice(0, 8)}`, this.options.leaseTtlMs);
     if (!(await lease.acquire())) {
       await job.moveToDelayed(Date.now() + this.options.busyDelayMs, token);
       throw new DelayedError();

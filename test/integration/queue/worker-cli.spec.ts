@@ -90,6 +90,13 @@ export default {
     expect(io.stderr.at(-1)).toBe('stopping: finishing the turns in progress');
   });
 
+  it('says that `trellis sessions` reads SQLite files only, rather than open the URL as a file', async () => {
+    const io = fakeIo(cwd);
+
+    expect(await runCli(['node', 'trellis', 'sessions'], io)).toBe(1);
+    expect(io.stderr[0]).toMatch(/reads a SQLite store file, but .*trellis\.config\.mjs names a PostgreSQL store/);
+  });
+
   it('refuses to start a worker when the config names no queue', async () => {
     writeFileSync(join(cwd, 'trellis.config.mjs'), CONFIG(schema, { url: REDIS_URL }).replace(/queue: .*,\n/, ''));
     const io = fakeIo(cwd);
