@@ -18,6 +18,7 @@ import { DEFAULT_SQLITE_PATH, SqliteStore } from '../stores/sqlite-store.js';
 import type { SessionStore } from '../stores/session-store.js';
 import { createLogger, TRELLIS_LOGGER } from '../../plugins/middleware/logger.js';
 import { PostgresStore } from '../stores/postgres-store.js';
+import { McpServerClient } from '../mcp/client/mcp-server-client.js';
 import { isPostgresUrl, loadCliConfig, type CliPluginEntry, type LoadedConfig } from './cli-config.js';
 import { describeError } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
@@ -63,6 +64,7 @@ export async function openCliApp(io: CliIo): Promise<CliApp> {
   }
   try {
     await installPlugins(app, loaded, io.env);
+    await connectConfiguredMcpServers(app, loaded);
   } catch (error) {
     await app.stop();
     throw error;
@@ -129,6 +131,13 @@ async function installPlugins(app: Trellis, loaded: LoadedConfig, env: NodeJS.Pr
   const { plugins } = loaded.config;
   if (plugins === undefined) return;
   for (const entry of typeof plugins === 'string' ? [plugins] : plugins) await installEntry(app, loaded, env, entry);
+}
+
+/** Each `mcpServers` entry becomes a plugin named after the server; a stdio server runs in the config's folder unless it says otherwise. */
+async function connectConfiguredMcpServers(app: Trellis, loaded: LoadedConfig): Promise<void> {
+  for (const [name, spec] of Object.entries(loaded.config.mcpServers ?? {})) {
+    await McpServerClient.connect(app, name, 'command' in spec ? { ...spec, cwd: resolve(loaded.dir, spec.cwd ?? '.') } : spec);
+  }
 }
 
 async function installEntry(app: Trellis, loaded: LoadedConfig, env: NodeJS.ProcessEnv, entry: CliPluginEntry): Promise<void> {

@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { errorLine, errorLines, exitCodeOf, EXIT_USAGE } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
 import { registerChatCommand } from './commands/chat.command.js';
+import { registerMcpCommand } from './commands/mcp.command.js';
 import { registerPluginsCommand } from './commands/plugins.command.js';
 import { registerResumeCommand } from './commands/resume.command.js';
 import { registerRunCommand } from './commands/run.command.js';
@@ -36,6 +37,7 @@ export function buildProgram(io: CliIo): Command {
   registerSessionsCommand(program, io);
   registerResumeCommand(program, io);
   registerWorkerCommand(program, io);
+  registerMcpCommand(program, io);
   return program;
 }
 

@@ -11,6 +11,8 @@ export function pluginListing(app: AppDescription): string[] {
       lines.push(`  tool ${tool.name}`);
       lines.push(`    ${tool.description}`);
       lines.push(`    input: ${schemaSummary(tool.inputSchema)}`);
+      const source = tool.tags.find((tag) => tag.startsWith('mcp:'));
+      if (source) lines.push(`    source: MCP server ${source.slice(4).replace('/', ', tool ')}`);
       lines.push(`    middleware: ${tool.middleware.length > 0 ? tool.middleware.join(' → ') : 'none'}`);
     }
     for (const hook of plugin.hooks) lines.push(`  hook ${hook.point} (priority ${hook.priority}) → ${hook.method}`);
