@@ -4,7 +4,9 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const SOURCES = ['index.ts', 'queue.ts', 'testing.ts', 'src', 'plugins', 'decorators', 'examples', 'test/support'];
+/** The package entries (index.ts, plugin.ts, queue.ts…) and the folders they import from. */
+const ENTRIES = readdirSync(ROOT).filter((name) => name.endsWith('.ts') && !name.endsWith('.d.ts') && name !== 'jest.config.ts');
+const SOURCES = [...ENTRIES, 'src', 'plugins', 'decorators', 'examples', 'test/support'];
 
 /**
  * Transpiles the project's sources, file by file and without type checking, into `outDir`
@@ -31,7 +33,9 @@ export function transpileProject(outDir: string): (relativePath: string) => stri
       writeFileSync(target, output);
     }
   }
-  writeFileSync(join(outDir, 'package.json'), JSON.stringify({ type: 'module' }));
+  // Named and mapped like the package, so self-imports (`trellis/plugin`) resolve to the output.
+  const exports = Object.fromEntries(ENTRIES.map((entry) => [entry === 'index.ts' ? '.' : `./${entry.replace(/\.ts$/, '')}`, `./${entry.replace(/\.ts$/, '.js')}`]));
+  writeFileSync(join(outDir, 'package.json'), JSON.stringify({ name: 'trellis', type: 'module', exports }));
   return (relativePath) => join(outDir, relativePath).replace(/\.ts$/, '.js');
 }
 
