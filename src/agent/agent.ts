@@ -3,6 +3,7 @@ import { TrellisError } from '../errors/trellis-error.js';
 import { FallbackModel } from '../models/fallback-model.js';
 import { isModelProvider, type ModelProvider } from '../models/model-provider.js';
 import { DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_CONCURRENCY, type AgentSpec } from './agent-spec.js';
+import { DEFAULT_RETENTION, OpenSessions } from './open-sessions.js';
 import { Session } from './session.js';
 import type { AgentBinding, SessionHost } from './session-host.js';
 import type { TurnLimits } from './turn-runner.js';
@@ -16,11 +17,12 @@ export interface SessionOptions {
 export class Agent implements AgentBinding {
   readonly limits: TurnLimits;
   readonly #host: SessionHost;
-  readonly #sessions = new Map<string, Session>();
+  readonly #sessions: OpenSessions<Session>;
 
   /** @internal Use `app.agent(spec)`. */
   constructor(host: SessionHost, readonly spec: AgentSpec) {
     this.#host = host;
+    this.#sessions = new OpenSessions<Session>(host.retention ?? DEFAULT_RETENTION, (id, session) => session.release());
     const problems: string[] = [];
     if (typeof spec?.name !== 'string' || spec.name.length === 0) problems.push('name must be a non-empty string');
     if (typeof spec?.instructions !== 'string') problems.push('instructions must be a string');
@@ -53,7 +55,7 @@ export class Agent implements AgentBinding {
     let session = this.#sessions.get(id);
     if (!session) {
       session = new Session(this.#host, this, id, options.context ?? {});
-      this.#sessions.set(id, session);
+      this.#sessions.add(id, session);
     } else if (options.context !== undefined) {
       session.restate(options.context);
     }

@@ -5,6 +5,7 @@ import type { SessionState } from '../state/session-state.js';
 import type { StateEngine } from '../state/state-engine.js';
 import type { SessionStore } from '../stores/session-store.js';
 import type { AgentSpec } from './agent-spec.js';
+import type { SessionRetention } from './open-sessions.js';
 import type { TurnLimits } from './turn-runner.js';
 
 /**
@@ -23,6 +24,8 @@ export interface SessionHost {
   sessionState(sessionId: string): SessionState;
   /** Forgets a session's live state (the store keeps what was checkpointed). */
   releaseSession(sessionId: string): void;
+  /** How many sessions agents keep open, and how long idle ones stay. */
+  readonly retention?: SessionRetention;
   /** Reports an error on the event stream without throwing. */
   reportError(error: unknown, plugin?: string, point?: string, sessionId?: string): void;
 }

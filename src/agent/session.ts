@@ -54,6 +54,7 @@ export class Session {
   readonly #holder = leaseHolder();
   #hostContext: Readonly<Record<string, unknown>>;
   #queue: Promise<unknown> = Promise.resolve();
+  #pending = 0;
 
   /** @internal Sessions are opened with `agent.session(id, options)`. */
   constructor(host: SessionHost, agent: AgentBinding, readonly id: string, context: Readonly<Record<string, unknown>>) {
@@ -158,6 +159,20 @@ export class Session {
     });
   }
 
+  /** @internal Whether a turn (or anything else) is queued or running on this session. */
+  get busy(): boolean {
+    return this.#pending > 0;
+  }
+
+  /**
+   * @internal The agent dropped this session from memory (too many open, or idle): its live
+   * state is forgotten; the store keeps it, and `agent.session(id)` loads it again.
+   */
+  release(): void {
+    this.#host.releaseSession(this.id);
+    this.#subject.complete();
+  }
+
   /**
    * @internal The host stated new session-level context (reopening the session): it
    * replaces the old for every turn from now on.
@@ -210,7 +225,8 @@ export class Session {
   }
 
   #serialize<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(work, work);
+    this.#pending++;
+    const run = this.#queue.then(work, work).finally(() => this.#pending--);
     this.#queue = run.catch(() => undefined);
     return run;
   }

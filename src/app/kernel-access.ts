@@ -9,6 +9,8 @@ import type { SessionHost } from '../agent/session-host.js';
 export interface KernelInternals extends SessionHost {
   /** The container plugins resolve host services from. */
   readonly providers: Container;
+  /** How many sessions have live state in this app now. */
+  liveSessions(): number;
 }
 
 const internals = new WeakMap<object, KernelInternals>();

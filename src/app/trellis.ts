@@ -4,6 +4,7 @@ import type { Observable } from 'rxjs';
 import { Agent } from '../agent/agent.js';
 import type { AgentSpec } from '../agent/agent-spec.js';
 import type { SessionHost } from '../agent/session-host.js';
+import { DEFAULT_RETENTION, type SessionRetention } from '../agent/open-sessions.js';
 import { ContextScope } from '../context/context-scope.js';
 import { describeError } from '../errors/describe-error.js';
 import { TrellisError } from '../errors/trellis-error.js';
@@ -41,6 +42,12 @@ export interface TrellisOptions {
   readonly store?: SessionStore;
   /** Run `app.heartbeat` hooks this often once started. */
   readonly heartbeatMs?: number;
+  /**
+   * How many sessions each agent keeps open in memory (default 10,000) and how long an idle
+   * one stays (default 30 minutes). Dropped sessions reload from the store when opened again;
+   * without a store they start over, so set these generously for a `MemoryStore`-less app.
+   */
+  readonly sessions?: Partial<SessionRetention>;
   /** A pino-shaped logger; each plugin gets `logger.child({ plugin })` on its `PluginHost`. */
   readonly logger?: PluginLogger & { child?(bindings: object): PluginLogger };
 }
@@ -99,16 +106,21 @@ export class Trellis {
       state: this.#stateEngine,
       events: this.#bus,
       store: options.store,
+      retention: { ...DEFAULT_RETENTION, ...options.sessions },
       sessionState: (id) => this.#sessionState(id),
       releaseSession: (id) => void this.#sessions.delete(id),
       reportError: (error, plugin, point, sessionId) => this.#reportError(error, plugin, point, sessionId),
     };
-    registerKernel(this, Object.assign(Object.create(this.#host) as SessionHost, { providers: this.#providers }));
+    registerKernel(this, Object.assign(Object.create(this.#host) as SessionHost, { providers: this.#providers, liveSessions: () => this.#sessions.size }));
   }
 
   static create(options: TrellisOptions = {}): Trellis {
     if (options.heartbeatMs !== undefined && !(options.heartbeatMs > 0)) {
       throw new TrellisError('InvalidOptions', `heartbeatMs must be a positive number of milliseconds, got ${options.heartbeatMs}`, { hint: 'Pass e.g. heartbeatMs: 30000, or leave it out' });
+    }
+    const { maxOpen, idleMs } = options.sessions ?? {};
+    if ((maxOpen !== undefined && !(Number.isInteger(maxOpen) && maxOpen >= 1)) || (idleMs !== undefined && !(idleMs > 0))) {
+      throw new TrellisError('InvalidOptions', `sessions must be { maxOpen: a whole number ≥ 1, idleMs: a positive number }, got ${JSON.stringify(options.sessions)}`, { hint: 'Pass e.g. sessions: { maxOpen: 10000, idleMs: 1800000 }, or leave it out' });
     }
     return new Trellis(options);
   }
