@@ -12,6 +12,8 @@ interface ResumeFlags {
   readonly approve: string[];
   readonly reject: string[];
   readonly edit: string[];
+  readonly retry: string[];
+  readonly skip: string[];
   readonly message?: string;
 }
 
@@ -24,10 +26,12 @@ export function registerResumeCommand(program: Command, io: CliIo): void {
     .option('--approve <callId>', 'run this waiting call (repeatable)', collect, [])
     .option('--reject <callId>', 'never run this waiting call (repeatable)', collect, [])
     .option('--edit <callId=json>', 'run this waiting call with these arguments instead, a JSON object (repeatable)', collect, [])
+    .option('--retry <callId>', 'run again a call a crash cut off mid-run; it gets the same idempotency key (repeatable)', collect, [])
+    .option('--skip <callId>', 'do not run again a call a crash cut off mid-run; it is reported skipped (repeatable)', collect, [])
     .option('-m, --message <text>', 'with --reject: what the model is told')
     .action(async (sessionId: string, flags: ResumeFlags) => {
       const decisions = decisionsOf(flags);
-      if (decisions.length === 0) throw usageError('resume needs at least one --approve <callId>, --reject <callId> or --edit <callId>=<json>', `See the waiting calls with: trellis sessions show ${sessionId}`);
+      if (decisions.length === 0) throw usageError('resume needs at least one --approve <callId>, --reject <callId>, --edit <callId>=<json>, --retry <callId> or --skip <callId>', `See the waiting calls with: trellis sessions show ${sessionId}`);
       await withCliApp(io, async (cli) => {
         if (!(await cli.store.load(sessionId))) {
           throw new TrellisError('SessionNotFound', `No session '${sessionId}' in ${cli.storePath}`, { hint: 'List sessions with: trellis sessions' });
@@ -49,6 +53,8 @@ export function decisionsOf(flags: ResumeFlags): Decision[] {
   for (const callId of flags.approve) note(callId, 'approved');
   for (const callId of flags.reject) note(callId, 'rejected');
   for (const edit of edits) note(edit.callId, 'edited');
+  for (const callId of flags.retry ?? []) note(callId, 'retried');
+  for (const callId of flags.skip ?? []) note(callId, 'skipped');
   for (const [callId, set] of kinds) {
     if (set.size > 1) throw usageError(`The same call cannot be both ${[...set].join(' and ')}: ${callId}`, 'Give each call one decision');
   }
@@ -56,6 +62,8 @@ export function decisionsOf(flags: ResumeFlags): Decision[] {
     ...flags.approve.map((callId) => ({ callId, decision: 'approve' as const })),
     ...flags.reject.map((callId) => ({ callId, decision: 'reject' as const, ...(flags.message ? { message: flags.message } : {}) })),
     ...edits,
+    ...(flags.retry ?? []).map((callId) => ({ callId, decision: 'retry' as const })),
+    ...(flags.skip ?? []).map((callId) => ({ callId, decision: 'skip' as const })),
   ];
 }
 
