@@ -20,6 +20,7 @@ import { loadCliConfig, type CliPluginEntry, type LoadedConfig } from './cli-con
 import { describeError } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
 import { modelFromEnv } from './model-from-env.js';
+import { moduleLoadHint } from './module-load-hint.js';
 import { enableTypeScriptImports } from './ts-loader.js';
 
 /** The app the CLI runs: from `trellis.config.*`, or the SQL report desk example when there is none. */
@@ -37,7 +38,7 @@ export interface CliApp {
 
 /** Opens the app and its SQLite store (created when missing). Tool-call logs go to `<store dir>/logs/trellis.log`. */
 export async function openCliApp(io: CliIo): Promise<CliApp> {
-  const loaded = await loadCliConfig(io.cwd, io.env);
+  const loaded = await loadCliConfig(io.cwd);
   const storePath = storePathOf(io, loaded);
   const logFile = join(dirname(storePath), 'logs', 'trellis.log');
   const store = SqliteStore.open(storePath);
@@ -55,7 +56,7 @@ export async function openCliApp(io: CliIo): Promise<CliApp> {
     throw error;
   }
   try {
-    await installPlugins(app, loaded, io.env);
+    await installPlugins(app, loaded);
   } catch (error) {
     await app.stop();
     throw error;
@@ -118,13 +119,13 @@ export async function waitingCalls(cli: CliApp, sessionId: string): Promise<{ ca
   return record.pending.filter((p) => !decided.has(p.callId)).map((p) => ({ callId: p.callId, tool: p.tool }));
 }
 
-async function installPlugins(app: Trellis, loaded: LoadedConfig, env: NodeJS.ProcessEnv): Promise<void> {
+async function installPlugins(app: Trellis, loaded: LoadedConfig): Promise<void> {
   const { plugins } = loaded.config;
   if (plugins === undefined) return;
-  for (const entry of typeof plugins === 'string' ? [plugins] : plugins) await installEntry(app, loaded, env, entry);
+  for (const entry of typeof plugins === 'string' ? [plugins] : plugins) await installEntry(app, loaded, entry);
 }
 
-async function installEntry(app: Trellis, loaded: LoadedConfig, env: NodeJS.ProcessEnv, entry: CliPluginEntry): Promise<void> {
+async function installEntry(app: Trellis, loaded: LoadedConfig, entry: CliPluginEntry): Promise<void> {
   if (typeof entry === 'function') return installOne(app, loaded, entry, undefined, entry.name);
   const hasConfig = typeof entry === 'object' && 'config' in entry && entry.config !== undefined;
   const config = hasConfig ? (entry as { config: unknown }).config : undefined;
@@ -138,14 +139,16 @@ async function installEntry(app: Trellis, loaded: LoadedConfig, env: NodeJS.Proc
         hint: `Give the module's path instead, e.g. { "path": "${specifier}/weather.js", "config": … }, in ${loaded.file}`,
       });
     }
-    return installDirectory(app, loaded, env, path);
+    return installDirectory(app, loaded, path);
   }
-  if (/\.m?ts$/.test(extname(path))) enableTypeScriptImports(env);
+  if (/\.m?ts$/.test(extname(path))) await enableTypeScriptImports(loaded.dir);
   let classes: PluginClass[];
   try {
     classes = isPackage && !isAbsolute(path) ? await importPackage(path) : await importPlugins(path);
   } catch (error) {
-    throw new TrellisError('LoadFailed', `Cannot import plugin module ${path}: ${describeError(error)}`, { hint: `Fix the module, or check its path in ${loaded.file}` });
+    throw new TrellisError('LoadFailed', `Cannot import plugin module ${path}: ${describeError(error)}`, {
+      hint: moduleLoadHint(error, path) ?? `Fix the module, or check its path in ${loaded.file}`,
+    });
   }
   if (classes.length === 0) throw new TrellisError('LoadFailed', `${path} exports no @Plugin class`, { hint: `Export the plugin class, or remove the module from ${loaded.file}` });
   if (hasConfig && classes.length > 1) {
@@ -171,8 +174,8 @@ async function installOne(app: Trellis, loaded: LoadedConfig, type: PluginClass,
 }
 
 /** Every module's plugins through `app.loadDirectory`; any module or plugin that failed stops the CLI with its file and reason. */
-async function installDirectory(app: Trellis, loaded: LoadedConfig, env: NodeJS.ProcessEnv, path: string): Promise<void> {
-  if (readdirSync(path).some((f) => /\.m?ts$/.test(f) && !f.endsWith('.d.ts'))) enableTypeScriptImports(env);
+async function installDirectory(app: Trellis, loaded: LoadedConfig, path: string): Promise<void> {
+  if (readdirSync(path).some((f) => /\.m?ts$/.test(f) && !f.endsWith('.d.ts'))) await enableTypeScriptImports(loaded.dir);
   const { failed } = await app.loadDirectory(path);
   if (failed.length > 0) {
     const lines = failed.map((f) => `${f.file}${f.plugin ? ` (${f.plugin})` : ''}: ${f.reason}`);
@@ -220,7 +223,7 @@ export async function withCliApp<T>(io: CliIo, work: (cli: CliApp) => Promise<T>
 
 /** The store file the CLI uses: the config's `store`, else `.trellis/trellis.db`, from the working directory. */
 export async function cliStorePath(io: CliIo): Promise<string> {
-  return storePathOf(io, await loadCliConfig(io.cwd, io.env));
+  return storePathOf(io, await loadCliConfig(io.cwd));
 }
 
 function storePathOf(io: CliIo, loaded: LoadedConfig | undefined): string {

@@ -7,6 +7,7 @@ import { isModelProvider, type ModelProvider } from '../models/model-provider.js
 import type { Provider } from '../app/providers.js';
 import type { PluginClass } from '../plugin/plugin-definition.js';
 import { describeError } from './cli-errors.js';
+import { moduleLoadHint } from './module-load-hint.js';
 import { enableTypeScriptImports } from './ts-loader.js';
 
 /** Looked for in the working directory, in this order; the first found wins. */
@@ -63,24 +64,24 @@ const ENTRY_FIELDS = ['path', 'module', 'plugin', 'config'];
 const AGENT_FIELDS = ['name', 'instructions', 'maxRounds', 'plugins'];
 
 /** Finds and reads the config file in `cwd`; `undefined` when there is none. */
-export async function loadCliConfig(cwd: string, env: NodeJS.ProcessEnv): Promise<LoadedConfig | undefined> {
+export async function loadCliConfig(cwd: string): Promise<LoadedConfig | undefined> {
   const file = CONFIG_FILES.map((name) => join(cwd, name)).find((path) => existsSync(path));
   if (!file) return undefined;
-  const raw = await readConfig(file, env);
+  const raw = await readConfig(file);
   return { file, dir: dirname(file), config: checkConfig(raw, file) };
 }
 
-async function readConfig(file: string, env: NodeJS.ProcessEnv): Promise<unknown> {
+async function readConfig(file: string): Promise<unknown> {
   try {
     if (extname(file) === '.json') return JSON.parse(readFileSync(file, 'utf8')) as unknown;
-    if (extname(file) === '.ts') enableTypeScriptImports(env);
+    if (extname(file) === '.ts') await enableTypeScriptImports(dirname(file));
     const module = (await import(pathToFileURL(file).href)) as { default?: unknown };
     const value = module.default;
     return typeof value === 'function' ? await (value as () => unknown)() : value;
   } catch (error) {
     if (TrellisError.is(error)) throw error;
     throw new TrellisError('InvalidConfig', `Cannot read ${file}: ${describeError(error)}`, {
-      hint: 'Fix the file; a .ts or .js config default-exports the config object',
+      hint: moduleLoadHint(error, file) ?? 'Fix the file; a .ts or .js config default-exports the config object',
     });
   }
 }
