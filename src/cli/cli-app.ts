@@ -16,7 +16,7 @@ import { isPluginClass } from '../plugin/plugin-explorer.js';
 import type { PluginClass } from '../plugin/plugin-definition.js';
 import { DEFAULT_SQLITE_PATH, SqliteStore } from '../stores/sqlite-store.js';
 import { createLogger, TRELLIS_LOGGER } from '../../plugins/middleware/logger.js';
-import { loadCliConfig, type CliPluginEntry, type LoadedConfig } from './cli-config.js';
+import { loadCliConfig, missingConfigNote, type CliPluginEntry, type LoadedConfig } from './cli-config.js';
 import { describeError } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
 import { modelFromEnv } from './model-from-env.js';
@@ -44,6 +44,7 @@ export async function openCliApp(io: CliIo): Promise<CliApp> {
   const store = SqliteStore.open(storePath);
   if (!loaded) {
     const home = dirname(storePath);
+    io.err(`note: ${missingConfigNote(io.cwd)}; running the SQL report desk example, which writes its sessions, database, logs and exports under ${home} (trellis init creates a project of your own)`);
     const app = await createDeskApp({ store, logFile, databasePath: join(home, 'sql-report-desk.db'), exportDir: join(home, 'exports') });
     return { app, spec: DESK_AGENT, storePath, configFile: undefined, config: undefined, context: {} };
   }
@@ -103,12 +104,6 @@ function chooseModel(cli: CliApp, io: CliIo): ModelProvider {
   return deskScriptedModel();
 }
 
-/** Whether a stored session has a suspended turn (one `resume` can continue). */
-export async function hasSuspendedTurn(cli: CliApp, sessionId: string): Promise<boolean> {
-  const stored = await cli.app.store?.load(sessionId);
-  return parseSuspension(stored?.suspension ?? null, sessionId) !== undefined;
-}
-
 /** The calls a stored session waits for a decision on (tool and call id), or none. */
 export async function waitingCalls(cli: CliApp, sessionId: string): Promise<{ callId: string; tool: string }[]> {
   const stored = await cli.app.store?.load(sessionId);
@@ -146,7 +141,7 @@ async function installEntry(app: Trellis, loaded: LoadedConfig, entry: CliPlugin
   try {
     classes = isPackage && !isAbsolute(path) ? await importPackage(path) : await importPlugins(path);
   } catch (error) {
-    throw new TrellisError('LoadFailed', `Cannot import plugin module ${path}: ${describeError(error)}`, {
+    throw new TrellisError('LoadFailed', `Cannot import plugin module ${path}: ${describeError(error).replace(/\.$/, '')}`, {
       hint: moduleLoadHint(error, path) ?? `Fix the module, or check its path in ${loaded.file}`,
     });
   }

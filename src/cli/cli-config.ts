@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, extname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AgentSpec } from '../agent/agent-spec.js';
@@ -63,6 +63,17 @@ const FIELDS = ['plugins', 'agent', 'model', 'store', 'context', 'providers'];
 const ENTRY_FIELDS = ['path', 'module', 'plugin', 'config'];
 const AGENT_FIELDS = ['name', 'instructions', 'maxRounds', 'plugins'];
 
+/**
+ * Why no config was found in `cwd`: none there, or a file whose name is close to one
+ * (`trellis.config.yaml`, `trellis.json`…) that the CLI does not read.
+ */
+export function missingConfigNote(cwd: string): string {
+  const near = readdirSync(cwd).filter((name) => /^trellis[._-]?config|^trellis\.(json|ya?ml|[cm]?[jt]s)$/i.test(name) && !(CONFIG_FILES as readonly string[]).includes(name));
+  const names = 'trellis.config.{ts,js,mjs,json}';
+  if (near.length === 0) return `no ${names} in ${cwd}`;
+  return `no ${names} in ${cwd} (${near.join(', ')} ${near.length === 1 ? 'is not a name' : 'are not names'} the CLI reads)`;
+}
+
 /** Finds and reads the config file in `cwd`; `undefined` when there is none. */
 export async function loadCliConfig(cwd: string): Promise<LoadedConfig | undefined> {
   const file = CONFIG_FILES.map((name) => join(cwd, name)).find((path) => existsSync(path));
@@ -80,7 +91,7 @@ async function readConfig(file: string): Promise<unknown> {
     return typeof value === 'function' ? await (value as () => unknown)() : value;
   } catch (error) {
     if (TrellisError.is(error)) throw error;
-    throw new TrellisError('InvalidConfig', `Cannot read ${file}: ${describeError(error)}`, {
+    throw new TrellisError('InvalidConfig', `Cannot read ${file}: ${describeError(error).replace(/\.$/, '')}`, {
       hint: moduleLoadHint(error, file) ?? 'Fix the file; a .ts or .js config default-exports the config object',
     });
   }

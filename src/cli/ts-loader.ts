@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { TrellisError } from '../errors/trellis-error.js';
 import { describeError } from './cli-errors.js';
@@ -25,7 +25,9 @@ export function findTsconfig(dir: string): string | undefined {
  */
 export async function enableTypeScriptImports(dir: string): Promise<void> {
   if (registeredFor !== undefined || process.execArgv.some((a) => /ts-node|tsx/.test(a))) return;
-  const tsconfig = findTsconfig(dir) ?? join(trellisPackage().root, 'templates/typescript-loader/tsconfig.json');
+  const found = findTsconfig(dir);
+  if (found) checkDecoratorSettings(found);
+  const tsconfig = found ?? join(trellisPackage().root, 'templates/typescript-loader/tsconfig.json');
   try {
     const { register } = await import('tsx/esm/api');
     register({ tsconfig });
@@ -35,4 +37,22 @@ export async function enableTypeScriptImports(dir: string): Promise<void> {
     });
   }
   registeredFor = tsconfig;
+}
+
+/**
+ * Refuses a tsconfig.json that plainly leaves legacy decorators off: esbuild would then
+ * compile standard decorators, and Trellis's fail at run time with an unhelpful message.
+ * A file that extends another, or that is not plain JSON with comments, is left to tsx.
+ */
+function checkDecoratorSettings(file: string): void {
+  let json: { extends?: unknown; compilerOptions?: { experimentalDecorators?: unknown } };
+  try {
+    json = JSON.parse(readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\/|^\s*\/\/.*$/gm, '').replace(/,(\s*[}\]])/g, '$1')) as typeof json;
+  } catch {
+    return;
+  }
+  if (json.extends !== undefined || json.compilerOptions?.experimentalDecorators === true) return;
+  throw new TrellisError('InvalidConfig', `${file} does not turn on legacy decorators, which Trellis's decorators (@Plugin, @Tool, @inject…) need`, {
+    hint: 'Add "experimentalDecorators": true and "emitDecoratorMetadata": true to its compilerOptions (tsc reports the same problem as TS1240/TS1241; see docs/getting-started.md)',
+  });
 }

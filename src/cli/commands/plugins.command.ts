@@ -23,8 +23,8 @@ export function registerPluginsCommand(program: Command, io: CliIo): void {
           version: p.definition.version,
           description: p.definition.description,
           enabled: p.enabled,
-          tools: p.tools.map((t) => ({ name: t.name, description: t.description, schema: t.schema, middleware: t.chainNames })),
-          hooks: p.hooks.map((h) => ({ point: h.point, priority: h.priority, method: h.method })),
+          tools: p.tools.map((t) => ({ name: t.name, description: t.description, schema: t.schema, middleware: t.chainNames, requires: t.requires })),
+          hooks: p.hooks.map((h) => ({ point: h.point, priority: h.priority, method: h.method, requires: h.requires })),
         }));
         io.out(JSON.stringify({ plugins }, null, 2));
       });

@@ -2,8 +2,10 @@ import type { Command } from 'commander';
 import type { Session } from '../../agent/session.js';
 import type { TurnResult } from '../../agent/turn-result.js';
 import { openSession, waitingCalls, withCliApp, type CliApp } from '../cli-app.js';
+import { usageError } from '../cli-errors.js';
 import type { CliIo } from '../cli-io.js';
 import { toolActivityLine } from '../render/tool-activity.js';
+import { turnActivity$ } from '../render/turn-activity.js';
 import { pendingLines, replyLines, summaryLine } from '../render/turn-summary.js';
 
 /** `trellis run <message>`: one turn; the reply and one summary line on stdout, tool activity on stderr. */
@@ -14,10 +16,11 @@ export function registerRunCommand(program: Command, io: CliIo): void {
     .argument('<message>', 'the message to send')
     .option('-s, --session <id>', 'continue this session instead of starting a new one')
     .action(async (message: string, options: { session?: string }) => {
+      if (message.trim() === '') throw usageError('run needs a message, and this one is empty', 'e.g. trellis run "Greet Ada"');
       await withCliApp(io, async (cli) => {
         const session = openSession(cli, io, options.session);
         await warnCancelled(io, cli, session.id);
-        await printTurn(io, session, () => session.send(message));
+        await printTurn(io, cli, session, () => session.send(message));
       });
     });
 }
@@ -30,9 +33,11 @@ export async function warnCancelled(io: CliIo, cli: CliApp, sessionId: string): 
   io.err(`warning: session ${sessionId} was waiting for approval of ${calls}; this new message cancels ${waiting.length === 1 ? 'it' : 'them'} (to decide instead: trellis resume ${sessionId} --approve/--reject <callId>)`);
 }
 
-/** Runs a turn (a send or a resume) with tool activity on stderr, then prints its outcome. */
-export async function printTurn(io: CliIo, session: Session, turn: () => Promise<TurnResult>): Promise<TurnResult> {
-  const activity = session.events$.subscribe((event) => {
+/** Runs a turn (a send or a resume) with tool activity, retries included, on stderr, then prints its outcome. */
+export async function printTurn(io: CliIo, cli: CliApp, session: Session, turn: () => Promise<TurnResult>): Promise<TurnResult> {
+  let retries = 0;
+  const activity = turnActivity$(cli.app.events$, session.events$, session.id).subscribe((event) => {
+    if (event.type === 'tool.retry') retries++;
     const line = toolActivityLine(event);
     if (line) io.err(line);
   });
@@ -45,7 +50,7 @@ export async function printTurn(io: CliIo, session: Session, turn: () => Promise
   }
   for (const line of replyLines(result)) io.out(line);
   for (const line of pendingLines(result, session.id)) io.out(line);
-  io.out(summaryLine(result, performance.now() - started, session.id));
+  io.out(summaryLine(result, performance.now() - started, session.id, retries));
   if (result.status === 'failed') io.exitCode = 1;
   return result;
 }

@@ -1,3 +1,4 @@
+import type { NormalizedKey } from '../../context/context-key.js';
 import type { JsonSchema } from '../../models/model-provider.js';
 import type { RegistrySnapshot } from '../../plugin/registry-snapshot.js';
 import { HOOK_POINT_NAMES } from '../../hooks/hook-points.js';
@@ -13,8 +14,11 @@ export function pluginListing(registry: RegistrySnapshot): string[] {
       lines.push(`    ${tool.description}`);
       lines.push(`    input: ${schemaSummary(tool.schema)}`);
       lines.push(`    middleware: ${tool.chainNames.length > 0 ? tool.chainNames.join(' → ') : 'none'}`);
+      lines.push(`    requires: ${requiresSummary(tool.requires)}`);
     }
-    for (const hook of plugin.hooks) lines.push(`  hook ${hook.point} (priority ${hook.priority}) → ${hook.method}`);
+    for (const hook of plugin.hooks) {
+      lines.push(`  hook ${hook.point} (priority ${hook.priority}) → ${hook.method}${hook.requires.length > 0 ? ` · requires ${requiresSummary(hook.requires)}` : ''}`);
+    }
     lines.push('');
   }
   lines.push('Hooks by point, in run order:');
@@ -28,6 +32,11 @@ export function pluginListing(registry: RegistrySnapshot): string[] {
   }
   if (!any) lines.push('  (none)');
   return lines;
+}
+
+/** Declared context keys, optional ones marked `?`: `app.user_id, app.locale?`; `none` when there are none. */
+export function requiresSummary(keys: readonly NormalizedKey[]): string {
+  return keys.length > 0 ? keys.map((k) => `${k.key}${k.optional ? '?' : ''}`).join(', ') : 'none';
 }
 
 /** `{ sql: string — One read-only SELECT…, limit?: integer }` */
