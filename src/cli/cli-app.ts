@@ -44,7 +44,6 @@ export async function openCliApp(io: CliIo): Promise<CliApp> {
   const store = SqliteStore.open(storePath);
   if (!loaded) {
     const home = dirname(storePath);
-    io.err(`note: ${missingConfigNote(io.cwd)}; running the SQL report desk example, which writes its sessions, database, logs and exports under ${home} (trellis init creates a project of your own)`);
     const app = await createDeskApp({ store, logFile, databasePath: join(home, 'sql-report-desk.db'), exportDir: join(home, 'exports') });
     return { app, spec: DESK_AGENT, storePath, configFile: undefined, config: undefined, context: {} };
   }
@@ -76,9 +75,13 @@ export async function openCliApp(io: CliIo): Promise<CliApp> {
  * The agent with its model: the config's `ModelProvider`, else one from the environment
  * (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`; `TRELLIS_MODEL` or the config's model name).
  * Running the example (no config) without a key, the example's scripted model answers —
- * said plainly on stderr; with the user's own config and no model, this refuses.
+ * said plainly on stderr; with the user's own config and no model, this refuses. Running
+ * the example, a note says so first, and where it writes.
  */
 export function openAgent(cli: CliApp, io: CliIo): Agent {
+  if (!cli.configFile) {
+    io.err(`note: ${missingConfigNote(io.cwd)}; running the SQL report desk example, which writes its sessions, database, logs and exports under ${dirname(cli.storePath)} (trellis init creates a project of your own)`);
+  }
   return cli.app.agent({ ...cli.spec, model: chooseModel(cli, io) });
 }
 

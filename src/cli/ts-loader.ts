@@ -24,7 +24,7 @@ export function findTsconfig(dir: string): string | undefined {
  * Nothing happens when the process already runs under a TypeScript loader.
  */
 export async function enableTypeScriptImports(dir: string): Promise<void> {
-  if (registeredFor !== undefined || process.execArgv.some((a) => /ts-node|tsx/.test(a))) return;
+  if (registeredFor !== undefined || loadsTypeScriptAlready()) return;
   const found = findTsconfig(dir);
   if (found) checkDecoratorSettings(found);
   const tsconfig = found ?? join(trellisPackage().root, 'templates/typescript-loader/tsconfig.json');
@@ -44,7 +44,7 @@ export async function enableTypeScriptImports(dir: string): Promise<void> {
  * compile standard decorators, and Trellis's fail at run time with an unhelpful message.
  * A file that extends another, or that is not plain JSON with comments, is left to tsx.
  */
-function checkDecoratorSettings(file: string): void {
+export function checkDecoratorSettings(file: string): void {
   let json: { extends?: unknown; compilerOptions?: { experimentalDecorators?: unknown } };
   try {
     json = JSON.parse(readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\/|^\s*\/\/.*$/gm, '').replace(/,(\s*[}\]])/g, '$1')) as typeof json;
@@ -55,4 +55,9 @@ function checkDecoratorSettings(file: string): void {
   throw new TrellisError('InvalidConfig', `${file} does not turn on legacy decorators, which Trellis's decorators (@Plugin, @Tool, @inject…) need`, {
     hint: 'Add "experimentalDecorators": true and "emitDecoratorMetadata": true to its compilerOptions (tsc reports the same problem as TS1240/TS1241; see docs/getting-started.md)',
   });
+}
+
+/** Under ts-node, tsx, or jest (whose transform compiles every import and which forbids module hooks), .ts files load already. */
+function loadsTypeScriptAlready(): boolean {
+  return process.execArgv.some((a) => /ts-node|tsx/.test(a)) || process.env.JEST_WORKER_ID !== undefined;
 }
