@@ -19,7 +19,8 @@ export type { InferenceRequest } from './src/agent/inference-request.js';
 export type { SuspensionRecord } from './src/agent/suspension-record.js';
 export type { ToolCallInfo, ToolCallOutcome, TurnExchange } from './src/tools/tool-call.js';
 
-// Decorators
+// Decorators (and inversify's, re-exported so plugins and middleware need no inversify import of their own)
+export { inject, injectable, optional } from 'inversify';
 export { Plugin, Tool, Hook, Transform, Requires, Middleware, StateKey, OnEffect, OnAction, SelfTest } from './decorators/index.js';
 export type { PluginOptions, ToolOptions, HookOptions, StateKeyOptions } from './decorators/index.js';
 

@@ -171,10 +171,15 @@ async function installOne(app: Trellis, loaded: LoadedConfig, type: PluginClass,
   }
 }
 
-/** Every module's plugins through `app.loadDirectory`; any module or plugin that failed stops the CLI with its file and reason. */
+/** Every module's plugins through `app.loadDirectory`; any module or plugin that failed, or a folder with none, stops the CLI with its file and reason. */
 async function installDirectory(app: Trellis, loaded: LoadedConfig, path: string): Promise<void> {
   if (readdirSync(path).some((f) => /\.m?ts$/.test(f) && !f.endsWith('.d.ts'))) await enableTypeScriptImports(loaded.dir);
-  const { failed } = await app.loadDirectory(path);
+  const { installed, failed } = await app.loadDirectory(path);
+  if (installed.length === 0 && failed.length === 0) {
+    throw new TrellisError('LoadFailed', `No module in ${path} exports a @Plugin class, so there is nothing to run`, {
+      hint: `Point "plugins" in ${loaded.file} at your plugin modules (paths are relative to the config file), or export the plugin classes`,
+    });
+  }
   if (failed.length > 0) {
     const lines = failed.map((f) => `${f.file}${f.plugin ? ` (${f.plugin})` : ''}: ${f.reason}`);
     throw new TrellisError('LoadFailed', `Plugins in ${path} failed to load:\n${lines.map((l) => `  ${l}`).join('\n')}`, {

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,6 +47,18 @@ describe('trellis run', () => {
 });
 
 describe('trellis plugins', () => {
+  it('refuses a plugins folder with no @Plugin class in it, instead of running with none', async () => {
+    mkdirSync(join(cwd, 'plugins'));
+    writeFileSync(join(cwd, 'plugins/helpers.js'), 'export const x = 1;\n');
+    writeFileSync(join(cwd, 'trellis.config.json'), JSON.stringify({ plugins: './plugins' }));
+    const io = fakeCliIo(cwd);
+
+    expect(await cli(io, 'plugins')).toBe(1);
+    expect(io.stderr[0]).toBe(
+      `trellis: No module in ${join(cwd, 'plugins')} exports a @Plugin class, so there is nothing to run. Point "plugins" in ${join(cwd, 'trellis.config.json')} at your plugin modules (paths are relative to the config file), or export the plugin classes`,
+    );
+  });
+
   it("lists each tool's @Requires keys, optional ones marked", async () => {
     writeFlakyConfig();
     const io = fakeCliIo(cwd);
