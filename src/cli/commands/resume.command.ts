@@ -31,7 +31,7 @@ export function registerResumeCommand(program: Command, io: CliIo): void {
       const decisions = decisionsOf(flags);
       if (decisions.length === 0) throw usageError('resume needs at least one --approve <callId>, --reject <callId> or --edit <callId>=<json>', `See the waiting calls with: trellis sessions show ${sessionId}`);
       await withCliApp(io, async (cli) => {
-        const stored = await cli.app.store!.load(sessionId);
+        const stored = await cli.store.load(sessionId);
         if (!stored) throw new TrellisError('SessionNotFound', `No session '${sessionId}' in ${cli.storePath}`, { hint: 'List sessions with: trellis sessions' });
         const { toApply, alreadyDecided, unknown } = sortDecisions(decisions, stored, parseSuspension(stored.suspension, sessionId));
         if (unknown.length > 0) {

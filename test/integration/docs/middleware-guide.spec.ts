@@ -20,6 +20,13 @@ import {
 import { ScriptedModel } from 'trellis/testing';
 
 // docs/middleware.md, kept in step with it (imports from 'trellis' only): if this breaks, the guide is wrong.
+declare module 'trellis' {
+  interface TrellisErrorCodes {
+    QuotaExceeded: true;
+    ServiceDown: true;
+  }
+}
+
 class QuotaOptions {
   @IsOptional() @IsInt() @Min(1)
   perSession = 20;
