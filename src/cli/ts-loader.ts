@@ -32,6 +32,8 @@ export async function enableTypeScriptImports(dir: string): Promise<void> {
     const { register } = await import('tsx/esm/api');
     register({ tsconfig });
   } catch (error) {
+    // Jest forbids module hooks, and its transform compiles every import already.
+    if (/not supported in Jest/.test(describeError(error))) return;
     throw new TrellisError('LoadFailed', `Cannot load TypeScript files: tsx is not available (${describeError(error)})`, {
       hint: 'Reinstall trellis (tsx is one of its dependencies), or build your plugins to JavaScript and use trellis.config.js or trellis.config.json',
     });
@@ -57,7 +59,7 @@ export function checkDecoratorSettings(file: string): void {
   });
 }
 
-/** Under ts-node, tsx, or jest (whose transform compiles every import and which forbids module hooks), .ts files load already. */
+/** Under ts-node or tsx, .ts files load already. */
 function loadsTypeScriptAlready(): boolean {
-  return process.execArgv.some((a) => /ts-node|tsx/.test(a)) || process.env.JEST_WORKER_ID !== undefined;
+  return process.execArgv.some((a) => /ts-node|tsx/.test(a));
 }
