@@ -3,7 +3,8 @@ import { Hook, Plugin, StateKey, Transform } from '../../decorators/index.js';
 import type { InferenceRequest } from '../../src/agent/inference-request.js';
 import type { HookContext, PluginContext } from '../../src/context/plugin-context.js';
 import { TrellisError } from '../../src/errors/trellis-error.js';
-import { EventBus } from '../../src/events/event-bus.js';
+import type { PluginHost } from '../../src/plugin/plugin-host.js';
+import type { PluginLifecycle } from '../../src/plugin/plugin-lifecycle.js';
 import type { ChatMessage } from '../../src/models/model-provider.js';
 import { PLUGIN_CONFIG } from '../../src/plugin/plugin-tokens.js';
 import type { ToolCallOutcome, TurnExchange } from '../../src/tools/tool-call.js';
@@ -44,12 +45,12 @@ const EMPTY: SummaryState = { summary: '', folded: 0, recent: [] };
  */
 @Plugin({ name: 'memory.summary', version: '1.0.0', description: 'Folds old turns into a running summary', config: SummarisingMemoryConfig })
 @StateKey(SUMMARY_STATE_KEY, { scope: 'session', merge: 'exclusive', persistent: true })
-export class SummarisingMemory {
+export class SummarisingMemory implements PluginLifecycle {
   private readonly summariser: Summariser;
+  private host: PluginHost | undefined;
 
   constructor(
     @inject(PLUGIN_CONFIG) private readonly config: SummarisingMemoryConfig,
-    @inject(EventBus) private readonly bus: EventBus,
     @inject(SUMMARISER) @optional() summariser?: Summariser | SummariserFn,
   ) {
     if (!summariser) {
@@ -58,6 +59,10 @@ export class SummarisingMemory {
       });
     }
     this.summariser = asSummariser(summariser);
+  }
+
+  onInstall(host: PluginHost): void {
+    this.host = host;
   }
 
   @Hook('memory.write')
@@ -76,7 +81,7 @@ export class SummarisingMemory {
       ctx.set(SUMMARY_STATE_KEY, { summary: clipToTokens(text.trim(), summaryMaxTokens), folded: state.folded + folding.length, recent: recent.slice(folding.length) });
     } catch (error) {
       ctx.set(SUMMARY_STATE_KEY, { ...state, recent });
-      this.bus.emit({ type: 'error', code: 'SummaryFailed', message: `The summariser failed; ${folding.length} exchange(s) wait for the next turn: ${error instanceof Error ? error.message : String(error)}`, plugin: 'memory.summary', point: 'memory.write', sessionId: ctx.sessionId });
+      this.host?.reportError(`The summariser failed; ${folding.length} exchange(s) wait for the next turn: ${error instanceof Error ? error.message : String(error)}`, { code: 'SummaryFailed', point: 'memory.write', sessionId: ctx.sessionId });
     }
   }
 
