@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import type { Observable } from 'rxjs';
 import type { Session } from '../../agent/session.js';
 import type { Decision, TurnResult } from '../../agent/turn-result.js';
 import type { TrellisEvent } from '../../events/trellis-event.js';
@@ -7,7 +6,6 @@ import { openSession, waitingCalls, withCliApp } from '../cli-app.js';
 import type { CliIo } from '../cli-io.js';
 import { LineReader } from '../line-reader.js';
 import { clip, toolActivityLine } from '../render/tool-activity.js';
-import { turnActivity$ } from '../render/turn-activity.js';
 import { summaryLine } from '../render/turn-summary.js';
 
 const EXIT_WORDS = new Set(['/exit', '/quit', 'exit', 'quit']);
@@ -28,7 +26,7 @@ export function registerChatCommand(program: Command, io: CliIo): void {
           io.err(`warning: session ${session.id} waits for approval of ${waiting.map((c) => `${c.tool} (${c.callId})`).join(', ')}; your next message cancels ${waiting.length === 1 ? 'it' : 'them'} (/exit, then trellis resume ${session.id}, to decide instead)`);
         }
         try {
-          await chatLoop(io, turnActivity$(cli.app.events$, session.events$, session.id), session, reader);
+          await chatLoop(io, session, reader);
         } finally {
           reader.close();
         }
@@ -36,7 +34,7 @@ export function registerChatCommand(program: Command, io: CliIo): void {
     });
 }
 
-async function chatLoop(io: CliIo, activity$: Observable<TrellisEvent>, session: Session, reader: LineReader): Promise<void> {
+async function chatLoop(io: CliIo, session: Session, reader: LineReader): Promise<void> {
   for (;;) {
     io.write('you> ');
     const line = await reader.next();
@@ -44,21 +42,21 @@ async function chatLoop(io: CliIo, activity$: Observable<TrellisEvent>, session:
     if (line.trim() === '') continue;
     const started = performance.now();
     const retries = { count: 0 };
-    let result = await streamTurn(io, activity$, retries, () => session.send(line));
+    let result = await streamTurn(io, session, retries, () => session.send(line));
     while (result.status === 'suspended') {
       const decisions = await askDecisions(io, result, reader);
       if (!decisions) {
         io.out(`Still waiting for approval; decide later with: trellis resume ${session.id} --approve <callId>`);
         return;
       }
-      result = await streamTurn(io, activity$, retries, () => session.resume({ decisions }));
+      result = await streamTurn(io, session, retries, () => session.resume({ decisions }));
     }
     io.out(summaryLine(result, performance.now() - started, session.id, retries.count));
   }
 }
 
 /** Runs a turn, printing text deltas as they arrive and tool activity (retries counted) on lines of their own. */
-async function streamTurn(io: CliIo, activity$: Observable<TrellisEvent>, retries: { count: number }, turn: () => Promise<TurnResult>): Promise<TurnResult> {
+async function streamTurn(io: CliIo, session: Session, retries: { count: number }, turn: () => Promise<TurnResult>): Promise<TurnResult> {
   let midLine = false;
   let streamed = false;
   const onEvent = (event: TrellisEvent): void => {
@@ -77,7 +75,7 @@ async function streamTurn(io: CliIo, activity$: Observable<TrellisEvent>, retrie
     midLine = false;
     io.out(line);
   };
-  const subscription = activity$.subscribe(onEvent);
+  const subscription = session.events$.subscribe(onEvent);
   let result: TurnResult;
   try {
     result = await turn();

@@ -5,7 +5,6 @@ import { openSession, waitingCalls, withCliApp, type CliApp } from '../cli-app.j
 import { usageError } from '../cli-errors.js';
 import type { CliIo } from '../cli-io.js';
 import { toolActivityLine } from '../render/tool-activity.js';
-import { turnActivity$ } from '../render/turn-activity.js';
 import { pendingLines, replyLines, summaryLine } from '../render/turn-summary.js';
 
 /** `trellis run <message>`: one turn; the reply and one summary line on stdout, tool activity on stderr. */
@@ -20,7 +19,7 @@ export function registerRunCommand(program: Command, io: CliIo): void {
       await withCliApp(io, async (cli) => {
         const session = openSession(cli, io, options.session);
         await warnCancelled(io, cli, session.id);
-        await printTurn(io, cli, session, () => session.send(message));
+        await printTurn(io, session, () => session.send(message));
       });
     });
 }
@@ -34,9 +33,9 @@ export async function warnCancelled(io: CliIo, cli: CliApp, sessionId: string): 
 }
 
 /** Runs a turn (a send or a resume) with tool activity, retries included, on stderr, then prints its outcome. */
-export async function printTurn(io: CliIo, cli: CliApp, session: Session, turn: () => Promise<TurnResult>): Promise<TurnResult> {
+export async function printTurn(io: CliIo, session: Session, turn: () => Promise<TurnResult>): Promise<TurnResult> {
   let retries = 0;
-  const activity = turnActivity$(cli.app.events$, session.events$, session.id).subscribe((event) => {
+  const activity = session.events$.subscribe((event) => {
     if (event.type === 'tool.retry') retries++;
     const line = toolActivityLine(event);
     if (line) io.err(line);
