@@ -1,5 +1,5 @@
 import { pino, type Logger } from 'pino';
-import { createLogger, ReflectionPlugin, Trellis, TRELLIS_LOGGER, type AgentSpec, type SessionStore } from '../../index.js';
+import { createLogger, ReflectionPlugin, Trellis, TRELLIS_LOGGER, type AgentSpec, type SessionStore } from 'trellis';
 import { DESK_DATABASE, openDeskDatabase } from './desk-database.js';
 import { DbPlugin } from './plugins/db.plugin.js';
 import { ExportPlugin } from './plugins/export.plugin.js';

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { TrellisError } from '../../index.js';
+import { TrellisError } from 'trellis';
 
 /** What `db.search` answers: the columns, the rows (at most `limit`), and whether more were left out. */
 export interface QueryResult {

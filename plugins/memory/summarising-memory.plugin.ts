@@ -1,13 +1,21 @@
-import { inject, optional } from 'inversify';
-import { Hook, Plugin, StateKey, Transform } from '../../decorators/index.js';
-import type { InferenceRequest } from '../../src/agent/inference-request.js';
-import type { HookContext, PluginContext } from '../../src/context/plugin-context.js';
-import { TrellisError } from '../../src/errors/trellis-error.js';
-import type { PluginHost } from '../../src/plugin/plugin-host.js';
-import type { PluginLifecycle } from '../../src/plugin/plugin-lifecycle.js';
-import type { ChatMessage } from '../../src/models/model-provider.js';
-import { PLUGIN_CONFIG } from '../../src/plugin/plugin-tokens.js';
-import type { ToolCallOutcome, TurnExchange } from '../../src/tools/tool-call.js';
+import {
+  inject,
+  optional,
+  Hook,
+  Plugin,
+  StateKey,
+  Transform,
+  type InferenceRequest,
+  type HookContext,
+  type PluginContext,
+  TrellisError,
+  type PluginHost,
+  type PluginLifecycle,
+  type ChatMessage,
+  PLUGIN_CONFIG,
+  type ToolCallOutcome,
+  type TurnExchange,
+} from 'trellis/plugin';
 import { latestTurnStart } from './conversation.js';
 import { SummarisingMemoryConfig } from './summarising-memory.config.js';
 import { asSummariser, SUMMARISER, type Summariser, type SummariserFn, type SummaryExchange } from './summariser.js';

@@ -1,6 +1,6 @@
 import { TrellisError } from '../errors/trellis-error.js';
 import type { RegisteredTool } from '../plugin/plugin-member.js';
-import { formatFieldErrors, validateDto } from '../validation/validate-dto.js';
+import { formatFieldErrors } from '../validation/validate-dto.js';
 import type { SuspensionRecord } from './suspension-record.js';
 import type { Decision } from './turn-result.js';
 
@@ -48,7 +48,7 @@ export function checkEditedArgs(record: SuspensionRecord, decisions: readonly De
     const pending = record.pending.find((p) => p.callId === decision.callId)!;
     const tool = tools.get(pending.tool);
     if (!tool) continue;
-    const checked = validateDto(tool.input, decision.args);
+    const checked = tool.validateInput(decision.args);
     if (!checked.ok) {
       throw invalid(`The edited arguments for '${decision.callId}' (${pending.tool}) are invalid:\n${formatFieldErrors(checked.errors)}`, record);
     }

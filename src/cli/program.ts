@@ -4,6 +4,8 @@ import type { CliIo } from './cli-io.js';
 import { trellisPackage } from './package-root.js';
 import { registerChatCommand } from './commands/chat.command.js';
 import { registerInitCommand } from './commands/init.command.js';
+import { registerMcpCommand } from './commands/mcp.command.js';
+import { registerDevCommand } from './commands/dev.command.js';
 import { registerPluginsCommand } from './commands/plugins.command.js';
 import { registerResumeCommand } from './commands/resume.command.js';
 import { registerRunCommand } from './commands/run.command.js';
@@ -35,6 +37,8 @@ export function buildProgram(io: CliIo): Command {
   registerSessionsCommand(program, io);
   registerResumeCommand(program, io);
   registerInitCommand(program, io);
+  registerMcpCommand(program, io);
+  registerDevCommand(program, io);
   return program;
 }
 

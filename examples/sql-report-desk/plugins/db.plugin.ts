@@ -1,7 +1,7 @@
-import { inject } from 'inversify';
 import type Database from 'better-sqlite3';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-import { Describe, LoggingMiddleware, Middleware, Plugin, RetryMiddleware, Tool } from '../../../index.js';
+import { LoggingMiddleware, RetryMiddleware } from 'trellis';
+import { Describe, inject, Middleware, Plugin, Tool } from 'trellis/plugin';
 import { DESK_DATABASE } from '../desk-database.js';
 import { runReadOnlyQuery, type QueryResult } from '../read-only-query.js';
 

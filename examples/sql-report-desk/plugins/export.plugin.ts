@@ -1,20 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { inject } from 'inversify';
 import type Database from 'better-sqlite3';
 import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import {
-  Describe,
-  Hook,
-  LoggingMiddleware,
-  Middleware,
-  Plugin,
-  PLUGIN_CONFIG,
-  RetryMiddleware,
-  suspend,
-  Tool,
-  type ToolCallInfo,
-} from '../../../index.js';
+import { LoggingMiddleware, RetryMiddleware } from 'trellis';
+import { Describe, Hook, inject, Middleware, Plugin, PLUGIN_CONFIG, suspend, Tool, type ToolCallInfo } from 'trellis/plugin';
 import { DESK_DATABASE } from '../desk-database.js';
 import { runReadOnlyQuery } from '../read-only-query.js';
 

@@ -1,5 +1,5 @@
 import type { AppDescription } from '../../app/app-description.js';
-import type { JsonSchema } from '../../models/model-provider.js';
+import { schemaSummary } from '../../validation/schema-summary.js';
 
 /** Installed plugins with their tools (input schema, middleware chain, `@Requires` keys) and hooks, then every hook point in run order. */
 export function pluginListing(app: AppDescription): string[] {
@@ -11,6 +11,8 @@ export function pluginListing(app: AppDescription): string[] {
       lines.push(`  tool ${tool.name}`);
       lines.push(`    ${tool.description}`);
       lines.push(`    input: ${schemaSummary(tool.inputSchema)}`);
+      const source = tool.tags.find((tag) => tag.startsWith('mcp:'));
+      if (source) lines.push(`    source: MCP server ${source.slice(4).replace('/', ', tool ')}`);
       lines.push(`    middleware: ${tool.middleware.length > 0 ? tool.middleware.join(' → ') : 'none'}`);
       lines.push(`    requires: ${requiresSummary(tool.requires)}`);
     }
@@ -26,15 +28,4 @@ export function pluginListing(app: AppDescription): string[] {
 /** Declared context keys, optional ones marked `?`: `app.user_id, app.locale?`; `none` when there are none. */
 export function requiresSummary(keys: readonly { readonly key: string; readonly optional: boolean }[]): string {
   return keys.length > 0 ? keys.map((k) => `${k.key}${k.optional ? '?' : ''}`).join(', ') : 'none';
-}
-
-/** `{ sql: string — One read-only SELECT…, limit?: integer }` */
-export function schemaSummary(schema: JsonSchema): string {
-  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
-  const required = new Set((schema.required as string[] | undefined) ?? []);
-  const fields = Object.entries(properties).map(([name, prop]) => {
-    const type = Array.isArray(prop.enum) ? prop.enum.map((v) => JSON.stringify(v)).join(' | ') : String(prop.type ?? 'any');
-    return `${name}${required.has(name) ? '' : '?'}: ${type}${prop.description ? ` (${String(prop.description)})` : ''}`;
-  });
-  return fields.length > 0 ? `{ ${fields.join(', ')} }` : '{}';
 }
