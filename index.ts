@@ -72,6 +72,8 @@ export { canLogTurnEvents, TURN_EVENT_LIMITS } from './src/stores/turn-event-log
 export type { TurnEventLog, RecordedTurnEvent, StoredTurnEvents } from './src/stores/turn-event-log.js';
 export { MemoryStore } from './src/stores/memory-store.js';
 export { SqliteStore, type SqliteStoreOptions } from './src/stores/sqlite-store.js';
+export { PostgresStore, DEFAULT_POSTGRES_SCHEMA, type PostgresStoreOptions } from './src/stores/postgres-store.js';
+export type { SessionLease } from './src/stores/session-lease.js';
 
 
 // Validation helpers for DTOs

@@ -10,6 +10,7 @@ const config: Config = {
     '^trellis$': '<rootDir>/index.ts',
     '^trellis/plugin$': '<rootDir>/plugin.ts',
     '^trellis/testing$': '<rootDir>/testing.ts',
+    '^trellis/queue$': '<rootDir>/queue.ts',
     '^trellis/nestjs$': '<rootDir>/nestjs.ts',
     '^trellis/mcp$': '<rootDir>/mcp.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',

@@ -34,6 +34,15 @@ class TimedStore implements SessionStore {
   delete(sessionId: string) {
     return this.inner.delete(sessionId);
   }
+  acquireLease(sessionId: string, holder: string, ttlMs: number) {
+    return this.inner.acquireLease(sessionId, holder, ttlMs);
+  }
+  renewLease(sessionId: string, holder: string, ttlMs: number) {
+    return this.inner.renewLease(sessionId, holder, ttlMs);
+  }
+  releaseLease(sessionId: string, holder: string) {
+    return this.inner.releaseLease(sessionId, holder);
+  }
   close() {
     return this.inner.close();
   }

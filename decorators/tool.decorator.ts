@@ -19,6 +19,12 @@ export interface ToolOptions {
   readonly tags?: readonly string[];
   /** Aborts the call's signal and returns a `ToolTimeout` result after this long. */
   readonly timeoutMs?: number;
+  /**
+   * Running it twice has the same effect as once (a read, or a write keyed by
+   * `ctx.idempotencyKey`). An approved call of an idempotent tool that a crash cut off
+   * mid-run is run again on the next resume; any other becomes a `retry`/`skip` decision.
+   */
+  readonly idempotent?: boolean;
 }
 
 export interface ToolMetadata {

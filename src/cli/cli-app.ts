@@ -16,10 +16,12 @@ import { isPluginClass } from '../plugin/plugin-explorer.js';
 import type { PluginClass } from '../plugin/plugin-definition.js';
 import { DEFAULT_SQLITE_PATH, SqliteStore } from '../stores/sqlite-store.js';
 import type { SessionStore } from '../stores/session-store.js';
+import { canLogTurnEvents } from '../stores/turn-event-log.js';
 import { TurnEventRecorder } from '../dev/recording/turn-event-recorder.js';
 import { createLogger, TRELLIS_LOGGER } from '../../plugins/middleware/logger.js';
+import { PostgresStore } from '../stores/postgres-store.js';
 import { McpServerClient } from '../mcp/client/mcp-server-client.js';
-import { loadCliConfig, missingConfigNote, type CliPluginEntry, type LoadedConfig } from './cli-config.js';
+import { isPostgresUrl, loadCliConfig, missingConfigNote, type CliPluginEntry, type LoadedConfig } from './cli-config.js';
 import { describeError } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
 import { modelFromEnv } from './model-from-env.js';
@@ -33,6 +35,7 @@ export interface CliApp {
   readonly store: SessionStore;
   /** The agent spec without its model. */
   readonly spec: Omit<AgentSpec, 'model'>;
+  /** The SQLite file, or the PostgreSQL server (`host:port/db`, no password) the sessions live in. */
   readonly storePath: string;
   /** The config file, or `undefined` when the example is used. */
   readonly configFile: string | undefined;
@@ -46,9 +49,11 @@ export interface CliApp {
 /** Opens the app and its SQLite store (created when missing). Tool-call logs go to `<store dir>/logs/trellis.log`. */
 export async function openCliApp(io: CliIo): Promise<CliApp> {
   const loaded = await loadCliConfig(io.cwd);
-  const storePath = storePathOf(io, loaded);
-  const logFile = join(dirname(storePath), 'logs', 'trellis.log');
-  const store = SqliteStore.open(storePath);
+  const storeUrl = loaded?.config.store;
+  const postgres = isPostgresUrl(storeUrl);
+  const storePath = postgres ? describePostgres(storeUrl) : storePathOf(io, loaded);
+  const logFile = postgres ? resolve(io.cwd, '.trellis', 'logs', 'trellis.log') : join(dirname(storePath), 'logs', 'trellis.log');
+  const store: SessionStore = postgres ? await PostgresStore.open({ url: storeUrl, schema: loaded?.config.storeSchema }) : SqliteStore.open(storePath);
   if (!loaded) {
     const home = dirname(storePath);
     const app = await createDeskApp({ store, logFile, databasePath: join(home, 'sql-report-desk.db'), exportDir: join(home, 'exports') });
@@ -79,8 +84,8 @@ export async function openCliApp(io: CliIo): Promise<CliApp> {
   return { app, store, spec, storePath, configFile: loaded.file, config: loaded, context: loaded.config.context ?? {}, recorder: recordTurns(app, store, io) };
 }
 
-function recordTurns(app: Trellis, store: SqliteStore, io: CliIo): TurnEventRecorder {
-  return new TurnEventRecorder(app.events$, store, (error) => io.err(`note: a turn's events were not recorded: ${describeError(error)}`)).start();
+function recordTurns(app: Trellis, store: SessionStore, io: CliIo): TurnEventRecorder {
+  return new TurnEventRecorder(app.events$, canLogTurnEvents(store) ? store : undefined, (error) => io.err(`note: a turn's events were not recorded: ${describeError(error)}`)).start();
 }
 
 /**
@@ -246,7 +251,23 @@ export async function withCliApp<T>(io: CliIo, work: (cli: CliApp) => Promise<T>
 
 /** The store file the CLI uses: the config's `store`, else `.trellis/trellis.db`, from the working directory. */
 export async function cliStorePath(io: CliIo): Promise<string> {
-  return storePathOf(io, await loadCliConfig(io.cwd));
+  const loaded = await loadCliConfig(io.cwd);
+  if (isPostgresUrl(loaded?.config.store)) {
+    throw new TrellisError('InvalidConfig', `This command reads a SQLite store file, but ${loaded.file} names a PostgreSQL store`, {
+      hint: 'Query the sessions table of the Trellis schema in PostgreSQL, or use PostgresStore.list() from code',
+    });
+  }
+  return storePathOf(io, loaded);
+}
+
+/** `postgres://host:port/db` without user or password, for messages. */
+function describePostgres(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `postgres://${parsed.host}${parsed.pathname}`;
+  } catch {
+    return 'postgres://(unparseable URL)';
+  }
 }
 
 function storePathOf(io: CliIo, loaded: LoadedConfig | undefined): string {

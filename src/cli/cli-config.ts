@@ -44,8 +44,18 @@ export interface CliConfig {
   readonly agent?: Partial<Pick<AgentSpec, 'name' | 'instructions' | 'maxRounds' | 'plugins'>>;
   /** A model name, used with the API key found in the environment; or, from a .ts/.js config, a `ModelProvider`. */
   readonly model?: string | ModelProvider;
-  /** The SQLite session store. Default `.trellis/trellis.db`. */
+  /**
+   * The session store: a SQLite file path (default `.trellis/trellis.db`), or a PostgreSQL
+   * URL (`postgres://user:password@host:5432/db`) for many instances sharing sessions.
+   */
   readonly store?: string;
+  /** The schema of a PostgreSQL store. Default `trellis`. */
+  readonly storeSchema?: string;
+  /**
+   * The turn queue `trellis worker` serves: a Redis URL (`redis://host:6379`), or
+   * `{ url, name?, prefix? }` (name: the queue, default `turns`; prefix of Redis keys, default `trellis`).
+   */
+  readonly queue?: string | { readonly url: string; readonly name?: string; readonly prefix?: string };
   /** Session context (`app.*` keys) every session gets: `agent.session(id, { context })`. */
   readonly context?: Readonly<Record<string, unknown>>;
   /** Services for plugins to inject (`Trellis.create({ providers })`); .ts/.js configs only. */
@@ -62,7 +72,7 @@ export interface LoadedConfig {
   readonly config: CliConfig;
 }
 
-const FIELDS = ['plugins', 'agent', 'model', 'store', 'context', 'providers', 'mcpServers'];
+const FIELDS = ['plugins', 'agent', 'model', 'store', 'storeSchema', 'queue', 'context', 'providers', 'mcpServers'];
 const ENTRY_FIELDS = ['path', 'module', 'plugin', 'config'];
 const AGENT_FIELDS = ['name', 'instructions', 'maxRounds', 'plugins'];
 
@@ -105,7 +115,7 @@ function checkConfig(raw: unknown, file: string): CliConfig {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid(file, ['it must hold an object (a .ts/.js config default-exports it)']);
   const config = raw as Record<string, unknown>;
   for (const key of Object.keys(config)) if (!FIELDS.includes(key)) problems.push(`unknown field '${key}' (known: ${FIELDS.join(', ')})`);
-  const { plugins, agent, model, store, context, providers, mcpServers } = config;
+  const { plugins, agent, model, store, storeSchema, queue, context, providers, mcpServers } = config;
   if (mcpServers !== undefined) {
     if (!isPlainObject(mcpServers)) problems.push('mcpServers must be an object: { name: { command, args, env } | { url, headers } }');
     else for (const [name, spec] of Object.entries(mcpServers)) problems.push(...mcpSpecProblems(name, spec));
@@ -119,7 +129,9 @@ function checkConfig(raw: unknown, file: string): CliConfig {
     else for (const key of Object.keys(agent)) if (!AGENT_FIELDS.includes(key)) problems.push(`unknown field 'agent.${key}' (known: ${AGENT_FIELDS.join(', ')})`);
   }
   if (model !== undefined && typeof model !== 'string' && !isModelProvider(model)) problems.push('model must be a model name or a ModelProvider');
-  if (store !== undefined && typeof store !== 'string') problems.push('store must be a file path');
+  if (store !== undefined && typeof store !== 'string') problems.push('store must be a file path or a postgres:// URL');
+  if (storeSchema !== undefined && (typeof storeSchema !== 'string' || !isPostgresUrl(store))) problems.push('storeSchema must be a schema name, and only goes with a postgres:// store');
+  problems.push(...queueProblems(queue));
   if (context !== undefined && !isPlainObject(context)) problems.push('context must be an object of context keys and values, e.g. { "app.locale": "en" }');
   if (providers !== undefined) {
     if (extname(file) === '.json') problems.push('providers can only be given in a .ts or .js config (they are classes or objects with functions)');
@@ -133,6 +145,22 @@ function checkConfig(raw: unknown, file: string): CliConfig {
   }
   if (problems.length > 0) throw invalid(file, problems);
   return config as CliConfig;
+}
+
+/** Whether a `store` value names a PostgreSQL server rather than a SQLite file. */
+export function isPostgresUrl(store: unknown): store is string {
+  return typeof store === 'string' && /^postgres(ql)?:\/\//.test(store);
+}
+
+function queueProblems(queue: unknown): string[] {
+  if (queue === undefined) return [];
+  const url = typeof queue === 'string' ? queue : isPlainObject(queue) ? queue.url : undefined;
+  const problems = typeof url === 'string' && /^rediss?:\/\//.test(url) ? [] : ['queue must be a redis:// URL, or { url: "redis://…", name?, prefix? }'];
+  if (isPlainObject(queue)) {
+    for (const key of Object.keys(queue)) if (!['url', 'name', 'prefix'].includes(key)) problems.push(`unknown field 'queue.${key}' (known: url, name, prefix)`);
+    for (const key of ['name', 'prefix'] as const) if (queue[key] !== undefined && typeof queue[key] !== 'string') problems.push(`queue.${key} must be a string`);
+  }
+  return problems;
 }
 
 function entryProblems(entry: unknown, where: string): string[] {

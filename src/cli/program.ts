@@ -10,6 +10,7 @@ import { registerPluginsCommand } from './commands/plugins.command.js';
 import { registerResumeCommand } from './commands/resume.command.js';
 import { registerRunCommand } from './commands/run.command.js';
 import { registerSessionsCommand } from './commands/sessions.command.js';
+import { registerWorkerCommand } from './commands/worker.command.js';
 
 const ABOUT = `
 Configuration: trellis.config.ts, .js, .mjs or .json in the working directory (plugins with their
@@ -37,6 +38,7 @@ export function buildProgram(io: CliIo): Command {
   registerSessionsCommand(program, io);
   registerResumeCommand(program, io);
   registerInitCommand(program, io);
+  registerWorkerCommand(program, io);
   registerMcpCommand(program, io);
   registerDevCommand(program, io);
   return program;

@@ -50,6 +50,7 @@ export interface TrellisErrorCodes {
   NotStarted: true;
   UnsupportedSchema: true;
   Blocked: true;
+  Skipped: true;
   ReplyCancelled: true;
   Failed: true;
   EmbeddingFailed: true;
@@ -60,6 +61,16 @@ export interface TrellisErrorCodes {
   SqlRefused: true;
   SqlError: true;
   KernelAccess: true;
+  /** A session store's server cannot be reached, or refused the connection (retryable). */
+  StoreUnavailable: true;
+  /** A session store's server failed a statement. */
+  StoreFailed: true;
+  /** A queued turn names an agent the worker does not run. */
+  UnknownAgent: true;
+  /** A queued turn failed on a worker with an error that carried no Trellis code. */
+  TurnFailed: true;
+  /** A queued turn failed; read from the job record, which keeps only the message. */
+  QueuedTurnFailed: true;
 }
 
 /** A code of {@link TrellisErrorCodes}. */

@@ -48,6 +48,8 @@ export interface RegisteredTool extends PluginMember {
   readonly output?: new () => object;
   readonly tags: readonly string[];
   readonly timeoutMs?: number;
+  /** See `@Tool({ idempotent })`. */
+  readonly idempotent: boolean;
   /** Middleware instances, outermost first: app-wide, plugin, install options, method. */
   readonly chain: readonly ToolMiddleware[];
   /** Names of the chain's classes, for `trellis plugins`. */

@@ -1,8 +1,15 @@
 import type { ChatMessage } from '../models/model-provider.js';
+import { encodeCheckpoint } from './checkpoint-codec.js';
 import { nextRevision } from './checkpoint-revision.js';
+import { assertLeaseArguments } from './session-lease.js';
 import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession, TurnRecord } from './session-store.js';
 import { admitTurnEvents, noSessionForEvents, type TurnEventUsage } from './turn-event-budget.js';
 import type { RecordedTurnEvent, StoredTurnEvents, TurnEventLog } from './turn-event-log.js';
+
+interface MemoryLease {
+  readonly holder: string;
+  expiresAt: number;
+}
 
 interface MemorySession {
   readonly id: string;
@@ -28,6 +35,7 @@ interface MemorySession {
  */
 export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog {
   private readonly sessions = new Map<string, MemorySession>();
+  private readonly leases = new Map<string, MemoryLease>();
 
   async load(sessionId: string): Promise<StoredSession | undefined> {
     const session = this.sessions.get(sessionId);
@@ -43,6 +51,8 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog {
   async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
     const existing = this.sessions.get(checkpoint.sessionId);
     const revision = nextRevision(checkpoint, existing);
+    // Refuse what a durable store would refuse (BigInt, cycles), so tests on memory do not pass by luck.
+    encodeCheckpoint(checkpoint);
     // Clone everything before touching the stored session: a clone that throws leaves it as it was.
     const { state, append, turn, suspension } = structuredClone({
       state: checkpoint.state,
@@ -95,6 +105,28 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog {
 
   async delete(sessionId: string): Promise<boolean> {
     return this.sessions.delete(sessionId);
+  }
+
+  async acquireLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean> {
+    assertLeaseArguments(sessionId, holder, ttlMs);
+    const now = Date.now();
+    const lease = this.leases.get(sessionId);
+    if (lease && lease.holder !== holder && lease.expiresAt > now) return false;
+    this.leases.set(sessionId, { holder, expiresAt: now + ttlMs });
+    return true;
+  }
+
+  async renewLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean> {
+    assertLeaseArguments(sessionId, holder, ttlMs);
+    const lease = this.leases.get(sessionId);
+    if (lease?.holder !== holder) return false;
+    lease.expiresAt = Date.now() + ttlMs;
+    return true;
+  }
+
+  async releaseLease(sessionId: string, holder: string): Promise<void> {
+    assertLeaseArguments(sessionId, holder);
+    if (this.leases.get(sessionId)?.holder === holder) this.leases.delete(sessionId);
   }
 
   /** Keeps the sessions: one MemoryStore may outlive an app, e.g. to resume in a second app as if in another process. */

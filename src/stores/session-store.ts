@@ -1,4 +1,5 @@
 import type { ChatMessage, Usage } from '../models/model-provider.js';
+import type { SessionLease } from './session-lease.js';
 
 /** The stored summary of one finished (or suspended) turn. */
 export interface TurnRecord {
@@ -56,9 +57,10 @@ export interface SessionSummary {
 
 /**
  * Where sessions live between turns. `checkpoint` is atomic: after a crash the store
- * holds the previous checkpoint whole, never part of a new one.
+ * holds the previous checkpoint whole, never part of a new one. The lease
+ * ({@link SessionLease}) keeps one writer per session at a time.
  */
-export interface SessionStore {
+export interface SessionStore extends SessionLease {
   load(sessionId: string): Promise<StoredSession | undefined>;
   /** Returns the new revision. */
   checkpoint(checkpoint: SessionCheckpoint): Promise<number>;

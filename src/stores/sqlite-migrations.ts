@@ -63,6 +63,19 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 3,
+    name: 'session-leases',
+    // Keyed by session id alone, with no foreign key: the first turn of a session takes
+    // the lease before the session row exists. expires_at is epoch milliseconds.
+    up: `
+      CREATE TABLE session_leases (
+        session_id TEXT PRIMARY KEY,
+        holder     TEXT NOT NULL,
+        expires_at INTEGER NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 const LEDGER = `

@@ -3,9 +3,10 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import { asTrellisError, TrellisError } from '../errors/trellis-error.js';
-import type { ChatMessage } from '../models/model-provider.js';
+import { encodeCheckpoint, StoredRowDecoder, type EncodedCheckpoint } from './checkpoint-codec.js';
 import { nextRevision, type StoredHead } from './checkpoint-revision.js';
-import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession, TurnRecord } from './session-store.js';
+import { assertLeaseArguments } from './session-lease.js';
+import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession } from './session-store.js';
 import { applyMigrations, assertSchemaCurrent } from './sqlite-migrations.js';
 import { admitTurnEvents, noSessionForEvents, type TurnEventUsage } from './turn-event-budget.js';
 import type { RecordedTurnEvent, StoredTurnEvents, TurnEventLog } from './turn-event-log.js';
@@ -37,14 +38,6 @@ interface SummaryRow {
   readonly turns: number;
   readonly updated_at: string;
   readonly suspended: number;
-}
-
-/** A checkpoint already turned into column values, so nothing can throw halfway through the write. */
-interface EncodedCheckpoint {
-  readonly state: string;
-  readonly suspension: string;
-  readonly messages: readonly string[];
-  readonly turn: string;
 }
 
 /**
@@ -96,7 +89,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
 
   async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
     this.assertWritable('checkpoint');
-    return this.writeCheckpoint(checkpoint, encode(checkpoint));
+    return this.writeCheckpoint(checkpoint, encodeCheckpoint(checkpoint));
   }
 
   async list(): Promise<readonly SessionSummary[]> {
@@ -117,7 +110,8 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
   async turnEvents(sessionId: string, turnIndex: number): Promise<StoredTurnEvents> {
     const usage = this.sql.selectEventUsage.get(sessionId, turnIndex) as TurnEventUsage | undefined;
     const rows = this.sql.selectTurnEvents.all(sessionId, turnIndex) as { seq: number; event: string }[];
-    const events = rows.map(({ seq, event }) => parseColumn(event, sessionId, `turn_events.event (turn ${turnIndex}, seq ${seq})`) as RecordedTurnEvent);
+    const decode = new StoredRowDecoder(sessionId, 'file');
+    const events = rows.map(({ seq, event }) => decode.parse(event, `turn_events.event (turn ${turnIndex}, seq ${seq})`) as RecordedTurnEvent);
     return { events, dropped: usage?.dropped ?? 0 };
   }
 
@@ -125,6 +119,26 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
     this.assertWritable('delete');
     // Messages, turns and turn events go with the session through ON DELETE CASCADE.
     return this.sql.deleteSession.run(sessionId).changes > 0;
+  }
+
+  /** Judged by this host's clock: processes sharing a SQLite file share the machine. */
+  async acquireLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean> {
+    assertLeaseArguments(sessionId, holder, ttlMs);
+    this.assertWritable('take a session lease');
+    const now = Date.now();
+    return this.sql.acquireLease.run({ sessionId, holder, now, expiresAt: now + ttlMs }).changes > 0;
+  }
+
+  async renewLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean> {
+    assertLeaseArguments(sessionId, holder, ttlMs);
+    this.assertWritable('renew a session lease');
+    return this.sql.renewLease.run({ sessionId, holder, expiresAt: Date.now() + ttlMs }).changes > 0;
+  }
+
+  async releaseLease(sessionId: string, holder: string): Promise<void> {
+    assertLeaseArguments(sessionId, holder);
+    this.assertWritable('release a session lease');
+    this.sql.releaseLease.run({ sessionId, holder });
   }
 
   async close(): Promise<void> {
@@ -157,22 +171,10 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
   private readRows(sessionId: string): StoredSession | undefined {
     const row = this.sql.selectSession.get(sessionId) as SessionRow | undefined;
     if (!row) return undefined;
-    const state = parseColumn(row.state, sessionId, 'sessions.state');
-    if (!isRecord(state)) throw invalidRow(sessionId, 'sessions.state', 'not a JSON object');
-    const transcript = (this.sql.selectMessages.all(sessionId) as { seq: number; message: string }[]).map(({ seq, message }) => {
-      const column = `messages.message (seq ${seq})`;
-      const parsed = parseColumn(message, sessionId, column);
-      if (!isRecord(parsed) || typeof parsed.role !== 'string' || typeof parsed.content !== 'string') {
-        throw invalidRow(sessionId, column, 'not a chat message');
-      }
-      return parsed as unknown as ChatMessage;
-    });
-    const turns = (this.sql.selectTurns.all(sessionId) as { turn_index: number; record: string }[]).map(({ turn_index, record }) => {
-      const column = `turns.record (index ${turn_index})`;
-      const parsed = parseColumn(record, sessionId, column);
-      if (!isRecord(parsed) || parsed.index !== turn_index) throw invalidRow(sessionId, column, 'not the turn record of this index');
-      return parsed as unknown as TurnRecord;
-    });
+    const decode = new StoredRowDecoder(sessionId, 'file');
+    const state = decode.state(row.state, 'sessions.state');
+    const transcript = (this.sql.selectMessages.all(sessionId) as { seq: number; message: string }[]).map(({ seq, message }) => decode.message(message, seq, 'messages'));
+    const turns = (this.sql.selectTurns.all(sessionId) as { turn_index: number; record: string }[]).map(({ turn_index, record }) => decode.turn(record, turn_index, 'turns'));
     return {
       id: row.id,
       agent: row.agent,
@@ -182,7 +184,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
       state,
       transcript,
       turns,
-      suspension: parseColumn(row.suspension, sessionId, 'sessions.suspension'),
+      suspension: decode.parse(row.suspension, 'sessions.suspension'),
     };
   }
 
@@ -270,51 +272,13 @@ function prepareStatements(db: Database.Database) {
     ),
     insertTurnEvent: db.prepare('INSERT INTO turn_events (session_id, turn_index, seq, event) VALUES (?, ?, ?, ?)'),
     selectTurnEvents: db.prepare('SELECT seq, event FROM turn_events WHERE session_id = ? AND turn_index = ? ORDER BY seq'),
+    // The upsert's WHERE decides: a live lease of another holder is left alone (0 changes).
+    acquireLease: db.prepare(
+      `INSERT INTO session_leases (session_id, holder, expires_at) VALUES (@sessionId, @holder, @expiresAt)
+       ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+       WHERE session_leases.holder = excluded.holder OR session_leases.expires_at <= @now`,
+    ),
+    renewLease: db.prepare('UPDATE session_leases SET expires_at = @expiresAt WHERE session_id = @sessionId AND holder = @holder'),
+    releaseLease: db.prepare('DELETE FROM session_leases WHERE session_id = @sessionId AND holder = @holder'),
   };
-}
-
-function encode(checkpoint: SessionCheckpoint): EncodedCheckpoint {
-  const { sessionId } = checkpoint;
-  if (!isRecord(checkpoint.state)) throw invalidInput(sessionId, 'state', 'it is not an object');
-  return {
-    state: stringify(checkpoint.state, sessionId, 'state'),
-    suspension: stringify(checkpoint.suspension ?? null, sessionId, 'suspension'),
-    messages: checkpoint.append.map((message, i) => stringify(message, sessionId, `append[${i}]`)),
-    turn: stringify(checkpoint.turn, sessionId, 'turn'),
-  };
-}
-
-function stringify(value: unknown, sessionId: string, field: string): string {
-  try {
-    return JSON.stringify(value);
-  } catch (error) {
-    throw invalidInput(sessionId, field, `it is not JSON-serializable (${error instanceof Error ? error.message : String(error)})`);
-  }
-}
-
-function parseColumn(raw: string, sessionId: string, column: string): unknown {
-  try {
-    return JSON.parse(raw);
-  } catch {
-    throw invalidRow(sessionId, column, 'not valid JSON');
-  }
-}
-
-function invalidRow(sessionId: string, column: string, problem: string): TrellisError {
-  return new TrellisError('InvalidCheckpoint', `Stored session "${sessionId}" cannot be read: ${column} is ${problem}`, {
-    hint: 'The file was changed outside Trellis or is damaged; restore it from a backup or delete the session',
-    kind: 'system',
-    details: { sessionId, column },
-  });
-}
-
-function invalidInput(sessionId: string, field: string, problem: string): TrellisError {
-  return new TrellisError('InvalidCheckpoint', `Checkpoint of session "${sessionId}" cannot be stored: ${field} ${problem}`, {
-    hint: 'Keep session state, messages and suspension tickets to plain JSON values',
-    details: { sessionId, field },
-  });
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

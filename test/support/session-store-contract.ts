@@ -40,7 +40,8 @@ export function checkpointOf(sessionId: string, expectedRevision: number, index:
   };
 }
 
-async function rejection(promise: Promise<unknown>): Promise<TrellisError> {
+/** The TrellisError `promise` rejects with; fails the test when it resolves or throws something else. */
+export async function rejection(promise: Promise<unknown>): Promise<TrellisError> {
   try {
     await promise;
   } catch (error) {
@@ -50,7 +51,8 @@ async function rejection(promise: Promise<unknown>): Promise<TrellisError> {
   throw new Error('expected the promise to reject');
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Resolves after `ms` milliseconds. */
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * The behaviour every {@link SessionStore} promises, run against each implementation so

@@ -79,7 +79,7 @@ describe('trellis CLI (in process)', () => {
     expect(io.stderr).toEqual([
       `trellis: ${join(cwd, 'trellis.config.json')} is invalid:`,
       expect.stringMatching(/^ {2}- unknown field 'agent\.tools' \(known: /),
-      '  - store must be a file path',
+      '  - store must be a file path or a postgres:// URL',
       '  See docs/cli.md for the fields',
     ]);
   });

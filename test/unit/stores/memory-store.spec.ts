@@ -1,7 +1,8 @@
 import { MemoryStore } from '../../../src/stores/memory-store.js';
-import { checkpointOf, describeSessionStore } from '../../support/session-store-contract.js';
+import { checkpointOf } from '../../support/session-store-contract.js';
+import { describeStoreConformance } from '../../support/store-conformance.js';
 
-describeSessionStore('MemoryStore', () => new MemoryStore());
+describeStoreConformance('MemoryStore', { open: () => new MemoryStore() });
 
 describe('MemoryStore', () => {
   it('keeps its sessions after close, so a second app can resume from the same store', async () => {

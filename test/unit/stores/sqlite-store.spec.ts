@@ -6,13 +6,15 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { TrellisError } from '../../../src/errors/trellis-error.js';
 import type { SessionStore } from '../../../src/stores/session-store.js';
+import { applyMigrations, SQLITE_MIGRATIONS } from '../../../src/stores/sqlite-migrations.js';
 import { SqliteStore } from '../../../src/stores/sqlite-store.js';
-import { SQLITE_MIGRATIONS } from '../../../src/stores/sqlite-migrations.js';
-import { checkpointOf, describeSessionStore, exchange } from '../../support/session-store-contract.js';
+import { checkpointOf, exchange } from '../../support/session-store-contract.js';
+import { describeStoreConformance } from '../../support/store-conformance.js';
 
 const CRASH_CHILD = fileURLToPath(new URL('../../support/sqlite-crash-child.ts', import.meta.url));
 const PROJECT_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
+const LATEST = SQLITE_MIGRATIONS.at(-1)!.version;
 const tempDirs = new Set<string>();
 
 function tempDir(): string {
@@ -52,7 +54,17 @@ function tamper(path: string, sql: string): void {
   db.close();
 }
 
-describeSessionStore('SqliteStore', () => SqliteStore.open(join(tempDir(), 'trellis.db')));
+describeStoreConformance('SqliteStore', {
+  open: () => SqliteStore.open(join(tempDir(), 'trellis.db')),
+  // Another connection to the same file, as a second process holds it.
+  sibling: (store) => SqliteStore.open((store as SqliteStore).path),
+  openFutureSchema: async () => {
+    const path = join(tempDir(), 'future.db');
+    await SqliteStore.open(path).close();
+    tamper(path, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (${LATEST + 1}, 'from-the-future', '2030-01-01')`);
+    return SqliteStore.open(path);
+  },
+});
 
 describe('SqliteStore', () => {
   let path: string;
@@ -98,17 +110,30 @@ describe('SqliteStore', () => {
       expect(ledger()).toEqual(before);
     });
 
+    it('upgrades a file written before leases existed, keeping its sessions', async () => {
+      const old = new Database(path);
+      applyMigrations(old, SQLITE_MIGRATIONS.slice(0, 1));
+      old.exec(`INSERT INTO sessions VALUES ('s1', 'support', 1, '{}', 'null', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z');
+                INSERT INTO messages VALUES ('s1', 0, '{"role":"user","content":"question 0"}'), ('s1', 1, '{"role":"assistant","content":"answer 0"}');`);
+      old.close();
+
+      store = SqliteStore.open(path);
+
+      expect((await store.load('s1'))!.transcript).toEqual(exchange(0));
+      await expect(store.acquireLease('s1', 'worker-a', 30_000)).resolves.toBe(true);
+      await expect(store.acquireLease('s1', 'worker-b', 30_000)).resolves.toBe(false);
+    });
+
     it('refuses a file written by a newer schema version, saying what to do', async () => {
       await SqliteStore.open(path).close();
-      const latest = SQLITE_MIGRATIONS.length;
-      tamper(path, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (${latest + 1}, 'from-the-future', '2030-01-01')`);
+      tamper(path, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (${LATEST + 1}, 'from-the-future', '2030-01-01')`);
 
       const error = thrown(() => SqliteStore.open(path));
 
       expect(error.code).toBe('UnsupportedSchema');
-      expect(error.message).toMatch(new RegExp(`schema version ${latest + 1}, newer than version ${latest}`));
+      expect(error.message).toMatch(new RegExp(`schema version ${LATEST + 1}, newer than version ${LATEST}`));
       expect(error.message).toMatch(/Upgrade Trellis/);
-      expect(error.details).toMatchObject({ version: latest + 1, latest });
+      expect(error.details).toMatchObject({ version: LATEST + 1, latest: LATEST });
     });
 
     it('opens readonly for reading, and refuses to write through it', async () => {

@@ -1,0 +1,13 @@
+/**
+ * Scale-out on Redis: `import { TurnQueue, TrellisWorker } from 'trellis/queue'`. A host of
+ * the kernel, kept out of the root entry so that apps on the embedded default do not load
+ * BullMQ. See docs/scaling.md.
+ */
+export { TurnQueue, type TurnQueueOptions, type QueuedTurn } from './src/queue/turn-queue.js';
+export { TrellisWorker, type TrellisWorkerOptions } from './src/queue/trellis-worker.js';
+export type { AgentResolver } from './src/queue/turn-job-runner.js';
+export type { QueueConnectionOptions } from './src/queue/queue-connection.js';
+export type { TurnJobResult } from './src/queue/turn-job-result.js';
+export type { SendRequest, ResumeRequest } from './src/queue/turn-request.js';
+export { jobIdOf } from './src/queue/turn-request.js';
+export type { TurnStore } from './src/queue/turn-store.js';

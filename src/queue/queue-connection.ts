@@ -1,0 +1,63 @@
+import { Redis } from 'ioredis';
+import { TrellisError } from '../../index.js';
+
+/** Where a {@link TurnQueue} and its {@link TrellisWorker}s meet: one Redis, one queue. */
+export interface QueueConnectionOptions {
+  /** `redis://[user:password@]host:6379[/db]`. */
+  readonly url: string;
+  /** The BullMQ queue name. Default `turns`. */
+  readonly queueName?: string;
+  /** Prefix of every Redis key and channel, so several apps share one Redis. Default `trellis`. */
+  readonly prefix?: string;
+}
+
+/** The resolved names of one queue's keys and pub/sub channels. */
+export class QueueNames {
+  readonly url: string;
+  readonly queueName: string;
+  readonly prefix: string;
+
+  constructor(options: QueueConnectionOptions) {
+    if (typeof options?.url !== 'string' || !/^rediss?:\/\//.test(options.url)) {
+      throw new TrellisError('InvalidOptions', 'The turn queue needs a Redis URL (redis://host:6379)', {
+        hint: 'Pass { url: process.env.REDIS_URL } or set `queue` in trellis.config',
+      });
+    }
+    this.url = options.url;
+    this.queueName = options.queueName ?? 'turns';
+    this.prefix = options.prefix ?? 'trellis';
+    for (const [field, value] of [['queueName', this.queueName], ['prefix', this.prefix]] as const) {
+      if (!/^[A-Za-z0-9_-]{1,64}$/.test(value)) {
+        throw new TrellisError('InvalidOptions', `The turn queue's ${field} "${value}" may only hold letters, digits, "_" and "-"`, { details: { [field]: value } });
+      }
+    }
+  }
+
+  /** Where the result of job `jobId` is published. */
+  resultChannel(jobId: string): string {
+    return `${this.prefix}:${this.queueName}:result:${jobId}`;
+  }
+
+  /** Where the events of session `sessionId` are published, whichever worker runs it. */
+  eventChannel(sessionId: string): string {
+    return `${this.prefix}:${this.queueName}:events:${sessionId}`;
+  }
+
+  /** The lease key a worker takes so that turns of one session run one at a time. */
+  leaseKey(sessionId: string): string {
+    return `queue:${this.queueName}:${sessionId}`;
+  }
+
+  /** BullMQ's connection options: a worker's blocking commands must never give up. */
+  bullConnection(): { url: string; maxRetriesPerRequest: null } {
+    return { url: this.url, maxRetriesPerRequest: null };
+  }
+
+  /** A plain ioredis connection (publishing, subscribing). */
+  redis(): Redis {
+    const redis = new Redis(this.url, { maxRetriesPerRequest: null, lazyConnect: false });
+    // Connection errors surface through the commands that fail; the event alone would crash the process.
+    redis.on('error', () => undefined);
+    return redis;
+  }
+}

@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { TrellisError, type Agent, type TurnResult } from '../../index.js';
+import { encodeEvent, toJsonData } from './event-codec.js';
+import { LeaseKeeper } from './lease-keeper.js';
+import type { QueueNames } from './queue-connection.js';
+import type { PublishedOutcome, TurnJobResult } from './turn-job-result.js';
+import type { TurnJobData } from './turn-request.js';
+import { storedRevision, type TurnStore } from './turn-store.js';
+
+/** Resolves an agent name from a job to an `Agent` of the worker's app. */
+export type AgentResolver = (name: string) => Agent | Promise<Agent>;
+
+/** What {@link TurnJobRunner} is given by its worker. */
+export interface TurnJobRunnerOptions {
+  readonly workerId: string;
+  readonly names: QueueNames;
+  readonly store: TurnStore;
+  readonly agent: AgentResolver;
+  readonly publisher: Redis;
+  readonly leaseTtlMs: number;
+  /** How long a job whose session is busy waits before it is tried again. */
+  readonly busyDelayMs: number;
+}
+
+/** Errors a later attempt may not meet. Anything else fails the job at once. */
+const RETRY_CODES = new Set(['SessionBusy', 'StaleState', 'StoreUnavailable']);
+
+/**
+ * Runs one queued turn: takes the session's queue lease (a busy session puts the job back
+ * as delayed), recognises a turn whose checkpoint already landed in an earlier attempt
+ * (and does not run it again), runs `send`/`resume`, fans the session's events and the
+ * result out over Redis, and releases the lease.
+ */
+export class TurnJobRunner {
+  constructor(private readonly options: TurnJobRunnerOptions) {}
+
+  async run(job: Job<TurnJobData, TurnJobResult>, token: string | undefined): Promise<TurnJobResult> {
+    const { store, names, workerId } = this.options;
+    const data = job.data;
+    // One holder per attempt: a stalled job that BullMQ hands back to this same worker must
+    // wait for the attempt still running here, not share its lease.
+    const lease = new LeaseKeeper(store, names.leaseKey(data.sessionId), `${workerId}/${job.id}/${randomUUID().slice(0, 8)}`, this.options.leaseTtlMs);
+    if (!(await lease.acquire())) {
+      await job.moveToDelayed(Date.now() + this.options.busyDelayMs, token);
+      throw new DelayedError();
+    }
+    try {
+      const value = await this.runLeased(job, lease.signal);
+      await this.publish(job.id!, { ok: true, value });
+      return value;
+    } catch (error) {
+      // The kernel's own session lease is held (by a turn outside the queue, or by a worker
+      // that died and whose lease has not lapsed yet): wait, without spending an attempt.
+      if (TrellisError.is(error, 'SessionBusy') && !lease.signal.aborted) {
+        await job.moveToDelayed(Date.now() + this.options.busyDelayMs, token);
+        throw new DelayedError();
+      }
+      throw await this.failure(job, error);
+    } finally {
+      await lease.release();
+    }
+  }
+
+  private async runLeased(job: Job<TurnJobData, TurnJobResult>, signal: AbortSignal): Promise<TurnJobResult> {
+    const data = job.data;
+    const revision = await storedRevision(this.options.store, data.sessionId);
+    if (data.startRevision !== undefined && revision > data.startRevision) {
+      const landed = await this.landedTurn(data, revision);
+      if (landed) return this.resultOf(job, landed, true);
+    }
+    // Recorded before the turn runs: a later attempt compares it with the store's revision.
+    await job.updateData({ ...data, startRevision: revision });
+    const agent = await this.options.agent(data.agent);
+    const session = agent.session(data.sessionId, { context: data.context });
+    const channel = this.options.names.eventChannel(data.sessionId);
+    const events = session.events$.subscribe((event) => void this.options.publisher.publish(channel, encodeEvent(event)).catch(() => undefined));
+    try {
+      const result = data.kind === 'send' ? await session.send(data.message, { signal }) : await session.resume({ decisions: data.decisions, signal });
+      if (signal.aborted) throw signal.reason;
+      return this.resultOf(job, result, false);
+    } finally {
+      events.unsubscribe();
+    }
+  }
+
+  /**
+   * The result of this job's turn if an earlier attempt checkpointed it: for a send, a turn
+   * record with this message as input at or after the turn count seen then; for a resume,
+   * a session no longer waiting on the calls decided.
+   */
+  private async landedTurn(data: TurnJobData, revision: number): Promise<TurnResult | undefined> {
+    const stored = await this.options.store.load(data.sessionId);
+    if (!stored || stored.revision !== revision) return undefined;
+    const record = data.kind === 'send' ? [...stored.turns].reverse().find((t) => t.input === data.message) : stored.turns.at(-1);
+    if (!record) return undefined;
+    const agent = await this.options.agent(data.agent);
+    const pending = await agent.session(data.sessionId, { context: data.context }).pending();
+    if (data.kind === 'resume' && pending.some((p) => data.decisions.some((d) => d.callId === p.callId))) return undefined;
+    const usage = Object.values(record.usage).reduce((sum, u) => ({ inputTokens: sum.inputTokens + u.inputTokens, outputTokens: sum.outputTokens + u.outputTokens, totalTokens: sum.totalTokens + u.totalTokens }), { inputTokens: 0, outputTokens: 0, totalTokens: 0 });
+    return { status: record.status, reply: record.reply, rounds: record.rounds, toolCalls: [], usage: { ...usage, byModel: record.usage }, suspended: record.status === 'suspended' ? pending : undefined, error: record.error };
+  }
+
+  private resultOf(job: Job<TurnJobData, TurnJobResult>, result: TurnResult, recovered: boolean): TurnJobResult {
+    return { jobId: job.id!, sessionId: job.data.sessionId, kind: job.data.kind, result: toJsonData(result), recovered, worker: this.options.workerId };
+  }
+
+  /** Decides between another attempt (rethrow) and a final failure (published, not retried). */
+  private async failure(job: Job<TurnJobData, TurnJobResult>, error: unknown): Promise<unknown> {
+    const code = TrellisError.is(error) ? error.code : 'TurnFailed';
+    const message = error instanceof Error ? error.message : String(error);
+    const retryable = TrellisError.is(error) && (error.retryable || RETRY_CODES.has(error.code));
+    const attempts = job.opts.attempts ?? 1;
+    if (retryable && job.attemptsMade + 1 < attempts) return error;
+    await this.publish(job.id!, { ok: false, error: { code, message } });
+    return new UnrecoverableError(`${code}: ${message}`);
+  }
+
+  private async publish(jobId: string, outcome: PublishedOutcome): Promise<void> {
+    await this.options.publisher.publish(this.options.names.resultChannel(jobId), JSON.stringify(outcome)).catch(() => undefined);
+  }
+}

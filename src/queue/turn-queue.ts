@@ -1,0 +1,160 @@
+import { Job, Queue } from 'bullmq';
+import { Observable } from 'rxjs';
+import { TrellisError, type TrellisErrorCode, type TrellisEvent } from '../../index.js';
+import { ChannelSubscriber } from './channel-subscriber.js';
+import { decodeEvent } from './event-codec.js';
+import { QueueNames, type QueueConnectionOptions } from './queue-connection.js';
+import type { PublishedOutcome, TurnJobResult } from './turn-job-result.js';
+import { assertTurnRequest, jobIdOf, type ResumeRequest, type SendRequest, type TurnJobData } from './turn-request.js';
+
+/** Options of {@link TurnQueue}. */
+export interface TurnQueueOptions extends QueueConnectionOptions {
+  /**
+   * How long a finished job is kept, and so how long an enqueue of the same turn is
+   * recognised as a duplicate. Default 24 h.
+   */
+  readonly retainMs?: number;
+  /** How often a waiting result is also read from the job, should a pub/sub message be lost. Default 2 s. */
+  readonly pollMs?: number;
+  /** Attempts per job for failures a retry may fix (a store outage). Default 5. */
+  readonly attempts?: number;
+}
+
+/** A turn on the queue. */
+export interface QueuedTurn {
+  readonly jobId: string;
+  /** The turn was already queued (or done) under this id; this enqueue added nothing. */
+  readonly duplicate: boolean;
+  /** Settles when a worker finished the turn: the result, or a TrellisError. */
+  readonly result: Promise<TurnJobResult>;
+}
+
+/**
+ * Enqueues turns for {@link TrellisWorker}s, from any instance: a send or a resume of a
+ * session, whose job id is derived from the session id and the caller's turn key, so a
+ * turn enqueued twice runs once. Results and session events come back over Redis pub/sub,
+ * whichever worker ran the turn.
+ *
+ * @example
+ * const queue = new TurnQueue({ url: process.env.REDIS_URL! });
+ * const { result } = await queue.enqueueSend({ agent: 'support', sessionId, key: messageId, message });
+ * const reply = (await result).result.reply;
+ */
+export class TurnQueue {
+  private readonly names: QueueNames;
+  private readonly queue: Queue<TurnJobData, TurnJobResult>;
+  private readonly subscriber: ChannelSubscriber;
+  private readonly retainMs: number;
+  private readonly pollMs: number;
+  private readonly attempts: number;
+
+  constructor(options: TurnQueueOptions) {
+    this.names = new QueueNames(options);
+    this.retainMs = options.retainMs ?? 86_400_000;
+    this.pollMs = options.pollMs ?? 2000;
+    this.attempts = options.attempts ?? 5;
+    this.queue = new Queue(this.names.queueName, { connection: this.names.bullConnection(), prefix: this.names.prefix });
+    this.queue.on('error', () => undefined);
+    this.subscriber = new ChannelSubscriber(this.names.redis());
+  }
+
+  /** Queues `session.send(message)` and waits for its result. */
+  async send(request: SendRequest): Promise<TurnJobResult> {
+    return (await this.enqueueSend(request)).result;
+  }
+
+  /** Queues `session.resume({ decisions })` and waits for its result. */
+  async resume(request: ResumeRequest): Promise<TurnJobResult> {
+    return (await this.enqueueResume(request)).result;
+  }
+
+  /** Queues `session.send(message)`; the result settles later. */
+  async enqueueSend(request: SendRequest): Promise<QueuedTurn> {
+    assertTurnRequest('send', request);
+    return this.enqueue({ kind: 'send', agent: request.agent, sessionId: request.sessionId, key: request.key, message: request.message, context: request.context });
+  }
+
+  /** Queues `session.resume({ decisions })`; the result settles later. */
+  async enqueueResume(request: ResumeRequest): Promise<QueuedTurn> {
+    assertTurnRequest('resume', request);
+    return this.enqueue({ kind: 'resume', agent: request.agent, sessionId: request.sessionId, key: request.key, decisions: request.decisions, context: request.context });
+  }
+
+  /**
+   * The events of `sessionId` as the worker running its turns emits them. Subscribing
+   * takes a moment: events of a turn enqueued before the subscription settled may be missed.
+   */
+  events$(sessionId: string): Observable<TrellisEvent> {
+    return new Observable<TrellisEvent>((subscriber) => {
+      let stop: (() => void) | undefined;
+      let closed = false;
+      this.subscriber
+        .listen(this.names.eventChannel(sessionId), (text) => {
+          const event = decodeEvent(text);
+          if (event) subscriber.next(event);
+        })
+        .then(
+          (unlisten) => (closed ? unlisten() : (stop = unlisten)),
+          (error: unknown) => subscriber.error(error),
+        );
+      return () => {
+        closed = true;
+        stop?.();
+      };
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.queue.close();
+    await this.subscriber.close();
+  }
+
+  private async enqueue(data: TurnJobData): Promise<QueuedTurn> {
+    const jobId = jobIdOf(data.kind, data.sessionId, data.key);
+    let settle!: (outcome: PublishedOutcome) => void;
+    const outcome = new Promise<PublishedOutcome>((resolve) => (settle = resolve));
+    // Listen before adding, so a fast worker's result cannot slip past.
+    const unlisten = await this.subscriber.listen(this.names.resultChannel(jobId), (text) => settle(JSON.parse(text) as PublishedOutcome));
+    let duplicate = false;
+    try {
+      duplicate = (await Job.fromId(this.queue, jobId)) !== undefined;
+      await this.queue.add(data.kind, data, {
+        jobId,
+        attempts: this.attempts,
+        backoff: { type: 'exponential', delay: 500 },
+        removeOnComplete: { age: Math.ceil(this.retainMs / 1000) },
+        removeOnFail: { age: Math.ceil(this.retainMs / 1000) },
+      });
+    } catch (error) {
+      unlisten();
+      throw new TrellisError('StoreUnavailable', `Cannot queue turn ${jobId}: ${error instanceof Error ? error.message : String(error)}`, {
+        hint: `Check that Redis at ${new URL(this.names.url).host} is running`,
+        kind: 'system',
+        retryable: true,
+        cause: error,
+      });
+    }
+    const poll = setInterval(() => void this.readFinished(jobId).then((o) => o && settle(o)), this.pollMs);
+    void this.readFinished(jobId).then((o) => o && settle(o));
+    const result = outcome.then((o) => {
+      if (o.ok) return o.value;
+      throw new TrellisError(o.error.code as TrellisErrorCode, o.error.message, { kind: 'system' });
+    });
+    const cleanup = () => {
+      clearInterval(poll);
+      unlisten();
+    };
+    result.then(cleanup, cleanup);
+    return { jobId, duplicate, result };
+  }
+
+  /** The outcome of a finished job read from the job itself; undefined while it runs. */
+  private async readFinished(jobId: string): Promise<PublishedOutcome | undefined> {
+    const job = await Job.fromId<TurnJobData, TurnJobResult>(this.queue, jobId).catch(() => undefined);
+    if (!job) return undefined;
+    const state = await job.getState().catch(() => 'unknown');
+    if (state === 'completed' && job.returnvalue) return { ok: true, value: job.returnvalue };
+    if (state === 'failed') return { ok: false, error: { code: 'QueuedTurnFailed', message: job.failedReason } };
+    return undefined;
+  }
+}

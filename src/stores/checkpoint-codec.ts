@@ -1,0 +1,98 @@
+import { TrellisError } from '../errors/trellis-error.js';
+import type { ChatMessage } from '../models/model-provider.js';
+import type { SessionCheckpoint, TurnRecord } from './session-store.js';
+
+/**
+ * A checkpoint already turned into JSON text, so nothing can throw halfway through the
+ * write: a store encodes first, then opens its transaction.
+ */
+export interface EncodedCheckpoint {
+  readonly state: string;
+  readonly suspension: string;
+  readonly messages: readonly string[];
+  readonly turn: string;
+}
+
+/**
+ * Encodes the parts of `checkpoint` a store writes as JSON text.
+ *
+ * @throws TrellisError `InvalidCheckpoint` when the state is not an object or a part is
+ *   not JSON-serializable.
+ */
+export function encodeCheckpoint(checkpoint: SessionCheckpoint): EncodedCheckpoint {
+  const { sessionId } = checkpoint;
+  if (!isRecord(checkpoint.state)) throw invalidInput(sessionId, 'state', 'it is not an object');
+  return {
+    state: stringify(checkpoint.state, sessionId, 'state'),
+    suspension: stringify(checkpoint.suspension ?? null, sessionId, 'suspension'),
+    messages: checkpoint.append.map((message, i) => stringify(message, sessionId, `append[${i}]`)),
+    turn: stringify(checkpoint.turn, sessionId, 'turn'),
+  };
+}
+
+/**
+ * Reads stored rows back, refusing any that no longer have the shape Trellis wrote, so a
+ * damaged row fails the load with `InvalidCheckpoint` rather than return part of a session.
+ * `where` names the storage in the hint ("file", "database").
+ */
+export class StoredRowDecoder {
+  constructor(
+    private readonly sessionId: string,
+    private readonly where: string,
+  ) {}
+
+  state(raw: string, column: string): Record<string, unknown> {
+    const state = this.parse(raw, column);
+    if (!isRecord(state)) throw this.invalid(column, 'not a JSON object');
+    return state;
+  }
+
+  message(raw: string, seq: number, table: string): ChatMessage {
+    const column = `${table}.message (seq ${seq})`;
+    const parsed = this.parse(raw, column);
+    if (!isRecord(parsed) || typeof parsed.role !== 'string' || typeof parsed.content !== 'string') throw this.invalid(column, 'not a chat message');
+    return parsed as unknown as ChatMessage;
+  }
+
+  turn(raw: string, index: number, table: string): TurnRecord {
+    const column = `${table}.record (index ${index})`;
+    const parsed = this.parse(raw, column);
+    if (!isRecord(parsed) || parsed.index !== index) throw this.invalid(column, 'not the turn record of this index');
+    return parsed as unknown as TurnRecord;
+  }
+
+  parse(raw: string, column: string): unknown {
+    try {
+      return JSON.parse(raw);
+    } catch {
+      throw this.invalid(column, 'not valid JSON');
+    }
+  }
+
+  private invalid(column: string, problem: string): TrellisError {
+    return new TrellisError('InvalidCheckpoint', `Stored session "${this.sessionId}" cannot be read: ${column} is ${problem}`, {
+      hint: `The ${this.where} was changed outside Trellis or is damaged; restore it from a backup or delete the session`,
+      kind: 'system',
+      details: { sessionId: this.sessionId, column },
+    });
+  }
+}
+
+function stringify(value: unknown, sessionId: string, field: string): string {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    throw invalidInput(sessionId, field, `it is not JSON-serializable (${error instanceof Error ? error.message : String(error)})`);
+  }
+}
+
+function invalidInput(sessionId: string, field: string, problem: string): TrellisError {
+  return new TrellisError('InvalidCheckpoint', `Checkpoint of session "${sessionId}" cannot be stored: ${field} ${problem}`, {
+    hint: 'Keep session state, messages and suspension tickets to plain JSON values',
+    details: { sessionId, field },
+  });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,120 @@
+import type { PoolClient } from 'pg';
+import { TrellisError } from '../errors/trellis-error.js';
+
+/** One step of the PostgreSQL schema. `version` numbers are consecutive, starting at 1. */
+export interface PostgresMigration {
+  readonly version: number;
+  readonly name: string;
+  /** SQL run once, inside the migration transaction; `schema` is the quoted schema name. */
+  readonly up: (schema: string) => string;
+}
+
+/**
+ * The schema of {@link PostgresStore}, oldest first. Append new steps; never edit a shipped
+ * one, because databases in the field already ran it. JSON is kept as `json` (the text as
+ * written, checked for syntax) rather than `jsonb`, which refuses `\u0000` in strings that
+ * a model may well produce.
+ */
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
+  {
+    version: 1,
+    name: 'create-sessions',
+    up: (s) => `
+      CREATE TABLE ${s}.sessions (
+        id         text PRIMARY KEY,
+        agent      text NOT NULL,
+        revision   integer NOT NULL,
+        state      json NOT NULL,
+        suspension json NOT NULL,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL
+      );
+      CREATE INDEX sessions_by_updated_at ON ${s}.sessions (updated_at DESC, id);
+      CREATE TABLE ${s}.messages (
+        session_id text NOT NULL REFERENCES ${s}.sessions (id) ON DELETE CASCADE,
+        seq        integer NOT NULL,
+        message    json NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      );
+      CREATE TABLE ${s}.turns (
+        session_id text NOT NULL REFERENCES ${s}.sessions (id) ON DELETE CASCADE,
+        turn_index integer NOT NULL,
+        record     json NOT NULL,
+        PRIMARY KEY (session_id, turn_index)
+      );`,
+  },
+  {
+    version: 2,
+    name: 'session-leases',
+    // No foreign key: the first turn of a session takes the lease before the row exists.
+    up: (s) => `
+      CREATE TABLE ${s}.session_leases (
+        session_id text PRIMARY KEY,
+        holder     text NOT NULL,
+        expires_at timestamptz NOT NULL
+      );`,
+  },
+];
+
+/**
+ * Brings `schema` up to the last of `migrations` in one transaction, under an advisory
+ * lock so that instances starting together migrate it once. Creates the schema when it is
+ * missing. Refuses a schema written by a newer Trellis rather than guess at it.
+ *
+ * @param schema the unquoted schema name (already checked by the store).
+ * @returns the schema version after migrating.
+ */
+export async function applyPostgresMigrations(client: PoolClient, schema: string, migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS): Promise<number> {
+  assertOrdered(migrations);
+  const latest = migrations.at(-1)?.version ?? 0;
+  const quoted = quoteIdentifier(schema);
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`trellis.migrate:${schema}`]);
+    // Checked first, so a role without CREATE on the database can use a schema made for it.
+    const exists = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+    if (exists.rowCount === 0) await client.query(`CREATE SCHEMA ${quoted}`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${quoted}.schema_migrations (
+      version    integer PRIMARY KEY,
+      name       text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT clock_timestamp()
+    )`);
+    const { rows } = await client.query<{ version: number | null }>(`SELECT MAX(version) AS version FROM ${quoted}.schema_migrations`);
+    const current = rows[0]?.version ?? 0;
+    assertKnown(schema, current, latest);
+    for (const migration of migrations) {
+      if (migration.version <= current) continue;
+      await client.query(migration.up(quoted));
+      await client.query(`INSERT INTO ${quoted}.schema_migrations (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
+    }
+    await client.query('COMMIT');
+    return latest;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}
+
+/** `"name"`, with embedded quotes doubled, as PostgreSQL quotes identifiers. */
+export function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+function assertKnown(schema: string, current: number, latest: number): void {
+  if (current <= latest) return;
+  throw new TrellisError('UnsupportedSchema', `The Trellis schema "${schema}" in PostgreSQL is at version ${current}, newer than version ${latest} that this code knows`, {
+    hint: 'Upgrade Trellis to the version that wrote it on every instance, or point the store at another schema',
+    details: { schema, version: current, latest },
+  });
+}
+
+function assertOrdered(migrations: readonly PostgresMigration[]): void {
+  migrations.forEach((migration, i) => {
+    if (migration.version !== i + 1) {
+      throw new TrellisError('InvalidOptions', `Migration "${migration.name}" has version ${migration.version}; expected ${i + 1}`, {
+        hint: 'Number migrations consecutively from 1 and only ever append',
+        kind: 'system',
+      });
+    }
+  });
+}

@@ -1,0 +1,266 @@
+import pg from 'pg';
+import { TrellisError } from '../errors/trellis-error.js';
+import { encodeCheckpoint, StoredRowDecoder } from './checkpoint-codec.js';
+import { nextRevision, type StoredHead } from './checkpoint-revision.js';
+import { applyPostgresMigrations, quoteIdentifier } from './postgres-migrations.js';
+import { postgresError, type PostgresTarget } from './postgres-errors.js';
+import { postgresStatements, type PostgresStatements } from './postgres-sql.js';
+import { assertLeaseArguments } from './session-lease.js';
+import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession } from './session-store.js';
+
+/** The schema {@link PostgresStore} uses when none is given. */
+export const DEFAULT_POSTGRES_SCHEMA = 'trellis';
+
+/** Options of {@link PostgresStore.open}: a pool the host owns, or a URL to make one from. */
+export type PostgresStoreOptions = (
+  | {
+      /** The host's pool; the store borrows it and never ends it. */
+      readonly pool: pg.Pool;
+      readonly url?: never;
+    }
+  | {
+      /** `postgres://user:password@host:5432/database`; the store makes a pool and ends it on `close()`. */
+      readonly url: string;
+      readonly pool?: never;
+      /** Connections in the pool the store makes. Default 10. */
+      readonly maxConnections?: number;
+    }
+) & {
+  /** The schema holding Trellis's tables, created when missing. Default `trellis`. */
+  readonly schema?: string;
+};
+
+interface SessionRow {
+  readonly id: string;
+  readonly agent: string;
+  readonly revision: number;
+  readonly state: string;
+  readonly suspension: string;
+  readonly created_at: string;
+  readonly updated_at: string;
+  readonly seqs: number[];
+  readonly messages: string[];
+  readonly turn_indexes: number[];
+  readonly turns: string[];
+}
+
+interface SummaryRow {
+  readonly id: string;
+  readonly agent: string;
+  readonly updated_at: string;
+  readonly suspended: boolean;
+  readonly turns: number;
+}
+
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/**
+ * A {@link SessionStore} on PostgreSQL, for many instances of one backend. Each
+ * `checkpoint` is one transaction that locks the session row (`SELECT … FOR UPDATE`),
+ * checks the revision and writes transcript, turn record, state and suspension together;
+ * a concurrent writer on the same revision gets `StaleState`. Leases are judged by the
+ * server's clock, so instances with skewed clocks agree. Its tables live in one schema,
+ * migrated under an advisory lock; a schema written by a newer Trellis is refused.
+ * Driver errors come out as `TrellisError`s (`StoreUnavailable`, `StoreFailed`,
+ * `UnsupportedSchema`).
+ *
+ * @example
+ * const store = await PostgresStore.open({ url: process.env.DATABASE_URL! });
+ * const app = await Trellis.create({ store });
+ */
+export class PostgresStore implements SessionStore, RevisionReader {
+  /** The schema this store's tables live in. */
+  readonly schema: string;
+  private closed = false;
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly ownsPool: boolean,
+    private readonly target: PostgresTarget,
+    private readonly sql: PostgresStatements,
+  ) {
+    this.schema = target.schema;
+  }
+
+  /**
+   * Connects, creates the schema when missing and runs pending migrations.
+   *
+   * @throws TrellisError `InvalidOptions` for bad options, `UnsupportedSchema` for a schema
+   *   written by a newer Trellis, `StoreUnavailable` when the server cannot be reached.
+   */
+  static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
+    const schema = options.schema ?? DEFAULT_POSTGRES_SCHEMA;
+    if (!SCHEMA_NAME.test(schema)) {
+      throw new TrellisError('InvalidOptions', `"${schema}" is not a usable PostgreSQL schema name for the Trellis store`, {
+        hint: 'Use letters, digits and underscores, starting with a letter or underscore, at most 63 characters',
+        details: { schema },
+      });
+    }
+    const { pool, owns, server } = poolFrom(options);
+    const target = { server, schema };
+    try {
+      const client = await pool.connect();
+      try {
+        await applyPostgresMigrations(client, schema);
+      } finally {
+        client.release();
+      }
+    } catch (error) {
+      if (owns) await pool.end().catch(() => undefined);
+      throw postgresError(error, 'open the session store', target);
+    }
+    return new PostgresStore(pool, owns, target, postgresStatements(quoteIdentifier(schema)));
+  }
+
+  async load(sessionId: string): Promise<StoredSession | undefined> {
+    const { rows } = await this.query<SessionRow>('load a session', this.sql.load, [sessionId]);
+    const row = rows[0];
+    if (!row) return undefined;
+    const decode = new StoredRowDecoder(sessionId, 'database');
+    return {
+      id: row.id,
+      agent: row.agent,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      revision: row.revision,
+      state: decode.state(row.state, 'sessions.state'),
+      transcript: row.messages.map((message, i) => decode.message(message, row.seqs[i]!, 'messages')),
+      turns: row.turns.map((record, i) => decode.turn(record, row.turn_indexes[i]!, 'turns')),
+      suspension: decode.parse(row.suspension, 'sessions.suspension'),
+    };
+  }
+
+  async revision(sessionId: string): Promise<number | undefined> {
+    const { rows } = await this.query<{ revision: number }>('read a session revision', this.sql.revision, [sessionId]);
+    return rows[0]?.revision;
+  }
+
+  async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
+    const encoded = encodeCheckpoint(checkpoint);
+    const { sessionId } = checkpoint;
+    return this.transaction('checkpoint a session', async (client) => {
+      const head = (await client.query<StoredHead>(this.sql.lockHead, [sessionId])).rows[0];
+      const revision = nextRevision(checkpoint, head);
+      if (head) {
+        await client.query(this.sql.updateSession, [sessionId, revision, encoded.state, encoded.suspension]);
+      } else {
+        const created = await client.query(this.sql.insertSession, [sessionId, checkpoint.agent, revision, encoded.state, encoded.suspension]);
+        if (created.rowCount === 0) throw createdMeanwhile(sessionId);
+      }
+      if (encoded.messages.length > 0) await client.query(this.sql.appendMessages, [sessionId, encoded.messages]);
+      await client.query(this.sql.upsertTurn, [sessionId, checkpoint.turn.index, encoded.turn]);
+      return revision;
+    });
+  }
+
+  async list(): Promise<readonly SessionSummary[]> {
+    const { rows } = await this.query<SummaryRow>('list sessions', this.sql.list, []);
+    return rows.map((row) => ({ id: row.id, agent: row.agent, turns: row.turns, updatedAt: row.updated_at, suspended: row.suspended }));
+  }
+
+  async delete(sessionId: string): Promise<boolean> {
+    // Messages and turns go with the session through ON DELETE CASCADE.
+    return ((await this.query('delete a session', this.sql.deleteSession, [sessionId])).rowCount ?? 0) > 0;
+  }
+
+  /** Judged by the server's clock (`clock_timestamp()`), whatever the instances' clocks say. */
+  async acquireLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean> {
+    assertLeaseArguments(sessionId, holder, ttlMs);
+    return ((await this.query('take a session lease', this.sql.acquireLease, [sessionId, holder, ttlMs])).rowCount ?? 0) > 0;
+  }
+
+  async renewLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean> {
+    assertLeaseArguments(sessionId, holder, ttlMs);
+    return ((await this.query('renew a session lease', this.sql.renewLease, [sessionId, holder, ttlMs])).rowCount ?? 0) > 0;
+  }
+
+  async releaseLease(sessionId: string, holder: string): Promise<void> {
+    assertLeaseArguments(sessionId, holder);
+    await this.query('release a session lease', this.sql.releaseLease, [sessionId, holder]);
+  }
+
+  /** Ends the pool if the store made it; a pool the host passed in stays open. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.ownsPool) await this.pool.end();
+  }
+
+  private async query<R extends pg.QueryResultRow>(operation: string, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    this.assertOpen(operation);
+    try {
+      return await this.pool.query<R>(text, values);
+    } catch (error) {
+      throw postgresError(error, operation, this.target);
+    }
+  }
+
+  private async transaction<T>(operation: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    this.assertOpen(operation);
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw postgresError(error, operation, this.target);
+    }
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      // A failed ROLLBACK means the connection is gone: destroy it rather than pool it.
+      await client.query('ROLLBACK').catch(() => (broken = true));
+      throw postgresError(error, operation, this.target);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  private assertOpen(operation: string): void {
+    if (!this.closed) return;
+    throw new TrellisError('StoreUnavailable', `Cannot ${operation}: this PostgresStore (schema "${this.schema}") was closed`, {
+      hint: 'Open a new store with PostgresStore.open(); a closed one stays closed',
+      kind: 'user',
+    });
+  }
+}
+
+/** A concurrent writer created the session between our read and our insert. */
+function createdMeanwhile(sessionId: string): TrellisError {
+  return new TrellisError('StaleState', `Session "${sessionId}" was created by another writer while this checkpoint was being written as its first`, {
+    hint: 'Another turn wrote it first: reload the session and retry',
+    details: { sessionId, expectedRevision: 0 },
+  });
+}
+
+function poolFrom(options: PostgresStoreOptions): { pool: pg.Pool; owns: boolean; server: string } {
+  if (options.pool && options.url === undefined) return { pool: options.pool, owns: false, server: 'a host-supplied pool' };
+  if (typeof options.url !== 'string' || options.pool) {
+    throw new TrellisError('InvalidOptions', 'PostgresStore.open() needs exactly one of `pool` (a pg.Pool) or `url` (postgres://…)', {
+      hint: 'Pass { url: process.env.DATABASE_URL } or { pool } for a pool your application already has',
+    });
+  }
+  const max = 'maxConnections' in options ? options.maxConnections : undefined;
+  if (max !== undefined && (!Number.isSafeInteger(max) || max < 1)) {
+    throw new TrellisError('InvalidOptions', `PostgresStore maxConnections must be a whole number of at least 1; got ${String(max)}`, { details: { maxConnections: max } });
+  }
+  const pool = new pg.Pool({ connectionString: options.url, max: max ?? 10, connectionTimeoutMillis: 10_000, application_name: 'trellis' });
+  // An idle connection that the server drops emits 'error' on the pool; unheard, it would
+  // kill the process. The next query simply gets a fresh connection or a StoreUnavailable.
+  pool.on('error', () => undefined);
+  return { pool, owns: true, server: describeServer(options.url) };
+}
+
+/** `host:port/database` of a URL, never its user or password. */
+function describeServer(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname}:${parsed.port || '5432'}${parsed.pathname}`;
+  } catch {
+    throw new TrellisError('InvalidOptions', 'The PostgreSQL URL of the session store is not a URL', {
+      hint: 'Write it as postgres://user:password@host:5432/database',
+    });
+  }
+}

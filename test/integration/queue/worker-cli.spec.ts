@@ -1,0 +1,107 @@
+import 'reflect-metadata';
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import type { CliIo } from '../../../src/cli/cli-io.js';
+import { runCli } from '../../../src/cli/program.js';
+import { TurnQueue } from '../../../queue.js';
+import { PostgresSchemas } from '../../support/postgres-schemas.js';
+import { POSTGRES_URL, REDIS_URL, haveService } from '../../support/services.js';
+
+const available = (await haveService('postgres', 'trellis worker and run on PostgreSQL')) && (await haveService('redis', 'trellis worker on Redis'));
+const schemas = available ? new PostgresSchemas() : undefined;
+
+interface FakeIo extends CliIo {
+  readonly stdout: string[];
+  readonly stderr: string[];
+}
+
+function fakeIo(cwd: string): FakeIo {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return { stdout, stderr, write: (t) => void stdout.push(t), out: (l = '') => void stdout.push(`${l}\n`), err: (l) => void stderr.push(l), stdin: Readable.from(['']), cwd, env: {}, exitCode: 0 };
+}
+
+/** An echo model written inline, so the config imports nothing. */
+const CONFIG = (schema: string, queue: object) => `
+export default {
+  agent: { name: 'echo' },
+  store: ${JSON.stringify(POSTGRES_URL)},
+  storeSchema: ${JSON.stringify(schema)},
+  queue: ${JSON.stringify(queue)},
+  model: {
+    name: 'echo',
+    async call(request) {
+      const last = request.messages.at(-1);
+      return { text: 'echo: ' + last.content, toolCalls: [], usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 }, model: 'echo' };
+    },
+  },
+};`;
+
+(available ? describe : describe.skip)('trellis CLI on PostgreSQL and Redis', () => {
+  let cwd: string;
+  let schema: string;
+  const queue = { url: REDIS_URL, name: 'cli', prefix: `trellis_t${process.pid}_${Date.now().toString(36)}` };
+
+  beforeEach(() => {
+    cwd = realpathSync(mkdtempSync(join(tmpdir(), 'trellis-worker-cli-')));
+    schema = schemas!.next();
+    writeFileSync(join(cwd, 'trellis.config.mjs'), CONFIG(schema, queue));
+  });
+
+  afterEach(() => rmSync(cwd, { recursive: true, force: true }));
+
+  afterAll(async () => {
+    await schemas?.dropAll();
+  });
+
+  it('runs turns with `trellis run` against the PostgreSQL store named in the config', async () => {
+    const first = fakeIo(cwd);
+    expect(await runCli(['node', 'trellis', 'run', '-s', 'p1', 'hello'], first)).toBe(0);
+    const second = fakeIo(cwd);
+    expect(await runCli(['node', 'trellis', 'run', '-s', 'p1', 'again'], second)).toBe(0);
+
+    expect(second.stdout.join('')).toContain('echo: again');
+    const { rows } = await schemas!.admin.query(`SELECT message::text FROM "${schema}".messages WHERE session_id = 'p1' ORDER BY seq`);
+    expect(rows.map((r: { message: string }) => JSON.parse(r.message).content)).toEqual(['hello', 'echo: hello', 'again', 'echo: again']);
+  });
+
+  it('serves the queue with `trellis worker` until SIGTERM', async () => {
+    const io = fakeIo(cwd);
+    const exit = runCli(['node', 'trellis', 'worker', '--concurrency', '2'], io);
+    while (!io.stderr.some((l) => l.startsWith('worker '))) {
+      if (io.stderr.some((l) => l.startsWith('trellis:'))) throw new Error(io.stderr.join('\n'));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const turns = new TurnQueue({ url: REDIS_URL, queueName: queue.name, prefix: queue.prefix, pollMs: 200 });
+    try {
+      const done = await turns.send({ agent: 'echo', sessionId: 'w1', key: 'm1', message: 'queued' });
+      const wrong = await turns.send({ agent: 'billing', sessionId: 'w2', key: 'm1', message: 'x' }).catch((e: unknown) => e);
+
+      expect(done.result.reply).toBe('echo: queued');
+      expect(wrong).toMatchObject({ code: 'UnknownAgent' });
+    } finally {
+      await turns.close();
+      process.emit('SIGTERM');
+    }
+
+    expect(await exit).toBe(0);
+    expect(io.stderr.at(-1)).toBe('stopping: finishing the turns in progress');
+  });
+
+  it('says that `trellis sessions` reads SQLite files only, rather than open the URL as a file', async () => {
+    const io = fakeIo(cwd);
+
+    expect(await runCli(['node', 'trellis', 'sessions'], io)).toBe(1);
+    expect(io.stderr[0]).toMatch(/reads a SQLite store file, but .*trellis\.config\.mjs names a PostgreSQL store/);
+  });
+
+  it('refuses to start a worker when the config names no queue', async () => {
+    writeFileSync(join(cwd, 'trellis.config.mjs'), CONFIG(schema, { url: REDIS_URL }).replace(/queue: .*,\n/, ''));
+    const io = fakeIo(cwd);
+
+    expect(await runCli(['node', 'trellis', 'worker'], io)).toBe(1);
+    expect(io.stderr[0]).toMatch(/No queue to serve: .*trellis\.config\.mjs has no `queue`/);
+  });
+});
