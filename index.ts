@@ -22,7 +22,8 @@ export type { InferenceRequest } from './src/agent/inference-request.js';
 export type { SuspensionRecord } from './src/agent/suspension-record.js';
 export type { ToolCallInfo, ToolCallOutcome, TurnExchange } from './src/tools/tool-call.js';
 
-// Decorators
+// Decorators (and inversify's, re-exported so plugins and middleware need no inversify import of their own)
+export { inject, injectable, optional } from 'inversify';
 export { Plugin, Tool, Hook, Transform, Requires, Middleware, StateKey, OnEffect, OnAction, SelfTest } from './decorators/index.js';
 export type { PluginOptions, ToolOptions, HookOptions, StateKeyOptions } from './decorators/index.js';
 
@@ -39,7 +40,7 @@ export type { StateCommand } from './src/state/state-command.js';
 
 // Events and errors
 export type { TrellisEvent, TrellisEventType } from './src/events/trellis-event.js';
-export { TrellisError, type TrellisErrorCode, type TrellisErrorKind } from './src/errors/trellis-error.js';
+export { TrellisError, type TrellisErrorCode, type TrellisErrorCodes, type TrellisErrorKind } from './src/errors/trellis-error.js';
 
 // Tool middleware
 export { MIDDLEWARE_OPTIONS, okResult, errorResult } from './src/tools/tool-middleware.js';

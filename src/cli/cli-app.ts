@@ -21,10 +21,11 @@ import { TurnEventRecorder } from '../dev/recording/turn-event-recorder.js';
 import { createLogger, TRELLIS_LOGGER } from '../../plugins/middleware/logger.js';
 import { PostgresStore } from '../stores/postgres-store.js';
 import { McpServerClient } from '../mcp/client/mcp-server-client.js';
-import { isPostgresUrl, loadCliConfig, type CliPluginEntry, type LoadedConfig } from './cli-config.js';
+import { isPostgresUrl, loadCliConfig, missingConfigNote, type CliPluginEntry, type LoadedConfig } from './cli-config.js';
 import { describeError } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
 import { modelFromEnv } from './model-from-env.js';
+import { moduleLoadHint } from './module-load-hint.js';
 import { enableTypeScriptImports } from './ts-loader.js';
 
 /** The app the CLI runs: from `trellis.config.*`, or the SQL report desk example when there is none. */
@@ -47,7 +48,7 @@ export interface CliApp {
 
 /** Opens the app and its SQLite store (created when missing). Tool-call logs go to `<store dir>/logs/trellis.log`. */
 export async function openCliApp(io: CliIo): Promise<CliApp> {
-  const loaded = await loadCliConfig(io.cwd, io.env);
+  const loaded = await loadCliConfig(io.cwd);
   const storeUrl = loaded?.config.store;
   const postgres = isPostgresUrl(storeUrl);
   const storePath = postgres ? describePostgres(storeUrl) : storePathOf(io, loaded);
@@ -67,7 +68,7 @@ export async function openCliApp(io: CliIo): Promise<CliApp> {
     throw error;
   }
   try {
-    await installPlugins(app, loaded, io.env);
+    await installPlugins(app, loaded);
     await connectConfiguredMcpServers(app, loaded);
   } catch (error) {
     await app.stop();
@@ -91,9 +92,13 @@ function recordTurns(app: Trellis, store: SessionStore, io: CliIo): TurnEventRec
  * The agent with its model: the config's `ModelProvider`, else one from the environment
  * (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`; `TRELLIS_MODEL` or the config's model name).
  * Running the example (no config) without a key, the example's scripted model answers —
- * said plainly on stderr; with the user's own config and no model, this refuses.
+ * said plainly on stderr; with the user's own config and no model, this refuses. Running
+ * the example, a note says so first, and where it writes.
  */
 export function openAgent(cli: CliApp, io: CliIo): Agent {
+  if (!cli.configFile) {
+    io.err(`note: ${missingConfigNote(io.cwd)}; running the SQL report desk example, which writes its sessions, database, logs and exports under ${dirname(cli.storePath)} (trellis init creates a project of your own)`);
+  }
   return cli.app.agent({ ...cli.spec, model: chooseModel(cli, io) });
 }
 
@@ -119,12 +124,6 @@ function chooseModel(cli: CliApp, io: CliIo): ModelProvider {
   return deskScriptedModel();
 }
 
-/** Whether a stored session has a suspended turn (one `resume` can continue). */
-export async function hasSuspendedTurn(cli: CliApp, sessionId: string): Promise<boolean> {
-  const stored = await cli.store.load(sessionId);
-  return parseSuspension(stored?.suspension ?? null, sessionId) !== undefined;
-}
-
 /** The calls a stored session waits for a decision on (tool and call id), or none. */
 export async function waitingCalls(cli: CliApp, sessionId: string): Promise<{ callId: string; tool: string }[]> {
   const stored = await cli.store.load(sessionId);
@@ -135,10 +134,10 @@ export async function waitingCalls(cli: CliApp, sessionId: string): Promise<{ ca
   return record.pending.filter((p) => !decided.has(p.callId)).map((p) => ({ callId: p.callId, tool: p.tool }));
 }
 
-async function installPlugins(app: Trellis, loaded: LoadedConfig, env: NodeJS.ProcessEnv): Promise<void> {
+async function installPlugins(app: Trellis, loaded: LoadedConfig): Promise<void> {
   const { plugins } = loaded.config;
   if (plugins === undefined) return;
-  for (const entry of typeof plugins === 'string' ? [plugins] : plugins) await installEntry(app, loaded, env, entry);
+  for (const entry of typeof plugins === 'string' ? [plugins] : plugins) await installEntry(app, loaded, entry);
 }
 
 /** Each `mcpServers` entry becomes a plugin named after the server; a stdio server runs in the config's folder unless it says otherwise. */
@@ -148,7 +147,7 @@ async function connectConfiguredMcpServers(app: Trellis, loaded: LoadedConfig): 
   }
 }
 
-async function installEntry(app: Trellis, loaded: LoadedConfig, env: NodeJS.ProcessEnv, entry: CliPluginEntry): Promise<void> {
+async function installEntry(app: Trellis, loaded: LoadedConfig, entry: CliPluginEntry): Promise<void> {
   if (typeof entry === 'function') return installOne(app, loaded, entry, undefined, entry.name);
   const hasConfig = typeof entry === 'object' && 'config' in entry && entry.config !== undefined;
   const config = hasConfig ? (entry as { config: unknown }).config : undefined;
@@ -162,14 +161,16 @@ async function installEntry(app: Trellis, loaded: LoadedConfig, env: NodeJS.Proc
         hint: `Give the module's path instead, e.g. { "path": "${specifier}/weather.js", "config": … }, in ${loaded.file}`,
       });
     }
-    return installDirectory(app, loaded, env, path);
+    return installDirectory(app, loaded, path);
   }
-  if (/\.m?ts$/.test(extname(path))) enableTypeScriptImports(env);
+  if (/\.m?ts$/.test(extname(path))) await enableTypeScriptImports(loaded.dir);
   let classes: PluginClass[];
   try {
     classes = isPackage && !isAbsolute(path) ? await importPackage(path) : await importPlugins(path);
   } catch (error) {
-    throw new TrellisError('LoadFailed', `Cannot import plugin module ${path}: ${describeError(error)}`, { hint: `Fix the module, or check its path in ${loaded.file}` });
+    throw new TrellisError('LoadFailed', `Cannot import plugin module ${path}: ${describeError(error).replace(/\.$/, '')}`, {
+      hint: moduleLoadHint(error, path) ?? `Fix the module, or check its path in ${loaded.file}`,
+    });
   }
   if (classes.length === 0) throw new TrellisError('LoadFailed', `${path} exports no @Plugin class`, { hint: `Export the plugin class, or remove the module from ${loaded.file}` });
   if (hasConfig && classes.length > 1) {
@@ -194,10 +195,15 @@ async function installOne(app: Trellis, loaded: LoadedConfig, type: PluginClass,
   }
 }
 
-/** Every module's plugins through `app.loadDirectory`; any module or plugin that failed stops the CLI with its file and reason. */
-async function installDirectory(app: Trellis, loaded: LoadedConfig, env: NodeJS.ProcessEnv, path: string): Promise<void> {
-  if (readdirSync(path).some((f) => /\.m?ts$/.test(f) && !f.endsWith('.d.ts'))) enableTypeScriptImports(env);
-  const { failed } = await app.loadDirectory(path);
+/** Every module's plugins through `app.loadDirectory`; any module or plugin that failed, or a folder with none, stops the CLI with its file and reason. */
+async function installDirectory(app: Trellis, loaded: LoadedConfig, path: string): Promise<void> {
+  if (readdirSync(path).some((f) => /\.m?ts$/.test(f) && !f.endsWith('.d.ts'))) await enableTypeScriptImports(loaded.dir);
+  const { installed, failed } = await app.loadDirectory(path);
+  if (installed.length === 0 && failed.length === 0) {
+    throw new TrellisError('LoadFailed', `No module in ${path} exports a @Plugin class, so there is nothing to run`, {
+      hint: `Point "plugins" in ${loaded.file} at your plugin modules (paths are relative to the config file), or export the plugin classes`,
+    });
+  }
   if (failed.length > 0) {
     const lines = failed.map((f) => `${f.file}${f.plugin ? ` (${f.plugin})` : ''}: ${f.reason}`);
     throw new TrellisError('LoadFailed', `Plugins in ${path} failed to load:\n${lines.map((l) => `  ${l}`).join('\n')}`, {
@@ -245,7 +251,7 @@ export async function withCliApp<T>(io: CliIo, work: (cli: CliApp) => Promise<T>
 
 /** The store file the CLI uses: the config's `store`, else `.trellis/trellis.db`, from the working directory. */
 export async function cliStorePath(io: CliIo): Promise<string> {
-  const loaded = await loadCliConfig(io.cwd, io.env);
+  const loaded = await loadCliConfig(io.cwd);
   if (isPostgresUrl(loaded?.config.store)) {
     throw new TrellisError('InvalidConfig', `This command reads a SQLite store file, but ${loaded.file} names a PostgreSQL store`, {
       hint: 'Query the sessions table of the Trellis schema in PostgreSQL, or use PostgresStore.list() from code',

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, extname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AgentSpec } from '../agent/agent-spec.js';
@@ -8,6 +8,7 @@ import type { Provider } from '../app/providers.js';
 import type { PluginClass } from '../plugin/plugin-definition.js';
 import { mcpSpecProblems, type McpServerSpec } from '../mcp/client/mcp-server-spec.js';
 import { describeError } from './cli-errors.js';
+import { moduleLoadHint } from './module-load-hint.js';
 import { enableTypeScriptImports } from './ts-loader.js';
 
 /** Looked for in the working directory, in this order; the first found wins. */
@@ -75,25 +76,36 @@ const FIELDS = ['plugins', 'agent', 'model', 'store', 'storeSchema', 'queue', 'c
 const ENTRY_FIELDS = ['path', 'module', 'plugin', 'config'];
 const AGENT_FIELDS = ['name', 'instructions', 'maxRounds', 'plugins'];
 
+/**
+ * Why no config was found in `cwd`: none there, or a file whose name is close to one
+ * (`trellis.config.yaml`, `trellis.json`…) that the CLI does not read.
+ */
+export function missingConfigNote(cwd: string): string {
+  const near = readdirSync(cwd).filter((name) => /^trellis[._-]?config|^trellis\.(json|ya?ml|[cm]?[jt]s)$/i.test(name) && !(CONFIG_FILES as readonly string[]).includes(name));
+  const names = 'trellis.config.{ts,js,mjs,json}';
+  if (near.length === 0) return `no ${names} in ${cwd}`;
+  return `no ${names} in ${cwd} (${near.join(', ')} ${near.length === 1 ? 'is not a name' : 'are not names'} the CLI reads)`;
+}
+
 /** Finds and reads the config file in `cwd`; `undefined` when there is none. */
-export async function loadCliConfig(cwd: string, env: NodeJS.ProcessEnv): Promise<LoadedConfig | undefined> {
+export async function loadCliConfig(cwd: string): Promise<LoadedConfig | undefined> {
   const file = CONFIG_FILES.map((name) => join(cwd, name)).find((path) => existsSync(path));
   if (!file) return undefined;
-  const raw = await readConfig(file, env);
+  const raw = await readConfig(file);
   return { file, dir: dirname(file), config: checkConfig(raw, file) };
 }
 
-async function readConfig(file: string, env: NodeJS.ProcessEnv): Promise<unknown> {
+async function readConfig(file: string): Promise<unknown> {
   try {
     if (extname(file) === '.json') return JSON.parse(readFileSync(file, 'utf8')) as unknown;
-    if (extname(file) === '.ts') enableTypeScriptImports(env);
+    if (extname(file) === '.ts') await enableTypeScriptImports(dirname(file));
     const module = (await import(pathToFileURL(file).href)) as { default?: unknown };
     const value = module.default;
     return typeof value === 'function' ? await (value as () => unknown)() : value;
   } catch (error) {
     if (TrellisError.is(error)) throw error;
-    throw new TrellisError('InvalidConfig', `Cannot read ${file}: ${describeError(error)}`, {
-      hint: 'Fix the file; a .ts or .js config default-exports the config object',
+    throw new TrellisError('InvalidConfig', `Cannot read ${file}: ${describeError(error).replace(/\.$/, '')}`, {
+      hint: moduleLoadHint(error, file) ?? 'Fix the file; a .ts or .js config default-exports the config object',
     });
   }
 }

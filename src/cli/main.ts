@@ -1,7 +1,15 @@
 #!/usr/bin/env node
 /** The `trellis` executable (package.json `bin`). See docs/cli.md. */
-import 'reflect-metadata';
-import { processIo } from './cli-io.js';
-import { runCli } from './program.js';
+import { missingPeersMessage } from './peer-check.js';
 
-process.exitCode = await runCli(process.argv, processIo());
+// Checked before anything imports them, so a missing peer is one clear line, not a stack.
+const missing = missingPeersMessage();
+if (missing) {
+  process.stderr.write(`${missing}\n`);
+  process.exitCode = 1;
+} else {
+  await import('reflect-metadata');
+  const { processIo } = await import('./cli-io.js');
+  const { runCli } = await import('./program.js');
+  process.exitCode = await runCli(process.argv, processIo());
+}

@@ -1,9 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { errorLine, errorLines, exitCodeOf, EXIT_USAGE } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
+import { trellisPackage } from './package-root.js';
 import { registerChatCommand } from './commands/chat.command.js';
+import { registerInitCommand } from './commands/init.command.js';
 import { registerMcpCommand } from './commands/mcp.command.js';
 import { registerDevCommand } from './commands/dev.command.js';
 import { registerPluginsCommand } from './commands/plugins.command.js';
@@ -23,7 +23,7 @@ answers offline. Sessions are kept in .trellis/trellis.db unless the config says
 export function buildProgram(io: CliIo): Command {
   const program = new Command('trellis')
     .description('Run, inspect and approve Trellis agents')
-    .version(packageVersion(), '-V, --version')
+    .version(trellisPackage().version, '-V, --version')
     .addHelpText('after', ABOUT)
     .exitOverride()
     .showSuggestionAfterError(true)
@@ -37,6 +37,7 @@ export function buildProgram(io: CliIo): Command {
   registerPluginsCommand(program, io);
   registerSessionsCommand(program, io);
   registerResumeCommand(program, io);
+  registerInitCommand(program, io);
   registerWorkerCommand(program, io);
   registerMcpCommand(program, io);
   registerDevCommand(program, io);
@@ -55,12 +56,4 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     for (const line of errorLines(error)) io.err(line);
     return exitCodeOf(error);
   }
-}
-
-function packageVersion(): string {
-  for (const relative of ['../../package.json', '../../../package.json']) {
-    const path = fileURLToPath(new URL(relative, import.meta.url));
-    if (existsSync(path)) return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
-  }
-  return '0.0.0';
 }

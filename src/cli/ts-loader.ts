@@ -1,41 +1,65 @@
-import { existsSync } from 'node:fs';
-import { register } from 'node:module';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { TrellisError } from '../errors/trellis-error.js';
 import { describeError } from './cli-errors.js';
+import { trellisPackage } from './package-root.js';
 
-let registered = false;
+let registeredFor: string | undefined;
 
-/** What TypeScript files are compiled with when no tsconfig.json is found. */
-const DEFAULT_COMPILER_OPTIONS = JSON.stringify({ module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', experimentalDecorators: true, emitDecoratorMetadata: true });
-
-function hasTsconfig(dir: string): boolean {
+/** The nearest `tsconfig.json` at or above `dir`, or `undefined`. */
+export function findTsconfig(dir: string): string | undefined {
   for (let at = dir; ; at = dirname(at)) {
-    if (existsSync(join(at, 'tsconfig.json'))) return true;
-    if (dirname(at) === at) return false;
+    const file = join(at, 'tsconfig.json');
+    if (existsSync(file)) return file;
+    if (dirname(at) === at) return undefined;
   }
 }
 
 /**
- * Lets plain `node` import TypeScript config and plugin files by registering ts-node's ESM
- * loader (transpile-only, so decorator metadata is still emitted from the project's
- * tsconfig, or decorators with metadata when there is no tsconfig.json). Nothing happens when the CLI already runs under a TypeScript loader.
+ * Lets plain `node` import TypeScript config and plugin files, through tsx (a dependency of
+ * Trellis, so the user's project needs nothing more). Compiler settings come from the
+ * nearest `tsconfig.json` above `dir`; without one, legacy decorators and `NodeNext`
+ * modules (`templates/typescript-loader/tsconfig.json`). tsx compiles with esbuild, which
+ * emits no decorator metadata: constructor parameters are injected with `@inject(Token)`.
+ * Nothing happens when the process already runs under a TypeScript loader.
  */
-export function enableTypeScriptImports(env: NodeJS.ProcessEnv): void {
-  if (registered || process.execArgv.some((a) => a.includes('ts-node'))) return;
-  env.TS_NODE_TRANSPILE_ONLY ??= 'true';
-  process.env.TS_NODE_TRANSPILE_ONLY ??= env.TS_NODE_TRANSPILE_ONLY;
-  if (!env.TS_NODE_PROJECT && !env.TS_NODE_COMPILER_OPTIONS && !hasTsconfig(process.cwd())) {
-    // No tsconfig.json: ts-node's own default fails on TypeScript 5 (TS5109), and plugins need legacy decorators with metadata.
-    env.TS_NODE_COMPILER_OPTIONS = DEFAULT_COMPILER_OPTIONS;
-    process.env.TS_NODE_COMPILER_OPTIONS ??= DEFAULT_COMPILER_OPTIONS;
-  }
+export async function enableTypeScriptImports(dir: string): Promise<void> {
+  if (registeredFor !== undefined || loadsTypeScriptAlready()) return;
+  const found = findTsconfig(dir);
+  if (found) checkDecoratorSettings(found);
+  const tsconfig = found ?? join(trellisPackage().root, 'templates/typescript-loader/tsconfig.json');
   try {
-    register('ts-node/esm', import.meta.url);
+    const { register } = await import('tsx/esm/api');
+    register({ tsconfig });
   } catch (error) {
-    throw new TrellisError('LoadFailed', `Cannot load TypeScript files: ts-node is not available (${describeError(error)})`, {
-      hint: 'Install ts-node in the project, or build your plugins to JavaScript and use trellis.config.js or trellis.config.json',
+    // Jest forbids module hooks, and its transform compiles every import already.
+    if (/not supported in Jest/.test(describeError(error))) return;
+    throw new TrellisError('LoadFailed', `Cannot load TypeScript files: tsx is not available (${describeError(error)})`, {
+      hint: 'Reinstall trellis (tsx is one of its dependencies), or build your plugins to JavaScript and use trellis.config.js or trellis.config.json',
     });
   }
-  registered = true;
+  registeredFor = tsconfig;
+}
+
+/**
+ * Refuses a tsconfig.json that plainly leaves legacy decorators off: esbuild would then
+ * compile standard decorators, and Trellis's fail at run time with an unhelpful message.
+ * A file that extends another, or that is not plain JSON with comments, is left to tsx.
+ */
+export function checkDecoratorSettings(file: string): void {
+  let json: { extends?: unknown; compilerOptions?: { experimentalDecorators?: unknown } };
+  try {
+    json = JSON.parse(readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\/|^\s*\/\/.*$/gm, '').replace(/,(\s*[}\]])/g, '$1')) as typeof json;
+  } catch {
+    return;
+  }
+  if (json.extends !== undefined || json.compilerOptions?.experimentalDecorators === true) return;
+  throw new TrellisError('InvalidConfig', `${file} does not turn on legacy decorators, which Trellis's decorators (@Plugin, @Tool, @inject…) need`, {
+    hint: 'Add "experimentalDecorators": true and "emitDecoratorMetadata": true to its compilerOptions (tsc reports the same problem as TS1240/TS1241; see docs/getting-started.md)',
+  });
+}
+
+/** Under ts-node or tsx, .ts files load already. */
+function loadsTypeScriptAlready(): boolean {
+  return process.execArgv.some((a) => /ts-node|tsx/.test(a));
 }

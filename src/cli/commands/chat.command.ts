@@ -41,21 +41,22 @@ async function chatLoop(io: CliIo, session: Session, reader: LineReader): Promis
     if (line === null || EXIT_WORDS.has(line.trim())) break;
     if (line.trim() === '') continue;
     const started = performance.now();
-    let result = await streamTurn(io, session, () => session.send(line));
+    const retries = { count: 0 };
+    let result = await streamTurn(io, session, retries, () => session.send(line));
     while (result.status === 'suspended') {
       const decisions = await askDecisions(io, result, reader);
       if (!decisions) {
         io.out(`Still waiting for approval; decide later with: trellis resume ${session.id} --approve <callId>`);
         return;
       }
-      result = await streamTurn(io, session, () => session.resume({ decisions }));
+      result = await streamTurn(io, session, retries, () => session.resume({ decisions }));
     }
-    io.out(summaryLine(result, performance.now() - started, session.id));
+    io.out(summaryLine(result, performance.now() - started, session.id, retries.count));
   }
 }
 
-/** Runs a turn, printing text deltas as they arrive and tool activity on lines of their own. */
-async function streamTurn(io: CliIo, session: Session, turn: () => Promise<TurnResult>): Promise<TurnResult> {
+/** Runs a turn, printing text deltas as they arrive and tool activity (retries counted) on lines of their own. */
+async function streamTurn(io: CliIo, session: Session, retries: { count: number }, turn: () => Promise<TurnResult>): Promise<TurnResult> {
   let midLine = false;
   let streamed = false;
   const onEvent = (event: TrellisEvent): void => {
@@ -66,7 +67,9 @@ async function streamTurn(io: CliIo, session: Session, turn: () => Promise<TurnR
       streamed = true;
       return;
     }
-    const line = toolActivityLine(event);
+    if (event.type === 'tool.retry') retries.count++;
+    // A suspended call is put to the user right after the turn; one line for it, not two.
+    const line = event.type === 'tool.suspended' ? undefined : toolActivityLine(event);
     if (!line) return;
     if (midLine) io.write('\n');
     midLine = false;
@@ -91,12 +94,26 @@ async function askDecisions(io: CliIo, result: TurnResult, reader: LineReader): 
   for (const call of result.suspended ?? []) {
     const allowed = call.ticket.allowedDecisions ?? ['approve', 'reject', 'edit'];
     io.out(`${call.tool} (${call.callId}) waits for approval: ${clip(call.ticket.message, 200)}`);
-    io.write(`approve? [y/n] `);
-    const answer = await reader.next();
-    if (answer === null) return undefined;
-    const approve = /^y(es)?$/i.test(answer.trim()) && allowed.includes('approve');
+    const approve = await askYesNo(io, reader, allowed.includes('approve'));
+    if (approve === undefined) return undefined;
     decisions.push({ callId: call.callId, decision: approve ? 'approve' : 'reject' });
     io.out(approve ? `  approved ${call.callId}` : `  rejected ${call.callId}`);
   }
   return decisions;
+}
+
+/**
+ * `approve? [y/n]` until the answer is clear: y/yes or n/no. Anything else asks again, so
+ * an unclear answer never rejects a call, nor goes to the model as the next message.
+ */
+async function askYesNo(io: CliIo, reader: LineReader, approvable: boolean): Promise<boolean | undefined> {
+  for (;;) {
+    io.write(approvable ? 'approve? [y/n] ' : 'this call can only be rejected; reject? [n] ');
+    const line = await reader.next();
+    if (line === null) return undefined;
+    const answer = line.trim();
+    if (/^no?$/i.test(answer)) return false;
+    if (/^y(es)?$/i.test(answer) && approvable) return true;
+    io.out(approvable ? `  please answer y (run it) or n (do not run it), not '${clip(answer, 40)}'` : `  only n is possible here, not '${clip(answer, 40)}'`);
+  }
 }

@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
 import type { Decision } from '../../agent/turn-result.js';
 import { TrellisError } from '../../errors/trellis-error.js';
-import { hasSuspendedTurn, openSession, withCliApp } from '../cli-app.js';
+import { parseSuspension } from '../../agent/suspension-record.js';
+import { openSession, waitingCalls, withCliApp } from '../cli-app.js';
 import { usageError } from '../cli-errors.js';
 import type { CliIo } from '../cli-io.js';
+import { sortDecisions } from '../decided-calls.js';
 import { printTurn } from './run.command.js';
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
@@ -33,14 +35,24 @@ export function registerResumeCommand(program: Command, io: CliIo): void {
       const decisions = decisionsOf(flags);
       if (decisions.length === 0) throw usageError('resume needs at least one --approve <callId>, --reject <callId>, --edit <callId>=<json>, --retry <callId> or --skip <callId>', `See the waiting calls with: trellis sessions show ${sessionId}`);
       await withCliApp(io, async (cli) => {
-        if (!(await cli.store.load(sessionId))) {
-          throw new TrellisError('SessionNotFound', `No session '${sessionId}' in ${cli.storePath}`, { hint: 'List sessions with: trellis sessions' });
+        const stored = await cli.store.load(sessionId);
+        if (!stored) throw new TrellisError('SessionNotFound', `No session '${sessionId}' in ${cli.storePath}`, { hint: 'List sessions with: trellis sessions' });
+        const { toApply, alreadyDecided, unknown } = sortDecisions(decisions, stored, parseSuspension(stored.suspension, sessionId));
+        if (unknown.length > 0) {
+          const waiting = (await waitingCalls(cli, sessionId)).map((c) => c.callId);
+          throw new TrellisError('InvalidDecision', `Session ${sessionId} has no call ${unknown.join(', ')}${waiting.length > 0 ? `; it waits for ${waiting.join(', ')}` : ', and nothing in it waits for a decision'}`, {
+            hint: `See its calls with: trellis sessions show ${sessionId}`,
+          });
         }
-        if (!(await hasSuspendedTurn(cli, sessionId))) {
-          throw new TrellisError('InvalidDecision', `Nothing in session ${sessionId} is waiting for a decision`, { hint: `See what happened with: trellis sessions show ${sessionId}` });
+        const some = alreadyDecided.length === 1 ? `${alreadyDecided[0]} was` : `${alreadyDecided.join(', ')} were`;
+        if (toApply.length === 0) {
+          // A decision applied twice changes nothing: say so, and succeed.
+          io.out(`Nothing to do: ${some} already decided (see trellis sessions show ${sessionId})`);
+          return;
         }
+        if (alreadyDecided.length > 0) io.err(`note: ${some} already decided; deciding the rest`);
         const session = openSession(cli, io, sessionId);
-        await printTurn(io, session, () => session.resume({ decisions }));
+        await printTurn(io, session, () => session.resume({ decisions: toApply }));
       });
     });
 }

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Session } from '../../agent/session.js';
 import type { TurnResult } from '../../agent/turn-result.js';
 import { openSession, waitingCalls, withCliApp, type CliApp } from '../cli-app.js';
+import { usageError } from '../cli-errors.js';
 import type { CliIo } from '../cli-io.js';
 import { toolActivityLine } from '../render/tool-activity.js';
 import { pendingLines, replyLines, summaryLine } from '../render/turn-summary.js';
@@ -14,6 +15,7 @@ export function registerRunCommand(program: Command, io: CliIo): void {
     .argument('<message>', 'the message to send')
     .option('-s, --session <id>', 'continue this session instead of starting a new one')
     .action(async (message: string, options: { session?: string }) => {
+      if (message.trim() === '') throw usageError('run needs a message, and this one is empty', 'e.g. trellis run "Greet Ada"');
       await withCliApp(io, async (cli) => {
         const session = openSession(cli, io, options.session);
         await warnCancelled(io, cli, session.id);
@@ -30,9 +32,11 @@ export async function warnCancelled(io: CliIo, cli: CliApp, sessionId: string): 
   io.err(`warning: session ${sessionId} was waiting for approval of ${calls}; this new message cancels ${waiting.length === 1 ? 'it' : 'them'} (to decide instead: trellis resume ${sessionId} --approve/--reject <callId>)`);
 }
 
-/** Runs a turn (a send or a resume) with tool activity on stderr, then prints its outcome. */
+/** Runs a turn (a send or a resume) with tool activity, retries included, on stderr, then prints its outcome. */
 export async function printTurn(io: CliIo, session: Session, turn: () => Promise<TurnResult>): Promise<TurnResult> {
+  let retries = 0;
   const activity = session.events$.subscribe((event) => {
+    if (event.type === 'tool.retry') retries++;
     const line = toolActivityLine(event);
     if (line) io.err(line);
   });
@@ -45,7 +49,7 @@ export async function printTurn(io: CliIo, session: Session, turn: () => Promise
   }
   for (const line of replyLines(result)) io.out(line);
   for (const line of pendingLines(result, session.id)) io.out(line);
-  io.out(summaryLine(result, performance.now() - started, session.id));
+  io.out(summaryLine(result, performance.now() - started, session.id, retries));
   if (result.status === 'failed') io.exitCode = 1;
   return result;
 }

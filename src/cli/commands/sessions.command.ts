@@ -4,7 +4,7 @@ import { TrellisError } from '../../errors/trellis-error.js';
 import { SqliteStore } from '../../stores/sqlite-store.js';
 import { cliStorePath } from '../cli-app.js';
 import type { CliIo } from '../cli-io.js';
-import { transcriptLines } from '../render/transcript.js';
+import { MESSAGE_DISPLAY_LIMIT, transcriptLines } from '../render/transcript.js';
 
 /** `trellis sessions` lists stored sessions; `trellis sessions show <id>` prints one transcript. */
 export function registerSessionsCommand(program: Command, io: CliIo): void {
@@ -31,13 +31,14 @@ export function registerSessionsCommand(program: Command, io: CliIo): void {
     .command('show')
     .description("print a session's transcript")
     .argument('<id>', 'the session id')
-    .action(async (id: string) => {
+    .option('--full', `print long messages whole (by default, a message over ${MESSAGE_DISPLAY_LIMIT} characters is cut, with a note)`)
+    .action(async (id: string, options: { full?: boolean }) => {
       const path = await cliStorePath(io);
       const store = existsSync(path) ? new SqliteStore({ path, readonly: true }) : undefined;
       try {
         const session = await store?.load(id);
         if (!session) throw new TrellisError('SessionNotFound', `No session '${id}' in ${path}`, { hint: 'List sessions with: trellis sessions' });
-        for (const line of transcriptLines(session)) io.out(line);
+        for (const line of transcriptLines(session, options.full === true)) io.out(line);
       } finally {
         await store?.close();
       }

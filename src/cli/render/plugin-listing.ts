@@ -1,7 +1,7 @@
 import type { AppDescription } from '../../app/app-description.js';
 import { schemaSummary } from '../../validation/schema-summary.js';
 
-/** Installed plugins with their tools (input schema, middleware chain) and hooks, then every hook point in run order. */
+/** Installed plugins with their tools (input schema, middleware chain, `@Requires` keys) and hooks, then every hook point in run order. */
 export function pluginListing(app: AppDescription): string[] {
   const lines: string[] = [];
   for (const plugin of app.plugins) {
@@ -14,6 +14,7 @@ export function pluginListing(app: AppDescription): string[] {
       const source = tool.tags.find((tag) => tag.startsWith('mcp:'));
       if (source) lines.push(`    source: MCP server ${source.slice(4).replace('/', ', tool ')}`);
       lines.push(`    middleware: ${tool.middleware.length > 0 ? tool.middleware.join(' → ') : 'none'}`);
+      lines.push(`    requires: ${requiresSummary(tool.requires)}`);
     }
     for (const hook of plugin.hooks) lines.push(`  hook ${hook.point} (priority ${hook.priority}) → ${hook.method}`);
     lines.push('');
@@ -22,4 +23,9 @@ export function pluginListing(app: AppDescription): string[] {
   for (const { point, handlers } of app.hookOrder) lines.push(`  ${point}: ${handlers.map((h) => `${h.plugin}.${h.method} (${h.priority})`).join(', ')}`);
   if (app.hookOrder.length === 0) lines.push('  (none)');
   return lines;
+}
+
+/** Declared context keys, optional ones marked `?`: `app.user_id, app.locale?`; `none` when there are none. */
+export function requiresSummary(keys: readonly { readonly key: string; readonly optional: boolean }[]): string {
+  return keys.length > 0 ? keys.map((k) => `${k.key}${k.optional ? '?' : ''}`).join(', ') : 'none';
 }

@@ -10,7 +10,7 @@ export function toolActivityLine(event: TrellisEvent): string | undefined {
     case 'tool.suspended':
       return `  ⏸ ${event.tool} (${event.callId}) waits for approval: ${clip(event.message)}`;
     case 'tool.retry':
-      return `  ↻ ${event.tool} retry ${event.attempt} in ${event.delayMs} ms`;
+      return `  ↻ ${event.tool} failed (${event.error.code}: ${clip(event.error.message, 80)}); attempt ${event.attempt} in ${event.delayMs} ms`;
     default:
       return undefined;
   }

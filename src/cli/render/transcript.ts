@@ -1,8 +1,15 @@
 import type { StoredSession } from '../../stores/session-store.js';
 import { clip } from './tool-activity.js';
 
-/** A stored session as readable lines: a header, then each turn's record and messages. */
-export function transcriptLines(session: StoredSession): string[] {
+/** A user or assistant message longer than this is cut in `sessions show`, with a note saying so. */
+export const MESSAGE_DISPLAY_LIMIT = 4000;
+
+/**
+ * A stored session as readable lines: a header, then each turn's record and messages. A
+ * message over {@link MESSAGE_DISPLAY_LIMIT} characters is cut, and a note says how much
+ * was left out, unless `full` is set.
+ */
+export function transcriptLines(session: StoredSession, full = false): string[] {
   const lines = [
     `Session ${session.id} · agent ${session.agent} · ${session.turns.length} turn(s) · updated ${session.updatedAt}${session.suspension ? ' · waiting for approval' : ''}`,
   ];
@@ -15,11 +22,20 @@ export function transcriptLines(session: StoredSession): string[] {
       lines.push(`  tool ${message.name ?? ''} (${message.toolCallId ?? '?'}): ${clip(message.content, 160)}`);
       continue;
     }
-    if (message.content) lines.push(`${message.role}: ${message.content.split('\n').join(`\n${' '.repeat(message.role.length + 2)}`)}`);
+    if (message.content) {
+      const text = full ? message.content : shorten(message.content, session.id);
+      lines.push(`${message.role}: ${text.split('\n').join(`\n${' '.repeat(message.role.length + 2)}`)}`);
+    }
     for (const call of message.toolCalls ?? []) lines.push(`  call ${call.name} (${call.id}) ${clip(call.arguments, 140)}`);
   }
   const suspension = session.suspension as { input?: string; pending?: { callId: string; tool: string }[] } | null;
   if (suspension?.input !== undefined) lines.push(`user (turn in progress): ${suspension.input}`);
   for (const p of suspension?.pending ?? []) lines.push(`  waiting: ${p.tool} (${p.callId}) — trellis resume ${session.id} --approve ${p.callId}`);
   return lines;
+}
+
+function shorten(content: string, sessionId: string): string {
+  if (content.length <= MESSAGE_DISPLAY_LIMIT) return content;
+  const left = content.length - MESSAGE_DISPLAY_LIMIT;
+  return `${content.slice(0, MESSAGE_DISPLAY_LIMIT)}…\n[${left.toLocaleString('en-US')} more characters not shown; all of it: trellis sessions show ${sessionId} --full]`;
 }

@@ -1,11 +1,12 @@
 import type { TurnResult } from '../../agent/turn-result.js';
 import { clip } from './tool-activity.js';
 
-/** `completed · 3 rounds · 2 tools · 841 tokens · 0.4 s · session abc` */
-export function summaryLine(result: TurnResult, elapsedMs: number, sessionId: string): string {
+/** `completed · 3 rounds · 2 tools · 1 retry · 841 tokens · 0.4 s · session abc` (retries only when there were some). */
+export function summaryLine(result: TurnResult, elapsedMs: number, sessionId: string, retries = 0): string {
   const rounds = `${result.rounds} round${result.rounds === 1 ? '' : 's'}`;
   const tools = `${result.toolCalls.length} tool${result.toolCalls.length === 1 ? '' : 's'}`;
-  return `— ${result.status} · ${rounds} · ${tools} · ${result.usage.totalTokens} tokens · ${elapsed(elapsedMs)} · session ${sessionId}`;
+  const retried = retries > 0 ? ` · ${retries} ${retries === 1 ? 'retry' : 'retries'}` : '';
+  return `— ${result.status} · ${rounds} · ${tools}${retried} · ${result.usage.totalTokens} tokens · ${elapsed(elapsedMs)} · session ${sessionId}`;
 }
 
 /** What a suspended turn waits for, and the command that decides it. */

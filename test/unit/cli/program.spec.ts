@@ -97,7 +97,8 @@ describe('trellis CLI (in process)', () => {
     expect(await cli(asked, 'run', '-s', 'e1', 'export the top customers as csv')).toBe(0);
     const out = asked.stdout.join('');
     const callId = /--approve (call_\w+)/.exec(out)![1]!;
-    expect(asked.stderr[0]).toBe("note: no OPENAI_API_KEY or ANTHROPIC_API_KEY; using the example's scripted model (offline, canned answers)");
+    expect(asked.stderr[0]).toMatch(/^note: no trellis\.config\.\{ts,js,mjs,json\} in .*; running the SQL report desk example, which writes .* under .*\.trellis/);
+    expect(asked.stderr[1]).toBe("note: no OPENAI_API_KEY or ANTHROPIC_API_KEY; using the example's scripted model (offline, canned answers)");
 
     const approved = fakeIo();
     expect(await cli(approved, 'resume', 'e1', '--approve', callId)).toBe(0);
@@ -160,13 +161,23 @@ describe('trellis CLI: decisions and warnings (in process)', () => {
     expect(io.stderr.at(-1)).toMatch(new RegExp(`^trellis: Call '${callId}' \\(export\\.csv\\) does not allow 'edit'; allowed: approve, reject`));
   });
 
-  it('answers a resume with nothing left to decide in one CLI line, without the model note', async () => {
+  it('answers a decision on an already-decided call with "nothing to do" and exit 0, running nothing', async () => {
     const callId = await suspended('r1');
     expect(await cli(fakeIo(), 'resume', 'r1', '--reject', callId)).toBe(0);
     const io = fakeIo();
 
-    expect(await cli(io, 'resume', 'r1', '--approve', callId)).toBe(1);
-    expect(io.stderr).toEqual(['trellis: Nothing in session r1 is waiting for a decision. See what happened with: trellis sessions show r1']);
+    expect(await cli(io, 'resume', 'r1', '--approve', callId)).toBe(0);
+    expect(io.stdout.join('')).toBe(`Nothing to do: ${callId} was already decided (see trellis sessions show r1)\n`);
+    expect(io.stderr).toEqual([]);
+    expect(existsSync(join(cwd, '.trellis/exports/top-customers.csv'))).toBe(false);
+  });
+
+  it('refuses a call id the session never had, naming what it waits for', async () => {
+    const callId = await suspended('r2');
+    const io = fakeIo();
+
+    expect(await cli(io, 'resume', 'r2', '--approve', 'call_nope')).toBe(1);
+    expect(io.stderr).toEqual([`trellis: Session r2 has no call call_nope; it waits for ${callId}. See its calls with: trellis sessions show r2`]);
   });
 
   it('lists the config file names in --help as docs/cli.md does (.ts, .js, .mjs, .json)', async () => {
