@@ -1,4 +1,4 @@
-import type { TrellisEvent } from '../../events/trellis-event.js';
+import type { TrellisEvent } from '../../../index.js';
 
 /** The longest text (in characters) one recorded field keeps; the store's per-turn budget is the other bound. */
 export const MAX_RECORDED_FIELD = 8 * 1024;

@@ -1,6 +1,6 @@
 import type { Observable, Subscription } from 'rxjs';
-import type { TrellisEvent } from '../../events/trellis-event.js';
-import { TURN_EVENT_LIMITS, type RecordedTurnEvent, type TurnEventLog } from '../../stores/turn-event-log.js';
+import type { TrellisEvent } from '../../../index.js';
+import { TURN_EVENT_LIMITS, type RecordedTurnEvent, type TurnEventLog } from '../../../index.js';
 import { shrinkEvent } from './shrink-event.js';
 
 /** The events of a turn that is running now. */

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
-import type { Decision, TurnResult } from '../../agent/turn-result.js';
+import type { Decision, TurnResult } from '../../../index.js';
 import { buildTimeline } from '../timeline/turn-timeline.js';
 import type { DevServerOptions } from './dev-host.js';
 import { badRequest, errorResponse } from './error-response.js';

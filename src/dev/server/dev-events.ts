@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { filter } from 'rxjs';
-import type { TrellisEvent } from '../../events/trellis-event.js';
+import type { TrellisEvent } from '../../../index.js';
 import { shrinkEvent } from '../recording/shrink-event.js';
 import type { DevApp } from './dev-host.js';
 

@@ -1,8 +1,8 @@
 import type { Observable } from 'rxjs';
-import type { Agent } from '../../agent/agent.js';
-import type { TrellisEvent } from '../../events/trellis-event.js';
-import type { AppDescription } from '../../app/app-description.js';
-import type { SessionStore } from '../../stores/session-store.js';
+import type { Agent } from '../../../index.js';
+import type { TrellisEvent } from '../../../index.js';
+import type { AppDescription } from '../../../index.js';
+import type { SessionStore } from '../../../index.js';
 import type { TurnEventRecorder } from '../recording/turn-event-recorder.js';
 
 /** What `trellis dev` needs of the app: its event stream and what is installed (a `Trellis` is one). */

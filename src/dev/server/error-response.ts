@@ -1,6 +1,6 @@
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { describeError } from '../../errors/describe-error.js';
-import { TrellisError } from '../../errors/trellis-error.js';
+import { TrellisError } from '../../../index.js';
 
 /** The JSON body of every refusal: the code, the message, and what to do. */
 export interface ErrorBody {

@@ -1,6 +1,6 @@
-import type { PendingApproval } from '../../agent/turn-result.js';
-import { TrellisError } from '../../errors/trellis-error.js';
-import { canLogTurnEvents, type StoredTurnEvents } from '../../stores/turn-event-log.js';
+import type { PendingApproval } from '../../../index.js';
+import { TrellisError } from '../../../index.js';
+import { canLogTurnEvents, type StoredTurnEvents } from '../../../index.js';
 import type { TurnEventRecorder } from '../recording/turn-event-recorder.js';
 import { buildTimeline, type MiddlewareOf } from '../timeline/turn-timeline.js';
 import type { SessionRow } from '../views/sessions-page.js';

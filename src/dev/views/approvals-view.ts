@@ -1,4 +1,4 @@
-import type { PendingApproval } from '../../agent/turn-result.js';
+import type { PendingApproval } from '../../../index.js';
 import { html, type SafeHtml } from './safe-html.js';
 
 /**

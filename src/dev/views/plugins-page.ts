@@ -1,4 +1,4 @@
-import type { AppDescription } from '../../app/app-description.js';
+import type { AppDescription } from '../../../index.js';
 import { schemaSummary } from '../../validation/schema-summary.js';
 import { html, type SafeHtml } from './safe-html.js';
 

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../../models/model-provider.js';
+import type { ChatMessage } from '../../../index.js';
 import { html, type SafeHtml } from './safe-html.js';
 
 /** The conversation as stored: user, assistant (with the tool calls it asked for) and tool messages. */

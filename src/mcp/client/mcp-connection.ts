@@ -1,4 +1,4 @@
-import { TrellisError } from '../../errors/trellis-error.js';
+import { TrellisError } from '../../../index.js';
 import type {} from '../mcp-error-codes.js';
 import { Client, ErrorCode, McpError, StdioClientTransport, StreamableHTTPClientTransport, StreamableHTTPError, ToolListChangedNotificationSchema, type CallToolResult, type McpToolDescription } from '../sdk.js';
 import { describeSpec, isStdioSpec, type McpServerSpec } from './mcp-server-spec.js';

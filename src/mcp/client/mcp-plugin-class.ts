@@ -1,8 +1,8 @@
 import { preDestroy } from 'inversify';
 import { Plugin } from '../../../decorators/plugin.decorator.js';
 import { Tool } from '../../../decorators/tool.decorator.js';
-import type { ToolContext } from '../../context/plugin-context.js';
-import type { PluginClass } from '../../plugin/plugin-definition.js';
+import type { ToolContext } from '../../../index.js';
+import type { PluginClass } from '../../../index.js';
 import { compileJsonSchema } from '../../validation/json-schema-validator.js';
 import type { CallToolResult, McpToolDescription } from '../sdk.js';
 import { mcpToolValue } from './mcp-tool-result.js';

@@ -1,6 +1,6 @@
-import type { Trellis } from '../../app/trellis.js';
-import { TrellisError } from '../../errors/trellis-error.js';
-import type { PluginClass } from '../../plugin/plugin-definition.js';
+import type { Trellis } from '../../../index.js';
+import { TrellisError } from '../../../index.js';
+import type { PluginClass } from '../../../index.js';
 import type { McpToolDescription } from '../sdk.js';
 import { McpConnection, type McpConnectionOptions } from './mcp-connection.js';
 import { buildMcpPluginClass, type McpPluginSource } from './mcp-plugin-class.js';

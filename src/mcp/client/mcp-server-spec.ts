@@ -1,4 +1,4 @@
-import { TrellisError } from '../../errors/trellis-error.js';
+import { TrellisError } from '../../../index.js';
 
 /** An MCP server run as a child process, spoken to over its stdin/stdout. */
 export interface McpStdioServerSpec {

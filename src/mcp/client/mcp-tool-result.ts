@@ -1,4 +1,4 @@
-import { TrellisError } from '../../errors/trellis-error.js';
+import { TrellisError } from '../../../index.js';
 import type { CallToolResult } from '../sdk.js';
 
 /**

@@ -1,7 +1,7 @@
-import type { Agent } from '../../agent/agent.js';
-import type { Session } from '../../agent/session.js';
-import type { Trellis } from '../../app/trellis.js';
-import { TrellisError } from '../../errors/trellis-error.js';
+import type { Agent } from '../../../index.js';
+import type { Session } from '../../../index.js';
+import type { Trellis } from '../../../index.js';
+import { TrellisError } from '../../../index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, Server, type CallToolResult, type McpToolDescription } from '../sdk.js';
 
 /** JSON-RPC error code of a call a `tool.gate` suspended: a human must approve it first. */

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
-import type { Agent } from '../../agent/agent.js';
-import type { Trellis } from '../../app/trellis.js';
+import type { Agent } from '../../../index.js';
+import type { Trellis } from '../../../index.js';
 import { StdioServerTransport, StreamableHTTPServerTransport } from '../sdk.js';
 import { createMcpToolServer, McpClientSessions, toolOnlyAgent, type McpToolHost } from './mcp-tool-server.js';
 

@@ -82,3 +82,23 @@ describe('built-in plugins and the example use the public entries', () => {
     expect(bad).toEqual([]);
   });
 });
+
+describe('hosts drive the kernel through the public entry', () => {
+  /** Kernel helpers a host may still use by path: pure functions with no kernel state. */
+  const ALLOWED = new Set(['src/validation/json-schema-validator.js', 'src/validation/schema-summary.js', 'src/errors/describe-error.js']);
+  const kernelFolders = /^src\/(agent|app|hooks|context|state|plugin|tools|stores|models|errors|validation|events|contract)\//;
+
+  it.each(['src/nestjs', 'src/queue', 'src/mcp', 'src/dev'])('%s imports kernel files only through index.ts', (folder) => {
+    const bad = violations([folder], (file, specifier) => {
+      const to = target(file, specifier);
+      return to !== undefined && kernelFolders.test(to) && !ALLOWED.has(to);
+    });
+    expect(bad).toEqual([]);
+  });
+
+  it('the kernel imports no host', () => {
+    const hosts = /^src\/(cli|nestjs|queue|mcp|dev)\//;
+    const kernel = ['src/agent', 'src/app', 'src/hooks', 'src/context', 'src/state', 'src/plugin', 'src/tools', 'src/stores', 'src/models', 'src/errors', 'src/validation', 'src/events', 'src/contract'];
+    expect(violations(kernel, (file, specifier) => hosts.test(target(file, specifier) ?? ''))).toEqual([]);
+  });
+});
