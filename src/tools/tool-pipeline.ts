@@ -10,6 +10,7 @@ import type { RegisteredTool } from '../plugin/plugin-member.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import { commitKernelWrites, turnUpdate, turnValue } from '../state/kernel-writes.js';
 import type { Phase } from '../state/state-engine.js';
+import { MAX_ARGUMENT_CHARS } from '../validation/argument-limits.js';
 import { formatFieldErrors, validateDto, validateJson } from '../validation/validate-dto.js';
 import type { PendingApproval, ToolCallRecord } from '../agent/turn-result.js';
 import type { TurnEnv } from '../agent/turn-env.js';
@@ -215,6 +216,8 @@ const NO_TAGS: readonly string[] = [];
 
 /** The model's arguments as JSON, or the text itself when it does not parse. */
 function parseLoose(text: string): unknown {
+  // Oversized text stays text: validateJson refuses it without parsing.
+  if (text.length > MAX_ARGUMENT_CHARS) return text;
   if (text.trim() === '') return {};
   try {
     return JSON.parse(text);

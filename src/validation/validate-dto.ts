@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { plainToInstance, type ClassTransformOptions } from 'class-transformer';
 import { validateSync, ValidationTypes, type ValidationError, type ValidatorOptions } from 'class-validator';
+import { checkArgumentLength, checkArgumentShape } from './argument-limits.js';
 import { validateFlat } from './compiled-dto.js';
 
 /** One invalid field: `path` is dotted and indexed (`filters[0].column`), or `(input)` for the whole input. */
@@ -57,6 +58,8 @@ export function validateDto<T extends object>(
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     return { ok: false, errors: [{ path: INPUT_PATH, messages: [`arguments must be a JSON object, not ${kindOf(input)}`] }] };
   }
+  const shape = checkArgumentShape(input);
+  if (shape.length > 0) return { ok: false, errors: shape };
   const flat = validateFlat(type, input as Record<string, unknown>, options?.forbidUnknown === false);
   if (flat !== undefined) return { ok: true, value: flat };
   const value = plainToInstance(type, input, TRANSFORM);
@@ -77,6 +80,8 @@ export function validateJson<T extends object>(
   text: string,
   options?: ValidateDtoOptions,
 ): DtoValidation<T> {
+  const tooLong = checkArgumentLength(text);
+  if (tooLong) return { ok: false, errors: [tooLong] };
   let input: unknown = {};
   if (!BLANK.test(text)) {
     try {
