@@ -16,10 +16,13 @@ const PROTOTYPE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor',
 /**
  * Checks the shape of plain input before class-transformer and class-validator walk it
  * (both recurse, so ~3,000 levels overflow the stack): nesting at most
- * {@link MAX_ARGUMENT_DEPTH} deep, and no prototype keys at any depth. The walk is
+ * {@link MAX_ARGUMENT_DEPTH} deep, and no prototype keys at any depth (unless `refusePrototypeKeys: false`, where
+ * the caller drops undeclared input anyway). The walk is
  * iterative, so no input can overflow it. Returns the errors, empty when the shape is fine.
  */
-export function checkArgumentShape(input: unknown, maxDepth: number = MAX_ARGUMENT_DEPTH): FieldError[] {
+export function checkArgumentShape(input: unknown, options: { readonly refusePrototypeKeys?: boolean; readonly maxDepth?: number } = {}): FieldError[] {
+  const maxDepth = options.maxDepth ?? MAX_ARGUMENT_DEPTH;
+  const refuse = options.refusePrototypeKeys !== false;
   const errors: FieldError[] = [];
   const stack: { value: unknown; path: string; depth: number }[] = [{ value: input, path: '', depth: 0 }];
   while (stack.length > 0) {
@@ -33,13 +36,14 @@ export function checkArgumentShape(input: unknown, maxDepth: number = MAX_ARGUME
       for (let i = value.length - 1; i >= 0; i -= 1) stack.push({ value: value[i], path: `${path}[${i}]`, depth: depth + 1 });
       continue;
     }
-    const keys = Object.keys(value);
-    for (let i = keys.length - 1; i >= 0; i -= 1) {
-      const key = keys[i]!;
+    const children: typeof stack = [];
+    for (const key of Object.keys(value)) {
       const child = path === '' ? key : `${path}.${key}`;
-      if (PROTOTYPE_KEYS.has(key)) errors.push({ path: child, messages: [`property ${key} should not exist`] });
-      else stack.push({ value: (value as Record<string, unknown>)[key], path: child, depth: depth + 1 });
+      if (PROTOTYPE_KEYS.has(key)) {
+        if (refuse) errors.push({ path: child, messages: [`property ${key} should not exist`] });
+      } else children.push({ value: (value as Record<string, unknown>)[key], path: child, depth: depth + 1 });
     }
+    for (let i = children.length - 1; i >= 0; i -= 1) stack.push(children[i]!);
   }
   return errors;
 }

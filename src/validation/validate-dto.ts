@@ -58,7 +58,7 @@ export function validateDto<T extends object>(
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     return { ok: false, errors: [{ path: INPUT_PATH, messages: [`arguments must be a JSON object, not ${kindOf(input)}`] }] };
   }
-  const shape = checkArgumentShape(input);
+  const shape = checkArgumentShape(input, { refusePrototypeKeys: options?.forbidUnknown !== false });
   if (shape.length > 0) return { ok: false, errors: shape };
   const flat = validateFlat(type, input as Record<string, unknown>, options?.forbidUnknown === false);
   if (flat !== undefined) return { ok: true, value: flat };
