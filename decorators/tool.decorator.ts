@@ -13,6 +13,8 @@ export interface ToolOptions {
   readonly tags?: readonly string[];
   /** Aborts the call's signal and returns a `ToolTimeout` result after this long. */
   readonly timeoutMs?: number;
+  /** The most characters of this tool's result the model reads; wins over the agent's `maxToolResultChars`. */
+  readonly maxResultChars?: number;
 }
 
 export interface ToolMetadata {

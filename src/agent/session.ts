@@ -320,6 +320,7 @@ export class Session {
       run: { scope: new ContextScope(this.state, turn, undefined), schema: registry, signal: signal ?? NEVER_ABORTED },
       sessionId: this.id,
       turnIndex,
+      maxToolResultChars: this.agent.spec.maxToolResultChars,
       observed: () => subject.observed || bus.observed,
       emit: (event) => {
         if (subject.observed) subject.next(event);

@@ -35,6 +35,8 @@ export interface RegisteredTool extends PluginMember {
   readonly output?: new () => object;
   readonly tags: readonly string[];
   readonly timeoutMs?: number;
+  /** `@Tool({ maxResultChars })`: the model reads at most this much of a result. */
+  readonly maxResultChars?: number;
   /** Middleware instances, outermost first: app-wide, plugin, install options, method. */
   readonly chain: readonly ToolMiddleware[];
   /** Names of the chain's classes, for `trellis plugins`. */

@@ -16,6 +16,7 @@ import type { PendingApproval, ToolCallRecord } from '../agent/turn-result.js';
 import type { TurnEnv } from '../agent/turn-env.js';
 import { NEVER_ABORTED } from '../agent/never-signal.js';
 import { runChain } from './middleware-chain.js';
+import { capToolResult } from './result-cap.js';
 import type { ToolCallInfo, ToolCallOutcome } from './tool-call.js';
 import { errorResult, type ToolErrorInfo, type ToolInvocation, type ToolResult } from './tool-middleware.js';
 
@@ -203,7 +204,7 @@ async function finish(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool | u
   const record: ToolCallRecord = outcome.ok
     ? { callId: info.callId, tool: info.tool, round: info.round, ok: true, value: outcome.value, durationMs }
     : { callId: info.callId, tool: info.tool, round: info.round, ok: false, error, durationMs };
-  return { kind: 'result', record, content: toolMessage(outcome), done: result.ok && result.done === true };
+  return { kind: 'result', record, content: capToolResult(toolMessage(outcome), tool?.maxResultChars ?? env.maxToolResultChars), done: result.ok && result.done === true };
 }
 
 /** The tool message the model reads. */
