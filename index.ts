@@ -20,7 +20,8 @@ export type { SuspensionRecord } from './src/agent/suspension-record.js';
 export type { ToolCallInfo, ToolCallOutcome, TurnExchange } from './src/tools/tool-call.js';
 
 // Decorators
-export { Plugin, Tool, Hook, Transform, Requires, Middleware, StateKey, OnEffect, OnAction, SelfTest } from './decorators/index.js';
+export { Plugin, Tool, Hook, Transform, Requires, Middleware, StateKey, OnEffect, OnAction, SelfTest, Secret } from './decorators/index.js';
+export { redactSecrets, redactText, isSecretKey, type RedactOptions } from './src/redaction/redactor.js';
 export type { PluginOptions, ToolOptions, HookOptions, StateKeyOptions } from './decorators/index.js';
 
 // Hooks, context and state

@@ -9,6 +9,8 @@ import {
   type ToolResult,
 } from '../../src/tools/tool-middleware.js';
 import { TRELLIS_LOGGER, createLogger } from './logger.js';
+import { describeError } from '../../src/errors/describe-error.js';
+import { redactText } from '../../src/redaction/redactor.js';
 import { DEFAULT_REDACT_KEYS, redact, redactionKey } from './redact.js';
 
 const LEVELS: readonly Level[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
@@ -67,7 +69,8 @@ export class LoggingMiddleware implements ToolMiddleware {
       result = await next();
     } catch (error) {
       const durationMs = Math.round(performance.now() - started);
-      log[this.failureLevel]({ event: 'tool.finish', ...fields, ok: false, durationMs, err: error }, 'tool call threw');
+      // A thrown value is logged as a scrubbed message, never as the object (vendor errors carry request headers).
+      log[this.failureLevel]({ event: 'tool.finish', ...fields, ok: false, durationMs, error: { message: describeError(error) } }, 'tool call threw');
       throw error;
     }
     const durationMs = Math.round(performance.now() - started);
@@ -79,7 +82,7 @@ export class LoggingMiddleware implements ToolMiddleware {
     } else {
       const { code, message, retryable } = result.error;
       log[this.failureLevel](
-        { event: 'tool.finish', ...fields, ok: false, durationMs, error: { code, message, retryable } },
+        { event: 'tool.finish', ...fields, ok: false, durationMs, error: { code, message: redactText(message), retryable } },
         'tool call failed',
       );
     }

@@ -1,3 +1,4 @@
+import { redactEvent } from '../events/redact-event.js';
 import { Subject, type Observable } from 'rxjs';
 import type { Trellis } from '../app/trellis.js';
 import { ContextLevel, ContextScope } from '../context/context-scope.js';
@@ -322,7 +323,8 @@ export class Session {
       turnIndex,
       maxToolResultChars: this.agent.spec.maxToolResultChars,
       observed: () => subject.observed || bus.observed,
-      emit: (event) => {
+      emit: (raw) => {
+        const event = redactEvent(raw);
         if (subject.observed) subject.next(event);
         bus.emit(event);
       },

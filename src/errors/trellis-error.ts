@@ -1,3 +1,4 @@
+import { redactText } from '../redaction/redactor.js';
 import { describeError } from './describe-error.js';
 
 const TRELLIS_ERROR = Symbol.for('trellis.error');
@@ -71,7 +72,8 @@ export class TrellisError extends Error {
   readonly details: Readonly<Record<string, unknown>>;
 
   constructor(code: TrellisErrorCode | (string & {}), message: string, options: TrellisErrorOptions = {}) {
-    super(options.hint ? `${message}. ${options.hint}` : message, options.cause === undefined ? undefined : { cause: options.cause });
+    // Messages reach models, logs and terminals: secret-shaped values never do.
+    super(redactText(options.hint ? `${message}. ${options.hint}` : message), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
     this.kind = options.kind ?? 'user';

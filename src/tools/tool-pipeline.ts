@@ -15,6 +15,7 @@ import { formatFieldErrors, validateDto, validateJson } from '../validation/vali
 import type { PendingApproval, ToolCallRecord } from '../agent/turn-result.js';
 import type { TurnEnv } from '../agent/turn-env.js';
 import { NEVER_ABORTED } from '../agent/never-signal.js';
+import { maskFields, secretFields } from '../redaction/redactor.js';
 import { runChain } from './middleware-chain.js';
 import { capToolResult } from './result-cap.js';
 import type { ToolCallInfo, ToolCallOutcome } from './tool-call.js';
@@ -43,7 +44,7 @@ export async function executeToolCall(env: TurnEnv, call: ModelToolCall, round: 
   const started = performance.now();
   const tool = tools.get(call.name);
   const info: ToolCallInfo = { callId: call.id, tool: call.name, plugin: tool?.plugin ?? '', tags: tool?.tags ?? NO_TAGS, args: parseLoose(call.arguments), round };
-  if (env.observed()) env.emit({ type: 'tool.started', sessionId: env.sessionId, callId: call.id, tool: call.name, args: info.args });
+  if (env.observed()) env.emit({ type: 'tool.started', sessionId: env.sessionId, callId: call.id, tool: call.name, args: maskFields(info.args, secretFields(tool?.input)) });
   if (!tool) {
     const known = [...tools.keys()].join(', ') || 'none';
     return finish(env, info, undefined, errorResult('ToolNotFound', `There is no tool '${call.name}' in this round. Call one of: ${known}`), started);
