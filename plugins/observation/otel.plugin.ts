@@ -6,6 +6,7 @@ import type { InferenceRequest } from '../../src/agent/inference-request.js';
 import type { Trellis } from '../../src/app/trellis.js';
 import type { HookContext } from '../../src/context/plugin-context.js';
 import type { TrellisEvent } from '../../src/events/trellis-event.js';
+import { redactText } from '../../src/redaction/redactor.js';
 import type { InferenceSettings } from '../../src/models/model-provider.js';
 import type { PluginLifecycle } from '../../src/app/plugin-lifecycle.js';
 import { PLUGIN_CONFIG } from '../../src/plugin/plugin-tokens.js';
@@ -124,7 +125,8 @@ export class OpenTelemetryPlugin implements PluginLifecycle {
         if (!span) return;
         if (!event.ok) {
           span.setAttribute(GEN_AI.errorType, event.error?.code ?? 'ToolFailed');
-          span.setStatus({ code: SpanStatusCode.ERROR, message: event.error?.message });
+          // Events arrive redacted; scrubbing again keeps spans safe whatever feeds this plugin.
+          span.setStatus({ code: SpanStatusCode.ERROR, message: redactText(event.error?.message ?? '') });
         }
         span.end();
         return;
@@ -140,7 +142,7 @@ export class OpenTelemetryPlugin implements PluginLifecycle {
         const spans = this.sessions.get(event.sessionId);
         const target = spans?.round ?? spans?.turn;
         target?.setAttribute(GEN_AI.errorType, event.code);
-        target?.setStatus({ code: SpanStatusCode.ERROR, message: event.message });
+        target?.setStatus({ code: SpanStatusCode.ERROR, message: redactText(event.message) });
         return;
       }
       case 'turn.finished': {
