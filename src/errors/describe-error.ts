@@ -40,9 +40,9 @@ function rawDescription(error: unknown): string {
   return attempt(() => Object.prototype.toString.call(error)) ?? 'unknown error';
 }
 
+/** A literal object (`throw { status, apiKey }`): described from a redacted copy. Objects with their own inspector describe themselves. */
 function isPlain(value: object): boolean {
-  const proto = Object.getPrototypeOf(value) as unknown;
-  return proto === Object.prototype || proto === null;
+  return Object.getPrototypeOf(value) === Object.prototype && !(inspect.custom in value);
 }
 
 /** Runs `read`, or answers `undefined` if it throws. */

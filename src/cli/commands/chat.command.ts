@@ -2,10 +2,13 @@ import type { Command } from 'commander';
 import type { Session } from '../../agent/session.js';
 import type { Decision, TurnResult } from '../../agent/turn-result.js';
 import type { TrellisEvent } from '../../events/trellis-event.js';
+import type { RegistrySnapshot } from '../../plugin/registry-snapshot.js';
 import { openSession, waitingCalls, withCliApp } from '../cli-app.js';
 import type { CliIo } from '../cli-io.js';
 import { LineReader } from '../line-reader.js';
-import { clip, toolActivityLine } from '../render/tool-activity.js';
+import { approvalLines } from '../render/approval-prompt.js';
+import { escapeControl } from '../render/terminal-text.js';
+import { toolActivityLine } from '../render/tool-activity.js';
 import { summaryLine } from '../render/turn-summary.js';
 
 const EXIT_WORDS = new Set(['/exit', '/quit', 'exit', 'quit']);
@@ -26,7 +29,7 @@ export function registerChatCommand(program: Command, io: CliIo): void {
           io.err(`warning: session ${session.id} waits for approval of ${waiting.map((c) => `${c.tool} (${c.callId})`).join(', ')}; your next message cancels ${waiting.length === 1 ? 'it' : 'them'} (/exit, then trellis resume ${session.id}, to decide instead)`);
         }
         try {
-          await chatLoop(io, session, reader);
+          await chatLoop(io, session, reader, cli.app.registry);
         } finally {
           reader.close();
         }
@@ -34,7 +37,7 @@ export function registerChatCommand(program: Command, io: CliIo): void {
     });
 }
 
-async function chatLoop(io: CliIo, session: Session, reader: LineReader): Promise<void> {
+async function chatLoop(io: CliIo, session: Session, reader: LineReader, registry: RegistrySnapshot): Promise<void> {
   for (;;) {
     io.write('you> ');
     const line = await reader.next();
@@ -43,7 +46,7 @@ async function chatLoop(io: CliIo, session: Session, reader: LineReader): Promis
     const started = performance.now();
     let result = await streamTurn(io, session, () => session.send(line));
     while (result.status === 'suspended') {
-      const decisions = await askDecisions(io, result, reader);
+      const decisions = await askDecisions(io, result, reader, registry);
       if (!decisions) {
         io.out(`Still waiting for approval; decide later with: trellis resume ${session.id} --approve <callId>`);
         return;
@@ -61,7 +64,7 @@ async function streamTurn(io: CliIo, session: Session, turn: () => Promise<TurnR
   const onEvent = (event: TrellisEvent): void => {
     if (event.type === 'model.delta' && event.delta.type === 'text') {
       if (!midLine) io.write('assistant> ');
-      io.write(event.delta.text);
+      io.write(escapeControl(event.delta.text));
       midLine = true;
       streamed = true;
       return;
@@ -80,17 +83,17 @@ async function streamTurn(io: CliIo, session: Session, turn: () => Promise<TurnR
     subscription.unsubscribe();
   }
   if (midLine) io.write('\n');
-  if (!streamed && result.reply !== undefined) io.out(`assistant> ${result.reply}`);
-  if (result.error && result.status !== 'completed') io.out(`(${result.status}: ${result.error.code}: ${result.error.message})`);
+  if (!streamed && result.reply !== undefined) io.out(`assistant> ${escapeControl(result.reply)}`);
+  if (result.error && result.status !== 'completed') io.out(escapeControl(`(${result.status}: ${result.error.code}: ${result.error.message})`));
   return result;
 }
 
 /** Asks approve/reject for each waiting call; `undefined` when the input ended first. */
-async function askDecisions(io: CliIo, result: TurnResult, reader: LineReader): Promise<Decision[] | undefined> {
+async function askDecisions(io: CliIo, result: TurnResult, reader: LineReader, registry: RegistrySnapshot): Promise<Decision[] | undefined> {
   const decisions: Decision[] = [];
   for (const call of result.suspended ?? []) {
     const allowed = call.ticket.allowedDecisions ?? ['approve', 'reject', 'edit'];
-    io.out(`${call.tool} (${call.callId}) waits for approval: ${clip(call.ticket.message, 200)}`);
+    for (const line of approvalLines(call, registry)) io.out(line);
     io.write(`approve? [y/n] `);
     const answer = await reader.next();
     if (answer === null) return undefined;

@@ -1,3 +1,4 @@
+import type { RegistrySnapshot } from '../../plugin/registry-snapshot.js';
 import type { Command } from 'commander';
 import type { Session } from '../../agent/session.js';
 import type { TurnResult } from '../../agent/turn-result.js';
@@ -17,7 +18,7 @@ export function registerRunCommand(program: Command, io: CliIo): void {
       await withCliApp(io, async (cli) => {
         const session = openSession(cli, io, options.session);
         await warnCancelled(io, cli, session.id);
-        await printTurn(io, session, () => session.send(message));
+        await printTurn(io, session, () => session.send(message), cli.app.registry);
       });
     });
 }
@@ -31,7 +32,7 @@ export async function warnCancelled(io: CliIo, cli: CliApp, sessionId: string): 
 }
 
 /** Runs a turn (a send or a resume) with tool activity on stderr, then prints its outcome. */
-export async function printTurn(io: CliIo, session: Session, turn: () => Promise<TurnResult>): Promise<TurnResult> {
+export async function printTurn(io: CliIo, session: Session, turn: () => Promise<TurnResult>, registry?: RegistrySnapshot): Promise<TurnResult> {
   const activity = session.events$.subscribe((event) => {
     const line = toolActivityLine(event);
     if (line) io.err(line);
@@ -44,7 +45,7 @@ export async function printTurn(io: CliIo, session: Session, turn: () => Promise
     activity.unsubscribe();
   }
   for (const line of replyLines(result)) io.out(line);
-  for (const line of pendingLines(result, session.id)) io.out(line);
+  for (const line of pendingLines(result, session.id, registry)) io.out(line);
   io.out(summaryLine(result, performance.now() - started, session.id));
   if (result.status === 'failed') io.exitCode = 1;
   return result;

@@ -1,10 +1,13 @@
 import type { StoredSession } from '../../stores/session-store.js';
+import type { PendingApproval } from '../../agent/turn-result.js';
+import { approvalLines } from './approval-prompt.js';
+import { escapeControl } from './terminal-text.js';
 import { clip } from './tool-activity.js';
 
 /** A stored session as readable lines: a header, then each turn's record and messages. */
 export function transcriptLines(session: StoredSession): string[] {
   const lines = [
-    `Session ${session.id} · agent ${session.agent} · ${session.turns.length} turn(s) · updated ${session.updatedAt}${session.suspension ? ' · waiting for approval' : ''}`,
+    `Session ${escapeControl(session.id)} · agent ${session.agent} · ${session.turns.length} turn(s) · updated ${session.updatedAt}${session.suspension ? ' · waiting for approval' : ''}`,
   ];
   for (const turn of session.turns) {
     lines.push(`Turn ${turn.index}: ${turn.status} · ${turn.rounds} round(s) · ${turn.toolCalls} tool call(s)${turn.error ? ` · ${turn.error.code}: ${clip(turn.error.message, 80)}` : ''}`);
@@ -15,11 +18,14 @@ export function transcriptLines(session: StoredSession): string[] {
       lines.push(`  tool ${message.name ?? ''} (${message.toolCallId ?? '?'}): ${clip(message.content, 160)}`);
       continue;
     }
-    if (message.content) lines.push(`${message.role}: ${message.content.split('\n').join(`\n${' '.repeat(message.role.length + 2)}`)}`);
+    if (message.content) lines.push(`${message.role}: ${escapeControl(message.content).split('\n').join(`\n${' '.repeat(message.role.length + 2)}`)}`);
     for (const call of message.toolCalls ?? []) lines.push(`  call ${call.name} (${call.id}) ${clip(call.arguments, 140)}`);
   }
-  const suspension = session.suspension as { input?: string; pending?: { callId: string; tool: string }[] } | null;
-  if (suspension?.input !== undefined) lines.push(`user (turn in progress): ${suspension.input}`);
-  for (const p of suspension?.pending ?? []) lines.push(`  waiting: ${p.tool} (${p.callId}) — trellis resume ${session.id} --approve ${p.callId}`);
+  const suspension = session.suspension as { input?: string; pending?: PendingApproval[] } | null;
+  if (suspension?.input !== undefined) lines.push(`user (turn in progress): ${escapeControl(suspension.input)}`);
+  for (const p of suspension?.pending ?? []) {
+    lines.push(...approvalLines(p).map((line) => `  ${line}`));
+    lines.push(`    decide: trellis resume ${session.id} --approve ${p.callId}   (or --reject ${p.callId})`);
+  }
   return lines;
 }
