@@ -41,7 +41,14 @@ export type TrellisErrorCode =
   | 'InvalidCheckpoint'
   | 'InvalidDecision'
   | 'NotStarted'
-  | 'UnsupportedSchema';
+  | 'UnsupportedSchema'
+  | 'StoreFull'
+  | 'StoreBusy'
+  | 'StoreReadonly'
+  | 'StoreCorrupt'
+  | 'StoreSchema'
+  | 'StoreIO'
+  | 'StoreFailed';
 
 /** `user`: the caller or a plugin author can fix it. `system`: a fault outside their code. */
 export type TrellisErrorKind = 'user' | 'system';

@@ -5,6 +5,7 @@ import { asTrellisError, TrellisError } from '../errors/trellis-error.js';
 import type { ChatMessage } from '../models/model-provider.js';
 import { nextRevision, type StoredHead } from './checkpoint-revision.js';
 import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession, TurnRecord } from './session-store.js';
+import { guardStore, sqliteStoreError } from './sqlite-errors.js';
 import { applyMigrations, assertSchemaCurrent } from './sqlite-migrations.js';
 
 /** Where {@link SqliteStore} puts its file when no path is given, relative to the working directory. */
@@ -70,7 +71,7 @@ export class SqliteStore implements SessionStore, RevisionReader {
     this.path = options.path ?? DEFAULT_SQLITE_PATH;
     this.readonly = options.readonly ?? false;
     this.db = openDatabase(this.path, this.readonly);
-    this.sql = prepareStatements(this.db);
+    this.sql = guardStore('prepare its statements', this.path, () => prepareStatements(this.db));
     this.writeCheckpoint = this.db.transaction((checkpoint: SessionCheckpoint, encoded: EncodedCheckpoint) => this.applyCheckpoint(checkpoint, encoded)).immediate;
     // A read transaction gives load() one snapshot even while another process commits.
     this.readSession = this.db.transaction((sessionId: string) => this.readRows(sessionId)).deferred;
@@ -82,20 +83,21 @@ export class SqliteStore implements SessionStore, RevisionReader {
   }
 
   async load(sessionId: string): Promise<StoredSession | undefined> {
-    return this.readSession(sessionId);
+    return guardStore('load a session', this.path, () => this.readSession(sessionId));
   }
 
   async revision(sessionId: string): Promise<number | undefined> {
-    return (this.sql.head.get(sessionId) as { revision: number } | undefined)?.revision;
+    return guardStore('read a revision', this.path, () => (this.sql.head.get(sessionId) as { revision: number } | undefined)?.revision);
   }
 
   async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
     this.assertWritable('checkpoint');
-    return this.writeCheckpoint(checkpoint, encode(checkpoint));
+    const encoded = encode(checkpoint);
+    return guardStore('checkpoint', this.path, () => this.writeCheckpoint(checkpoint, encoded));
   }
 
   async list(): Promise<readonly SessionSummary[]> {
-    return (this.sql.list.all() as SummaryRow[]).map((row) => ({
+    return (guardStore('list sessions', this.path, () => this.sql.list.all()) as SummaryRow[]).map((row) => ({
       id: row.id,
       agent: row.agent,
       turns: row.turns,
@@ -107,7 +109,7 @@ export class SqliteStore implements SessionStore, RevisionReader {
   async delete(sessionId: string): Promise<boolean> {
     this.assertWritable('delete');
     // Messages and turns go with the session through ON DELETE CASCADE.
-    return this.sql.deleteSession.run(sessionId).changes > 0;
+    return guardStore('delete a session', this.path, () => this.sql.deleteSession.run(sessionId).changes > 0);
   }
 
   async close(): Promise<void> {
@@ -176,10 +178,10 @@ function openDatabase(path: string, readonly: boolean): Database.Database {
     // `timeout` is SQLite's busy_timeout: a second process waits for the lock instead of failing.
     db = new Database(path, { readonly, fileMustExist: readonly, timeout: 5000 });
   } catch (error) {
-    throw asTrellisError(error, 'InvalidOptions', `Cannot open the SQLite store at ${path}`, {
-      hint: readonly ? 'A readonly store needs an existing database file' : 'Check that the folder is writable',
-      details: { path },
-    });
+    if (readonly && (error as { code?: unknown })?.code === 'SQLITE_CANTOPEN') {
+      throw asTrellisError(error, 'InvalidOptions', `Cannot open the SQLite store at ${path}`, { hint: 'A readonly store needs an existing database file', details: { path } });
+    }
+    throw sqliteStoreError(error, 'open', path);
   }
   try {
     if (!readonly) {
@@ -193,7 +195,7 @@ function openDatabase(path: string, readonly: boolean): Database.Database {
     return db;
   } catch (error) {
     db.close();
-    throw asTrellisError(error, 'InvalidOptions', `Cannot open the SQLite store at ${path}`, { details: { path } });
+    throw sqliteStoreError(error, 'open', path);
   }
 }
 
@@ -252,7 +254,7 @@ function parseColumn(raw: string, sessionId: string, column: string): unknown {
 
 function invalidRow(sessionId: string, column: string, problem: string): TrellisError {
   return new TrellisError('InvalidCheckpoint', `Stored session "${sessionId}" cannot be read: ${column} is ${problem}`, {
-    hint: 'The file was changed outside Trellis or is damaged; restore it from a backup or delete the session',
+    hint: `The file was changed outside Trellis or is damaged. Delete this session with: trellis sessions delete ${sessionId} (or store.delete('${sessionId}')), and check the file with: trellis doctor`,
     kind: 'system',
     details: { sessionId, column },
   });
