@@ -8,6 +8,7 @@ import { registerPluginsCommand } from './commands/plugins.command.js';
 import { registerResumeCommand } from './commands/resume.command.js';
 import { registerRunCommand } from './commands/run.command.js';
 import { registerSessionsCommand } from './commands/sessions.command.js';
+import { registerDoctorCommand } from './commands/doctor.command.js';
 
 const ABOUT = `
 Configuration: trellis.config.ts, .js, .mjs or .json in the working directory (plugins with their
@@ -34,6 +35,7 @@ export function buildProgram(io: CliIo): Command {
   registerPluginsCommand(program, io);
   registerSessionsCommand(program, io);
   registerResumeCommand(program, io);
+  registerDoctorCommand(program, io);
   return program;
 }
 
