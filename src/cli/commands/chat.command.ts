@@ -5,6 +5,7 @@ import type { TrellisEvent } from '../../events/trellis-event.js';
 import type { RegistrySnapshot } from '../../plugin/registry-snapshot.js';
 import { openSession, waitingCalls, withCliApp } from '../cli-app.js';
 import type { CliIo } from '../cli-io.js';
+import { interruptible } from '../interruptible.js';
 import { LineReader } from '../line-reader.js';
 import { approvalLines } from '../render/approval-prompt.js';
 import { escapeControl } from '../render/terminal-text.js';
@@ -44,21 +45,21 @@ async function chatLoop(io: CliIo, session: Session, reader: LineReader, registr
     if (line === null || EXIT_WORDS.has(line.trim())) break;
     if (line.trim() === '') continue;
     const started = performance.now();
-    let result = await streamTurn(io, session, () => session.send(line));
+    let result = await streamTurn(io, session, (signal) => session.send(line, { signal }));
     while (result.status === 'suspended') {
       const decisions = await askDecisions(io, result, reader, registry);
       if (!decisions) {
         io.out(`Still waiting for approval; decide later with: trellis resume ${session.id} --approve <callId>`);
         return;
       }
-      result = await streamTurn(io, session, () => session.resume({ decisions }));
+      result = await streamTurn(io, session, (signal) => session.resume({ decisions, signal }));
     }
     io.out(summaryLine(result, performance.now() - started, session.id));
   }
 }
 
 /** Runs a turn, printing text deltas as they arrive and tool activity on lines of their own. */
-async function streamTurn(io: CliIo, session: Session, turn: () => Promise<TurnResult>): Promise<TurnResult> {
+async function streamTurn(io: CliIo, session: Session, turn: (signal: AbortSignal) => Promise<TurnResult>): Promise<TurnResult> {
   let midLine = false;
   let streamed = false;
   const onEvent = (event: TrellisEvent): void => {
@@ -78,7 +79,7 @@ async function streamTurn(io: CliIo, session: Session, turn: () => Promise<TurnR
   const subscription = session.events$.subscribe(onEvent);
   let result: TurnResult;
   try {
-    result = await turn();
+    result = (await interruptible(io, turn)).value;
   } finally {
     subscription.unsubscribe();
   }

@@ -36,7 +36,7 @@ export function registerResumeCommand(program: Command, io: CliIo): void {
           throw new TrellisError('InvalidDecision', `Nothing in session ${sessionId} is waiting for a decision`, { hint: `See what happened with: trellis sessions show ${sessionId}` });
         }
         const session = openSession(cli, io, sessionId);
-        await printTurn(io, session, () => session.resume({ decisions }), cli.app.registry);
+        await printTurn(io, session, (signal) => session.resume({ decisions, signal }), cli.app.registry);
       });
     });
 }

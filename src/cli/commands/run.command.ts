@@ -4,6 +4,7 @@ import type { Session } from '../../agent/session.js';
 import type { TurnResult } from '../../agent/turn-result.js';
 import { openSession, waitingCalls, withCliApp, type CliApp } from '../cli-app.js';
 import type { CliIo } from '../cli-io.js';
+import { EXIT_INTERRUPTED, interruptible } from '../interruptible.js';
 import { toolActivityLine } from '../render/tool-activity.js';
 import { pendingLines, replyLines, summaryLine } from '../render/turn-summary.js';
 
@@ -18,7 +19,7 @@ export function registerRunCommand(program: Command, io: CliIo): void {
       await withCliApp(io, async (cli) => {
         const session = openSession(cli, io, options.session);
         await warnCancelled(io, cli, session.id);
-        await printTurn(io, session, () => session.send(message), cli.app.registry);
+        await printTurn(io, session, (signal) => session.send(message, { signal }), cli.app.registry);
       });
     });
 }
@@ -32,7 +33,7 @@ export async function warnCancelled(io: CliIo, cli: CliApp, sessionId: string): 
 }
 
 /** Runs a turn (a send or a resume) with tool activity on stderr, then prints its outcome. */
-export async function printTurn(io: CliIo, session: Session, turn: () => Promise<TurnResult>, registry?: RegistrySnapshot): Promise<TurnResult> {
+export async function printTurn(io: CliIo, session: Session, turn: (signal: AbortSignal) => Promise<TurnResult>, registry?: RegistrySnapshot): Promise<TurnResult> {
   const activity = session.events$.subscribe((event) => {
     const line = toolActivityLine(event);
     if (line) io.err(line);
@@ -40,13 +41,15 @@ export async function printTurn(io: CliIo, session: Session, turn: () => Promise
   const started = performance.now();
   let result: TurnResult;
   try {
-    result = await turn();
+    const outcome = await interruptible(io, turn);
+    result = outcome.value;
+    if (outcome.interrupted) io.exitCode = EXIT_INTERRUPTED;
   } finally {
     activity.unsubscribe();
   }
   for (const line of replyLines(result)) io.out(line);
   for (const line of pendingLines(result, session.id, registry)) io.out(line);
   io.out(summaryLine(result, performance.now() - started, session.id));
-  if (result.status === 'failed') io.exitCode = 1;
+  if (result.status === 'failed' && io.exitCode === 0) io.exitCode = 1;
   return result;
 }
