@@ -1,9 +1,11 @@
 import 'reflect-metadata';
 
 // The kernel
-export { Trellis, TRELLIS_APP, type TrellisOptions } from './src/app/trellis.js';
+export { Trellis, TRELLIS_APP, type TrellisOptions, type InstalledRef } from './src/app/trellis.js';
 export type { Provider } from './src/app/providers.js';
-export type { PluginLifecycle } from './src/app/plugin-lifecycle.js';
+export type { PluginLifecycle } from './src/plugin/plugin-lifecycle.js';
+export type { PluginHost, PluginLogger, PluginGrant } from './src/plugin/plugin-host.js';
+export type { AppDescription, PluginInfo, ToolInfo, HookInfo } from './src/app/app-description.js';
 export type { SelfTestReport } from './src/app/self-test-report.js';
 export type { InstallOptions } from './src/plugin/plugin-installer.js';
 export type { LoadReport } from './src/plugin/directory-loader.js';

@@ -54,7 +54,7 @@ export async function installFigures(count: number, runs = 3): Promise<InstallFi
       times.push(performance.now() - t);
     }
     const totalMs = performance.now() - started;
-    if (app.registry.plugins.length !== count) throw new Error(`install: ${app.registry.plugins.length} of ${count} plugins installed`);
+    if (app.describe().plugins.length !== count) throw new Error(`install: ${app.describe().plugins.length} of ${count} plugins installed`);
     const tenth = Math.max(1, Math.floor(count / 10));
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const sorted = [...times].sort((x, y) => x - y);

@@ -138,7 +138,7 @@ export class AuthCheckMiddleware implements ToolMiddleware {
   async intercept(call: ToolInvocation, next: NextToolHandler): Promise<ToolResult> {
     counters.middleware++;
     const auth = call.context.get<{ allowed: boolean }>(AUTH_KEY);
-    if (!auth?.allowed) return { ok: false, error: { code: 'Forbidden', message: 'not allowed', retryable: false } };
+    if (!auth?.allowed) return { ok: false, error: { code: 'AuthDenied', message: 'not allowed', retryable: false } };
     return next();
   }
 }

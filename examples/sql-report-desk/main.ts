@@ -31,12 +31,12 @@ async function main(): Promise<void> {
   const app = await createDeskApp({ store });
   const session = app.agent({ ...DESK_AGENT, model }).session(`desk-${randomUUID().slice(0, 8)}`);
   session.events$.subscribe(narrate);
-  say(`Plugins: ${app.registry.plugins.map((p) => p.definition.name).join(', ')}; session ${session.id} in ${STORE_PATH}`);
+  say(`Plugins: ${app.describe().plugins.map((p) => p.name).join(', ')}; session ${session.id} in ${STORE_PATH}`);
 
   say();
   say(`Turn 1 — user: ${QUESTION}`);
   report(await session.send(QUESTION));
-  const lessons = (session.state.session.values[LESSONS_KEY] as Lesson[] | undefined) ?? [];
+  const lessons = (session.values[LESSONS_KEY] as Lesson[] | undefined) ?? [];
   for (const lesson of lessons) say(`  lesson kept for the next turn: ${lesson.text}`);
 
   say();

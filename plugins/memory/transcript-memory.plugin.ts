@@ -73,7 +73,7 @@ export class TranscriptMemory {
 
   /** A session's recorded exchanges, oldest first; the last `last` of them when given. */
   exchanges(session: Session, last?: number): readonly ExchangeRecord[] {
-    const all = (session.state.session.values[TRANSCRIPT_EXCHANGES_KEY] as ExchangeRecord[] | undefined) ?? NONE;
+    const all = (session.values[TRANSCRIPT_EXCHANGES_KEY] as ExchangeRecord[] | undefined) ?? NONE;
     return last === undefined ? all : all.slice(-last);
   }
 }

@@ -2,9 +2,9 @@ import { inject } from 'inversify';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Subscription } from 'rxjs';
 import { Plugin } from '../../decorators/index.js';
-import type { Trellis } from '../../src/app/trellis.js';
 import type { TrellisEvent } from '../../src/events/trellis-event.js';
-import type { PluginLifecycle } from '../../src/app/plugin-lifecycle.js';
+import type { PluginLifecycle } from '../../src/plugin/plugin-lifecycle.js';
+import type { PluginHost } from '../../src/plugin/plugin-host.js';
 import { PLUGIN_CONFIG } from '../../src/plugin/plugin-tokens.js';
 import { MetricsConfig } from './metrics.config.js';
 
@@ -63,8 +63,8 @@ export class MetricsPlugin implements PluginLifecycle {
     return this.registry.contentType;
   }
 
-  onInstall(app: Trellis): void {
-    this.subscription = app.events$.subscribe((event) => this.observe(event));
+  onInstall(host: PluginHost): void {
+    this.subscription = host.events$.subscribe((event) => this.observe(event));
   }
 
   onUninstall(): void {

@@ -3,12 +3,12 @@ import { inject, optional } from 'inversify';
 import type { Subscription } from 'rxjs';
 import { Hook, Plugin } from '../../decorators/index.js';
 import type { InferenceRequest } from '../../src/agent/inference-request.js';
-import type { Trellis } from '../../src/app/trellis.js';
 import type { HookContext } from '../../src/context/plugin-context.js';
 import type { TrellisEvent } from '../../src/events/trellis-event.js';
 import { redactText } from '../../src/redaction/redactor.js';
 import type { InferenceSettings } from '../../src/models/model-provider.js';
-import type { PluginLifecycle } from '../../src/app/plugin-lifecycle.js';
+import type { PluginLifecycle } from '../../src/plugin/plugin-lifecycle.js';
+import type { PluginHost } from '../../src/plugin/plugin-host.js';
 import { PLUGIN_CONFIG } from '../../src/plugin/plugin-tokens.js';
 import { GEN_AI, GEN_AI_OPERATION } from './gen-ai-attributes.js';
 import { OpenTelemetryConfig } from './otel.config.js';
@@ -54,8 +54,8 @@ export class OpenTelemetryPlugin implements PluginLifecycle {
     this.tracer = (provider ?? trace.getTracerProvider()).getTracer(config.tracerName);
   }
 
-  onInstall(app: Trellis): void {
-    this.subscription = app.events$.subscribe((event) => this.observe(event));
+  onInstall(host: PluginHost): void {
+    this.subscription = host.events$.subscribe((event) => this.observe(event));
   }
 
   onUninstall(): void {

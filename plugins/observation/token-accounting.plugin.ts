@@ -49,7 +49,7 @@ export class TokenAccountingPlugin {
 
   /** A session's totals so far (zero before its first model call). */
   sessionUsage(session: Session): TokenTotals {
-    return (session.state.session.values[SESSION_TOKENS_KEY] as TokenTotals | undefined) ?? EMPTY_TOTALS;
+    return (session.values[SESSION_TOKENS_KEY] as TokenTotals | undefined) ?? EMPTY_TOTALS;
   }
 
   /** A user's totals over all their sessions (zero for an unknown user). */

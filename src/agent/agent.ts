@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { Trellis } from '../app/trellis.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import { FallbackModel } from '../models/fallback-model.js';
 import { isModelProvider, type ModelProvider } from '../models/model-provider.js';
 import { DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_CONCURRENCY, type AgentSpec } from './agent-spec.js';
 import { Session } from './session.js';
+import type { AgentBinding, SessionHost } from './session-host.js';
 import type { TurnLimits } from './turn-runner.js';
 
 export interface SessionOptions {
@@ -12,15 +12,15 @@ export interface SessionOptions {
   readonly context?: Readonly<Record<string, unknown>>;
 }
 
-/** A named agent spec bound to an app; opens sessions. */
-export class Agent {
+/** A named agent spec bound to an app; opens sessions. Made by `app.agent(spec)`. */
+export class Agent implements AgentBinding {
   readonly limits: TurnLimits;
-  private readonly sessions = new Map<string, Session>();
+  readonly #host: SessionHost;
+  readonly #sessions = new Map<string, Session>();
 
-  constructor(
-    private readonly app: Trellis,
-    readonly spec: AgentSpec,
-  ) {
+  /** @internal Use `app.agent(spec)`. */
+  constructor(host: SessionHost, readonly spec: AgentSpec) {
+    this.#host = host;
     const problems: string[] = [];
     if (typeof spec?.name !== 'string' || spec.name.length === 0) problems.push('name must be a non-empty string');
     if (typeof spec?.instructions !== 'string') problems.push('instructions must be a string');
@@ -39,23 +39,29 @@ export class Agent {
       models.length === 1
         ? (models[0] as ModelProvider)
         : new FallbackModel(models as ModelProvider[], {
-            onFallback: ({ from, to, error }) => app.bus.emit({ type: 'model.fallback', from: from.name, to: to.name, reason: error.message }),
+            onFallback: ({ from, to, error }) => host.events.emit({ type: 'model.fallback', from: from.name, to: to.name, reason: error.message }),
           });
     this.limits = { model, maxRounds, toolConcurrency, inference: spec.inference, streamText: spec.streamText ?? 'live' };
   }
 
-  /** Opens (or returns the open) session with this id; a new id is made when none is given. */
+  /**
+   * Opens (or returns the open) session with this id; a new id is made when none is given.
+   * Context given here is the host's statement about the session from now on: reopening an
+   * open session with other context replaces the old.
+   */
   session(id: string = randomUUID(), options: SessionOptions = {}): Session {
-    let session = this.sessions.get(id);
+    let session = this.#sessions.get(id);
     if (!session) {
-      session = new Session(this.app, this, id, options.context ?? {});
-      this.sessions.set(id, session);
+      session = new Session(this.#host, this, id, options.context ?? {});
+      this.#sessions.set(id, session);
+    } else if (options.context !== undefined) {
+      session.restate(options.context);
     }
     return session;
   }
 
   /** @internal Called when a session ends. */
   forget(id: string): void {
-    this.sessions.delete(id);
+    this.#sessions.delete(id);
   }
 }

@@ -63,9 +63,18 @@ export function parseSuspension(value: unknown, sessionId: string): SuspensionRe
   return record as SuspensionRecord;
 }
 
-/** The turn level's values worth carrying over a suspension: set ones, without the per-turn kernel inputs. */
+/**
+ * The turn level's values worth carrying over a suspension: set ones, without the
+ * per-turn kernel inputs and without host context (`app.*`), which the host states again
+ * with the resume and is never read back from the store.
+ */
 export function carriedTurnValues(values: Readonly<Record<string, unknown>>, skip: readonly string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(values)) if (value !== undefined && !skip.includes(key)) out[key] = value;
+  for (const [key, value] of Object.entries(values)) if (value !== undefined && !skip.includes(key) && !isHostKey(key)) out[key] = value;
   return out;
+}
+
+/** Host context keys: the host's statement about the current request. */
+export function isHostKey(key: string): boolean {
+  return key.startsWith('app.');
 }

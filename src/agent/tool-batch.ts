@@ -1,12 +1,12 @@
 import type { ModelToolCall } from '../models/model-provider.js';
 import type { RegisteredTool } from '../plugin/plugin-member.js';
-import { executeToolCall, type CallOutcome } from '../tools/tool-pipeline.js';
+import { executeToolCall, type CallEnd } from '../tools/tool-pipeline.js';
 import type { TurnEnv } from './turn-env.js';
 
 /** A call that never ran because the turn stopped first. */
 export const INTERRUPTED = 'interrupted';
 
-export type BatchOutcome = CallOutcome | { readonly kind: typeof INTERRUPTED; readonly callId: string; readonly tool: string };
+export type BatchOutcome = CallEnd | { readonly kind: typeof INTERRUPTED; readonly callId: string; readonly tool: string };
 
 /**
  * Runs a round's tool calls, at most `limit` at once; outcomes come back in call order.
@@ -24,7 +24,7 @@ export async function runToolBatch(env: TurnEnv, calls: readonly ModelToolCall[]
     while (next < calls.length) {
       const index = next++;
       const call = calls[index]!;
-      if (stopped || env.run.signal.aborted) {
+      if (stopped || env.site.signal.aborted) {
         outcomes[index] = { kind: INTERRUPTED, callId: call.id, tool: call.name };
         continue;
       }

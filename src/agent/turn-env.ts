@@ -1,5 +1,5 @@
 import type { TrellisEvent } from '../events/trellis-event.js';
-import type { HookEngine, HookRun } from '../hooks/hook-engine.js';
+import type { HookEngine, HookSite } from '../hooks/hook-engine.js';
 import type { ActiveView, RegistrySnapshot } from '../plugin/registry-snapshot.js';
 import type { StateEngine } from '../state/state-engine.js';
 
@@ -9,8 +9,8 @@ export interface TurnEnv {
   readonly state: StateEngine;
   readonly registry: RegistrySnapshot;
   readonly view: ActiveView;
-  /** The turn's scope (session + turn level), schema and cancellation signal. */
-  readonly run: HookRun & { readonly signal: AbortSignal };
+  /** The turn's scope (session + turn level), schema, active hooks and cancellation signal. */
+  readonly site: HookSite & { readonly signal: AbortSignal };
   readonly sessionId: string;
   readonly turnIndex: number;
   /** The agent's cap on the characters of one tool result the model reads (`AgentSpec.maxToolResultChars`). */

@@ -3,6 +3,7 @@ import { TrellisError } from '../errors/trellis-error.js';
 import type { StateSchema } from '../state/state-schema.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import type { TurnRecord } from '../stores/session-store.js';
+import { isHostKey } from './suspension-record.js';
 import type { TurnResult } from './turn-result.js';
 
 /** The stored summary of a turn, from its result. */
@@ -21,13 +22,24 @@ export function turnRecord(index: number, input: string, result: TurnResult, sta
   };
 }
 
-/** Session-level values worth keeping across processes: persistent state keys, host context, the user. */
+/**
+ * Session-level values worth keeping across processes: the persistent state keys plugins
+ * declared. Host context (`app.*`) is not among them: it is the host's statement about the
+ * current request, given again whenever the host opens the session, never read back.
+ */
 export function persistentValues(values: Readonly<Record<string, unknown>>, schema: StateSchema): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(values)) {
     if (value === undefined) continue;
-    if (key.startsWith('app.') || key === KERNEL_KEYS.user || schema.stateKey(key)?.persistent) out[key] = value;
+    if (schema.stateKey(key)?.persistent) out[key] = value;
   }
+  return out;
+}
+
+/** Stored session values without host context, for sessions saved before host context stopped being stored. */
+export function withoutHostContext(values: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(values)) if (!isHostKey(key) && key !== KERNEL_KEYS.user) out[key] = value;
   return out;
 }
 

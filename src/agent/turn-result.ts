@@ -1,19 +1,10 @@
 import type { SuspendTicket } from '../hooks/hook-results.js';
 import type { Usage } from '../models/model-provider.js';
-import type { ToolErrorInfo } from '../tools/tool-middleware.js';
+import type { ToolCallRecord } from '../contract/tool-result.js';
+
+export type { ToolCallRecord } from '../contract/tool-result.js';
 
 export type TurnStatus = 'completed' | 'suspended' | 'blocked' | 'cancelled' | 'max_rounds' | 'failed';
-
-/** One tool call of a turn, as it ended. */
-export interface ToolCallRecord {
-  readonly callId: string;
-  readonly tool: string;
-  readonly round: number;
-  readonly ok: boolean;
-  readonly value?: unknown;
-  readonly error?: ToolErrorInfo;
-  readonly durationMs: number;
-}
 
 /** A call parked by a gate, waiting for a decision. */
 export interface PendingApproval {

@@ -1,8 +1,7 @@
 import { describeError } from '../errors/describe-error.js';
-import { resolveDeclared } from '../context/context-pool.js';
-import { MemberContext } from '../context/member-context.js';
+import { invokeMember } from '../context/member-invoker.js';
+import type { ToolCandidate } from '../contract/hook-payloads.js';
 import { TrellisError } from '../errors/trellis-error.js';
-import { hookResultKind, isHookResult, type HookResult } from '../hooks/hook-results.js';
 import type { ChatMessage, ModelProvider, ModelResponse, ModelToolCall, Usage } from '../models/model-provider.js';
 import type { RegisteredTool } from '../plugin/plugin-member.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
@@ -71,16 +70,16 @@ export class TurnRunner {
       this.checkCancelled();
       // A point without handlers is skipped here, before its payload is built or awaited.
       const hooks = env.view.hooks;
-      const recalled = hooks['memory.read'].length === 0 ? NO_RECALL : await env.hooks.collect<ChatMessage>('memory.read', hooks['memory.read'], { input: this.input, messages: this.messages }, env.run);
-      const offered = hooks['tool.register'].length === 0 && hooks['tool.select'].length === 0 ? filterTools(env.view.tools, env.run.scope.turn!.values) : await this.selectTools();
-      const contextMessages = env.run.scope.turn!.values[KERNEL_KEYS.contextMessages] as ChatMessage[] | undefined;
+      const recalled = await env.hooks.run('memory.read', { input: this.input, messages: this.messages }, env.site);
+      const offered = hooks['tool.register'].length === 0 && hooks['tool.select'].length === 0 ? filterTools(env.view.tools, env.site.scope.turn!.values) : await this.selectTools();
+      const contextMessages = env.site.scope.turn!.values[KERNEL_KEYS.contextMessages] as ChatMessage[] | undefined;
       let request: InferenceRequest = {
         messages: roundMessages(this.instructions, contextMessages, recalled.length ? recalled : NO_RECALL, this.transcript, this.messages),
         tools: toolDefinitions(offered),
-        inference: mergeInference(limits.inference, env.run.scope.turn!.values),
+        inference: mergeInference(limits.inference, env.site.scope.turn!.values),
       };
       if (env.view.transforms.length > 0) request = await this.transform(request);
-      if (hooks['llm.before'].length > 0) request = (await env.hooks.pipeline('llm.before', hooks['llm.before'], request, env.run)) as InferenceRequest;
+      request = await env.hooks.run('llm.before', request, env.site);
       // Round overrides and filters set before this call applied to it; ones set from here on apply to the next.
       this.clearRoundKeys();
       this.checkCancelled();
@@ -92,10 +91,10 @@ export class TurnRunner {
         messages: request.messages,
         tools: request.tools,
         inference: request.inference,
-        signal: env.run.signal,
+        signal: env.site.signal,
         onDelta: !env.observed() ? undefined : limits.streamText === 'final' ? (delta) => delta.type !== 'text' && env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }) : (delta) => env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }),
       });
-      if (hooks['llm.after'].length > 0) response = (await env.hooks.pipeline('llm.after', hooks['llm.after'], response, env.run)) as ModelResponse;
+      response = await env.hooks.run('llm.after', response, env.site);
       this.addUsage(response);
       if (env.observed()) env.emit({ type: 'round.finished', sessionId: env.sessionId, turn: env.turnIndex, round, model: response.model, usage: response.usage });
       this.messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls.length > 0 ? response.toolCalls : undefined });
@@ -128,7 +127,7 @@ export class TurnRunner {
         blocked ??= outcome;
       }
     }
-    if (this.env.run.signal.aborted) throw cancelled();
+    if (this.env.site.signal.aborted) throw cancelled();
     if (!blocked && pending.length === 0) {
       for (let index = 0; index < calls.length; index++) this.pushToolMessage(calls[index]!.id, calls[index]!.name, contents[index]);
       if (done !== undefined) {
@@ -184,7 +183,7 @@ export class TurnRunner {
 
   /** Turn-level context to keep in a suspension record. */
   turnValues(): Record<string, unknown> {
-    return carriedTurnValues(this.env.run.scope.turn!.values, [KERNEL_KEYS.turnInput, KERNEL_KEYS.turnIndex]);
+    return carriedTurnValues(this.env.site.scope.turn!.values, [KERNEL_KEYS.turnInput, KERNEL_KEYS.turnIndex]);
   }
 
   result(status: TurnStatus, reply: string | undefined, error?: { code: string; message: string }, suspended?: readonly PendingApproval[]): TurnResult {
@@ -195,27 +194,30 @@ export class TurnRunner {
     return { result: this.result(status, reply, error), append: [...this.messages], suspension: undefined };
   }
 
+  /**
+   * `tool.register` may add tools of plugins outside the agent's filter; `tool.select`
+   * sees plain candidates (never the tools themselves) and may narrow or reorder them.
+   */
   private async selectTools(): Promise<readonly RegisteredTool[]> {
     const { env } = this;
-    let candidates: readonly RegisteredTool[] = env.view.tools;
-    const registered = await env.hooks.collect<string>('tool.register', env.view.hooks['tool.register'], { round: this.rounds + 1 }, env.run);
+    let tools: readonly RegisteredTool[] = env.view.tools;
+    const registered = await env.hooks.run('tool.register', { round: this.rounds + 1 }, env.site);
     if (registered.length > 0) {
-      const extra = registered.map((name) => env.registry.tools.get(name)).filter((t): t is RegisteredTool => t !== undefined && !candidates.includes(t));
-      candidates = [...candidates, ...extra];
+      const extra = registered.map((name) => env.registry.tools.get(name)).filter((t): t is RegisteredTool => t !== undefined && !tools.includes(t));
+      tools = [...tools, ...extra];
     }
-    const selected = await env.hooks.pipeline('tool.select', env.view.hooks['tool.select'], candidates, env.run);
+    const candidates = toolCandidates(tools);
+    const selected = await env.hooks.run('tool.select', candidates, env.site);
+    const chosen = selected === candidates ? tools : pickTools(tools, selected);
     // Read the turn now: memory.read and tool.register hooks of this round may have added filters.
-    return filterTools(selected as readonly RegisteredTool[], env.run.scope.turn!.values);
+    return filterTools(chosen, env.site.scope.turn!.values);
   }
 
   private async transform(request: InferenceRequest): Promise<InferenceRequest> {
     const { env } = this;
     for (const transform of env.view.transforms) {
       try {
-        const snapshot = env.run.scope.snapshot();
-        const deps = resolveDeclared(transform.requires, snapshot, env.registry, `Transform ${transform.plugin}.${transform.method}`);
-        const ctx = new MemberContext(transform, snapshot, env.run.scope, env.registry, 'transform', deps, true);
-        const out = await transform.fn(request, ctx as never);
+        const { out } = await invokeMember(transform, request, { scope: env.site.scope, snapshot: env.site.scope.snapshot(), schema: env.registry, point: 'transform', readOnly: true, signal: env.site.signal });
         if (out !== undefined) request = out as InferenceRequest;
       } catch (error) {
         throw new TrellisError(TrellisError.is(error) ? error.code : 'HookFailed', `Transform ${transform.plugin}.${transform.method} failed: ${describeError(error)}`, {
@@ -230,9 +232,9 @@ export class TurnRunner {
 
   /** Round-scoped overrides and tool filters last one model call. */
   private clearRoundKeys(): void {
-    const turn = this.env.run.scope.turn!;
+    const turn = this.env.site.scope.turn!;
     if (ROUND_KEYS.some((key) => turn.values[key] !== undefined)) {
-      commitKernelWrites(this.env.run.scope, this.env.registry, ROUND_KEYS.map((key) => turnValue(key, undefined)));
+      commitKernelWrites(this.env.site.scope, this.env.registry, ROUND_KEYS.map((key) => turnValue(key, undefined)));
     }
   }
 
@@ -245,7 +247,7 @@ export class TurnRunner {
   }
 
   private checkCancelled(): void {
-    if (this.env.run.signal.aborted) throw cancelled();
+    if (this.env.site.signal.aborted) throw cancelled();
   }
 }
 
@@ -273,7 +275,26 @@ export function replyText(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value ?? null);
 }
 
-export function isControl(value: unknown, kind: 'block' | 'cancel'): value is HookResult & { reason: string } {
-  return isHookResult(value) && hookResultKind(value) === kind;
+const candidateLists = new WeakMap<readonly RegisteredTool[], readonly ToolCandidate[]>();
+
+/** The plain descriptions `tool.select` sees; built once per tool list. */
+function toolCandidates(tools: readonly RegisteredTool[]): readonly ToolCandidate[] {
+  let list = candidateLists.get(tools);
+  if (!list) {
+    list = Object.freeze(tools.map((t) => Object.freeze({ name: t.name, plugin: t.plugin, description: t.description, tags: t.tags, schema: t.schema })));
+    candidateLists.set(tools, list);
+  }
+  return list;
+}
+
+/** The tools `tool.select` kept, in its order; names that were not candidates are ignored. */
+function pickTools(tools: readonly RegisteredTool[], selected: readonly ToolCandidate[]): RegisteredTool[] {
+  const byName = new Map(tools.map((t) => [t.name, t] as const));
+  const picked: RegisteredTool[] = [];
+  for (const candidate of selected) {
+    const tool = byName.get(candidate?.name);
+    if (tool && !picked.includes(tool)) picked.push(tool);
+  }
+  return picked;
 }
 

@@ -1,28 +1,36 @@
-import { describeError } from '../errors/describe-error.js';
 import 'reflect-metadata';
-import { Container } from 'inversify';
+import { Container, type ServiceIdentifier } from 'inversify';
 import type { Observable } from 'rxjs';
+import { Agent } from '../agent/agent.js';
+import type { AgentSpec } from '../agent/agent-spec.js';
+import type { SessionHost } from '../agent/session-host.js';
 import { ContextScope } from '../context/context-scope.js';
+import { describeError } from '../errors/describe-error.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import { EventBus } from '../events/event-bus.js';
 import type { TrellisEvent } from '../events/trellis-event.js';
-import { HookEngine, type HookRun } from '../hooks/hook-engine.js';
+import { HookEngine, type HookSite } from '../hooks/hook-engine.js';
 import { importPlugins, pluginModules, type LoadReport } from '../plugin/directory-loader.js';
 import type { InstalledPlugin } from '../plugin/installed-plugin.js';
+import { guardToken, LEGITIMATE_ROUTES } from '../plugin/kernel-guard.js';
 import { buildMiddleware, validateMiddlewareOptions, type BuiltMiddleware } from '../plugin/middleware-factory.js';
 import type { PluginClass } from '../plugin/plugin-definition.js';
 import { explorePlugin } from '../plugin/plugin-explorer.js';
+import type { PluginHost, PluginLogger } from '../plugin/plugin-host.js';
 import { preparePlugin, type InstallOptions } from '../plugin/plugin-installer.js';
+import type { PluginLifecycle } from '../plugin/plugin-lifecycle.js';
+import { SESSION_STORE, TRELLIS_APP } from '../plugin/plugin-tokens.js';
 import { RegistrySnapshot } from '../plugin/registry-snapshot.js';
 import { SessionState } from '../state/session-state.js';
 import { StateEngine } from '../state/state-engine.js';
-import { SESSION_STORE, type SessionStore } from '../stores/session-store.js';
+import type { SessionStore } from '../stores/session-store.js';
 import type { MiddlewareDeclaration } from '../tools/tool-middleware.js';
+import { describeRegistry, type AppDescription } from './app-description.js';
+import { registerKernel } from './kernel-access.js';
 import { bindProviders, type Provider } from './providers.js';
-import { Agent } from '../agent/agent.js';
-import type { AgentSpec } from '../agent/agent-spec.js';
-import type { PluginLifecycle } from './plugin-lifecycle.js';
 import type { SelfTestReport } from './self-test-report.js';
+
+export { TRELLIS_APP } from '../plugin/plugin-tokens.js';
 
 export interface TrellisOptions {
   /** Services plugins and middleware may inject. */
@@ -33,14 +41,17 @@ export interface TrellisOptions {
   readonly store?: SessionStore;
   /** Run `app.heartbeat` hooks this often once started. */
   readonly heartbeatMs?: number;
+  /** A pino-shaped logger; each plugin gets `logger.child({ plugin })` on its `PluginHost`. */
+  readonly logger?: PluginLogger & { child?(bindings: object): PluginLogger };
 }
 
-/** DI token under which the app binds itself. */
-export const TRELLIS_APP = Symbol.for('trellis.app');
 const APP_SESSION = '(app)';
+const SILENT: PluginLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
 /**
- * The kernel: DI container, plugin registry, hook engine, state engine and event stream.
+ * The kernel: plugin registry, hook engine, state engine and event stream. Its machinery
+ * is private: hosts drive it through `install`/`agent`/`session`, agents and sessions
+ * through the `SessionHost` port, plugins through their `PluginHost`.
  *
  * @example
  * const app = Trellis.create({ providers: [OrdersRepo] });
@@ -48,29 +59,51 @@ const APP_SESSION = '(app)';
  * await app.start();
  */
 export class Trellis {
-  readonly container = new Container();
-  readonly bus = new EventBus();
-  /** Every event the app and its sessions emit. */
-  readonly events$: Observable<TrellisEvent> = this.bus.events$;
-  readonly stateEngine = new StateEngine(this.bus);
-  readonly hooks = new HookEngine(this.stateEngine, this.bus);
-  readonly store: SessionStore | undefined;
-  private current = new RegistrySnapshot([]);
-  private readonly appMiddleware: readonly BuiltMiddleware[];
-  private readonly appState = new SessionState(APP_SESSION, this.bus);
-  private readonly sessions = new Map<string, SessionState>();
-  private mutation: Promise<unknown> = Promise.resolve();
-  private seq = 0;
-  private heartbeat: NodeJS.Timeout | undefined;
-  private phase: 'created' | 'started' | 'stopped' = 'created';
+  readonly #bus = new EventBus();
+  readonly #stateEngine = new StateEngine(this.#bus);
+  readonly #hooks = new HookEngine(this.#stateEngine, this.#bus);
+  /** Host providers, exports and guards: the only container plugins resolve from. */
+  readonly #providers = new Container();
+  readonly #options: TrellisOptions;
+  readonly #appMiddleware: readonly BuiltMiddleware[];
+  readonly #appState = new SessionState(APP_SESSION, this.#bus);
+  readonly #sessions = new Map<string, SessionState>();
+  readonly #exports = new Map<string, ServiceIdentifier[]>();
+  readonly #host: SessionHost;
+  #current = new RegistrySnapshot([]);
+  #mutation: Promise<unknown> = Promise.resolve();
+  #seq = 0;
+  #heartbeat: NodeJS.Timeout | undefined;
+  #phase: 'created' | 'started' | 'stopped' = 'created';
 
-  private constructor(private readonly options: TrellisOptions) {
-    this.store = options.store;
-    this.container.bind(EventBus).toConstantValue(this.bus);
-    this.container.bind(TRELLIS_APP).toConstantValue(this);
-    if (options.store) this.container.bind(SESSION_STORE).toConstantValue(options.store);
-    bindProviders(this.container, options.providers ?? []);
-    this.appMiddleware = (options.middleware ?? []).map((d) => buildMiddleware(d, validateMiddlewareOptions(d, 'Trellis.create middleware'), this.container));
+  /** Every event the app and its sessions emit. */
+  readonly events$: Observable<TrellisEvent> = this.#bus.events$;
+
+  private constructor(options: TrellisOptions) {
+    this.#options = options;
+    bindProviders(this.#providers, options.providers ?? []);
+    guardToken(this.#providers, TRELLIS_APP, 'TRELLIS_APP (the Trellis app)', LEGITIMATE_ROUTES);
+    guardToken(this.#providers, Trellis as unknown as ServiceIdentifier, 'the Trellis app', LEGITIMATE_ROUTES);
+    guardToken(this.#providers, SESSION_STORE, 'SESSION_STORE (every session\'s stored transcript and state)', LEGITIMATE_ROUTES);
+    guardToken(this.#providers, EventBus, 'the event bus', LEGITIMATE_ROUTES);
+    guardToken(this.#providers, StateEngine, 'the state engine', LEGITIMATE_ROUTES);
+    guardToken(this.#providers, HookEngine, 'the hook engine', LEGITIMATE_ROUTES);
+    if (options.store) guardToken(this.#providers, options.store.constructor as ServiceIdentifier, `the session store (${options.store.constructor.name})`, LEGITIMATE_ROUTES);
+    this.#appMiddleware = (options.middleware ?? []).map((d) => buildMiddleware(d, validateMiddlewareOptions(d, 'Trellis.create middleware'), this.#providers));
+    const app = this;
+    this.#host = {
+      get registry() {
+        return app.#current;
+      },
+      hooks: this.#hooks,
+      state: this.#stateEngine,
+      events: this.#bus,
+      store: options.store,
+      sessionState: (id) => this.#sessionState(id),
+      releaseSession: (id) => void this.#sessions.delete(id),
+      reportError: (error, plugin, point, sessionId) => this.#reportError(error, plugin, point, sessionId),
+    };
+    registerKernel(this, Object.assign(Object.create(this.#host) as SessionHost, { providers: this.#providers }));
   }
 
   static create(options: TrellisOptions = {}): Trellis {
@@ -80,45 +113,44 @@ export class Trellis {
     return new Trellis(options);
   }
 
-  /** The installed plugins right now; a turn keeps the snapshot it started with. */
-  get registry(): RegistrySnapshot {
-    return this.current;
-  }
-
   /**
    * Validates and installs a plugin class. Throws a `TrellisError` (and registers nothing)
    * on a duplicate name, a clash of tool / state / effect / action names, a missing
-   * dependency, invalid config or middleware options, or a failing `onInstall`.
+   * dependency, invalid config or middleware options, a constructor that asks for the
+   * kernel (`KernelAccess`), or a failing `onInstall`.
    */
-  install(type: PluginClass, options: InstallOptions = {}): Promise<InstalledPlugin> {
-    return this.serialize(async () => {
+  install<T extends object>(type: PluginClass<T>, options: InstallOptions = {}): Promise<InstalledRef<T>> {
+    return this.#serialize(async () => {
       const definition = explorePlugin(type);
-      const plugin = preparePlugin(definition, options, this.current, { container: this.container, appMiddleware: this.appMiddleware, seq: ++this.seq });
-      await this.lifecycle(plugin, 'onInstall');
-      this.publish([...this.current.plugins, plugin]);
-      this.bus.emit({ type: 'plugin.installed', plugin: definition.name, version: definition.version });
-      return plugin;
+      const plugin = preparePlugin(definition, options, this.#current, this.#installEnv(++this.#seq));
+      await this.#lifecycle(plugin, 'onInstall', options);
+      this.#publish([...this.#current.plugins, plugin]);
+      guardToken(this.#providers, type, `the plugin '${definition.name}' (${type.name})`, `Plugins do not reach each other's instances. Ask its owner to export a service from onInstall (host.export), or to expose an effect or action. ${LEGITIMATE_ROUTES}`);
+      this.#bus.emit({ type: 'plugin.installed', plugin: definition.name, version: definition.version });
+      return { name: definition.name, version: definition.version, instance: plugin.instance as T };
     });
   }
 
   /** Removes every behavioural part of a plugin and clears its state keys (unless retained). */
   uninstall(name: string): Promise<void> {
-    return this.serialize(async () => {
-      const plugin = this.plugin(name);
-      const dependents = this.current.plugins.filter((p) => p.definition.dependsOn.includes(name)).map((p) => p.definition.name);
+    return this.#serialize(async () => {
+      const plugin = this.#plugin(name);
+      const dependents = this.#current.plugins.filter((p) => p.definition.dependsOn.includes(name)).map((p) => p.definition.name);
       if (dependents.length > 0) {
         throw new TrellisError('DependentPlugin', `Cannot uninstall '${name}': ${dependents.map((d) => `'${d}'`).join(', ')} depend${dependents.length === 1 ? 's' : ''} on it`, {
           hint: `Uninstall ${dependents.join(', ')} first`,
           details: { plugin: name, dependents },
         });
       }
-      await this.lifecycle(plugin, 'onUninstall');
-      this.publish(this.current.plugins.filter((p) => p !== plugin));
+      await this.#lifecycle(plugin, 'onUninstall');
+      this.#publish(this.#current.plugins.filter((p) => p !== plugin));
       const cleared = plugin.stateKeys.filter((k) => !k.retainOnUninstall).map((k) => k.key);
-      this.appState.clear(cleared);
-      for (const state of this.sessions.values()) state.clear(cleared);
+      this.#appState.clear(cleared);
+      for (const state of this.#sessions.values()) state.clear(cleared);
+      this.#unexport(name);
+      if (this.#providers.isCurrentBound(plugin.definition.type)) this.#providers.unbind(plugin.definition.type);
       await plugin.container.unbindAllAsync();
-      this.bus.emit({ type: 'plugin.uninstalled', plugin: name });
+      this.#bus.emit({ type: 'plugin.uninstalled', plugin: name });
     });
   }
 
@@ -126,36 +158,42 @@ export class Trellis {
    * Swaps a plugin for a new version in one step: turns that start afterwards see only the
    * new one, turns already running keep the old. State keys are kept.
    */
-  reload(name: string, type: PluginClass, options: InstallOptions = {}): Promise<InstalledPlugin> {
-    return this.serialize(async () => {
-      const old = this.plugin(name);
+  reload<T extends object>(name: string, type: PluginClass<T>, options: InstallOptions = {}): Promise<InstalledRef<T>> {
+    return this.#serialize(async () => {
+      const old = this.#plugin(name);
       const definition = explorePlugin(type);
       if (definition.name !== name) {
         throw new TrellisError('InvalidPlugin', `reload('${name}') was given ${type.name}, which is named '${definition.name}'`, { hint: 'Reload with a class of the same plugin name' });
       }
-      const next = preparePlugin(definition, { config: old.config, enabled: old.enabled, ...options }, this.current, {
-        container: this.container,
-        appMiddleware: this.appMiddleware,
-        seq: old.seq,
-        replacing: name,
-      });
-      await this.lifecycle(next, 'onInstall');
-      this.publish(this.current.plugins.map((p) => (p === old ? next : p)));
-      await this.lifecycle(old, 'onUninstall').catch((error: unknown) => this.reportError(error, name));
+      const merged: InstallOptions = { config: old.config, enabled: old.enabled, grants: old.grants, ...options };
+      const next = preparePlugin(definition, merged, this.#current, { ...this.#installEnv(old.seq), replacing: name });
+      this.#unexport(name);
+      await this.#lifecycle(next, 'onInstall', merged);
+      this.#publish(this.#current.plugins.map((p) => (p === old ? next : p)));
+      await this.#lifecycle(old, 'onUninstall').catch((error: unknown) => this.#reportError(error, name));
       await old.container.unbindAllAsync();
-      this.bus.emit({ type: 'plugin.reloaded', plugin: name, from: old.definition.version, to: definition.version });
-      return next;
+      guardToken(this.#providers, type, `the plugin '${definition.name}' (${type.name})`, LEGITIMATE_ROUTES);
+      this.#bus.emit({ type: 'plugin.reloaded', plugin: name, from: old.definition.version, to: definition.version });
+      return { name: definition.name, version: definition.version, instance: next.instance as T };
     });
   }
 
   /** Switches a plugin's behavioural parts (tools, hooks, transforms) back on. */
   enable(name: string): void {
-    this.setEnabled(name, true);
+    this.#setEnabled(name, true);
   }
 
   /** Switches a plugin's behavioural parts off without uninstalling it; its state and handlers stay. */
   disable(name: string): void {
-    this.setEnabled(name, false);
+    this.#setEnabled(name, false);
+  }
+
+  /**
+   * What is installed, as plain data: plugins with their tools (input schemas, middleware,
+   * declared context), hooks, state keys, and each point's handlers in run order.
+   */
+  describe(): AppDescription {
+    return describeRegistry(this.#current);
   }
 
   /**
@@ -177,7 +215,7 @@ export class Trellis {
       for (const type of classes) {
         try {
           const plugin = await this.install(type);
-          installed.push({ file, plugin: plugin.definition.name });
+          installed.push({ file, plugin: plugin.name });
         } catch (error) {
           failed.push({ file, plugin: type.name, reason: describeError(error) });
         }
@@ -189,7 +227,7 @@ export class Trellis {
   /** Runs every `@SelfTest()` method; a test passes unless it throws or returns false. */
   async selfTest(): Promise<SelfTestReport> {
     const plugins = [];
-    for (const plugin of this.current.plugins) {
+    for (const plugin of this.#current.plugins) {
       const tests = [];
       for (const method of plugin.definition.selfTests) {
         try {
@@ -206,18 +244,18 @@ export class Trellis {
 
   /** Binds an agent spec to this app; `agent.session(id?)` opens conversations. */
   agent(spec: AgentSpec): Agent {
-    return new Agent(this, spec);
+    return new Agent(this.#host, spec);
   }
 
   /** Runs `app.startup` hooks by priority, then starts the heartbeat if configured. */
   async start(): Promise<void> {
-    if (this.phase === 'started') return;
-    if (this.phase === 'stopped') throw new TrellisError('NotStarted', 'This app was stopped', { hint: 'Create a new app with Trellis.create()' });
-    await this.hooks.sequential('app.startup', this.current.view().hooks['app.startup'], undefined, this.appRun());
-    this.phase = 'started';
-    if (this.options.heartbeatMs) {
-      this.heartbeat = setInterval(() => void this.beat(), this.options.heartbeatMs);
-      this.heartbeat.unref();
+    if (this.#phase === 'started') return;
+    if (this.#phase === 'stopped') throw new TrellisError('NotStarted', 'This app was stopped', { hint: 'Create a new app with Trellis.create()' });
+    await this.#hooks.run('app.startup', undefined, this.#appSite());
+    this.#phase = 'started';
+    if (this.#options.heartbeatMs) {
+      this.#heartbeat = setInterval(() => void this.#beat(), this.#options.heartbeatMs);
+      this.#heartbeat.unref();
     }
   }
 
@@ -226,85 +264,122 @@ export class Trellis {
    * releases the container's singletons. The app cannot be started again.
    */
   async stop(signal?: string): Promise<void> {
-    if (this.phase === 'stopped') return;
-    if (this.heartbeat) clearInterval(this.heartbeat);
-    this.heartbeat = undefined;
+    if (this.#phase === 'stopped') return;
+    if (this.#heartbeat) clearInterval(this.#heartbeat);
+    this.#heartbeat = undefined;
     try {
-      await this.hooks.sequential('app.shutdown', this.current.view().hooks['app.shutdown'], signal, this.appRun(), true);
+      await this.#hooks.run('app.shutdown', signal, this.#appSite());
     } finally {
-      this.phase = 'stopped';
+      this.#phase = 'stopped';
       // Async: a singleton's @preDestroy may close a pool; sync unbindAll throws on those.
-      for (const plugin of [...this.current.plugins].reverse()) await plugin.container.unbindAllAsync();
-      await this.container.unbindAllAsync();
-      await this.store?.close();
-      this.bus.complete();
+      for (const plugin of [...this.#current.plugins].reverse()) await plugin.container.unbindAllAsync();
+      await this.#providers.unbindAllAsync();
+      await this.#options.store?.close();
+      this.#bus.complete();
     }
   }
 
   get started(): boolean {
-    return this.phase === 'started';
+    return this.#phase === 'started';
   }
 
-  /** The live state of a session, created on first use. */
-  sessionState(sessionId: string): SessionState {
-    let state = this.sessions.get(sessionId);
+  #installEnv(seq: number) {
+    return { container: this.#providers, appMiddleware: this.#appMiddleware, seq, grantable: { app: this, store: this.#options.store } };
+  }
+
+  #sessionState(sessionId: string): SessionState {
+    let state = this.#sessions.get(sessionId);
     if (!state) {
-      state = new SessionState(sessionId, this.bus);
-      this.sessions.set(sessionId, state);
+      state = new SessionState(sessionId, this.#bus);
+      this.#sessions.set(sessionId, state);
     }
     return state;
   }
 
-  /** Forgets a session's live state (the store keeps what was checkpointed). */
-  releaseSession(sessionId: string): void {
-    this.sessions.delete(sessionId);
+  #reportError(error: unknown, plugin?: string, point?: string, sessionId?: string, code?: TrellisError['code']): void {
+    this.#bus.emit({ type: 'error', code: code ?? (TrellisError.is(error) ? error.code : 'HookFailed'), message: describeError(error), plugin, point, sessionId });
   }
 
-  /** Reports an error on the event stream without throwing. */
-  reportError(error: unknown, plugin?: string, point?: string, sessionId?: string): void {
-    const code = TrellisError.is(error) ? error.code : 'HookFailed';
-    this.bus.emit({ type: 'error', code, message: describeError(error), plugin, point, sessionId });
+  #appSite(): HookSite {
+    const registry = this.#current;
+    return { scope: new ContextScope(this.#appState, undefined, undefined), schema: registry, hooks: registry.view().hooks };
   }
 
-  private appRun(): HookRun {
-    return { scope: new ContextScope(this.appState, undefined, undefined), schema: this.current };
-  }
-
-  private async beat(): Promise<void> {
-    this.bus.emit({ type: 'heartbeat', at: Date.now() });
+  async #beat(): Promise<void> {
+    this.#bus.emit({ type: 'heartbeat', at: Date.now() });
     try {
-      await this.hooks.parallel('app.heartbeat', this.current.view().hooks['app.heartbeat'], Date.now(), this.appRun());
+      await this.#hooks.run('app.heartbeat', Date.now(), this.#appSite());
     } catch (error) {
-      this.reportError(error, undefined, 'app.heartbeat');
+      this.#reportError(error, undefined, 'app.heartbeat');
     }
   }
 
-  private plugin(name: string): InstalledPlugin {
-    const plugin = this.current.byName.get(name);
+  #plugin(name: string): InstalledPlugin {
+    const plugin = this.#current.byName.get(name);
     if (!plugin) {
       throw new TrellisError('UnknownPlugin', `No plugin named '${name}' is installed`, {
-        hint: `Installed: ${[...this.current.byName.keys()].join(', ') || 'none'}`,
+        hint: `Installed: ${[...this.#current.byName.keys()].join(', ') || 'none'}`,
       });
     }
     return plugin;
   }
 
-  private setEnabled(name: string, enabled: boolean): void {
-    const plugin = this.plugin(name);
+  #setEnabled(name: string, enabled: boolean): void {
+    const plugin = this.#plugin(name);
     if (plugin.enabled === enabled) return;
-    this.publish(this.current.plugins.map((p) => (p === plugin ? { ...p, enabled } : p)));
+    this.#publish(this.#current.plugins.map((p) => (p === plugin ? { ...p, enabled } : p)));
   }
 
-  private publish(plugins: readonly InstalledPlugin[]): void {
-    this.current = new RegistrySnapshot(plugins);
+  #publish(plugins: readonly InstalledPlugin[]): void {
+    this.#current = new RegistrySnapshot(plugins);
   }
 
-  private async lifecycle(plugin: InstalledPlugin, method: keyof PluginLifecycle): Promise<void> {
+  /** The host a plugin gets at `onInstall`/`onUninstall`: its own things, and what it was granted. */
+  #pluginHost(plugin: InstalledPlugin): PluginHost {
+    const name = plugin.definition.name;
+    const grants = plugin.grants;
+    const base = this.#options.logger;
+    const logger = base ? (base.child?.({ plugin: name }) ?? base) : SILENT;
+    const bus = this.#bus;
+    return {
+      name,
+      config: plugin.config,
+      logger,
+      get events$(): Observable<TrellisEvent> {
+        if (!grants.includes('events')) {
+          throw new TrellisError('KernelAccess', `Plugin '${name}' reads the app's event stream, which shows every session's traffic`, {
+            hint: `The host grants it per plugin: app.install(${plugin.definition.type.name}, { grants: ['events'] })`,
+            details: { plugin: name },
+          });
+        }
+        return bus.events$;
+      },
+      emit: (event, data) => bus.emit({ type: 'plugin.event', plugin: name, name: event, data }),
+      reportError: (error, where = {}) => this.#reportError(error, name, where.point, where.sessionId, where.code),
+      export: (token, value) => {
+        if (this.#providers.isCurrentBound(token)) {
+          throw new TrellisError('DuplicateRegistration', `Plugin '${name}' exports ${String(typeof token === 'function' ? token.name : token)}, which is already provided`, { hint: 'Export under a token of your own' });
+        }
+        this.#providers.bind(token).toConstantValue(value);
+        const list = this.#exports.get(name) ?? [];
+        list.push(token);
+        this.#exports.set(name, list);
+      },
+    };
+  }
+
+  #unexport(name: string): void {
+    for (const token of this.#exports.get(name) ?? []) if (this.#providers.isCurrentBound(token)) this.#providers.unbind(token);
+    this.#exports.delete(name);
+  }
+
+  async #lifecycle(plugin: InstalledPlugin, method: keyof PluginLifecycle, _options?: InstallOptions): Promise<void> {
     const hook = (plugin.instance as PluginLifecycle)[method];
     if (typeof hook !== 'function') return;
     try {
-      await hook.call(plugin.instance, this);
+      await hook.call(plugin.instance, this.#pluginHost(plugin));
     } catch (error) {
+      if (method === 'onInstall') this.#unexport(plugin.definition.name);
       // A plugin's own typed error (e.g. InvalidConfig found in onInstall) keeps its code.
       throw new TrellisError(TrellisError.is(error) ? error.code : 'InvalidPlugin', `${plugin.definition.name}.${method} failed: ${describeError(error)}`, {
         hint: method === 'onInstall' ? 'Nothing was registered; fix the error and install again' : 'The plugin was removed anyway',
@@ -314,9 +389,20 @@ export class Trellis {
   }
 
   /** Registry changes run one at a time, so each validates against the set it replaces. */
-  private serialize<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.mutation.then(work, work);
-    this.mutation = run.catch(() => undefined);
+  #serialize<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.#mutation.then(work, work);
+    this.#mutation = run.catch(() => undefined);
     return run;
   }
+}
+
+/**
+ * What `install` and `reload` return to the host: the plugin's name, version and the
+ * instance the app built (host code may call its public methods, e.g. a metrics
+ * endpoint). Plugins never get each other's instances.
+ */
+export interface InstalledRef<T extends object = object> {
+  readonly name: string;
+  readonly version: string;
+  readonly instance: T;
 }

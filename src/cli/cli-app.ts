@@ -15,6 +15,7 @@ import { importPlugins } from '../plugin/directory-loader.js';
 import { isPluginClass } from '../plugin/plugin-explorer.js';
 import type { PluginClass } from '../plugin/plugin-definition.js';
 import { DEFAULT_SQLITE_PATH, SqliteStore } from '../stores/sqlite-store.js';
+import type { SessionStore } from '../stores/session-store.js';
 import { createLogger, TRELLIS_LOGGER } from '../../plugins/middleware/logger.js';
 import { loadCliConfig, type CliPluginEntry, type LoadedConfig } from './cli-config.js';
 import { describeError } from './cli-errors.js';
@@ -25,6 +26,8 @@ import { enableTypeScriptImports } from './ts-loader.js';
 /** The app the CLI runs: from `trellis.config.*`, or the SQL report desk example when there is none. */
 export interface CliApp {
   readonly app: Trellis;
+  /** The session store the app was created with. */
+  readonly store: SessionStore;
   /** The agent spec without its model. */
   readonly spec: Omit<AgentSpec, 'model'>;
   readonly storePath: string;
@@ -44,7 +47,7 @@ export async function openCliApp(io: CliIo): Promise<CliApp> {
   if (!loaded) {
     const home = dirname(storePath);
     const app = await createDeskApp({ store, logFile, databasePath: join(home, 'sql-report-desk.db'), exportDir: join(home, 'exports') });
-    return { app, spec: DESK_AGENT, storePath, configFile: undefined, config: undefined, context: {} };
+    return { app, store, spec: DESK_AGENT, storePath, configFile: undefined, config: undefined, context: {} };
   }
   const logger = createLogger({ destination: pino.destination({ dest: logFile, mkdir: true, sync: true }) });
   let app: Trellis;
@@ -67,7 +70,7 @@ export async function openCliApp(io: CliIo): Promise<CliApp> {
     ...(agent.maxRounds !== undefined ? { maxRounds: agent.maxRounds } : {}),
     ...(agent.plugins !== undefined ? { plugins: agent.plugins } : {}),
   };
-  return { app, spec, storePath, configFile: loaded.file, config: loaded, context: loaded.config.context ?? {} };
+  return { app, store, spec, storePath, configFile: loaded.file, config: loaded, context: loaded.config.context ?? {} };
 }
 
 /**
@@ -104,13 +107,13 @@ function chooseModel(cli: CliApp, io: CliIo): ModelProvider {
 
 /** Whether a stored session has a suspended turn (one `resume` can continue). */
 export async function hasSuspendedTurn(cli: CliApp, sessionId: string): Promise<boolean> {
-  const stored = await cli.app.store?.load(sessionId);
+  const stored = await cli.store.load(sessionId);
   return parseSuspension(stored?.suspension ?? null, sessionId) !== undefined;
 }
 
 /** The calls a stored session waits for a decision on (tool and call id), or none. */
 export async function waitingCalls(cli: CliApp, sessionId: string): Promise<{ callId: string; tool: string }[]> {
-  const stored = await cli.app.store?.load(sessionId);
+  const stored = await cli.store.load(sessionId);
   if (!stored) return [];
   const record = parseSuspension(stored.suspension, sessionId);
   if (!record) return [];

@@ -1,111 +1,177 @@
 import { TrellisError } from '../errors/trellis-error.js';
 import type { StateSchema } from '../state/state-schema.js';
 import type { EmittedEffect, ScheduledAction, StateCommand, StateWrite } from '../state/state-command.js';
-import type { PluginMember } from '../plugin/plugin-member.js';
-import { lookup, type ContextScope, type ContextSnapshot } from './context-scope.js';
+import { KERNEL_MEMBER, type PluginMember } from '../plugin/plugin-member.js';
+import { lookup, type ContextSnapshot } from './context-level.js';
 import type { HookContext, ToolContext } from './plugin-context.js';
 
 const NONE: readonly never[] = Object.freeze([]) as readonly never[];
-export const KERNEL = 'trellis';
+const NEVER_ABORTED = new AbortController().signal;
+
+/** What a tool call adds to its member's context. */
+export interface CallInfo {
+  readonly callId: string;
+  readonly tool: string;
+  readonly turnIndex: number;
+  readonly idempotencyKey: string;
+}
+
+interface KernelAccess {
+  command(ctx: MemberContext): StateCommand | undefined;
+  bindCall(ctx: MemberContext, call: CallInfo): void;
+  setSignal(ctx: MemberContext, signal: AbortSignal): void;
+}
+
+let kernelAccess!: KernelAccess;
 
 /**
  * The cropped view of the context pool one member invocation gets, and the builder of
  * the state command it leaves behind. Reads see the snapshot taken when it started.
+ *
+ * Sealed: everything but the documented `HookContext`/`ToolContext` members is held in
+ * `#private` fields, so no cast reaches the snapshot, the scope or the session state. The
+ * kernel reads the built command through {@link commandOf}, which is not exported from
+ * any public entry.
  */
 export class MemberContext implements HookContext, ToolContext {
-  readonly plugin: string;
-  private writes: StateWrite[] | undefined;
-  private actions: ScheduledAction[] | undefined;
-  private effects: EmittedEffect[] | undefined;
-  // Tool calls fill these in; hooks leave the defaults.
-  callId = '';
-  tool = '';
-  turnIndex = 0;
-  signal: AbortSignal = NEVER_ABORTED;
+  readonly #member: PluginMember;
+  readonly #snapshot: ContextSnapshot;
+  readonly #schema: StateSchema;
+  readonly #point: string;
+  readonly #deps: Readonly<Record<string, unknown>>;
+  readonly #readOnly: boolean;
+  readonly #sessionId: string;
+  #signal: AbortSignal;
+  #call: CallInfo | undefined;
+  #writes: StateWrite[] | undefined;
+  #actions: ScheduledAction[] | undefined;
+  #effects: EmittedEffect[] | undefined;
 
-  constructor(
-    private readonly member: PluginMember,
-    readonly snapshot: ContextSnapshot,
-    readonly scope: ContextScope,
-    private readonly schema: StateSchema,
-    readonly point: string,
-    readonly deps: Readonly<Record<string, unknown>>,
-    private readonly readOnly = false,
-  ) {
-    this.plugin = member.plugin;
+  constructor(member: PluginMember, snapshot: ContextSnapshot, schema: StateSchema, point: string, deps: Readonly<Record<string, unknown>>, readOnly: boolean, signal: AbortSignal | undefined, sessionId: string) {
+    this.#member = member;
+    this.#snapshot = snapshot;
+    this.#schema = schema;
+    this.#point = point;
+    this.#deps = deps;
+    this.#readOnly = readOnly;
+    this.#signal = signal ?? NEVER_ABORTED;
+    this.#sessionId = sessionId;
+  }
+
+  get plugin(): string {
+    return this.#member.plugin;
   }
 
   get sessionId(): string {
-    return this.scope.state.sessionId;
+    return this.#sessionId;
+  }
+
+  get point(): string {
+    return this.#point;
+  }
+
+  get deps(): Readonly<Record<string, unknown>> {
+    return this.#deps;
+  }
+
+  get signal(): AbortSignal {
+    return this.#signal;
+  }
+
+  get callId(): string {
+    return this.#call?.callId ?? '';
+  }
+
+  get tool(): string {
+    return this.#call?.tool ?? '';
+  }
+
+  get turnIndex(): number {
+    return this.#call?.turnIndex ?? 0;
+  }
+
+  get idempotencyKey(): string {
+    return this.#call?.idempotencyKey ?? '';
   }
 
   get<T = unknown>(key: string): T | undefined {
-    if (!this.canRead(key)) {
-      throw new TrellisError('ContextAccess', `${this.who()} may not read '${key}'`, {
+    if (!this.#canRead(key)) {
+      throw new TrellisError('ContextAccess', `${this.#who()} may not read '${key}'`, {
         hint: `Declare it with @Requires('${key}') on the member or the class, or read it through the plugin that owns it`,
         details: { key, plugin: this.plugin },
       });
     }
-    const value = lookup(this.snapshot, key);
-    return (value === undefined ? this.schema.stateKey(key)?.default : value) as T | undefined;
+    const value = lookup(this.#snapshot, key);
+    return (value === undefined ? this.#schema.stateKey(key)?.default : value) as T | undefined;
   }
 
   set(key: string, value: unknown): void {
-    this.write(key, value, undefined);
+    this.#write(key, value, undefined);
   }
 
   update<T = unknown>(key: string, fn: (previous: T | undefined) => T): void {
-    this.write(key, undefined, fn as (previous: unknown) => unknown);
+    this.#write(key, undefined, fn as (previous: unknown) => unknown);
   }
 
   promote(key: string): void {
-    const entry = this.writable(key);
+    const entry = this.#writable(key);
     // A value set earlier in this same call is not in the snapshot yet: promote that one.
-    let value = this.snapshot.execution?.[key];
-    for (const write of this.writes ?? NONE) {
+    let value = this.#snapshot.execution?.[key];
+    for (const write of this.#writes ?? NONE) {
       if (write.key === key && write.level === 'execution') value = write.fn ? write.fn(value === undefined ? write.fallback : value) : write.value;
     }
-    (this.writes ??= []).push({ key, level: 'turn', exclusive: entry.merge === 'exclusive', value });
+    (this.#writes ??= []).push({ key, level: 'turn', exclusive: entry.merge === 'exclusive', value });
   }
 
   emit(effect: string, payload?: unknown): void {
-    this.assertWritable('emit an effect');
-    (this.effects ??= []).push({ type: effect, payload, by: this.who() });
+    this.#assertWritable('emit an effect');
+    (this.#effects ??= []).push({ type: effect, payload, by: this.#who() });
   }
 
   schedule(action: string, payload?: unknown): void {
-    this.assertWritable('schedule an action');
-    (this.actions ??= []).push({ type: action, payload, by: this.who() });
+    this.#assertWritable('schedule an action');
+    (this.#actions ??= []).push({ type: action, payload, by: this.#who() });
   }
 
-  /** The command this invocation built; empty when it wrote nothing. */
-  command(): StateCommand {
-    return { baseRevision: this.snapshot.revision, writes: this.writes ?? NONE, actions: this.actions ?? NONE, effects: this.effects ?? NONE };
+  /** Only what a plugin may see; keeps `console.log(ctx)` and JSON from listing internals. */
+  toJSON(): Record<string, unknown> {
+    return { plugin: this.plugin, sessionId: this.sessionId, point: this.point, ...(this.#call && { callId: this.callId, tool: this.tool }) };
   }
 
-  get dirty(): boolean {
-    return this.writes !== undefined || this.actions !== undefined || this.effects !== undefined;
+  static {
+    kernelAccess = {
+      command: (ctx) =>
+        ctx.#writes === undefined && ctx.#actions === undefined && ctx.#effects === undefined
+          ? undefined
+          : { baseRevision: ctx.#snapshot.revision, writes: ctx.#writes ?? NONE, actions: ctx.#actions ?? NONE, effects: ctx.#effects ?? NONE },
+      bindCall: (ctx, call) => {
+        ctx.#call = call;
+      },
+      setSignal: (ctx, signal) => {
+        ctx.#signal = signal;
+      },
+    };
   }
 
-  private write(key: string, value: unknown, fn: ((previous: unknown) => unknown) | undefined): void {
-    const entry = this.writable(key);
+  #write(key: string, value: unknown, fn: ((previous: unknown) => unknown) | undefined): void {
+    const entry = this.#writable(key);
     const write: StateWrite = fn
       ? { key, level: entry.scope, exclusive: entry.merge === 'exclusive', fn, fallback: entry.default }
       : { key, level: entry.scope, exclusive: entry.merge === 'exclusive', value };
-    (this.writes ??= []).push(write);
+    (this.#writes ??= []).push(write);
   }
 
-  private writable(key: string) {
-    this.assertWritable(`write '${key}'`);
-    if (!this.owns(key)) {
-      throw new TrellisError('ContextAccess', `${this.who()} may not write '${key}': a plugin writes only its own keys ('${this.plugin}.*')`, {
+  #writable(key: string) {
+    this.#assertWritable(`write '${key}'`);
+    if (!this.#owns(key)) {
+      throw new TrellisError('ContextAccess', `${this.#who()} may not write '${key}': a plugin writes only its own keys ('${this.plugin}.*')`, {
         hint: `Ask the owner of '${key}' to expose an effect or action that changes it`,
         details: { key, plugin: this.plugin },
       });
     }
-    const entry = this.schema.stateKey(key);
+    const entry = this.#schema.stateKey(key);
     if (!entry) {
-      throw new TrellisError('UnknownStateKey', `${this.who()} wrote '${key}', which is not a declared state key`, {
+      throw new TrellisError('UnknownStateKey', `${this.#who()} wrote '${key}', which is not a declared state key`, {
         hint: `Declare it on the plugin class with @StateKey('${key}', { scope, merge })`,
         details: { key },
       });
@@ -113,29 +179,45 @@ export class MemberContext implements HookContext, ToolContext {
     return entry;
   }
 
-  private assertWritable(what: string): void {
-    if (this.readOnly) {
-      throw new TrellisError('ContextAccess', `${this.who()} tried to ${what}, but ${this.point} handlers are pure`, {
+  #assertWritable(what: string): void {
+    if (this.#readOnly) {
+      throw new TrellisError('ContextAccess', `${this.#who()} tried to ${what}, but ${this.#point} handlers are pure`, {
         hint: 'Return a decision from the gate and make state changes in tool.before_call or tool.after_call',
       });
     }
   }
 
-  private canRead(key: string): boolean {
-    return this.owns(key) || key.startsWith('trellis.') || this.member.declared.has(key);
+  #canRead(key: string): boolean {
+    return this.#owns(key) || key.startsWith('trellis.') || this.#member.declared.has(key);
   }
 
-  private owns(key: string): boolean {
-    if (this.plugin === KERNEL) return true;
-    if (!(key.length > this.plugin.length && key.startsWith(this.plugin) && key.charCodeAt(this.plugin.length) === 46)) return false;
+  #owns(key: string): boolean {
+    if (this.#member[KERNEL_MEMBER] === true) return true;
+    const plugin = this.#member.plugin;
+    if (!(key.length > plugin.length && key.startsWith(plugin) && key.charCodeAt(plugin.length) === 46)) return false;
     // Plugin 'team' must not own the declared keys of plugin 'team.sub'.
-    const owner = this.schema.stateKey(key)?.owner;
-    return owner === undefined || owner === this.plugin;
+    const owner = this.#schema.stateKey(key)?.owner;
+    return owner === undefined || owner === plugin;
   }
 
-  private who(): string {
-    return `${this.plugin}.${this.member.method}`;
+  #who(): string {
+    return `${this.#member.plugin}.${this.#member.method}`;
   }
 }
 
-const NEVER_ABORTED = new AbortController().signal;
+
+
+/** The state command a member built, or `undefined` when it wrote, scheduled and emitted nothing. */
+export function commandOf(ctx: MemberContext): StateCommand | undefined {
+  return kernelAccess.command(ctx);
+}
+
+/** Makes a member context a tool call's: its call id, tool, turn and idempotency key. */
+export function bindCall(ctx: MemberContext, call: CallInfo): void {
+  kernelAccess.bindCall(ctx, call);
+}
+
+/** Replaces the signal a member sees (a middleware may narrow it, e.g. a timeout). */
+export function setSignal(ctx: MemberContext, signal: AbortSignal): void {
+  kernelAccess.setSignal(ctx, signal);
+}

@@ -4,51 +4,77 @@ import { describeError } from './describe-error.js';
 const TRELLIS_ERROR = Symbol.for('trellis.error');
 
 /** Every code the kernel raises; plugins may add their own (e.g. `InsufficientCredits`). */
-export type TrellisErrorCode =
-  | 'InvalidPlugin'
-  | 'DuplicatePlugin'
-  | 'DuplicateRegistration'
-  | 'MissingDependency'
-  | 'DependentPlugin'
-  | 'UnknownPlugin'
-  | 'InvalidConfig'
-  | 'InvalidOptions'
-  | 'LoadFailed'
-  | 'MissingContext'
-  | 'ContextAccess'
-  | 'UnknownStateKey'
-  | 'StaleState'
-  | 'UnknownEffect'
-  | 'UnknownAction'
-  | 'PhaseLoopExceeded'
-  | 'HookFailed'
-  | 'HookResultNotAllowed'
-  | 'GateConflict'
-  | 'EffectFailed'
-  | 'ToolInput'
-  | 'ToolOutput'
-  | 'ToolFailed'
-  | 'ToolTimeout'
-  | 'ToolNotFound'
-  | 'AuthDenied'
-  | 'RateLimited'
-  | 'Interrupted'
-  | 'Rejected'
-  | 'ModelFailed'
-  | 'Cancelled'
-  | 'SessionBusy'
-  | 'SessionNotFound'
-  | 'InvalidCheckpoint'
-  | 'InvalidDecision'
-  | 'NotStarted'
-  | 'UnsupportedSchema'
-  | 'StoreFull'
-  | 'StoreBusy'
-  | 'StoreReadonly'
-  | 'StoreCorrupt'
-  | 'StoreSchema'
-  | 'StoreIO'
-  | 'StoreFailed';
+/**
+ * Every error code, as the keys of one interface: a closed union for the kernel and the
+ * built-in plugins. A plugin package that needs codes of its own adds them by declaration
+ * merging, so they are checked like the kernel's:
+ *
+ * @example
+ * declare module 'trellis' { interface TrellisErrorCodes { OrderLocked: true } }
+ */
+export interface TrellisErrorCodes {
+  InvalidPlugin: true;
+  DuplicatePlugin: true;
+  DuplicateRegistration: true;
+  MissingDependency: true;
+  DependentPlugin: true;
+  UnknownPlugin: true;
+  InvalidConfig: true;
+  InvalidOptions: true;
+  LoadFailed: true;
+  MissingContext: true;
+  ContextAccess: true;
+  UnknownStateKey: true;
+  StaleState: true;
+  UnknownEffect: true;
+  UnknownAction: true;
+  PhaseLoopExceeded: true;
+  HookFailed: true;
+  HookResultNotAllowed: true;
+  GateConflict: true;
+  EffectFailed: true;
+  ToolInput: true;
+  ToolOutput: true;
+  ToolFailed: true;
+  ToolTimeout: true;
+  ToolNotFound: true;
+  AuthDenied: true;
+  RateLimited: true;
+  Interrupted: true;
+  Rejected: true;
+  ModelFailed: true;
+  Cancelled: true;
+  SessionBusy: true;
+  SessionNotFound: true;
+  InvalidCheckpoint: true;
+  InvalidDecision: true;
+  NotStarted: true;
+  UnsupportedSchema: true;
+  Blocked: true;
+  ReplyCancelled: true;
+  Failed: true;
+  EmbeddingFailed: true;
+  SummaryFailed: true;
+  InsufficientCredits: true;
+  Unreadable: true;
+  NoModel: true;
+  SqlRefused: true;
+  SqlError: true;
+  KernelAccess: true;
+  SqlTimeout: true;
+  ExportExists: true;
+  ExportRefused: true;
+  StoreFull: true;
+  StoreBusy: true;
+  StoreReadonly: true;
+  StoreCorrupt: true;
+  StoreSchema: true;
+  StoreIO: true;
+  StoreFailed: true;
+}
+
+/** A code of {@link TrellisErrorCodes}. */
+export type TrellisErrorCode = keyof TrellisErrorCodes;
 
 /** `user`: the caller or a plugin author can fix it. `system`: a fault outside their code. */
 export type TrellisErrorKind = 'user' | 'system';
@@ -72,13 +98,13 @@ export interface TrellisErrorOptions {
  */
 export class TrellisError extends Error {
   readonly [TRELLIS_ERROR] = true;
-  readonly code: TrellisErrorCode | (string & {});
+  readonly code: TrellisErrorCode;
   readonly kind: TrellisErrorKind;
   readonly retryable: boolean;
   readonly hint: string | undefined;
   readonly details: Readonly<Record<string, unknown>>;
 
-  constructor(code: TrellisErrorCode | (string & {}), message: string, options: TrellisErrorOptions = {}) {
+  constructor(code: TrellisErrorCode, message: string, options: TrellisErrorOptions = {}) {
     // Messages reach models, logs and terminals: secret-shaped values never do.
     super(redactText(options.hint ? `${message}. ${options.hint}` : message), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
@@ -89,7 +115,7 @@ export class TrellisError extends Error {
     this.details = options.details ?? {};
   }
 
-  static is(value: unknown, code?: TrellisErrorCode | (string & {})): value is TrellisError {
+  static is(value: unknown, code?: TrellisErrorCode): value is TrellisError {
     return (
       typeof value === 'object' &&
       value !== null &&
@@ -99,7 +125,7 @@ export class TrellisError extends Error {
   }
 
   /** The shape a model sees when a tool call fails. */
-  toToolError(): { code: string; message: string; retryable: boolean } {
+  toToolError(): { code: TrellisErrorCode; message: string; retryable: boolean } {
     return { code: this.code, message: this.message, retryable: this.retryable };
   }
 }

@@ -1,17 +1,21 @@
 import { describeError } from '../errors/describe-error.js';
-import { resolveDeclared } from '../context/context-pool.js';
-import type { ContextSnapshot } from '../context/context-scope.js';
-import { MemberContext } from '../context/member-context.js';
+import type { ContextSnapshot } from '../context/context-level.js';
+import { commandOf } from '../context/member-context.js';
+import { invokeMember, type Invocation } from '../context/member-invoker.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { RegisteredHook } from '../plugin/plugin-member.js';
 import { exclusiveKeys, mergeCommands, type StateCommand } from '../state/state-command.js';
 import type { Phase, StateEngine, StateTarget } from '../state/state-engine.js';
-import { HOOK_POINTS, type HookPoint } from './hook-points.js';
+import { HOOK_POINTS, type HookPayload, type HookPayloads, type HookPoint } from './hook-points.js';
 import { hookResultKind, isHookResult, type HookResult, type SuspendTicket } from './hook-results.js';
 
-/** Where a point runs: the state it reads and writes, and the turn's signal. */
-export interface HookRun extends StateTarget {
+/** The handlers active at each point: the agent's view of the registry. */
+export type HookTable = Readonly<Record<HookPoint, readonly RegisteredHook[]>>;
+
+/** Where a point runs: the state it reads and writes, its handlers and the turn's signal. */
+export interface HookSite extends StateTarget {
+  readonly hooks: HookTable;
   readonly signal?: AbortSignal;
 }
 
@@ -22,13 +26,30 @@ export type GateDecision =
   | { readonly kind: 'suspend'; readonly ticket: SuspendTicket; readonly by: string }
   | { readonly kind: 'setResult'; readonly value: unknown; readonly by: string };
 
-const ALLOW: GateDecision = Object.freeze({ kind: 'allow' });
-const GATE_RANK = { block: 3, suspend: 2, setResult: 1 } as const;
+type Spec<P extends HookPoint> = (typeof HOOK_POINTS)[P];
+type StopOf<P extends HookPoint> = [Spec<P>['allows'][number]] extends [never] ? never : HookResult & { readonly reason: string };
 
 /**
- * Runs the handlers of a point in its mode (DESIGN §5): GATHER (handlers, commits), then
- * EXECUTE (scheduled actions). Handler lists come sorted from the registry; a point
- * without handlers returns at once.
+ * What running a point gives back, by its mode: a pipeline the final value (or the
+ * `block`/`cancel` that stopped it, where the point allows one); collect the merged items;
+ * a gate its decision; parallel and sequential points nothing.
+ */
+export type HookOutcome<P extends HookPoint> = Spec<P>['mode'] extends 'pipeline'
+  ? (HookPayloads[P] extends { value: infer V } ? V : never) | StopOf<P>
+  : Spec<P>['mode'] extends 'collect'
+    ? (HookPayloads[P] extends { item: infer I } ? I : never)[]
+    : Spec<P>['mode'] extends 'gate'
+      ? GateDecision
+      : void;
+
+const ALLOW: GateDecision = Object.freeze({ kind: 'allow' });
+const GATE_RANK = { block: 3, suspend: 2, setResult: 1 } as const;
+const NO_ITEMS: readonly never[] = Object.freeze([]) as readonly never[];
+
+/**
+ * Runs the handlers of a point in the mode the hook catalog gives it (DESIGN §5):
+ * GATHER (handlers, commits), then EXECUTE (scheduled actions). Handler lists come sorted
+ * from the registry; a point without handlers returns at once.
  */
 export class HookEngine {
   constructor(
@@ -37,72 +58,90 @@ export class HookEngine {
   ) {}
 
   /**
-   * Each handler gets the previous one's value; a returned value replaces it, nothing
-   * keeps it. Returns the final value, or the `block`/`cancel` result that stopped it.
+   * Runs `point` with `payload` at `site`.
+   *
+   * @example
+   * const received = await hooks.run('message.received', text, site);
+   * if (isStop(received)) return blocked(received.reason);
    */
-  async pipeline<T>(point: HookPoint, hooks: readonly RegisteredHook[], value: T, run: HookRun): Promise<T | HookResult> {
-    if (hooks.length === 0) return value;
+  run<P extends HookPoint>(point: P, payload: HookPayload<P>, site: HookSite): Promise<HookOutcome<P>> {
+    const hooks = site.hooks[point];
+    const spec: { mode: string; reverse?: boolean } = HOOK_POINTS[point];
+    let out: Promise<unknown>;
+    switch (spec.mode) {
+      case 'pipeline':
+        out = hooks.length === 0 ? Promise.resolve(payload) : this.pipeline(point, hooks, payload, site);
+        break;
+      case 'collect':
+        out = hooks.length === 0 ? Promise.resolve(NO_ITEMS) : this.collect(point, hooks, payload, site);
+        break;
+      case 'gate':
+        out = hooks.length === 0 ? Promise.resolve(ALLOW) : this.gate(point, hooks, payload, site);
+        break;
+      case 'parallel':
+        out = hooks.length === 0 ? Promise.resolve() : this.concurrent(point, hooks, payload, site);
+        break;
+      default:
+        out = hooks.length === 0 ? Promise.resolve() : this.sequential(point, hooks, payload, site, spec.reverse === true);
+    }
+    return out as Promise<HookOutcome<P>>;
+  }
+
+  /** Each handler gets the previous one's value; a returned value replaces it, nothing keeps it. */
+  private async pipeline(point: HookPoint, hooks: readonly RegisteredHook[], value: unknown, site: HookSite): Promise<unknown> {
     const phase: Phase = { point, pending: undefined };
     let current: unknown = value;
     for (const hook of hooks) {
-      const invoked = this.invoke(hook, current, run.scope.snapshot(), run, point, false);
+      const invoked = this.invoke(hook, current, site.scope.snapshot(), site, point, false);
       const first = invoked instanceof Promise ? await invoked : invoked;
-      const { out } = first.dirty ? await this.commitWithRetry(hook, current, first, run, phase, point) : first;
+      const { out } = commandOf(first.ctx) ? await this.commitWithRetry(hook, current, first, site, phase, point) : first;
       if (out === undefined) continue;
       if (isHookResult(out)) {
         this.assertAllowed(point, hook, out);
-        if (phase.pending !== undefined) await this.state.execute(phase, run);
+        if (phase.pending !== undefined) await this.state.execute(phase, site);
         return out;
       }
       current = out;
     }
-    if (phase.pending !== undefined) await this.state.execute(phase, run);
-    return current as T;
+    if (phase.pending !== undefined) await this.state.execute(phase, site);
+    return current;
   }
 
-  /** All handlers see one frozen snapshot and run concurrently; conflicting commands fall back to re-runs. */
-  async parallel(point: HookPoint, hooks: readonly RegisteredHook[], payload: unknown, run: HookRun): Promise<void> {
-    if (hooks.length === 0) return;
-    await this.concurrent(point, hooks, payload, run);
-  }
-
-  /** Like `parallel`; each handler contributes an item or a list, merged in priority order. */
-  async collect<T>(point: HookPoint, hooks: readonly RegisteredHook[], payload: unknown, run: HookRun): Promise<T[]> {
-    if (hooks.length === 0) return [];
-    const outs = await this.concurrent(point, hooks, payload, run);
-    const items: T[] = [];
+  /** Like parallel; each handler contributes an item or a list, merged in priority order. */
+  private async collect(point: HookPoint, hooks: readonly RegisteredHook[], payload: unknown, site: HookSite): Promise<unknown[]> {
+    const outs = await this.concurrent(point, hooks, payload, site);
+    const items: unknown[] = [];
     for (const out of outs) {
       if (out === undefined || out === null) continue;
-      if (Array.isArray(out)) items.push(...(out as T[]));
-      else items.push(out as T);
+      if (Array.isArray(out)) items.push(...(out as unknown[]));
+      else items.push(out);
     }
     return items;
   }
 
   /** Handlers one after another, each committed; `reverse` for shutdown. */
-  async sequential(point: HookPoint, hooks: readonly RegisteredHook[], payload: unknown, run: HookRun, reverse = false): Promise<void> {
-    if (hooks.length === 0) return;
+  private async sequential(point: HookPoint, hooks: readonly RegisteredHook[], payload: unknown, site: HookSite, reverse: boolean): Promise<void> {
     const phase: Phase = { point, pending: undefined };
     const ordered = reverse ? [...hooks].reverse() : hooks;
     for (const hook of ordered) {
-      const ctx = await this.invoke(hook, payload, run.scope.snapshot(), run, point, false);
-      if (ctx.out !== undefined && isHookResult(ctx.out)) this.assertAllowed(point, hook, ctx.out);
-      await this.state.submit(ctx.command(), run, phase);
+      const { ctx, out } = await this.invoke(hook, payload, site.scope.snapshot(), site, point, false);
+      if (out !== undefined && isHookResult(out)) this.assertAllowed(point, hook, out);
+      const command = commandOf(ctx);
+      if (command) await this.state.submit(command, site, phase);
     }
-    await this.state.execute(phase, run);
+    await this.state.execute(phase, site);
   }
 
   /**
    * Every gate handler is asked (read-only: gates are pure and may be asked again).
    * Block > Suspend > SetResult; on a tie the first wins and the conflict is reported.
    */
-  async gate(point: HookPoint, hooks: readonly RegisteredHook[], call: unknown, run: HookRun): Promise<GateDecision> {
-    if (hooks.length === 0) return ALLOW;
+  private async gate(point: HookPoint, hooks: readonly RegisteredHook[], call: unknown, site: HookSite): Promise<GateDecision> {
     let best: GateDecision = ALLOW;
     let bestRank = 0;
-    const snapshot = run.scope.snapshot();
+    const snapshot = site.scope.snapshot();
     for (const hook of hooks) {
-      const invoked = this.invoke(hook, call, snapshot, run, point, true);
+      const invoked = this.invoke(hook, call, snapshot, site, point, true);
       const { out } = invoked instanceof Promise ? await invoked : invoked;
       if (out === undefined) continue;
       if (!isHookResult(out)) continue;
@@ -111,7 +150,7 @@ export class HookEngine {
       const rank = GATE_RANK[kind as keyof typeof GATE_RANK];
       const by = `${hook.plugin}.${hook.method}`;
       if (rank === bestRank && best.kind !== 'allow') {
-        this.events.emit({ type: 'error', code: 'GateConflict', message: `Gates ${(best as { by: string }).by} and ${by} both decided '${kind}' at ${point}; the first (by priority) wins`, plugin: hook.plugin, point, sessionId: run.scope.state.sessionId });
+        this.events.emit({ type: 'error', code: 'GateConflict', message: `Gates ${(best as { by: string }).by} and ${by} both decided '${kind}' at ${point}; the first (by priority) wins`, plugin: hook.plugin, point, sessionId: site.scope.state.sessionId });
         continue;
       }
       if (rank < bestRank) continue;
@@ -122,31 +161,32 @@ export class HookEngine {
     return best;
   }
 
-  private async concurrent(point: HookPoint, hooks: readonly RegisteredHook[], payload: unknown, run: HookRun): Promise<unknown[]> {
-    const snapshot = run.scope.snapshot();
+  /** All handlers see one frozen snapshot and run concurrently; conflicting commands fall back to re-runs. */
+  private async concurrent(point: HookPoint, hooks: readonly RegisteredHook[], payload: unknown, site: HookSite): Promise<unknown[]> {
+    const snapshot = site.scope.snapshot();
     // Every handler starts before any result is looked at; promises are awaited only if some handler returned one.
     let pending = false;
-    const started = hooks.map((hook): PromiseSettledResult<InvokedContext | Promise<InvokedContext>> => {
+    const started = hooks.map((hook): PromiseSettledResult<Invocation | Promise<Invocation>> => {
       try {
-        const value = this.invoke(hook, payload, snapshot, run, point, false);
+        const value = this.invoke(hook, payload, snapshot, site, point, false);
         if (value instanceof Promise) pending = true;
         return { status: 'fulfilled', value };
       } catch (reason) {
         return { status: 'rejected', reason };
       }
     });
-    const settled = pending ? await Promise.allSettled(started.map((s) => (s.status === 'fulfilled' ? s.value : Promise.reject(s.reason)))) : (started as PromiseSettledResult<InvokedContext>[]);
+    const settled = pending ? await Promise.allSettled(started.map((s) => (s.status === 'fulfilled' ? s.value : Promise.reject(s.reason)))) : (started as PromiseSettledResult<Invocation>[]);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
-    const ctxs = settled.map((s) => (s as PromiseFulfilledResult<InvokedContext>).value);
-    const outs = ctxs.map((c) => c.out);
+    const invocations = settled.map((s) => (s as PromiseFulfilledResult<Invocation>).value);
+    const outs = invocations.map((c) => c.out);
     // Partition in registration order into one compatible batch; the rest run again.
     const batch: StateCommand[] = [];
     const taken = new Set<string>();
     const deferred: number[] = [];
-    ctxs.forEach((ctx, index) => {
-      if (!ctx.dirty) return;
-      const command = ctx.command();
+    invocations.forEach((invocation, index) => {
+      const command = commandOf(invocation.ctx);
+      if (!command) return;
       const keys = exclusiveKeys(command);
       if (keys.some((key) => taken.has(key))) deferred.push(index);
       else {
@@ -155,74 +195,59 @@ export class HookEngine {
       }
     });
     const phase: Phase = { point, pending: undefined };
-    if (batch.length > 0) await this.state.submit(mergeCommands(batch), run, phase);
+    if (batch.length > 0) await this.state.submit(mergeCommands(batch), site, phase);
     for (const index of deferred) {
-      const ctx = await this.invoke(hooks[index]!, payload, run.scope.snapshot(), run, point, false);
-      outs[index] = ctx.out;
-      await this.state.submit(ctx.command(), run, phase);
+      const again = await this.invoke(hooks[index]!, payload, site.scope.snapshot(), site, point, false);
+      outs[index] = again.out;
+      const command = commandOf(again.ctx);
+      if (command) await this.state.submit(command, site, phase);
     }
-    if (phase.pending !== undefined) await this.state.execute(phase, run);
+    if (phase.pending !== undefined) await this.state.execute(phase, site);
     return outs;
   }
 
   /** A pipeline handler's command can go stale when tool calls run concurrently: run it again once on fresh state. */
-  private async commitWithRetry(hook: RegisteredHook, value: unknown, ctx: InvokedContext, run: HookRun, phase: Phase, point: HookPoint): Promise<InvokedContext> {
-    if (!ctx.dirty) return ctx;
+  private async commitWithRetry(hook: RegisteredHook, value: unknown, first: Invocation, site: HookSite, phase: Phase, point: HookPoint): Promise<Invocation> {
     try {
-      await this.state.submit(ctx.command(), run, phase);
-      return ctx;
+      await this.state.submit(commandOf(first.ctx)!, site, phase);
+      return first;
     } catch (error) {
       if (!TrellisError.is(error, 'StaleState')) throw error;
-      const again = await this.invoke(hook, value, run.scope.snapshot(), run, point, false);
-      await this.state.submit(again.command(), run, phase);
+      const again = await this.invoke(hook, value, site.scope.snapshot(), site, point, false);
+      const command = commandOf(again.ctx);
+      if (command) await this.state.submit(command, site, phase);
       return again;
     }
   }
 
-  /** Runs one handler; only a handler that returned a promise is awaited (most hooks are synchronous). */
-  private invoke(hook: RegisteredHook, value: unknown, snapshot: ContextSnapshot, run: HookRun, point: HookPoint, readOnly: boolean): InvokedContext | Promise<InvokedContext> {
-    if (this.events.observed) return this.invokeObserved(hook, value, snapshot, run, point, readOnly);
-    let ctx: InvokedContext;
-    let out: unknown;
+  /** Runs one handler through the member invoker; errors name the plugin and the point. */
+  private invoke(hook: RegisteredHook, value: unknown, snapshot: ContextSnapshot, site: HookSite, point: HookPoint, readOnly: boolean): Invocation | Promise<Invocation> {
+    if (this.events.observed) return this.invokeObserved(hook, value, snapshot, site, point, readOnly);
+    let invoked: Invocation | Promise<Invocation>;
     try {
-      const deps = hook.requires.length === 0 ? NO_DEPS : resolveDeclared(hook.requires, snapshot, run.schema, `${hook.plugin}.${hook.method}`);
-      ctx = new MemberContext(hook, snapshot, run.scope, run.schema, point, deps, readOnly) as InvokedContext;
-      if (run.signal) ctx.signal = run.signal;
-      out = hook.fn(value, ctx as never);
+      invoked = invokeMember(hook, value, { scope: site.scope, snapshot, schema: site.schema, point, readOnly, signal: site.signal });
     } catch (error) {
       throw hookFailure(error, hook, point);
     }
-    if (isThenable(out)) {
-      return Promise.resolve(out).then(
-        (resolved) => {
-          ctx.out = resolved;
-          return ctx;
-        },
-        (error: unknown) => {
-          throw hookFailure(error, hook, point);
-        },
-      );
+    if (invoked instanceof Promise) {
+      return invoked.catch((error: unknown) => {
+        throw hookFailure(error, hook, point);
+      });
     }
-    ctx.out = out;
-    return ctx;
+    return invoked;
   }
 
   /** `invoke` with `hook.entered`/`hook.exited` events, when someone listens. */
-  private async invokeObserved(hook: RegisteredHook, value: unknown, snapshot: ContextSnapshot, run: HookRun, point: HookPoint, readOnly: boolean): Promise<InvokedContext> {
-    const observed = this.events.observed;
-    const sessionId = run.scope.state.sessionId;
-    const started = observed ? performance.now() : 0;
-    if (observed) this.events.emit({ type: 'hook.entered', point, plugin: hook.plugin, sessionId });
+  private async invokeObserved(hook: RegisteredHook, value: unknown, snapshot: ContextSnapshot, site: HookSite, point: HookPoint, readOnly: boolean): Promise<Invocation> {
+    const sessionId = site.scope.state.sessionId;
+    const started = performance.now();
+    this.events.emit({ type: 'hook.entered', point, plugin: hook.plugin, sessionId });
     try {
-      const deps = resolveDeclared(hook.requires, snapshot, run.schema, `${hook.plugin}.${hook.method}`);
-      const ctx = new MemberContext(hook, snapshot, run.scope, run.schema, point, deps, readOnly) as InvokedContext;
-      if (run.signal) ctx.signal = run.signal;
-      ctx.out = await hook.fn(value, ctx as never);
-      return ctx;
+      return await invokeMember(hook, value, { scope: site.scope, snapshot, schema: site.schema, point, readOnly, signal: site.signal });
     } catch (error) {
       throw hookFailure(error, hook, point);
     } finally {
-      if (observed) this.events.emit({ type: 'hook.exited', point, plugin: hook.plugin, durationMs: performance.now() - started, sessionId });
+      this.events.emit({ type: 'hook.exited', point, plugin: hook.plugin, durationMs: performance.now() - started, sessionId });
     }
   }
 
@@ -237,12 +262,11 @@ export class HookEngine {
   }
 }
 
-type InvokedContext = MemberContext & { out: unknown };
-
-const NO_DEPS: Readonly<Record<string, unknown>> = Object.freeze({});
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function';
+/** Whether a pipeline stopped with `block(...)` or `cancel(...)` rather than a value. */
+export function isStop(value: unknown): value is HookResult & { readonly reason: string } {
+  if (!isHookResult(value)) return false;
+  const kind = hookResultKind(value);
+  return kind === 'block' || kind === 'cancel';
 }
 
 /** A throw from a handler becomes a typed error naming the plugin and the point; a Trellis code is kept. */
@@ -262,3 +286,4 @@ export function hookFailure(error: unknown, hook: { plugin: string; method: stri
     cause: error,
   });
 }
+

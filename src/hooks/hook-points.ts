@@ -1,3 +1,18 @@
+import type {
+  InferenceRequest,
+  MemoryReadPayload,
+  SessionEndPayload,
+  SessionStartPayload,
+  TaskEndPayload,
+  TaskStartPayload,
+  ToolCallInfo,
+  ToolCallOutcome,
+  ToolCandidate,
+  ToolRegisterPayload,
+  TurnExchange,
+} from '../contract/hook-payloads.js';
+import type { ChatMessage, ModelResponse } from '../models/model-provider.js';
+
 /** How a point runs its handlers (DESIGN §5). */
 export type HookMode = 'sequential' | 'parallel' | 'pipeline' | 'collect' | 'gate';
 
@@ -11,9 +26,13 @@ export interface HookPointSpec {
   readonly reverse?: boolean;
 }
 
-const NONE: readonly HookControl[] = [];
+const NONE: readonly never[] = [];
 
-/** Every hook point, with its mode and the controls it allows. */
+/**
+ * The hook catalog: every point with its mode, the controls it allows and its order. The
+ * engine picks the mode from here; {@link HookPayloads} gives each point's payload and
+ * result types, so a call site names the point once and gets both.
+ */
 export const HOOK_POINTS = {
   'app.startup': { mode: 'sequential', allows: NONE },
   'app.shutdown': { mode: 'sequential', allows: NONE, reverse: true },
@@ -38,6 +57,39 @@ export const HOOK_POINTS = {
 } as const satisfies Record<string, HookPointSpec>;
 
 export type HookPoint = keyof typeof HOOK_POINTS;
+
+/**
+ * Each point's payload (what handlers get) and, for pipeline and collect points, the
+ * value handlers return (pipeline: the next value; collect: one item or a list of them).
+ */
+export interface HookPayloads {
+  'app.startup': { payload: undefined };
+  'app.shutdown': { payload: string | undefined };
+  'app.heartbeat': { payload: number };
+  'session.start': { payload: SessionStartPayload };
+  'session.end': { payload: SessionEndPayload };
+  'message.received': { payload: string; value: string };
+  'task.start': { payload: TaskStartPayload };
+  'task.end': { payload: TaskEndPayload };
+  'planning.started': { payload: string; value: string };
+  'memory.read': { payload: MemoryReadPayload; item: ChatMessage };
+  'tool.register': { payload: ToolRegisterPayload; item: string };
+  'tool.select': { payload: readonly ToolCandidate[]; value: readonly ToolCandidate[] };
+  'llm.before': { payload: InferenceRequest; value: InferenceRequest };
+  'llm.after': { payload: ModelResponse; value: ModelResponse };
+  'tool.gate': { payload: ToolCallInfo };
+  'tool.before_call': { payload: ToolCallInfo; value: ToolCallInfo };
+  'tool.after_call': { payload: ToolCallOutcome; value: ToolCallOutcome };
+  'tool.error': { payload: ToolCallOutcome; value: ToolCallOutcome };
+  'memory.write': { payload: ToolCallOutcome | TurnExchange; value: ToolCallOutcome | TurnExchange };
+  'message.sending': { payload: string; value: string };
+}
+
+/** The payload handlers of `P` receive. */
+export type HookPayload<P extends HookPoint> = HookPayloads[P]['payload'];
+
+type ModeOf<P extends HookPoint> = (typeof HOOK_POINTS)[P]['mode'];
+export type PointsOfMode<M extends HookMode> = { [P in HookPoint]: ModeOf<P> extends M ? P : never }[HookPoint];
 
 export function isHookPoint(value: string): value is HookPoint {
   return Object.prototype.hasOwnProperty.call(HOOK_POINTS, value);

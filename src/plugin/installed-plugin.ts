@@ -1,5 +1,6 @@
 import type { Container } from 'inversify';
 import type { PluginDefinition } from './plugin-definition.js';
+import type { PluginGrant } from './plugin-host.js';
 import type { KeyedHandler, RegisteredHook, RegisteredTool, RegisteredTransform, StateKeyEntry } from './plugin-member.js';
 
 /** A plugin bound in the container, with its members ready to call. Immutable: a change builds a new one. */
@@ -9,6 +10,8 @@ export interface InstalledPlugin {
   readonly container: Container;
   readonly config: object | undefined;
   readonly enabled: boolean;
+  /** What the host granted it at install. */
+  readonly grants: readonly PluginGrant[];
   /** Install sequence: the tie-breaker for equal priorities. */
   readonly seq: number;
   readonly hooks: readonly RegisteredHook[];

@@ -13,6 +13,13 @@ import type { MiddlewareDeclaration } from '../tools/tool-middleware.js';
 import type { PluginClass, PluginDefinition } from './plugin-definition.js';
 
 const NAME = /^[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*$/i;
+const KERNEL_NAME = 'trellis';
+
+/** `trellis` and `trellis.*` name the kernel and its keys; no plugin may take them. */
+function isReserved(name: string): boolean {
+  const lower = name.toLowerCase();
+  return lower === KERNEL_NAME || lower.startsWith(`${KERNEL_NAME}.`);
+}
 export const DEFAULT_PRIORITY = 100;
 
 /** Whether a value is a class decorated with `@Plugin`. */
@@ -33,6 +40,7 @@ export function explorePlugin(type: unknown): PluginDefinition {
   const problems: string[] = [];
   if (typeof options.name !== 'string' || !NAME.test(options.name)) problems.push(`name '${String(options.name)}' must be letters, digits, '-', '_' in dot-separated parts`);
   if (typeof options.version !== 'string' || options.version.length === 0) problems.push('version is required');
+  if (typeof options.name === 'string' && isReserved(options.name)) problems.push(`name '${options.name}' is reserved: 'trellis' and 'trellis.*' belong to the kernel`);
   const proto = type.prototype as Record<string, unknown>;
   const requiresMap = (Reflect.getOwnMetadata(METADATA.requires, type) as Map<string, ContextKeySpec[]> | undefined) ?? new Map();
   const middlewareMap = (Reflect.getOwnMetadata(METADATA.middleware, type) as Map<string, MiddlewareDeclaration[]> | undefined) ?? new Map();
@@ -45,6 +53,7 @@ export function explorePlugin(type: unknown): PluginDefinition {
   const tools = readList<ToolMetadata>(METADATA.tools, type).map(({ method, options: tool }) => {
     checkMethod(method, '@Tool');
     if (typeof tool.name !== 'string' || !NAME.test(tool.name)) problems.push(`tool name '${String(tool.name)}' on ${method} must be letters, digits, '-', '_' in dot-separated parts`);
+    if (typeof tool.name === 'string' && isReserved(tool.name)) problems.push(`tool name '${tool.name}' on ${method} is reserved: 'trellis.*' belongs to the kernel`);
     if (typeof tool.description !== 'string' || tool.description.trim().length === 0) problems.push(`tool '${tool.name}' needs a description (it is the model's prompt for the tool)`);
     if (typeof tool.input !== 'function') problems.push(`tool '${tool.name}' needs an input DTO class`);
     return { method, options: tool, requires: requires(method), middleware: middlewareMap.get(method) ?? [] };
@@ -68,6 +77,7 @@ export function explorePlugin(type: unknown): PluginDefinition {
   const keyed = (list: readonly KeyedHandlerMetadata[], what: string) =>
     list.map(({ method, key }) => {
       checkMethod(method, what);
+      if (typeof key === 'string' && isReserved(key)) problems.push(`${what}('${key}') on ${method}: 'trellis.*' names belong to the kernel`);
       return { method, key, requires: requires(method) };
     });
   const selfTests = readList<string>(METADATA.selfTests, type);

@@ -9,7 +9,9 @@ import type { InstalledPlugin } from './installed-plugin.js';
 import { buildMiddleware, validateMiddlewareOptions, type BuiltMiddleware } from './middleware-factory.js';
 import type { PluginDefinition } from './plugin-definition.js';
 import type { PluginMember, StateKeyEntry } from './plugin-member.js';
-import { PLUGIN_CONFIG } from './plugin-tokens.js';
+import { PLUGIN_CONFIG, SESSION_STORE, TRELLIS_APP } from './plugin-tokens.js';
+import { kernelAccessOf } from './kernel-guard.js';
+import type { PluginGrant } from './plugin-host.js';
 import type { RegistrySnapshot } from './registry-snapshot.js';
 
 /** What `app.install` accepts besides the class. */
@@ -20,10 +22,19 @@ export interface InstallOptions {
   readonly middleware?: readonly MiddlewareDeclaration[];
   /** Install disabled: structural parts only until `app.enable(name)`. Default true. */
   readonly enabled?: boolean;
+  /**
+   * What the host hands this plugin beyond its sealed container, by name: `'events'` (the
+   * app's event stream on its `PluginHost`), `'store'` (`SESSION_STORE`), `'app'`
+   * (`TRELLIS_APP`, the whole kernel). Never given by default.
+   */
+  readonly grants?: readonly PluginGrant[];
 }
 
 export interface InstallEnvironment {
+  /** The container plugins resolve from: host providers, exports, guards; never the kernel. */
   readonly container: Container;
+  /** What `grants` may bind in the plugin's own container. */
+  readonly grantable: { readonly app: unknown; readonly store: unknown };
   readonly appMiddleware: readonly BuiltMiddleware[];
   readonly seq: number;
   /** On reload: the plugin being replaced, whose names may be reused. */
@@ -50,13 +61,18 @@ export function preparePlugin(definition: PluginDefinition, options: InstallOpti
   const pluginOptions = pluginDeclarations.map((d) => validateMiddlewareOptions(d, where));
   const toolOptions = definition.tools.map((t) => t.middleware.map((d) => validateMiddlewareOptions(d, `${where}, tool '${t.options.name}'`)));
 
+  const grants = checkGrants(definition.name, options.grants);
   const container = new Container({ parent: env.container });
   container.bind(PLUGIN_CONFIG).toConstantValue(config ?? {});
+  if (grants.includes('app')) container.bind(TRELLIS_APP).toConstantValue(env.grantable.app);
+  if (grants.includes('store') && env.grantable.store !== undefined) container.bind(SESSION_STORE).toConstantValue(env.grantable.store);
   container.bind(definition.type).toSelf().inSingletonScope();
   let instance: Record<string, (...args: unknown[]) => unknown>;
   try {
     instance = container.get(definition.type) as Record<string, (...args: unknown[]) => unknown>;
   } catch (error) {
+    const sealed = kernelAccessOf(error, definition.name);
+    if (sealed) throw sealed;
     throw new TrellisError('InvalidPlugin', `Plugin '${definition.name}' could not be constructed: ${describeError(error)}`, {
       hint: 'Register the services it injects with Trellis.create({ providers }), or fix its constructor',
       cause: error,
@@ -107,6 +123,7 @@ export function preparePlugin(definition: PluginDefinition, options: InstallOpti
     container,
     config,
     enabled: options.enabled ?? true,
+    grants,
     seq: env.seq,
     hooks: definition.hooks.map((h, i) => ({ ...member(h.method, h.requires), point: h.point, priority: h.priority, order: order(i) })),
     transforms: definition.transforms.map((t, i) => ({ ...member(t.method, t.requires), priority: t.priority, order: order(i) })),
@@ -115,6 +132,17 @@ export function preparePlugin(definition: PluginDefinition, options: InstallOpti
     effects: definition.effects.map((e) => ({ ...member(e.method, e.requires), key: e.key })),
     actions: definition.actions.map((a) => ({ ...member(a.method, a.requires), key: a.key })),
   };
+}
+
+const GRANTS: readonly PluginGrant[] = ['events', 'store', 'app'];
+
+function checkGrants(plugin: string, grants: readonly PluginGrant[] | undefined): readonly PluginGrant[] {
+  if (grants === undefined) return [];
+  const bad = Array.isArray(grants) ? grants.filter((g) => !GRANTS.includes(g)) : [String(grants)];
+  if (bad.length > 0) {
+    throw new TrellisError('InvalidOptions', `Plugin '${plugin}': unknown grant ${bad.map((g) => `'${String(g)}'`).join(', ')}`, { hint: `Grants are ${GRANTS.map((g) => `'${g}'`).join(', ')}` });
+  }
+  return grants;
 }
 
 function validateConfig(definition: PluginDefinition, config: unknown): object | undefined {

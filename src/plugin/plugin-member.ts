@@ -3,10 +3,19 @@ import type { HookPoint } from '../hooks/hook-points.js';
 import type { ToolMiddleware } from '../tools/tool-middleware.js';
 import type { JsonSchema } from '../models/model-provider.js';
 
+/**
+ * Marks the kernel's own handlers (built-in actions), which may write `trellis.*` keys.
+ * Not exported from any public entry and not a `Symbol.for`, so no plugin can forge it:
+ * ownership never depends on a plugin's name.
+ */
+export const KERNEL_MEMBER: unique symbol = Symbol('trellis.kernel-member');
+
 /** A bound method of an installed plugin, with what it may read. */
 export interface PluginMember {
-  /** The owning plugin's name (or `trellis` for the kernel's own handlers). */
+  /** The owning plugin's name (`trellis` for the kernel's own handlers). */
   readonly plugin: string;
+  /** Set only on the kernel's own handlers. */
+  readonly [KERNEL_MEMBER]?: true;
   /** The method name, for error messages. */
   readonly method: string;
   /** Declared `@Requires` keys (member and class level), resolved before the member runs. */

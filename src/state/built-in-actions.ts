@@ -1,7 +1,7 @@
 import type { PluginContext } from '../context/plugin-context.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import type { ChatMessage, InferenceSettings } from '../models/model-provider.js';
-import type { KeyedHandler } from '../plugin/plugin-member.js';
+import { KERNEL_MEMBER, type KeyedHandler } from '../plugin/plugin-member.js';
 import { KERNEL_KEYS } from './kernel-keys.js';
 
 /** The actions every app handles (DESIGN §6). */
@@ -68,6 +68,7 @@ function includeOnlyTools(payload: unknown, ctx: PluginContext): void {
 
 const handler = (key: string, method: string, fn: (payload: unknown, ctx: PluginContext) => void): KeyedHandler => ({
   plugin: 'trellis',
+  [KERNEL_MEMBER]: true,
   method,
   key,
   requires: [],

@@ -1,4 +1,4 @@
-import { ContextLevel, type ContextScope } from '../context/context-scope.js';
+import { ContextLevel, type InnerLevels } from '../context/context-level.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { StateCommand, StateWrite } from './state-command.js';
@@ -23,7 +23,7 @@ export class SessionState {
    * Commits a command atomically: either every write lands and the revision goes up by
    * one, or nothing changes and a `TrellisError` says why.
    */
-  commit(command: StateCommand, scope: ContextScope, schema: StateSchema): void {
+  commit(command: StateCommand, scope: InnerLevels, schema: StateSchema): void {
     this.validate(command, schema);
     if (command.writes.length === 0) return;
     let session: Record<string, unknown> | undefined;
@@ -48,6 +48,14 @@ export class SessionState {
   seed(values: Readonly<Record<string, unknown>>): void {
     if (Object.keys(values).length === 0) return;
     this.session.values = { ...this.session.values, ...values };
+    this.revision++;
+  }
+
+  /** Host writes that replace: drops the keys `drop` matches, then sets `values`; one revision. */
+  replace(drop: (key: string) => boolean, values: Readonly<Record<string, unknown>>): void {
+    const next: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(this.session.values)) if (!drop(key)) next[key] = value;
+    this.session.values = Object.assign(next, values);
     this.revision++;
   }
 

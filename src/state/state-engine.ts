@@ -1,7 +1,7 @@
 import { describeError } from '../errors/describe-error.js';
-import { resolveDeclared } from '../context/context-pool.js';
 import type { ContextScope } from '../context/context-scope.js';
-import { MemberContext } from '../context/member-context.js';
+import { commandOf } from '../context/member-context.js';
+import { invokeMember } from '../context/member-invoker.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import type { EventBus } from '../events/event-bus.js';
 import { isEmptyCommand, type EmittedEffect, type ScheduledAction, type StateCommand } from './state-command.js';
@@ -51,11 +51,9 @@ export class StateEngine {
       phase.pending = undefined;
       for (const action of batch) {
         const handler = target.schema.actionHandler(action.type)!;
-        const snapshot = target.scope.snapshot();
-        const deps = resolveDeclared(handler.requires, snapshot, target.schema, `${handler.plugin}.${handler.method}`);
-        const ctx = new MemberContext(handler, snapshot, target.scope, target.schema, phase.point, deps);
-        await handler.fn(action.payload, ctx as never);
-        await this.submit(ctx.command(), target, phase);
+        const { ctx } = await invokeMember(handler, action.payload, { scope: target.scope, snapshot: target.scope.snapshot(), schema: target.schema, point: phase.point });
+        const command = commandOf(ctx);
+        if (command) await this.submit(command, target, phase);
       }
     }
   }
@@ -67,11 +65,9 @@ export class StateEngine {
       for (const handler of target.schema.effectHandlers(effect.type) ?? []) {
         try {
           if (depth >= MAX_EFFECT_DEPTH) throw new TrellisError('EffectFailed', `Effects nested deeper than ${MAX_EFFECT_DEPTH}`, { hint: 'Break the cycle of effects emitting effects' });
-          const snapshot = target.scope.snapshot();
-          const deps = resolveDeclared(handler.requires, snapshot, target.schema, `${handler.plugin}.${handler.method}`);
-          const ctx = new MemberContext(handler, snapshot, target.scope, target.schema, `effect:${effect.type}`, deps);
-          await handler.fn(effect.payload, ctx as never);
-          await this.submit(ctx.command(), target, phase, depth + 1);
+          const { ctx } = await invokeMember(handler, effect.payload, { scope: target.scope, snapshot: target.scope.snapshot(), schema: target.schema, point: `effect:${effect.type}` });
+          const command = commandOf(ctx);
+          if (command) await this.submit(command, target, phase, depth + 1);
           this.events.emit({ type: 'effect.dispatched', sessionId, effect: effect.type, plugin: handler.plugin });
         } catch (error) {
           const message = describeError(error);

@@ -80,5 +80,4 @@ export function canReadRevision(store: SessionStore): store is SessionStore & Re
   return typeof (store as Partial<RevisionReader>).revision === 'function';
 }
 
-/** DI token under which the app binds its store. */
-export const SESSION_STORE = Symbol.for('trellis.session-store');
+export { SESSION_STORE } from '../plugin/plugin-tokens.js';

@@ -1,17 +1,8 @@
 import type { ContextKeySpec } from '../context/context-key.js';
 import type { ToolContext } from '../context/plugin-context.js';
+import type { ToolResult } from '../contract/tool-result.js';
 
-/** The error shape a model sees when a tool call fails. */
-export interface ToolErrorInfo {
-  readonly code: string;
-  readonly message: string;
-  readonly retryable: boolean;
-}
-
-/** The outcome of one tool call. Errors are results, never throws, once they leave the pipeline. */
-export type ToolResult =
-  | { readonly ok: true; readonly value: unknown; readonly done?: boolean }
-  | { readonly ok: false; readonly error: ToolErrorInfo };
+export { okResult, errorResult, type ToolResult, type ToolErrorInfo } from '../contract/tool-result.js';
 
 /** One tool call as middleware sees it. */
 export interface ToolInvocation {
@@ -62,12 +53,4 @@ export const MIDDLEWARE_OPTIONS = Symbol.for('trellis.middleware.options');
 export interface MiddlewareDeclaration {
   readonly type: ToolMiddlewareClass;
   readonly options?: unknown;
-}
-
-export function okResult(value: unknown): ToolResult {
-  return { ok: true, value };
-}
-
-export function errorResult(code: string, message: string, retryable = false): ToolResult {
-  return { ok: false, error: { code, message, retryable } };
 }

@@ -1,9 +1,11 @@
 import { describeError } from '../errors/describe-error.js';
-import { resolveDeclared } from '../context/context-pool.js';
-import { ContextLevel } from '../context/context-scope.js';
-import { MemberContext } from '../context/member-context.js';
-import { TrellisError } from '../errors/trellis-error.js';
-import type { GateDecision } from '../hooks/hook-engine.js';
+import { ContextLevel } from '../context/context-level.js';
+import { bindCall, commandOf, setSignal, type MemberContext } from '../context/member-context.js';
+import { memberContext } from '../context/member-invoker.js';
+import type { ToolCallInfo, ToolCallOutcome } from '../contract/hook-payloads.js';
+import { errorResult, type ToolCallRecord, type ToolErrorInfo, type ToolResult } from '../contract/tool-result.js';
+import { TrellisError, type TrellisErrorCode } from '../errors/trellis-error.js';
+import { isStop } from '../hooks/hook-engine.js';
 import { hookResultKind, isHookResult, type HookResult } from '../hooks/hook-results.js';
 import type { ModelToolCall } from '../models/model-provider.js';
 import type { RegisteredTool } from '../plugin/plugin-member.js';
@@ -12,19 +14,16 @@ import { commitKernelWrites, turnUpdate, turnValue } from '../state/kernel-write
 import type { Phase } from '../state/state-engine.js';
 import { MAX_ARGUMENT_CHARS } from '../validation/argument-limits.js';
 import { formatFieldErrors, validateDto, validateJson } from '../validation/validate-dto.js';
-import type { PendingApproval, ToolCallRecord } from '../agent/turn-result.js';
+import type { PendingApproval } from '../agent/turn-result.js';
 import type { TurnEnv } from '../agent/turn-env.js';
 import { NEVER_ABORTED } from '../agent/never-signal.js';
 import { maskFields, secretFields } from '../redaction/redactor.js';
 import { runChain } from './middleware-chain.js';
 import { capToolResult } from './result-cap.js';
-import type { ToolCallInfo, ToolCallOutcome } from './tool-call.js';
-import { errorResult, type ToolErrorInfo, type ToolInvocation, type ToolResult } from './tool-middleware.js';
+import type { ToolInvocation } from './tool-middleware.js';
 
-const ALLOWED: GateDecision = Object.freeze({ kind: 'allow' });
-
-/** How one call ended, for the turn loop. */
-export type CallOutcome =
+/** How one call ended, for the turn loop (internal: the public record is `ToolCallRecord`). */
+export type CallEnd =
   | { readonly kind: 'result'; readonly record: ToolCallRecord; readonly content: string; readonly done: boolean }
   | { readonly kind: 'blocked'; readonly reason: string; readonly by: string }
   | { readonly kind: 'suspended'; readonly pending: PendingApproval };
@@ -40,7 +39,7 @@ export interface CallOptions {
  * failure becomes an error result the model sees; nothing here throws at the turn
  * except a failing hook.
  */
-export async function executeToolCall(env: TurnEnv, call: ModelToolCall, round: number, tools: ReadonlyMap<string, RegisteredTool>, options: CallOptions = {}): Promise<CallOutcome> {
+export async function executeToolCall(env: TurnEnv, call: ModelToolCall, round: number, tools: ReadonlyMap<string, RegisteredTool>, options: CallOptions = {}): Promise<CallEnd> {
   const started = performance.now();
   const tool = tools.get(call.name);
   const info: ToolCallInfo = { callId: call.id, tool: call.name, plugin: tool?.plugin ?? '', tags: tool?.tags ?? NO_TAGS, args: parseLoose(call.arguments), round };
@@ -50,10 +49,9 @@ export async function executeToolCall(env: TurnEnv, call: ModelToolCall, round: 
     return finish(env, info, undefined, errorResult('ToolNotFound', `There is no tool '${call.name}' in this round. Call one of: ${known}`), started);
   }
   if (!options.approved) {
-    const gates = env.view.hooks['tool.gate'];
-    const decision = gates.length === 0 ? ALLOWED : await env.hooks.gate('tool.gate', gates, info, env.run);
+    const decision = await env.hooks.run('tool.gate', info, env.site);
     if (decision.kind === 'block') {
-      const error = { code: 'Blocked', message: `Blocked by ${decision.by}: ${decision.reason}`, retryable: false };
+      const error: ToolErrorInfo = { code: 'Blocked', message: `Blocked by ${decision.by}: ${decision.reason}`, retryable: false };
       if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: call.id, tool: call.name, ok: false, durationMs: performance.now() - started, error });
       return { kind: 'blocked', reason: decision.reason, by: decision.by };
     }
@@ -63,11 +61,9 @@ export async function executeToolCall(env: TurnEnv, call: ModelToolCall, round: 
     }
     if (decision.kind === 'setResult') return finish(env, info, tool, { ok: true, value: decision.value }, started);
   }
-  const beforeHooks = env.view.hooks['tool.before_call'];
-  const before = beforeHooks.length === 0 ? info : await env.hooks.pipeline('tool.before_call', beforeHooks, info, env.run);
-  if (isHookResult(before)) {
-    const reason = (before as HookResult & { reason: string }).reason;
-    return finish(env, info, tool, errorResult('Blocked', `The call to ${tool.name} was blocked: ${reason}. Do not retry it unchanged`), started);
+  const before = await env.hooks.run('tool.before_call', info, env.site);
+  if (isStop(before)) {
+    return finish(env, info, tool, errorResult('Blocked', `The call to ${tool.name} was blocked: ${before.reason}. Do not retry it unchanged`), started);
   }
   const result = await runTool(env, tool, before);
   return finish(env, before, tool, result, started);
@@ -79,19 +75,15 @@ async function runTool(env: TurnEnv, tool: RegisteredTool, info: ToolCallInfo): 
   if (!input.ok) {
     return errorResult('ToolInput', `Invalid arguments for ${tool.name}:\n${formatFieldErrors(input.errors)}\nFix these fields and call the tool again`);
   }
-  const scope = env.run.scope.withExecution(new ContextLevel());
+  const scope = env.site.scope.withExecution(new ContextLevel());
   const snapshot = scope.snapshot();
-  let deps: Readonly<Record<string, unknown>>;
+  let ctx: MemberContext;
   try {
-    deps = resolveDeclared(tool.requires, snapshot, env.registry, `Tool ${tool.name}`);
+    ctx = memberContext(tool, { scope, snapshot, schema: env.registry, point: 'tool.call', signal: env.site.signal });
   } catch (error) {
     return fromError(error, 'MissingContext');
   }
-  const ctx = new MemberContext(tool, snapshot, scope, env.registry, 'tool.call', deps);
-  ctx.callId = info.callId;
-  ctx.tool = tool.name;
-  ctx.turnIndex = env.turnIndex;
-  ctx.signal = env.run.signal;
+  bindCall(ctx, { callId: info.callId, tool: tool.name, turnIndex: env.turnIndex, idempotencyKey: idempotencyKey(env, info) });
   const invocation: ToolInvocation = { callId: info.callId, tool: tool.name, plugin: tool.plugin, args: input.value, context: ctx, signal: ctx.signal, attempt: 1 };
   let result: ToolResult;
   try {
@@ -100,17 +92,18 @@ async function runTool(env: TurnEnv, tool: RegisteredTool, info: ToolCallInfo): 
     result = fromError(error, 'ToolFailed');
   }
   if (result.ok && tool.output && !result.done) result = checkOutput(env, tool, info, result.value);
-  if (result.ok && ctx.dirty) {
+  const command = result.ok ? commandOf(ctx) : undefined;
+  if (command) {
     const phase: Phase = { point: `tool:${tool.name}`, pending: undefined };
     const target = { scope, schema: env.registry };
-    await env.state.submit(ctx.command(), target, phase);
+    await env.state.submit(command, target, phase);
     await env.state.execute(phase, target);
   }
   return result;
 }
 
 async function invoke(tool: RegisteredTool, invocation: ToolInvocation, ctx: MemberContext): Promise<ToolResult> {
-  ctx.signal = invocation.signal;
+  setSignal(ctx, invocation.signal);
   try {
     const out = await guarded(tool, ctx, () => tool.fn(invocation.args, ctx as never));
     if (isHookResult(out) && hookResultKind(out) === 'done') return { ok: true, value: (out as HookResult & { value: unknown }).value, done: true };
@@ -136,7 +129,7 @@ function guarded(tool: RegisteredTool, ctx: MemberContext, run: () => unknown): 
     }
   }
   const controller = tool.timeoutMs === undefined ? undefined : new AbortController();
-  if (controller) ctx.signal = controller.signal;
+  if (controller) setSignal(ctx, controller.signal);
   let stop!: (error: TrellisError) => void;
   const stopped = new Promise<never>((_, reject) => (stop = reject));
   // Settle first, then abort, so a tool that rejects on abort does not win the race.
@@ -178,18 +171,14 @@ function checkOutput(env: TurnEnv, tool: RegisteredTool, info: ToolCallInfo, val
   return errorResult('ToolOutput', `${message}\nThis is a bug in the '${tool.plugin}' plugin; try another approach`);
 }
 
-async function finish(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool | undefined, result: ToolResult, started: number): Promise<CallOutcome> {
+async function finish(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool | undefined, result: ToolResult, started: number): Promise<CallEnd> {
   let outcome: ToolCallOutcome = result.ok
     ? { kind: 'tool_result', call: info, ok: true, value: result.value }
     : { kind: 'tool_result', call: info, ok: false, error: result.error };
   if (tool) {
-    const point = result.ok ? 'tool.after_call' : 'tool.error';
-    if (env.view.hooks[point].length > 0) {
-      const after = await env.hooks.pipeline(point, env.view.hooks[point], outcome, env.run);
-      if (!isHookResult(after)) outcome = after;
-    }
+    outcome = await env.hooks.run(result.ok ? 'tool.after_call' : 'tool.error', outcome, env.site);
     const record = outcome.ok ? outcome.value : { error: outcome.error };
-    commitKernelWrites(env.run.scope, env.registry, [
+    commitKernelWrites(env.site.scope, env.registry, [
       turnValue(`${tool.name}.result`, record),
       // The results of the latest round only: keeping the whole turn made every call copy a growing list.
       turnUpdate(KERNEL_KEYS.lastToolResults, (list) => [
@@ -198,13 +187,13 @@ async function finish(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool | u
       ]),
     ]);
   }
-  if (env.view.hooks['memory.write'].length > 0) await env.hooks.pipeline('memory.write', env.view.hooks['memory.write'], outcome, env.run);
+  await env.hooks.run('memory.write', outcome, env.site);
   const durationMs = performance.now() - started;
   const error: ToolErrorInfo | undefined = outcome.ok ? undefined : outcome.error;
   if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: info.callId, tool: info.tool, ok: outcome.ok, durationMs, error });
   const record: ToolCallRecord = outcome.ok
     ? { callId: info.callId, tool: info.tool, round: info.round, ok: true, value: outcome.value, durationMs }
-    : { callId: info.callId, tool: info.tool, round: info.round, ok: false, error, durationMs };
+    : { callId: info.callId, tool: info.tool, round: info.round, ok: false, error: outcome.error, durationMs };
   return { kind: 'result', record, content: capToolResult(toolMessage(outcome), tool?.maxResultChars ?? env.maxToolResultChars), done: result.ok && result.done === true };
 }
 
@@ -228,7 +217,15 @@ function parseLoose(text: string): unknown {
   }
 }
 
-function fromError(error: unknown, code: string, tool?: string): ToolResult {
+/**
+ * Stable for one call of one turn of one session, across retries and processes: tools
+ * with side effects use it to make them happen once.
+ */
+function idempotencyKey(env: TurnEnv, info: ToolCallInfo): string {
+  return `${env.sessionId}:${env.turnIndex}:${info.callId}`;
+}
+
+function fromError(error: unknown, code: TrellisErrorCode, tool?: string): ToolResult {
   if (TrellisError.is(error)) return { ok: false, error: error.toToolError() };
   const message = describeError(error);
   return errorResult(code, tool ? `${tool} failed: ${message}` : message, false);

@@ -1,9 +1,10 @@
 import type { Trellis } from '../../index.js';
 import { ContextLevel, ContextScope } from '../../src/context/context-scope.js';
-import type { GateDecision, HookRun } from '../../src/hooks/hook-engine.js';
+import type { GateDecision, HookSite } from '../../src/hooks/hook-engine.js';
 import type { HookResult } from '../../src/hooks/hook-results.js';
 import type { HookPoint } from '../../src/hooks/hook-points.js';
 import type { TrellisEvent } from '../../src/events/trellis-event.js';
+import { kernelOf } from '../../src/app/kernel-access.js';
 
 /** Where a point runs in these tests: a session and, optionally, a turn and an execution level. */
 export interface RunAt {
@@ -22,34 +23,36 @@ export interface RunAt {
 export class KernelHarness {
   constructor(readonly app: Trellis) {}
 
-  run(at: RunAt = {}): HookRun {
-    const state = this.app.sessionState(at.session ?? 's1');
-    return { scope: new ContextScope(state, at.turn, at.execution), schema: this.app.registry };
+  run(at: RunAt = {}): HookSite {
+    const kernel = kernelOf(this.app);
+    const state = kernel.sessionState(at.session ?? 's1');
+    return { scope: new ContextScope(state, at.turn, at.execution), schema: kernel.registry, hooks: kernel.registry.view(at.active ?? []).hooks };
   }
 
   hooksAt(point: HookPoint, at: RunAt = {}) {
-    return this.app.registry.view(at.active ?? []).hooks[point];
+    return kernelOf(this.app).registry.view(at.active ?? []).hooks[point];
   }
 
+  /** Runs a pipeline point; payloads are loosely typed here, since tests feed odd values on purpose. */
   pipeline<T>(point: HookPoint, value: T, at: RunAt = {}): Promise<T | HookResult> {
-    return this.app.hooks.pipeline(point, this.hooksAt(point, at), value, this.run(at));
+    return kernelOf(this.app).hooks.run(point, value as never, this.run(at)) as Promise<T | HookResult>;
   }
 
   parallel(point: HookPoint, payload: unknown, at: RunAt = {}): Promise<void> {
-    return this.app.hooks.parallel(point, this.hooksAt(point, at), payload, this.run(at));
+    return kernelOf(this.app).hooks.run(point, payload as never, this.run(at)) as Promise<void>;
   }
 
   collect<T>(point: HookPoint, payload: unknown, at: RunAt = {}): Promise<T[]> {
-    return this.app.hooks.collect<T>(point, this.hooksAt(point, at), payload, this.run(at));
+    return kernelOf(this.app).hooks.run(point, payload as never, this.run(at)) as unknown as Promise<T[]>;
   }
 
   gate(call: unknown, at: RunAt = {}): Promise<GateDecision> {
-    return this.app.hooks.gate('tool.gate', this.hooksAt('tool.gate', at), call, this.run(at));
+    return kernelOf(this.app).hooks.run('tool.gate', call as never, this.run(at));
   }
 
   /** Session-level committed values of a session. */
   sessionValues(session = 's1'): Readonly<Record<string, unknown>> {
-    return this.app.sessionState(session).session.values;
+    return kernelOf(this.app).sessionState(session).session.values;
   }
 }
 

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Session } from '../../agent/session.js';
 import type { Decision, TurnResult } from '../../agent/turn-result.js';
 import type { TrellisEvent } from '../../events/trellis-event.js';
-import type { RegistrySnapshot } from '../../plugin/registry-snapshot.js';
+import type { AppDescription } from '../../app/app-description.js';
 import { openSession, waitingCalls, withCliApp } from '../cli-app.js';
 import type { CliIo } from '../cli-io.js';
 import { interruptible } from '../interruptible.js';
@@ -30,7 +30,7 @@ export function registerChatCommand(program: Command, io: CliIo): void {
           io.err(`warning: session ${session.id} waits for approval of ${waiting.map((c) => `${c.tool} (${c.callId})`).join(', ')}; your next message cancels ${waiting.length === 1 ? 'it' : 'them'} (/exit, then trellis resume ${session.id}, to decide instead)`);
         }
         try {
-          await chatLoop(io, session, reader, cli.app.registry);
+          await chatLoop(io, session, reader, cli.app.describe());
         } finally {
           reader.close();
         }
@@ -38,7 +38,7 @@ export function registerChatCommand(program: Command, io: CliIo): void {
     });
 }
 
-async function chatLoop(io: CliIo, session: Session, reader: LineReader, registry: RegistrySnapshot): Promise<void> {
+async function chatLoop(io: CliIo, session: Session, reader: LineReader, app: AppDescription): Promise<void> {
   for (;;) {
     io.write('you> ');
     const line = await reader.next();
@@ -47,7 +47,7 @@ async function chatLoop(io: CliIo, session: Session, reader: LineReader, registr
     const started = performance.now();
     let result = await streamTurn(io, session, (signal) => session.send(line, { signal }));
     while (result.status === 'suspended') {
-      const decisions = await askDecisions(io, result, reader, registry);
+      const decisions = await askDecisions(io, result, reader, app);
       if (!decisions) {
         io.out(`Still waiting for approval; decide later with: trellis resume ${session.id} --approve <callId>`);
         return;
@@ -90,11 +90,11 @@ async function streamTurn(io: CliIo, session: Session, turn: (signal: AbortSigna
 }
 
 /** Asks approve/reject for each waiting call; `undefined` when the input ended first. */
-async function askDecisions(io: CliIo, result: TurnResult, reader: LineReader, registry: RegistrySnapshot): Promise<Decision[] | undefined> {
+async function askDecisions(io: CliIo, result: TurnResult, reader: LineReader, app: AppDescription): Promise<Decision[] | undefined> {
   const decisions: Decision[] = [];
   for (const call of result.suspended ?? []) {
     const allowed = call.ticket.allowedDecisions ?? ['approve', 'reject', 'edit'];
-    for (const line of approvalLines(call, registry)) io.out(line);
+    for (const line of approvalLines(call, app)) io.out(line);
     io.write(`approve? [y/n] `);
     const answer = await reader.next();
     if (answer === null) return undefined;

@@ -11,19 +11,19 @@ export function registerPluginsCommand(program: Command, io: CliIo): void {
     .option('--json', 'print the listing as JSON')
     .action(async (options: { json?: boolean }) => {
       await withCliApp(io, async (cli) => {
-        const { registry } = cli.app;
+        const description = cli.app.describe();
         if (!options.json) {
           io.out(`Plugins from ${cli.configFile ?? 'the SQL report desk example (no trellis.config.* here)'}:`);
           io.out();
-          for (const line of pluginListing(registry)) io.out(line);
+          for (const line of pluginListing(description)) io.out(line);
           return;
         }
-        const plugins = registry.plugins.map((p) => ({
-          name: p.definition.name,
-          version: p.definition.version,
-          description: p.definition.description,
+        const plugins = description.plugins.map((p) => ({
+          name: p.name,
+          version: p.version,
+          description: p.description,
           enabled: p.enabled,
-          tools: p.tools.map((t) => ({ name: t.name, description: t.description, schema: t.schema, middleware: t.chainNames })),
+          tools: p.tools.map((t) => ({ name: t.name, description: t.description, schema: t.inputSchema, middleware: t.middleware, requires: t.requires })),
           hooks: p.hooks.map((h) => ({ point: h.point, priority: h.priority, method: h.method })),
         }));
         io.out(JSON.stringify({ plugins }, null, 2));

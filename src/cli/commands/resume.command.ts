@@ -29,14 +29,14 @@ export function registerResumeCommand(program: Command, io: CliIo): void {
       const decisions = decisionsOf(flags);
       if (decisions.length === 0) throw usageError('resume needs at least one --approve <callId>, --reject <callId> or --edit <callId>=<json>', `See the waiting calls with: trellis sessions show ${sessionId}`);
       await withCliApp(io, async (cli) => {
-        if (!(await cli.app.store!.load(sessionId))) {
+        if (!(await cli.store.load(sessionId))) {
           throw new TrellisError('SessionNotFound', `No session '${sessionId}' in ${cli.storePath}`, { hint: 'List sessions with: trellis sessions' });
         }
         if (!(await hasSuspendedTurn(cli, sessionId))) {
           throw new TrellisError('InvalidDecision', `Nothing in session ${sessionId} is waiting for a decision`, { hint: `See what happened with: trellis sessions show ${sessionId}` });
         }
         const session = openSession(cli, io, sessionId);
-        await printTurn(io, session, (signal) => session.resume({ decisions, signal }), cli.app.registry);
+        await printTurn(io, session, (signal) => session.resume({ decisions, signal }), cli.app.describe());
       });
     });
 }

@@ -1,5 +1,5 @@
-import type { RegistrySnapshot } from '../../plugin/registry-snapshot.js';
 import type { Command } from 'commander';
+import type { AppDescription } from '../../app/app-description.js';
 import type { Session } from '../../agent/session.js';
 import type { TurnResult } from '../../agent/turn-result.js';
 import { openSession, waitingCalls, withCliApp, type CliApp } from '../cli-app.js';
@@ -19,7 +19,7 @@ export function registerRunCommand(program: Command, io: CliIo): void {
       await withCliApp(io, async (cli) => {
         const session = openSession(cli, io, options.session);
         await warnCancelled(io, cli, session.id);
-        await printTurn(io, session, (signal) => session.send(message, { signal }), cli.app.registry);
+        await printTurn(io, session, (signal) => session.send(message, { signal }), cli.app.describe());
       });
     });
 }
@@ -33,7 +33,7 @@ export async function warnCancelled(io: CliIo, cli: CliApp, sessionId: string): 
 }
 
 /** Runs a turn (a send or a resume) with tool activity on stderr, then prints its outcome. */
-export async function printTurn(io: CliIo, session: Session, turn: (signal: AbortSignal) => Promise<TurnResult>, registry?: RegistrySnapshot): Promise<TurnResult> {
+export async function printTurn(io: CliIo, session: Session, turn: (signal: AbortSignal) => Promise<TurnResult>, app?: AppDescription): Promise<TurnResult> {
   const activity = session.events$.subscribe((event) => {
     const line = toolActivityLine(event);
     if (line) io.err(line);
@@ -48,7 +48,7 @@ export async function printTurn(io: CliIo, session: Session, turn: (signal: Abor
     activity.unsubscribe();
   }
   for (const line of replyLines(result)) io.out(line);
-  for (const line of pendingLines(result, session.id, registry)) io.out(line);
+  for (const line of pendingLines(result, session.id, app)) io.out(line);
   io.out(summaryLine(result, performance.now() - started, session.id));
   if (result.status === 'failed' && io.exitCode === 0) io.exitCode = 1;
   return result;

@@ -1,5 +1,5 @@
 import type { TurnResult } from '../../agent/turn-result.js';
-import type { RegistrySnapshot } from '../../plugin/registry-snapshot.js';
+import type { AppDescription } from '../../app/app-description.js';
 import { approvalLines } from './approval-prompt.js';
 import { escapeControl } from './terminal-text.js';
 
@@ -11,9 +11,9 @@ export function summaryLine(result: TurnResult, elapsedMs: number, sessionId: st
 }
 
 /** What a suspended turn waits for, and the command that decides it. */
-export function pendingLines(result: TurnResult, sessionId: string, registry?: RegistrySnapshot): string[] {
+export function pendingLines(result: TurnResult, sessionId: string, app?: AppDescription): string[] {
   if (result.status !== 'suspended') return [];
-  const lines = (result.suspended ?? []).flatMap((p) => approvalLines(p, registry));
+  const lines = (result.suspended ?? []).flatMap((p) => approvalLines(p, app));
   const first = result.suspended?.[0]?.callId ?? '<callId>';
   lines.push(`Decide with: trellis resume ${sessionId} --approve ${first}   (or --reject ${first})`);
   return lines;

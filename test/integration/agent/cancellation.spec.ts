@@ -51,7 +51,7 @@ describe('cancellation with an AbortSignal', () => {
     const model = new ScriptedModel(['first answer', 'never'], { delayMs: 500 });
     const { store, session } = await setup(model);
     await session.send('one');
-    expect(session.state.session.values['cx.count']).toBe(1);
+    expect(session.values['cx.count']).toBe(1);
 
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 30);
@@ -61,7 +61,7 @@ describe('cancellation with an AbortSignal', () => {
     expect(result.status).toBe('cancelled');
     expect(result.error?.code).toBe('Cancelled');
     expect(Date.now() - started).toBeLessThan(450);
-    expect(session.state.session.values['cx.count']).toBe(1);
+    expect(session.values['cx.count']).toBe(1);
     expect(session.transcript.map((m) => m.content)).toEqual(['one', 'first answer']);
     const stored = await store.load('s');
     expect(stored!.transcript).toHaveLength(2);
@@ -81,7 +81,7 @@ describe('cancellation with an AbortSignal', () => {
     expect(toolSawAbort).toBe(true);
     expect(afterAbortRuns).toBe(0);
     expect(model.calls).toHaveLength(1);
-    expect(session.state.session.values['cx.count']).toBeUndefined();
+    expect(session.values['cx.count']).toBeUndefined();
     expect(session.transcript).toEqual([]);
   });
 
@@ -125,6 +125,6 @@ describe('cancellation with an AbortSignal', () => {
     const result = await session.send('y');
     expect(result).toMatchObject({ status: 'completed', reply: 'after cancel' });
     expect(session.transcript.map((m) => m.content)).toEqual(['y', 'after cancel']);
-    expect(session.state.session.values['cx.count']).toBe(1);
+    expect(session.values['cx.count']).toBe(1);
   });
 });

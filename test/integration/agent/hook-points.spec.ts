@@ -117,7 +117,7 @@ describe('a throwing hook', () => {
     expect(result.error?.message).toMatch(/llm\.after/);
     expect(result.error?.message).toMatch(/hook exploded/);
     // A failed turn keeps what it committed (each commit was whole); only a cancelled one rolls back.
-    expect(session.state.session.values['toucher.seen']).toBe(true);
+    expect(session.values['toucher.seen']).toBe(true);
     expect(session.transcript).toEqual([]);
     expect(taskEnds).toEqual([expect.objectContaining({ status: 'failed' })]);
   });

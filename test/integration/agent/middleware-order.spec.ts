@@ -13,6 +13,7 @@ import {
   type NextToolHandler,
   type ToolResult,
 } from '../../../index.js';
+import { kernelOf } from '../../../src/app/kernel-access.js';
 
 let log: string[] = [];
 
@@ -70,7 +71,7 @@ describe('middleware order', () => {
     const install = app.install(LayersPlugin, { middleware: [{ type: Label, options: { label: 5 } }] });
     await expect(install).rejects.toMatchObject({ code: 'InvalidOptions' });
     await expect(install).rejects.toThrow(/label/);
-    expect(app.registry.tools.has('layers.run')).toBe(false);
+    expect(kernelOf(app).registry.tools.has('layers.run')).toBe(false);
   });
 
   it('refuses invalid middleware options declared with @Middleware on a method', async () => {
@@ -82,7 +83,7 @@ describe('middleware order', () => {
     }
     const app = Trellis.create();
     await expect(app.install(BadPlugin)).rejects.toMatchObject({ code: 'InvalidOptions' });
-    expect(app.registry.tools.has('badmw.run')).toBe(false);
+    expect(kernelOf(app).registry.tools.has('badmw.run')).toBe(false);
   });
 
   it('refuses invalid app-wide middleware options at Trellis.create', () => {

@@ -92,7 +92,7 @@ describe('checkpoints in a MemoryStore', () => {
     await second.session.send('b');
 
     expect(second.model.calls[0]!.messages.map((m) => m.content)).toEqual(['Pay bills.', 'a', 'one', 'b']);
-    expect(second.session.state.session.values['mem.visits']).toBe(2);
+    expect(second.session.values['mem.visits']).toBe(2);
     expect((await store.load('s1'))!.turns.map((t) => t.index)).toEqual([0, 1]);
   });
 });

@@ -62,7 +62,7 @@ describe("a tool's state writes", () => {
   it('are committed when the call succeeds, and dropped when it fails', async () => {
     const { session, result } = await run([{ toolCalls: [{ name: 'st.add', args: { n: 2 } }, { name: 'st.add', args: { n: -5 } }] }, 'ok'], 1);
     expect(result.toolCalls.map((c) => c.ok)).toEqual([true, false]);
-    expect(session.state.session.values['st.total']).toBe(2);
+    expect(session.values['st.total']).toBe(2);
   });
 
   it('at execution level vanish when the call ends, unless promoted to the turn', async () => {

@@ -56,7 +56,7 @@ describe.each([
       const lastRequest = a.model.calls.at(-2)!;
       expect(lastRequest.messages.map((m) => m.content)).toContain('second');
       expect(a.session.transcript.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['first', 'second', 'third']);
-      expect(a.session.state.session.values['notes.count']).toBe(3);
+      expect(a.session.values['notes.count']).toBe(3);
       const stored = await store.load('shared');
       expect(stored!.turns.map((t) => t.input)).toEqual(['first', 'second', 'third']);
       expect(stored!.state['notes.count']).toBe(3);

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Hook, OnEffect, Plugin, Requires, StateKey, Trellis, TrellisError, type HookContext, type PluginContext } from '../../../index.js';
 import { KernelHarness, recordEvents, rejectionOf, turnLevel } from '../../support/kernel-harness.js';
+import { kernelOf } from '../../../src/app/kernel-access.js';
 
 /*
  * Three plugins owned by three teams. They share no code and no instances: team A
@@ -75,7 +76,7 @@ describe('plugins owned by different teams', () => {
 
   it('cooperate only through declared context keys and effects', async () => {
     const { app, kernel } = await teamsApp();
-    app.sessionState('alice').seed({ 'app.user_id': 'vip-alice' });
+    kernelOf(app).sessionState('alice').seed({ 'app.user_id': 'vip-alice' });
     const events = recordEvents(app);
 
     const { received, instructions } = await startTurn(kernel, 'alice', '  where is my order?  ');
@@ -89,8 +90,8 @@ describe('plugins owned by different teams', () => {
 
   it('keep each session\'s data to that session', async () => {
     const { app, kernel } = await teamsApp();
-    app.sessionState('alice').seed({ 'app.user_id': 'vip-alice' });
-    app.sessionState('bob').seed({ 'app.user_id': 'bob' });
+    kernelOf(app).sessionState('alice').seed({ 'app.user_id': 'vip-alice' });
+    kernelOf(app).sessionState('bob').seed({ 'app.user_id': 'bob' });
 
     const alice = await startTurn(kernel, 'alice', 'hi');
     const bob = await startTurn(kernel, 'bob', 'hi');
@@ -103,7 +104,7 @@ describe('plugins owned by different teams', () => {
 
   it('a team that reads a key it did not declare is refused with ContextAccess, naming the key', async () => {
     const { app, kernel } = await teamsApp();
-    app.sessionState('alice').seed({ 'app.user_id': 'vip-alice' });
+    kernelOf(app).sessionState('alice').seed({ 'app.user_id': 'vip-alice' });
     OffersPlugin.misbehave = 'read';
 
     const error = await rejectionOf(startTurn(kernel, 'alice', 'hi'));
@@ -114,7 +115,7 @@ describe('plugins owned by different teams', () => {
 
   it('a team that writes another team\'s key is refused with ContextAccess, and the key keeps its value', async () => {
     const { app, kernel } = await teamsApp();
-    app.sessionState('alice').seed({ 'app.user_id': 'vip-alice' });
+    kernelOf(app).sessionState('alice').seed({ 'app.user_id': 'vip-alice' });
     OffersPlugin.misbehave = 'write';
 
     const error = await rejectionOf(startTurn(kernel, 'alice', 'hi'));
@@ -135,7 +136,7 @@ describe('plugins owned by different teams', () => {
 
   it('an agent that leaves the scoring team out still gets its effect handled (structural parts always count)', async () => {
     const { app, kernel } = await teamsApp();
-    app.sessionState('alice').seed({ 'app.user_id': 'alice' });
+    kernelOf(app).sessionState('alice').seed({ 'app.user_id': 'alice' });
     const turn = turnLevel();
 
     await kernel.pipeline('message.received', 'hi', { session: 'alice', turn, active: ['profile', 'offers'] });

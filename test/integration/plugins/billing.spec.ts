@@ -33,7 +33,7 @@ async function setup(script: ConstructorParameters<typeof ScriptedModel>[0], sto
   return { app, model, agent };
 }
 
-const credits = (session: { state: { session: { values: Readonly<Record<string, unknown>> } } }) => session.state.session.values[CREDITS_KEY];
+const credits = (session: { values: Readonly<Record<string, unknown>> }) => session.values[CREDITS_KEY];
 
 describe('billing plugin', () => {
   describe('the model is picked by plan', () => {

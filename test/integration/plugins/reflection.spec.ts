@@ -31,7 +31,7 @@ describe('reflection plugin', () => {
   it('writes a lesson on tool.error and adds it to the next turn\u2019s instructions', async () => {
     const { model, session } = await setup([divide({ a: 1, b: 0 }), 'cannot divide by zero', 'sure']);
     expect((await session.send('1/0?')).toolCalls[0]).toMatchObject({ ok: false, error: { code: 'ToolFailed' } });
-    const lessons = session.state.session.values[LESSONS_KEY] as { tool: string; code: string; text: string }[];
+    const lessons = session.values[LESSONS_KEY] as { tool: string; code: string; text: string }[];
     expect(lessons).toEqual([expect.objectContaining({ tool: 'calc.divide', code: 'ToolFailed', turn: 0 })]);
     expect(lessons[0]!.text).toContain('division by zero');
     // Not within the turn that failed: the lesson is for the next one.

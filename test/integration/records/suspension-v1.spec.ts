@@ -63,8 +63,8 @@ describe('a suspended turn stored by Trellis with suspension record v1', () => {
       ['s1', 'sent 3'],
     ]);
     expect(session.transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'assistant']);
-    expect(session.state.session.values['pay.total']).toBe(3);
-    expect(session.state.session.values['app.user_id']).toBe('u1');
+    expect(session.values['pay.total']).toBe(3);
+    expect(session.values['app.user_id']).toBe('u1');
   });
 
   it('fails closed on a record of an unknown version: nothing runs', async () => {

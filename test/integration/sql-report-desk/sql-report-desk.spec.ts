@@ -111,7 +111,7 @@ describe('planning: strategy rules and reflection lessons', () => {
     const session = after.agent({ ...DESK_AGENT, model }).session('kept');
     await session.send('Who are the top customers?');
 
-    expect(session.state.session.values[LESSONS_KEY]).toEqual([expect.objectContaining({ tool: 'db.search', code: 'SqlError', turn: 0 })]);
+    expect(session.values[LESSONS_KEY]).toEqual([expect.objectContaining({ tool: 'db.search', code: 'SqlError', turn: 0 })]);
     expect(model.calls[0]!.messages[0]!.content).toContain(LESSONS_HEADING);
   });
 });

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Hook, OnAction, OnEffect, Plugin, StateKey, Tool, Trellis, type HookContext } from '../../../index.js';
 import { KernelHarness } from '../../support/kernel-harness.js';
+import { kernelOf } from '../../../src/app/kernel-access.js';
 
 class NoInput {}
 
@@ -52,7 +53,7 @@ describe('the active filter (an agent\'s plugins list)', () => {
   it('empty: every plugin\'s tools and hooks count', async () => {
     const { app, kernel } = await setup();
 
-    const view = app.registry.view([]);
+    const view = kernelOf(app).registry.view([]);
     await kernel.parallel('task.start', undefined, { active: [] });
 
     expect(view.tools.map((t) => t.name)).toEqual(['a.tool', 'b.tool']);
@@ -63,7 +64,7 @@ describe('the active filter (an agent\'s plugins list)', () => {
   it('non-empty: only the named plugins\' tools and hooks count', async () => {
     const { app, kernel } = await setup();
 
-    const view = app.registry.view(['a']);
+    const view = kernelOf(app).registry.view(['a']);
     await kernel.parallel('task.start', undefined, { active: ['a'] });
 
     expect(view.tools.map((t) => t.name)).toEqual(['a.tool']);
@@ -77,8 +78,8 @@ describe('the active filter (an agent\'s plugins list)', () => {
 
     await kernel.parallel('task.start', undefined, { active: ['a'] });
 
-    expect(app.registry.stateKey('b.pings')?.owner).toBe('b');
-    expect(app.registry.actionHandler('b.act')?.plugin).toBe('b');
+    expect(kernelOf(app).registry.stateKey('b.pings')?.owner).toBe('b');
+    expect(kernelOf(app).registry.actionHandler('b.act')?.plugin).toBe('b');
     expect(calls).toContain('b.ping');
     expect(kernel.sessionValues()['b.pings']).toBe(1);
   });

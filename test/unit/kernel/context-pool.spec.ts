@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Hook, Plugin, Requires, StateKey, Trellis, TrellisError, type HookContext } from '../../../index.js';
 import { executionLevel, KernelHarness, rejectionOf, turnLevel } from '../../support/kernel-harness.js';
+import { kernelOf } from '../../../src/app/kernel-access.js';
 
 describe('the context pool', () => {
   describe('resolution across session, turn and execution', () => {
@@ -18,7 +19,7 @@ describe('the context pool', () => {
       const app = Trellis.create();
       const kernel = new KernelHarness(app);
       await app.install(Reader);
-      app.sessionState('s1').seed({ 'app.locale': 'en' });
+      kernelOf(app).sessionState('s1').seed({ 'app.locale': 'en' });
       const turn = turnLevel({ 'app.locale': 'fr' });
 
       seen.length = 0;
@@ -204,7 +205,7 @@ describe('the context pool', () => {
       await new KernelHarness(app).parallel('task.start', undefined);
 
       expect(TrellisError.is(refused, 'ContextAccess')).toBe(true);
-      expect(app.sessionState('s1').session.values).not.toHaveProperty('team.sub.score');
+      expect(kernelOf(app).sessionState('s1').session.values).not.toHaveProperty('team.sub.score');
     });
   });
 
@@ -263,7 +264,7 @@ describe('the context pool', () => {
       const app = Trellis.create();
       const kernel = new KernelHarness(app);
       await app.install(Memo);
-      app.sessionState('alice').seed({ 'app.user_id': 'alice' });
+      kernelOf(app).sessionState('alice').seed({ 'app.user_id': 'alice' });
 
       await kernel.pipeline('message.received', 'hi from alice', { session: 'alice' });
       await kernel.pipeline('message.received', 'hi from bob', { session: 'bob' });

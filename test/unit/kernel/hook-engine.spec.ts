@@ -14,6 +14,7 @@ import {
   type HookPoint,
 } from '../../../index.js';
 import { KernelHarness, recordEvents, rejectionOf, sleep, turnLevel, within } from '../../support/kernel-harness.js';
+import { kernelOf } from '../../../src/app/kernel-access.js';
 
 /** Builds a plugin with one hook at `point`. */
 function hookPlugin(name: string, point: HookPoint, handler: (value: any, ctx: HookContext) => unknown, priority?: number) {
@@ -177,7 +178,7 @@ describe('the hook engine', () => {
 
       expect(Par.seen).toEqual({ 'first saw b': undefined, 'second saw a': undefined });
       expect(kernel.sessionValues()).toMatchObject({ 'par.a': 'A', 'par.b': 'B' });
-      expect(app.sessionState('s1').revision).toBe(1);
+      expect(kernelOf(app).sessionState('s1').revision).toBe(1);
     });
 
     it('a throwing handler fails the point with its plugin and point named, and nothing is committed', async () => {
@@ -199,7 +200,7 @@ describe('the hook engine', () => {
       const error = await rejectionOf(kernel.parallel('session.start', undefined));
 
       expect((error as TrellisError).details).toMatchObject({ plugin: 'boom', point: 'session.start' });
-      expect(app.sessionState('s1').revision).toBe(0);
+      expect(kernelOf(app).sessionState('s1').revision).toBe(0);
       expect(kernel.sessionValues()).not.toHaveProperty('writer.x');
     });
   });
@@ -312,7 +313,7 @@ describe('the hook engine', () => {
       expect(await kernel.gate({ tool: 'x' })).toEqual({ kind: 'allow' });
       expect(refused).toHaveLength(3);
       expect(refused.every((e) => TrellisError.is(e, 'ContextAccess'))).toBe(true);
-      expect(app.sessionState('s1').revision).toBe(0);
+      expect(kernelOf(app).sessionState('s1').revision).toBe(0);
     });
 
     it('a gate returning a control it may not (cancel) is refused', async () => {

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Trellis } from '../../../index.js';
+import { kernelOf } from '../../../src/app/kernel-access.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../../fixtures/plugins-dir');
 const file = (name: string) => join(FIXTURES, name);
@@ -27,9 +28,9 @@ describe('app.loadDirectory', () => {
 
     await app.loadDirectory(FIXTURES);
 
-    expect([...app.registry.byName.keys()]).toEqual(['fixture-good']);
-    expect(app.registry.byName.get('fixture-good')?.definition.version).toBe('1.0.0');
-    expect(await app.registry.tools.get('fixture-good.ping')!.fn(undefined, undefined as never)).toBe('pong');
+    expect([...kernelOf(app).registry.byName.keys()]).toEqual(['fixture-good']);
+    expect(kernelOf(app).registry.byName.get('fixture-good')?.definition.version).toBe('1.0.0');
+    expect(await kernelOf(app).registry.tools.get('fixture-good.ping')!.fn(undefined, undefined as never)).toBe('pong');
   });
 
   it('neither installs nor reports modules without a plugin, nor files that are not modules', async () => {

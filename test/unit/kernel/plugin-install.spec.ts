@@ -18,6 +18,7 @@ import {
   type ToolInvocation,
 } from '../../../index.js';
 import { KernelHarness, rejectionOf } from '../../support/kernel-harness.js';
+import { kernelOf } from '../../../src/app/kernel-access.js';
 
 class NoInput {}
 
@@ -38,13 +39,13 @@ describe('installing a plugin', () => {
       const app = Trellis.create();
 
       expect(constructed).toBe(0);
-      expect(app.registry.plugins).toHaveLength(0);
-      expect(app.registry.tools.has('lazy.ping')).toBe(false);
+      expect(kernelOf(app).registry.plugins).toHaveLength(0);
+      expect(kernelOf(app).registry.tools.has('lazy.ping')).toBe(false);
 
       await app.install(LazyPlugin);
 
       expect(constructed).toBe(1);
-      expect(app.registry.tools.get('lazy.ping')?.plugin).toBe('lazy');
+      expect(kernelOf(app).registry.tools.get('lazy.ping')?.plugin).toBe('lazy');
     });
 
     it('refuses a class without @Plugin, saying to decorate it', async () => {
@@ -60,7 +61,7 @@ describe('installing a plugin', () => {
 
       expect(TrellisError.is(error, 'InvalidPlugin')).toBe(true);
       expect((error as Error).message).toMatch(/@Plugin/);
-      expect(app.registry.plugins).toHaveLength(0);
+      expect(kernelOf(app).registry.plugins).toHaveLength(0);
     });
   });
 
@@ -83,7 +84,7 @@ describe('installing a plugin', () => {
       const plugin = installed.instance as OrdersPlugin;
       expect(plugin.repo).toBeInstanceOf(OrdersRepo);
       expect(plugin.repo.find('o1')).toEqual({ id: 'o1', total: 42 });
-      expect(plugin.repo).toBe(app.container.get(OrdersRepo));
+      expect(plugin.repo).toBe(kernelOf(app).providers.get(OrdersRepo));
     });
 
     it('injects a value the host registered with { provide, useValue }', async () => {
@@ -113,7 +114,7 @@ describe('installing a plugin', () => {
 
       expect(TrellisError.is(error, 'InvalidPlugin')).toBe(true);
       expect((error as Error).message).toMatch(/providers/);
-      expect(app.registry.byName.has('needy')).toBe(false);
+      expect(kernelOf(app).registry.byName.has('needy')).toBe(false);
     });
   });
 
@@ -152,7 +153,7 @@ describe('installing a plugin', () => {
       expect(message).toMatch(/pageSize/);
       const paths = ((error as TrellisError).details['errors'] as { path: string }[]).map((e) => e.path).sort();
       expect(paths).toEqual(['pageSize', 'region']);
-      expect(app.registry.byName.has('shop')).toBe(false);
+      expect(kernelOf(app).registry.byName.has('shop')).toBe(false);
     });
 
     it('refuses a config for a plugin that declares none', async () => {
@@ -179,7 +180,7 @@ describe('installing a plugin', () => {
 
       expect(TrellisError.is(error, 'DuplicatePlugin')).toBe(true);
       expect((error as Error).message).toMatch(/reload/);
-      expect(app.registry.byName.get('dup')?.definition.version).toBe('1.0.0');
+      expect(kernelOf(app).registry.byName.get('dup')?.definition.version).toBe('1.0.0');
     });
 
     it('refuses a tool name another plugin registered, naming both owners', async () => {
@@ -204,7 +205,7 @@ describe('installing a plugin', () => {
 
       expect(TrellisError.is(error, 'DuplicateRegistration')).toBe(true);
       expect((error as Error).message).toMatch(/tool 'shared\.search'.*'alpha'.*'beta'/);
-      expect(app.registry.tools.get('shared.search')?.plugin).toBe('alpha');
+      expect(kernelOf(app).registry.tools.get('shared.search')?.plugin).toBe('alpha');
     });
 
     it('refuses a state key another plugin registered, naming both owners', async () => {
@@ -221,7 +222,7 @@ describe('installing a plugin', () => {
 
       expect(TrellisError.is(error, 'DuplicateRegistration')).toBe(true);
       expect((error as Error).message).toMatch(/state key 'team\.sub\.count'.*'team'.*'team\.sub'/);
-      expect(app.registry.stateKey('team.sub.count')?.owner).toBe('team');
+      expect(kernelOf(app).registry.stateKey('team.sub.count')?.owner).toBe('team');
     });
 
     it('refuses an effect key another plugin handles, naming both owners', async () => {
@@ -242,7 +243,7 @@ describe('installing a plugin', () => {
 
       expect(TrellisError.is(error, 'DuplicateRegistration')).toBe(true);
       expect((error as Error).message).toMatch(/effect 'order\.placed'.*'fx1'.*'fx2'/);
-      expect(app.registry.effectHandlers('order.placed')?.map((h) => h.plugin)).toEqual(['fx1']);
+      expect(kernelOf(app).registry.effectHandlers('order.placed')?.map((h) => h.plugin)).toEqual(['fx1']);
     });
 
     it('refuses an action key another plugin handles (built-in actions included), naming both owners', async () => {
@@ -271,7 +272,7 @@ describe('installing a plugin', () => {
       expect((clash as Error).message).toMatch(/action 'refund'.*'act1'.*'act2'/);
       expect(TrellisError.is(builtIn, 'DuplicateRegistration')).toBe(true);
       expect((builtIn as Error).message).toMatch(/action 'AddContextMessage'.*'trellis'.*'act3'/);
-      expect(app.registry.actionHandler('refund')?.plugin).toBe('act1');
+      expect(kernelOf(app).registry.actionHandler('refund')?.plugin).toBe('act1');
     });
   });
 
@@ -298,7 +299,7 @@ describe('installing a plugin', () => {
 
       await app.install(Reports);
 
-      expect([...app.registry.byName.keys()]).toEqual(['db', 'reports']);
+      expect([...kernelOf(app).registry.byName.keys()]).toEqual(['db', 'reports']);
     });
   });
 
@@ -319,7 +320,7 @@ describe('installing a plugin', () => {
       expect(TrellisError.is(error, 'InvalidOptions')).toBe(true);
       expect((error as Error).message).toMatch(/RetryMiddleware/);
       expect((error as Error).message).toMatch(/maxRetries/);
-      expect(app.registry.byName.has('retrying')).toBe(false);
+      expect(kernelOf(app).registry.byName.has('retrying')).toBe(false);
     });
 
     it('refuses invalid middleware passed in install options', async () => {
@@ -330,7 +331,7 @@ describe('installing a plugin', () => {
       const error = await rejectionOf(app.install(Plain, { middleware: [{ type: RetryMiddleware, options: { maxRetries: -1 } }] }));
 
       expect(TrellisError.is(error, 'InvalidOptions')).toBe(true);
-      expect(app.registry.byName.has('plain')).toBe(false);
+      expect(kernelOf(app).registry.byName.has('plain')).toBe(false);
     });
   });
 
@@ -365,7 +366,7 @@ describe('installing a plugin', () => {
 
       await app.install(Wrapped, { middleware: [{ type: FromInstall }] });
 
-      const tool = app.registry.tools.get('wrapped.call')!;
+      const tool = kernelOf(app).registry.tools.get('wrapped.call')!;
       expect(tool.chainNames).toEqual(['AppWide', 'ClassLevel', 'FromInstall', 'MethodLevel']);
       expect(tool.chain[2]).toBeInstanceOf(FromInstall);
     });
@@ -382,7 +383,7 @@ describe('installing a plugin', () => {
 
       await app.install(Db);
 
-      expect(app.registry.stateKey('db.search.result')).toMatchObject({ owner: 'db', scope: 'turn' });
+      expect(kernelOf(app).registry.stateKey('db.search.result')).toMatchObject({ owner: 'db', scope: 'turn' });
     });
   });
 
@@ -412,21 +413,21 @@ describe('installing a plugin', () => {
     it('leaves the registry exactly as it was, and a corrected install then works', async () => {
       const app = Trellis.create();
       const Lim = makeVersion();
-      const before = app.registry;
+      const before = kernelOf(app).registry;
 
       await expect(app.install(Lim, { config: { limit: 0 } })).rejects.toThrow(TrellisError);
 
-      expect(app.registry).toBe(before);
-      expect(app.registry.tools.has('lim.check')).toBe(false);
-      expect(app.registry.stateKey('lim.used')).toBeUndefined();
-      expect(app.registry.effectHandlers('lim.spent')).toBeUndefined();
-      expect(app.registry.actionHandler('lim.reset')).toBeUndefined();
-      expect(app.registry.view().hooks['task.start']).toHaveLength(0);
+      expect(kernelOf(app).registry).toBe(before);
+      expect(kernelOf(app).registry.tools.has('lim.check')).toBe(false);
+      expect(kernelOf(app).registry.stateKey('lim.used')).toBeUndefined();
+      expect(kernelOf(app).registry.effectHandlers('lim.spent')).toBeUndefined();
+      expect(kernelOf(app).registry.actionHandler('lim.reset')).toBeUndefined();
+      expect(kernelOf(app).registry.view().hooks['task.start']).toHaveLength(0);
 
       await app.install(Lim, { config: { limit: 5 } });
 
-      expect(app.registry.tools.has('lim.check')).toBe(true);
-      expect(app.registry.stateKey('lim.used')?.owner).toBe('lim');
+      expect(kernelOf(app).registry.tools.has('lim.check')).toBe(true);
+      expect(kernelOf(app).registry.stateKey('lim.used')?.owner).toBe('lim');
     });
 
     it('registers none of its parts when one of them clashes with an installed plugin', async () => {
@@ -437,12 +438,12 @@ describe('installing a plugin', () => {
       }
       const app = Trellis.create();
       await app.install(Owner);
-      const before = app.registry;
+      const before = kernelOf(app).registry;
 
       await expect(app.install(makeVersion(), { config: { limit: 5 } })).rejects.toThrow(/lim\.spent/);
 
-      expect(app.registry).toBe(before);
-      expect(app.registry.tools.has('lim.check')).toBe(false);
+      expect(kernelOf(app).registry).toBe(before);
+      expect(kernelOf(app).registry.tools.has('lim.check')).toBe(false);
     });
   });
 
@@ -470,12 +471,12 @@ describe('installing a plugin', () => {
 
       await app.install(Toggle, { enabled: false });
 
-      expect(app.registry.view().tools.map((t) => t.name)).toEqual([]);
-      expect(app.registry.view().hooks['planning.started']).toHaveLength(0);
+      expect(kernelOf(app).registry.view().tools.map((t) => t.name)).toEqual([]);
+      expect(kernelOf(app).registry.view().hooks['planning.started']).toHaveLength(0);
       expect(await kernel.pipeline('planning.started', 'base')).toBe('base');
-      expect(app.registry.stateKey('toggle.count')?.owner).toBe('toggle');
-      expect(app.registry.effectHandlers('toggle.changed')).toHaveLength(1);
-      expect(app.registry.actionHandler('toggle.act')?.plugin).toBe('toggle');
+      expect(kernelOf(app).registry.stateKey('toggle.count')?.owner).toBe('toggle');
+      expect(kernelOf(app).registry.effectHandlers('toggle.changed')).toHaveLength(1);
+      expect(kernelOf(app).registry.actionHandler('toggle.act')?.plugin).toBe('toggle');
     });
 
     it('app.enable switches hooks and tools on; app.disable switches them off; state keys and handlers stay', async () => {
@@ -484,16 +485,16 @@ describe('installing a plugin', () => {
       await app.install(Toggle, { enabled: false });
 
       app.enable('toggle');
-      expect(app.registry.view().tools.map((t) => t.name)).toEqual(['toggle.tool']);
+      expect(kernelOf(app).registry.view().tools.map((t) => t.name)).toEqual(['toggle.tool']);
       expect(await kernel.pipeline('planning.started', 'base')).toBe('base+toggle');
 
       app.disable('toggle');
-      expect(app.registry.view().tools).toHaveLength(0);
+      expect(kernelOf(app).registry.view().tools).toHaveLength(0);
       expect(await kernel.pipeline('planning.started', 'base')).toBe('base');
-      expect(app.registry.byName.has('toggle')).toBe(true);
-      expect(app.registry.stateKey('toggle.count')).toBeDefined();
-      expect(app.registry.effectHandlers('toggle.changed')).toHaveLength(1);
-      expect(app.registry.actionHandler('toggle.act')).toBeDefined();
+      expect(kernelOf(app).registry.byName.has('toggle')).toBe(true);
+      expect(kernelOf(app).registry.stateKey('toggle.count')).toBeDefined();
+      expect(kernelOf(app).registry.effectHandlers('toggle.changed')).toHaveLength(1);
+      expect(kernelOf(app).registry.actionHandler('toggle.act')).toBeDefined();
     });
 
     it('refuses to enable or disable a plugin that is not installed', () => {

@@ -1,31 +1,35 @@
 import 'reflect-metadata';
 import { inject, injectable, preDestroy } from 'inversify';
-import { Hook, Plugin, Tool, Trellis, TrellisError, type PluginLifecycle } from '../../../index.js';
+import { Hook, Plugin, Tool, Trellis, TrellisError, type PluginLifecycle, type PluginHost } from '../../../index.js';
 import { rejectionOf, sleep } from '../../support/kernel-harness.js';
+import { kernelOf } from '../../../src/app/kernel-access.js';
 
 class NoInput {}
 
 describe('plugin lifecycle', () => {
   describe('onInstall and onUninstall', () => {
-    it('calls onInstall with the app before the plugin is registered, and onUninstall on uninstall', async () => {
+    it('calls onInstall with its PluginHost before the plugin is registered, and onUninstall on uninstall', async () => {
       const calls: string[] = [];
       let registeredDuringInstall: boolean | undefined;
+      let hostName: string | undefined;
+      const app = Trellis.create();
       @Plugin({ name: 'life', version: '1.0.0' })
       class Life implements PluginLifecycle {
-        onInstall(app: Trellis) {
-          registeredDuringInstall = app.registry.byName.has('life');
+        onInstall(host: PluginHost) {
+          hostName = host.name;
+          registeredDuringInstall = kernelOf(app).registry.byName.has('life');
           calls.push('install');
         }
         onUninstall() {
           calls.push('uninstall');
         }
       }
-      const app = Trellis.create();
 
       await app.install(Life);
       expect(calls).toEqual(['install']);
       expect(registeredDuringInstall).toBe(false);
-      expect(app.registry.byName.has('life')).toBe(true);
+      expect(hostName).toBe('life');
+      expect(kernelOf(app).registry.byName.has('life')).toBe(true);
 
       await app.uninstall('life');
       expect(calls).toEqual(['install', 'uninstall']);
@@ -48,8 +52,8 @@ describe('plugin lifecycle', () => {
 
       expect(TrellisError.is(error, 'InvalidPlugin')).toBe(true);
       expect((error as Error).message).toMatch(/cannot reach the warehouse/);
-      expect(app.registry.byName.has('fragile')).toBe(false);
-      expect(app.registry.tools.has('fragile.tool')).toBe(false);
+      expect(kernelOf(app).registry.byName.has('fragile')).toBe(false);
+      expect(kernelOf(app).registry.tools.has('fragile.tool')).toBe(false);
     });
   });
 
@@ -120,15 +124,14 @@ describe('plugin lifecycle', () => {
         constructor(@inject(Pool) readonly pool: Pool) {}
       }
       const app = Trellis.create({ providers: [Pool] });
-      const installed = await app.install(UsesPool);
+      await app.install(UsesPool);
       await app.start();
-      expect(app.container.isBound(Pool)).toBe(true);
+      expect(kernelOf(app).providers.isBound(Pool)).toBe(true);
 
       await app.stop();
 
-      expect(app.container.isBound(Pool)).toBe(false);
-      expect(() => app.container.get(Pool)).toThrow();
-      expect(installed.container.isBound(UsesPool)).toBe(false);
+      expect(kernelOf(app).providers.isBound(Pool)).toBe(false);
+      expect(() => kernelOf(app).providers.get(Pool)).toThrow();
       expect(destroyed).toBe(1);
     });
 
@@ -143,13 +146,13 @@ describe('plugin lifecycle', () => {
         }
       }
       const app = Trellis.create({ providers: [AsyncPool] });
-      app.container.get(AsyncPool);
+      kernelOf(app).providers.get(AsyncPool);
       await app.start();
 
       await app.stop('SIGINT');
 
       expect(closed).toBe(true);
-      expect(app.container.isBound(AsyncPool)).toBe(false);
+      expect(kernelOf(app).providers.isBound(AsyncPool)).toBe(false);
     });
 
     it('an app cannot be started again after stop', async () => {

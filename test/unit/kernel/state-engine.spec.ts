@@ -16,6 +16,7 @@ import {
 import { ContextScope } from '../../../src/context/context-scope.js';
 import type { StateCommand } from '../../../index.js';
 import { KernelHarness, recordEvents, rejectionOf, turnLevel } from '../../support/kernel-harness.js';
+import { kernelOf } from '../../../src/app/kernel-access.js';
 
 async function appWith(...plugins: (new () => object)[]) {
   const app = Trellis.create();
@@ -51,7 +52,7 @@ describe('the state engine', () => {
 
     it('commits each handler\'s command atomically, the revision going up by one per commit', async () => {
       const { app, kernel } = await appWith(Rev);
-      const state = app.sessionState('s1');
+      const state = kernelOf(app).sessionState('s1');
 
       await kernel.pipeline('planning.started', 'x');
 
@@ -61,14 +62,14 @@ describe('the state engine', () => {
 
     it('rejects a command built on a stale revision of an exclusive key with StaleState, changing nothing', async () => {
       const { app } = await appWith(Rev);
-      const state = app.sessionState('s1');
+      const state = kernelOf(app).sessionState('s1');
       const scope = new ContextScope(state, undefined, undefined);
-      state.commit(write('rev.a', 'first', 0), scope, app.registry);
+      state.commit(write('rev.a', 'first', 0), scope, kernelOf(app).registry);
       expect(state.revision).toBe(1);
 
       const error = (() => {
         try {
-          state.commit(write('rev.a', 'built on revision 0', 0), scope, app.registry);
+          state.commit(write('rev.a', 'built on revision 0', 0), scope, kernelOf(app).registry);
         } catch (e) {
           return e;
         }
@@ -78,7 +79,7 @@ describe('the state engine', () => {
       expect((error as TrellisError).details).toMatchObject({ key: 'rev.a', baseRevision: 0, revision: 1 });
       expect(state.revision).toBe(1);
       expect(state.session.values['rev.a']).toBe('first');
-      state.commit(write('rev.a', 'rebuilt', 1), scope, app.registry);
+      state.commit(write('rev.a', 'rebuilt', 1), scope, kernelOf(app).registry);
       expect(state.session.values['rev.a']).toBe('rebuilt');
     });
   });
@@ -108,7 +109,7 @@ describe('the state engine', () => {
 
       expect(kernel.sessionValues()['counter.value']).toBe(102);
       expect(seen).toEqual({ first: [100], second: [100, 101] });
-      expect(app.sessionState('s1').revision).toBe(2);
+      expect(kernelOf(app).sessionState('s1').revision).toBe(2);
     });
 
     it('commutative keys written by two parallel hooks never conflict: no re-run, both updates land', async () => {
@@ -133,7 +134,7 @@ describe('the state engine', () => {
 
       expect(calls).toEqual({ a: 1, b: 1 });
       expect(kernel.sessionValues()['tally.items']).toEqual(['a', 'b']);
-      expect(app.sessionState('s1').revision).toBe(1);
+      expect(kernelOf(app).sessionState('s1').revision).toBe(1);
     });
   });
 
@@ -219,7 +220,7 @@ describe('the state engine', () => {
       }
       @OnEffect('shop.updated')
       record(payload: { by: number }, ctx: PluginContext & { deps: Record<string, unknown> }) {
-        log.push({ payload, total: ctx.get('shop.total'), dep: ctx.deps['shop.total'], revision: Audit.app.sessionState(ctx.sessionId).revision });
+        log.push({ payload, total: ctx.get('shop.total'), dep: ctx.deps['shop.total'], revision: kernelOf(Audit.app).sessionState(ctx.sessionId).revision });
       }
     }
 
@@ -263,7 +264,7 @@ describe('the state engine', () => {
 
       expect(TrellisError.is(error, 'UnknownEffect')).toBe(true);
       expect((error as Error).message).toMatch(/'nobody\.listens'/);
-      expect(app.sessionState('s1').revision).toBe(0);
+      expect(kernelOf(app).sessionState('s1').revision).toBe(0);
       expect(kernel.sessionValues()).toEqual({});
     });
 
@@ -283,7 +284,7 @@ describe('the state engine', () => {
 
       expect(TrellisError.is(error, 'UnknownAction')).toBe(true);
       expect((error as Error).message).toMatch(/'NoSuchAction'/);
-      expect(app.sessionState('s1').revision).toBe(0);
+      expect(kernelOf(app).sessionState('s1').revision).toBe(0);
       expect(kernel.sessionValues()).toEqual({});
     });
   });

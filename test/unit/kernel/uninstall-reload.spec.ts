@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Hook, Plugin, StateKey, Tool, Trellis, TrellisError, type HookContext } from '../../../index.js';
 import { KernelHarness, rejectionOf, sleep } from '../../support/kernel-harness.js';
+import { kernelOf } from '../../../src/app/kernel-access.js';
 
 class NoInput {}
 
@@ -31,10 +32,10 @@ describe('uninstalling a plugin', () => {
 
     await app.uninstall('notes');
 
-    expect(app.registry.tools.has('notes.add')).toBe(false);
-    expect(app.registry.view().hooks['task.start']).toHaveLength(0);
+    expect(kernelOf(app).registry.tools.has('notes.add')).toBe(false);
+    expect(kernelOf(app).registry.view().hooks['task.start']).toHaveLength(0);
     expect(await kernel.pipeline('planning.started', 'base')).toBe('base');
-    expect(app.registry.byName.has('notes')).toBe(false);
+    expect(kernelOf(app).registry.byName.has('notes')).toBe(false);
   });
 
   it('clears its state keys from every live session, but keeps keys marked retainOnUninstall', async () => {
@@ -52,7 +53,7 @@ describe('uninstalling a plugin', () => {
       expect(values).not.toHaveProperty('notes.draft');
       expect(values['notes.archive']).toBe(`archive of ${id}`);
     }
-    expect(app.registry.stateKey('notes.draft')).toBeUndefined();
+    expect(kernelOf(app).registry.stateKey('notes.draft')).toBeUndefined();
   });
 
   it('is refused with DependentPlugin naming the plugin that depends on it', async () => {
@@ -69,11 +70,11 @@ describe('uninstalling a plugin', () => {
     expect(TrellisError.is(error, 'DependentPlugin')).toBe(true);
     expect((error as Error).message).toMatch(/'addon'/);
     expect((error as Error).message).toMatch(/Uninstall addon first/);
-    expect(app.registry.byName.has('base')).toBe(true);
+    expect(kernelOf(app).registry.byName.has('base')).toBe(true);
 
     await app.uninstall('addon');
     await app.uninstall('base');
-    expect(app.registry.plugins).toHaveLength(0);
+    expect(kernelOf(app).registry.plugins).toHaveLength(0);
   });
 
   it('refuses an unknown plugin name with UnknownPlugin', async () => {
@@ -104,8 +105,8 @@ describe('reloading a plugin', () => {
 
     await app.reload('x', version('2'));
 
-    expect(app.registry.byName.get('x')?.definition.version).toBe('2');
-    expect(await app.registry.tools.get('x.tool')!.fn(undefined, undefined as never)).toBe('2');
+    expect(kernelOf(app).registry.byName.get('x')?.definition.version).toBe('2');
+    expect(await kernelOf(app).registry.tools.get('x.tool')!.fn(undefined, undefined as never)).toBe('2');
   });
 
   it('never shows both versions or neither while it runs', async () => {
@@ -115,7 +116,7 @@ describe('reloading a plugin', () => {
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
-        const registry = app.registry;
+        const registry = kernelOf(app).registry;
         seen.push({
           tools: [...registry.tools.keys()].filter((t) => t === 'x.tool').length,
           view: registry.view().tools.filter((t) => t.name === 'x.tool').length,
@@ -139,13 +140,13 @@ describe('reloading a plugin', () => {
   it('leaves a snapshot taken before the reload (as a running turn keeps) on the old version', async () => {
     const app = Trellis.create();
     await app.install(version('1'));
-    const runningTurn = app.registry;
+    const runningTurn = kernelOf(app).registry;
 
     await app.reload('x', version('2'));
 
     expect(await runningTurn.tools.get('x.tool')!.fn(undefined, undefined as never)).toBe('1');
     expect(await runningTurn.view().toolsByName.get('x.tool')!.fn(undefined, undefined as never)).toBe('1');
-    expect(await app.registry.tools.get('x.tool')!.fn(undefined, undefined as never)).toBe('2');
+    expect(await kernelOf(app).registry.tools.get('x.tool')!.fn(undefined, undefined as never)).toBe('2');
   });
 
   it('keeps the old version registered when the new one fails to install', async () => {
@@ -155,7 +156,7 @@ describe('reloading a plugin', () => {
     const error = await rejectionOf(app.reload('x', version('2', () => Promise.reject(new Error('boom')))));
 
     expect(TrellisError.is(error)).toBe(true);
-    expect(app.registry.byName.get('x')?.definition.version).toBe('1');
+    expect(kernelOf(app).registry.byName.get('x')?.definition.version).toBe('1');
   });
 
   it('keeps the plugin\'s session state across versions', async () => {
@@ -189,6 +190,6 @@ describe('reloading a plugin', () => {
     const error = await rejectionOf(app.reload('x', Other));
 
     expect(TrellisError.is(error, 'InvalidPlugin')).toBe(true);
-    expect(app.registry.byName.get('x')?.definition.version).toBe('1');
+    expect(kernelOf(app).registry.byName.get('x')?.definition.version).toBe('1');
   });
 });

@@ -80,7 +80,7 @@ describe('CacheMiddleware', () => {
   it('does not cache failures', async () => {
     const { middleware } = build({ ttlMs: 1_000 });
     let runs = 0;
-    const next = async (): Promise<ToolResult> => (++runs === 1 ? errorResult('Upstream', 'down', true) : okResult('up'));
+    const next = async (): Promise<ToolResult> => (++runs === 1 ? errorResult('ToolFailed', 'down', true) : okResult('up'));
 
     expect((await middleware.intercept(invocation(), next)).ok).toBe(false);
     expect(await middleware.intercept(invocation(), next)).toEqual(okResult('up'));

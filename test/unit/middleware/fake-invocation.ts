@@ -47,6 +47,6 @@ export function scriptedNext(...results: ToolResult[]) {
   return { next, calls };
 }
 
-export const transientError: ToolErrorInfo = { code: 'Upstream', message: 'upstream unavailable', retryable: true };
+export const transientError: ToolErrorInfo = { code: 'ToolFailed', message: 'upstream unavailable', retryable: true };
 export const transient: ToolResult = { ok: false, error: transientError };
 export const permanent = errorResult('ToolFailed', 'bad order id', false);

@@ -88,7 +88,7 @@ describe('LoggingMiddleware', () => {
   it('respects the logger level: debug records are dropped by an info logger', async () => {
     const { middleware, records } = build({ level: 'debug' }, 'info');
     await middleware.intercept(invocation(), scriptedNext(okResult(1)).next);
-    await middleware.intercept(invocation(), scriptedNext(errorResult('X', 'boom')).next);
+    await middleware.intercept(invocation(), scriptedNext(errorResult('ToolFailed', 'boom')).next);
     expect(records.map((record) => record.event)).toEqual(['tool.finish']);
   });
 

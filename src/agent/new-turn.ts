@@ -1,0 +1,44 @@
+import { ContextLevel } from '../context/context-level.js';
+import { isStop } from '../hooks/hook-engine.js';
+import { KERNEL_KEYS } from '../state/kernel-keys.js';
+import { finishReply, inTurnEnvelope, turnEnv, type SessionParts, type TurnMeta } from './turn-envelope.js';
+import type { TurnResult } from './turn-result.js';
+import { TurnRunner } from './turn-runner.js';
+
+/** A new turn's inputs: the message, the host's turn-level context, the caller's signal. */
+export interface NewTurn {
+  readonly message: string;
+  readonly context: Readonly<Record<string, unknown>> | undefined;
+  readonly signal: AbortSignal | undefined;
+}
+
+/**
+ * One turn from a message (DESIGN §7): `message.received` (may block), `task.start`,
+ * `planning.started`, the rounds, `message.sending`; the envelope runs `task.end` and the
+ * checkpoint.
+ */
+export function runNewTurn(parts: SessionParts, turn: NewTurn): Promise<TurnResult> {
+  const turnIndex = parts.sync.turns;
+  const { message } = turn;
+  const env = turnEnv(parts, new ContextLevel({ ...turn.context, [KERNEL_KEYS.turnInput]: message, [KERNEL_KEYS.turnIndex]: turnIndex }), turn.signal, turnIndex);
+  const startedAt = new Date().toISOString();
+  const limits = parts.agent.limits;
+  const history = parts.sync.history;
+  const meta: TurnMeta = { turnIndex, input: message, taskInput: message, startedAt, taskStarted: false, runner: undefined };
+  const bare = () => new TurnRunner(env, limits, meta.taskInput, '', history, startedAt);
+  return inTurnEnvelope(parts, env, meta, bare, async () => {
+    const received = await env.hooks.run('message.received', message, env.site);
+    if (isStop(received)) {
+      meta.runner = new TurnRunner(env, limits, message, '', history, startedAt);
+      return meta.runner.end('blocked', undefined, { code: 'Blocked', message: received.reason });
+    }
+    const input = received;
+    meta.taskInput = input;
+    meta.taskStarted = true;
+    await env.hooks.run('task.start', { input, turn: turnIndex }, env.site);
+    const instructions = await env.hooks.run('planning.started', parts.agent.spec.instructions, env.site);
+    meta.runner = new TurnRunner(env, limits, input, instructions, history, startedAt);
+    meta.runner.messages.push({ role: 'user', content: input });
+    return finishReply(parts, env, meta.runner, await meta.runner.loop());
+  });
+}

@@ -1,0 +1,67 @@
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { TrellisError } from '../errors/trellis-error.js';
+import type { SessionStore } from '../stores/session-store.js';
+
+/** How long a lease lasts without renewal; a holder that died frees the session after this. */
+export const LEASE_TTL_MS = 30_000;
+
+/** The store side of the one-writer-per-session lease (DESIGN §8). */
+interface LeaseStore {
+  acquireLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean>;
+  renewLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean>;
+  releaseLease(sessionId: string, holder: string): Promise<void>;
+}
+
+function leases(store: SessionStore | undefined): LeaseStore | undefined {
+  const candidate = store as Partial<LeaseStore> | undefined;
+  return typeof candidate?.acquireLease === 'function' && typeof candidate.renewLease === 'function' && typeof candidate.releaseLease === 'function' ? (candidate as LeaseStore) : undefined;
+}
+
+/** Who holds a lease: this process, told apart from others on the same store. */
+export function leaseHolder(): string {
+  return `${hostname()}:${process.pid}:${randomUUID()}`;
+}
+
+/**
+ * Runs `work` holding the session's lease: taken before anything runs (or waited for, up
+ * to `waitMs`), renewed while it runs, released after. A second writer gets `SessionBusy`
+ * before anything of its turn has run. Stores without leases run `work` as it is.
+ */
+export async function withLease<T>(store: SessionStore | undefined, sessionId: string, holder: string, waitMs: number | undefined, work: () => Promise<T>, onLost: (error: TrellisError) => void): Promise<T> {
+  const lease = leases(store);
+  if (!lease) return work();
+  await acquire(lease, sessionId, holder, waitMs ?? 0);
+  const renewal = setInterval(() => {
+    lease.renewLease(sessionId, holder, LEASE_TTL_MS).then(
+      (held) => {
+        if (!held) onLost(new TrellisError('SessionBusy', `The lease on session '${sessionId}' was lost while a turn ran (it expired and another writer took it)`, { hint: 'The turn\'s checkpoint will be refused if the other writer saved first; retry it' }));
+      },
+      (error: unknown) => onLost(TrellisError.is(error) ? error : new TrellisError('SessionBusy', `Renewing the lease on session '${sessionId}' failed`, { cause: error, kind: 'system' })),
+    );
+  }, LEASE_TTL_MS / 3);
+  renewal.unref();
+  try {
+    return await work();
+  } finally {
+    clearInterval(renewal);
+    await lease.releaseLease(sessionId, holder).catch(() => undefined);
+  }
+}
+
+async function acquire(lease: LeaseStore, sessionId: string, holder: string, waitMs: number): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  let pause = 10;
+  for (;;) {
+    if (await lease.acquireLease(sessionId, holder, LEASE_TTL_MS)) return;
+    if (Date.now() >= deadline) {
+      throw new TrellisError('SessionBusy', `Session '${sessionId}' is busy: another writer holds its lease${waitMs > 0 ? ` (waited ${waitMs} ms)` : ''}; nothing was run`, {
+        hint: 'Retry when its turn has ended, or pass { waitForLease: ms } to wait for it',
+        retryable: true,
+        details: { sessionId },
+      });
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(1, deadline - Date.now()))));
+    pause = Math.min(pause * 2, 250);
+  }
+}

@@ -1,0 +1,100 @@
+import { TrellisError } from '../errors/trellis-error.js';
+import type { ChatMessage } from '../models/model-provider.js';
+import { canReadRevision, type StoredSession } from '../stores/session-store.js';
+import type { AgentBinding, SessionHost } from './session-host.js';
+import type { SuspensionRecord } from './suspension-record.js';
+import { persistentValues, turnRecord, withoutHostContext } from './turn-record.js';
+import type { TurnEnd } from './turn-runner.js';
+
+/**
+ * A session's copy of what the store holds — transcript, turn count, revision and the open
+ * suspension — kept in step with it: loaded on first use, reloaded when another process
+ * checkpointed since, and advanced by one atomic checkpoint per turn.
+ */
+export class SessionSync {
+  history: ChatMessage[] = [];
+  turns = 0;
+  suspension: unknown = null;
+  #revision = 0;
+  #loading: Promise<void> | undefined;
+
+  constructor(
+    private readonly host: SessionHost,
+    private readonly agent: AgentBinding,
+    readonly id: string,
+  ) {}
+
+  /**
+   * Loads the session on first use (then calls `opened` with whether it existed);
+   * afterwards, reloads it if the store moved on.
+   */
+  async ready(opened: (resumed: boolean) => Promise<void>): Promise<void> {
+    if (this.#loading === undefined) {
+      this.#loading = this.#load(opened);
+      this.#loading.catch(() => (this.#loading = undefined));
+      return this.#loading;
+    }
+    await this.#loading;
+    await this.#refresh();
+  }
+
+  /** Forgets the loaded copy: the next `ready()` loads again. */
+  invalidate(): void {
+    this.#loading = undefined;
+  }
+
+  /** Writes a turn's end in one atomic checkpoint, then takes its messages into the transcript. */
+  async checkpoint(turnIndex: number, input: string, end: TurnEnd, startedAt: string, sessionValues: Readonly<Record<string, unknown>>): Promise<void> {
+    const record = turnRecord(turnIndex, input, end.result, startedAt);
+    const suspension: SuspensionRecord | null = end.suspension ?? null;
+    const store = this.host.store;
+    if (store) {
+      this.#revision = await store.checkpoint({
+        sessionId: this.id,
+        agent: this.agent.spec.name,
+        expectedRevision: this.#revision,
+        state: persistentValues(sessionValues, this.host.registry),
+        append: end.append,
+        turn: record,
+        suspension,
+      });
+    }
+    for (const message of end.append) this.history.push(message);
+    this.suspension = suspension;
+    this.turns = Math.max(this.turns, turnIndex + 1);
+  }
+
+  async #load(opened: (resumed: boolean) => Promise<void>): Promise<void> {
+    const stored = this.host.store ? await this.host.store.load(this.id) : undefined;
+    if (stored) {
+      if (stored.agent !== this.agent.spec.name) {
+        throw new TrellisError('SessionNotFound', `Session '${this.id}' belongs to agent '${stored.agent}', not '${this.agent.spec.name}'`, {
+          hint: 'Open it through the agent that created it, or use another session id',
+        });
+      }
+      this.#restore(stored);
+    }
+    await opened(stored !== undefined);
+  }
+
+  #restore(stored: StoredSession): void {
+    this.history = [...stored.transcript];
+    this.turns = stored.turns.reduce((n, t) => Math.max(n, t.index + 1), 0);
+    this.#revision = stored.revision;
+    this.suspension = stored.suspension ?? null;
+    this.host.sessionState(this.id).seed(withoutHostContext(stored.state));
+  }
+
+  /**
+   * Another process may have checkpointed this session since it was loaded here: reload it
+   * before a turn rather than run the turn and fail with `StaleState` when saving it.
+   */
+  async #refresh(): Promise<void> {
+    const store = this.host.store;
+    if (!store || !canReadRevision(store)) return;
+    const revision = await store.revision(this.id);
+    if (revision === undefined || revision === this.#revision) return;
+    const stored = await store.load(this.id);
+    if (stored) this.#restore(stored);
+  }
+}

@@ -1,0 +1,126 @@
+import type { Subject } from 'rxjs';
+import type { ContextLevel } from '../context/context-level.js';
+import { ContextScope } from '../context/context-scope.js';
+import { TrellisError } from '../errors/trellis-error.js';
+import { redactEvent } from '../events/redact-event.js';
+import type { TrellisEvent } from '../events/trellis-event.js';
+import { isStop } from '../hooks/hook-engine.js';
+import type { SessionState } from '../state/session-state.js';
+import { NEVER_ABORTED } from './never-signal.js';
+import type { AgentBinding, SessionHost } from './session-host.js';
+import type { SessionSync } from './session-sync.js';
+import type { TurnEnv } from './turn-env.js';
+import { errorInfo } from './turn-record.js';
+import { cancelled, type TurnEnd, type TurnRunner } from './turn-runner.js';
+import type { TurnResult } from './turn-result.js';
+
+/** The parts of one session that its turns (new and resumed) work with. */
+export interface SessionParts {
+  readonly host: SessionHost;
+  readonly agent: AgentBinding;
+  readonly id: string;
+  readonly state: SessionState;
+  readonly sync: SessionSync;
+  readonly subject: Subject<TrellisEvent>;
+}
+
+/** Where a turn stands, as the envelope needs to know it. */
+export interface TurnMeta {
+  readonly turnIndex: number;
+  /** The message as it came in: the turn record keeps it. */
+  readonly input: string;
+  /** The input after `message.received` rewrote it: `task.end` sees it. */
+  taskInput: string;
+  readonly startedAt: string;
+  /** Set once `task.start` was attempted: from then on `task.end` always runs. */
+  taskStarted: boolean;
+  /** The runner once the turn has one; a failure before that gets a bare one. */
+  runner: TurnRunner | undefined;
+}
+
+/** The turn's environment: the registry snapshot it keeps, its scope, hooks and events. */
+export function turnEnv(parts: SessionParts, turn: ContextLevel, signal: AbortSignal | undefined, turnIndex: number): TurnEnv {
+  const { host, subject } = parts;
+  const registry = host.registry;
+  const view = registry.view(parts.agent.spec.plugins);
+  const bus = host.events;
+  return {
+    hooks: host.hooks,
+    state: host.state,
+    registry,
+    view,
+    site: { scope: new ContextScope(parts.state, turn, undefined), schema: registry, hooks: view.hooks, signal: signal ?? NEVER_ABORTED },
+    sessionId: parts.id,
+    turnIndex,
+    maxToolResultChars: parts.agent.spec.maxToolResultChars,
+    observed: () => subject.observed || bus.observed,
+    emit: (raw) => {
+      const event = redactEvent(raw);
+      if (subject.observed) subject.next(event);
+      bus.emit(event);
+    },
+  };
+}
+
+/**
+ * The envelope every turn runs in, new or resumed: `turn.started`; the body; on a throw
+ * a failed or cancelled end; `task.end` whenever `task.start` was attempted (it always
+ * runs, even when `task.start` itself threw); one checkpoint; `turn.finished`.
+ */
+export async function inTurnEnvelope(parts: SessionParts, env: TurnEnv, meta: TurnMeta, bare: () => TurnRunner, body: () => Promise<TurnEnd>): Promise<TurnResult> {
+  const began = performance.now();
+  const saved = parts.state.session.values;
+  if (env.observed()) env.emit({ type: 'turn.started', sessionId: parts.id, turn: meta.turnIndex });
+  let end: TurnEnd;
+  try {
+    end = await body();
+  } catch (error) {
+    end = failedTurn(parts, error, meta.runner ?? bare(), saved);
+  }
+  if (meta.taskStarted) end = await endTask(env, meta.taskInput, end);
+  await parts.sync.checkpoint(meta.turnIndex, meta.input, end, meta.startedAt, parts.state.session.values);
+  if (env.observed()) env.emit({ type: 'turn.finished', sessionId: parts.id, turn: meta.turnIndex, status: end.result.status, durationMs: performance.now() - began });
+  return end.result;
+}
+
+/** `message.sending` may rewrite or cancel the reply; then `memory.write` sees the exchange. */
+export async function finishReply(parts: SessionParts, env: TurnEnv, runner: TurnRunner, end: TurnEnd): Promise<TurnEnd> {
+  if (end.result.status !== 'completed' || end.result.reply === undefined) return end;
+  const sending = await env.hooks.run('message.sending', end.result.reply, env.site);
+  if (isStop(sending)) {
+    // Like any cancelled turn, nothing is appended: the model must not see a reply the user never got.
+    return { result: runner.result('cancelled', undefined, { code: 'ReplyCancelled', message: sending.reason }), append: [], suspension: undefined };
+  }
+  const reply = sending;
+  let append = end.append;
+  if (reply !== end.result.reply) {
+    // The transcript keeps what the user was actually sent.
+    append = [...append.slice(0, -1), { role: 'assistant', content: reply }];
+  }
+  if (parts.agent.limits.streamText === 'final' && env.observed()) env.emit({ type: 'model.delta', sessionId: parts.id, delta: { type: 'text', text: reply } });
+  await env.hooks.run('memory.write', { kind: 'exchange', input: runner.input, reply, status: 'completed' }, env.site);
+  return { result: { ...end.result, reply }, append, suspension: undefined };
+}
+
+/** `task.end` always runs; if it throws, the turn fails. */
+async function endTask(env: TurnEnv, input: string, end: TurnEnd): Promise<TurnEnd> {
+  try {
+    await env.hooks.run('task.end', { input, status: end.result.status, reply: end.result.reply }, env.site);
+    return end;
+  } catch (error) {
+    if (end.result.status === 'failed') return end;
+    return { result: { ...end.result, status: 'failed', reply: undefined, error: errorInfo(error) }, append: [], suspension: undefined };
+  }
+}
+
+/**
+ * A cancelled turn leaves nothing half-written: session values go back to how they were.
+ * A failed turn keeps what it committed (each commit was whole), so charges for model
+ * calls that happened, or lessons from errors, are not lost with it.
+ */
+function failedTurn(parts: SessionParts, error: unknown, runner: TurnRunner, saved: Readonly<Record<string, unknown>>): TurnEnd {
+  const isCancel = TrellisError.is(error, 'Cancelled') || (error instanceof Error && error.name === 'AbortError');
+  if (isCancel) parts.state.restore(saved);
+  else parts.host.reportError(error, undefined, undefined, parts.id);
+  return { result: runner.result(isCancel ? 'cancelled' : 'failed', undefined, errorInfo(isCancel ? cancelled() : error)), append: [], suspension: undefined };
+}

@@ -1,0 +1,50 @@
+import type { PluginMember } from '../plugin/plugin-member.js';
+import type { StateSchema } from '../state/state-schema.js';
+import type { ContextScope } from './context-scope.js';
+import type { ContextSnapshot } from './context-level.js';
+import { resolveDeclared } from './context-pool.js';
+import { MemberContext } from './member-context.js';
+
+/** Where a member runs: the scope it writes to, the snapshot it reads, the point it serves. */
+export interface MemberSite {
+  readonly scope: ContextScope;
+  readonly snapshot: ContextSnapshot;
+  readonly schema: StateSchema;
+  /** The hook point, `transform`, `tool.call`, an action's point or `effect:<type>`. */
+  readonly point: string;
+  /** Gates and transforms are pure: their `ctx.set` throws. */
+  readonly readOnly?: boolean;
+  readonly signal?: AbortSignal;
+}
+
+/** A member's context and what its handler returned. */
+export interface Invocation {
+  readonly ctx: MemberContext;
+  readonly out: unknown;
+}
+
+/**
+ * Resolves a member's `@Requires` keys against the site's snapshot (a missing one throws
+ * `MissingContext`) and builds its cropped context. Tools use this directly, since their
+ * middleware runs between the context and the call.
+ */
+export function memberContext(member: PluginMember, site: MemberSite): MemberContext {
+  const deps = resolveDeclared(member.requires, site.snapshot, site.schema, `${member.plugin}.${member.method}`);
+  return new MemberContext(member, site.snapshot, site.schema, site.point, deps, site.readOnly === true, site.signal, site.scope.state.sessionId);
+}
+
+/**
+ * The one recipe for calling a plugin member (hooks, transforms, actions, effects): its
+ * context, then the handler. Synchronous when the handler is: only a returned promise is
+ * awaited. Throws what the handler throws; callers name the plugin and point in the error.
+ */
+export function invokeMember(member: PluginMember, value: unknown, site: MemberSite): Invocation | Promise<Invocation> {
+  const ctx = memberContext(member, site);
+  const out = member.fn(value, ctx as never);
+  if (isThenable(out)) return Promise.resolve(out).then((resolved) => ({ ctx, out: resolved }));
+  return { ctx, out };
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function';
+}
