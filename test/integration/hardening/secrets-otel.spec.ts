@@ -21,7 +21,7 @@ describe('OpenTelemetry spans carry no secrets', () => {
     const exporter = new InMemorySpanExporter();
     const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
     const app = Trellis.create({ providers: [{ provide: OTEL_TRACER_PROVIDER, useValue: provider }] });
-    await app.install(OpenTelemetryPlugin, { config: { providerName: 'scripted' } });
+    await app.install(OpenTelemetryPlugin, { config: { providerName: 'scripted' }, grants: ['events'] });
     await app.install(LeakyPlugin);
     const model = new ScriptedModel([{ toolCalls: [{ name: 'leaky.call', args: { note: 'n' } }] }, 'done']);
     await app.agent({ name: 'a', model, instructions: 'x' }).session('s').send('go');
