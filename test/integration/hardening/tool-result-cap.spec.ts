@@ -50,6 +50,11 @@ describe('a tool result sent to the model is capped; the record keeps all of it'
     expect((result.toolCalls[0] as { value: { rows: string } }).value.rows).toHaveLength(1_000);
   });
 
+  it('an agent cap below 1 is refused when the agent is made', async () => {
+    const app = Trellis.create();
+    expect(() => app.agent({ name: 'a', model: new ScriptedModel([]), instructions: 'x', maxToolResultChars: 0 })).toThrow(expect.objectContaining({ code: 'InvalidOptions', message: expect.stringContaining('maxToolResultChars must be a whole number ≥ 1') }));
+  });
+
   it('a result within the cap is sent unchanged', async () => {
     const { seen } = await run('big.text', 500, { maxToolResultChars: 500 });
     expect(seen).toBe('x'.repeat(500));
