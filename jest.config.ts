@@ -8,6 +8,7 @@ const config: Config = {
   testMatch: ['**/*.spec.ts'],
   moduleNameMapper: {
     '^trellis$': '<rootDir>/index.ts',
+    '^trellis/plugin$': '<rootDir>/plugin.ts',
     '^trellis/testing$': '<rootDir>/testing.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

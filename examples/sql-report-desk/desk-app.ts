@@ -1,5 +1,5 @@
 import { pino, type Logger } from 'pino';
-import { createLogger, ReflectionPlugin, Trellis, TRELLIS_LOGGER, type AgentSpec, type SessionStore } from '../../index.js';
+import { createLogger, ReflectionPlugin, Trellis, TRELLIS_LOGGER, type AgentSpec, type SessionStore } from 'trellis';
 import { DESK_QUERIES, openDeskDatabase } from './desk-database.js';
 import { ReadOnlyQueries } from './read-only-query.js';
 import { DbPlugin } from './plugins/db.plugin.js';

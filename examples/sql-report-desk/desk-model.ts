@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ScriptedModel, type ChatMessage, type ModelRequest, type ScriptedReply } from '../../index.js';
+import { ScriptedModel, type ChatMessage, type ModelRequest, type ScriptedReply } from 'trellis';
 import { LESSONS_HEADING } from './desk-app.js';
 
 /** The first try: `orders` has no `total` column, so it fails and teaches a lesson. */

@@ -10,8 +10,7 @@ import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { LESSONS_KEY, SqliteStore, type Lesson, type TrellisEvent, type TurnResult } from '../../index.js';
-import { modelFromEnv } from '../../src/cli/model-from-env.js';
+import { LESSONS_KEY, modelFromEnv, SqliteStore, type Lesson, type TrellisEvent, type TurnResult } from 'trellis';
 import { createDeskApp, DEFAULT_DESK_LOG, DESK_AGENT } from './desk-app.js';
 import { deskScriptedModel } from './desk-model.js';
 

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { TrellisError } from '../../index.js';
+import { TrellisError } from 'trellis';
 import { DEFAULT_QUERY_LIMITS, type QueryLimits, type QueryResult } from './query-limits.js';
 import { QueryProcess } from './query-process.js';
 

@@ -1,4 +1,4 @@
-import type { Usage } from '../../src/models/model-provider.js';
+import type { Usage } from 'trellis/plugin';
 import type { BillingConfig, BillingPlan, UserAccount } from './billing.config.js';
 
 /** Balances by user id, as kept in the `billing.credits` state key. */

@@ -1,10 +1,16 @@
-import { inject } from 'inversify';
-import { Hook, Plugin, Requires, StateKey, Transform } from '../../decorators/index.js';
-import type { InferenceRequest } from '../../src/agent/inference-request.js';
-import type { HookContext } from '../../src/context/plugin-context.js';
-import { TrellisError } from '../../src/errors/trellis-error.js';
-import type { ModelResponse } from '../../src/models/model-provider.js';
-import { PLUGIN_CONFIG } from '../../src/plugin/plugin-tokens.js';
+import {
+  inject,
+  Hook,
+  Plugin,
+  Requires,
+  StateKey,
+  Transform,
+  type InferenceRequest,
+  type HookContext,
+  TrellisError,
+  type ModelResponse,
+  PLUGIN_CONFIG,
+} from 'trellis/plugin';
 import { BillingAccounts, round, type CreditBalances } from './billing-accounts.js';
 import { BillingConfig } from './billing.config.js';
 

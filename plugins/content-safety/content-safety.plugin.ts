@@ -1,8 +1,4 @@
-import { inject } from 'inversify';
-import { Hook, Plugin } from '../../decorators/index.js';
-import { block, type HookResult } from '../../src/hooks/hook-results.js';
-import { PLUGIN_CONFIG } from '../../src/plugin/plugin-tokens.js';
-import type { ToolCallInfo } from '../../src/tools/tool-call.js';
+import { inject, Hook, Plugin, block, type HookResult, PLUGIN_CONFIG, type ToolCallInfo } from 'trellis/plugin';
 import { toolGlob } from '../permissions/tool-glob.js';
 import { compilePattern } from '../permissions/regex-pattern.js';
 import { ContentSafetyConfig } from './content-safety.config.js';

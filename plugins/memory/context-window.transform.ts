@@ -1,7 +1,4 @@
-import { inject } from 'inversify';
-import { Plugin, Transform } from '../../decorators/index.js';
-import type { InferenceRequest } from '../../src/agent/inference-request.js';
-import { PLUGIN_CONFIG } from '../../src/plugin/plugin-tokens.js';
+import { inject, Plugin, Transform, type InferenceRequest, PLUGIN_CONFIG } from 'trellis/plugin';
 import { ContextWindowConfig } from './context-window.config.js';
 import { trimToWindow } from './trim-to-window.js';
 

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../../src/models/model-provider.js';
+import type { ChatMessage } from 'trellis/plugin';
 
 /**
  * The index where the latest turn starts: its user message (everything after it is this

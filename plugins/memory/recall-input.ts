@@ -1,5 +1,5 @@
 import { IsInt, IsNotEmpty, IsOptional, IsString, Min } from 'class-validator';
-import { Describe } from '../../src/validation/describe.decorator.js';
+import { Describe } from 'trellis/plugin';
 
 /** Arguments of the `memory.transcript.recall` tool. */
 export class RecallInput {

@@ -1,4 +1,4 @@
-import type { ModelProvider } from '../../src/models/model-provider.js';
+import type { ModelProvider } from 'trellis/plugin';
 
 /** One exchange to fold into the summary. */
 export interface SummaryExchange {

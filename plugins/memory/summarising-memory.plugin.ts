@@ -1,12 +1,21 @@
-import { inject, optional } from 'inversify';
-import { Hook, Plugin, StateKey, Transform } from '../../decorators/index.js';
-import type { InferenceRequest } from '../../src/agent/inference-request.js';
-import type { HookContext, PluginContext } from '../../src/context/plugin-context.js';
-import { TrellisError } from '../../src/errors/trellis-error.js';
-import { EventBus } from '../../src/events/event-bus.js';
-import type { ChatMessage } from '../../src/models/model-provider.js';
-import { PLUGIN_CONFIG } from '../../src/plugin/plugin-tokens.js';
-import type { ToolCallOutcome, TurnExchange } from '../../src/tools/tool-call.js';
+import {
+  inject,
+  optional,
+  Hook,
+  Plugin,
+  StateKey,
+  Transform,
+  type InferenceRequest,
+  type HookContext,
+  type PluginContext,
+  TrellisError,
+  type PluginHost,
+  type PluginLifecycle,
+  type ChatMessage,
+  PLUGIN_CONFIG,
+  type ToolCallOutcome,
+  type TurnExchange,
+} from 'trellis/plugin';
 import { latestTurnStart } from './conversation.js';
 import { SummarisingMemoryConfig } from './summarising-memory.config.js';
 import { asSummariser, SUMMARISER, type Summariser, type SummariserFn, type SummaryExchange } from './summariser.js';
@@ -44,12 +53,12 @@ const EMPTY: SummaryState = { summary: '', folded: 0, recent: [] };
  */
 @Plugin({ name: 'memory.summary', version: '1.0.0', description: 'Folds old turns into a running summary', config: SummarisingMemoryConfig })
 @StateKey(SUMMARY_STATE_KEY, { scope: 'session', merge: 'exclusive', persistent: true })
-export class SummarisingMemory {
+export class SummarisingMemory implements PluginLifecycle {
   private readonly summariser: Summariser;
+  private host: PluginHost | undefined;
 
   constructor(
     @inject(PLUGIN_CONFIG) private readonly config: SummarisingMemoryConfig,
-    @inject(EventBus) private readonly bus: EventBus,
     @inject(SUMMARISER) @optional() summariser?: Summariser | SummariserFn,
   ) {
     if (!summariser) {
@@ -58,6 +67,10 @@ export class SummarisingMemory {
       });
     }
     this.summariser = asSummariser(summariser);
+  }
+
+  onInstall(host: PluginHost): void {
+    this.host = host;
   }
 
   @Hook('memory.write')
@@ -76,7 +89,7 @@ export class SummarisingMemory {
       ctx.set(SUMMARY_STATE_KEY, { summary: clipToTokens(text.trim(), summaryMaxTokens), folded: state.folded + folding.length, recent: recent.slice(folding.length) });
     } catch (error) {
       ctx.set(SUMMARY_STATE_KEY, { ...state, recent });
-      this.bus.emit({ type: 'error', code: 'SummaryFailed', message: `The summariser failed; ${folding.length} exchange(s) wait for the next turn: ${error instanceof Error ? error.message : String(error)}`, plugin: 'memory.summary', point: 'memory.write', sessionId: ctx.sessionId });
+      this.host?.reportError(`The summariser failed; ${folding.length} exchange(s) wait for the next turn: ${error instanceof Error ? error.message : String(error)}`, { code: 'SummaryFailed', point: 'memory.write', sessionId: ctx.sessionId });
     }
   }
 

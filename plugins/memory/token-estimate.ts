@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../../src/models/model-provider.js';
+import type { ChatMessage } from 'trellis/plugin';
 
 /** The rough rule the memory plugins count by: about four characters per token. */
 export const CHARS_PER_TOKEN = 4;

@@ -1,10 +1,16 @@
-import { inject } from 'inversify';
-import { Hook, Plugin, StateKey, Tool } from '../../decorators/index.js';
-import type { Session } from '../../src/agent/session.js';
-import type { HookContext, ToolContext } from '../../src/context/plugin-context.js';
-import { PLUGIN_CONFIG } from '../../src/plugin/plugin-tokens.js';
-import { KERNEL_KEYS } from '../../src/state/kernel-keys.js';
-import type { ToolCallOutcome, TurnExchange } from '../../src/tools/tool-call.js';
+import {
+  inject,
+  Hook,
+  Plugin,
+  StateKey,
+  Tool,
+  type HookContext,
+  type ToolContext,
+  PLUGIN_CONFIG,
+  KERNEL_KEYS,
+  type ToolCallOutcome,
+  type TurnExchange,
+} from 'trellis/plugin';
 import type { ExchangeRecord, RecordedToolCall } from './exchange-record.js';
 import { RecallInput } from './recall-input.js';
 import { TranscriptMemoryConfig } from './transcript-memory.config.js';
@@ -72,7 +78,7 @@ export class TranscriptMemory {
   }
 
   /** A session's recorded exchanges, oldest first; the last `last` of them when given. */
-  exchanges(session: Session, last?: number): readonly ExchangeRecord[] {
+  exchanges(session: { readonly values: Readonly<Record<string, unknown>> }, last?: number): readonly ExchangeRecord[] {
     const all = (session.values[TRANSCRIPT_EXCHANGES_KEY] as ExchangeRecord[] | undefined) ?? NONE;
     return last === undefined ? all : all.slice(-last);
   }

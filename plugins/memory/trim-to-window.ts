@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../../src/models/model-provider.js';
+import type { ChatMessage } from 'trellis/plugin';
 import { conversationUnits, latestTurnStart } from './conversation.js';
 import { estimateMessageTokens } from './token-estimate.js';
 

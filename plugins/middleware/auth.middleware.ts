@@ -1,14 +1,15 @@
-import { inject, injectable } from 'inversify';
 import { ArrayNotEmpty, IsArray, IsNotEmpty, IsOptional, IsString } from 'class-validator';
-import type { ContextKeySpec } from '../../src/context/context-key.js';
 import {
+  inject,
+  injectable,
+  type ContextKeySpec,
   MIDDLEWARE_OPTIONS,
   errorResult,
   type NextToolHandler,
   type ToolInvocation,
   type ToolMiddleware,
   type ToolResult,
-} from '../../src/tools/tool-middleware.js';
+} from 'trellis/plugin';
 
 const DEFAULT_SCOPES_KEY = 'app.scopes';
 

@@ -1,12 +1,14 @@
-import { inject, injectable, optional } from 'inversify';
 import { IsInt, IsNumber, IsOptional, IsPositive } from 'class-validator';
 import {
+  inject,
+  injectable,
+  optional,
   MIDDLEWARE_OPTIONS,
   type NextToolHandler,
   type ToolInvocation,
   type ToolMiddleware,
   type ToolResult,
-} from '../../src/tools/tool-middleware.js';
+} from 'trellis/plugin';
 import { CLOCK, type Clock } from './clock.js';
 
 /** Options of {@link CacheMiddleware}. */

@@ -1,4 +1,5 @@
-import { pino, type DestinationStream, type Level, type Logger } from 'pino';
+import { createRequire } from 'node:module';
+import type { DestinationStream, Level, Logger, pino as Pino } from 'pino';
 
 /**
  * DI token for the host's pino logger. Bind it (e.g. through `Trellis.create({ providers })`)
@@ -25,6 +26,8 @@ export interface CreateLoggerOptions {
  * const logger = createLogger({ destination: { write: (line) => void lines.push(line) } });
  */
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
+  // pino (CommonJS) is required on first use, not when Trellis is imported; `require` keeps this synchronous.
+  const pino = createRequire(import.meta.url)('pino') as typeof Pino;
   const settings = {
     name: 'trellis',
     level: options.level ?? 'info',

@@ -1,16 +1,18 @@
-import { inject, injectable, optional } from 'inversify';
 import { IsArray, IsIn, IsOptional, IsString } from 'class-validator';
 import type { Level, Logger } from 'pino';
 import {
+  inject,
+  injectable,
+  optional,
   MIDDLEWARE_OPTIONS,
+  describeError,
+  redactText,
   type NextToolHandler,
   type ToolInvocation,
   type ToolMiddleware,
   type ToolResult,
-} from '../../src/tools/tool-middleware.js';
+} from 'trellis/plugin';
 import { TRELLIS_LOGGER, createLogger } from './logger.js';
-import { describeError } from '../../src/errors/describe-error.js';
-import { redactText } from '../../src/redaction/redactor.js';
 import { DEFAULT_REDACT_KEYS, redact, redactionKey } from './redact.js';
 
 const LEVELS: readonly Level[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];

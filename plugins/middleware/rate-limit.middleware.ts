@@ -1,14 +1,16 @@
-import { inject, injectable, optional } from 'inversify';
 import { IsInt, IsNotEmpty, IsNumber, IsOptional, IsPositive, IsString } from 'class-validator';
-import type { ContextKeySpec } from '../../src/context/context-key.js';
 import {
+  inject,
+  injectable,
+  optional,
+  type ContextKeySpec,
   MIDDLEWARE_OPTIONS,
   errorResult,
   type NextToolHandler,
   type ToolInvocation,
   type ToolMiddleware,
   type ToolResult,
-} from '../../src/tools/tool-middleware.js';
+} from 'trellis/plugin';
 import { CLOCK, type Clock } from './clock.js';
 
 /** Past this many buckets, full ones are dropped: a full bucket is the same as no bucket. */

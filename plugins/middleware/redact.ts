@@ -1,5 +1,4 @@
-import { redactionKey, redactSecrets } from '../../src/redaction/redactor.js';
-import { REDACTED } from '../../src/redaction/secret-patterns.js';
+import { REDACTED, redactionKey, redactSecrets } from 'trellis/plugin';
 
 export { REDACTED, redactionKey };
 

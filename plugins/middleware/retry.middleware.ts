@@ -1,13 +1,14 @@
-import { inject, injectable, optional } from 'inversify';
 import { IsInt, IsNumber, IsOptional, Max, Min } from 'class-validator';
-import { EventBus } from '../../src/events/event-bus.js';
 import {
+  inject,
+  injectable,
+  optional,
   MIDDLEWARE_OPTIONS,
   type NextToolHandler,
   type ToolInvocation,
   type ToolMiddleware,
   type ToolResult,
-} from '../../src/tools/tool-middleware.js';
+} from 'trellis/plugin';
 
 /** Options of {@link RetryMiddleware}; every field has a default. */
 export class RetryOptions {
@@ -50,7 +51,6 @@ export class RetryMiddleware implements ToolMiddleware {
 
   constructor(
     @inject(MIDDLEWARE_OPTIONS) @optional() options: Partial<RetryOptions> | undefined,
-    @inject(EventBus) @optional() private readonly events?: EventBus,
   ) {
     const defaults = new RetryOptions();
     this.maxRetries = options?.maxRetries ?? defaults.maxRetries;
@@ -65,17 +65,7 @@ export class RetryMiddleware implements ToolMiddleware {
       if (result.ok || !result.error.retryable || call.signal.aborted) return result;
       const delayMs = this.backoff(retry);
       const attempt = call.attempt + retry + 1;
-      if (this.events?.observed) {
-        this.events.emit({
-          type: 'tool.retry',
-          sessionId: call.context.sessionId,
-          callId: call.callId,
-          tool: call.tool,
-          attempt,
-          delayMs,
-          error: result.error,
-        });
-      }
+      call.notify({ type: 'tool.retry', attempt, delayMs, error: result.error });
       if (!(await sleep(delayMs, call.signal))) return result;
       result = await next({ ...call, attempt });
     }

@@ -1,14 +1,15 @@
-import { inject, injectable } from 'inversify';
 import { IsNumber, IsPositive } from 'class-validator';
-import { TrellisError } from '../../src/errors/trellis-error.js';
 import {
+  inject,
+  injectable,
+  TrellisError,
   MIDDLEWARE_OPTIONS,
   errorResult,
   type NextToolHandler,
   type ToolInvocation,
   type ToolMiddleware,
   type ToolResult,
-} from '../../src/tools/tool-middleware.js';
+} from 'trellis/plugin';
 
 /** Options of {@link TimeoutMiddleware}. */
 export class TimeoutOptions {

@@ -1,14 +1,8 @@
-import { inject } from 'inversify';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { Subscription } from 'rxjs';
-import { Plugin } from '../../decorators/index.js';
-import type { TrellisEvent } from '../../src/events/trellis-event.js';
-import type { PluginLifecycle } from '../../src/plugin/plugin-lifecycle.js';
-import type { PluginHost } from '../../src/plugin/plugin-host.js';
-import { PLUGIN_CONFIG } from '../../src/plugin/plugin-tokens.js';
+import { inject, Plugin, TrellisError, type PluginHost, type TrellisEvent, type PluginLifecycle, PLUGIN_CONFIG } from 'trellis/plugin';
 import { MetricsConfig } from './metrics.config.js';
-
-const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+import type { MetricsInstruments } from './metrics-instruments.js';
 
 /**
  * Prometheus metrics of the app's turns, from the event stream (`app.events$`), in a
@@ -30,27 +24,17 @@ const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
  */
 @Plugin({ name: 'metrics', version: '1.0.0', description: 'Prometheus metrics: latency per model and tool, tokens, errors', config: MetricsConfig })
 export class MetricsPlugin implements PluginLifecycle {
-  /** The plugin's own registry; register more metrics here to expose them together. */
-  readonly registry = new Registry();
-  private readonly modelLatency: Histogram<'model'>;
-  private readonly toolLatency: Histogram<'tool' | 'outcome'>;
-  private readonly turnLatency: Histogram<'status'>;
-  private readonly tokens: Counter<'model' | 'type'>;
-  private readonly errors: Counter<'code' | 'source'>;
+  /** Built at install, when prom-client is first loaded. */
+  private instruments: MetricsInstruments | undefined;
   /** Round start times by session, then round number; cleared when the turn ends. */
   private readonly roundStarts = new Map<string, Map<number, number>>();
   private subscription: Subscription | undefined;
 
-  constructor(@inject(PLUGIN_CONFIG) config: MetricsConfig) {
-    const p = config.prefix;
-    const buckets = config.latencyBuckets ? [...new Set(config.latencyBuckets)].sort((a, b) => a - b) : DEFAULT_BUCKETS;
-    const registers = [this.registry];
-    this.modelLatency = new Histogram({ name: `${p}model_latency_seconds`, help: 'Latency of one model call, by model', labelNames: ['model'], buckets, registers });
-    this.toolLatency = new Histogram({ name: `${p}tool_latency_seconds`, help: 'Latency of one tool call, by tool and outcome', labelNames: ['tool', 'outcome'], buckets, registers });
-    this.turnLatency = new Histogram({ name: `${p}turn_latency_seconds`, help: 'Latency of one turn, by final status', labelNames: ['status'], buckets, registers });
-    this.tokens = new Counter({ name: `${p}tokens_total`, help: 'Tokens used, by model and type (input or output)', labelNames: ['model', 'type'], registers });
-    this.errors = new Counter({ name: `${p}errors_total`, help: 'Errors, by code and source (app event or tool call)', labelNames: ['code', 'source'], registers });
-    if (config.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: p });
+  constructor(@inject(PLUGIN_CONFIG) private readonly config: MetricsConfig) {}
+
+  /** The plugin's own registry; register more metrics here to expose them together. */
+  get registry(): Registry {
+    return this.installed().registry;
   }
 
   /** The Prometheus text exposition of every metric in {@link registry}. */
@@ -63,7 +47,9 @@ export class MetricsPlugin implements PluginLifecycle {
     return this.registry.contentType;
   }
 
-  onInstall(host: PluginHost): void {
+  async onInstall(host: PluginHost): Promise<void> {
+    const { createInstruments } = await import('./metrics-instruments.js');
+    this.instruments = createInstruments(this.config);
     this.subscription = host.events$.subscribe((event) => this.observe(event));
   }
 
@@ -73,7 +59,16 @@ export class MetricsPlugin implements PluginLifecycle {
     this.roundStarts.clear();
   }
 
+  private installed(): MetricsInstruments {
+    if (this.instruments) return this.instruments;
+    throw new TrellisError('NotStarted', 'MetricsPlugin has no metrics before it is installed', {
+      hint: 'Use the instance `app.install(MetricsPlugin)` returns',
+    });
+  }
+
   private observe(event: TrellisEvent): void {
+    const m = this.instruments;
+    if (!m) return;
     switch (event.type) {
       case 'round.started': {
         let rounds = this.roundStarts.get(event.sessionId);
@@ -86,22 +81,22 @@ export class MetricsPlugin implements PluginLifecycle {
         const started = rounds?.get(event.round);
         if (started !== undefined) {
           rounds!.delete(event.round);
-          this.modelLatency.observe({ model: event.model }, (performance.now() - started) / 1000);
+          m.modelLatency.observe({ model: event.model }, (performance.now() - started) / 1000);
         }
-        this.tokens.inc({ model: event.model, type: 'input' }, event.usage.inputTokens);
-        this.tokens.inc({ model: event.model, type: 'output' }, event.usage.outputTokens);
+        m.tokens.inc({ model: event.model, type: 'input' }, event.usage.inputTokens);
+        m.tokens.inc({ model: event.model, type: 'output' }, event.usage.outputTokens);
         return;
       }
       case 'tool.finished':
-        this.toolLatency.observe({ tool: event.tool, outcome: event.ok ? 'ok' : 'error' }, event.durationMs / 1000);
-        if (!event.ok) this.errors.inc({ code: event.error?.code ?? 'Unknown', source: 'tool' });
+        m.toolLatency.observe({ tool: event.tool, outcome: event.ok ? 'ok' : 'error' }, event.durationMs / 1000);
+        if (!event.ok) m.errors.inc({ code: event.error?.code ?? 'Unknown', source: 'tool' });
         return;
       case 'turn.finished':
         this.roundStarts.delete(event.sessionId);
-        this.turnLatency.observe({ status: event.status }, event.durationMs / 1000);
+        m.turnLatency.observe({ status: event.status }, event.durationMs / 1000);
         return;
       case 'error':
-        this.errors.inc({ code: event.code, source: 'app' });
+        m.errors.inc({ code: event.code, source: 'app' });
         return;
       default:
         return;

@@ -1,15 +1,19 @@
-import { context, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api';
-import { inject, optional } from 'inversify';
+import type { Context, Span, Tracer, TracerProvider } from '@opentelemetry/api';
 import type { Subscription } from 'rxjs';
-import { Hook, Plugin } from '../../decorators/index.js';
-import type { InferenceRequest } from '../../src/agent/inference-request.js';
-import type { HookContext } from '../../src/context/plugin-context.js';
-import type { TrellisEvent } from '../../src/events/trellis-event.js';
-import { redactText } from '../../src/redaction/redactor.js';
-import type { InferenceSettings } from '../../src/models/model-provider.js';
-import type { PluginLifecycle } from '../../src/plugin/plugin-lifecycle.js';
-import type { PluginHost } from '../../src/plugin/plugin-host.js';
-import { PLUGIN_CONFIG } from '../../src/plugin/plugin-tokens.js';
+import {
+  inject,
+  optional,
+  Hook,
+  Plugin,
+  type InferenceRequest,
+  type PluginHost,
+  type HookContext,
+  type TrellisEvent,
+  type InferenceSettings,
+  type PluginLifecycle,
+  PLUGIN_CONFIG,
+  redactText,
+} from 'trellis/plugin';
 import { GEN_AI, GEN_AI_OPERATION } from './gen-ai-attributes.js';
 import { OpenTelemetryConfig } from './otel.config.js';
 import { OTEL_TRACER_PROVIDER } from './otel-tokens.js';
@@ -43,18 +47,21 @@ interface SessionSpans {
  */
 @Plugin({ name: 'otel', version: '1.0.0', description: 'OpenTelemetry spans for turns, model calls and tool calls (GenAI semantic conventions)', config: OpenTelemetryConfig })
 export class OpenTelemetryPlugin implements PluginLifecycle {
-  private readonly tracer: Tracer;
+  /** `@opentelemetry/api` and the tracer, set in `onInstall` (before any hook or event reaches the plugin). */
+  private api!: typeof import('@opentelemetry/api');
+  private tracer!: Tracer;
   private readonly sessions = new Map<string, SessionSpans>();
   private subscription: Subscription | undefined;
 
   constructor(
     @inject(PLUGIN_CONFIG) private readonly config: OpenTelemetryConfig,
-    @inject(OTEL_TRACER_PROVIDER) @optional() provider?: TracerProvider,
-  ) {
-    this.tracer = (provider ?? trace.getTracerProvider()).getTracer(config.tracerName);
-  }
+    @inject(OTEL_TRACER_PROVIDER) @optional() private readonly provider?: TracerProvider,
+  ) {}
 
-  onInstall(host: PluginHost): void {
+  async onInstall(host: PluginHost): Promise<void> {
+    // Loaded here rather than when Trellis is imported.
+    this.api = await import('@opentelemetry/api');
+    this.tracer = (this.provider ?? this.api.trace.getTracerProvider()).getTracer(this.config.tracerName);
     this.subscription = host.events$.subscribe((event) => this.observe(event));
   }
 
@@ -74,10 +81,10 @@ export class OpenTelemetryPlugin implements PluginLifecycle {
       case 'turn.started': {
         const spans = this.spans(event.sessionId);
         spans.turn = this.tracer.startSpan('invoke_agent', {
-          kind: SpanKind.INTERNAL,
+          kind: this.api.SpanKind.INTERNAL,
           attributes: { [GEN_AI.operationName]: GEN_AI_OPERATION.agent, [GEN_AI.conversationId]: event.sessionId, [GEN_AI.turnIndex]: event.turn },
         });
-        spans.parent = trace.setSpan(context.active(), spans.turn);
+        spans.parent = this.api.trace.setSpan(this.api.context.active(), spans.turn);
         return;
       }
       case 'round.started': {
@@ -91,7 +98,7 @@ export class OpenTelemetryPlugin implements PluginLifecycle {
         if (inference.maxTokens !== undefined) attributes[GEN_AI.requestMaxTokens] = inference.maxTokens;
         if (inference.topP !== undefined) attributes[GEN_AI.requestTopP] = inference.topP;
         spans.roundModel = inference.model;
-        spans.round = this.tracer.startSpan(inference.model ? `chat ${inference.model}` : 'chat', { kind: SpanKind.CLIENT, attributes }, spans.parent);
+        spans.round = this.tracer.startSpan(inference.model ? `chat ${inference.model}` : 'chat', { kind: this.api.SpanKind.CLIENT, attributes }, spans.parent);
         return;
       }
       case 'round.finished': {
@@ -114,7 +121,7 @@ export class OpenTelemetryPlugin implements PluginLifecycle {
         const spans = this.spans(event.sessionId);
         const span = this.tracer.startSpan(
           `execute_tool ${event.tool}`,
-          { kind: SpanKind.INTERNAL, attributes: { [GEN_AI.operationName]: GEN_AI_OPERATION.tool, [GEN_AI.toolName]: event.tool, [GEN_AI.toolCallId]: event.callId, [GEN_AI.toolType]: 'function' } },
+          { kind: this.api.SpanKind.INTERNAL, attributes: { [GEN_AI.operationName]: GEN_AI_OPERATION.tool, [GEN_AI.toolName]: event.tool, [GEN_AI.toolCallId]: event.callId, [GEN_AI.toolType]: 'function' } },
           spans.parent,
         );
         spans.tools.set(event.callId, span);
@@ -125,8 +132,7 @@ export class OpenTelemetryPlugin implements PluginLifecycle {
         if (!span) return;
         if (!event.ok) {
           span.setAttribute(GEN_AI.errorType, event.error?.code ?? 'ToolFailed');
-          // Events arrive redacted; scrubbing again keeps spans safe whatever feeds this plugin.
-          span.setStatus({ code: SpanStatusCode.ERROR, message: redactText(event.error?.message ?? '') });
+          span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: redactText(event.error?.message ?? '') });
         }
         span.end();
         return;
@@ -142,14 +148,14 @@ export class OpenTelemetryPlugin implements PluginLifecycle {
         const spans = this.sessions.get(event.sessionId);
         const target = spans?.round ?? spans?.turn;
         target?.setAttribute(GEN_AI.errorType, event.code);
-        target?.setStatus({ code: SpanStatusCode.ERROR, message: redactText(event.message) });
+        target?.setStatus({ code: this.api.SpanStatusCode.ERROR, message: redactText(event.message) });
         return;
       }
       case 'turn.finished': {
         const spans = this.sessions.get(event.sessionId);
         if (spans?.turn) {
           spans.turn.setAttribute(GEN_AI.turnStatus, event.status);
-          if (event.status === 'failed') spans.turn.setStatus({ code: SpanStatusCode.ERROR, message: 'the turn failed' });
+          if (event.status === 'failed') spans.turn.setStatus({ code: this.api.SpanStatusCode.ERROR, message: 'the turn failed' });
         }
         this.closeAll(event.sessionId, event.status);
         return;
@@ -161,7 +167,7 @@ export class OpenTelemetryPlugin implements PluginLifecycle {
 
   private spans(sessionId: string): SessionSpans {
     let spans = this.sessions.get(sessionId);
-    if (!spans) this.sessions.set(sessionId, (spans = { parent: context.active(), tools: new Map() }));
+    if (!spans) this.sessions.set(sessionId, (spans = { parent: this.api.context.active(), tools: new Map() }));
     return spans;
   }
 

@@ -1,9 +1,14 @@
-import { inject, optional } from 'inversify';
-import { Hook, Plugin, Requires, StateKey } from '../../decorators/index.js';
-import type { Session } from '../../src/agent/session.js';
-import type { HookContext } from '../../src/context/plugin-context.js';
-import type { ModelResponse } from '../../src/models/model-provider.js';
-import { PLUGIN_CONFIG } from '../../src/plugin/plugin-tokens.js';
+import {
+  inject,
+  optional,
+  Hook,
+  Plugin,
+  Requires,
+  StateKey,
+  type HookContext,
+  type ModelResponse,
+  PLUGIN_CONFIG,
+} from 'trellis/plugin';
 import { TokenAccountingConfig } from './token-accounting.config.js';
 import { addUsage, EMPTY_TOTALS, type TokenTotals } from './token-usage.js';
 import { InMemoryTokenUsageStore, TOKEN_USAGE_STORE, type TokenUsageStore } from './token-usage-store.js';
@@ -48,7 +53,7 @@ export class TokenAccountingPlugin {
   }
 
   /** A session's totals so far (zero before its first model call). */
-  sessionUsage(session: Session): TokenTotals {
+  sessionUsage(session: { readonly values: Readonly<Record<string, unknown>> }): TokenTotals {
     return (session.values[SESSION_TOKENS_KEY] as TokenTotals | undefined) ?? EMPTY_TOTALS;
   }
 

@@ -1,4 +1,4 @@
-import type { Usage } from '../../src/models/model-provider.js';
+import type { Usage } from 'trellis/plugin';
 import { addUsage, type TokenTotals } from './token-usage.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Usage } from '../../src/models/model-provider.js';
+import type { Usage } from 'trellis/plugin';
 
 /** Token totals: overall, by model, and the number of model calls they came from. */
 export interface TokenTotals {

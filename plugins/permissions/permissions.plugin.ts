@@ -1,9 +1,4 @@
-import { inject } from 'inversify';
-import { Hook, Plugin } from '../../decorators/index.js';
-import { block, suspend, type HookResult } from '../../src/hooks/hook-results.js';
-import type { RegisteredTool } from '../../src/plugin/plugin-member.js';
-import { PLUGIN_CONFIG } from '../../src/plugin/plugin-tokens.js';
-import type { ToolCallInfo } from '../../src/tools/tool-call.js';
+import { inject, Hook, Plugin, block, suspend, type HookResult, PLUGIN_CONFIG, type ToolCallInfo } from 'trellis/plugin';
 import { PermissionPolicy } from './permission-policy.js';
 import { PermissionsConfig } from './permissions.config.js';
 
@@ -55,7 +50,7 @@ export class PermissionsPlugin {
   }
 
   @Hook('tool.select', { priority: 1000 })
-  select(tools: readonly RegisteredTool[]): readonly RegisteredTool[] {
+  select<T extends { readonly name: string }>(tools: readonly T[]): readonly T[] {
     const offered = tools.filter((tool) => !this.policy.deniesOutright(tool.name));
     return offered.length === tools.length ? tools : offered;
   }

@@ -1,9 +1,4 @@
-import { inject } from 'inversify';
-import { Hook, Plugin, StateKey } from '../../decorators/index.js';
-import type { HookContext } from '../../src/context/plugin-context.js';
-import { PLUGIN_CONFIG } from '../../src/plugin/plugin-tokens.js';
-import { KERNEL_KEYS } from '../../src/state/kernel-keys.js';
-import type { ToolCallOutcome } from '../../src/tools/tool-call.js';
+import { inject, Hook, Plugin, StateKey, type HookContext, PLUGIN_CONFIG, KERNEL_KEYS, type ToolCallOutcome } from 'trellis/plugin';
 import { addLesson, lessonFor, type Lesson } from './lesson.js';
 import { ReflectionConfig } from './reflection.config.js';
 

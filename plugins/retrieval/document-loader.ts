@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { TrellisError } from '../../src/errors/trellis-error.js';
+import { TrellisError } from 'trellis/plugin';
 import type { SourceDocument } from './passage.js';
 
 /** Reads every file under `dir` (recursively) whose name ends with one of `extensions`, in path order. */

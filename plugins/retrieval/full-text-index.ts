@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import MiniSearch, { type Options } from 'minisearch';
+import type MiniSearch from 'minisearch';
+import type { Options } from 'minisearch';
 import type { Passage, PassageHit } from './passage.js';
 
 const FORMAT_VERSION = 1;
@@ -43,6 +44,8 @@ export class FullTextIndex {
    * builds it and, with a `path`, writes it there (folders created as needed).
    */
   static async open(passages: readonly Passage[], path: string | undefined): Promise<FullTextIndex> {
+    // Loaded here, by the one plugin that indexes, rather than when Trellis is imported.
+    const { default: MiniSearch } = await import('minisearch');
     const fingerprint = fingerprintOf(passages);
     if (path) {
       const saved = await readPersisted(path);

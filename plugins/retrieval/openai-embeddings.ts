@@ -1,6 +1,8 @@
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import { TrellisError } from '../../src/errors/trellis-error.js';
+import type OpenAI from 'openai';
+import { TrellisError } from 'trellis/plugin';
 import type { EmbeddingProvider } from './embedding-provider.js';
+
+type OpenAISdk = typeof import('openai');
 
 /** Options of {@link OpenAIEmbeddings}. */
 export interface OpenAIEmbeddingsOptions {
@@ -31,6 +33,8 @@ export class OpenAIEmbeddings implements EmbeddingProvider {
   readonly name: string;
   private readonly model: string;
   private client: OpenAI | undefined;
+  /** The `openai` package, loaded on the first `embed` rather than when Trellis is imported. */
+  private sdk: OpenAISdk | undefined;
 
   constructor(private readonly options: OpenAIEmbeddingsOptions = {}) {
     this.model = options.model ?? 'text-embedding-3-small';
@@ -38,7 +42,8 @@ export class OpenAIEmbeddings implements EmbeddingProvider {
   }
 
   async embed(texts: readonly string[], options: { readonly signal?: AbortSignal } = {}): Promise<number[][]> {
-    const client = this.getClient();
+    const sdk = (this.sdk ??= await import('openai'));
+    const client = this.getClient(sdk);
     const size = this.options.batchSize ?? 128;
     const out: number[][] = [];
     for (let start = 0; start < texts.length; start += size) {
@@ -52,13 +57,13 @@ export class OpenAIEmbeddings implements EmbeddingProvider {
         if (ordered.length !== batch.length) throw new TrellisError('EmbeddingFailed', `${this.name} returned ${ordered.length} embeddings for ${batch.length} texts`, { kind: 'system' });
         for (const item of ordered) out.push(item.embedding);
       } catch (error) {
-        throw this.toTrellisError(error);
+        throw this.toTrellisError(error, sdk);
       }
     }
     return out;
   }
 
-  private getClient(): OpenAI {
+  private getClient(sdk: OpenAISdk): OpenAI {
     if (this.client) return this.client;
     const { apiKey, baseURL, maxRetries, timeoutMs } = this.options;
     const key = apiKey ?? process.env.OPENAI_API_KEY;
@@ -66,16 +71,16 @@ export class OpenAIEmbeddings implements EmbeddingProvider {
       throw new TrellisError('EmbeddingFailed', `${this.name} has no API key`, { hint: 'Set OPENAI_API_KEY, or pass { apiKey } or { baseURL } to OpenAIEmbeddings' });
     }
     // Local OpenAI-compatible servers ignore the key, but the SDK insists on one.
-    this.client = new OpenAI({ apiKey: key || 'not-needed', baseURL, maxRetries: maxRetries ?? 2, timeout: timeoutMs });
+    this.client = new sdk.OpenAI({ apiKey: key || 'not-needed', baseURL, maxRetries: maxRetries ?? 2, timeout: timeoutMs });
     return this.client;
   }
 
-  private toTrellisError(error: unknown): TrellisError {
+  private toTrellisError(error: unknown, sdk: OpenAISdk): TrellisError {
     if (TrellisError.is(error)) return error;
     const message = error instanceof Error ? error.message : String(error);
-    if (error instanceof APIUserAbortError) return new TrellisError('Cancelled', `${this.name}: the embedding request was cancelled`, { cause: error });
-    const connection = error instanceof APIConnectionError || error instanceof APIConnectionTimeoutError;
-    const status = error instanceof APIError ? error.status : undefined;
+    if (error instanceof sdk.APIUserAbortError) return new TrellisError('Cancelled', `${this.name}: the embedding request was cancelled`, { cause: error });
+    const connection = error instanceof sdk.APIConnectionError || error instanceof sdk.APIConnectionTimeoutError;
+    const status = error instanceof sdk.APIError ? error.status : undefined;
     const retryable = connection || status === 408 || status === 409 || status === 429 || (status !== undefined && status >= 500);
     return new TrellisError('EmbeddingFailed', `${this.name} failed${status ? ` with HTTP ${status}` : ''}: ${message}`, {
       kind: 'system',

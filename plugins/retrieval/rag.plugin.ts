@@ -1,11 +1,14 @@
-import { inject, optional } from 'inversify';
-import { Hook, Plugin } from '../../decorators/index.js';
-import type { HookContext } from '../../src/context/plugin-context.js';
-import { TrellisError } from '../../src/errors/trellis-error.js';
-import type { ChatMessage } from '../../src/models/model-provider.js';
-import type { PluginLifecycle } from '../../src/plugin/plugin-lifecycle.js';
-import type { PluginHost } from '../../src/plugin/plugin-host.js';
-import { PLUGIN_CONFIG } from '../../src/plugin/plugin-tokens.js';
+import {
+  inject,
+  optional,
+  Hook,
+  Plugin,
+  type HookContext,
+  TrellisError,
+  type ChatMessage,
+  type PluginLifecycle,
+  PLUGIN_CONFIG,
+} from 'trellis/plugin';
 import { loadDocuments } from './document-loader.js';
 import { EMBEDDING_PROVIDER, type EmbeddingProvider } from './embedding-provider.js';
 import { FullTextIndex, fingerprintOf } from './full-text-index.js';

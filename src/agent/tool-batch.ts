@@ -1,7 +1,7 @@
 import type { ModelToolCall } from '../models/model-provider.js';
 import type { RegisteredTool } from '../plugin/plugin-member.js';
 import { executeToolCall, type CallEnd } from '../tools/tool-pipeline.js';
-import type { TurnEnv } from './turn-env.js';
+import type { TurnEnv } from '../tools/turn-env.js';
 
 /** A call that never ran because the turn stopped first. */
 export const INTERRUPTED = 'interrupted';

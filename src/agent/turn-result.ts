@@ -1,4 +1,4 @@
-import type { SuspendTicket } from '../hooks/hook-results.js';
+import type { PendingApproval } from '../contract/suspension.js';
 import type { Usage } from '../models/model-provider.js';
 import type { ToolCallRecord } from '../contract/tool-result.js';
 
@@ -6,14 +6,7 @@ export type { ToolCallRecord } from '../contract/tool-result.js';
 
 export type TurnStatus = 'completed' | 'suspended' | 'blocked' | 'cancelled' | 'max_rounds' | 'failed';
 
-/** A call parked by a gate, waiting for a decision. */
-export interface PendingApproval {
-  readonly callId: string;
-  readonly tool: string;
-  /** The arguments as the model wrote them (JSON text). */
-  readonly arguments: string;
-  readonly ticket: SuspendTicket;
-}
+export type { PendingApproval } from '../contract/suspension.js';
 
 /** Token usage of a turn: the total, and per model. */
 export interface TurnUsage extends Usage {

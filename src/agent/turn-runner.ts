@@ -11,7 +11,7 @@ import type { InferenceRequest } from './inference-request.js';
 import { filterTools, mergeInference, ROUND_KEYS, roundMessages, toolDefinitions } from './round-request.js';
 import { carriedTurnValues, SUSPENSION_VERSION, type SuspensionRecord } from './suspension-record.js';
 import { runToolBatch, type BatchOutcome } from './tool-batch.js';
-import type { TurnEnv } from './turn-env.js';
+import type { TurnEnv } from '../tools/turn-env.js';
 import type { PendingApproval, ToolCallRecord, TurnResult, TurnStatus, TurnUsage } from './turn-result.js';
 
 /** The limits and model a turn runs with, from the agent spec. */

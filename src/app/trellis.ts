@@ -85,9 +85,9 @@ export class Trellis {
     guardToken(this.#providers, TRELLIS_APP, 'TRELLIS_APP (the Trellis app)', LEGITIMATE_ROUTES);
     guardToken(this.#providers, Trellis as unknown as ServiceIdentifier, 'the Trellis app', LEGITIMATE_ROUTES);
     guardToken(this.#providers, SESSION_STORE, 'SESSION_STORE (every session\'s stored transcript and state)', LEGITIMATE_ROUTES);
-    guardToken(this.#providers, EventBus, 'the event bus', LEGITIMATE_ROUTES);
-    guardToken(this.#providers, StateEngine, 'the state engine', LEGITIMATE_ROUTES);
-    guardToken(this.#providers, HookEngine, 'the hook engine', LEGITIMATE_ROUTES);
+    guardToken(this.#providers, EventBus, 'the event bus (EventBus)', LEGITIMATE_ROUTES);
+    guardToken(this.#providers, StateEngine, 'the state engine (StateEngine)', LEGITIMATE_ROUTES);
+    guardToken(this.#providers, HookEngine, 'the hook engine (HookEngine)', LEGITIMATE_ROUTES);
     if (options.store) guardToken(this.#providers, options.store.constructor as ServiceIdentifier, `the session store (${options.store.constructor.name})`, LEGITIMATE_ROUTES);
     this.#appMiddleware = (options.middleware ?? []).map((d) => buildMiddleware(d, validateMiddlewareOptions(d, 'Trellis.create middleware'), this.#providers));
     const app = this;

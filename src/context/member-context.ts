@@ -3,10 +3,10 @@ import type { StateSchema } from '../state/state-schema.js';
 import type { EmittedEffect, ScheduledAction, StateCommand, StateWrite } from '../state/state-command.js';
 import { KERNEL_MEMBER, type PluginMember } from '../plugin/plugin-member.js';
 import { lookup, type ContextSnapshot } from './context-level.js';
+import { NEVER_ABORTED } from './never-signal.js';
 import type { HookContext, ToolContext } from './plugin-context.js';
 
 const NONE: readonly never[] = Object.freeze([]) as readonly never[];
-const NEVER_ABORTED = new AbortController().signal;
 
 /** What a tool call adds to its member's context. */
 export interface CallInfo {

@@ -1,5 +1,5 @@
 import type { ModelDelta, Usage } from '../models/model-provider.js';
-import type { ToolErrorInfo } from '../tools/tool-middleware.js';
+import type { ToolErrorInfo } from '../contract/tool-result.js';
 
 /** Every event on `app.events$` and `session.events$`, discriminated by `type`. */
 export type TrellisEvent =

@@ -1,11 +1,8 @@
 const HOOK_RESULT = Symbol.for('trellis.hook-result');
 
-/** What a gate may park a call with; `allowedDecisions` defaults to all three. */
-export interface SuspendTicket {
-  readonly message: string;
-  readonly allowedDecisions?: readonly ('approve' | 'reject' | 'edit')[];
-  readonly data?: Readonly<Record<string, unknown>>;
-}
+import type { SuspendTicket } from '../contract/suspension.js';
+
+export type { SuspendTicket } from '../contract/suspension.js';
 
 export type HookResult =
   | { readonly [HOOK_RESULT]: 'block'; readonly reason: string }

@@ -1,4 +1,4 @@
-import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import type {
   ContentBlockParam,
   MessageCreateParamsStreaming,
@@ -10,6 +10,14 @@ import { TrellisError } from '../errors/trellis-error.js';
 import type { ChatMessage, ModelProvider, ModelRequest, ModelResponse, ModelToolCall } from './model-provider.js';
 import { modelCancelledError, modelFailedError, type ModelIdentity } from './model-error.js';
 import { ToolNameCodec } from './tool-name-codec.js';
+
+type AnthropicSdk = typeof import('@anthropic-ai/sdk');
+let sdk: Promise<AnthropicSdk> | undefined;
+
+/** The `@anthropic-ai/sdk` package, loaded on the first call rather than when Trellis is imported. */
+function loadAnthropicSdk(): Promise<AnthropicSdk> {
+  return (sdk ??= import('@anthropic-ai/sdk'));
+}
 
 /** Options of `AnthropicModel`; only `model` is required. */
 export interface AnthropicModelOptions {
@@ -65,19 +73,21 @@ export class AnthropicModel implements ModelProvider {
     const who: ModelIdentity = { provider: this.name, model, apiKeyEnv: 'ANTHROPIC_API_KEY' };
     const codec = new ToolNameCodec(request.tools.map((tool) => tool.name));
     if (request.signal?.aborted) throw modelCancelledError(this.name, request.signal.reason);
+    let loaded: AnthropicSdk | undefined;
     try {
-      const stream = await this.getClient(who).messages.create(this.params(request, model, codec), { signal: request.signal });
+      loaded = await loadAnthropicSdk();
+      const stream = await this.getClient(who, loaded).messages.create(this.params(request, model, codec), { signal: request.signal });
       const assembler = new EventAssembler(model, codec, request.onDelta);
       for await (const event of stream) assembler.add(event);
       // The SDK ends the iteration quietly when the signal aborts mid-stream.
       if (request.signal?.aborted) throw modelCancelledError(this.name, request.signal.reason);
       return assembler.response();
     } catch (error) {
-      throw this.toTrellisError(error, who, request.signal);
+      throw this.toTrellisError(error, who, request.signal, loaded);
     }
   }
 
-  private getClient(who: ModelIdentity): Anthropic {
+  private getClient(who: ModelIdentity, loaded: AnthropicSdk): Anthropic {
     if (this.client) return this.client;
     const { apiKey, baseURL, maxRetries, timeoutMs } = this.options;
     const key = apiKey ?? process.env.ANTHROPIC_API_KEY;
@@ -87,7 +97,7 @@ export class AnthropicModel implements ModelProvider {
         details: { provider: who.provider },
       });
     }
-    this.client = new Anthropic({ apiKey: key, baseURL, maxRetries: maxRetries ?? 2, timeout: timeoutMs });
+    this.client = new loaded.Anthropic({ apiKey: key, baseURL, maxRetries: maxRetries ?? 2, timeout: timeoutMs });
     return this.client;
   }
 
@@ -106,13 +116,16 @@ export class AnthropicModel implements ModelProvider {
     return params;
   }
 
-  private toTrellisError(error: unknown, who: ModelIdentity, signal: AbortSignal | undefined): TrellisError {
+  /** `loaded` is the SDK when it could be loaded; without it only cancellation is told apart. */
+  private toTrellisError(error: unknown, who: ModelIdentity, signal: AbortSignal | undefined, loaded: AnthropicSdk | undefined): TrellisError {
     if (TrellisError.is(error)) return error;
-    if (signal?.aborted || error instanceof APIUserAbortError) return modelCancelledError(this.name, error);
+    if (signal?.aborted || (loaded && error instanceof loaded.APIUserAbortError)) return modelCancelledError(this.name, error);
     const message = error instanceof Error ? error.message : String(error);
-    if (error instanceof APIConnectionTimeoutError) return modelFailedError({ timeout: true, message, cause: error }, who);
-    if (error instanceof APIConnectionError) return modelFailedError({ connection: true, message, cause: error }, who);
-    if (error instanceof APIError) return modelFailedError({ status: error.status, type: error.type, message, cause: error }, who);
+    if (loaded) {
+      if (error instanceof loaded.APIConnectionTimeoutError) return modelFailedError({ timeout: true, message, cause: error }, who);
+      if (error instanceof loaded.APIConnectionError) return modelFailedError({ connection: true, message, cause: error }, who);
+      if (error instanceof loaded.APIError) return modelFailedError({ status: error.status, type: error.type, message, cause: error }, who);
+    }
     return modelFailedError({ message, cause: error }, who);
   }
 }

@@ -1,4 +1,4 @@
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import type OpenAI from 'openai';
 import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsStreaming,
@@ -9,6 +9,14 @@ import { TrellisError } from '../errors/trellis-error.js';
 import type { ChatMessage, ModelProvider, ModelRequest, ModelResponse, ModelToolCall, ToolDefinition, Usage } from './model-provider.js';
 import { modelCancelledError, modelFailedError, type ModelIdentity } from './model-error.js';
 import { ToolNameCodec } from './tool-name-codec.js';
+
+type OpenAISdk = typeof import('openai');
+let sdk: Promise<OpenAISdk> | undefined;
+
+/** The `openai` package, loaded on the first call rather than when Trellis is imported. */
+function loadOpenAISdk(): Promise<OpenAISdk> {
+  return (sdk ??= import('openai'));
+}
 
 /** Options of `OpenAIModel`; only `model` is required. */
 export interface OpenAIModelOptions {
@@ -64,19 +72,21 @@ export class OpenAIModel implements ModelProvider {
     const who: ModelIdentity = { provider: this.name, model, apiKeyEnv: 'OPENAI_API_KEY' };
     const codec = new ToolNameCodec(request.tools.map((tool) => tool.name));
     if (request.signal?.aborted) throw modelCancelledError(this.name, request.signal.reason);
+    let loaded: OpenAISdk | undefined;
     try {
-      const stream = await this.getClient(who).chat.completions.create(this.params(request, model, codec), { signal: request.signal });
+      loaded = await loadOpenAISdk();
+      const stream = await this.getClient(who, loaded).chat.completions.create(this.params(request, model, codec), { signal: request.signal });
       const assembler = new ChunkAssembler(model, codec, request.onDelta);
       for await (const chunk of stream) assembler.add(chunk);
       // The SDK ends the iteration quietly when the signal aborts mid-stream.
       if (request.signal?.aborted) throw modelCancelledError(this.name, request.signal.reason);
       return assembler.response();
     } catch (error) {
-      throw this.toTrellisError(error, who, request.signal);
+      throw this.toTrellisError(error, who, request.signal, loaded);
     }
   }
 
-  private getClient(who: ModelIdentity): OpenAI {
+  private getClient(who: ModelIdentity, loaded: OpenAISdk): OpenAI {
     if (this.client) return this.client;
     const { apiKey, baseURL, maxRetries, timeoutMs } = this.options;
     const key = apiKey ?? process.env.OPENAI_API_KEY;
@@ -87,7 +97,7 @@ export class OpenAIModel implements ModelProvider {
       });
     }
     // Local OpenAI-compatible servers ignore the key, but the SDK insists on one.
-    this.client = new OpenAI({ apiKey: key || 'not-needed', baseURL, maxRetries: maxRetries ?? 2, timeout: timeoutMs });
+    this.client = new loaded.OpenAI({ apiKey: key || 'not-needed', baseURL, maxRetries: maxRetries ?? 2, timeout: timeoutMs });
     return this.client;
   }
 
@@ -108,13 +118,16 @@ export class OpenAIModel implements ModelProvider {
     return params;
   }
 
-  private toTrellisError(error: unknown, who: ModelIdentity, signal: AbortSignal | undefined): TrellisError {
+  /** `loaded` is the SDK when it could be loaded; without it only cancellation is told apart. */
+  private toTrellisError(error: unknown, who: ModelIdentity, signal: AbortSignal | undefined, loaded: OpenAISdk | undefined): TrellisError {
     if (TrellisError.is(error)) return error;
-    if (signal?.aborted || error instanceof APIUserAbortError) return modelCancelledError(this.name, error);
+    if (signal?.aborted || (loaded && error instanceof loaded.APIUserAbortError)) return modelCancelledError(this.name, error);
     const message = error instanceof Error ? error.message : String(error);
-    if (error instanceof APIConnectionTimeoutError) return modelFailedError({ timeout: true, message, cause: error }, who);
-    if (error instanceof APIConnectionError) return modelFailedError({ connection: true, message, cause: error }, who);
-    if (error instanceof APIError) return modelFailedError({ status: error.status, type: error.type, message, cause: error }, who);
+    if (loaded) {
+      if (error instanceof loaded.APIConnectionTimeoutError) return modelFailedError({ timeout: true, message, cause: error }, who);
+      if (error instanceof loaded.APIConnectionError) return modelFailedError({ connection: true, message, cause: error }, who);
+      if (error instanceof loaded.APIError) return modelFailedError({ status: error.status, type: error.type, message, cause: error }, who);
+    }
     return modelFailedError({ message, cause: error }, who);
   }
 }

@@ -2,6 +2,8 @@ import 'reflect-metadata';
 import { METADATA } from '../../decorators/metadata-keys.js';
 import { REDACTED, SECRET_KEY, SECRET_VALUE_PATTERNS } from './secret-patterns.js';
 
+export { REDACTED };
+
 /** Options of {@link redactSecrets}. */
 export interface RedactOptions {
   /** More key names to redact, compared after {@link redactionKey}. */

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { asTrellisError, TrellisError } from '../errors/trellis-error.js';
 import type { ChatMessage } from '../models/model-provider.js';
 import { nextRevision, type StoredHead } from './checkpoint-revision.js';
@@ -170,13 +171,30 @@ export class SqliteStore implements SessionStore, RevisionReader {
   }
 }
 
+/**
+ * better-sqlite3 (a native CommonJS addon), required when the first store opens rather than
+ * when Trellis is imported; `require` keeps the constructor synchronous.
+ */
+function loadDriver(): typeof Database {
+  try {
+    return createRequire(import.meta.url)('better-sqlite3') as typeof Database;
+  } catch (error) {
+    throw new TrellisError('InvalidOptions', 'Cannot load better-sqlite3, which SqliteStore needs', {
+      kind: 'system',
+      hint: 'Install it with `npm install better-sqlite3@12`; its native build must match this Node version',
+      cause: error,
+    });
+  }
+}
+
 function openDatabase(path: string, readonly: boolean): Database.Database {
   const inMemory = path === ':memory:';
   if (!inMemory && !readonly) mkdirSync(dirname(path), { recursive: true });
+  const Driver = loadDriver();
   let db: Database.Database;
   try {
     // `timeout` is SQLite's busy_timeout: a second process waits for the lock instead of failing.
-    db = new Database(path, { readonly, fileMustExist: readonly, timeout: 5000 });
+    db = new Driver(path, { readonly, fileMustExist: readonly, timeout: 5000 });
   } catch (error) {
     if (readonly && (error as { code?: unknown })?.code === 'SQLITE_CANTOPEN') {
       throw asTrellisError(error, 'InvalidOptions', `Cannot open the SQLite store at ${path}`, { hint: 'A readonly store needs an existing database file', details: { path } });

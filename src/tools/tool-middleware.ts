@@ -1,6 +1,6 @@
 import type { ContextKeySpec } from '../context/context-key.js';
 import type { ToolContext } from '../context/plugin-context.js';
-import type { ToolResult } from '../contract/tool-result.js';
+import type { ToolErrorInfo, ToolResult } from '../contract/tool-result.js';
 
 export { okResult, errorResult, type ToolResult, type ToolErrorInfo } from '../contract/tool-result.js';
 
@@ -17,7 +17,15 @@ export interface ToolInvocation {
   readonly signal: AbortSignal;
   /** 1 for the first try; retry middleware raises it. */
   readonly attempt: number;
+  /**
+   * Puts a notice about this call on the app's and the session's event stream, with the
+   * call's session, id and tool filled in (e.g. a retry, so the CLI can show it).
+   */
+  readonly notify: (notice: ToolNotice) => void;
 }
+
+/** What middleware may report about a call: a retry, with the error that caused it. */
+export type ToolNotice = { readonly type: 'tool.retry'; readonly attempt: number; readonly delayMs: number; readonly error: ToolErrorInfo };
 
 /** Runs the rest of the chain; pass a changed invocation to change what the inner layers see. */
 export type NextToolHandler = (invocation?: ToolInvocation) => Promise<ToolResult>;

@@ -14,13 +14,13 @@ import { commitKernelWrites, turnUpdate, turnValue } from '../state/kernel-write
 import type { Phase } from '../state/state-engine.js';
 import { MAX_ARGUMENT_CHARS } from '../validation/argument-limits.js';
 import { formatFieldErrors, validateDto, validateJson } from '../validation/validate-dto.js';
-import type { PendingApproval } from '../agent/turn-result.js';
-import type { TurnEnv } from '../agent/turn-env.js';
-import { NEVER_ABORTED } from '../agent/never-signal.js';
+import type { PendingApproval } from '../contract/suspension.js';
+import type { TurnEnv } from './turn-env.js';
+import { NEVER_ABORTED } from '../context/never-signal.js';
 import { maskFields, secretFields } from '../redaction/redactor.js';
 import { runChain } from './middleware-chain.js';
 import { capToolResult } from './result-cap.js';
-import type { ToolInvocation } from './tool-middleware.js';
+import type { ToolInvocation, ToolNotice } from './tool-middleware.js';
 
 /** How one call ended, for the turn loop (internal: the public record is `ToolCallRecord`). */
 export type CallEnd =
@@ -84,7 +84,10 @@ async function runTool(env: TurnEnv, tool: RegisteredTool, info: ToolCallInfo): 
     return fromError(error, 'MissingContext');
   }
   bindCall(ctx, { callId: info.callId, tool: tool.name, turnIndex: env.turnIndex, idempotencyKey: idempotencyKey(env, info) });
-  const invocation: ToolInvocation = { callId: info.callId, tool: tool.name, plugin: tool.plugin, args: input.value, context: ctx, signal: ctx.signal, attempt: 1 };
+  const notify = (notice: ToolNotice) => {
+    if (env.observed()) env.emit({ ...notice, sessionId: env.sessionId, callId: info.callId, tool: tool.name });
+  };
+  const invocation: ToolInvocation = { callId: info.callId, tool: tool.name, plugin: tool.plugin, args: input.value, context: ctx, signal: ctx.signal, attempt: 1, notify };
   let result: ToolResult;
   try {
     result = await runChain(tool.chain, invocation, (inv) => invoke(tool, inv, ctx));

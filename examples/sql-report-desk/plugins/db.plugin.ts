@@ -1,6 +1,6 @@
-import { inject } from 'inversify';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-import { Describe, Hook, LoggingMiddleware, Middleware, Plugin, RetryMiddleware, Tool } from '../../../index.js';
+import { LoggingMiddleware, RetryMiddleware } from 'trellis';
+import { Describe, Hook, inject, Middleware, Plugin, Tool } from 'trellis/plugin';
 import { DESK_QUERIES } from '../desk-database.js';
 import type { QueryResult, ReadOnlyQueries } from '../read-only-query.js';
 

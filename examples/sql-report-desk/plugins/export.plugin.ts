@@ -1,19 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { inject } from 'inversify';
 import { IsBoolean, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import {
-  Describe,
-  Hook,
-  LoggingMiddleware,
-  Middleware,
-  Plugin,
-  PLUGIN_CONFIG,
-  RetryMiddleware,
-  suspend,
-  Tool,
-  type ToolCallInfo,
-} from '../../../index.js';
+import { LoggingMiddleware, RetryMiddleware } from 'trellis';
+import { Describe, Hook, inject, Middleware, Plugin, PLUGIN_CONFIG, suspend, Tool, type ToolCallInfo } from 'trellis/plugin';
 import { DESK_QUERIES } from '../desk-database.js';
 import type { ReadOnlyQueries } from '../read-only-query.js';
 import { writeExportFile } from '../safe-export-file.js';

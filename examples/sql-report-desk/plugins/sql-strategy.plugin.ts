@@ -1,4 +1,4 @@
-import { Hook, Plugin } from '../../../index.js';
+import { Hook, Plugin } from 'trellis/plugin';
 
 /** The rules every turn of the desk plans with. */
 export const SQL_RULES = [

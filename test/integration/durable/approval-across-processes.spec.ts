@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { PROJECT_ROOT, TS_NODE_ARGS, tsNodeEnv } from '../../support/ts-node-child.js';
 
 /**
  * Human approval across a restart (DESIGN §8), with real processes on one SQLite file:
@@ -11,7 +12,6 @@ import Database from 'better-sqlite3';
  * nothing survives between steps except what the store holds.
  */
 const CHILD = fileURLToPath(new URL('./support/approval-process.ts', import.meta.url));
-const PROJECT_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 /** ts-node compiles the kernel on every start; on a busy machine that takes a while. */
 const PROCESS_TIMEOUT_MS = 90_000;
 const TEST_TIMEOUT_MS = 4 * PROCESS_TIMEOUT_MS;
@@ -44,8 +44,8 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 function runProcess(session: string, mode: 'suspend' | 'resume', decisions?: readonly object[]): Promise<ChildOutput> {
-  const args = ['--no-warnings', '--loader', 'ts-node/esm', CHILD, db, ledger, session, mode, ...(decisions ? [JSON.stringify(decisions)] : [])];
-  const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, env: { ...process.env, TS_NODE_TRANSPILE_ONLY: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = [...TS_NODE_ARGS, CHILD, db, ledger, session, mode, ...(decisions ? [JSON.stringify(decisions)] : [])];
+  const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, env: tsNodeEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

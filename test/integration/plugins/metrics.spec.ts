@@ -28,7 +28,7 @@ async function runTurn(app: Trellis) {
 describe('MetricsPlugin', () => {
   it('exposes model and tool latency, tokens by model and errors by code after a turn', async () => {
     const app = Trellis.create();
-    const { instance } = await app.install(MetricsPlugin);
+    const { instance } = await app.install(MetricsPlugin, { grants: ['events'] });
     await app.install(EchoPlugin);
     const metrics = instance as unknown as MetricsPlugin;
     const result = await runTurn(app);
@@ -48,7 +48,7 @@ describe('MetricsPlugin', () => {
 
   it('counts a failed turn under its error code', async () => {
     const app = Trellis.create();
-    const { instance } = await app.install(MetricsPlugin, { config: { prefix: 'bot_' } });
+    const { instance } = await app.install(MetricsPlugin, { grants: ['events'], config: { prefix: 'bot_' } });
     const model = new ScriptedModel([new TrellisError('ModelFailed', 'upstream down')]);
     const result = await app.agent({ name: 'a', model, instructions: 'x' }).session('s2').send('hi');
     expect(result.status).toBe('failed');
@@ -60,8 +60,8 @@ describe('MetricsPlugin', () => {
   it('keeps its own registry: two apps never mix their numbers', async () => {
     const one = Trellis.create();
     const two = Trellis.create();
-    const a = (await one.install(MetricsPlugin)).instance as unknown as MetricsPlugin;
-    const b = (await two.install(MetricsPlugin)).instance as unknown as MetricsPlugin;
+    const a = (await one.install(MetricsPlugin, { grants: ['events'] })).instance as unknown as MetricsPlugin;
+    const b = (await two.install(MetricsPlugin, { grants: ['events'] })).instance as unknown as MetricsPlugin;
     await one.install(EchoPlugin);
     await runTurn(one);
     expect(await a.metrics()).toMatch(/trellis_tokens_total\{model="gpt-test",type="input"\} 250/);
@@ -70,7 +70,7 @@ describe('MetricsPlugin', () => {
 
   it('stops observing once uninstalled', async () => {
     const app = Trellis.create();
-    const metrics = (await app.install(MetricsPlugin)).instance as unknown as MetricsPlugin;
+    const metrics = (await app.install(MetricsPlugin, { grants: ['events'] })).instance as unknown as MetricsPlugin;
     await app.install(EchoPlugin);
     await app.uninstall('metrics');
     await runTurn(app);
@@ -79,7 +79,7 @@ describe('MetricsPlugin', () => {
 
   it('refuses bad config, naming every bad field', async () => {
     const app = Trellis.create();
-    const error = await app.install(MetricsPlugin, { config: { prefix: '9bad-', latencyBuckets: [0.1, -1], processMetrics: 'yes' } }).catch((e: unknown) => e);
+    const error = await app.install(MetricsPlugin, { grants: ['events'], config: { prefix: '9bad-', latencyBuckets: [0.1, -1], processMetrics: 'yes' } }).catch((e: unknown) => e);
     expect(TrellisError.is(error, 'InvalidConfig')).toBe(true);
     const message = (error as Error).message;
     expect(message).toContain('prefix');

@@ -34,7 +34,7 @@ const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
 describe('OpenTelemetryPlugin', () => {
   it('records turn, model-call and tool-call spans with GenAI attributes and turn → round/tool parents', async () => {
     const { app, exporter } = tracing();
-    await app.install(OpenTelemetryPlugin, { config: { providerName: 'scripted' } });
+    await app.install(OpenTelemetryPlugin, { grants: ['events'], config: { providerName: 'scripted' } });
     await app.install(EchoPlugin);
     const model = new ScriptedModel(
       [
@@ -79,7 +79,7 @@ describe('OpenTelemetryPlugin', () => {
 
   it('falls back to the answering model for gen_ai.request.model when none was requested', async () => {
     const { app, exporter } = tracing();
-    await app.install(OpenTelemetryPlugin);
+    await app.install(OpenTelemetryPlugin, { grants: ['events'] });
     const model = new ScriptedModel(['hello'], { name: 'default-model' });
     await app.agent({ name: 'a', model, instructions: 'x' }).session('s1').send('hi');
     const chat = exporter.getFinishedSpans().find((s) => s.attributes['gen_ai.operation.name'] === 'chat')!;
@@ -89,7 +89,7 @@ describe('OpenTelemetryPlugin', () => {
 
   it('marks a failed model call and its turn as errors and ends every span', async () => {
     const { app, exporter } = tracing();
-    await app.install(OpenTelemetryPlugin);
+    await app.install(OpenTelemetryPlugin, { grants: ['events'] });
     const model = new ScriptedModel([new TrellisError('ModelFailed', 'upstream down')]);
     const result = await app.agent({ name: 'a', model, instructions: 'x' }).session('s1').send('hi');
     expect(result.status).toBe('failed');
@@ -104,7 +104,7 @@ describe('OpenTelemetryPlugin', () => {
 
   it('ends the span of a call blocked at tool.gate with an error status', async () => {
     const { app, exporter } = tracing();
-    await app.install(OpenTelemetryPlugin);
+    await app.install(OpenTelemetryPlugin, { grants: ['events'] });
     await app.install(EchoPlugin);
     await app.install(GuardPlugin);
     const model = new ScriptedModel([{ toolCalls: [{ id: 'c9', name: 'echo.fail', args: { text: 'x' } }] }]);
@@ -123,7 +123,7 @@ describe('OpenTelemetryPlugin', () => {
     trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
     try {
       const app = Trellis.create();
-      await app.install(OpenTelemetryPlugin);
+      await app.install(OpenTelemetryPlugin, { grants: ['events'] });
       await app.agent({ name: 'a', model: new ScriptedModel(['hi']), instructions: 'x' }).session('g1').send('hi');
       expect(exporter.getFinishedSpans().map((s) => s.name).sort()).toEqual(['chat scripted', 'invoke_agent']);
     } finally {
@@ -132,7 +132,7 @@ describe('OpenTelemetryPlugin', () => {
   });
 
   it('refuses bad config, naming every bad field', async () => {
-    const error = await Trellis.create().install(OpenTelemetryPlugin, { config: { tracerName: '', providerName: 42 } }).catch((e: unknown) => e);
+    const error = await Trellis.create().install(OpenTelemetryPlugin, { grants: ['events'], config: { tracerName: '', providerName: 42 } }).catch((e: unknown) => e);
     expect(TrellisError.is(error, 'InvalidConfig')).toBe(true);
     expect((error as Error).message).toContain('tracerName');
     expect((error as Error).message).toContain('providerName');

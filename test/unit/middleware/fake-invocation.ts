@@ -33,6 +33,7 @@ export function invocation(overrides: Partial<ToolInvocation> & { values?: Recor
     context: fakeContext(values, signal),
     signal,
     attempt: 1,
+    notify: () => undefined,
     ...rest,
   };
 }

@@ -1,21 +1,19 @@
 import 'reflect-metadata';
 import { afterEach, jest } from '@jest/globals';
 import { Container } from 'inversify';
-import { EventBus } from '../../../src/events/event-bus.js';
-import type { TrellisEvent } from '../../../src/events/trellis-event.js';
-import { MIDDLEWARE_OPTIONS, okResult } from '../../../src/tools/tool-middleware.js';
+import { MIDDLEWARE_OPTIONS, okResult, type ToolInvocation, type ToolNotice } from '../../../src/tools/tool-middleware.js';
 import { RetryMiddleware, type RetryOptions } from '../../../plugins/middleware/retry.middleware.js';
 import { invocation, permanent, scriptedNext, transient, transientError } from './fake-invocation.js';
 
 function build(options: Partial<RetryOptions>) {
   const container = new Container();
-  const events = new EventBus();
   container.bind(MIDDLEWARE_OPTIONS).toConstantValue(options);
-  container.bind(EventBus).toConstantValue(events);
   container.bind(RetryMiddleware).toSelf();
-  const seen: TrellisEvent[] = [];
-  events.events$.subscribe((event) => seen.push(event));
-  return { middleware: container.get(RetryMiddleware), events: seen };
+  const seen: ToolNotice[] = [];
+  const middleware = container.get(RetryMiddleware);
+  // Every call goes through an invocation whose notices are recorded.
+  const intercept = (call: ToolInvocation, next: Parameters<RetryMiddleware['intercept']>[1]) => middleware.intercept({ ...call, notify: (n) => seen.push(n) }, next);
+  return { middleware: { intercept }, events: seen };
 }
 
 afterEach(() => {
@@ -85,7 +83,7 @@ describe('RetryMiddleware', () => {
     await middleware.intercept(invocation(), next);
 
     expect(events).toEqual([
-      expect.objectContaining({ type: 'tool.retry', sessionId: 'session-1', callId: 'call-1', tool: 'orders.lookup', attempt: 2, error: transientError }),
+      expect.objectContaining({ type: 'tool.retry', attempt: 2, error: transientError }),
       expect.objectContaining({ type: 'tool.retry', attempt: 3 }),
     ]);
   });

@@ -2,7 +2,7 @@ import { runChain } from '../../../src/tools/middleware-chain.js';
 import { toolMessage } from '../../../src/tools/tool-pipeline.js';
 import type { NextToolHandler, ToolInvocation, ToolMiddleware, ToolResult } from '../../../src/tools/tool-middleware.js';
 
-const invocation = { callId: 'c1', tool: 't', plugin: 'p', args: { n: 1 }, context: {} as never, signal: new AbortController().signal, attempt: 1 } as ToolInvocation;
+const invocation = { callId: 'c1', tool: 't', plugin: 'p', args: { n: 1 }, context: {} as never, signal: new AbortController().signal, attempt: 1, notify: () => undefined } as ToolInvocation;
 
 function recorder(label: string, log: string[]): ToolMiddleware {
   return {

@@ -1,0 +1,64 @@
+import 'reflect-metadata';
+
+/**
+ * The plugin SDK: `import { Plugin, Hook, type HookContext } from 'trellis/plugin'`.
+ *
+ * Everything a plugin, middleware or DTO author needs, and nothing of the app's
+ * machinery. The built-in plugins are written against this entry and nothing deeper, so
+ * a third-party plugin can do whatever they do. It points only into `src/` and
+ * `decorators/` (never at the root `index.ts` or `plugins/`), so the built-ins importing
+ * it add no import circle.
+ */
+
+// Dependency injection: authors need not depend on inversify themselves.
+export { inject, injectable, optional } from 'inversify';
+
+// Decorators (metadata only) and the plugin's own config token
+export { Plugin, Tool, Hook, Transform, Requires, Middleware, StateKey, OnEffect, OnAction, SelfTest, Secret } from './decorators/index.js';
+// Secrets: the one redactor logs, events, errors and the CLI use
+export { redactSecrets, redactText, isSecretKey, redactionKey, REDACTED, type RedactOptions } from './src/redaction/redactor.js';
+export { describeError } from './src/errors/describe-error.js';
+export type { PluginOptions, ToolOptions, HookOptions, StateKeyOptions } from './decorators/index.js';
+export { PLUGIN_CONFIG } from './src/plugin/plugin-tokens.js';
+export type { PluginLifecycle } from './src/plugin/plugin-lifecycle.js';
+export type { PluginHost, PluginLogger, PluginGrant } from './src/plugin/plugin-host.js';
+export { Describe } from './src/validation/describe.decorator.js';
+
+// Hook results, hook points, contexts
+export { block, cancel, suspend, setResult, done } from './src/hooks/hook-results.js';
+export type { HookResult, SuspendTicket } from './src/hooks/hook-results.js';
+export { HOOK_POINTS, type HookPoint, type HookMode } from './src/hooks/hook-points.js';
+export type { PluginContext, HookContext, ToolContext } from './src/context/plugin-context.js';
+export type { ContextKeySpec } from './src/context/context-key.js';
+
+// State: the kernel's keys and actions a plugin may read or schedule
+export { KERNEL_KEYS } from './src/state/kernel-keys.js';
+export { BuiltInActions } from './src/state/built-in-actions.js';
+export type { AddContextMessagePayload, SetInferenceOverridePayload, ToolFilterPayload } from './src/state/built-in-actions.js';
+export type { StateCommand } from './src/state/state-command.js';
+
+// What hooks are handed: requests, responses, tool calls, exchanges, events
+export type {
+  InferenceRequest,
+  ToolCallInfo,
+  ToolCallOutcome,
+  TurnExchange,
+  ToolCandidate,
+  SessionStartPayload,
+  SessionEndPayload,
+  TaskStartPayload,
+  TaskEndPayload,
+  MemoryReadPayload,
+  ToolRegisterPayload,
+} from './src/contract/hook-payloads.js';
+export type { ToolCallRecord } from './src/contract/tool-result.js';
+export type { PendingApproval } from './src/contract/suspension.js';
+export type { ModelProvider, ModelRequest, ModelResponse, ModelDelta, ChatMessage, ModelToolCall, ToolDefinition, InferenceSettings, Usage, JsonSchema } from './src/models/model-provider.js';
+export type { TrellisEvent, TrellisEventType } from './src/events/trellis-event.js';
+
+// Errors
+export { TrellisError, type TrellisErrorCode, type TrellisErrorCodes, type TrellisErrorKind, type TrellisErrorOptions } from './src/errors/trellis-error.js';
+
+// Tool middleware
+export { MIDDLEWARE_OPTIONS, okResult, errorResult } from './src/tools/tool-middleware.js';
+export type { ToolMiddleware, ToolMiddlewareClass, ToolInvocation, ToolNotice, ToolResult, NextToolHandler, ToolErrorInfo, MiddlewareDeclaration } from './src/tools/tool-middleware.js';

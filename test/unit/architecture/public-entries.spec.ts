@@ -1,0 +1,84 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Built-in plugins and the example are written against the public entries a third-party
+ * author would use (`trellis/plugin`, `trellis`), never against the kernel's files; and
+ * `plugin.ts` points only into the kernel, so the built-ins importing it (while the root
+ * `index.ts` re-exports the built-ins) close no import circle.
+ */
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** Every module specifier of a TypeScript source: static imports and re-exports (type-only too) and dynamic `import()`. */
+function specifiers(source: string): string[] {
+  const found: string[] = [];
+  for (const m of source.matchAll(/^\s*(?:import|export)\s[^;]*?\sfrom\s+'([^']+)'/gms)) found.push(m[1]!);
+  for (const m of source.matchAll(/^\s*import\s+'([^']+)'/gm)) found.push(m[1]!);
+  for (const m of source.matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)) found.push(m[1]!);
+  return found;
+}
+
+function sourcesUnder(folder: string): string[] {
+  return readdirSync(join(ROOT, folder), { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.ts'))
+    .map((file) => join(ROOT, folder, file));
+}
+
+/** Where a relative specifier lands, as a path from the project root; `undefined` for packages. */
+function target(file: string, specifier: string): string | undefined {
+  if (!specifier.startsWith('.')) return undefined;
+  return relative(ROOT, resolve(dirname(file), specifier)).split(sep).join('/');
+}
+
+/** The imports of the files under `folders` that break `rule`, as `file -> specifier`. */
+function violations(folders: readonly string[], rule: (file: string, specifier: string) => boolean): string[] {
+  return folders.flatMap((folder) =>
+    sourcesUnder(folder).flatMap((file) =>
+      specifiers(readFileSync(file, 'utf8'))
+        .filter((specifier) => rule(file, specifier))
+        .map((specifier) => `${relative(ROOT, file)} -> ${specifier}`),
+    ),
+  );
+}
+
+const intoKernel = (file: string, specifier: string): boolean => /^(src|decorators|index\.ts|index\.js|plugin\.[jt]s|testing\.[jt]s)(\/|$)/.test(target(file, specifier) ?? '');
+
+describe('the specifier scanner', () => {
+  it('finds static, type-only, multi-line, re-exported and dynamic imports', () => {
+    const source = [
+      "import 'reflect-metadata';",
+      "import type { A } from '../../src/a.js';",
+      'import {',
+      '  B,',
+      "} from '../../decorators/index.js';",
+      "export { C } from './c.js';",
+      "const d = await import('minisearch');",
+    ].join('\n');
+    expect(specifiers(source)).toEqual(['../../src/a.js', '../../decorators/index.js', './c.js', 'reflect-metadata', 'minisearch']);
+  });
+});
+
+describe('built-in plugins and the example use the public entries', () => {
+  it('no file under plugins/ or examples/ imports src/, decorators/ or a root entry file by path', () => {
+    expect(violations(['plugins', 'examples'], intoKernel)).toEqual([]);
+  });
+
+  it("no built-in plugin imports the root 'trellis' entry, which re-exports the built-ins", () => {
+    expect(violations(['plugins'], (_, specifier) => specifier === 'trellis')).toEqual([]);
+  });
+
+  it('the built-ins do import trellis/plugin (the scan sees them)', () => {
+    const users = sourcesUnder('plugins').filter((file) => specifiers(readFileSync(file, 'utf8')).includes('trellis/plugin'));
+    expect(users.length).toBeGreaterThan(15);
+  });
+
+  it('plugin.ts points only into src/ and decorators/ (and packages), never at index.ts or plugins/', () => {
+    const file = join(ROOT, 'plugin.ts');
+    const bad = specifiers(readFileSync(file, 'utf8')).filter((specifier) => {
+      const to = target(file, specifier);
+      return specifier.startsWith('trellis') || (to !== undefined && !/^(src|decorators)\//.test(to));
+    });
+    expect(bad).toEqual([]);
+  });
+});
