@@ -1,4 +1,4 @@
-import type { FieldError } from './validate-dto.js';
+import type { FieldError } from './field-error.js';
 
 /** Nesting deeper than this (objects and arrays) is refused before a DTO is built. */
 export const MAX_ARGUMENT_DEPTH = 32;

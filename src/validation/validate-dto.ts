@@ -4,11 +4,9 @@ import { validateSync, ValidationTypes, type ValidationError, type ValidatorOpti
 import { checkArgumentLength, checkArgumentShape } from './argument-limits.js';
 import { validateFlat } from './compiled-dto.js';
 
-/** One invalid field: `path` is dotted and indexed (`filters[0].column`), or `(input)` for the whole input. */
-export interface FieldError {
-  readonly path: string;
-  readonly messages: readonly string[];
-}
+import type { FieldError } from './field-error.js';
+
+export type { FieldError };
 
 /** The outcome of {@link validateDto}: the transformed instance, or every field that is wrong. */
 export type DtoValidation<T> =
