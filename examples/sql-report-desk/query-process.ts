@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { TrellisError } from '../../index.js';
+import { TrellisError } from 'trellis';
 import { queryChildMain, type QueryReply, type QueryRequest } from './query-child.js';
 
 /** The query process's JavaScript heap, in MiB: a runaway query dies there, not in the host. */

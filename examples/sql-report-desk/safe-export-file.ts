@@ -1,5 +1,5 @@
 import { closeSync, constants, lstatSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { TrellisError } from '../../index.js';
+import { TrellisError } from 'trellis';
 
 /**
  * Writes an export file without following symbolic links and without silently
