@@ -16,6 +16,7 @@ export { PLUGIN_CONFIG } from './src/plugin/plugin-tokens.js';
 export { Agent, type SessionOptions } from './src/agent/agent.js';
 export { Session, type SendOptions, type ResumeOptions } from './src/agent/session.js';
 export type { AgentSpec } from './src/agent/agent-spec.js';
+export type { DirectCallOptions, DirectCallResult } from './src/agent/direct-tool-call.js';
 export type { TurnResult, TurnStatus, ToolCallRecord, PendingApproval, Decision, TurnUsage } from './src/agent/turn-result.js';
 export type { InferenceRequest } from './src/agent/inference-request.js';
 export type { SuspensionRecord } from './src/agent/suspension-record.js';
@@ -67,8 +68,11 @@ export { modelFromEnv, type EnvModel } from './src/cli/model-from-env.js';
 // Stores
 export { SESSION_STORE } from './src/stores/session-store.js';
 export type { SessionStore, StoredSession, SessionCheckpoint, SessionSummary, TurnRecord } from './src/stores/session-store.js';
+export { canLogTurnEvents, TURN_EVENT_LIMITS } from './src/stores/turn-event-log.js';
+export type { TurnEventLog, RecordedTurnEvent, StoredTurnEvents } from './src/stores/turn-event-log.js';
 export { MemoryStore } from './src/stores/memory-store.js';
 export { SqliteStore, type SqliteStoreOptions } from './src/stores/sqlite-store.js';
+
 
 // Validation helpers for DTOs
 export { Describe } from './src/validation/describe.decorator.js';

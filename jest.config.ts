@@ -10,6 +10,8 @@ const config: Config = {
     '^trellis$': '<rootDir>/index.ts',
     '^trellis/plugin$': '<rootDir>/plugin.ts',
     '^trellis/testing$': '<rootDir>/testing.ts',
+    '^trellis/nestjs$': '<rootDir>/nestjs.ts',
+    '^trellis/mcp$': '<rootDir>/mcp.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {

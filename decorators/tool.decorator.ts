@@ -7,7 +7,13 @@ export interface ToolOptions {
   /** A prompt for the model: say when to use the tool and when not to. */
   readonly description: string;
   /** A class-validator DTO: the model sees its JSON Schema; arguments are validated against it. */
-  readonly input: new () => object;
+  readonly input?: new () => object;
+  /**
+   * Instead of `input`: a raw JSON Schema (e.g. a tool from an MCP server). The model is
+   * offered it unchanged (`$ref`, `$defs`, `oneOf` intact) and arguments are checked against
+   * it exactly with ajv; the method receives the parsed arguments as they are.
+   */
+  readonly inputSchema?: { readonly [key: string]: unknown };
   /** A DTO the result is checked against; a mismatch is a `ToolOutput` error result. */
   readonly output?: new () => object;
   readonly tags?: readonly string[];
@@ -15,6 +21,12 @@ export interface ToolOptions {
   readonly timeoutMs?: number;
   /** The most characters of this tool's result the model reads; wins over the agent's `maxToolResultChars`. */
   readonly maxResultChars?: number;
+  /**
+   * Running it twice has the same effect as once (a read, or a write keyed by
+   * `ctx.idempotencyKey`). An approved call of an idempotent tool that a crash cut off
+   * mid-run is run again on the next resume; any other becomes a `retry`/`skip` decision.
+   */
+  readonly idempotent?: boolean;
 }
 
 export interface ToolMetadata {

@@ -1,10 +1,12 @@
 import { TrellisError } from '../errors/trellis-error.js';
 import type { RegisteredTool } from '../plugin/plugin-member.js';
-import { formatFieldErrors, validateDto } from '../validation/validate-dto.js';
+import { formatFieldErrors } from '../validation/validate-dto.js';
 import type { SuspensionRecord } from './suspension-record.js';
 import type { Decision } from './turn-result.js';
 
-const KINDS = ['approve', 'reject', 'edit'] as const;
+const KINDS = ['approve', 'reject', 'edit', 'retry', 'skip'] as const;
+/** What a gate's ticket allows when it names nothing: `retry`/`skip` are only for calls cut off by a crash. */
+const DEFAULT_ALLOWED = ['approve', 'reject', 'edit'] as const;
 
 /**
  * Checks decisions against a suspended turn and returns the ones not applied yet. A
@@ -20,12 +22,12 @@ export function validateDecisions(record: SuspensionRecord, decisions: readonly 
   const seen = new Set<string>();
   for (const decision of decisions) {
     if (typeof decision?.callId !== 'string' || !KINDS.includes(decision.decision)) {
-      throw invalid(`A decision must be { callId, decision: 'approve' | 'reject' | 'edit' }, got ${JSON.stringify(decision)}`, record);
+      throw invalid(`A decision must be { callId, decision: 'approve' | 'reject' | 'edit' | 'retry' | 'skip' }, got ${JSON.stringify(decision)}`, record);
     }
     if (decided.has(decision.callId) || seen.has(decision.callId)) continue;
     const pending = record.pending.find((p) => p.callId === decision.callId);
     if (!pending) throw invalid(`Call '${decision.callId}' is not waiting for a decision in session '${sessionId}'`, record);
-    const allowed = pending.ticket.allowedDecisions ?? KINDS;
+    const allowed: readonly string[] = pending.ticket.allowedDecisions ?? DEFAULT_ALLOWED;
     if (!allowed.includes(decision.decision)) {
       throw invalid(`Call '${decision.callId}' (${pending.tool}) does not allow '${decision.decision}'; allowed: ${allowed.join(', ')}`, record);
     }
@@ -48,7 +50,7 @@ export function checkEditedArgs(record: SuspensionRecord, decisions: readonly De
     const pending = record.pending.find((p) => p.callId === decision.callId)!;
     const tool = tools.get(pending.tool);
     if (!tool) continue;
-    const checked = validateDto(tool.input, decision.args);
+    const checked = tool.validateInput(decision.args);
     if (!checked.ok) {
       throw invalid(`The edited arguments for '${decision.callId}' (${pending.tool}) are invalid:\n${formatFieldErrors(checked.errors)}`, record);
     }

@@ -3,6 +3,7 @@ import type { ToolErrorInfo } from '../contract/tool-result.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import { executeToolCall, toolMessage } from '../tools/tool-pipeline.js';
+import { argumentsFor, reviewJournal } from './call-journal.js';
 import { checkEditedArgs, validateDecisions } from './decisions.js';
 import type { SuspensionRecord } from './suspension-record.js';
 import { finishReply, inTurnEnvelope, turnEnv, type SessionParts, type TurnMeta } from './turn-envelope.js';
@@ -19,50 +20,54 @@ export interface ResumeTurn {
 /**
  * Continues a suspended turn: approved (or edited) calls run once, rejected calls never
  * run, calls without a decision keep waiting. The decisions are stored before any call
- * runs, so a second process resuming the same turn gets `SessionBusy`.
+ * runs, so a second process resuming the same turn gets `SessionBusy`; each call is
+ * journalled (started, then finished with its result) so that a resume cut off part-way
+ * is continued exactly: see {@link reviewJournal}.
  */
-export async function runResumedTurn(parts: SessionParts, record: SuspensionRecord, resume: ResumeTurn): Promise<TurnResult> {
-  const fresh = validateDecisions(record, resume.decisions, parts.id);
-  const env = turnEnv(parts, new ContextLevel({ ...record.turn, ...resume.context, [KERNEL_KEYS.turnInput]: record.input, [KERNEL_KEYS.turnIndex]: record.turnIndex }), resume.signal, record.turnIndex);
-  checkEditedArgs(record, fresh, env.view.toolsByName);
+export async function runResumedTurn(parts: SessionParts, stored: SuspensionRecord, resume: ResumeTurn): Promise<TurnResult> {
+  const env = turnEnv(parts, new ContextLevel({ ...stored.turn, ...resume.context, [KERNEL_KEYS.turnInput]: stored.input, [KERNEL_KEYS.turnIndex]: stored.turnIndex }), resume.signal, stored.turnIndex);
+  const { record, carryOver } = reviewJournal(stored, env.view.toolsByName);
+  const carried = new Set(carryOver.map((d) => d.callId));
+  const requested = validateDecisions(record, resume.decisions, parts.id).filter((d) => !carried.has(d.callId));
+  checkEditedArgs(record, requested, env.view.toolsByName);
+  const fresh = [...carryOver, ...requested];
   const runner = new TurnRunner(env, parts.agent.limits, record.input, record.instructions, parts.sync.history, record.startedAt);
   runner.restore(record);
-  if (fresh.some((d) => d.decision !== 'reject')) await claim(parts, record, fresh, runner);
+  let journal: SuspensionRecord = { ...record, decisions: [...record.decisions, ...fresh] };
+  if (fresh.some((d) => d.decision !== 'reject' && d.decision !== 'skip')) await claim(parts, journal, runner);
   const meta: TurnMeta = { turnIndex: record.turnIndex, input: record.input, taskInput: record.input, startedAt: record.startedAt, taskStarted: true, runner };
+  const save = (next: SuspensionRecord) => parts.sync.checkpoint(record.turnIndex, record.input, { result: runner.result('suspended', undefined, undefined, next.pending), append: [], suspension: next }, record.startedAt, parts.state.session.values);
   return inTurnEnvelope(parts, env, meta, () => runner, async (): Promise<TurnEnd> => {
-    const results = { ...record.results };
-    let pending = [...record.pending];
     let done = record.done;
-    // Decided but still pending: claimed by a resume that stopped before saving the outcome.
-    // It may have run, so it is not run again (at most once); the model is told.
-    const decided = new Set(record.decisions.map((d) => d.callId));
-    for (const call of pending.filter((p) => decided.has(p.callId))) {
-      const error: ToolErrorInfo = { code: 'Interrupted', message: 'An approved call was interrupted before its result was saved; it may or may not have run. Check before retrying it', retryable: false };
-      results[call.callId] = toolMessage({ ok: false, error });
-      runner.toolCalls.push({ callId: call.callId, tool: call.tool, round: record.rounds, ok: false, error, durationMs: 0 });
-      pending = pending.filter((p) => p !== call);
-    }
     for (const decision of fresh) {
-      const call = pending.find((p) => p.callId === decision.callId)!;
-      pending = pending.filter((p) => p !== call);
-      if (decision.decision === 'reject') {
-        const error: ToolErrorInfo = { code: 'Rejected', message: decision.message ?? 'A human rejected this call; do not retry it unchanged', retryable: false };
-        results[call.callId] = toolMessage({ ok: false, error });
+      const call = journal.pending.find((p) => p.callId === decision.callId);
+      if (!call) continue;
+      let content: string;
+      if (decision.decision === 'reject' || decision.decision === 'skip') {
+        const error: ToolErrorInfo =
+          decision.decision === 'reject'
+            ? { code: 'Rejected', message: decision.message ?? 'A human rejected this call; do not retry it unchanged', retryable: false }
+            : { code: 'Skipped', message: decision.message ?? 'A crash cut this call off mid-run and a human chose to skip it: it may or may not have run', retryable: false };
+        content = toolMessage({ ok: false, error });
         runner.toolCalls.push({ callId: call.callId, tool: call.tool, round: record.rounds, ok: false, error, durationMs: 0 });
-        continue;
+      } else {
+        // Journal: started, before the call runs. A crash from here on leaves a decidable record.
+        if (parts.host.store) await save((journal = { ...journal, started: [...(journal.started ?? []), call.callId] }));
+        const outcome = await executeToolCall(env, { id: call.callId, name: call.tool, arguments: argumentsFor(call, decision) }, record.rounds, env.view.toolsByName, { approved: true });
+        if (outcome.kind !== 'result') continue;
+        content = outcome.content;
+        runner.toolCalls.push(outcome.record);
+        if (outcome.done && done === undefined) done = replyText(outcome.record.value);
       }
-      const args = decision.decision === 'edit' ? JSON.stringify(decision.args) : call.arguments;
-      const outcome = await executeToolCall(env, { id: call.callId, name: call.tool, arguments: args }, record.rounds, env.view.toolsByName, { approved: true });
-      if (outcome.kind !== 'result') continue;
-      results[call.callId] = outcome.content;
-      runner.toolCalls.push(outcome.record);
-      if (outcome.done && done === undefined) done = replyText(outcome.record.value);
+      // Journal: finished, with the result the model will see.
+      journal = { ...journal, results: { ...journal.results, [call.callId]: content }, pending: journal.pending.filter((p) => p !== call), toolCalls: runner.toolCalls, ...(done !== undefined && { done }) };
+      if (parts.host.store && journal.pending.length > 0) await save(journal);
     }
-    if (pending.length > 0) {
-      const next: SuspensionRecord = { ...record, results, pending, decisions: [...record.decisions, ...fresh], toolCalls: runner.toolCalls, turn: runner.turnValues(), ...(done !== undefined && { done }) };
-      return { result: runner.result('suspended', undefined, undefined, pending), append: [], suspension: next };
+    if (journal.pending.length > 0) {
+      const next: SuspensionRecord = { ...journal, toolCalls: runner.toolCalls, turn: runner.turnValues() };
+      return { result: runner.result('suspended', undefined, undefined, journal.pending), append: [], suspension: next };
     }
-    runner.pushToolMessages(record.calls, results);
+    runner.pushToolMessages(record.calls, journal.results);
     if (done !== undefined) {
       runner.messages.push({ role: 'assistant', content: done });
       return finishReply(parts, env, runner, runner.end('completed', done));
@@ -75,9 +80,9 @@ export async function runResumedTurn(parts: SessionParts, record: SuspensionReco
  * Stores the decisions before any call runs, so that a second process resuming the
  * same turn at the same time fails the revision check instead of running the calls again.
  */
-async function claim(parts: SessionParts, record: SuspensionRecord, fresh: readonly Decision[], runner: TurnRunner): Promise<void> {
+async function claim(parts: SessionParts, claimed: SuspensionRecord, runner: TurnRunner): Promise<void> {
   if (!parts.host.store) return;
-  const claimed: SuspensionRecord = { ...record, decisions: [...record.decisions, ...fresh] };
+  const record = claimed;
   try {
     await parts.sync.checkpoint(record.turnIndex, record.input, { result: runner.result('suspended', undefined, undefined, record.pending), append: [], suspension: claimed }, record.startedAt, parts.state.session.values);
   } catch (error) {

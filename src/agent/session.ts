@@ -13,6 +13,7 @@ import { SessionSync } from './session-sync.js';
 import { isHostKey, parseSuspension, type SuspensionRecord } from './suspension-record.js';
 import type { SessionParts } from './turn-envelope.js';
 import type { Decision, PendingApproval, TurnResult } from './turn-result.js';
+import { callToolDirectly, type DirectCallOptions, type DirectCallResult } from './direct-tool-call.js';
 
 export interface SendOptions {
   /** Aborting it stops the model call and running tools; the turn ends `cancelled`. */
@@ -132,6 +133,17 @@ export class Session {
         return runResumedTurn(this.#parts, record, { decisions: options.decisions, context: options.context, signal: options.signal });
       }),
     );
+  }
+
+  /**
+   * Runs one tool call through the whole tool pipeline outside a model turn (for hosts such
+   * as an MCP server); nothing is added to the transcript. See {@link callToolDirectly}.
+   */
+  callTool(name: string, args: unknown, options: DirectCallOptions = {}): Promise<DirectCallResult> {
+    return this.#serialize(async () => {
+      await this.#ready();
+      return callToolDirectly(this.#parts, name, args, options);
+    });
   }
 
   /** Runs `session.end` hooks and forgets the live state; the store keeps the session. */

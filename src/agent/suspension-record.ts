@@ -34,6 +34,12 @@ export interface SuspensionRecord {
   readonly turn?: Readonly<Record<string, unknown>>;
   /** The reply a call of the stopped round gave with `done(...)`; the turn ends with it once the rest is decided. */
   readonly done?: string;
+  /**
+   * The call journal: ids of decided calls whose run started. A call finished is no longer
+   * pending and has its result in `results`; one claimed but not started never ran; one
+   * started without a result was cut off mid-run. Optional: older records have none.
+   */
+  readonly started?: readonly string[];
 }
 
 /** Checks a stored record before anything runs from it: fail closed on anything odd. */
@@ -55,6 +61,7 @@ export function parseSuspension(value: unknown, sessionId: string): SuspensionRe
   if (typeof record.results !== 'object' || record.results === null) throw fail("'results' is not an object");
   if (record.turn !== undefined && (typeof record.turn !== 'object' || record.turn === null || Array.isArray(record.turn))) throw fail("'turn' is not an object");
   if (record.done !== undefined && typeof record.done !== 'string') throw fail("'done' is not text");
+  if (record.started !== undefined && (!Array.isArray(record.started) || !record.started.every((id) => typeof id === 'string'))) throw fail("'started' is not a list of call ids");
   for (const pending of record.pending!) {
     if (typeof pending?.callId !== 'string' || typeof pending.tool !== 'string' || typeof pending.arguments !== 'string' || typeof pending.ticket?.message !== 'string') {
       throw fail('a pending call is malformed');

@@ -29,7 +29,11 @@ export interface TurnResult {
 /** A human's answer to a suspended call. */
 export interface Decision {
   readonly callId: string;
-  readonly decision: 'approve' | 'reject' | 'edit';
+  /**
+   * `retry` / `skip` answer a call a crash cut off mid-run (its ticket allows only those):
+   * run it again with the same idempotency key, or report it skipped.
+   */
+  readonly decision: 'approve' | 'reject' | 'edit' | 'retry' | 'skip';
   /** With `edit`: the arguments to run the call with instead. */
   readonly args?: unknown;
   /** With `reject`: what the model is told. */

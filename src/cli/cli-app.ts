@@ -16,7 +16,9 @@ import { isPluginClass } from '../plugin/plugin-explorer.js';
 import type { PluginClass } from '../plugin/plugin-definition.js';
 import { DEFAULT_SQLITE_PATH, SqliteStore } from '../stores/sqlite-store.js';
 import type { SessionStore } from '../stores/session-store.js';
+import { TurnEventRecorder } from '../dev/recording/turn-event-recorder.js';
 import { createLogger, TRELLIS_LOGGER } from '../../plugins/middleware/logger.js';
+import { McpServerClient } from '../mcp/client/mcp-server-client.js';
 import { loadCliConfig, type CliPluginEntry, type LoadedConfig } from './cli-config.js';
 import { describeError } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
@@ -36,6 +38,8 @@ export interface CliApp {
   readonly config: LoadedConfig | undefined;
   /** Session context from the config's `context`, given to every session. */
   readonly context: Readonly<Record<string, unknown>>;
+  /** Keeps each turn's events in the store, so `trellis dev` can draw turns run by any command. */
+  readonly recorder: TurnEventRecorder;
 }
 
 /** Opens the app and its SQLite store (created when missing). Tool-call logs go to `<store dir>/logs/trellis.log`. */
@@ -47,7 +51,7 @@ export async function openCliApp(io: CliIo): Promise<CliApp> {
   if (!loaded) {
     const home = dirname(storePath);
     const app = await createDeskApp({ store, logFile, databasePath: join(home, 'sql-report-desk.db'), exportDir: join(home, 'exports') });
-    return { app, store, spec: DESK_AGENT, storePath, configFile: undefined, config: undefined, context: {} };
+    return { app, store, spec: DESK_AGENT, storePath, configFile: undefined, config: undefined, context: {}, recorder: recordTurns(app, store, io) };
   }
   const logger = createLogger({ destination: pino.destination({ dest: logFile, mkdir: true, sync: true }) });
   let app: Trellis;
@@ -59,6 +63,7 @@ export async function openCliApp(io: CliIo): Promise<CliApp> {
   }
   try {
     await installPlugins(app, loaded, io.env);
+    await connectConfiguredMcpServers(app, loaded);
   } catch (error) {
     await app.stop();
     throw error;
@@ -70,7 +75,11 @@ export async function openCliApp(io: CliIo): Promise<CliApp> {
     ...(agent.maxRounds !== undefined ? { maxRounds: agent.maxRounds } : {}),
     ...(agent.plugins !== undefined ? { plugins: agent.plugins } : {}),
   };
-  return { app, store, spec, storePath, configFile: loaded.file, config: loaded, context: loaded.config.context ?? {} };
+  return { app, store, spec, storePath, configFile: loaded.file, config: loaded, context: loaded.config.context ?? {}, recorder: recordTurns(app, store, io) };
+}
+
+function recordTurns(app: Trellis, store: SqliteStore, io: CliIo): TurnEventRecorder {
+  return new TurnEventRecorder(app.events$, store, (error) => io.err(`note: a turn's events were not recorded: ${describeError(error)}`)).start();
 }
 
 /**
@@ -125,6 +134,13 @@ async function installPlugins(app: Trellis, loaded: LoadedConfig, env: NodeJS.Pr
   const { plugins } = loaded.config;
   if (plugins === undefined) return;
   for (const entry of typeof plugins === 'string' ? [plugins] : plugins) await installEntry(app, loaded, env, entry);
+}
+
+/** Each `mcpServers` entry becomes a plugin named after the server; a stdio server runs in the config's folder unless it says otherwise. */
+async function connectConfiguredMcpServers(app: Trellis, loaded: LoadedConfig): Promise<void> {
+  for (const [name, spec] of Object.entries(loaded.config.mcpServers ?? {})) {
+    await McpServerClient.connect(app, name, 'command' in spec ? { ...spec, cwd: resolve(loaded.dir, spec.cwd ?? '.') } : spec);
+  }
 }
 
 async function installEntry(app: Trellis, loaded: LoadedConfig, env: NodeJS.ProcessEnv, entry: CliPluginEntry): Promise<void> {
@@ -217,6 +233,7 @@ export async function withCliApp<T>(io: CliIo, work: (cli: CliApp) => Promise<T>
   try {
     return await work(cli);
   } finally {
+    await cli.recorder.stop();
     await cli.app.stop();
   }
 }

@@ -6,6 +6,7 @@ import { TrellisError } from '../errors/trellis-error.js';
 import { isModelProvider, type ModelProvider } from '../models/model-provider.js';
 import type { Provider } from '../app/providers.js';
 import type { PluginClass } from '../plugin/plugin-definition.js';
+import { mcpSpecProblems, type McpServerSpec } from '../mcp/client/mcp-server-spec.js';
 import { describeError } from './cli-errors.js';
 import { enableTypeScriptImports } from './ts-loader.js';
 
@@ -48,6 +49,8 @@ export interface CliConfig {
   readonly context?: Readonly<Record<string, unknown>>;
   /** Services for plugins to inject (`Trellis.create({ providers })`); .ts/.js configs only. */
   readonly providers?: readonly Provider[];
+  /** MCP servers whose tools become plugins named after them (docs/mcp.md). A stdio server's `cwd` defaults to the config's folder. */
+  readonly mcpServers?: Readonly<Record<string, McpServerSpec>>;
 }
 
 /** A config file found and checked. */
@@ -58,7 +61,7 @@ export interface LoadedConfig {
   readonly config: CliConfig;
 }
 
-const FIELDS = ['plugins', 'agent', 'model', 'store', 'context', 'providers'];
+const FIELDS = ['plugins', 'agent', 'model', 'store', 'context', 'providers', 'mcpServers'];
 const ENTRY_FIELDS = ['path', 'module', 'plugin', 'config'];
 const AGENT_FIELDS = ['name', 'instructions', 'maxRounds', 'plugins'];
 
@@ -90,7 +93,11 @@ function checkConfig(raw: unknown, file: string): CliConfig {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid(file, ['it must hold an object (a .ts/.js config default-exports it)']);
   const config = raw as Record<string, unknown>;
   for (const key of Object.keys(config)) if (!FIELDS.includes(key)) problems.push(`unknown field '${key}' (known: ${FIELDS.join(', ')})`);
-  const { plugins, agent, model, store, context, providers } = config;
+  const { plugins, agent, model, store, context, providers, mcpServers } = config;
+  if (mcpServers !== undefined) {
+    if (!isPlainObject(mcpServers)) problems.push('mcpServers must be an object: { name: { command, args, env } | { url, headers } }');
+    else for (const [name, spec] of Object.entries(mcpServers)) problems.push(...mcpSpecProblems(name, spec));
+  }
   if (plugins !== undefined && typeof plugins !== 'string') {
     if (!Array.isArray(plugins)) problems.push('plugins must be a directory path or a list of plugin entries');
     else plugins.forEach((entry, i) => problems.push(...entryProblems(entry, `plugins[${i}]`)));

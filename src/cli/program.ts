@@ -4,6 +4,8 @@ import { Command, CommanderError } from 'commander';
 import { errorLine, errorLines, exitCodeOf, EXIT_USAGE } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
 import { registerChatCommand } from './commands/chat.command.js';
+import { registerMcpCommand } from './commands/mcp.command.js';
+import { registerDevCommand } from './commands/dev.command.js';
 import { registerPluginsCommand } from './commands/plugins.command.js';
 import { registerResumeCommand } from './commands/resume.command.js';
 import { registerRunCommand } from './commands/run.command.js';
@@ -36,6 +38,8 @@ export function buildProgram(io: CliIo): Command {
   registerSessionsCommand(program, io);
   registerResumeCommand(program, io);
   registerDoctorCommand(program, io);
+  registerMcpCommand(program, io);
+  registerDevCommand(program, io);
   return program;
 }
 

@@ -31,6 +31,12 @@ export interface ToolContext extends PluginContext {
   readonly deps: Readonly<Record<string, unknown>>;
   /** Copies an execution-level value to the turn, so it outlives the call. */
   promote(key: string): void;
+  /**
+   * Stable for this call of this turn of this session, across retries, resumes and
+   * processes (`<session>:<turn>:<call id>`): a tool with side effects passes it to the
+   * system it changes so that a call run twice (after a crash, on `retry`) takes effect once.
+   */
+  readonly idempotencyKey: string;
 }
 
 /** What a hook handler gets as its second argument. */

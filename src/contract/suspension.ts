@@ -1,7 +1,7 @@
 /** What a gate may park a call with; `allowedDecisions` defaults to all three. */
 export interface SuspendTicket {
   readonly message: string;
-  readonly allowedDecisions?: readonly ('approve' | 'reject' | 'edit')[];
+  readonly allowedDecisions?: readonly ('approve' | 'reject' | 'edit' | 'retry' | 'skip')[];
   readonly data?: Readonly<Record<string, unknown>>;
 }
 

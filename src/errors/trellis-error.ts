@@ -51,6 +51,7 @@ export interface TrellisErrorCodes {
   NotStarted: true;
   UnsupportedSchema: true;
   Blocked: true;
+  Skipped: true;
   ReplyCancelled: true;
   Failed: true;
   EmbeddingFailed: true;

@@ -55,7 +55,8 @@ export function explorePlugin(type: unknown): PluginDefinition {
     if (typeof tool.name !== 'string' || !NAME.test(tool.name)) problems.push(`tool name '${String(tool.name)}' on ${method} must be letters, digits, '-', '_' in dot-separated parts`);
     if (typeof tool.name === 'string' && isReserved(tool.name)) problems.push(`tool name '${tool.name}' on ${method} is reserved: 'trellis.*' belongs to the kernel`);
     if (typeof tool.description !== 'string' || tool.description.trim().length === 0) problems.push(`tool '${tool.name}' needs a description (it is the model's prompt for the tool)`);
-    if (typeof tool.input !== 'function') problems.push(`tool '${tool.name}' needs an input DTO class`);
+    const hasSchema = typeof tool.inputSchema === 'object' && tool.inputSchema !== null && !Array.isArray(tool.inputSchema);
+    if ((typeof tool.input === 'function') === hasSchema) problems.push(`tool '${tool.name}' needs exactly one of input (a DTO class) or inputSchema (a JSON Schema object)`);
     return { method, options: tool, requires: requires(method), middleware: middlewareMap.get(method) ?? [] };
   });
   const hooks = readList<HookMetadata>(METADATA.hooks, type).map(({ method, point, priority: p }) => {

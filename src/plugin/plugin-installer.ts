@@ -4,6 +4,7 @@ import { normalizeKey, type ContextKeySpec } from '../context/context-key.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import type { MiddlewareDeclaration } from '../tools/tool-middleware.js';
 import { dtoJsonSchema } from '../validation/dto-json-schema.js';
+import { toolInputValidator } from '../validation/tool-input.js';
 import { formatFieldErrors, validateDto } from '../validation/validate-dto.js';
 import type { InstalledPlugin } from './installed-plugin.js';
 import { buildMiddleware, validateMiddlewareOptions, type BuiltMiddleware } from './middleware-factory.js';
@@ -28,6 +29,12 @@ export interface InstallOptions {
    * (`TRELLIS_APP`, the whole kernel). Never given by default.
    */
   readonly grants?: readonly PluginGrant[];
+  /**
+   * An instance of the plugin class built elsewhere (by a host's own DI, e.g. NestJS),
+   * used instead of building one in the plugin's container. It must be an instance of
+   * exactly the class installed; config, middleware, grant and name checks are unchanged.
+   */
+  readonly instance?: object;
 }
 
 export interface InstallEnvironment {
@@ -66,18 +73,7 @@ export function preparePlugin(definition: PluginDefinition, options: InstallOpti
   container.bind(PLUGIN_CONFIG).toConstantValue(config ?? {});
   if (grants.includes('app')) container.bind(TRELLIS_APP).toConstantValue(env.grantable.app);
   if (grants.includes('store') && env.grantable.store !== undefined) container.bind(SESSION_STORE).toConstantValue(env.grantable.store);
-  container.bind(definition.type).toSelf().inSingletonScope();
-  let instance: Record<string, (...args: unknown[]) => unknown>;
-  try {
-    instance = container.get(definition.type) as Record<string, (...args: unknown[]) => unknown>;
-  } catch (error) {
-    const sealed = kernelAccessOf(error, definition.name);
-    if (sealed) throw sealed;
-    throw new TrellisError('InvalidPlugin', `Plugin '${definition.name}' could not be constructed: ${describeError(error)}`, {
-      hint: 'Register the services it injects with Trellis.create({ providers }), or fix its constructor',
-      cause: error,
-    });
-  }
+  const instance = options.instance === undefined ? construct(definition, container) : given(definition, options.instance, container);
   const pluginMiddleware = pluginDeclarations.map((d, i) => buildMiddleware(d, pluginOptions[i], container));
 
   const name = definition.name;
@@ -100,9 +96,11 @@ export function preparePlugin(definition: PluginDefinition, options: InstallOpti
       tags: tool.options.tags ?? [],
       timeoutMs: tool.options.timeoutMs,
       maxResultChars: tool.options.maxResultChars,
+      idempotent: tool.options.idempotent === true,
       chain: chain.map((m) => m.instance),
       chainNames: chain.map((m) => m.name),
-      schema: dtoJsonSchema(tool.options.input),
+      schema: tool.options.inputSchema ?? dtoJsonSchema(tool.options.input!),
+      validateInput: toolInputValidator(tool.options.input, tool.options.inputSchema, `tool '${tool.options.name}' of plugin '${name}'`),
     };
   });
   const stateKeys: StateKeyEntry[] = definition.stateKeys.map((k) => ({
@@ -143,6 +141,34 @@ function checkGrants(plugin: string, grants: readonly PluginGrant[] | undefined)
     throw new TrellisError('InvalidOptions', `Plugin '${plugin}': unknown grant ${bad.map((g) => `'${String(g)}'`).join(', ')}`, { hint: `Grants are ${GRANTS.map((g) => `'${g}'`).join(', ')}` });
   }
   return grants;
+}
+
+type PluginInstance = Record<string, (...args: unknown[]) => unknown>;
+
+function construct(definition: PluginDefinition, container: Container): PluginInstance {
+  container.bind(definition.type).toSelf().inSingletonScope();
+  try {
+    return container.get(definition.type) as PluginInstance;
+  } catch (error) {
+    const sealed = kernelAccessOf(error, definition.name);
+    if (sealed) throw sealed;
+    throw new TrellisError('InvalidPlugin', `Plugin '${definition.name}' could not be constructed: ${describeError(error)}`, {
+      hint: 'Register the services it injects with Trellis.create({ providers }), or fix its constructor',
+      cause: error,
+    });
+  }
+}
+
+/** A host-built instance: of exactly this class, never a look-alike or a subclass swapped in. */
+function given(definition: PluginDefinition, instance: object, container: Container): PluginInstance {
+  if (typeof instance !== 'object' || instance === null || Object.getPrototypeOf(instance)?.constructor !== definition.type) {
+    const got = typeof instance === 'object' && instance !== null ? `an instance of ${Object.getPrototypeOf(instance)?.constructor?.name ?? 'an unknown class'}` : String(instance);
+    throw new TrellisError('InvalidPlugin', `Plugin '${definition.name}' was installed with an instance that is not a ${definition.type.name}: got ${got}`, {
+      hint: `Pass app.install(${definition.type.name}, { instance }) an object built with new ${definition.type.name}(…)`,
+    });
+  }
+  container.bind(definition.type).toConstantValue(instance);
+  return instance as PluginInstance;
 }
 
 function validateConfig(definition: PluginDefinition, config: unknown): object | undefined {

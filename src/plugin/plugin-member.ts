@@ -2,6 +2,7 @@ import type { NormalizedKey } from '../context/context-key.js';
 import type { HookPoint } from '../hooks/hook-points.js';
 import type { ToolMiddleware } from '../tools/tool-middleware.js';
 import type { JsonSchema } from '../models/model-provider.js';
+import type { ToolInputValidator } from '../validation/tool-input.js';
 
 /**
  * Marks the kernel's own handlers (built-in actions), which may write `trellis.*` keys.
@@ -40,12 +41,17 @@ export interface RegisteredTransform extends PluginMember {
 export interface RegisteredTool extends PluginMember {
   readonly name: string;
   readonly description: string;
-  readonly input: new () => object;
+  /** The input DTO; absent for a tool declared with a raw `inputSchema`. */
+  readonly input?: new () => object;
+  /** Checks arguments (an object or JSON text) against the DTO or the raw schema. */
+  readonly validateInput: ToolInputValidator;
   readonly output?: new () => object;
   readonly tags: readonly string[];
   readonly timeoutMs?: number;
   /** `@Tool({ maxResultChars })`: the model reads at most this much of a result. */
   readonly maxResultChars?: number;
+  /** See `@Tool({ idempotent })`. */
+  readonly idempotent: boolean;
   /** Middleware instances, outermost first: app-wide, plugin, install options, method. */
   readonly chain: readonly ToolMiddleware[];
   /** Names of the chain's classes, for `trellis plugins`. */

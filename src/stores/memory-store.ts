@@ -1,6 +1,8 @@
 import type { ChatMessage } from '../models/model-provider.js';
 import { nextRevision } from './checkpoint-revision.js';
 import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession, TurnRecord } from './session-store.js';
+import { admitTurnEvents, noSessionForEvents, type TurnEventUsage } from './turn-event-budget.js';
+import type { RecordedTurnEvent, StoredTurnEvents, TurnEventLog } from './turn-event-log.js';
 
 interface MemorySession {
   readonly id: string;
@@ -12,6 +14,8 @@ interface MemorySession {
   readonly transcript: ChatMessage[];
   readonly turns: TurnRecord[];
   suspension: unknown;
+  /** Per turn index: the serialized events and the budget used. */
+  readonly turnEvents: Map<number, { rows: string[]; usage: TurnEventUsage }>;
 }
 
 /**
@@ -22,12 +26,14 @@ interface MemorySession {
  * @example
  * const app = await Trellis.create({ store: new MemoryStore() });
  */
-export class MemoryStore implements SessionStore, RevisionReader {
+export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog {
   private readonly sessions = new Map<string, MemorySession>();
 
   async load(sessionId: string): Promise<StoredSession | undefined> {
     const session = this.sessions.get(sessionId);
-    return session && structuredClone(session);
+    if (!session) return undefined;
+    const { turnEvents: _events, ...stored } = session;
+    return structuredClone(stored);
   }
 
   async revision(sessionId: string): Promise<number | undefined> {
@@ -55,6 +61,7 @@ export class MemoryStore implements SessionStore, RevisionReader {
       transcript: [],
       turns: [],
       suspension: null,
+      turnEvents: new Map(),
     };
     session.transcript.push(...append);
     putTurn(session.turns, turn);
@@ -70,6 +77,20 @@ export class MemoryStore implements SessionStore, RevisionReader {
     return [...this.sessions.values()]
       .map((s) => ({ id: s.id, agent: s.agent, turns: s.turns.length, updatedAt: s.updatedAt, suspended: s.suspension !== null }))
       .sort((a, b) => (a.updatedAt === b.updatedAt ? a.id.localeCompare(b.id) : a.updatedAt < b.updatedAt ? 1 : -1));
+  }
+
+  async appendTurnEvents(sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]): Promise<void> {
+    const session = this.sessions.get(sessionId);
+    if (!session) throw noSessionForEvents(sessionId);
+    const log = session.turnEvents.get(turnIndex) ?? { rows: [], usage: { events: 0, bytes: 0, dropped: 0 } };
+    const admitted = admitTurnEvents(sessionId, turnIndex, log.usage, events);
+    session.turnEvents.set(turnIndex, { rows: [...log.rows, ...admitted.rows], usage: admitted.usage });
+  }
+
+  async turnEvents(sessionId: string, turnIndex: number): Promise<StoredTurnEvents> {
+    const log = this.sessions.get(sessionId)?.turnEvents.get(turnIndex);
+    if (!log) return { events: [], dropped: 0 };
+    return { events: log.rows.map((row) => JSON.parse(row) as RecordedTurnEvent), dropped: log.usage.dropped };
   }
 
   async delete(sessionId: string): Promise<boolean> {

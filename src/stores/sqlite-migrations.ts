@@ -42,6 +42,27 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 2,
+    name: 'turn-events',
+    up: `
+      CREATE TABLE turn_events (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        turn_index INTEGER NOT NULL,
+        seq        INTEGER NOT NULL,
+        event      TEXT NOT NULL,
+        PRIMARY KEY (session_id, turn_index, seq)
+      ) WITHOUT ROWID;
+      CREATE TABLE turn_event_usage (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        turn_index INTEGER NOT NULL,
+        events     INTEGER NOT NULL,
+        bytes      INTEGER NOT NULL,
+        dropped    INTEGER NOT NULL,
+        PRIMARY KEY (session_id, turn_index)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 const LEDGER = `

@@ -8,6 +8,8 @@ import { nextRevision, type StoredHead } from './checkpoint-revision.js';
 import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession, TurnRecord } from './session-store.js';
 import { guardStore, sqliteStoreError } from './sqlite-errors.js';
 import { applyMigrations, assertSchemaCurrent } from './sqlite-migrations.js';
+import { admitTurnEvents, noSessionForEvents, type TurnEventUsage } from './turn-event-budget.js';
+import type { RecordedTurnEvent, StoredTurnEvents, TurnEventLog } from './turn-event-log.js';
 
 /** Where {@link SqliteStore} puts its file when no path is given, relative to the working directory. */
 export const DEFAULT_SQLITE_PATH = '.trellis/trellis.db';
@@ -58,7 +60,7 @@ interface EncodedCheckpoint {
  * const store = SqliteStore.open('.trellis/orders.db');
  * const app = await Trellis.create({ store });
  */
-export class SqliteStore implements SessionStore, RevisionReader {
+export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
   /** The file (or `:memory:`) this store opened. */
   readonly path: string;
   /** Whether the store was opened with `readonly: true`. */
@@ -67,6 +69,7 @@ export class SqliteStore implements SessionStore, RevisionReader {
   private readonly sql: ReturnType<typeof prepareStatements>;
   private readonly writeCheckpoint: (checkpoint: SessionCheckpoint, encoded: EncodedCheckpoint) => number;
   private readonly readSession: (sessionId: string) => StoredSession | undefined;
+  private readonly writeTurnEvents: (sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]) => void;
 
   constructor(options: SqliteStoreOptions = {}) {
     this.path = options.path ?? DEFAULT_SQLITE_PATH;
@@ -76,6 +79,7 @@ export class SqliteStore implements SessionStore, RevisionReader {
     this.writeCheckpoint = this.db.transaction((checkpoint: SessionCheckpoint, encoded: EncodedCheckpoint) => this.applyCheckpoint(checkpoint, encoded)).immediate;
     // A read transaction gives load() one snapshot even while another process commits.
     this.readSession = this.db.transaction((sessionId: string) => this.readRows(sessionId)).deferred;
+    this.writeTurnEvents = this.db.transaction((sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]) => this.applyTurnEvents(sessionId, turnIndex, events)).immediate;
   }
 
   /** Opens (creating and migrating when needed) the store at `path`. */
@@ -107,9 +111,21 @@ export class SqliteStore implements SessionStore, RevisionReader {
     }));
   }
 
+  async appendTurnEvents(sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]): Promise<void> {
+    this.assertWritable('record turn events');
+    this.writeTurnEvents(sessionId, turnIndex, events);
+  }
+
+  async turnEvents(sessionId: string, turnIndex: number): Promise<StoredTurnEvents> {
+    const usage = this.sql.selectEventUsage.get(sessionId, turnIndex) as TurnEventUsage | undefined;
+    const rows = this.sql.selectTurnEvents.all(sessionId, turnIndex) as { seq: number; event: string }[];
+    const events = rows.map(({ seq, event }) => parseColumn(event, sessionId, `turn_events.event (turn ${turnIndex}, seq ${seq})`) as RecordedTurnEvent);
+    return { events, dropped: usage?.dropped ?? 0 };
+  }
+
   async delete(sessionId: string): Promise<boolean> {
     this.assertWritable('delete');
-    // Messages and turns go with the session through ON DELETE CASCADE.
+    // Messages, turns and turn events go with the session through ON DELETE CASCADE.
     return guardStore('delete a session', this.path, () => this.sql.deleteSession.run(sessionId).changes > 0);
   }
 
@@ -129,6 +145,15 @@ export class SqliteStore implements SessionStore, RevisionReader {
     for (const message of encoded.messages) this.sql.insertMessage.run(sessionId, seq++, message);
     this.sql.upsertTurn.run(sessionId, checkpoint.turn.index, encoded.turn);
     return revision;
+  }
+
+  private applyTurnEvents(sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]): void {
+    if (!this.sql.head.get(sessionId)) throw noSessionForEvents(sessionId);
+    const usage = (this.sql.selectEventUsage.get(sessionId, turnIndex) as TurnEventUsage | undefined) ?? { events: 0, bytes: 0, dropped: 0 };
+    const admitted = admitTurnEvents(sessionId, turnIndex, usage, events);
+    let seq = usage.events;
+    for (const row of admitted.rows) this.sql.insertTurnEvent.run(sessionId, turnIndex, seq++, row);
+    this.sql.upsertEventUsage.run({ sessionId, turnIndex, ...admitted.usage });
   }
 
   private readRows(sessionId: string): StoredSession | undefined {
@@ -240,6 +265,13 @@ function prepareStatements(db: Database.Database) {
        FROM sessions s ORDER BY s.updated_at DESC, s.id`,
     ),
     deleteSession: db.prepare('DELETE FROM sessions WHERE id = ?'),
+    selectEventUsage: db.prepare('SELECT events, bytes, dropped FROM turn_event_usage WHERE session_id = ? AND turn_index = ?'),
+    upsertEventUsage: db.prepare(
+      `INSERT INTO turn_event_usage (session_id, turn_index, events, bytes, dropped) VALUES (@sessionId, @turnIndex, @events, @bytes, @dropped)
+       ON CONFLICT (session_id, turn_index) DO UPDATE SET events = excluded.events, bytes = excluded.bytes, dropped = excluded.dropped`,
+    ),
+    insertTurnEvent: db.prepare('INSERT INTO turn_events (session_id, turn_index, seq, event) VALUES (?, ?, ?, ?)'),
+    selectTurnEvents: db.prepare('SELECT seq, event FROM turn_events WHERE session_id = ? AND turn_index = ? ORDER BY seq'),
   };
 }
 

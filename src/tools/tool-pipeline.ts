@@ -13,7 +13,7 @@ import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import { commitKernelWrites, turnUpdate, turnValue } from '../state/kernel-writes.js';
 import type { Phase } from '../state/state-engine.js';
 import { MAX_ARGUMENT_CHARS } from '../validation/argument-limits.js';
-import { formatFieldErrors, validateDto, validateJson } from '../validation/validate-dto.js';
+import { formatFieldErrors, validateDto } from '../validation/validate-dto.js';
 import type { PendingApproval } from '../contract/suspension.js';
 import type { TurnEnv } from './turn-env.js';
 import { NEVER_ABORTED } from '../context/never-signal.js';
@@ -71,7 +71,7 @@ export async function executeToolCall(env: TurnEnv, call: ModelToolCall, round: 
 
 async function runTool(env: TurnEnv, tool: RegisteredTool, info: ToolCallInfo): Promise<ToolResult> {
   // Unparsable arguments stay text, so the model is told they are not JSON.
-  const input = typeof info.args === 'string' ? validateJson(tool.input, info.args) : validateDto(tool.input, info.args);
+  const input = tool.validateInput(info.args);
   if (!input.ok) {
     return errorResult('ToolInput', `Invalid arguments for ${tool.name}:\n${formatFieldErrors(input.errors)}\nFix these fields and call the tool again`);
   }

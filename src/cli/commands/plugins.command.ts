@@ -23,7 +23,7 @@ export function registerPluginsCommand(program: Command, io: CliIo): void {
           version: p.version,
           description: p.description,
           enabled: p.enabled,
-          tools: p.tools.map((t) => ({ name: t.name, description: t.description, schema: t.inputSchema, middleware: t.middleware, requires: t.requires })),
+          tools: p.tools.map((t) => ({ name: t.name, description: t.description, schema: t.inputSchema, middleware: t.middleware, requires: t.requires, tags: t.tags })),
           hooks: p.hooks.map((h) => ({ point: h.point, priority: h.priority, method: h.method })),
         }));
         io.out(JSON.stringify({ plugins }, null, 2));

@@ -1,5 +1,5 @@
 import type { AppDescription } from '../../app/app-description.js';
-import type { JsonSchema } from '../../models/model-provider.js';
+import { schemaSummary } from '../../validation/schema-summary.js';
 
 /** Installed plugins with their tools (input schema, middleware chain) and hooks, then every hook point in run order. */
 export function pluginListing(app: AppDescription): string[] {
@@ -11,6 +11,8 @@ export function pluginListing(app: AppDescription): string[] {
       lines.push(`  tool ${tool.name}`);
       lines.push(`    ${tool.description}`);
       lines.push(`    input: ${schemaSummary(tool.inputSchema)}`);
+      const source = tool.tags.find((tag) => tag.startsWith('mcp:'));
+      if (source) lines.push(`    source: MCP server ${source.slice(4).replace('/', ', tool ')}`);
       lines.push(`    middleware: ${tool.middleware.length > 0 ? tool.middleware.join(' → ') : 'none'}`);
     }
     for (const hook of plugin.hooks) lines.push(`  hook ${hook.point} (priority ${hook.priority}) → ${hook.method}`);
@@ -20,15 +22,4 @@ export function pluginListing(app: AppDescription): string[] {
   for (const { point, handlers } of app.hookOrder) lines.push(`  ${point}: ${handlers.map((h) => `${h.plugin}.${h.method} (${h.priority})`).join(', ')}`);
   if (app.hookOrder.length === 0) lines.push('  (none)');
   return lines;
-}
-
-/** `{ sql: string — One read-only SELECT…, limit?: integer }` */
-export function schemaSummary(schema: JsonSchema): string {
-  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
-  const required = new Set((schema.required as string[] | undefined) ?? []);
-  const fields = Object.entries(properties).map(([name, prop]) => {
-    const type = Array.isArray(prop.enum) ? prop.enum.map((v) => JSON.stringify(v)).join(' | ') : String(prop.type ?? 'any');
-    return `${name}${required.has(name) ? '' : '?'}: ${type}${prop.description ? ` (${String(prop.description)})` : ''}`;
-  });
-  return fields.length > 0 ? `{ ${fields.join(', ')} }` : '{}';
 }

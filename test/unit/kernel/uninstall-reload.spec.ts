@@ -126,7 +126,15 @@ describe('reloading a plugin', () => {
       }
     })();
 
-    await app.reload('x', version('2', () => sleep(20)));
+    // The new version's onInstall waits until the sampler has looked several times mid-reload,
+    // so the check does not depend on how fast a loaded machine runs a 20 ms sleep.
+    await app.reload(
+      'x',
+      version('2', async () => {
+        const from = seen.length;
+        while (seen.length < from + 5) await sleep(1);
+      }),
+    );
     await new Promise((resolve) => setImmediate(resolve));
     sampling = false;
     await sampler;

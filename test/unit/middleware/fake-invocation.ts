@@ -10,6 +10,7 @@ export function fakeContext(values: Record<string, unknown> = {}, signal = new A
     callId: 'call-1',
     tool: 'orders.lookup',
     turnIndex: 0,
+    idempotencyKey: 'session-1:0:call-1',
     signal,
     deps: {},
     get: <T>(key: string) => map.get(key) as T | undefined,

@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import { TrellisError } from '../../../src/errors/trellis-error.js';
 import type { SessionStore } from '../../../src/stores/session-store.js';
 import { SqliteStore } from '../../../src/stores/sqlite-store.js';
+import { SQLITE_MIGRATIONS } from '../../../src/stores/sqlite-migrations.js';
 import { checkpointOf, describeSessionStore, exchange } from '../../support/session-store-contract.js';
 
 const CRASH_CHILD = fileURLToPath(new URL('../../support/sqlite-crash-child.ts', import.meta.url));
@@ -74,7 +75,7 @@ describe('SqliteStore', () => {
 
       const db = new Database(path, { readonly: true });
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-      expect(db.prepare('SELECT version, name FROM schema_migrations').all()).toEqual([{ version: 1, name: 'create-sessions' }]);
+      expect(db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all()).toEqual(SQLITE_MIGRATIONS.map(({ version, name }) => ({ version, name })));
       db.close();
     });
 
@@ -99,14 +100,15 @@ describe('SqliteStore', () => {
 
     it('refuses a file written by a newer schema version, saying what to do', async () => {
       await SqliteStore.open(path).close();
-      tamper(path, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (2, 'from-the-future', '2030-01-01')`);
+      const latest = SQLITE_MIGRATIONS.length;
+      tamper(path, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (${latest + 1}, 'from-the-future', '2030-01-01')`);
 
       const error = thrown(() => SqliteStore.open(path));
 
       expect(error.code).toBe('UnsupportedSchema');
-      expect(error.message).toMatch(/schema version 2, newer than version 1/);
+      expect(error.message).toMatch(new RegExp(`schema version ${latest + 1}, newer than version ${latest}`));
       expect(error.message).toMatch(/Upgrade Trellis/);
-      expect(error.details).toMatchObject({ version: 2, latest: 1 });
+      expect(error.details).toMatchObject({ version: latest + 1, latest });
     });
 
     it('opens readonly for reading, and refuses to write through it', async () => {

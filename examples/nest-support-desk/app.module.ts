@@ -1,0 +1,45 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { MemoryStore, type ModelProvider, type SessionStore } from 'trellis';
+import { TrellisModule, TrellisSessionsModule } from 'trellis/nestjs';
+import type { AuthenticatedRequest } from './auth/auth.guard.js';
+import { AuthGuard } from './auth/auth.guard.js';
+import { OrdersModule } from './orders/orders.module.js';
+import { RefundsModule } from './refunds/refunds.module.js';
+import { supportModel } from './support-model.js';
+
+/** What the desk can be started with; tests pass their own model and store. */
+export interface SupportDeskOptions {
+  readonly model?: ModelProvider;
+  readonly store?: SessionStore;
+}
+
+/**
+ * The support desk: Trellis configured once, two teams' feature modules with their plugins,
+ * the sessions API under `/api/support`, and an auth guard whose user becomes the turn's
+ * host context.
+ */
+@Module({})
+export class SupportDeskModule {
+  static register(options: SupportDeskOptions = {}): DynamicModule {
+    return {
+      module: SupportDeskModule,
+      imports: [
+        TrellisModule.forRoot({
+          isGlobal: true,
+          store: options.store ?? new MemoryStore(),
+          models: { default: options.model ?? supportModel() },
+          agents: [{ name: 'support', model: 'default', instructions: 'You help customers of the shop with their orders and refunds.' }],
+          requestContext: (context) => {
+            const user = context.switchToHttp().getRequest<AuthenticatedRequest>().user;
+            return user ? { 'app.user_id': user.id, 'app.tenant': user.tenant, 'app.scopes': user.scopes } : {};
+          },
+        }),
+        OrdersModule,
+        RefundsModule,
+        TrellisSessionsModule.register({ prefix: 'api/support', agent: 'support' }),
+      ],
+      providers: [{ provide: APP_GUARD, useClass: AuthGuard }],
+    };
+  }
+}

@@ -1,0 +1,16 @@
+/** A signed-in user as the auth guard puts it on the request. */
+export interface DeskUser {
+  readonly id: string;
+  readonly tenant: string;
+  readonly scopes: readonly string[];
+}
+
+/**
+ * The demo's bearer tokens. A real app verifies a JWT or asks its identity provider;
+ * the shape it hands on is the same.
+ */
+export const USERS_BY_TOKEN: Readonly<Record<string, DeskUser>> = {
+  'alice-token': { id: 'alice', tenant: 'acme', scopes: ['orders:read', 'refunds:write'] },
+  'bob-token': { id: 'bob', tenant: 'acme', scopes: ['orders:read'] },
+  'sam-token': { id: 'sam', tenant: 'acme', scopes: ['orders:read', 'refunds:write', 'refunds:approve'] },
+};

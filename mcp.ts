@@ -1,0 +1,15 @@
+import 'reflect-metadata';
+
+/**
+ * MCP for Trellis: `import { connectMcpServers, serveMcp } from 'trellis/mcp'`. A separate
+ * entry so that importing `trellis` does not load the MCP SDK and ajv.
+ *
+ * - {@link connectMcpServers} / {@link McpServerClient}: each MCP server's tools become one
+ *   plugin of the app, run through the whole tool pipeline.
+ * - {@link serveMcp}: the app's tools (and optionally an agent) served over MCP.
+ */
+export { McpServerClient, connectMcpServers, type McpClientOptions } from './src/mcp/client/mcp-server-client.js';
+export type { McpServerSpec, McpStdioServerSpec, McpHttpServerSpec } from './src/mcp/client/mcp-server-spec.js';
+export type { McpConnectionOptions } from './src/mcp/client/mcp-connection.js';
+export { serveMcp, type ServeMcpOptions, type McpServing } from './src/mcp/server/serve-mcp.js';
+export { APPROVAL_REQUIRED } from './src/mcp/server/mcp-tool-server.js';

@@ -1,0 +1,89 @@
+import type { PendingApproval } from '../../agent/turn-result.js';
+import { TrellisError } from '../../errors/trellis-error.js';
+import { canLogTurnEvents, type StoredTurnEvents } from '../../stores/turn-event-log.js';
+import type { TurnEventRecorder } from '../recording/turn-event-recorder.js';
+import { buildTimeline, type MiddlewareOf } from '../timeline/turn-timeline.js';
+import type { SessionRow } from '../views/sessions-page.js';
+import type { SessionView } from '../views/session-page.js';
+import type { DevServerOptions } from './dev-host.js';
+
+/** The sessions list shows at most this many, newest first. */
+const MAX_LISTED = 200;
+
+/**
+ * Reads what the pages show from the public surface only: the store's `list`/`load`/
+ * `turnEvents`, the recorder's live turns, and `session.pending()`.
+ */
+export class SessionReader {
+  /** Sessions with a send or resume in flight from this server. */
+  readonly busy = new Set<string>();
+
+  constructor(
+    private readonly options: DevServerOptions,
+    private readonly recorder: TurnEventRecorder,
+  ) {}
+
+  /** Whether a turn of `sessionId` runs now (here, or seen live on the event stream). */
+  running(sessionId: string): boolean {
+    return this.busy.has(sessionId) || this.recorder.live(sessionId) !== undefined;
+  }
+
+  async sessions(): Promise<SessionRow[]> {
+    const { store } = this.options;
+    const summaries = (await store.list()).slice(0, MAX_LISTED);
+    return Promise.all(
+      summaries.map(async (s) => {
+        const last = this.running(s.id) ? undefined : (await store.load(s.id))?.turns.at(-1);
+        const status = this.running(s.id) ? 'running' : s.suspended ? 'suspended' : (last?.status ?? 'new');
+        return { id: s.id, agent: s.agent, turns: s.turns, updatedAt: s.updatedAt, status };
+      }),
+    );
+  }
+
+  async session(id: string): Promise<SessionView> {
+    const { store } = this.options;
+    const stored = await store.load(id);
+    const traces = canLogTurnEvents(store);
+    const middlewareOf = this.middlewareOf();
+    const running = this.running(id);
+    const live = this.recorder.live(id);
+    const turns = await Promise.all(
+      (stored?.turns ?? []).map(async (record) => {
+        const { events, dropped } = await this.turnEvents(id, record.index);
+        return { record, timeline: buildTimeline(events, middlewareOf), dropped };
+      }),
+    );
+    let liveView: SessionView['live'];
+    if (live) {
+      // A resumed turn: what was recorded before it suspended, then what happens now.
+      const before = turns.find((t) => t.record.index === live.turn) ? (await this.turnEvents(id, live.turn)).events : [];
+      liveView = { turn: live.turn, timeline: buildTimeline([...before, ...live.events], middlewareOf) };
+    }
+    const last = stored?.turns.at(-1);
+    const pending = stored && !running && stored.suspension ? await this.pending(id) : [];
+    const status = running ? 'running' : pending.length > 0 ? 'suspended' : (last?.status ?? 'new');
+    return { id, agent: stored?.agent, status, transcript: stored?.transcript ?? [], turns, live: liveView, pending, traces };
+  }
+
+  /** A turn's recorded events, or none when the store keeps none. */
+  async turnEvents(id: string, turn: number): Promise<StoredTurnEvents> {
+    const { store } = this.options;
+    return canLogTurnEvents(store) ? store.turnEvents(id, turn) : { events: [], dropped: 0 };
+  }
+
+  /** Middleware chain names per tool, from what is installed now. */
+  middlewareOf(): MiddlewareOf {
+    const chains = new Map(this.options.app.describe().plugins.flatMap((p) => p.tools.map((t) => [t.name, t.middleware] as const)));
+    return (tool) => chains.get(tool) ?? [];
+  }
+
+  /** The parked calls; a session of another agent has none this server can decide on. */
+  private async pending(id: string): Promise<readonly PendingApproval[]> {
+    try {
+      return await this.options.agent.session(id, { context: this.options.context }).pending();
+    } catch (error) {
+      if (TrellisError.is(error, 'SessionNotFound')) return [];
+      throw error;
+    }
+  }
+}

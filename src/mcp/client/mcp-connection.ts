@@ -1,0 +1,283 @@
+import { TrellisError } from '../../errors/trellis-error.js';
+import type {} from '../mcp-error-codes.js';
+import { Client, ErrorCode, McpError, StdioClientTransport, StreamableHTTPClientTransport, StreamableHTTPError, ToolListChangedNotificationSchema, type CallToolResult, type McpToolDescription } from '../sdk.js';
+import { describeSpec, isStdioSpec, type McpServerSpec } from './mcp-server-spec.js';
+
+/** How a connection waits and retries; every field has a default. */
+export interface McpConnectionOptions {
+  /** How long the first connection (spawn + initialize + tools/list) may take. Default 30 s. */
+  readonly connectTimeoutMs?: number;
+  /** First delay between reconnection attempts, doubled (with jitter) up to `maxDelayMs`. Default 100 ms. */
+  readonly initialDelayMs?: number;
+  /** Default 5 s. */
+  readonly maxDelayMs?: number;
+  /** How long a tool call waits for a lost connection to come back before failing (retryable). Default 15 s. */
+  readonly callWaitMs?: number;
+  /** The MCP request timeout of one tool call. Default 10 min (use `timeoutMs` on the agent's tools for less). */
+  readonly callTimeoutMs?: number;
+}
+
+/** What a connection reports to its owner. */
+export interface McpConnectionEvents {
+  /** The server's tool list changed (a `list_changed` notification, or a reconnect found other tools). */
+  toolsChanged(tools: readonly McpToolDescription[]): void;
+  /** Something went wrong in the background (a failed reconnect attempt). */
+  error(error: unknown): void;
+}
+
+const CLIENT_INFO = { name: 'trellis', version: '0.1.0' };
+const STDERR_TAIL = 2000;
+
+/**
+ * One live link to an MCP server. It reconnects with backoff when the link drops (a stdio
+ * child that exited is spawned again) and re-initialises when an HTTP server answers that
+ * it no longer knows the session. A call that could not have reached the server is sent
+ * again once, on the new link; a call cut off mid-way is not, since it may have run.
+ */
+export class McpConnection {
+  private client: Client | undefined;
+  private reconnecting: Promise<Client> | undefined;
+  private closed = false;
+  private tools: readonly McpToolDescription[] = [];
+  private stderr = '';
+  private lastError: unknown;
+  private readonly wake = new Set<() => void>();
+  /** Clients replaced because the server no longer knew them: nothing sent on them can have run. */
+  private readonly dropped = new WeakSet<Client>();
+
+  constructor(
+    readonly server: string,
+    readonly spec: McpServerSpec,
+    private readonly events: McpConnectionEvents,
+    private readonly options: McpConnectionOptions = {},
+  ) {}
+
+  /** The tools the server listed on the latest connection. */
+  get toolList(): readonly McpToolDescription[] {
+    return this.tools;
+  }
+
+  /** The version the server announced (`0.0.0` when it gave none). */
+  get serverVersion(): string {
+    return this.client?.getServerVersion()?.version || '0.0.0';
+  }
+
+  /** The stdio child's process id while it runs. */
+  get pid(): number | undefined {
+    const transport = this.client?.transport;
+    return transport instanceof StdioClientTransport ? (transport.pid ?? undefined) : undefined;
+  }
+
+  /**
+   * Connects for the first time and lists the tools.
+   *
+   * @throws TrellisError `McpServerFailed` naming the server, how it is reached, the reason
+   * and the end of its stderr.
+   */
+  async open(): Promise<readonly McpToolDescription[]> {
+    try {
+      this.client = await this.attempt(this.options.connectTimeoutMs ?? 30_000);
+      return this.tools;
+    } catch (error) {
+      throw new TrellisError('McpServerFailed', `MCP server '${this.server}' (${describeSpec(this.spec)}) could not be started: ${reason(error)}${this.stderrNote()}`, {
+        hint: isStdioSpec(this.spec) ? 'Check the command, its arguments and that it speaks MCP on stdout' : 'Check the URL, the headers and that the server is up',
+        kind: 'system',
+        details: { server: this.server },
+        cause: error,
+      });
+    }
+  }
+
+  /** Calls a tool of the server; see the class comment for what is retried. */
+  async callTool(name: string, args: unknown, signal?: AbortSignal): Promise<CallToolResult> {
+    for (let attempt = 0; ; attempt++) {
+      const client = await this.ready(signal);
+      try {
+        const timeout = this.options.callTimeoutMs ?? 600_000;
+        return (await client.callTool({ name, arguments: args as Record<string, unknown> }, undefined, { signal, timeout })) as CallToolResult;
+      } catch (error) {
+        const unsent = notDelivered(error) || (this.dropped.has(client) && error instanceof McpError && error.code === ErrorCode.ConnectionClosed);
+        if (attempt === 0 && unsent && !signal?.aborted) {
+          this.drop(client);
+          continue;
+        }
+        throw this.callError(name, error, signal);
+      }
+    }
+  }
+
+  /** Closes the link for good: a stdio child gets stdin closed, then SIGTERM, then SIGKILL. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const wake of this.wake) wake();
+    const client = this.client;
+    this.client = undefined;
+    await client?.close().catch(() => undefined);
+    await this.reconnecting?.catch(() => undefined);
+  }
+
+  private async attempt(timeoutMs: number): Promise<Client> {
+    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    const transport = isStdioSpec(this.spec)
+      ? new StdioClientTransport({ command: this.spec.command, args: [...(this.spec.args ?? [])], env: this.spec.env ? { ...this.spec.env } : undefined, cwd: this.spec.cwd, stderr: 'pipe' })
+      : new StreamableHTTPClientTransport(new URL(this.spec.url), { requestInit: { headers: { ...this.spec.headers } } });
+    if (transport instanceof StdioClientTransport) {
+      transport.stderr?.on('data', (chunk: Buffer) => (this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL)));
+    }
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.refresh(client));
+    client.onclose = () => this.lost(client);
+    try {
+      await client.connect(transport, { timeout: timeoutMs });
+      this.tools = await listTools(client, timeoutMs);
+      if (this.closed) throw new TrellisError('Cancelled', `MCP server '${this.server}': the connection was closed`);
+      return client;
+    } catch (error) {
+      client.onclose = undefined;
+      await client.close().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** The current client, or the one a reconnection brings within `callWaitMs`. */
+  private async ready(signal?: AbortSignal): Promise<Client> {
+    if (this.client) return this.client;
+    if (this.closed) throw new TrellisError('McpUnavailable', `MCP server '${this.server}' is closed (the app stopped or the plugin was uninstalled)`);
+    const waitMs = this.options.callWaitMs ?? 15_000;
+    const reconnected = this.reconnect();
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const gaveUp = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(this.unavailable(waitMs)), waitMs);
+      onAbort = () => reject(new TrellisError('Cancelled', `The call to MCP server '${this.server}' was cancelled`));
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([reconnected, gaveUp]);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private reconnect(): Promise<Client> {
+    if (!this.reconnecting) {
+      this.reconnecting = this.reconnectLoop().finally(() => (this.reconnecting = undefined));
+      this.reconnecting.catch(() => undefined);
+    }
+    return this.reconnecting;
+  }
+
+  private async reconnectLoop(): Promise<Client> {
+    const before = JSON.stringify(this.tools);
+    let delay = this.options.initialDelayMs ?? 100;
+    for (;;) {
+      if (this.closed) throw new TrellisError('McpUnavailable', `MCP server '${this.server}' is closed`);
+      try {
+        const client = await this.attempt(this.options.connectTimeoutMs ?? 30_000);
+        this.client = client;
+        if (JSON.stringify(this.tools) !== before) this.events.toolsChanged(this.tools);
+        return client;
+      } catch (error) {
+        this.lastError = error;
+        this.events.error(new TrellisError('McpUnavailable', `Reconnecting to MCP server '${this.server}' failed: ${reason(error)}; trying again in ${Math.round(delay)} ms`, { retryable: true, kind: 'system' }));
+      }
+      await this.sleep(delay * (0.8 + Math.random() * 0.4));
+      delay = Math.min(delay * 2, this.options.maxDelayMs ?? 5000);
+    }
+  }
+
+  /** The link dropped by itself (the child exited, the stream closed): reconnect in the background. */
+  private lost(client: Client): void {
+    if (this.closed || this.client !== client) return;
+    this.client = undefined;
+    void this.reconnect().catch(() => undefined);
+  }
+
+  /** The server no longer knows this link (or never got the request): replace it. */
+  private drop(client: Client): void {
+    this.dropped.add(client);
+    if (this.client === client) this.client = undefined;
+    client.onclose = undefined;
+    void client.close().catch(() => undefined);
+  }
+
+  private async refresh(client: Client): Promise<void> {
+    try {
+      this.tools = await listTools(client, this.options.connectTimeoutMs ?? 30_000);
+      this.events.toolsChanged(this.tools);
+    } catch (error) {
+      this.events.error(error);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wake.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wake.add(done);
+    });
+  }
+
+  private callError(name: string, error: unknown, signal?: AbortSignal): TrellisError {
+    if (TrellisError.is(error)) return error;
+    const where = `${this.server}/${name}`;
+    if (signal?.aborted) return new TrellisError('Cancelled', `The call to MCP tool ${where} was cancelled`);
+    if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+      return new TrellisError('McpDisconnected', `The connection to MCP server '${this.server}' dropped during the call to ${name}; it may or may not have run`, {
+        retryable: true,
+        kind: 'system',
+        hint: 'Check whether it took effect before calling it again',
+      });
+    }
+    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+      return new TrellisError('ToolTimeout', `MCP tool ${where} did not answer in time`, { retryable: true, kind: 'system' });
+    }
+    return new TrellisError('ToolFailed', `MCP tool ${where} failed: ${reason(error)}`, { kind: 'system', cause: error });
+  }
+
+  private unavailable(waitMs: number): TrellisError {
+    const last = this.lastError === undefined ? '' : ` (last attempt: ${reason(this.lastError)})`;
+    return new TrellisError('McpUnavailable', `MCP server '${this.server}' (${describeSpec(this.spec)}) has been unreachable for ${waitMs} ms${last}${this.stderrNote()}`, {
+      retryable: true,
+      kind: 'system',
+      hint: 'Trellis keeps reconnecting; try again shortly',
+    });
+  }
+
+  private stderrNote(): string {
+    const tail = this.stderr.trim();
+    return tail ? `\n--- end of its stderr ---\n${tail}` : '';
+  }
+}
+
+async function listTools(client: Client, timeout: number): Promise<McpToolDescription[]> {
+  const tools: McpToolDescription[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout });
+    tools.push(...page.tools);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return tools;
+}
+
+/**
+ * Errors that prove the request never reached a server that could run it: no transport
+ * (the stdio child is gone), the HTTP session is unknown (404: the server restarted), or
+ * the connection was refused.
+ */
+function notDelivered(error: unknown): boolean {
+  if (error instanceof StreamableHTTPError) return error.code === 404;
+  // Duck-typed: fetch's errors may come from another realm (a test VM), where instanceof fails.
+  const e = error as { message?: unknown; cause?: { code?: unknown } } | undefined;
+  return e?.message === 'Not connected' || e?.cause?.code === 'ECONNREFUSED';
+}
+
+function reason(error: unknown): string {
+  const message = (error as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' ? message : String(error);
+}

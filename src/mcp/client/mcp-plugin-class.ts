@@ -1,0 +1,72 @@
+import { preDestroy } from 'inversify';
+import { Plugin } from '../../../decorators/plugin.decorator.js';
+import { Tool } from '../../../decorators/tool.decorator.js';
+import type { ToolContext } from '../../context/plugin-context.js';
+import type { PluginClass } from '../../plugin/plugin-definition.js';
+import { compileJsonSchema } from '../../validation/json-schema-validator.js';
+import type { CallToolResult, McpToolDescription } from '../sdk.js';
+import { mcpToolValue } from './mcp-tool-result.js';
+
+/** What a generated plugin class needs from the server it stands for. */
+export interface McpPluginSource {
+  readonly server: string;
+  /** For the plugin's description: `stdio: …` or `http: …`. */
+  readonly via: string;
+  /** Prefix of the tool names (`<prefix>.<mcp tool>`); the server name unless configured. */
+  readonly prefix: string;
+  readonly version: string;
+  callTool(name: string, args: unknown, signal: AbortSignal): Promise<CallToolResult>;
+  /** Called when an instance is destroyed (app.stop, uninstall, or replaced on reload). */
+  released(type: PluginClass): Promise<void>;
+  /** A tool left out (its schema does not compile). */
+  skipped(tool: string, reason: string): void;
+}
+
+/**
+ * Builds a plugin class for the server's current tool list, applying the decorators
+ * programmatically: `@Plugin({ name: <server>, tags: ['mcp'] })` and, per tool,
+ * `@Tool({ name: '<prefix>.<tool>', inputSchema })` with the server's schema unchanged.
+ * A new list builds a new class, swapped in with `app.reload`.
+ */
+export function buildMcpPluginClass(source: McpPluginSource, tools: readonly McpToolDescription[]): PluginClass {
+  const type = class {};
+  Object.defineProperty(type, 'name', { value: `McpServer_${source.server.replace(/\W/g, '_')}` });
+  const proto = type.prototype as Record<string, unknown>;
+  const taken = new Set<string>();
+  tools.forEach((tool, index) => {
+    const schema = tool.inputSchema as Record<string, unknown>;
+    try {
+      compileJsonSchema(schema, `MCP tool '${tool.name}' of server '${source.server}'`);
+    } catch (error) {
+      source.skipped(tool.name, error instanceof Error ? error.message : String(error));
+      return;
+    }
+    const method = `mcpTool${index}`;
+    proto[method] = (args: unknown, ctx: ToolContext) => source.callTool(tool.name, args, ctx.signal).then((result) => mcpToolValue(source.server, tool.name, result));
+    Tool({
+      name: uniqueName(`${source.prefix}.${safeName(tool.name)}`, taken),
+      description: tool.description?.trim() || tool.title || `The tool '${tool.name}' of the MCP server '${source.server}'`,
+      inputSchema: schema,
+      tags: ['mcp', `mcp:${source.server}/${tool.name}`],
+    })(proto, method, Object.getOwnPropertyDescriptor(proto, method)!);
+  });
+  proto.releaseMcpConnection = function (this: object) {
+    return source.released(this.constructor as PluginClass);
+  };
+  preDestroy()(proto, 'releaseMcpConnection', Object.getOwnPropertyDescriptor(proto, 'releaseMcpConnection')!);
+  Plugin({ name: source.server, version: source.version, description: `MCP server '${source.server}' (${source.via})`, tags: ['mcp'] })(type);
+  return type;
+}
+
+/** MCP allows names Trellis does not (`/`, spaces): anything else becomes `_`. */
+function safeName(name: string): string {
+  const parts = name.split('.').map((part) => part.replace(/[^a-z0-9_-]/gi, '_')).filter((part) => part !== '');
+  return parts.length > 0 ? parts.join('.') : 'tool';
+}
+
+function uniqueName(name: string, taken: Set<string>): string {
+  let unique = name;
+  for (let n = 2; taken.has(unique); n++) unique = `${name}_${n}`;
+  taken.add(unique);
+  return unique;
+}

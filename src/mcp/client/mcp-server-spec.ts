@@ -1,0 +1,74 @@
+import { TrellisError } from '../../errors/trellis-error.js';
+
+/** An MCP server run as a child process, spoken to over its stdin/stdout. */
+export interface McpStdioServerSpec {
+  readonly command: string;
+  readonly args?: readonly string[];
+  /** Added to a minimal safe environment (PATH, HOME, …), as the MCP SDK does. */
+  readonly env?: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+}
+
+/** An MCP server reached over Streamable HTTP. */
+export interface McpHttpServerSpec {
+  readonly url: string;
+  /** Sent with every request, e.g. `{ Authorization: 'Bearer …' }`. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * One entry of `mcpServers` in `trellis.config` (the shape other MCP hosts use too).
+ *
+ * @example
+ * { "mcpServers": { "files": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."] },
+ *                   "tickets": { "url": "https://mcp.example.com/mcp", "headers": { "Authorization": "Bearer …" } } } }
+ */
+export type McpServerSpec = McpStdioServerSpec | McpHttpServerSpec;
+
+const SERVER_NAME = /^[a-z][a-z0-9_-]*$/i;
+
+/** Whether the spec names a command to spawn (stdio) rather than a URL. */
+export function isStdioSpec(spec: McpServerSpec): spec is McpStdioServerSpec {
+  return 'command' in spec;
+}
+
+/** `stdio: node server.js` or `http: https://…`, for listings and error messages. */
+export function describeSpec(spec: McpServerSpec): string {
+  return isStdioSpec(spec) ? `stdio: ${[spec.command, ...(spec.args ?? [])].join(' ')}` : `http: ${spec.url}`;
+}
+
+/** Every problem with one `mcpServers` entry; empty when it is usable. */
+export function mcpSpecProblems(name: string, spec: unknown): string[] {
+  const where = `mcpServers.${name}`;
+  const problems: string[] = [];
+  if (!SERVER_NAME.test(name)) problems.push(`${where}: the name becomes the plugin's name, so it must be letters, digits, '-' or '_', starting with a letter`);
+  if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) return [...problems, `${where} must be { command, args?, env? } or { url, headers? }`];
+  const s = spec as Record<string, unknown>;
+  const known = 'command' in s ? ['command', 'args', 'env', 'cwd'] : 'url' in s ? ['url', 'headers'] : [];
+  if (known.length === 0) return [...problems, `${where} needs either command (a stdio server) or url (a Streamable HTTP server)`];
+  for (const key of Object.keys(s)) if (!known.includes(key)) problems.push(`${where}: unknown field '${key}' (known: ${known.join(', ')})`);
+  if ('command' in s) {
+    if (typeof s.command !== 'string' || s.command.trim() === '') problems.push(`${where}.command must be the program to run`);
+    if (s.args !== undefined && !(Array.isArray(s.args) && s.args.every((a) => typeof a === 'string'))) problems.push(`${where}.args must be a list of strings`);
+    if (s.env !== undefined && !isStringMap(s.env)) problems.push(`${where}.env must map names to string values`);
+    if (s.cwd !== undefined && typeof s.cwd !== 'string') problems.push(`${where}.cwd must be a directory path`);
+  } else {
+    if (typeof s.url !== 'string' || !URL.canParse(s.url) || !/^https?:$/.test(new URL(s.url).protocol)) problems.push(`${where}.url must be an http(s) URL`);
+    if (s.headers !== undefined && !isStringMap(s.headers)) problems.push(`${where}.headers must map header names to string values`);
+  }
+  return problems;
+}
+
+/** Throws one `InvalidConfig` error listing every problem of `servers`. */
+export function checkMcpServers(servers: unknown): Readonly<Record<string, McpServerSpec>> {
+  if (typeof servers !== 'object' || servers === null || Array.isArray(servers)) {
+    throw new TrellisError('InvalidConfig', 'mcpServers must be an object: { name: { command, args, env } | { url, headers } }', { hint: 'See docs/mcp.md' });
+  }
+  const problems = Object.entries(servers).flatMap(([name, spec]) => mcpSpecProblems(name, spec));
+  if (problems.length > 0) throw new TrellisError('InvalidConfig', `mcpServers is invalid:\n- ${problems.join('\n- ')}`, { hint: 'See docs/mcp.md for the fields' });
+  return servers as Record<string, McpServerSpec>;
+}
+
+function isStringMap(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string');
+}

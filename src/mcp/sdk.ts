@@ -1,0 +1,19 @@
+/**
+ * Every import of `@modelcontextprotocol/sdk` (1.x) goes through this file, so moving to
+ * the 2.x split packages (`@modelcontextprotocol/client`, `…/server`) is a change here only.
+ */
+export { Client } from '@modelcontextprotocol/sdk/client/index.js';
+export { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+export { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+export { Server } from '@modelcontextprotocol/sdk/server/index.js';
+export { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+export { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+export {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type Tool as McpToolDescription,
+} from '@modelcontextprotocol/sdk/types.js';

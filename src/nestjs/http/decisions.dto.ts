@@ -1,0 +1,25 @@
+import { Type } from 'class-transformer';
+import { ArrayNotEmpty, IsArray, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, ValidateIf, ValidateNested } from 'class-validator';
+
+/** One decision on a suspended call. */
+export class DecisionDto {
+  @IsString() @IsNotEmpty()
+  callId!: string;
+
+  @IsIn(['approve', 'reject', 'edit'])
+  decision!: 'approve' | 'reject' | 'edit';
+
+  /** With `edit`: the arguments to run the call with instead. */
+  @ValidateIf((d: DecisionDto) => d.decision === 'edit' || d.args !== undefined) @IsObject()
+  args?: Record<string, unknown>;
+
+  /** With `reject`: what the model is told. */
+  @IsOptional() @IsString()
+  message?: string;
+}
+
+/** Body of `POST /sessions/:id/decisions`. */
+export class DecisionsDto {
+  @IsArray() @ArrayNotEmpty() @ValidateNested({ each: true }) @Type(() => DecisionDto)
+  decisions!: DecisionDto[];
+}

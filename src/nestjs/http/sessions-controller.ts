@@ -1,0 +1,75 @@
+import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Res, ValidationPipe, type Type } from '@nestjs/common';
+import type { PendingApproval, TurnResult, ChatMessage } from '../../../index.js';
+import { TrellisError } from '../../../index.js';
+import type { HostedAgent } from '../hosted-agent.js';
+import { getAgentToken } from '../trellis-tokens.js';
+import { DecisionsDto } from './decisions.dto.js';
+import { SendMessageDto } from './send-message.dto.js';
+import { toHttpException } from './trellis-http-exception.js';
+import { turnEventStream } from './turn-event-stream.js';
+
+/** What `GET <prefix>/sessions/:id` returns. */
+export interface SessionView {
+  readonly id: string;
+  readonly transcript: readonly ChatMessage[];
+  readonly pending: readonly PendingApproval[];
+}
+
+const body = new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true });
+
+/** Any header an SSE client sends says it wants events: `Accept: text/event-stream`. */
+function wantsEvents(accept: string | undefined): boolean {
+  return typeof accept === 'string' && accept.toLowerCase().includes('text/event-stream');
+}
+
+async function http<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw toHttpException(error);
+  }
+}
+
+/**
+ * Builds the sessions controller of one agent under `prefix` (never the root: a catch-all
+ * would shadow the app's own routes).
+ */
+export function createSessionsController(prefix: string, agentName: string): Type<unknown> {
+  @Controller(`${prefix}/sessions`)
+  class TrellisSessionsController {
+    constructor(@Inject(getAgentToken(agentName)) readonly agent: HostedAgent) {}
+
+    /** One turn: the reply as JSON, or the turn's events as SSE when the client accepts `text/event-stream`. */
+    @Post(':id/messages')
+    @HttpCode(200)
+    send(@Param('id') id: string, @Body(body) dto: SendMessageDto, @Headers('accept') accept: string | undefined, @Res({ passthrough: true }) res: { setHeader?(name: string, value: string): unknown }): Promise<TurnResult> | unknown {
+      const session = this.agent.session(id);
+      if (!wantsEvents(accept)) return http(() => session.send(dto.message));
+      res.setHeader?.('Cache-Control', 'no-cache');
+      res.setHeader?.('X-Accel-Buffering', 'no');
+      return turnEventStream(session, (signal) => session.send(dto.message, { signal }));
+    }
+
+    /** The transcript and the calls waiting for a decision. */
+    @Get(':id')
+    view(@Param('id') id: string): Promise<SessionView> {
+      return http(async () => {
+        const session = this.agent.session(id);
+        const pending = await session.pending();
+        if (session.transcript.length === 0 && pending.length === 0) {
+          throw new TrellisError('SessionNotFound', `No session '${id}' with messages exists for agent '${agentName}'`, { hint: `Start it with POST ${prefix}/sessions/${id}/messages` });
+        }
+        return { id, transcript: session.transcript, pending };
+      });
+    }
+
+    /** Decisions on suspended calls (approve / reject / edit); the resumed turn's result. */
+    @Post(':id/decisions')
+    @HttpCode(200)
+    decide(@Param('id') id: string, @Body(body) dto: DecisionsDto): Promise<TurnResult> {
+      return http(() => this.agent.session(id).resume({ decisions: dto.decisions }));
+    }
+  }
+  Object.defineProperty(TrellisSessionsController, 'name', { value: `TrellisSessionsController(${agentName})` });
+  return TrellisSessionsController;
+}

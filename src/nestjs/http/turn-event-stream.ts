@@ -1,0 +1,34 @@
+import { PassThrough } from 'node:stream';
+import { HttpException, StreamableFile } from '@nestjs/common';
+import type { TurnResult } from '../../../index.js';
+import type { HostedSession } from '../hosted-session.js';
+import { toHttpException } from './trellis-http-exception.js';
+
+/**
+ * Streams one turn as Server-Sent Events: each of the session's events while the turn runs
+ * (`event: <type>`), then `event: result` with the `TurnResult`, or `event: error` with
+ * `{ code, message }`. A client that disconnects cancels the turn.
+ */
+export function turnEventStream(session: HostedSession, run: (signal: AbortSignal) => Promise<TurnResult>): StreamableFile {
+  const stream = new PassThrough();
+  const cancel = new AbortController();
+  const write = (event: string, data: unknown) => {
+    if (!stream.writableEnded) stream.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  };
+  const subscription = session.events$.subscribe((event) => write(event.type, event));
+  stream.on('close', () => cancel.abort(new Error('The client closed the event stream')));
+  void run(cancel.signal)
+    .then(
+      (result) => write('result', result),
+      (error: unknown) => {
+        const http = toHttpException(error);
+        const body = http instanceof HttpException ? http.getResponse() : { statusCode: 500, code: 'Internal', message: 'Internal error' };
+        write('error', body);
+      },
+    )
+    .finally(() => {
+      subscription.unsubscribe();
+      stream.end();
+    });
+  return new StreamableFile(stream, { type: 'text/event-stream' });
+}

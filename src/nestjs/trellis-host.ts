@@ -1,0 +1,105 @@
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Trellis, TrellisError, type Agent, type ModelProvider } from '../../index.js';
+import { HostedAgent } from './hosted-agent.js';
+import { kernelTokens, PluginDiscovery, type DiscoveredPlugin } from './plugin-discovery.js';
+import { TrellisRequestContext } from './request-context.js';
+import { TRELLIS_MODULE_OPTIONS } from './trellis-module-definition.js';
+import type { TrellisAgentOptions, TrellisModuleOptions } from './trellis-module-options.js';
+import { getAgentToken } from './trellis-tokens.js';
+import { TurnTracker } from './turn-tracker.js';
+
+const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+
+/**
+ * Owns the Trellis app inside Nest and ties it to Nest's lifecycle: plugins found by
+ * `forFeature` are installed on `onModuleInit` (an install error fails bootstrap with the
+ * Trellis message), `app.startup` hooks run on `onApplicationBootstrap` (every module is
+ * initialised by then), running turns are drained on `onModuleDestroy` and `app.shutdown`
+ * hooks run with the signal on `beforeApplicationShutdown`.
+ */
+@Injectable()
+export class TrellisHost implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown {
+  readonly app: Trellis;
+  readonly tracker = new TurnTracker();
+  readonly #agents = new Map<string, HostedAgent>();
+  readonly #logger = new Logger('Trellis');
+
+  constructor(
+    @Inject(TRELLIS_MODULE_OPTIONS) private readonly options: TrellisModuleOptions,
+    private readonly discovery: PluginDiscovery,
+    private readonly requestContext: TrellisRequestContext,
+  ) {
+    this.app = Trellis.create({ store: options.store, middleware: options.middleware, providers: options.providers, heartbeatMs: options.heartbeatMs });
+    for (const spec of options.agents ?? []) {
+      if (this.#agents.has(spec?.name)) {
+        throw new TrellisError('InvalidOptions', `TrellisModule: two agents are named '${spec.name}'`, { hint: 'Give each agent its own name' });
+      }
+      this.#agents.set(spec?.name, new HostedAgent(this.createAgent(spec), requestContext, this.tracker));
+    }
+  }
+
+  /** The agent named `name`, as `@InjectAgent(name)` gives it. */
+  agent(name: string): HostedAgent {
+    const agent = this.#agents.get(name);
+    if (!agent) {
+      throw new TrellisError('InvalidOptions', `No agent named '${name}' is configured in TrellisModule`, {
+        hint: `Configured: ${[...this.#agents.keys()].join(', ') || 'none'}. Add it to the agents option`,
+      });
+    }
+    return agent;
+  }
+
+  async onModuleInit(): Promise<void> {
+    const agentTokens = [...this.#agents.keys()].map(getAgentToken);
+    await this.installAll(this.discovery.discover(kernelTokens(agentTokens, [TrellisHost])));
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.app.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    const timeout = this.options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+    const { aborted } = await this.tracker.drain(timeout);
+    if (aborted > 0) this.#logger.warn(`Cancelled ${aborted} turn(s) still running ${timeout} ms after shutdown began`);
+  }
+
+  async beforeApplicationShutdown(signal?: string): Promise<void> {
+    await this.app.stop(signal);
+  }
+
+  /** Installs in dependency order: a plugin whose `dependsOn` is not installed yet waits for the others. */
+  private async installAll(plugins: readonly DiscoveredPlugin[]): Promise<void> {
+    let waiting = [...plugins];
+    while (waiting.length > 0) {
+      const deferred: { plugin: DiscoveredPlugin; error: unknown }[] = [];
+      for (const plugin of waiting) {
+        try {
+          await this.app.install(plugin.plugin, { ...plugin.options, instance: plugin.instance });
+        } catch (error) {
+          if (!TrellisError.is(error, 'MissingDependency')) throw this.fromModule(error, plugin);
+          deferred.push({ plugin, error });
+        }
+      }
+      if (deferred.length === waiting.length) throw this.fromModule(deferred[0]!.error, deferred[0]!.plugin);
+      waiting = deferred.map((d) => d.plugin);
+    }
+  }
+
+  private fromModule(error: unknown, plugin: DiscoveredPlugin): unknown {
+    if (!TrellisError.is(error)) return error;
+    // The message already ends with the hint.
+    return new TrellisError(error.code, `${plugin.module}: ${error.message}`, { details: { ...error.details, module: plugin.module }, cause: error });
+  }
+
+  private createAgent(spec: TrellisAgentOptions): Agent {
+    if (typeof spec?.model !== 'string') return this.app.agent(spec as Parameters<Trellis['agent']>[0]);
+    const model: ModelProvider | undefined = this.options.models?.[spec.model];
+    if (!model) {
+      throw new TrellisError('InvalidOptions', `Agent '${spec.name}' names the model '${spec.model}', which is not in the models option`, {
+        hint: `Models: ${Object.keys(this.options.models ?? {}).join(', ') || 'none'}. Add it to models, or pass the ModelProvider itself`,
+      });
+    }
+    return this.app.agent({ ...spec, model });
+  }
+}

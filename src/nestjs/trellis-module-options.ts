@@ -1,0 +1,60 @@
+import type { AgentSpec, MiddlewareDeclaration, ModelProvider, Provider, SessionStore } from '../../index.js';
+
+/** An agent of the module: an `AgentSpec` whose model may also name one of `models`. */
+export interface TrellisAgentOptions extends Omit<AgentSpec, 'model'> {
+  /** A model, several to fall back through, or the name of a model in `TrellisModuleOptions.models`. */
+  readonly model: ModelProvider | readonly ModelProvider[] | string;
+}
+
+/** The host's own context for a turn: `app.*` keys (user, tenant, scopes…). */
+export type HostContext = Readonly<Record<string, unknown>>;
+
+/**
+ * Options of `TrellisModule.forRoot` / `forRootAsync`.
+ *
+ * @example
+ * TrellisModule.forRoot({
+ *   store: new SqliteStore({ file: 'sessions.db' }),
+ *   models: { default: new OpenAIModel({ model: 'gpt-4o-mini' }) },
+ *   agents: [{ name: 'support', model: 'default', instructions: 'Help customers.' }],
+ *   requestContext: (ctx) => ({ 'app.scopes': ctx.switchToHttp().getRequest().user.scopes }),
+ * })
+ */
+export interface TrellisModuleOptions {
+  /** Where sessions are kept between turns and requests. */
+  readonly store?: SessionStore;
+  /** Named models the agents refer to by name. */
+  readonly models?: Readonly<Record<string, ModelProvider>>;
+  /** The agents, injectable with `@InjectAgent(name)`. */
+  readonly agents?: readonly TrellisAgentOptions[];
+  /** App-wide tool middleware, outermost around every tool of every plugin. */
+  readonly middleware?: readonly MiddlewareDeclaration[];
+  /** Services Trellis itself builds (app-wide middleware, plugins installed without Nest) may inject. */
+  readonly providers?: readonly Provider[];
+  /** Run `app.heartbeat` hooks this often once started. */
+  readonly heartbeatMs?: number;
+  /**
+   * Maps the request being handled to host context for every turn sent through an injected
+   * agent while it is handled (`TrellisContextInterceptor` calls it after the guards ran).
+   */
+  readonly requestContext?: (context: import('@nestjs/common').ExecutionContext) => HostContext | Promise<HostContext>;
+  /** On shutdown, wait this long for running turns to finish before cancelling them. Default 10000. */
+  readonly shutdownTimeoutMs?: number;
+}
+
+/** Options of `forRoot` / `forRootAsync` that shape the Nest module itself rather than Trellis. */
+export interface TrellisModuleExtras {
+  /** Make the module global, so feature modules need not import it. Default false. */
+  readonly isGlobal?: boolean;
+  /**
+   * Names of the agents to register for `@InjectAgent`. `forRoot` takes them from `agents`;
+   * `forRootAsync` cannot see its options before bootstrap, so list them here.
+   */
+  readonly agentNames?: readonly string[];
+  /**
+   * Register the Trellis app itself for `@InjectTrellis()`. Off by default: a Nest-built
+   * plugin could then inject the kernel, which plugins must never do (they are refused at
+   * bootstrap if they try). Turn it on only for host code that needs the app itself.
+   */
+  readonly exposeApp?: boolean;
+}

@@ -1,0 +1,70 @@
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { TRIP_SERVER } from '../support/mcp-peers.js';
+
+/** `trellis mcp` and `trellis plugins` from dist/, with a config whose tools come from an MCP server (mcpServers). */
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const CLI = join(ROOT, 'dist/src/cli/main.js');
+const BUILD_TIMEOUT_MS = 180_000;
+let dir: string;
+
+beforeAll(async () => {
+  await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, timeout: BUILD_TIMEOUT_MS });
+  dir = realpathSync(mkdtempSync(join(tmpdir(), 'trellis-mcp-')));
+  writeFileSync(join(dir, 'trellis.config.json'), JSON.stringify({ mcpServers: { trips: { command: process.execPath, args: [TRIP_SERVER] } } }));
+}, BUILD_TIMEOUT_MS);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('trellis mcp and mcpServers in trellis.config', () => {
+  it('trellis plugins lists the MCP tools with their source', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'plugins'], { cwd: dir, timeout: 30_000 });
+    expect(stdout).toContain("trips 2.1.0 — MCP server 'trips' (stdio: ");
+    expect(stdout).toMatch(/tool trips\.plan_trip\n {4}Plan a trip through stops\.\n.*\n {4}source: MCP server trips, tool plan_trip/);
+  }, 40_000);
+
+  it("serves the configured tools over stdio to the SDK's Client, with the schema unchanged", async () => {
+    const client = new Client({ name: 'e2e', version: '1' });
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: dir, stderr: 'pipe' });
+    await client.connect(transport);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toContain('trips.plan_trip');
+      expect(tools.find((t) => t.name === 'trips.plan_trip')!.inputSchema).toHaveProperty('$defs.Stop.additionalProperties', false);
+      const result = await client.callTool({ name: 'trips.plan_trip', arguments: { stops: [{ city: 'Oslo', nights: 4 }] } });
+      expect(result.content).toEqual([{ type: 'text', text: '1 stops, 4 nights' }]);
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+
+  it('serves Streamable HTTP with --http', async () => {
+    const child = spawn(process.execPath, [CLI, 'mcp', '--http', '0', '--tool', 'trips.echo'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let err = '';
+        child.stderr!.on('data', (c: Buffer) => {
+          err += c.toString();
+          const m = /listening on (\S+)/.exec(err);
+          if (m) resolve(m[1]!);
+        });
+        child.once('exit', () => reject(new Error(err)));
+      });
+      const client = new Client({ name: 'e2e', version: '1' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['trips.echo']);
+      expect(await client.callTool({ name: 'trips.echo', arguments: { text: 'hey' } })).toMatchObject({ content: [{ text: 'echo: hey' }] });
+      await client.close();
+    } finally {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    }
+  }, 60_000);
+});
