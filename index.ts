@@ -24,7 +24,8 @@ export type { ToolCallInfo, ToolCallOutcome, TurnExchange } from './src/tools/to
 
 // Decorators (and inversify's, re-exported so plugins and middleware need no inversify import of their own)
 export { inject, injectable, optional } from 'inversify';
-export { Plugin, Tool, Hook, Transform, Requires, Middleware, StateKey, OnEffect, OnAction, SelfTest } from './decorators/index.js';
+export { Plugin, Tool, Hook, Transform, Requires, Middleware, StateKey, OnEffect, OnAction, SelfTest, Secret } from './decorators/index.js';
+export { redactSecrets, redactText, isSecretKey, type RedactOptions } from './src/redaction/redactor.js';
 export type { PluginOptions, ToolOptions, HookOptions, StateKeyOptions } from './decorators/index.js';
 
 // Hooks, context and state

@@ -14,7 +14,10 @@ import 'reflect-metadata';
 export { inject, injectable, optional } from 'inversify';
 
 // Decorators (metadata only) and the plugin's own config token
-export { Plugin, Tool, Hook, Transform, Requires, Middleware, StateKey, OnEffect, OnAction, SelfTest } from './decorators/index.js';
+export { Plugin, Tool, Hook, Transform, Requires, Middleware, StateKey, OnEffect, OnAction, SelfTest, Secret } from './decorators/index.js';
+// Secrets: the one redactor logs, events, errors and the CLI use
+export { redactSecrets, redactText, isSecretKey, redactionKey, REDACTED, type RedactOptions } from './src/redaction/redactor.js';
+export { describeError } from './src/errors/describe-error.js';
 export type { PluginOptions, ToolOptions, HookOptions, StateKeyOptions } from './decorators/index.js';
 export { PLUGIN_CONFIG } from './src/plugin/plugin-tokens.js';
 export type { PluginLifecycle } from './src/plugin/plugin-lifecycle.js';

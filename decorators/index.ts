@@ -7,3 +7,4 @@ export { StateKey, type StateKeyOptions } from './state-key.decorator.js';
 export { OnEffect } from './on-effect.decorator.js';
 export { OnAction } from './on-action.decorator.js';
 export { SelfTest } from './self-test.decorator.js';
+export { Secret } from './secret.decorator.js';

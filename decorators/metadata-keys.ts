@@ -10,6 +10,7 @@ export const METADATA = {
   effects: Symbol.for('trellis:effects'),
   actions: Symbol.for('trellis:actions'),
   selfTests: Symbol.for('trellis:self-tests'),
+  secrets: Symbol.for('trellis:secrets'),
 } as const;
 
 /** Appends to a list kept on the class itself (never on a parent class's list). */

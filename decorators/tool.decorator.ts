@@ -19,6 +19,8 @@ export interface ToolOptions {
   readonly tags?: readonly string[];
   /** Aborts the call's signal and returns a `ToolTimeout` result after this long. */
   readonly timeoutMs?: number;
+  /** The most characters of this tool's result the model reads; wins over the agent's `maxToolResultChars`. */
+  readonly maxResultChars?: number;
   /**
    * Running it twice has the same effect as once (a read, or a write keyed by
    * `ctx.idempotencyKey`). An approved call of an idempotent tool that a crash cut off

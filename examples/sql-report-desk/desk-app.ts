@@ -1,6 +1,7 @@
 import { pino, type Logger } from 'pino';
 import { createLogger, ReflectionPlugin, Trellis, TRELLIS_LOGGER, type AgentSpec, type SessionStore } from 'trellis';
-import { DESK_DATABASE, openDeskDatabase } from './desk-database.js';
+import { DESK_QUERIES, openDeskDatabase } from './desk-database.js';
+import { ReadOnlyQueries } from './read-only-query.js';
 import { DbPlugin } from './plugins/db.plugin.js';
 import { ExportPlugin } from './plugins/export.plugin.js';
 import { SqlStrategyPlugin } from './plugins/sql-strategy.plugin.js';
@@ -38,7 +39,7 @@ export async function createDeskApp(options: DeskAppOptions = {}): Promise<Trell
   const app = Trellis.create({
     store: options.store,
     providers: [
-      { provide: DESK_DATABASE, useValue: database },
+      { provide: DESK_QUERIES, useValue: new ReadOnlyQueries(database) },
       { provide: TRELLIS_LOGGER, useValue: deskLogger(options.logFile ?? DEFAULT_DESK_LOG) },
     ],
   });

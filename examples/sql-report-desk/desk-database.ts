@@ -3,8 +3,8 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 
-/** DI token of the desk's read-only database connection (a better-sqlite3 `Database`). */
-export const DESK_DATABASE = Symbol.for('sql-report-desk.database');
+/** DI token of the desk's read-only queries (a `ReadOnlyQueries` over the desk database). */
+export const DESK_QUERIES = Symbol.for('sql-report-desk.queries');
 
 /** Where the sample database is built on first run, relative to the working directory. */
 export const DEFAULT_DESK_DB_PATH = '.trellis/sql-report-desk.db';

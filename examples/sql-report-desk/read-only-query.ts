@@ -1,38 +1,46 @@
 import type Database from 'better-sqlite3';
 import { TrellisError } from 'trellis';
+import { DEFAULT_QUERY_LIMITS, type QueryLimits, type QueryResult } from './query-limits.js';
+import { QueryProcess } from './query-process.js';
 
-/** What `db.search` answers: the columns, the rows (at most `limit`), and whether more were left out. */
-export interface QueryResult {
-  readonly columns: readonly string[];
-  readonly rows: readonly Record<string, unknown>[];
-  readonly rowCount: number;
-  readonly truncated: boolean;
-}
+export type { QueryResult } from './query-limits.js';
 
 const SELECT_START = /^\s*(?:--[^\n]*\n\s*|\/\*[\s\S]*?\*\/\s*)*(select|with)\b/i;
 
 /**
  * Runs exactly one read-only SELECT. Anything else — a write, DDL, a PRAGMA, or more than
  * one statement (`SELECT 1; DROP TABLE x`) — is refused with `SqlRefused` before it runs;
- * SQLite's own errors become `SqlError` with the database's message. The connection is
- * read-only as well, so a statement that slipped past these checks still could not write.
+ * SQLite's own errors become `SqlError` with the database's message. Both connections
+ * are read-only, so a statement that slipped past these checks still could not write.
+ *
+ * The statement is checked here (preparing runs nothing) and run in a {@link QueryProcess},
+ * under {@link QueryLimits}: a query past `timeoutMs` is killed (`SqlTimeout`), rows stop
+ * at `maxRows` and `maxResultBytes`, long text is cut and blobs are summarised.
  */
-export function runReadOnlyQuery(db: Database.Database, sql: string, limit: number): QueryResult {
-  const statement = prepareSelect(db, sql);
-  const rows: Record<string, unknown>[] = [];
-  let truncated = false;
-  try {
-    for (const row of statement.iterate() as IterableIterator<Record<string, unknown>>) {
-      if (rows.length === limit) {
-        truncated = true;
-        break;
-      }
-      rows.push(row);
-    }
-  } catch (error) {
-    throw sqlError(error, sql);
+export class ReadOnlyQueries {
+  readonly #process: QueryProcess;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly limits: QueryLimits = DEFAULT_QUERY_LIMITS,
+  ) {
+    this.#process = new QueryProcess(db.name);
   }
-  return { columns: statement.columns().map((c) => c.name), rows, rowCount: rows.length, truncated };
+
+  /** Runs `sql` under the limits, `overrides` (e.g. a caller's row limit) taking precedence. */
+  async run(sql: string, overrides: Partial<QueryLimits> = {}): Promise<QueryResult> {
+    prepareSelect(this.db, sql);
+    const limits = { ...this.limits, ...overrides };
+    const reply = await this.#process.run({ sql, maxRows: limits.maxRows, maxCellChars: limits.maxCellChars, maxResultBytes: limits.maxResultBytes }, limits.timeoutMs);
+    if (!reply.ok) throw sqlError(Object.assign(new Error(reply.message), { code: reply.code }), sql);
+    const truncated = reply.truncatedBy !== undefined;
+    return { columns: reply.columns, rows: reply.rows, rowCount: reply.rows.length, truncated, ...(truncated ? { truncatedBy: reply.truncatedBy } : {}) };
+  }
+
+  /** Stops the query process; the next `run` starts another. */
+  close(): void {
+    this.#process.close();
+  }
 }
 
 function prepareSelect(db: Database.Database, sql: string): Database.Statement {

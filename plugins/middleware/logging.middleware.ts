@@ -5,6 +5,8 @@ import {
   injectable,
   optional,
   MIDDLEWARE_OPTIONS,
+  describeError,
+  redactText,
   type NextToolHandler,
   type ToolInvocation,
   type ToolMiddleware,
@@ -69,7 +71,8 @@ export class LoggingMiddleware implements ToolMiddleware {
       result = await next();
     } catch (error) {
       const durationMs = Math.round(performance.now() - started);
-      log[this.failureLevel]({ event: 'tool.finish', ...fields, ok: false, durationMs, err: error }, 'tool call threw');
+      // A thrown value is logged as a scrubbed message, never as the object (vendor errors carry request headers).
+      log[this.failureLevel]({ event: 'tool.finish', ...fields, ok: false, durationMs, error: { message: describeError(error) } }, 'tool call threw');
       throw error;
     }
     const durationMs = Math.round(performance.now() - started);
@@ -81,7 +84,7 @@ export class LoggingMiddleware implements ToolMiddleware {
     } else {
       const { code, message, retryable } = result.error;
       log[this.failureLevel](
-        { event: 'tool.finish', ...fields, ok: false, durationMs, error: { code, message, retryable } },
+        { event: 'tool.finish', ...fields, ok: false, durationMs, error: { code, message: redactText(message), retryable } },
         'tool call failed',
       );
     }

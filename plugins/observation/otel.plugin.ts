@@ -12,6 +12,7 @@ import {
   type InferenceSettings,
   type PluginLifecycle,
   PLUGIN_CONFIG,
+  redactText,
 } from 'trellis/plugin';
 import { GEN_AI, GEN_AI_OPERATION } from './gen-ai-attributes.js';
 import { OpenTelemetryConfig } from './otel.config.js';
@@ -131,7 +132,7 @@ export class OpenTelemetryPlugin implements PluginLifecycle {
         if (!span) return;
         if (!event.ok) {
           span.setAttribute(GEN_AI.errorType, event.error?.code ?? 'ToolFailed');
-          span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: event.error?.message });
+          span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: redactText(event.error?.message ?? '') });
         }
         span.end();
         return;
@@ -147,7 +148,7 @@ export class OpenTelemetryPlugin implements PluginLifecycle {
         const spans = this.sessions.get(event.sessionId);
         const target = spans?.round ?? spans?.turn;
         target?.setAttribute(GEN_AI.errorType, event.code);
-        target?.setStatus({ code: this.api.SpanStatusCode.ERROR, message: event.message });
+        target?.setStatus({ code: this.api.SpanStatusCode.ERROR, message: redactText(event.message) });
         return;
       }
       case 'turn.finished': {

@@ -22,6 +22,12 @@ export interface AgentSpec {
    * live deltas carry the model's raw text. Tool-call deltas stream either way.
    */
   readonly streamText?: 'live' | 'final';
+  /**
+   * The most characters of one tool result the model reads; a longer result is cut with
+   * a note (the turn's record keeps all of it). A tool's own `maxResultChars` wins.
+   * Default 100,000.
+   */
+  readonly maxToolResultChars?: number;
 }
 
 export const DEFAULT_MAX_ROUNDS = 10;

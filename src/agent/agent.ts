@@ -33,6 +33,7 @@ export class Agent implements AgentBinding {
     if (!Number.isInteger(maxRounds) || maxRounds < 1) problems.push(`maxRounds must be a whole number ≥ 1, got ${String(maxRounds)}`);
     if (!Number.isInteger(toolConcurrency) || toolConcurrency < 1) problems.push(`toolConcurrency must be a whole number ≥ 1, got ${String(toolConcurrency)}`);
     if (spec?.streamText !== undefined && spec.streamText !== 'live' && spec.streamText !== 'final') problems.push(`streamText must be 'live' or 'final', got ${String(spec.streamText)}`);
+    if (spec?.maxToolResultChars !== undefined && (!Number.isInteger(spec.maxToolResultChars) || spec.maxToolResultChars < 1)) problems.push(`maxToolResultChars must be a whole number ≥ 1, got ${String(spec.maxToolResultChars)}`);
     if (spec?.plugins !== undefined && (!Array.isArray(spec.plugins) || !spec.plugins.every((p) => typeof p === 'string'))) problems.push('plugins must be a list of plugin names');
     if (problems.length > 0) {
       throw new TrellisError('InvalidOptions', `Agent spec${spec?.name ? ` '${spec.name}'` : ''} is invalid:\n- ${problems.join('\n- ')}`, { hint: 'Fix the fields above in app.agent({ … })' });

@@ -2,6 +2,7 @@ import type { Subject } from 'rxjs';
 import type { ContextLevel } from '../context/context-level.js';
 import { ContextScope } from '../context/context-scope.js';
 import { TrellisError } from '../errors/trellis-error.js';
+import { redactEvent } from '../events/redact-event.js';
 import type { TrellisEvent } from '../events/trellis-event.js';
 import { isStop } from '../hooks/hook-engine.js';
 import type { SessionState } from '../state/session-state.js';
@@ -51,8 +52,10 @@ export function turnEnv(parts: SessionParts, turn: ContextLevel, signal: AbortSi
     site: { scope: new ContextScope(parts.state, turn, undefined), schema: registry, hooks: view.hooks, signal: signal ?? NEVER_ABORTED },
     sessionId: parts.id,
     turnIndex,
+    maxToolResultChars: parts.agent.spec.maxToolResultChars,
     observed: () => subject.observed || bus.observed,
-    emit: (event) => {
+    emit: (raw) => {
+      const event = redactEvent(raw);
       if (subject.observed) subject.next(event);
       bus.emit(event);
     },

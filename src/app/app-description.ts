@@ -1,6 +1,7 @@
 import { HOOK_POINT_NAMES, type HookPoint } from '../hooks/hook-points.js';
 import type { JsonSchema } from '../models/model-provider.js';
 import type { RegistrySnapshot } from '../plugin/registry-snapshot.js';
+import { secretFields } from '../redaction/redactor.js';
 
 /** A tool as `app.describe()` lists it. */
 export interface ToolInfo {
@@ -15,6 +16,8 @@ export interface ToolInfo {
   /** The context keys it declared with `@Requires` (its own, its class's and its middleware's). */
   readonly requires: readonly { readonly key: string; readonly optional: boolean }[];
   readonly timeoutMs?: number;
+  /** Input fields marked `@Secret()`: shown as `[Redacted]` wherever a call is displayed. */
+  readonly secretFields: readonly string[];
 }
 
 /** A hook handler as `app.describe()` lists it. */
@@ -64,6 +67,7 @@ export function describeRegistry(registry: RegistrySnapshot): AppDescription {
         middleware: t.chainNames,
         requires: t.requires.map((r) => ({ key: r.key, optional: r.optional })),
         ...(t.timeoutMs !== undefined && { timeoutMs: t.timeoutMs }),
+        secretFields: secretFields(t.input),
       })),
       hooks: p.hooks.map((h) => ({ point: h.point, plugin: h.plugin, method: h.method, priority: h.priority })),
       stateKeys: p.stateKeys.filter((k) => !k.key.endsWith('.result') || !p.tools.some((t) => `${t.name}.result` === k.key)).map((k) => ({ key: k.key, scope: k.scope, merge: k.merge, persistent: k.persistent })),

@@ -13,6 +13,10 @@ export interface CliIo {
   readonly env: NodeJS.ProcessEnv;
   /** The process exit code a command asks for (a failed turn); errors set their own. */
   exitCode: number;
+  /** Calls `handler` on each Ctrl-C (SIGINT) until the returned function is called. */
+  readonly onInterrupt?: (handler: () => void) => () => void;
+  /** Ends the process at once with `code` (the second Ctrl-C). */
+  readonly exitNow?: (code: number) => void;
 }
 
 /** The streams `processIo` writes to; the process's own by default. */
@@ -41,6 +45,11 @@ export function processIo(
     cwd: cliCwd(env, cwd),
     env,
     exitCode: 0,
+    onInterrupt: (handler) => {
+      process.on('SIGINT', handler);
+      return () => void process.off('SIGINT', handler);
+    },
+    exitNow: (code) => process.exit(code),
   };
 }
 

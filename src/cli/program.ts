@@ -11,6 +11,7 @@ import { registerResumeCommand } from './commands/resume.command.js';
 import { registerRunCommand } from './commands/run.command.js';
 import { registerSessionsCommand } from './commands/sessions.command.js';
 import { registerWorkerCommand } from './commands/worker.command.js';
+import { registerDoctorCommand } from './commands/doctor.command.js';
 
 const ABOUT = `
 Configuration: trellis.config.ts, .js, .mjs or .json in the working directory (plugins with their
@@ -39,6 +40,7 @@ export function buildProgram(io: CliIo): Command {
   registerResumeCommand(program, io);
   registerInitCommand(program, io);
   registerWorkerCommand(program, io);
+  registerDoctorCommand(program, io);
   registerMcpCommand(program, io);
   registerDevCommand(program, io);
   return program;

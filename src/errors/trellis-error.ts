@@ -1,3 +1,4 @@
+import { redactText } from '../redaction/redactor.js';
 import { describeError } from './describe-error.js';
 
 const TRELLIS_ERROR = Symbol.for('trellis.error');
@@ -71,6 +72,15 @@ export interface TrellisErrorCodes {
   TurnFailed: true;
   /** A queued turn failed; read from the job record, which keeps only the message. */
   QueuedTurnFailed: true;
+  SqlTimeout: true;
+  ExportExists: true;
+  ExportRefused: true;
+  StoreFull: true;
+  StoreBusy: true;
+  StoreReadonly: true;
+  StoreCorrupt: true;
+  StoreSchema: true;
+  StoreIO: true;
 }
 
 /** A code of {@link TrellisErrorCodes}. */
@@ -105,7 +115,8 @@ export class TrellisError extends Error {
   readonly details: Readonly<Record<string, unknown>>;
 
   constructor(code: TrellisErrorCode, message: string, options: TrellisErrorOptions = {}) {
-    super(options.hint ? `${message}. ${options.hint}` : message, options.cause === undefined ? undefined : { cause: options.cause });
+    // Messages reach models, logs and terminals: secret-shaped values never do.
+    super(redactText(options.hint ? `${message}. ${options.hint}` : message), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
     this.kind = options.kind ?? 'user';

@@ -1,9 +1,11 @@
 import { Subject, type Observable } from 'rxjs';
+import { redactEvent } from './redact-event.js';
 import type { TrellisEvent } from './trellis-event.js';
 
 /**
  * The app's event stream. Emitting costs one property read when nobody subscribes:
- * callers on the hot path check `observed` before building an event.
+ * callers on the hot path check `observed` before building an event. Events carrying
+ * arguments or messages are redacted ({@link redactEvent}) before listeners see them.
  */
 export class EventBus {
   private readonly subject = new Subject<TrellisEvent>();
@@ -14,7 +16,7 @@ export class EventBus {
   }
 
   emit(event: TrellisEvent): void {
-    if (this.subject.observed) this.subject.next(event);
+    if (this.subject.observed) this.subject.next(redactEvent(event));
   }
 
   complete(): void {

@@ -35,7 +35,15 @@ export interface ScriptedModelOptions {
   readonly name?: string;
   /** Wait this long before answering (abortable), to simulate latency. */
   readonly delayMs?: number;
+  /**
+   * How many of the latest requests `calls` keeps; older ones are dropped, so a
+   * long-running host or a 10,000-turn test does not hold every request. Default 1,000.
+   */
+  readonly keepCalls?: number;
 }
+
+/** Requests a `ScriptedModel` keeps in `calls` unless `keepCalls` says otherwise. */
+export const DEFAULT_KEEP_CALLS = 1_000;
 
 const CHARS_PER_TOKEN = 4;
 /** Text is streamed in about this many pieces, so consumers see real streaming. */
@@ -44,7 +52,8 @@ const TEXT_CHUNKS = 3;
 /**
  * A deterministic `ModelProvider` for tests and offline runs: answers from a list of
  * replies, in order, or from a function of the request. It streams through `onDelta`,
- * honours `signal`, and records every request it got (by reference) in `calls`.
+ * honours `signal`, and records the latest requests it got (by reference) in `calls` —
+ * the last `keepCalls` (default 1,000); `callCount` counts them all.
  *
  * @example
  * const model = new ScriptedModel([
@@ -54,9 +63,12 @@ const TEXT_CHUNKS = 3;
  */
 export class ScriptedModel implements ModelProvider {
   readonly name: string;
-  /** The requests received, in order; the same objects the caller passed. */
+  /** The latest requests received (at most `keepCalls`), oldest first; the same objects the caller passed. */
   readonly calls: ModelRequest[] = [];
+  /** How many requests this model received in all, including those `calls` no longer holds. */
+  callCount = 0;
   private readonly delayMs: number;
+  private readonly keepCalls: number;
   private nextCallId = 1;
   /** Calls cancelled before their reply do not use one up, so a retried call gets the same reply. */
   private repliesUsed = 0;
@@ -67,10 +79,18 @@ export class ScriptedModel implements ModelProvider {
   ) {
     this.name = options.name ?? 'scripted';
     this.delayMs = options.delayMs ?? 0;
+    this.keepCalls = options.keepCalls ?? DEFAULT_KEEP_CALLS;
+    if (!Number.isSafeInteger(this.keepCalls) || this.keepCalls < 0) {
+      throw new TrellisError('InvalidOptions', `ScriptedModel keepCalls must be a whole number of 0 or more, got ${String(options.keepCalls)}`, { hint: 'Pass e.g. { keepCalls: 100 }' });
+    }
   }
 
   async call(request: ModelRequest): Promise<ModelResponse> {
-    this.calls.push(request);
+    this.callCount += 1;
+    if (this.keepCalls > 0) {
+      if (this.calls.length >= this.keepCalls) this.calls.shift();
+      this.calls.push(request);
+    }
     this.throwIfAborted(request.signal);
     if (this.delayMs > 0) await this.delay(request.signal);
     const reply = await this.replyFor(request, this.repliesUsed++);

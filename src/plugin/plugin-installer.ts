@@ -95,6 +95,7 @@ export function preparePlugin(definition: PluginDefinition, options: InstallOpti
       output: tool.options.output,
       tags: tool.options.tags ?? [],
       timeoutMs: tool.options.timeoutMs,
+      maxResultChars: tool.options.maxResultChars,
       idempotent: tool.options.idempotent === true,
       chain: chain.map((m) => m.instance),
       chainNames: chain.map((m) => m.name),

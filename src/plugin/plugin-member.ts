@@ -48,6 +48,8 @@ export interface RegisteredTool extends PluginMember {
   readonly output?: new () => object;
   readonly tags: readonly string[];
   readonly timeoutMs?: number;
+  /** `@Tool({ maxResultChars })`: the model reads at most this much of a result. */
+  readonly maxResultChars?: number;
   /** See `@Tool({ idempotent })`. */
   readonly idempotent: boolean;
   /** Middleware instances, outermost first: app-wide, plugin, install options, method. */

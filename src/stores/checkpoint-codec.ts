@@ -71,7 +71,7 @@ export class StoredRowDecoder {
 
   private invalid(column: string, problem: string): TrellisError {
     return new TrellisError('InvalidCheckpoint', `Stored session "${this.sessionId}" cannot be read: ${column} is ${problem}`, {
-      hint: `The ${this.where} was changed outside Trellis or is damaged; restore it from a backup or delete the session`,
+      hint: `The ${this.where} was changed outside Trellis or is damaged; restore it from a backup, or delete this session (trellis sessions delete ${this.sessionId}, or store.delete('${this.sessionId}')) and check the store with: trellis doctor`,
       kind: 'system',
       details: { sessionId: this.sessionId, column },
     });

@@ -7,6 +7,7 @@ import { encodeCheckpoint, StoredRowDecoder, type EncodedCheckpoint } from './ch
 import { nextRevision, type StoredHead } from './checkpoint-revision.js';
 import { assertLeaseArguments } from './session-lease.js';
 import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession } from './session-store.js';
+import { guardStore, sqliteStoreError } from './sqlite-errors.js';
 import { applyMigrations, assertSchemaCurrent } from './sqlite-migrations.js';
 import { admitTurnEvents, noSessionForEvents, type TurnEventUsage } from './turn-event-budget.js';
 import type { RecordedTurnEvent, StoredTurnEvents, TurnEventLog } from './turn-event-log.js';
@@ -67,7 +68,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
     this.path = options.path ?? DEFAULT_SQLITE_PATH;
     this.readonly = options.readonly ?? false;
     this.db = openDatabase(this.path, this.readonly);
-    this.sql = prepareStatements(this.db);
+    this.sql = guardStore('prepare its statements', this.path, () => prepareStatements(this.db));
     this.writeCheckpoint = this.db.transaction((checkpoint: SessionCheckpoint, encoded: EncodedCheckpoint) => this.applyCheckpoint(checkpoint, encoded)).immediate;
     // A read transaction gives load() one snapshot even while another process commits.
     this.readSession = this.db.transaction((sessionId: string) => this.readRows(sessionId)).deferred;
@@ -80,20 +81,21 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
   }
 
   async load(sessionId: string): Promise<StoredSession | undefined> {
-    return this.readSession(sessionId);
+    return guardStore('load a session', this.path, () => this.readSession(sessionId));
   }
 
   async revision(sessionId: string): Promise<number | undefined> {
-    return (this.sql.head.get(sessionId) as { revision: number } | undefined)?.revision;
+    return guardStore('read a revision', this.path, () => (this.sql.head.get(sessionId) as { revision: number } | undefined)?.revision);
   }
 
   async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
     this.assertWritable('checkpoint');
-    return this.writeCheckpoint(checkpoint, encodeCheckpoint(checkpoint));
+    const encoded = encodeCheckpoint(checkpoint);
+    return guardStore('checkpoint', this.path, () => this.writeCheckpoint(checkpoint, encoded));
   }
 
   async list(): Promise<readonly SessionSummary[]> {
-    return (this.sql.list.all() as SummaryRow[]).map((row) => ({
+    return (guardStore('list sessions', this.path, () => this.sql.list.all()) as SummaryRow[]).map((row) => ({
       id: row.id,
       agent: row.agent,
       turns: row.turns,
@@ -118,7 +120,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
   async delete(sessionId: string): Promise<boolean> {
     this.assertWritable('delete');
     // Messages, turns and turn events go with the session through ON DELETE CASCADE.
-    return this.sql.deleteSession.run(sessionId).changes > 0;
+    return guardStore('delete a session', this.path, () => this.sql.deleteSession.run(sessionId).changes > 0);
   }
 
   /** Judged by this host's clock: processes sharing a SQLite file share the machine. */
@@ -221,10 +223,10 @@ function openDatabase(path: string, readonly: boolean): Database.Database {
     // `timeout` is SQLite's busy_timeout: a second process waits for the lock instead of failing.
     db = new Driver(path, { readonly, fileMustExist: readonly, timeout: 5000 });
   } catch (error) {
-    throw asTrellisError(error, 'InvalidOptions', `Cannot open the SQLite store at ${path}`, {
-      hint: readonly ? 'A readonly store needs an existing database file' : 'Check that the folder is writable',
-      details: { path },
-    });
+    if (readonly && (error as { code?: unknown })?.code === 'SQLITE_CANTOPEN') {
+      throw asTrellisError(error, 'InvalidOptions', `Cannot open the SQLite store at ${path}`, { hint: 'A readonly store needs an existing database file', details: { path } });
+    }
+    throw sqliteStoreError(error, 'open', path);
   }
   try {
     if (!readonly) {
@@ -238,7 +240,7 @@ function openDatabase(path: string, readonly: boolean): Database.Database {
     return db;
   } catch (error) {
     db.close();
-    throw asTrellisError(error, 'InvalidOptions', `Cannot open the SQLite store at ${path}`, { details: { path } });
+    throw sqliteStoreError(error, 'open', path);
   }
 }
 

@@ -12,11 +12,14 @@ import type { RegisteredTool } from '../plugin/plugin-member.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import { commitKernelWrites, turnUpdate, turnValue } from '../state/kernel-writes.js';
 import type { Phase } from '../state/state-engine.js';
+import { MAX_ARGUMENT_CHARS } from '../validation/argument-limits.js';
 import { formatFieldErrors, validateDto } from '../validation/validate-dto.js';
 import type { PendingApproval } from '../contract/suspension.js';
 import type { TurnEnv } from './turn-env.js';
 import { NEVER_ABORTED } from '../context/never-signal.js';
+import { maskFields, secretFields } from '../redaction/redactor.js';
 import { runChain } from './middleware-chain.js';
+import { capToolResult } from './result-cap.js';
 import type { ToolInvocation, ToolNotice } from './tool-middleware.js';
 
 /** How one call ended, for the turn loop (internal: the public record is `ToolCallRecord`). */
@@ -40,7 +43,7 @@ export async function executeToolCall(env: TurnEnv, call: ModelToolCall, round: 
   const started = performance.now();
   const tool = tools.get(call.name);
   const info: ToolCallInfo = { callId: call.id, tool: call.name, plugin: tool?.plugin ?? '', tags: tool?.tags ?? NO_TAGS, args: parseLoose(call.arguments), round };
-  if (env.observed()) env.emit({ type: 'tool.started', sessionId: env.sessionId, callId: call.id, tool: call.name, args: info.args });
+  if (env.observed()) env.emit({ type: 'tool.started', sessionId: env.sessionId, callId: call.id, tool: call.name, args: maskFields(info.args, secretFields(tool?.input)) });
   if (!tool) {
     const known = [...tools.keys()].join(', ') || 'none';
     return finish(env, info, undefined, errorResult('ToolNotFound', `There is no tool '${call.name}' in this round. Call one of: ${known}`), started);
@@ -194,7 +197,7 @@ async function finish(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool | u
   const record: ToolCallRecord = outcome.ok
     ? { callId: info.callId, tool: info.tool, round: info.round, ok: true, value: outcome.value, durationMs }
     : { callId: info.callId, tool: info.tool, round: info.round, ok: false, error: outcome.error, durationMs };
-  return { kind: 'result', record, content: toolMessage(outcome), done: result.ok && result.done === true };
+  return { kind: 'result', record, content: capToolResult(toolMessage(outcome), tool?.maxResultChars ?? env.maxToolResultChars), done: result.ok && result.done === true };
 }
 
 /** The tool message the model reads. */
@@ -207,6 +210,8 @@ const NO_TAGS: readonly string[] = [];
 
 /** The model's arguments as JSON, or the text itself when it does not parse. */
 function parseLoose(text: string): unknown {
+  // Oversized text stays text: validateJson refuses it without parsing.
+  if (text.length > MAX_ARGUMENT_CHARS) return text;
   if (text.trim() === '') return {};
   try {
     return JSON.parse(text);

@@ -13,6 +13,8 @@ export interface TurnEnv {
   readonly site: HookSite & { readonly signal: AbortSignal };
   readonly sessionId: string;
   readonly turnIndex: number;
+  /** The agent's cap on the characters of one tool result the model reads (`AgentSpec.maxToolResultChars`). */
+  readonly maxToolResultChars?: number;
   /** Whether anybody listens to events, checked before building one. */
   observed(): boolean;
   emit(event: TrellisEvent): void;

@@ -1,13 +1,12 @@
 import 'reflect-metadata';
 import { plainToInstance, type ClassTransformOptions } from 'class-transformer';
 import { validateSync, ValidationTypes, type ValidationError, type ValidatorOptions } from 'class-validator';
+import { checkArgumentLength, checkArgumentShape } from './argument-limits.js';
 import { validateFlat } from './compiled-dto.js';
 
-/** One invalid field: `path` is dotted and indexed (`filters[0].column`), or `(input)` for the whole input. */
-export interface FieldError {
-  readonly path: string;
-  readonly messages: readonly string[];
-}
+import type { FieldError } from './field-error.js';
+
+export type { FieldError };
 
 /** The outcome of {@link validateDto}: the transformed instance, or every field that is wrong. */
 export type DtoValidation<T> =
@@ -57,6 +56,8 @@ export function validateDto<T extends object>(
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     return { ok: false, errors: [{ path: INPUT_PATH, messages: [`arguments must be a JSON object, not ${kindOf(input)}`] }] };
   }
+  const shape = checkArgumentShape(input, { refusePrototypeKeys: options?.forbidUnknown !== false });
+  if (shape.length > 0) return { ok: false, errors: shape };
   const flat = validateFlat(type, input as Record<string, unknown>, options?.forbidUnknown === false);
   if (flat !== undefined) return { ok: true, value: flat };
   const value = plainToInstance(type, input, TRANSFORM);
@@ -77,6 +78,8 @@ export function validateJson<T extends object>(
   text: string,
   options?: ValidateDtoOptions,
 ): DtoValidation<T> {
+  const tooLong = checkArgumentLength(text);
+  if (tooLong) return { ok: false, errors: [tooLong] };
   let input: unknown = {};
   if (!BLANK.test(text)) {
     try {

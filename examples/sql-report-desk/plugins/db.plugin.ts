@@ -1,9 +1,8 @@
-import type Database from 'better-sqlite3';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { LoggingMiddleware, RetryMiddleware } from 'trellis';
-import { Describe, inject, Middleware, Plugin, Tool } from 'trellis/plugin';
-import { DESK_DATABASE } from '../desk-database.js';
-import { runReadOnlyQuery, type QueryResult } from '../read-only-query.js';
+import { Describe, Hook, inject, Middleware, Plugin, Tool } from 'trellis/plugin';
+import { DESK_QUERIES } from '../desk-database.js';
+import type { QueryResult, ReadOnlyQueries } from '../read-only-query.js';
 
 /** Input of `db.search`. */
 export class SearchInput {
@@ -19,13 +18,14 @@ export class SearchInput {
 /**
  * Read-only SQL over the report desk's database. The connection is opened with
  * `{ readonly: true }` and every query must be one SELECT; writes, DDL and stacked
- * statements come back as a `SqlRefused` error result the model can read.
+ * statements come back as a `SqlRefused` error result the model can read. A query runs in a
+ * process of its own, killed after 5 s (`SqlTimeout`); rows, cells and bytes are capped.
  */
 @Plugin({ name: 'db', version: '1.0.0', description: 'Read-only SQL over the report desk database' })
 @Middleware(LoggingMiddleware)
 @Middleware(RetryMiddleware, { maxRetries: 2, baseDelayMs: 50 })
 export class DbPlugin {
-  constructor(@inject(DESK_DATABASE) private readonly db: Database.Database) {}
+  constructor(@inject(DESK_QUERIES) private readonly queries: ReadOnlyQueries) {}
 
   @Tool({
     name: 'db.search',
@@ -34,7 +34,13 @@ export class DbPlugin {
       'Run one read-only SELECT over the shop database (customers, products, orders, order_items) and get the rows back. ' +
       'Use it to answer questions about the data. Not for changing data, and not for files: use export.csv to save rows.',
   })
-  search(input: SearchInput): QueryResult {
-    return runReadOnlyQuery(this.db, input.sql, input.limit ?? 50);
+  search(input: SearchInput): Promise<QueryResult> {
+    return this.queries.run(input.sql, { maxRows: input.limit ?? 50 });
+  }
+
+  /** Ends the query process with the app. */
+  @Hook('app.shutdown')
+  close(): void {
+    this.queries.close();
   }
 }

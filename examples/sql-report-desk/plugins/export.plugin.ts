@@ -1,14 +1,16 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type Database from 'better-sqlite3';
-import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsBoolean, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { LoggingMiddleware, RetryMiddleware } from 'trellis';
 import { Describe, Hook, inject, Middleware, Plugin, PLUGIN_CONFIG, suspend, Tool, type ToolCallInfo } from 'trellis/plugin';
-import { DESK_DATABASE } from '../desk-database.js';
-import { runReadOnlyQuery } from '../read-only-query.js';
+import { DESK_QUERIES } from '../desk-database.js';
+import type { ReadOnlyQueries } from '../read-only-query.js';
+import { writeExportFile } from '../safe-export-file.js';
 
 /** The most rows one export writes. */
 const MAX_EXPORT_ROWS = 10_000;
+/** The most bytes of rows one export reads (as JSON). */
+const MAX_EXPORT_BYTES = 16 * 1024 * 1024;
 
 /** Input of `export.csv`. */
 export class ExportInput {
@@ -19,6 +21,10 @@ export class ExportInput {
   @Describe('The file name: letters, digits, - and _, ending in .csv, e.g. top-customers.csv')
   @IsString() @Matches(/^[A-Za-z0-9_-]{1,64}\.csv$/)
   filename!: string;
+
+  @Describe('Replace the file if it already exists; default false (an existing file is left alone and the call fails)')
+  @IsOptional() @IsBoolean()
+  overwrite?: boolean;
 }
 
 /** Config of the export plugin. */
@@ -33,6 +39,8 @@ export interface ExportResult {
   readonly file: string;
   readonly rows: number;
   readonly columns: readonly string[];
+  /** An existing file of that name was replaced (only with `overwrite: true`). */
+  readonly replaced: boolean;
 }
 
 /**
@@ -47,7 +55,7 @@ export class ExportPlugin {
   private readonly dir: string;
 
   constructor(
-    @inject(DESK_DATABASE) private readonly db: Database.Database,
+    @inject(DESK_QUERIES) private readonly queries: ReadOnlyQueries,
     @inject(PLUGIN_CONFIG) config: Partial<ExportConfig>,
   ) {
     this.dir = config.dir ?? new ExportConfig().dir;
@@ -60,14 +68,14 @@ export class ExportPlugin {
       'Save the rows of one read-only SELECT to a CSV file the user can download. Use only when the user asks for a file or an export; ' +
       'a human approves every export before it runs. Not for answering questions: use db.search for that.',
   })
-  exportCsv(input: ExportInput): ExportResult {
-    const result = runReadOnlyQuery(this.db, input.sql, MAX_EXPORT_ROWS);
+  async exportCsv(input: ExportInput): Promise<ExportResult> {
+    const result = await this.queries.run(input.sql, { maxRows: MAX_EXPORT_ROWS, maxResultBytes: MAX_EXPORT_BYTES, maxCellChars: MAX_EXPORT_BYTES });
     mkdirSync(resolve(this.dir), { recursive: true });
     const file = join(this.dir, input.filename);
     const lines = [result.columns.map(csvField).join(',')];
     for (const row of result.rows) lines.push(result.columns.map((c) => csvField(row[c])).join(','));
-    writeFileSync(resolve(file), `${lines.join('\n')}\n`);
-    return { file, rows: result.rowCount, columns: result.columns };
+    const { replaced } = writeExportFile(resolve(file), `${lines.join('\n')}\n`, input.overwrite === true);
+    return { file, rows: result.rowCount, columns: result.columns, replaced };
   }
 
   @Hook('tool.gate')
@@ -75,7 +83,7 @@ export class ExportPlugin {
     if (call.tool !== 'export.csv') return undefined;
     const args = (typeof call.args === 'object' && call.args !== null ? call.args : {}) as Partial<ExportInput>;
     return suspend({
-      message: `Write ${String(args.filename ?? 'a CSV file')} with the rows of: ${String(args.sql ?? '(no query)')}`,
+      message: `Write ${String(args.filename ?? 'a CSV file')}${args.overwrite === true ? ' (REPLACING the file if it exists)' : ''} with the rows of: ${String(args.sql ?? '(no query)')}`,
       allowedDecisions: ['approve', 'reject'],
     });
   }

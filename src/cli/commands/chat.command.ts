@@ -2,9 +2,13 @@ import type { Command } from 'commander';
 import type { Session } from '../../agent/session.js';
 import type { Decision, TurnResult } from '../../agent/turn-result.js';
 import type { TrellisEvent } from '../../events/trellis-event.js';
+import type { AppDescription } from '../../app/app-description.js';
 import { openSession, waitingCalls, withCliApp } from '../cli-app.js';
 import type { CliIo } from '../cli-io.js';
+import { interruptible } from '../interruptible.js';
 import { LineReader } from '../line-reader.js';
+import { approvalLines } from '../render/approval-prompt.js';
+import { escapeControl } from '../render/terminal-text.js';
 import { clip, toolActivityLine } from '../render/tool-activity.js';
 import { summaryLine } from '../render/turn-summary.js';
 
@@ -26,7 +30,7 @@ export function registerChatCommand(program: Command, io: CliIo): void {
           io.err(`warning: session ${session.id} waits for approval of ${waiting.map((c) => `${c.tool} (${c.callId})`).join(', ')}; your next message cancels ${waiting.length === 1 ? 'it' : 'them'} (/exit, then trellis resume ${session.id}, to decide instead)`);
         }
         try {
-          await chatLoop(io, session, reader);
+          await chatLoop(io, session, reader, cli.app.describe());
         } finally {
           reader.close();
         }
@@ -34,7 +38,7 @@ export function registerChatCommand(program: Command, io: CliIo): void {
     });
 }
 
-async function chatLoop(io: CliIo, session: Session, reader: LineReader): Promise<void> {
+async function chatLoop(io: CliIo, session: Session, reader: LineReader, app: AppDescription): Promise<void> {
   for (;;) {
     io.write('you> ');
     const line = await reader.next();
@@ -42,27 +46,27 @@ async function chatLoop(io: CliIo, session: Session, reader: LineReader): Promis
     if (line.trim() === '') continue;
     const started = performance.now();
     const retries = { count: 0 };
-    let result = await streamTurn(io, session, retries, () => session.send(line));
+    let result = await streamTurn(io, session, retries, (signal) => session.send(line, { signal }));
     while (result.status === 'suspended') {
-      const decisions = await askDecisions(io, result, reader);
+      const decisions = await askDecisions(io, result, reader, app);
       if (!decisions) {
         io.out(`Still waiting for approval; decide later with: trellis resume ${session.id} --approve <callId>`);
         return;
       }
-      result = await streamTurn(io, session, retries, () => session.resume({ decisions }));
+      result = await streamTurn(io, session, retries, (signal) => session.resume({ decisions, signal }));
     }
     io.out(summaryLine(result, performance.now() - started, session.id, retries.count));
   }
 }
 
 /** Runs a turn, printing text deltas as they arrive and tool activity (retries counted) on lines of their own. */
-async function streamTurn(io: CliIo, session: Session, retries: { count: number }, turn: () => Promise<TurnResult>): Promise<TurnResult> {
+async function streamTurn(io: CliIo, session: Session, retries: { count: number }, turn: (signal: AbortSignal) => Promise<TurnResult>): Promise<TurnResult> {
   let midLine = false;
   let streamed = false;
   const onEvent = (event: TrellisEvent): void => {
     if (event.type === 'model.delta' && event.delta.type === 'text') {
       if (!midLine) io.write('assistant> ');
-      io.write(event.delta.text);
+      io.write(escapeControl(event.delta.text));
       midLine = true;
       streamed = true;
       return;
@@ -78,22 +82,22 @@ async function streamTurn(io: CliIo, session: Session, retries: { count: number 
   const subscription = session.events$.subscribe(onEvent);
   let result: TurnResult;
   try {
-    result = await turn();
+    result = (await interruptible(io, turn)).value;
   } finally {
     subscription.unsubscribe();
   }
   if (midLine) io.write('\n');
-  if (!streamed && result.reply !== undefined) io.out(`assistant> ${result.reply}`);
-  if (result.error && result.status !== 'completed') io.out(`(${result.status}: ${result.error.code}: ${result.error.message})`);
+  if (!streamed && result.reply !== undefined) io.out(`assistant> ${escapeControl(result.reply)}`);
+  if (result.error && result.status !== 'completed') io.out(escapeControl(`(${result.status}: ${result.error.code}: ${result.error.message})`));
   return result;
 }
 
 /** Asks approve/reject for each waiting call; `undefined` when the input ended first. */
-async function askDecisions(io: CliIo, result: TurnResult, reader: LineReader): Promise<Decision[] | undefined> {
+async function askDecisions(io: CliIo, result: TurnResult, reader: LineReader, app: AppDescription): Promise<Decision[] | undefined> {
   const decisions: Decision[] = [];
   for (const call of result.suspended ?? []) {
     const allowed = call.ticket.allowedDecisions ?? ['approve', 'reject', 'edit'];
-    io.out(`${call.tool} (${call.callId}) waits for approval: ${clip(call.ticket.message, 200)}`);
+    for (const line of approvalLines(call, app)) io.out(line);
     const approve = await askYesNo(io, reader, allowed.includes('approve'));
     if (approve === undefined) return undefined;
     decisions.push({ callId: call.callId, decision: approve ? 'approve' : 'reject' });
@@ -114,6 +118,6 @@ async function askYesNo(io: CliIo, reader: LineReader, approvable: boolean): Pro
     const answer = line.trim();
     if (/^no?$/i.test(answer)) return false;
     if (/^y(es)?$/i.test(answer) && approvable) return true;
-    io.out(approvable ? `  please answer y (run it) or n (do not run it), not '${clip(answer, 40)}'` : `  only n is possible here, not '${clip(answer, 40)}'`);
+    io.out(approvable ? `  please answer y (run it) or n (do not run it), not '${escapeControl(clip(answer, 40))}'` : `  only n is possible here, not '${escapeControl(clip(answer, 40))}'`);
   }
 }

@@ -52,7 +52,7 @@ export function registerResumeCommand(program: Command, io: CliIo): void {
         }
         if (alreadyDecided.length > 0) io.err(`note: ${some} already decided; deciding the rest`);
         const session = openSession(cli, io, sessionId);
-        await printTurn(io, session, () => session.resume({ decisions: toApply }));
+        await printTurn(io, session, (signal) => session.resume({ decisions: toApply, signal }), cli.app.describe());
       });
     });
 }

@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
+import type { AppDescription } from '../../app/app-description.js';
 import type { Session } from '../../agent/session.js';
 import type { TurnResult } from '../../agent/turn-result.js';
 import { openSession, waitingCalls, withCliApp, type CliApp } from '../cli-app.js';
 import { usageError } from '../cli-errors.js';
 import type { CliIo } from '../cli-io.js';
+import { EXIT_INTERRUPTED, interruptible } from '../interruptible.js';
 import { toolActivityLine } from '../render/tool-activity.js';
 import { pendingLines, replyLines, summaryLine } from '../render/turn-summary.js';
 
@@ -19,7 +21,7 @@ export function registerRunCommand(program: Command, io: CliIo): void {
       await withCliApp(io, async (cli) => {
         const session = openSession(cli, io, options.session);
         await warnCancelled(io, cli, session.id);
-        await printTurn(io, session, () => session.send(message));
+        await printTurn(io, session, (signal) => session.send(message, { signal }), cli.app.describe());
       });
     });
 }
@@ -33,7 +35,7 @@ export async function warnCancelled(io: CliIo, cli: CliApp, sessionId: string): 
 }
 
 /** Runs a turn (a send or a resume) with tool activity, retries included, on stderr, then prints its outcome. */
-export async function printTurn(io: CliIo, session: Session, turn: () => Promise<TurnResult>): Promise<TurnResult> {
+export async function printTurn(io: CliIo, session: Session, turn: (signal: AbortSignal) => Promise<TurnResult>, app?: AppDescription): Promise<TurnResult> {
   let retries = 0;
   const activity = session.events$.subscribe((event) => {
     if (event.type === 'tool.retry') retries++;
@@ -43,13 +45,15 @@ export async function printTurn(io: CliIo, session: Session, turn: () => Promise
   const started = performance.now();
   let result: TurnResult;
   try {
-    result = await turn();
+    const outcome = await interruptible(io, turn);
+    result = outcome.value;
+    if (outcome.interrupted) io.exitCode = EXIT_INTERRUPTED;
   } finally {
     activity.unsubscribe();
   }
   for (const line of replyLines(result)) io.out(line);
-  for (const line of pendingLines(result, session.id)) io.out(line);
+  for (const line of pendingLines(result, session.id, app)) io.out(line);
   io.out(summaryLine(result, performance.now() - started, session.id, retries));
-  if (result.status === 'failed') io.exitCode = 1;
+  if (result.status === 'failed' && io.exitCode === 0) io.exitCode = 1;
   return result;
 }

@@ -4,11 +4,12 @@ import { TrellisError } from '../../errors/trellis-error.js';
 import { SqliteStore } from '../../stores/sqlite-store.js';
 import { cliStorePath } from '../cli-app.js';
 import type { CliIo } from '../cli-io.js';
+import { escapeControl } from '../render/terminal-text.js';
 import { MESSAGE_DISPLAY_LIMIT, transcriptLines } from '../render/transcript.js';
 
-/** `trellis sessions` lists stored sessions; `trellis sessions show <id>` prints one transcript. */
+/** `trellis sessions` lists stored sessions; `show <id>` prints one transcript; `delete <id>` removes one. */
 export function registerSessionsCommand(program: Command, io: CliIo): void {
-  const sessions = program.command('sessions').description('list stored sessions, or show one transcript');
+  const sessions = program.command('sessions').description('list stored sessions, show one transcript, or delete one');
   sessions
     .command('list', { isDefault: true })
     .description('list stored sessions, most recent first')
@@ -41,6 +42,21 @@ export function registerSessionsCommand(program: Command, io: CliIo): void {
         for (const line of transcriptLines(session, options.full === true)) io.out(line);
       } finally {
         await store?.close();
+      }
+    });
+  sessions
+    .command('delete')
+    .description('delete a stored session with its transcript and turns (also one that can no longer be read)')
+    .argument('<id>', 'the session id')
+    .action(async (id: string) => {
+      const path = await cliStorePath(io);
+      if (!existsSync(path)) throw new TrellisError('SessionNotFound', `No session '${id}': ${path} does not exist`, { hint: 'List sessions with: trellis sessions' });
+      const store = new SqliteStore({ path });
+      try {
+        if (!(await store.delete(id))) throw new TrellisError('SessionNotFound', `No session '${id}' in ${path}`, { hint: 'List sessions with: trellis sessions' });
+        io.out(`Deleted session ${escapeControl(id)}.`);
+      } finally {
+        await store.close();
       }
     });
 }

@@ -1,4 +1,5 @@
 import type { TrellisEvent } from '../../events/trellis-event.js';
+import { escapeControl } from './terminal-text.js';
 
 /** A tool event as one short line (`→ db.search {...}`, `← db.search ok`), or `undefined` for other events. */
 export function toolActivityLine(event: TrellisEvent): string | undefined {
@@ -8,7 +9,7 @@ export function toolActivityLine(event: TrellisEvent): string | undefined {
     case 'tool.finished':
       return event.ok ? `  ← ${event.tool} ok (${Math.round(event.durationMs)} ms)` : `  ← ${event.tool} failed: ${event.error?.code}: ${clip(event.error?.message ?? '')}`;
     case 'tool.suspended':
-      return `  ⏸ ${event.tool} (${event.callId}) waits for approval: ${clip(event.message)}`;
+      return `  ⏸ ${escapeControl(event.tool)} (${escapeControl(event.callId)}) waits for approval (full request below)`;
     case 'tool.retry':
       return `  ↻ ${event.tool} failed (${event.error.code}: ${clip(event.error.message, 80)}); attempt ${event.attempt} in ${event.delayMs} ms`;
     default:
@@ -16,8 +17,11 @@ export function toolActivityLine(event: TrellisEvent): string | undefined {
   }
 }
 
-/** Folds whitespace and cuts `text` to `max` characters. */
+/**
+ * Folds whitespace, escapes control characters and cuts `text` to `max` characters: for
+ * activity lines only. What a person approves is never clipped (see `approvalLines`).
+ */
 export function clip(text: string, max = 120): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  const flat = escapeControl(text.replace(/\s+/g, ' ').trim());
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }

@@ -1,4 +1,7 @@
 import type { StoredSession } from '../../stores/session-store.js';
+import type { PendingApproval } from '../../agent/turn-result.js';
+import { approvalLines } from './approval-prompt.js';
+import { escapeControl } from './terminal-text.js';
 import { clip } from './tool-activity.js';
 
 /** A user or assistant message longer than this is cut in `sessions show`, with a note saying so. */
@@ -11,7 +14,7 @@ export const MESSAGE_DISPLAY_LIMIT = 4000;
  */
 export function transcriptLines(session: StoredSession, full = false): string[] {
   const lines = [
-    `Session ${session.id} · agent ${session.agent} · ${session.turns.length} turn(s) · updated ${session.updatedAt}${session.suspension ? ' · waiting for approval' : ''}`,
+    `Session ${escapeControl(session.id)} · agent ${session.agent} · ${session.turns.length} turn(s) · updated ${session.updatedAt}${session.suspension ? ' · waiting for approval' : ''}`,
   ];
   for (const turn of session.turns) {
     lines.push(`Turn ${turn.index}: ${turn.status} · ${turn.rounds} round(s) · ${turn.toolCalls} tool call(s)${turn.error ? ` · ${turn.error.code}: ${clip(turn.error.message, 80)}` : ''}`);
@@ -24,13 +27,16 @@ export function transcriptLines(session: StoredSession, full = false): string[] 
     }
     if (message.content) {
       const text = full ? message.content : shorten(message.content, session.id);
-      lines.push(`${message.role}: ${text.split('\n').join(`\n${' '.repeat(message.role.length + 2)}`)}`);
+      lines.push(`${message.role}: ${escapeControl(text).split('\n').join(`\n${' '.repeat(message.role.length + 2)}`)}`);
     }
     for (const call of message.toolCalls ?? []) lines.push(`  call ${call.name} (${call.id}) ${clip(call.arguments, 140)}`);
   }
-  const suspension = session.suspension as { input?: string; pending?: { callId: string; tool: string }[] } | null;
-  if (suspension?.input !== undefined) lines.push(`user (turn in progress): ${suspension.input}`);
-  for (const p of suspension?.pending ?? []) lines.push(`  waiting: ${p.tool} (${p.callId}) — trellis resume ${session.id} --approve ${p.callId}`);
+  const suspension = session.suspension as { input?: string; pending?: PendingApproval[] } | null;
+  if (suspension?.input !== undefined) lines.push(`user (turn in progress): ${escapeControl(suspension.input)}`);
+  for (const p of suspension?.pending ?? []) {
+    lines.push(...approvalLines(p).map((line) => `  ${line}`));
+    lines.push(`    decide: trellis resume ${session.id} --approve ${p.callId}   (or --reject ${p.callId})`);
+  }
   return lines;
 }
 

@@ -1,5 +1,7 @@
 import type { TurnResult } from '../../agent/turn-result.js';
-import { clip } from './tool-activity.js';
+import type { AppDescription } from '../../app/app-description.js';
+import { approvalLines } from './approval-prompt.js';
+import { escapeControl } from './terminal-text.js';
 
 /** `completed · 3 rounds · 2 tools · 1 retry · 841 tokens · 0.4 s · session abc` (retries only when there were some). */
 export function summaryLine(result: TurnResult, elapsedMs: number, sessionId: string, retries = 0): string {
@@ -10,9 +12,9 @@ export function summaryLine(result: TurnResult, elapsedMs: number, sessionId: st
 }
 
 /** What a suspended turn waits for, and the command that decides it. */
-export function pendingLines(result: TurnResult, sessionId: string): string[] {
+export function pendingLines(result: TurnResult, sessionId: string, app?: AppDescription): string[] {
   if (result.status !== 'suspended') return [];
-  const lines = (result.suspended ?? []).map((p) => `Waiting for approval: ${p.tool} (${p.callId}) — ${clip(p.ticket.message)}`);
+  const lines = (result.suspended ?? []).flatMap((p) => approvalLines(p, app));
   const first = result.suspended?.[0]?.callId ?? '<callId>';
   lines.push(`Decide with: trellis resume ${sessionId} --approve ${first}   (or --reject ${first})`);
   return lines;
@@ -20,8 +22,8 @@ export function pendingLines(result: TurnResult, sessionId: string): string[] {
 
 /** The reply, or why there is none. */
 export function replyLines(result: TurnResult): string[] {
-  if (result.reply !== undefined) return result.reply.split('\n');
-  if (result.error) return [`(${result.status}: ${result.error.code}: ${result.error.message})`];
+  if (result.reply !== undefined) return escapeControl(result.reply).split('\n');
+  if (result.error) return [escapeControl(`(${result.status}: ${result.error.code}: ${result.error.message})`)];
   return [];
 }
 

@@ -9,7 +9,7 @@ import { openDeskDatabase } from '../../../examples/sql-report-desk/desk-databas
 import { BAD_QUERY, deskScriptedModel, GOOD_QUERY } from '../../../examples/sql-report-desk/desk-model.js';
 import { csvField } from '../../../examples/sql-report-desk/plugins/export.plugin.js';
 import { SQL_RULES } from '../../../examples/sql-report-desk/plugins/sql-strategy.plugin.js';
-import { runReadOnlyQuery } from '../../../examples/sql-report-desk/read-only-query.js';
+import { ReadOnlyQueries } from '../../../examples/sql-report-desk/read-only-query.js';
 
 let dir: string;
 let apps: Trellis[] = [];
@@ -69,10 +69,12 @@ describe('db.search: read-only SQL', () => {
     expect(call.error!.message).toContain('no such column: o.total');
   });
 
-  it('opens the database read-only and cuts results at the limit', () => {
+  it('opens the database read-only and cuts results at the limit', async () => {
     const db: Database.Database = openDeskDatabase(join(dir, 'desk.db'));
+    const queries = new ReadOnlyQueries(db);
     expect(db.readonly).toBe(true);
-    expect(runReadOnlyQuery(db, 'SELECT id FROM orders ORDER BY id', 3)).toEqual({ columns: ['id'], rows: [{ id: 1 }, { id: 2 }, { id: 3 }], rowCount: 3, truncated: true });
+    expect(await queries.run('SELECT id FROM orders ORDER BY id', { maxRows: 3 })).toEqual({ columns: ['id'], rows: [{ id: 1 }, { id: 2 }, { id: 3 }], rowCount: 3, truncated: true, truncatedBy: 'rows' });
+    queries.close();
     db.close();
   });
 });

@@ -111,7 +111,7 @@ describe('LoggingMiddleware', () => {
         throw new Error('inner crash');
       }),
     ).rejects.toThrow('inner crash');
-    expect(records[1]).toMatchObject({ level: 40, event: 'tool.finish', ok: false, err: { message: 'inner crash' } });
+    expect(records[1]).toMatchObject({ level: 40, event: 'tool.finish', ok: false, error: { message: 'inner crash' } });
   });
 
   it('creates a default pino logger when none is bound', () => {

@@ -10,9 +10,9 @@ describe('redact', () => {
     expect(input).toEqual({ password: 'p', keep: { token: 't' } });
   });
 
-  it('matches key names ignoring case, dashes and underscores', () => {
+  it('matches key names ignoring case, dashes and underscores (x-api-key is a secret name too)', () => {
     expect(redact({ 'X-Api-Key': 1, api_key: 2, APIKEY: 3, apikeys: 4 }, defaults)).toEqual({
-      'X-Api-Key': 1,
+      'X-Api-Key': REDACTED,
       api_key: REDACTED,
       APIKEY: REDACTED,
       apikeys: 4,

@@ -128,3 +128,30 @@ describe('ScriptedModel', () => {
     expect(model.calls[1]).toBe(second);
   });
 });
+
+describe('ScriptedModel keeps only its latest requests', () => {
+  const request = (n: number) => ({ messages: [{ role: 'user' as const, content: `m${n}` }], tools: [], inference: {} }) as unknown as Parameters<ScriptedModel['call']>[0];
+
+  it('holds the last keepCalls requests and counts them all', async () => {
+    const model = new ScriptedModel(() => 'ok', { keepCalls: 100 });
+    for (let i = 0; i < 5_000; i++) await model.call(request(i));
+    expect(model.calls).toHaveLength(100);
+    expect(model.callCount).toBe(5_000);
+    expect(model.calls[0]!.messages[0]!.content).toBe('m4900');
+    expect(model.calls.at(-1)!.messages[0]!.content).toBe('m4999');
+  });
+
+  it('keeps 1,000 by default, and none with keepCalls: 0', async () => {
+    const model = new ScriptedModel(() => 'ok');
+    for (let i = 0; i < 1_500; i++) await model.call(request(i));
+    expect(model.calls).toHaveLength(1_000);
+    const none = new ScriptedModel(() => 'ok', { keepCalls: 0 });
+    await none.call(request(1));
+    expect(none.calls).toHaveLength(0);
+    expect(none.callCount).toBe(1);
+  });
+
+  it('refuses a negative keepCalls', () => {
+    expect(() => new ScriptedModel(['x'], { keepCalls: -1 })).toThrow(expect.objectContaining({ code: 'InvalidOptions' }));
+  });
+});

@@ -117,9 +117,12 @@ describe('validateDto', () => {
       expect(result.ok && 'drop' in result.value).toBe(false);
     });
 
-    it('never lets __proto__ or constructor through to the instance', () => {
+    it('refuses __proto__ and constructor like undeclared properties, and never lets them through to the instance', () => {
       const result = validateDto(SearchInput, JSON.parse('{"sql":"x","__proto__":{"polluted":1},"constructor":1}'));
-      expect(result.ok && Object.getPrototypeOf(result.value)).toBe(SearchInput.prototype);
+      expect(result.ok).toBe(false);
+      expect(!result.ok && result.errors.map((e) => e.path)).toEqual(['__proto__', 'constructor']);
+      const stripped = validateDto(SearchInput, JSON.parse('{"sql":"x","__proto__":{"polluted":1}}'), { forbidUnknown: false });
+      expect(stripped.ok && Object.getPrototypeOf(stripped.value)).toBe(SearchInput.prototype);
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     });
   });

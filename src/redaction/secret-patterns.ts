@@ -1,0 +1,30 @@
+/**
+ * Key names whose values are secrets, matched on the name lower-cased without `-`, `_`
+ * and `.`, anchored at its end: `accessToken`, `api_token`, `x-api-key`, `clientSecret`,
+ * `privateKey`, `passwd`, `Authorization`, `set-cookie` match; `inputTokens`, `maxTokens`,
+ * `author`, `sessionId` do not.
+ */
+export const SECRET_KEY = /(?:password|passwd|passphrase|secret|token|apikey|privatekey|secretkey|accesskey|signingkey|credentials?|auth|authorization|bearer|cookies?|setcookie|sessionkey)$/;
+
+/** What a redacted value is replaced with. */
+export const REDACTED = '[Redacted]';
+
+/** Shapes of secrets inside text, each replaced in place; the first group (if any) is kept. */
+export const SECRET_VALUE_PATTERNS: readonly RegExp[] = [
+  // Authorization header values.
+  /\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi,
+  /\b(Basic\s+)[A-Za-z0-9+/=]{12,}/g,
+  // JSON Web Tokens: two base64url JSON parts and a signature.
+  /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g,
+  // Vendor API keys by prefix: OpenAI/Anthropic (sk-, sk-proj-, sk-ant-), Stripe, GitHub, GitLab, Slack, AWS, Google, npm.
+  /\bsk-[A-Za-z0-9_-]{16,}/g,
+  /\b[rsp]k_(?:live|test)_[A-Za-z0-9]{10,}/g,
+  /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/g,
+  /\bglpat-[A-Za-z0-9_-]{20,}/g,
+  /\bxox[abposr]-[A-Za-z0-9-]{10,}/g,
+  /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g,
+  /\bAIza[0-9A-Za-z_-]{35}/g,
+  /\bnpm_[A-Za-z0-9]{36}\b/g,
+  // `password=…`, `"api_key": "…"`, `token: …` written out in text, URLs and echoed JSON.
+  /((?<![A-Za-z0-9])["']?(?:[a-z]+[-_])?(?:password|passwd|secret|api[-_]?key|access[-_]?token|refresh[-_]?token|token|authorization)["']?\s*[:=]\s*["']?)(?!\[Redacted\]|Bearer\b|Basic\b)[^\s"'&,;}]{4,}/gi,
+];

@@ -1,0 +1,83 @@
+import 'reflect-metadata';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type Database from 'better-sqlite3';
+import { MemoryStore, ScriptedModel } from '../../../index.js';
+import { createDeskApp, DESK_AGENT } from '../../../examples/sql-report-desk/desk-app.js';
+import { openDeskDatabase } from '../../../examples/sql-report-desk/desk-database.js';
+import { ReadOnlyQueries } from '../../../examples/sql-report-desk/read-only-query.js';
+
+const ENDLESS = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c';
+
+let dir: string;
+let db: Database.Database;
+let queries: ReadOnlyQueries;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'trellis-query-'));
+  db = openDeskDatabase(join(dir, 'desk.db'));
+  queries = new ReadOnlyQueries(db, { timeoutMs: 1_000, maxRows: 500, maxCellChars: 100, maxResultBytes: 4_096 });
+});
+
+afterEach(() => {
+  queries.close();
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a query that never ends is stopped and the host keeps running', () => {
+  it('an endless recursive CTE is SqlTimeout after timeoutMs; the event loop ticked meanwhile; the next query works', async () => {
+    let ticks = 0;
+    const ticker = setInterval(() => (ticks += 1), 50);
+    const started = Date.now();
+    try {
+      await expect(queries.run(ENDLESS)).rejects.toMatchObject({ code: 'SqlTimeout', message: expect.stringContaining('1000 ms') });
+    } finally {
+      clearInterval(ticker);
+    }
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(1_000);
+    expect(took).toBeLessThan(5_000);
+    expect(ticks).toBeGreaterThanOrEqual(10);
+    expect(await queries.run('SELECT count(*) AS n FROM orders')).toMatchObject({ rows: [{ n: 10 }] });
+  });
+
+  it('through the agent: db.search answers SqlTimeout as a tool result and the turn completes', async () => {
+    const app = await createDeskApp({ store: new MemoryStore(), databasePath: join(dir, 'desk.db'), exportDir: join(dir, 'exports'), logFile: false });
+    try {
+      const model = new ScriptedModel([{ toolCalls: [{ name: 'db.search', args: { sql: ENDLESS } }] }, 'gave up']);
+      const result = await app.agent({ ...DESK_AGENT, model }).session().send('count forever');
+      expect(result.status).toBe('completed');
+      expect(result.toolCalls[0]).toMatchObject({ ok: false, error: { code: 'SqlTimeout', retryable: false } });
+    } finally {
+      await app.stop();
+    }
+  }, 15_000);
+});
+
+describe('results are capped: rows, cells, bytes, blobs', () => {
+  it('zeroblob(50000000) comes back as a short summary, not 50 million numbers', async () => {
+    // Building 50 MB takes SQLite about a second on a busy machine: this test is about size, not time.
+    const result = await queries.run('SELECT zeroblob(50000000) AS b, 1 AS n', { timeoutMs: 15_000 });
+    expect(result.rows).toEqual([{ b: '[blob 50000000 bytes]', n: 1 }]);
+    expect(JSON.stringify(result).length).toBeLessThan(200);
+  }, 20_000);
+
+  it('a long text cell is cut to maxCellChars with its length', async () => {
+    const result = await queries.run("SELECT printf('%.*c', 100000, 'x') AS t");
+    expect(result.rows[0]!.t).toBe(`${'x'.repeat(100)}… [100000 characters]`);
+  });
+
+  it('rows stop at maxResultBytes, and the result says so', async () => {
+    const result = await queries.run("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 400) SELECT x, printf('%.*c', 50, 'y') AS pad FROM c");
+    expect(result).toMatchObject({ truncated: true, truncatedBy: 'bytes' });
+    expect(Buffer.byteLength(JSON.stringify(result.rows))).toBeLessThanOrEqual(4_096);
+    expect(result.rows.length).toBeGreaterThan(10);
+  });
+
+  it('rows stop at maxRows', async () => {
+    const result = await queries.run('WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT x FROM c', { maxRows: 7 });
+    expect(result).toMatchObject({ rowCount: 7, truncated: true, truncatedBy: 'rows' });
+  });
+});

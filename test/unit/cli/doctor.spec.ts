@@ -1,0 +1,121 @@
+import 'reflect-metadata';
+import { closeSync, mkdtempSync, openSync, realpathSync, rmSync, statSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import Database from 'better-sqlite3';
+import type { CliIo } from '../../../src/cli/cli-io.js';
+import { runCli } from '../../../src/cli/program.js';
+import { SqliteStore, type SessionCheckpoint } from '../../../index.js';
+
+interface FakeIo extends CliIo {
+  readonly stdout: string[];
+  readonly stderr: string[];
+}
+
+let cwd: string;
+let dbPath: string;
+
+beforeEach(() => {
+  cwd = realpathSync(mkdtempSync(join(tmpdir(), 'trellis-doctor-')));
+  dbPath = join(cwd, '.trellis', 'trellis.db');
+});
+
+afterEach(() => rmSync(cwd, { recursive: true, force: true }));
+
+function fakeIo(): FakeIo {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return { stdout, stderr, write: (t) => void stdout.push(t), out: (l = '') => void stdout.push(`${l}\n`), err: (l) => void stderr.push(l), stdin: Readable.from(['']), cwd, env: {}, exitCode: 0 };
+}
+
+async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const io = fakeIo();
+  const code = await runCli(['node', 'trellis', ...args], io);
+  return { code, out: io.stdout.join(''), err: io.stderr.join('\n') };
+}
+
+async function seed(ids: string[], filler = 'hello'): Promise<void> {
+  const store = SqliteStore.open(dbPath);
+  for (const id of ids) {
+    await store.checkpoint({
+      sessionId: id, agent: 'a', expectedRevision: 0, state: {}, suspension: null,
+      append: [{ role: 'user', content: filler }],
+      turn: { index: 0, input: 'hi', status: 'completed', rounds: 1, toolCalls: 0, usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 }, startedAt: '', finishedAt: '' },
+    } as unknown as SessionCheckpoint);
+  }
+  await store.close();
+}
+
+function breakRow(id: string): void {
+  const db = new Database(dbPath);
+  db.prepare("UPDATE sessions SET state = '{oops' WHERE id = ?").run(id);
+  db.close();
+}
+
+describe('an unreadable session has a way out', () => {
+  it('sessions show names the session and the delete command; delete removes it; doctor is clean again', async () => {
+    await seed(['good', 'broken']);
+    breakRow('broken');
+
+    const shown = await cli('sessions', 'show', 'broken');
+    expect(shown.code).toBe(1);
+    expect(shown.err).toContain('Stored session "broken" cannot be read');
+    expect(shown.err).toContain('trellis sessions delete broken');
+
+    const sick = await cli('doctor');
+    expect(sick.code).toBe(1);
+    expect(sick.out).toContain('ok      integrity: integrity check passed');
+    expect(sick.out).toMatch(/ok {6}schema: schema version \d+ \(current\)/);
+    expect(sick.out).toContain('PROBLEM session: 1 of 2 stored session(s) read back');
+    expect(sick.out).toContain('fix: trellis sessions delete broken');
+
+    const deleted = await cli('sessions', 'delete', 'broken');
+    expect(deleted).toMatchObject({ code: 0, out: 'Deleted session broken.\n' });
+    expect((await cli('sessions', 'delete', 'broken')).code).toBe(1);
+
+    const healthy = await cli('doctor');
+    expect(healthy.code).toBe(0);
+    expect(healthy.out).toContain('1 of 1 stored session(s) read back');
+    expect(healthy.out).toContain('No problems found.');
+    expect((await cli('sessions', 'show', 'good')).code).toBe(0);
+  });
+});
+
+describe('trellis doctor', () => {
+  it('reports a damaged file from SQLite integrity_check', async () => {
+    await seed(Array.from({ length: 60 }, (_, i) => `s${i}`), 'x'.repeat(3_000));
+    const db = new Database(dbPath);
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    db.close();
+    // Scribble over a page in the middle of the file (not the header).
+    const size = statSync(dbPath).size;
+    const fd = openSync(dbPath, 'r+');
+    writeSync(fd, Buffer.alloc(4096, 0x41), 0, 4096, Math.floor(size / 2 / 4096) * 4096);
+    closeSync(fd);
+
+    const result = await cli('doctor');
+    expect(result.code).toBe(1);
+    // Depending on which page the scribble hits, SQLite lists the damage or refuses to run the check at all.
+    expect(result.out).toMatch(/PROBLEM integrity: integrity check (failed|could not run): .*malformed|PROBLEM integrity: integrity check failed/);
+  });
+
+  it('reports a file that is not a Trellis store', async () => {
+    const store = new Database(join(cwd, 'other.db'));
+    store.exec('CREATE TABLE t (x)');
+    store.close();
+    rmSync(join(cwd, '.trellis'), { recursive: true, force: true });
+    const { mkdirSync, copyFileSync } = await import('node:fs');
+    mkdirSync(join(cwd, '.trellis'));
+    copyFileSync(join(cwd, 'other.db'), dbPath);
+    const result = await cli('doctor');
+    expect(result.code).toBe(1);
+    expect(result.out).toContain('PROBLEM schema: this is not a Trellis session store');
+  });
+
+  it('is content when there is no store yet', async () => {
+    const result = await cli('doctor');
+    expect(result).toMatchObject({ code: 0 });
+    expect(result.out).toContain('no store file');
+  });
+});
