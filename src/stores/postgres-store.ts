@@ -1,4 +1,5 @@
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type pg from 'pg';
 import { TrellisError } from '../errors/trellis-error.js';
 import { encodeCheckpoint, StoredRowDecoder } from './checkpoint-codec.js';
 import { nextRevision, type StoredHead } from './checkpoint-revision.js';
@@ -246,7 +247,9 @@ function poolFrom(options: PostgresStoreOptions): { pool: pg.Pool; owns: boolean
   if (max !== undefined && (!Number.isSafeInteger(max) || max < 1)) {
     throw new TrellisError('InvalidOptions', `PostgresStore maxConnections must be a whole number of at least 1; got ${String(max)}`, { details: { maxConnections: max } });
   }
-  const pool = new pg.Pool({ connectionString: options.url, max: max ?? 10, connectionTimeoutMillis: 10_000, application_name: 'trellis' });
+  // pg loads when a store opens by URL, not when Trellis is imported.
+  const { Pool } = createRequire(import.meta.url)('pg') as typeof pg;
+  const pool = new Pool({ connectionString: options.url, max: max ?? 10, connectionTimeoutMillis: 10_000, application_name: 'trellis' });
   // An idle connection that the server drops emits 'error' on the pool; unheard, it would
   // kill the process. The next query simply gets a fresh connection or a StoreUnavailable.
   pool.on('error', () => undefined);

@@ -53,7 +53,7 @@ describe('trellis CLI (in process)', () => {
   it.each([
     [['frobnicate'], 2, /^trellis: unknown command 'frobnicate'/],
     [['run'], 2, /^trellis: missing required argument 'message'/],
-    [['resume', 's1'], 2, /^trellis: resume needs at least one --approve <callId>, --reject <callId> or --edit <callId>=<json>/],
+    [['resume', 's1'], 2, /^trellis: resume needs at least one --approve <callId>, --reject <callId>, --edit <callId>=<json>, --retry <callId> or --skip <callId>/],
     [['resume', 'nope', '--approve', 'call_1'], 1, /^trellis: No session 'nope' in .*List sessions with: trellis sessions$/],
     [['sessions', 'show', 'nope'], 1, /^trellis: No session 'nope' in /],
   ])('`trellis %j` fails with exit %d and one line on stderr', async (args, code, message) => {
