@@ -10,17 +10,34 @@ const main = document.getElementById('main');
 const live = document.getElementById('live');
 const stream = document.getElementById('stream');
 let timer;
+// A form's refusal outlives a re-render of #main (live events may re-render it at any time).
+const refusals = new Map();
+const formKey = (form) => form.dataset.post + '|' + (form.dataset.call || '');
 
 async function refresh() {
   const url = main && main.dataset.fragment;
   if (!url) return;
   const response = await fetch(url, { headers: { accept: 'text/html' } });
-  if (response.ok) main.innerHTML = await response.text();
+  if (!response.ok) return;
+  main.innerHTML = await response.text();
+  for (const form of main.querySelectorAll('form[data-post]')) {
+    const kept = refusals.get(formKey(form));
+    const line = form.querySelector('.error');
+    if (kept && line) line.textContent = kept;
+  }
+}
+
+// Live events re-render #main, but never under the user's hands: while a field of a form in
+// #main has focus, the re-render waits (a submit re-renders at once after a success).
+function refreshLive() {
+  const active = document.activeElement;
+  if (main && active && main.contains(active) && active.closest('form')) return refreshSoon();
+  refresh();
 }
 
 function refreshSoon() {
   clearTimeout(timer);
-  timer = setTimeout(refresh, 120);
+  timer = setTimeout(refreshLive, 120);
 }
 
 function logLine(event) {
@@ -67,6 +84,7 @@ document.addEventListener('submit', async (event) => {
   const error = form.querySelector('.error');
   const buttons = [...form.querySelectorAll('button')];
   error.textContent = '';
+  refusals.delete(formKey(form));
   let body;
   try {
     body = form.dataset.kind === 'message' ? { message: form.elements.message.value } : decisionOf(form, event.submitter);
@@ -81,6 +99,7 @@ document.addEventListener('submit', async (event) => {
     const result = await response.json().catch(() => ({}));
     if (!response.ok) {
       error.textContent = (result.error && (result.error.code + ': ' + result.error.message)) || 'The server refused (' + response.status + ')';
+      refusals.set(formKey(form), error.textContent);
     } else {
       ok = true;
       if (form.dataset.kind === 'message') form.reset();

@@ -80,7 +80,7 @@ const ok = await haveService('chromium', 'trellis dev browser tests');
     expect(kinds).toEqual(expect.arrayContaining(['suspended', 'resumed', 'tool', 'model', 'round']));
     await screenshotForDocs(page, 'dev-session');
     expect(pageErrors).toEqual([]);
-  });
+  }, 60_000);
 
   it('shows the plugins page', async () => {
     await page.goto(`${f.base}/plugins`);
