@@ -70,7 +70,8 @@ export class TurnRunner {
       this.checkCancelled();
       // A point without handlers is skipped here, before its payload is built or awaited.
       const hooks = env.view.hooks;
-      const recalled = await env.hooks.run('memory.read', { input: this.input, messages: this.messages }, env.site);
+      const recalling = env.hooks.run('memory.read', { input: this.input, messages: this.messages }, env.site);
+      const recalled = recalling instanceof Promise ? await recalling : recalling;
       const offered = hooks['tool.register'].length === 0 && hooks['tool.select'].length === 0 ? filterTools(env.view.tools, env.site.scope.turn!.values) : await this.selectTools();
       const contextMessages = env.site.scope.turn!.values[KERNEL_KEYS.contextMessages] as ChatMessage[] | undefined;
       let request: InferenceRequest = {
@@ -79,7 +80,8 @@ export class TurnRunner {
         inference: mergeInference(limits.inference, env.site.scope.turn!.values),
       };
       if (env.view.transforms.length > 0) request = await this.transform(request);
-      request = await env.hooks.run('llm.before', request, env.site);
+      const before = env.hooks.run('llm.before', request, env.site);
+      request = before instanceof Promise ? await before : before;
       // Round overrides and filters set before this call applied to it; ones set from here on apply to the next.
       this.clearRoundKeys();
       this.checkCancelled();
@@ -94,7 +96,8 @@ export class TurnRunner {
         signal: env.site.signal,
         onDelta: !env.observed() ? undefined : limits.streamText === 'final' ? (delta) => delta.type !== 'text' && env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }) : (delta) => env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }),
       });
-      response = await env.hooks.run('llm.after', response, env.site);
+      const after = env.hooks.run('llm.after', response, env.site);
+      response = after instanceof Promise ? await after : after;
       this.addUsage(response);
       if (env.observed()) env.emit({ type: 'round.finished', sessionId: env.sessionId, turn: env.turnIndex, round, model: response.model, usage: response.usage });
       this.messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls.length > 0 ? response.toolCalls : undefined });

@@ -42,6 +42,9 @@ export type HookOutcome<P extends HookPoint> = Spec<P>['mode'] extends 'pipeline
       ? GateDecision
       : void;
 
+/** A value, or a promise of it: `run` answers at once when a point has no handlers. */
+export type Awaitable<T> = T | Promise<T>;
+
 const ALLOW: GateDecision = Object.freeze({ kind: 'allow' });
 const GATE_RANK = { block: 3, suspend: 2, setResult: 1 } as const;
 const NO_ITEMS: readonly never[] = Object.freeze([]) as readonly never[];
@@ -64,27 +67,28 @@ export class HookEngine {
    * const received = await hooks.run('message.received', text, site);
    * if (isStop(received)) return blocked(received.reason);
    */
-  run<P extends HookPoint>(point: P, payload: HookPayload<P>, site: HookSite): Promise<HookOutcome<P>> {
+  run<P extends HookPoint>(point: P, payload: HookPayload<P>, site: HookSite): Awaitable<HookOutcome<P>> {
     const hooks = site.hooks[point];
     const spec: { mode: string; reverse?: boolean } = HOOK_POINTS[point];
-    let out: Promise<unknown>;
+    // A point without handlers answers synchronously: the hot path awaits only real work.
+    let out: unknown;
     switch (spec.mode) {
       case 'pipeline':
-        out = hooks.length === 0 ? Promise.resolve(payload) : this.pipeline(point, hooks, payload, site);
+        out = hooks.length === 0 ? payload : this.pipeline(point, hooks, payload, site);
         break;
       case 'collect':
-        out = hooks.length === 0 ? Promise.resolve(NO_ITEMS) : this.collect(point, hooks, payload, site);
+        out = hooks.length === 0 ? NO_ITEMS : this.collect(point, hooks, payload, site);
         break;
       case 'gate':
-        out = hooks.length === 0 ? Promise.resolve(ALLOW) : this.gate(point, hooks, payload, site);
+        out = hooks.length === 0 ? ALLOW : this.gate(point, hooks, payload, site);
         break;
       case 'parallel':
-        out = hooks.length === 0 ? Promise.resolve() : this.concurrent(point, hooks, payload, site);
+        out = hooks.length === 0 ? undefined : this.concurrent(point, hooks, payload, site);
         break;
       default:
-        out = hooks.length === 0 ? Promise.resolve() : this.sequential(point, hooks, payload, site, spec.reverse === true);
+        out = hooks.length === 0 ? undefined : this.sequential(point, hooks, payload, site, spec.reverse === true);
     }
-    return out as Promise<HookOutcome<P>>;
+    return out as Awaitable<HookOutcome<P>>;
   }
 
   /** Each handler gets the previous one's value; a returned value replaces it, nothing keeps it. */

@@ -49,7 +49,8 @@ export async function executeToolCall(env: TurnEnv, call: ModelToolCall, round: 
     return finish(env, info, undefined, errorResult('ToolNotFound', `There is no tool '${call.name}' in this round. Call one of: ${known}`), started);
   }
   if (!options.approved) {
-    const decision = await env.hooks.run('tool.gate', info, env.site);
+    const deciding = env.hooks.run('tool.gate', info, env.site);
+    const decision = deciding instanceof Promise ? await deciding : deciding;
     if (decision.kind === 'block') {
       const error: ToolErrorInfo = { code: 'Blocked', message: `Blocked by ${decision.by}: ${decision.reason}`, retryable: false };
       if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: call.id, tool: call.name, ok: false, durationMs: performance.now() - started, error });
@@ -61,7 +62,8 @@ export async function executeToolCall(env: TurnEnv, call: ModelToolCall, round: 
     }
     if (decision.kind === 'setResult') return finish(env, info, tool, { ok: true, value: decision.value }, started);
   }
-  const before = await env.hooks.run('tool.before_call', info, env.site);
+  const beforeCall = env.hooks.run('tool.before_call', info, env.site);
+  const before = beforeCall instanceof Promise ? await beforeCall : beforeCall;
   if (isStop(before)) {
     return finish(env, info, tool, errorResult('Blocked', `The call to ${tool.name} was blocked: ${before.reason}. Do not retry it unchanged`), started);
   }
@@ -179,7 +181,8 @@ async function finish(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool | u
     ? { kind: 'tool_result', call: info, ok: true, value: result.value }
     : { kind: 'tool_result', call: info, ok: false, error: result.error };
   if (tool) {
-    outcome = await env.hooks.run(result.ok ? 'tool.after_call' : 'tool.error', outcome, env.site);
+    const after = env.hooks.run(result.ok ? 'tool.after_call' : 'tool.error', outcome, env.site);
+    outcome = after instanceof Promise ? await after : after;
     const record = outcome.ok ? outcome.value : { error: outcome.error };
     commitKernelWrites(env.site.scope, env.registry, [
       turnValue(`${tool.name}.result`, record),
@@ -190,7 +193,8 @@ async function finish(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool | u
       ]),
     ]);
   }
-  await env.hooks.run('memory.write', outcome, env.site);
+  const writing = env.hooks.run('memory.write', outcome, env.site);
+  if (writing instanceof Promise) await writing;
   const durationMs = performance.now() - started;
   const error: ToolErrorInfo | undefined = outcome.ok ? undefined : outcome.error;
   if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: info.callId, tool: info.tool, ok: outcome.ok, durationMs, error });

@@ -35,19 +35,19 @@ export class KernelHarness {
 
   /** Runs a pipeline point; payloads are loosely typed here, since tests feed odd values on purpose. */
   pipeline<T>(point: HookPoint, value: T, at: RunAt = {}): Promise<T | HookResult> {
-    return kernelOf(this.app).hooks.run(point, value as never, this.run(at)) as Promise<T | HookResult>;
+    return Promise.resolve(kernelOf(this.app).hooks.run(point, value as never, this.run(at))) as Promise<T | HookResult>;
   }
 
   parallel(point: HookPoint, payload: unknown, at: RunAt = {}): Promise<void> {
-    return kernelOf(this.app).hooks.run(point, payload as never, this.run(at)) as Promise<void>;
+    return Promise.resolve(kernelOf(this.app).hooks.run(point, payload as never, this.run(at))) as Promise<void>;
   }
 
   collect<T>(point: HookPoint, payload: unknown, at: RunAt = {}): Promise<T[]> {
-    return kernelOf(this.app).hooks.run(point, payload as never, this.run(at)) as unknown as Promise<T[]>;
+    return Promise.resolve(kernelOf(this.app).hooks.run(point, payload as never, this.run(at))) as unknown as Promise<T[]>;
   }
 
   gate(call: unknown, at: RunAt = {}): Promise<GateDecision> {
-    return kernelOf(this.app).hooks.run('tool.gate', call as never, this.run(at));
+    return Promise.resolve(kernelOf(this.app).hooks.run('tool.gate', call as never, this.run(at)));
   }
 
   /** Session-level committed values of a session. */
