@@ -3,18 +3,13 @@ import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import type { CliIo } from '../../../src/cli/cli-io.js';
 import { runCli } from '../../../src/cli/program.js';
 import { describeError, errorLines } from '../../../src/cli/cli-errors.js';
 import { cliCwd, processIo } from '../../../src/cli/cli-io.js';
 import { TrellisError } from '../../../src/errors/trellis-error.js';
 import { PassThrough, Writable } from 'node:stream';
 import { modelFromEnv } from '../../../src/cli/model-from-env.js';
-
-interface FakeIo extends CliIo {
-  readonly stdout: string[];
-  readonly stderr: string[];
-}
+import { fakeCliIo, type FakeCliIo } from '../../support/fake-cli-io.js';
 
 let cwd: string;
 
@@ -24,23 +19,9 @@ beforeEach(() => {
 
 afterEach(() => rmSync(cwd, { recursive: true, force: true }));
 
-function fakeIo(input = ''): FakeIo {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  return {
-    stdout,
-    stderr,
-    write: (text) => void stdout.push(text),
-    out: (line = '') => void stdout.push(`${line}\n`),
-    err: (line) => void stderr.push(line),
-    stdin: Readable.from([input]),
-    cwd,
-    env: {},
-    exitCode: 0,
-  };
-}
+const fakeIo = (input = ''): FakeCliIo => fakeCliIo(cwd, input);
 
-const cli = (io: FakeIo, ...args: string[]) => runCli(['node', 'trellis', ...args], io);
+const cli = (io: FakeCliIo, ...args: string[]) => runCli(['node', 'trellis', ...args], io);
 
 describe('trellis CLI (in process)', () => {
   it.each(['run', 'chat', 'plugins', 'sessions', 'resume'])('prints help for `%s` and exits 0', async (command) => {
