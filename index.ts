@@ -18,9 +18,9 @@ export { Session, type SendOptions, type ResumeOptions } from './src/agent/sessi
 export type { AgentSpec } from './src/agent/agent-spec.js';
 export type { DirectCallOptions, DirectCallResult } from './src/agent/direct-tool-call.js';
 export type { TurnResult, TurnStatus, ToolCallRecord, PendingApproval, Decision, TurnUsage } from './src/agent/turn-result.js';
-export type { InferenceRequest } from './src/agent/inference-request.js';
+export type { InferenceRequest } from './src/contract/hook-payloads.js';
 export type { SuspensionRecord } from './src/agent/suspension-record.js';
-export type { ToolCallInfo, ToolCallOutcome, TurnExchange } from './src/tools/tool-call.js';
+export type { ToolCallInfo, ToolCallOutcome, TurnExchange, ToolCandidate } from './src/contract/hook-payloads.js';
 
 // Decorators (and inversify's, re-exported so plugins and middleware need no inversify import of their own)
 export { inject, injectable, optional } from 'inversify';

@@ -7,7 +7,7 @@ import type { RegisteredTool } from '../plugin/plugin-member.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import { commitKernelWrites, turnValue } from '../state/kernel-writes.js';
 import { toolMessage } from '../tools/tool-pipeline.js';
-import type { InferenceRequest } from './inference-request.js';
+import type { InferenceRequest } from '../contract/hook-payloads.js';
 import { filterTools, mergeInference, ROUND_KEYS, roundMessages, toolDefinitions } from './round-request.js';
 import { carriedTurnValues, SUSPENSION_VERSION, type SuspensionRecord } from './suspension-record.js';
 import { runToolBatch, type BatchOutcome } from './tool-batch.js';

@@ -1,1 +1,0 @@
-export type { InferenceRequest } from '../contract/hook-payloads.js';

@@ -1,1 +1,0 @@
-export type { ToolCallInfo, ToolCallOutcome, TurnExchange } from '../contract/hook-payloads.js';
