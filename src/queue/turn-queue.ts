@@ -82,25 +82,33 @@ export class TurnQueue {
 
   /**
    * The events of `sessionId` as the worker running its turns emits them. Subscribing
-   * takes a moment: events of a turn enqueued before the subscription settled may be missed.
+   * takes a moment: events of a turn enqueued before the subscription settled may be
+   * missed (use {@link watch} to know when it has).
    */
   events$(sessionId: string): Observable<TrellisEvent> {
     return new Observable<TrellisEvent>((subscriber) => {
       let stop: (() => void) | undefined;
       let closed = false;
-      this.subscriber
-        .listen(this.names.eventChannel(sessionId), (text) => {
-          const event = decodeEvent(text);
-          if (event) subscriber.next(event);
-        })
-        .then(
-          (unlisten) => (closed ? unlisten() : (stop = unlisten)),
-          (error: unknown) => subscriber.error(error),
-        );
+      this.watch(sessionId, (event) => subscriber.next(event)).then(
+        (unlisten) => (closed ? unlisten() : (stop = unlisten)),
+        (error: unknown) => subscriber.error(error),
+      );
       return () => {
         closed = true;
         stop?.();
       };
+    });
+  }
+
+  /**
+   * Calls `listener` with each event of `sessionId`; resolves once Redis confirmed the
+   * subscription, so every event of a turn enqueued after that reaches it. Call the
+   * returned function to stop.
+   */
+  watch(sessionId: string, listener: (event: TrellisEvent) => void): Promise<() => void> {
+    return this.subscriber.listen(this.names.eventChannel(sessionId), (text) => {
+      const event = decodeEvent(text);
+      if (event) listener(event);
     });
   }
 
