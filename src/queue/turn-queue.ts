@@ -47,6 +47,8 @@ export class TurnQueue {
   private readonly retainMs: number;
   private readonly pollMs: number;
   private readonly attempts: number;
+  /** How each result still awaited here settles; `close()` settles them all. */
+  private readonly awaiting = new Set<(outcome: PublishedOutcome) => void>();
 
   constructor(options: TurnQueueOptions) {
     this.names = new QueueNames(options);
@@ -112,7 +114,13 @@ export class TurnQueue {
     });
   }
 
+  /**
+   * Disconnects. Results still awaited reject with `Cancelled`: their turns carry on on
+   * their workers, and another instance may enqueue the same turn (same key) for its result.
+   */
   async close(): Promise<void> {
+    const message = 'The turn queue was closed before the result of this turn arrived; the turn still runs on its worker';
+    for (const settle of [...this.awaiting]) settle({ ok: false, error: { code: 'Cancelled', message } });
     await this.queue.close();
     await this.subscriber.close();
   }
@@ -142,6 +150,7 @@ export class TurnQueue {
         cause: error,
       });
     }
+    this.awaiting.add(settle);
     const poll = setInterval(() => void this.readFinished(jobId).then((o) => o && settle(o)), this.pollMs);
     void this.readFinished(jobId).then((o) => o && settle(o));
     const result = outcome.then((o) => {
@@ -149,6 +158,7 @@ export class TurnQueue {
       throw new TrellisError(o.error.code as TrellisErrorCode, o.error.message, { kind: 'system' });
     });
     const cleanup = () => {
+      this.awaiting.delete(settle);
       clearInterval(poll);
       unlisten();
     };
