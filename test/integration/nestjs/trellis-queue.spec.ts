@@ -58,11 +58,13 @@ class AskController {
   }
 }
 
-/** Calls the ledger tool with the user's message, then answers with the tool's output. */
+/** Calls the ledger tool with the user's message, then answers with the tool's output (a `slow:` one after 1.5 s). */
 function deskAgent() {
-  const reply = (req: ModelRequest) => {
+  const reply = async (req: ModelRequest) => {
     const last = req.messages.at(-1)!;
-    return last.role === 'tool' ? `done: ${last.content}` : { toolCalls: [{ id: `call-${req.messages.length}`, name: 'ledger.record', args: { line: last.content } }] };
+    if (last.role !== 'tool') return { toolCalls: [{ id: `call-${req.messages.length}`, name: 'ledger.record', args: { line: last.content } }] };
+    if (last.content.includes('slow:')) await new Promise((resolve) => setTimeout(resolve, 1500));
+    return `done: ${last.content}`;
   };
   return { name: 'desk', model: new ScriptedModel(reply), instructions: 'Record what you are told.' };
 }
@@ -77,6 +79,14 @@ async function boot(imports: unknown[], controllers: unknown[] = []): Promise<IN
   const app = ref.createNestApplication({ logger: false });
   await app.init();
   return app;
+}
+
+async function until(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Still waiting after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 /** The SSE frames of a response body: `[event, data]`. */
@@ -240,6 +250,21 @@ function frames(text: string): [string, unknown][] {
       await app.close();
       await bull.close();
     }
+  });
+
+  it('on shutdown stops waiting for a queued turn after shutdownTimeoutMs, refuses new ones, and the worker still finishes it', async () => {
+    const leaving = await boot([TrellisModule.forRoot({ store: await sharedStore(), agents: [deskAgent()], queue: { url: REDIS_URL, prefix, queueName, pollMs: 200 }, shutdownTimeoutMs: 100 })]);
+    const session = leaving.get<HostedAgent>(getAgentToken('desk')).session(id);
+    const waiting = session.send('slow:report').catch((e: unknown) => e);
+    await until(() => worker.get(Ledger).lines.length === 1);
+
+    await leaving.close();
+
+    const error = await waiting;
+    expect(TrellisError.is(error, 'Cancelled')).toBe(true);
+    await expect(session.send('too late')).rejects.toMatchObject({ code: 'NotStarted' });
+    await until(async () => (await webStore.load(id))?.turns.length === 1);
+    expect((await webStore.load(id))!.transcript.at(-1)).toMatchObject({ role: 'assistant', content: 'done: recorded slow:report' });
   });
 
   describe('refuses a bad queue option at bootstrap, saying what to fix', () => {
