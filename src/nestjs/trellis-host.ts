@@ -19,7 +19,10 @@ const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
  * `forFeature` are installed on `onModuleInit` (an install error fails bootstrap with the
  * Trellis message), `app.startup` hooks run on `onApplicationBootstrap` (every module is
  * initialised by then), running turns are drained on `onModuleDestroy` and `app.shutdown`
- * hooks run with the signal on `beforeApplicationShutdown`.
+ * hooks run with the signal on `beforeApplicationShutdown`. With `queue`, hosted turns go
+ * to the worker queue (opened on `onModuleInit`, closed before the app stops); with
+ * `worker`, a `TrellisWorker` runs queued turns with this app from `onApplicationBootstrap`
+ * until `onModuleDestroy`.
  */
 @Injectable()
 export class TrellisHost implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown {
@@ -51,6 +54,11 @@ export class TrellisHost implements OnModuleInit, OnApplicationBootstrap, OnModu
     }
   }
 
+  /** The id of the `TrellisWorker` this app runs (`worker` option), once it started. */
+  get workerId(): string | undefined {
+    return this.#worker?.id;
+  }
+
   /** The agent named `name`, as `@InjectAgent(name)` gives it. */
   agent(name: string): HostedAgent {
     const agent = this.#agents.get(name);
@@ -71,11 +79,6 @@ export class TrellisHost implements OnModuleInit, OnApplicationBootstrap, OnModu
   async onApplicationBootstrap(): Promise<void> {
     await this.app.start();
     await this.#worker?.start();
-  }
-
-  /** The id of the `TrellisWorker` this app runs (`worker` option), once it started. */
-  get workerId(): string | undefined {
-    return this.#worker?.id;
   }
 
   async onModuleDestroy(): Promise<void> {
