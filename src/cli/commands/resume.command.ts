@@ -2,8 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Command } from 'commander';
 import type { Decision } from '../../agent/turn-result.js';
 import { TrellisError } from '../../errors/trellis-error.js';
-import { parseSuspension } from '../../agent/suspension-record.js';
-import { openSession, waitingCalls, withCliApp } from '../cli-app.js';
+import { openSession, reviewedSuspension, waitingCalls, withCliApp } from '../cli-app.js';
 import { usageError } from '../cli-errors.js';
 import type { CliIo } from '../cli-io.js';
 import { sortDecisions } from '../decided-calls.js';
@@ -41,7 +40,7 @@ export function registerResumeCommand(program: Command, io: CliIo): void {
       await withCliApp(io, async (cli) => {
         const stored = await cli.store.load(sessionId);
         if (!stored) throw new TrellisError('SessionNotFound', `No session '${sessionId}' in ${cli.storePath}`, { hint: 'List sessions with: trellis sessions' });
-        const { toApply, alreadyDecided, unknown } = sortDecisions(decisions, stored, parseSuspension(stored.suspension, sessionId));
+        const { toApply, alreadyDecided, unknown } = sortDecisions(decisions, stored, reviewedSuspension(cli, stored));
         if (unknown.length > 0) {
           const waiting = (await waitingCalls(cli, sessionId)).map((c) => c.callId);
           throw new TrellisError('InvalidDecision', `Session ${sessionId} has no call ${unknown.join(', ')}${waiting.length > 0 ? `; it waits for ${waiting.join(', ')}` : ', and nothing in it waits for a decision'}`, {
