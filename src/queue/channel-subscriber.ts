@@ -32,6 +32,11 @@ export class ChannelSubscriber {
     };
   }
 
+  /** Drops the connection without a goodbye (for a Redis that does not answer). */
+  disconnect(): void {
+    this.redis.disconnect();
+  }
+
   async close(): Promise<void> {
     this.listeners.clear();
     await this.redis.quit().catch(() => this.redis.disconnect());

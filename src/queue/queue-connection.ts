@@ -9,6 +9,12 @@ export interface QueueConnectionOptions {
   readonly queueName?: string;
   /** Prefix of every Redis key and channel, so several apps share one Redis. Default `trellis`. */
   readonly prefix?: string;
+  /**
+   * How long enqueueing a turn or starting a worker waits for Redis to answer before it
+   * fails `StoreUnavailable` (Redis down, a wrong host). Default 10 s. Once a turn is queued,
+   * its result is awaited however long Redis takes to come back.
+   */
+  readonly connectTimeoutMs?: number;
 }
 
 /** The resolved names of one queue's keys and pub/sub channels. */
@@ -16,6 +22,7 @@ export class QueueNames {
   readonly url: string;
   readonly queueName: string;
   readonly prefix: string;
+  readonly connectTimeoutMs: number;
 
   constructor(options: QueueConnectionOptions) {
     if (typeof options?.url !== 'string' || !/^rediss?:\/\//.test(options.url)) {
@@ -26,6 +33,10 @@ export class QueueNames {
     this.url = options.url;
     this.queueName = options.queueName ?? 'turns';
     this.prefix = options.prefix ?? 'trellis';
+    this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+    if (!Number.isFinite(this.connectTimeoutMs) || this.connectTimeoutMs <= 0) {
+      throw new TrellisError('InvalidOptions', `The turn queue's connectTimeoutMs must be a positive number of milliseconds; got ${String(options.connectTimeoutMs)}`);
+    }
     for (const [field, value] of [['queueName', this.queueName], ['prefix', this.prefix]] as const) {
       if (!/^[A-Za-z0-9_-]{1,64}$/.test(value)) {
         throw new TrellisError('InvalidOptions', `The turn queue's ${field} "${value}" may only hold letters, digits, "_" and "-"`, { details: { [field]: value } });
@@ -59,5 +70,33 @@ export class QueueNames {
     // Connection errors surface through the commands that fail; the event alone would crash the process.
     redis.on('error', () => undefined);
     return redis;
+  }
+}
+
+/**
+ * Waits for `ready` (a Redis round trip) at most `names.connectTimeoutMs`: connections retry
+ * forever (BullMQ needs that of a worker's blocking commands), so without a deadline a
+ * stopped Redis or a wrong host would make an enqueue or a worker start wait forever.
+ */
+export async function whenReachable(names: QueueNames, what: string, ready: () => Promise<unknown>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), names.connectTimeoutMs);
+  });
+  const host = new URL(names.url).host;
+  try {
+    const outcome = await Promise.race([ready().then(() => 'ok' as const), timedOut]);
+    if (outcome === 'timeout') {
+      throw new TrellisError('StoreUnavailable', `Cannot ${what}: Redis at ${host} did not answer within ${names.connectTimeoutMs} ms`, {
+        hint: 'Check that Redis is running and that the queue URL names it',
+        kind: 'system',
+        retryable: true,
+      });
+    }
+  } catch (error) {
+    if (TrellisError.is(error)) throw error;
+    throw new TrellisError('StoreUnavailable', `Cannot ${what}: Redis at ${host}: ${error instanceof Error ? error.message : String(error)}`, { kind: 'system', retryable: true, cause: error });
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { TrellisError } from '../../index.js';
-import { QueueNames, type QueueConnectionOptions } from './queue-connection.js';
+import { QueueNames, whenReachable, type QueueConnectionOptions } from './queue-connection.js';
 import type { TurnJobResult } from './turn-job-result.js';
 import { TurnJobRunner, type AgentResolver } from './turn-job-runner.js';
 import type { TurnJobData } from './turn-request.js';
@@ -94,8 +94,15 @@ export class TrellisWorker {
 
   /** Starts taking jobs; resolves once the worker is connected. */
   async start(): Promise<void> {
+    try {
+      await whenReachable(this.names, `start worker ${this.id}`, () => this.worker.waitUntilReady());
+    } catch (error) {
+      // Redis does not answer, so a graceful close would wait for it too: drop the connections.
+      void this.worker.close(true).catch(() => undefined);
+      this.publisher.disconnect();
+      throw error;
+    }
     void this.worker.run().catch(() => undefined);
-    await this.worker.waitUntilReady();
   }
 
   /** Finishes the jobs it is running (unless `force`), then disconnects. */

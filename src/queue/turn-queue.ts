@@ -3,7 +3,7 @@ import { Observable } from 'rxjs';
 import { TrellisError, type TrellisErrorCode, type TrellisEvent } from '../../index.js';
 import { ChannelSubscriber } from './channel-subscriber.js';
 import { decodeEvent } from './event-codec.js';
-import { QueueNames, type QueueConnectionOptions } from './queue-connection.js';
+import { QueueNames, whenReachable, type QueueConnectionOptions } from './queue-connection.js';
 import type { PublishedOutcome, TurnJobResult } from './turn-job-result.js';
 import { assertTurnRequest, jobIdOf, type ResumeRequest, type SendRequest, type TurnJobData } from './turn-request.js';
 
@@ -47,6 +47,8 @@ export class TurnQueue {
   private readonly retainMs: number;
   private readonly pollMs: number;
   private readonly attempts: number;
+  /** The last enqueue found Redis not answering: `close()` then drops the connections at once. */
+  private unreachable = false;
   /** How each result still awaited here settles; `close()` settles them all. */
   private readonly awaiting = new Set<(outcome: PublishedOutcome) => void>();
 
@@ -121,19 +123,41 @@ export class TurnQueue {
   async close(): Promise<void> {
     const message = 'The turn queue was closed before the result of this turn arrived; the turn still runs on its worker';
     for (const settle of [...this.awaiting]) settle({ ok: false, error: { code: 'Cancelled', message } });
-    await this.queue.close();
-    await this.subscriber.close();
+    // A graceful close talks to Redis; when Redis does not answer, drop the connections instead.
+    if (this.unreachable) return this.drop();
+    const graceful = Promise.all([this.queue.close(), this.subscriber.close()]).then(() => 'closed' as const);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), this.names.connectTimeoutMs)));
+    const outcome = await Promise.race([graceful.catch(() => 'timeout' as const), timedOut]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') this.drop();
+  }
+
+  /** Drops the connections without a goodbye (Redis does not answer). */
+  private drop(): void {
+    this.subscriber.disconnect();
+    void this.queue.close().catch(() => undefined);
   }
 
   private async enqueue(data: TurnJobData): Promise<QueuedTurn> {
     const jobId = jobIdOf(data.kind, data.sessionId, data.key);
+    // Nothing is subscribed or added until Redis answers (a read): a failed enqueue leaves no job behind.
+    let duplicate = false;
+    try {
+      await whenReachable(this.names, `queue turn ${jobId}`, async () => {
+        await this.queue.waitUntilReady();
+        duplicate = (await Job.fromId(this.queue, jobId)) !== undefined;
+      });
+      this.unreachable = false;
+    } catch (error) {
+      this.unreachable = true;
+      throw error;
+    }
     let settle!: (outcome: PublishedOutcome) => void;
     const outcome = new Promise<PublishedOutcome>((resolve) => (settle = resolve));
     // Listen before adding, so a fast worker's result cannot slip past.
     const unlisten = await this.subscriber.listen(this.names.resultChannel(jobId), (text) => settle(JSON.parse(text) as PublishedOutcome));
-    let duplicate = false;
     try {
-      duplicate = (await Job.fromId(this.queue, jobId)) !== undefined;
       await this.queue.add(data.kind, data, {
         jobId,
         attempts: this.attempts,
