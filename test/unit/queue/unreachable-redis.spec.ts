@@ -1,16 +1,22 @@
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { MemoryStore, TrellisError } from '../../../index.js';
 import { TrellisWorker, TurnQueue } from '../../../queue.js';
 
 /** A TCP port that accepts connections and never answers, as a hung or wrong host would. */
 let silent: Server;
 let url: string;
+const sockets = new Set<Socket>();
 beforeAll(async () => {
-  silent = createServer(() => undefined);
+  silent = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
   url = `redis://127.0.0.1:${(silent.address() as { port: number }).port}`;
 });
 afterAll(async () => {
+  // close() waits for open connections: end the ones the clients left behind.
+  for (const socket of sockets) socket.destroy();
   await new Promise((resolve) => silent.close(resolve));
 });
 
