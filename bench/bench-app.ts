@@ -1,4 +1,5 @@
 import { Trellis, ScriptedModel, type Agent, type PluginClass, type SessionStore, type TurnResult } from '../index.js';
+import type { ScriptedReplyFn } from '../testing.js';
 import { AUTH, AUTH_KEY, BenchPlugin, FINAL_REPLY, ROUNDS_PER_TURN, scriptFn, TOOL_ROUNDS } from './workload.js';
 
 /** An app with the workload plugin (and any extra plugins) and its agent. */
@@ -13,13 +14,15 @@ export interface BenchApp {
 export interface BenchAppOptions {
   readonly extra?: readonly PluginClass[];
   readonly store?: SessionStore;
+  /** The model's reply function; default the workload's script for a fresh session. */
+  readonly script?: ScriptedReplyFn;
 }
 
 export async function createBenchApp(options: BenchAppOptions = {}): Promise<BenchApp> {
   const app = Trellis.create({ store: options.store });
   await app.install(BenchPlugin);
   for (const plugin of options.extra ?? []) await app.install(plugin);
-  const model = new ScriptedModel(scriptFn);
+  const model = new ScriptedModel(options.script ?? scriptFn);
   const agent = app.agent({ name: 'bench', model, instructions: 'You run the benchmark script.', maxRounds: ROUNDS_PER_TURN + 4 });
   return {
     app,

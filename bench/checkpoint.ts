@@ -5,7 +5,7 @@ import { SqliteStore, type SessionCheckpoint, type SessionStore, type StoredSess
 import { checkResult, createBenchApp } from './bench-app.js';
 import { perRound } from './sequential.js';
 import { summarize } from './stats.js';
-import { ROUNDS_PER_TURN } from './workload.js';
+import { AUTH, AUTH_KEY, ROUNDS_PER_TURN, sessionScriptFn } from './workload.js';
 
 /** A store that times the calls a turn makes to the real one. */
 class TimedStore implements SessionStore {
@@ -94,6 +94,50 @@ export async function checkpointFigures(turns: number, warmup: number): Promise<
       checkpointUs: cp.median,
       checkpointP90Us: cp.p90,
       loadUs: summarize(store.loadUs).median,
+    };
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export interface LongSessionFigures {
+  readonly turns: number;
+  /** Messages each turn appends (the same for every turn of the workload). */
+  readonly messagesPerTurn: number;
+  /** Median µs inside `store.checkpoint` over the first and the last tenth of the session's turns. */
+  readonly firstTenthUs: number;
+  readonly lastTenthUs: number;
+  /** Transcript length when the last tenth began. */
+  readonly transcriptAtLastTenth: number;
+}
+
+/**
+ * One session of `turns` turns against a SqliteStore: what a checkpoint costs when the
+ * session is long. The cost should follow what the turn appended, not the transcript.
+ */
+export async function longSessionFigures(turns: number): Promise<LongSessionFigures> {
+  const dir = mkdtempSync(join(tmpdir(), 'trellis-bench-'));
+  const store = new TimedStore(new SqliteStore({ path: join(dir, 'long.db') }));
+  try {
+    const bench = await createBenchApp({ store, script: sessionScriptFn });
+    const session = bench.agent.session('long', { context: { [AUTH_KEY]: AUTH } });
+    let transcriptAtLastTenth = 0;
+    const tenth = Math.max(1, Math.floor(turns / 10));
+    for (let i = 0; i < turns; i++) {
+      if (i === turns - tenth) transcriptAtLastTenth = session.transcript.length;
+      checkResult(await session.send('Run the script.'), 'long session');
+      bench.model.calls.length = 0;
+    }
+    const messagesPerTurn = session.transcript.length / turns;
+    await session.end();
+    const us = store.checkpointUs;
+    return {
+      turns,
+      messagesPerTurn,
+      firstTenthUs: summarize(us.slice(0, tenth)).median,
+      lastTenthUs: summarize(us.slice(-tenth)).median,
+      transcriptAtLastTenth,
     };
   } finally {
     await store.close();

@@ -1,4 +1,5 @@
-import type { CheckpointFigures } from './checkpoint.js';
+import type { AllocationFigures } from './allocation.js';
+import type { CheckpointFigures, LongSessionFigures } from './checkpoint.js';
 import type { ConcurrentFigures } from './concurrent.js';
 import type { InstallFigures } from './install.js';
 import type { SeriesFigures } from './series.js';
@@ -10,10 +11,13 @@ export interface BenchReport {
   readonly machine: { readonly node: string; readonly cpus: number; readonly cpu: string; readonly loadavg: readonly number[] };
   readonly workload: { readonly roundsPerTurn: number; readonly toolCallsPerTurn: number; readonly middlewarePerTurn: number; readonly transformsPerTurn: number };
   readonly sequential: { readonly hand: SeriesFigures; readonly trellis: SeriesFigures };
+  readonly allocation: { readonly hand: AllocationFigures; readonly trellis: AllocationFigures };
   readonly scaling: readonly SeriesFigures[];
   readonly concurrent: ConcurrentFigures;
   readonly install: InstallFigures;
+  readonly install1000: InstallFigures;
   readonly checkpoint: CheckpointFigures;
+  readonly longSession: LongSessionFigures;
 }
 
 /** Figures derived from the raw ones: ratios against the baselines measured in the same run. */
@@ -25,6 +29,10 @@ export function derived(r: BenchReport) {
     ratioToHand: trellis.median / hand.median,
     p90RatioToHand: trellis.p90 / hand.p90,
     cpuRatioToHand: trellis.cpuUsPerRound / hand.cpuUsPerRound,
+    p90ToMedian: trellis.p90 / trellis.median,
+    meanToMedian: trellis.mean / trellis.median,
+    allocationRatioToHand: r.allocation.trellis.bytesPerRound / r.allocation.hand.bytesPerRound,
+    longSessionGrowth: r.longSession.lastTenthUs / r.longSession.firstTenthUs,
     scaling: r.scaling.map((s) => {
       const hookRunsPerRound = s.hooksPerTurn / r.workload.roundsPerTurn;
       const extra = s.median - trellis.median;
@@ -62,14 +70,15 @@ export function printReport(r: BenchReport): void {
   console.log('1. Sequential, µs per round');
   console.log(
     table(
-      ['series', 'turns', 'median', 'p90', 'cpu/round', '× hand (median)', '× hand (p90)'],
+      ['series', 'turns', 'median', 'p90', 'mean', 'cpu/round', 'p90 / median', 'mean / median', '× hand (median)', '× hand (p90)', 'bytes/round'],
       [
-        [hand.label, String(hand.n), f(hand.median, 2), f(hand.p90, 2), f(hand.cpuUsPerRound, 2), '1.0', '1.0'],
-        [trellis.label, String(trellis.n), f(trellis.median, 2), f(trellis.p90, 2), f(trellis.cpuUsPerRound, 2), f(d.ratioToHand), f(d.p90RatioToHand)],
+        [hand.label, String(hand.n), f(hand.median, 2), f(hand.p90, 2), f(hand.mean, 2), f(hand.cpuUsPerRound, 2), f(hand.p90 / hand.median, 2), f(hand.mean / hand.median, 2), '1.0', '1.0', f(r.allocation.hand.bytesPerRound, 0)],
+        [trellis.label, String(trellis.n), f(trellis.median, 2), f(trellis.p90, 2), f(trellis.mean, 2), f(trellis.cpuUsPerRound, 2), f(d.p90ToMedian, 2), f(d.meanToMedian, 2), f(d.ratioToHand, 2), f(d.p90RatioToHand), f(r.allocation.trellis.bytesPerRound, 0)],
       ],
     ),
   );
-  console.log(`framework time per round (trellis − hand, medians): ${f(d.frameworkUsPerRound, 1)} µs   [target < 10 µs, < 20× hand]\n`);
+  console.log(`framework time per round (trellis − hand, medians): ${f(d.frameworkUsPerRound, 2)} µs   [targets (issue 17): ≤ 1.5 µs, median ≤ 2.2× hand, p90 ≤ 1.5× median, mean ≤ 1.3× median]`);
+  console.log(`bytes allocated per round: trellis ${f(r.allocation.trellis.bytesPerRound, 0)}, hand loop ${f(r.allocation.hand.bytesPerRound, 0)} (${f(d.allocationRatioToHand, 2)}×; medians of ${r.allocation.trellis.counted} / ${r.allocation.hand.counted} turns without a GC)\n`);
   console.log('2. Scaling with extra plugins, µs per round');
   console.log(
     table(
@@ -83,11 +92,11 @@ export function printReport(r: BenchReport): void {
     table(
       ['figure', 'trellis', 'hand loop', '× hand', 'target'],
       [
-        ['wall time (ms)', f(c.wallMs, 0), f(c.handWallMs, 0), f(d.concurrentRatioToHand), '< 500'],
+        ['wall time (ms)', f(c.wallMs, 0), f(c.handWallMs, 0), f(d.concurrentRatioToHand, 2), '≤ 2× hand'],
         ['  bursts (ms)', c.bursts.map((b) => b.toFixed(0)).join(' '), c.handBursts.map((b) => b.toFixed(0)).join(' '), '', ''],
         ['µs per round (wall / rounds)', f(d.concurrentUsPerRound, 1), f((c.handWallMs * 1000) / (c.turns * r.workload.roundsPerTurn), 1), '', ''],
         ['× sequential turn time', f(d.concurrentRatioToSequential, 2), '', '', ''],
-        ['live heap per in-flight turn (KB)', f(c.held.liveHeapPerTurnKb, 1), f(c.handHeld.liveHeapPerTurnKb, 1), f(d.heapRatioToHand), '< 20'],
+        ['live heap per in-flight turn (KB)', f(c.held.liveHeapPerTurnKb, 1), f(c.handHeld.liveHeapPerTurnKb, 1), f(d.heapRatioToHand), '≤ 10'],
         ['peak RSS of the process (MB)', f(c.peakRssMb, 0), '', '', ''],
         ['RSS before the bursts (MB)', f(c.rssBeforeMb, 0), '', '', ''],
       ],
@@ -106,8 +115,13 @@ export function printReport(r: BenchReport): void {
         ['turn with SqliteStore (µs, median)', f(k.turnUsWith, 0)],
         ['store cost per turn (µs)', f(k.storeCostUsPerTurn, 0)],
         ['  × turn without store', f(d.checkpointRatioToTurn, 2)],
-        ['  inside store.checkpoint (µs, median / p90)', `${f(k.checkpointUs, 0)} / ${f(k.checkpointP90Us, 0)}`],
+        ['  inside store.checkpoint (µs, median / p90; target ≤ 100)', `${f(k.checkpointUs, 0)} / ${f(k.checkpointP90Us, 0)}`],
         ['  inside store.load (µs, median)', f(k.loadUs, 0)],
+        [`install ${r.install1000.plugins} plugins (ms, one run)`, f(r.install1000.totalMs, 0)],
+        ['  first / last tenth, mean (ms)', `${f(r.install1000.firstTenthMs, 2)} / ${f(r.install1000.lastTenthMs, 2)}`],
+        [`one session of ${r.longSession.turns} turns (${f(r.longSession.messagesPerTurn, 0)} messages appended per turn)`, ''],
+        ['  store.checkpoint, first / last tenth (µs, medians)', `${f(r.longSession.firstTenthUs, 0)} / ${f(r.longSession.lastTenthUs, 0)}`],
+        ['  last ÷ first (transcript at the last tenth)', `${f(d.longSessionGrowth, 2)} (${r.longSession.transcriptAtLastTenth} messages)`],
       ],
     ),
   );

@@ -9,7 +9,8 @@ import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkResult, createBenchApp } from './bench-app.js';
-import { checkpointFigures } from './checkpoint.js';
+import { allocationPerTurn } from './allocation.js';
+import { checkpointFigures, longSessionFigures } from './checkpoint.js';
 import type { ConcurrentFigures } from './concurrent.js';
 import { handTurn } from './hand-loop.js';
 import { hookPlugins } from './hook-plugins.js';
@@ -87,12 +88,20 @@ const measured = await alternate(
 );
 const [handFig, baseFig, ...scalingFigs] = measured;
 
+log('figure 1: bytes allocated per turn (hand loop, trellis)');
+const allocation = {
+  hand: await allocationPerTurn(() => handTurn('Run the script.'), quick ? 200 : 600, 100),
+  trellis: await allocationPerTurn(trellisTurn(apps.base, 'alloc-'), quick ? 100 : 300, 30),
+};
+
 log(`figure 3: ${CONCURRENT} concurrent turns (child process)`);
 const concurrent = await runChild(CONCURRENT);
 
-log('figure 4: install 100 plugins; SqliteStore checkpoint');
+log('figure 4: install 100 and 1,000 plugins; SqliteStore checkpoint, of a new session and along a 200-turn one');
 const install = await installFigures(100);
+const install1000 = await installFigures(1000, 1);
 const checkpoint = await checkpointFigures(quick ? 100 : 200, 40);
+const longSession = await longSessionFigures(200);
 
 const report: BenchReport = {
   startedAt: startedAt.toISOString(),
@@ -101,10 +110,13 @@ const report: BenchReport = {
   machine: { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model ?? '', loadavg: loadavg() },
   workload: { roundsPerTurn: ROUNDS_PER_TURN, toolCallsPerTurn: 20, middlewarePerTurn: 60, transformsPerTurn: 21 },
   sequential: { hand: handFig!, trellis: baseFig! },
+  allocation,
   scaling: scalingFigs,
   concurrent,
   install,
+  install1000,
   checkpoint,
+  longSession,
 };
 const file = join(here, '..', '..', 'bench', 'results', `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
 mkdirSync(dirname(file), { recursive: true });

@@ -117,6 +117,14 @@ export function scriptFn(request: ModelRequest): ScriptedReply {
   return scriptReply(request.messages);
 }
 
+/** `scriptFn` for a session with earlier turns: the script sees the system prompt and this turn's messages only. */
+export function sessionScriptFn(request: ModelRequest): ScriptedReply {
+  const messages = request.messages;
+  let user = messages.length - 1;
+  while (user > 0 && messages[user]!.role !== 'user') user--;
+  return scriptReply(user <= 1 ? messages : [messages[0]!, ...messages.slice(user)]);
+}
+
 // --- Middleware
 
 @injectable()

@@ -18,19 +18,25 @@ function leases(store: SessionStore | undefined): LeaseStore | undefined {
   return typeof candidate?.acquireLease === 'function' && typeof candidate.renewLease === 'function' && typeof candidate.releaseLease === 'function' ? (candidate as LeaseStore) : undefined;
 }
 
+let host: string | undefined;
+
 /** Who holds a lease: this process, told apart from others on the same store. */
 export function leaseHolder(): string {
-  return `${hostname()}:${process.pid}:${randomUUID()}`;
+  // os.hostname() is a system call: once per process, not once per session.
+  host ??= hostname();
+  return `${host}:${process.pid}:${randomUUID()}`;
 }
 
 /**
  * Runs `work` holding the session's lease: taken before anything runs (or waited for, up
  * to `waitMs`), renewed while it runs, released after. A second writer gets `SessionBusy`
- * before anything of its turn has run. Stores without leases run `work` as it is.
+ * before anything of its turn has run. Stores without leases run `work` as it is, and the
+ * holder id (`holderOf`) is only made when a store has leases.
  */
-export async function withLease<T>(store: SessionStore | undefined, sessionId: string, holder: string, waitMs: number | undefined, work: () => Promise<T>, onLost: (error: TrellisError) => void): Promise<T> {
+export async function withLease<T>(store: SessionStore | undefined, sessionId: string, holderOf: () => string, waitMs: number | undefined, work: () => Promise<T>, onLost: (error: TrellisError) => void): Promise<T> {
   const lease = leases(store);
   if (!lease) return work();
+  const holder = holderOf();
   await acquire(lease, sessionId, holder, waitMs ?? 0);
   const renewal = setInterval(() => {
     lease.renewLease(sessionId, holder, LEASE_TTL_MS).then(

@@ -1,4 +1,4 @@
-import { Subject, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { ContextScope } from '../context/context-scope.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import type { TrellisEvent } from '../events/trellis-event.js';
@@ -9,6 +9,7 @@ import { runNewTurn } from './new-turn.js';
 import { cancelSuspended, runResumedTurn } from './resumed-turn.js';
 import type { AgentBinding, SessionHost } from './session-host.js';
 import { leaseHolder, withLease } from './session-lease.js';
+import { SessionEvents } from './session-events.js';
 import { SessionSync } from './session-sync.js';
 import { isHostKey, parseSuspension, type SuspensionRecord } from './suspension-record.js';
 import type { SessionParts } from './turn-envelope.js';
@@ -44,15 +45,13 @@ export interface ResumeOptions {
  * atomic checkpoint.
  */
 export class Session {
-  readonly #subject = new Subject<TrellisEvent>();
-  /** This session's turn events: model text deltas, rounds, tool calls. */
-  readonly events$: Observable<TrellisEvent> = this.#subject.asObservable();
+  readonly #events = new SessionEvents();
   readonly #host: SessionHost;
   readonly #agent: AgentBinding;
   readonly #state: SessionState;
   readonly #sync: SessionSync;
   readonly #parts: SessionParts;
-  readonly #holder = leaseHolder();
+  #holder: string | undefined;
   #hostContext: Readonly<Record<string, unknown>>;
   #queue: Promise<unknown> = Promise.resolve();
   #pending = 0;
@@ -64,7 +63,12 @@ export class Session {
     this.#hostContext = context;
     this.#state = host.sessionState(id);
     this.#sync = new SessionSync(host, agent, id);
-    this.#parts = { host, agent, id, state: this.#state, sync: this.#sync, subject: this.#subject };
+    this.#parts = { host, agent, id, state: this.#state, sync: this.#sync, subject: this.#events };
+  }
+
+  /** This session's turn events: model text deltas, rounds, tool calls. */
+  get events$(): Observable<TrellisEvent> {
+    return this.#events.events$;
   }
 
   /**
@@ -162,7 +166,7 @@ export class Session {
       await this.#host.hooks.run('session.end', { sessionId: this.id }, { scope: new ContextScope(this.#state, undefined, undefined), schema: registry, hooks });
       this.#agent.forget(this.id);
       this.#host.releaseSession(this.id);
-      this.#subject.complete();
+      this.#events.complete();
     });
   }
 
@@ -177,7 +181,7 @@ export class Session {
    */
   release(): void {
     this.#host.releaseSession(this.id);
-    this.#subject.complete();
+    this.#events.complete();
   }
 
   /**
@@ -228,7 +232,7 @@ export class Session {
   }
 
   #leased<T>(waitMs: number | undefined, work: () => Promise<T>): Promise<T> {
-    return withLease(this.#host.store, this.id, this.#holder, waitMs, work, (error) => this.#host.reportError(error, undefined, undefined, this.id));
+    return withLease(this.#host.store, this.id, () => (this.#holder ??= leaseHolder()), waitMs, work, (error) => this.#host.reportError(error, undefined, undefined, this.id));
   }
 
   #serialize<T>(work: () => Promise<T>): Promise<T> {

@@ -1,4 +1,3 @@
-import type { Subject } from 'rxjs';
 import type { ContextLevel } from '../context/context-level.js';
 import { ContextScope } from '../context/context-scope.js';
 import { TrellisError } from '../errors/trellis-error.js';
@@ -8,6 +7,7 @@ import { isStop } from '../hooks/hook-engine.js';
 import type { SessionState } from '../state/session-state.js';
 import { NEVER_ABORTED } from '../context/never-signal.js';
 import type { AgentBinding, SessionHost } from './session-host.js';
+import type { SessionEvents } from './session-events.js';
 import type { SessionSync } from './session-sync.js';
 import type { TurnEnv } from '../tools/turn-env.js';
 import { errorInfo } from './turn-record.js';
@@ -21,7 +21,7 @@ export interface SessionParts {
   readonly id: string;
   readonly state: SessionState;
   readonly sync: SessionSync;
-  readonly subject: Subject<TrellisEvent>;
+  readonly subject: SessionEvents;
 }
 
 /** Where a turn stands, as the envelope needs to know it. */

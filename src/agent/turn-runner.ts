@@ -5,6 +5,7 @@ import { TrellisError } from '../errors/trellis-error.js';
 import type { ChatMessage, ModelProvider, ModelResponse, ModelToolCall, Usage } from '../models/model-provider.js';
 import type { RegisteredTool } from '../plugin/plugin-member.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
+import { NEVER_ABORTED } from '../context/never-signal.js';
 import { commitKernelWrites, turnValue } from '../state/kernel-writes.js';
 import { toolMessage } from '../tools/tool-pipeline.js';
 import type { InferenceRequest } from '../contract/hook-payloads.js';
@@ -70,8 +71,11 @@ export class TurnRunner {
       this.checkCancelled();
       // A point without handlers is skipped here, before its payload is built or awaited.
       const hooks = env.view.hooks;
-      const recalling = env.hooks.run('memory.read', { input: this.input, messages: this.messages }, env.site);
-      const recalled = recalling instanceof Promise ? await recalling : recalling;
+      let recalled: readonly ChatMessage[] = NO_RECALL;
+      if (hooks['memory.read'].length > 0) {
+        const recalling = env.hooks.run('memory.read', { input: this.input, messages: this.messages }, env.site);
+        recalled = recalling instanceof Promise ? await recalling : recalling;
+      }
       const offered = hooks['tool.register'].length === 0 && hooks['tool.select'].length === 0 ? filterTools(env.view.tools, env.site.scope.turn!.values) : await this.selectTools();
       const contextMessages = env.site.scope.turn!.values[KERNEL_KEYS.contextMessages] as ChatMessage[] | undefined;
       let request: InferenceRequest = {
@@ -130,7 +134,7 @@ export class TurnRunner {
         blocked ??= outcome;
       }
     }
-    if (this.env.site.signal.aborted) throw cancelled();
+    this.checkCancelled();
     if (!blocked && pending.length === 0) {
       for (let index = 0; index < calls.length; index++) this.pushToolMessage(calls[index]!.id, calls[index]!.name, contents[index]);
       if (done !== undefined) {
@@ -235,8 +239,8 @@ export class TurnRunner {
 
   /** Round-scoped overrides and tool filters last one model call. */
   private clearRoundKeys(): void {
-    const turn = this.env.site.scope.turn!;
-    if (ROUND_KEYS.some((key) => turn.values[key] !== undefined)) {
+    const values = this.env.site.scope.turn!.values;
+    if (values[ROUND_KEYS[0]] !== undefined || values[ROUND_KEYS[1]] !== undefined || values[ROUND_KEYS[2]] !== undefined) {
       commitKernelWrites(this.env.site.scope, this.env.registry, ROUND_KEYS.map((key) => turnValue(key, undefined)));
     }
   }
@@ -250,7 +254,9 @@ export class TurnRunner {
   }
 
   private checkCancelled(): void {
-    if (this.env.site.signal.aborted) throw cancelled();
+    // A turn without a caller's signal has the shared one that never aborts: no getter call (it validates its receiver).
+    const signal = this.env.site.signal;
+    if (signal !== NEVER_ABORTED && signal.aborted) throw cancelled();
   }
 }
 

@@ -8,17 +8,9 @@ import type { HookContext, ToolContext } from './plugin-context.js';
 
 const NONE: readonly never[] = Object.freeze([]) as readonly never[];
 
-/** What a tool call adds to its member's context. */
-export interface CallInfo {
-  readonly callId: string;
-  readonly tool: string;
-  readonly turnIndex: number;
-  readonly idempotencyKey: string;
-}
-
 interface KernelAccess {
   command(ctx: MemberContext): StateCommand | undefined;
-  bindCall(ctx: MemberContext, call: CallInfo): void;
+  bindCall(ctx: MemberContext, callId: string, tool: string, turnIndex: number): void;
   setSignal(ctx: MemberContext, signal: AbortSignal): void;
 }
 
@@ -42,7 +34,11 @@ export class MemberContext implements HookContext, ToolContext {
   readonly #readOnly: boolean;
   readonly #sessionId: string;
   #signal: AbortSignal;
-  #call: CallInfo | undefined;
+  // A tool call's identity, in fields rather than a record: set once per call on the hot path.
+  #callId: string | undefined;
+  #tool = '';
+  #turnIndex = 0;
+  #idempotencyKey: string | undefined;
   #writes: StateWrite[] | undefined;
   #actions: ScheduledAction[] | undefined;
   #effects: EmittedEffect[] | undefined;
@@ -79,19 +75,21 @@ export class MemberContext implements HookContext, ToolContext {
   }
 
   get callId(): string {
-    return this.#call?.callId ?? '';
+    return this.#callId ?? '';
   }
 
   get tool(): string {
-    return this.#call?.tool ?? '';
+    return this.#tool;
   }
 
   get turnIndex(): number {
-    return this.#call?.turnIndex ?? 0;
+    return this.#turnIndex;
   }
 
+  /** `<session>:<turn>:<call id>`, built when a tool first reads it. */
   get idempotencyKey(): string {
-    return this.#call?.idempotencyKey ?? '';
+    if (this.#callId === undefined) return '';
+    return (this.#idempotencyKey ??= `${this.#sessionId}:${this.#turnIndex}:${this.#callId}`);
   }
 
   get<T = unknown>(key: string): T | undefined {
@@ -135,7 +133,7 @@ export class MemberContext implements HookContext, ToolContext {
 
   /** Only what a plugin may see; keeps `console.log(ctx)` and JSON from listing internals. */
   toJSON(): Record<string, unknown> {
-    return { plugin: this.plugin, sessionId: this.sessionId, point: this.point, ...(this.#call && { callId: this.callId, tool: this.tool }) };
+    return { plugin: this.plugin, sessionId: this.sessionId, point: this.point, ...(this.#callId !== undefined && { callId: this.callId, tool: this.tool }) };
   }
 
   static {
@@ -144,8 +142,10 @@ export class MemberContext implements HookContext, ToolContext {
         ctx.#writes === undefined && ctx.#actions === undefined && ctx.#effects === undefined
           ? undefined
           : { baseRevision: ctx.#snapshot.revision, writes: ctx.#writes ?? NONE, actions: ctx.#actions ?? NONE, effects: ctx.#effects ?? NONE },
-      bindCall: (ctx, call) => {
-        ctx.#call = call;
+      bindCall: (ctx, callId, tool, turnIndex) => {
+        ctx.#callId = callId;
+        ctx.#tool = tool;
+        ctx.#turnIndex = turnIndex;
       },
       setSignal: (ctx, signal) => {
         ctx.#signal = signal;
@@ -212,9 +212,12 @@ export function commandOf(ctx: MemberContext): StateCommand | undefined {
   return kernelAccess.command(ctx);
 }
 
-/** Makes a member context a tool call's: its call id, tool, turn and idempotency key. */
-export function bindCall(ctx: MemberContext, call: CallInfo): void {
-  kernelAccess.bindCall(ctx, call);
+/**
+ * Makes a member context a tool call's: its call id, tool and turn. The idempotency key
+ * (`<session>:<turn>:<call id>`: stable for one call across retries and processes) follows from them.
+ */
+export function bindCall(ctx: MemberContext, callId: string, tool: string, turnIndex: number): void {
+  kernelAccess.bindCall(ctx, callId, tool, turnIndex);
 }
 
 /** Replaces the signal a member sees (a middleware may narrow it, e.g. a timeout). */

@@ -5,6 +5,8 @@ import type { ContextSnapshot } from './context-level.js';
 import { resolveDeclared } from './context-pool.js';
 import { MemberContext } from './member-context.js';
 
+const NO_DEPS: Readonly<Record<string, unknown>> = Object.freeze({});
+
 /** Where a member runs: the scope it writes to, the snapshot it reads, the point it serves. */
 export interface MemberSite {
   readonly scope: ContextScope;
@@ -29,7 +31,8 @@ export interface Invocation {
  * middleware runs between the context and the call.
  */
 export function memberContext(member: PluginMember, site: MemberSite): MemberContext {
-  const deps = resolveDeclared(member.requires, site.snapshot, site.schema, `${member.plugin}.${member.method}`);
+  // Most members declare nothing: no lookup, and no `plugin.method` name built for an error that cannot happen.
+  const deps = member.requires.length === 0 ? NO_DEPS : resolveDeclared(member.requires, site.snapshot, site.schema, `${member.plugin}.${member.method}`);
   return new MemberContext(member, site.snapshot, site.schema, site.point, deps, site.readOnly === true, site.signal, site.scope.state.sessionId);
 }
 

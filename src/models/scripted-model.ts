@@ -93,18 +93,25 @@ export class ScriptedModel implements ModelProvider {
     }
     this.throwIfAborted(request.signal);
     if (this.delayMs > 0) await this.delay(request.signal);
-    const reply = await this.replyFor(request, this.repliesUsed++);
+    const replying = this.replyFor(request, this.repliesUsed++);
+    // A reply function that answers synchronously costs no extra await.
+    const reply = replying instanceof Promise ? await replying : replying;
     this.throwIfAborted(request.signal);
     return this.answer(typeof reply === 'string' ? { text: reply } : reply, request);
   }
 
-  private async replyFor(request: ModelRequest, callIndex: number): Promise<ScriptedReply> {
+  private replyFor(request: ModelRequest, callIndex: number): ScriptedReply | Promise<ScriptedReply> {
     if (typeof this.script === 'function') {
-      try {
-        return await this.script(request, callIndex);
-      } catch (error) {
+      const fail = (error: unknown): never => {
         throw asTrellisError(error, 'ModelFailed', `ScriptedModel "${this.name}" reply function failed on call #${callIndex + 1}`);
+      };
+      let reply: ScriptedReply | PromiseLike<ScriptedReply>;
+      try {
+        reply = this.script(request, callIndex);
+      } catch (error) {
+        return fail(error);
       }
+      return isPromiseLike(reply) ? Promise.resolve(reply).then(undefined, fail) : reply;
     }
     if (callIndex >= this.script.length) {
       throw new TrellisError('ModelFailed', `ScriptedModel "${this.name}" has no reply for call #${callIndex + 1}: its script holds ${this.script.length}`, {
@@ -176,4 +183,8 @@ export class ScriptedModel implements ModelProvider {
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
+}
+
+function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function';
 }

@@ -155,8 +155,13 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
     const now = new Date().toISOString();
     const row = { id: sessionId, agent: checkpoint.agent, revision, state: encoded.state, suspension: encoded.suspension, now };
     (head ? this.sql.updateSession : this.sql.insertSession).run(row);
-    let seq = this.sql.nextSeq.get(sessionId) as number;
-    for (const message of encoded.messages) this.sql.insertMessage.run(sessionId, seq++, message);
+    if (encoded.messages.length > 0) {
+      // A new session has no messages yet (they cascade with its row); an existing one continues its numbering.
+      let seq = head ? (this.sql.nextSeq.get(sessionId) as number) : 0;
+      // One prepared insert per message. Measured: one INSERT … SELECT FROM json_each(?) for
+      // all of them is no faster (the B-tree insert of each row is the cost, not the call).
+      for (const message of encoded.messages) this.sql.insertMessage.run(sessionId, seq++, message);
+    }
     this.sql.upsertTurn.run(sessionId, checkpoint.turn.index, encoded.turn);
     return revision;
   }

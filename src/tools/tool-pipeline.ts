@@ -1,5 +1,6 @@
 import { describeError } from '../errors/describe-error.js';
 import { ContextLevel } from '../context/context-level.js';
+import type { ContextScope } from '../context/context-scope.js';
 import { bindCall, commandOf, setSignal, type MemberContext } from '../context/member-context.js';
 import { memberContext } from '../context/member-invoker.js';
 import type { ToolCallInfo, ToolCallOutcome } from '../contract/hook-payloads.js';
@@ -10,7 +11,7 @@ import { hookResultKind, isHookResult, type HookResult } from '../hooks/hook-res
 import type { ModelToolCall } from '../models/model-provider.js';
 import type { RegisteredTool } from '../plugin/plugin-member.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
-import { commitKernelWrites, turnUpdate, turnValue } from '../state/kernel-writes.js';
+import { commitKernelWrites, turnValue } from '../state/kernel-writes.js';
 import type { Phase } from '../state/state-engine.js';
 import { MAX_ARGUMENT_CHARS } from '../validation/argument-limits.js';
 import { formatFieldErrors, validateDto } from '../validation/validate-dto.js';
@@ -67,11 +68,37 @@ export async function executeToolCall(env: TurnEnv, call: ModelToolCall, round: 
   if (isStop(before)) {
     return finish(env, info, tool, errorResult('Blocked', `The call to ${tool.name} was blocked: ${before.reason}. Do not retry it unchanged`), started);
   }
-  const result = await runTool(env, tool, before);
+  const prepared = prepareCall(env, tool, before);
+  if (!(prepared instanceof PreparedCall)) return finish(env, before, tool, prepared, started);
+  let result: ToolResult;
+  try {
+    result = await runChain(tool.chain, prepared.invocation, prepared.inner);
+  } catch (error) {
+    result = fromError(error, 'ToolFailed');
+  }
+  if (result.ok && tool.output && !result.done) result = checkOutput(env, tool, before, result.value);
+  const command = result.ok ? commandOf(prepared.ctx) : undefined;
+  if (command) {
+    const phase: Phase = { point: `tool:${tool.name}`, pending: undefined };
+    const target = { scope: prepared.scope, schema: env.registry };
+    await env.state.submit(command, target, phase);
+    await env.state.execute(phase, target);
+  }
   return finish(env, before, tool, result, started);
 }
 
-async function runTool(env: TurnEnv, tool: RegisteredTool, info: ToolCallInfo): Promise<ToolResult> {
+/** A call ready to run through its middleware: its context, invocation and scope. */
+class PreparedCall {
+  constructor(
+    readonly ctx: MemberContext,
+    readonly invocation: ToolInvocation,
+    readonly scope: ContextScope,
+    readonly inner: (invocation: ToolInvocation) => Promise<ToolResult>,
+  ) {}
+}
+
+/** Input validation, `@Requires` resolution and the call's context; an error result when one fails. */
+function prepareCall(env: TurnEnv, tool: RegisteredTool, info: ToolCallInfo): PreparedCall | ToolResult {
   // Unparsable arguments stay text, so the model is told they are not JSON.
   const input = tool.validateInput(info.args);
   if (!input.ok) {
@@ -85,37 +112,40 @@ async function runTool(env: TurnEnv, tool: RegisteredTool, info: ToolCallInfo): 
   } catch (error) {
     return fromError(error, 'MissingContext');
   }
-  bindCall(ctx, { callId: info.callId, tool: tool.name, turnIndex: env.turnIndex, idempotencyKey: idempotencyKey(env, info) });
+  bindCall(ctx, info.callId, tool.name, env.turnIndex);
   const notify = (notice: ToolNotice) => {
     if (env.observed()) env.emit({ ...notice, sessionId: env.sessionId, callId: info.callId, tool: tool.name });
   };
   const invocation: ToolInvocation = { callId: info.callId, tool: tool.name, plugin: tool.plugin, args: input.value, context: ctx, signal: ctx.signal, attempt: 1, notify };
-  let result: ToolResult;
-  try {
-    result = await runChain(tool.chain, invocation, (inv) => invoke(tool, inv, ctx));
-  } catch (error) {
-    result = fromError(error, 'ToolFailed');
-  }
-  if (result.ok && tool.output && !result.done) result = checkOutput(env, tool, info, result.value);
-  const command = result.ok ? commandOf(ctx) : undefined;
-  if (command) {
-    const phase: Phase = { point: `tool:${tool.name}`, pending: undefined };
-    const target = { scope, schema: env.registry };
-    await env.state.submit(command, target, phase);
-    await env.state.execute(phase, target);
-  }
-  return result;
+  return new PreparedCall(ctx, invocation, scope, (inv) => invoke(tool, inv, ctx));
 }
 
-async function invoke(tool: RegisteredTool, invocation: ToolInvocation, ctx: MemberContext): Promise<ToolResult> {
+function invoke(tool: RegisteredTool, invocation: ToolInvocation, ctx: MemberContext): Promise<ToolResult> {
   setSignal(ctx, invocation.signal);
-  try {
-    const out = await guarded(tool, ctx, () => tool.fn(invocation.args, ctx as never));
-    if (isHookResult(out) && hookResultKind(out) === 'done') return { ok: true, value: (out as HookResult & { value: unknown }).value, done: true };
-    return { ok: true, value: out };
-  } catch (error) {
-    return fromError(error, 'ToolFailed', tool.name);
+  const outer = ctx.signal;
+  // Nothing can stop this call (no timeout, a signal that never aborts): call the tool
+  // directly, with no listener, no race and no extra promise when it answers synchronously.
+  if (tool.timeoutMs === undefined && outer === NEVER_ABORTED) {
+    let out: unknown;
+    try {
+      out = tool.fn(invocation.args, ctx as never);
+    } catch (error) {
+      return Promise.resolve(fromError(error, 'ToolFailed', tool.name));
+    }
+    if (isThenable(out)) return Promise.resolve(out).then(toolValue, (error: unknown) => fromError(error, 'ToolFailed', tool.name));
+    return Promise.resolve(toolValue(out));
   }
+  return guarded(tool, ctx, () => tool.fn(invocation.args, ctx as never)).then(toolValue, (error: unknown) => fromError(error, 'ToolFailed', tool.name));
+}
+
+/** A tool's return value as a result: `done(value)` ends the turn. */
+function toolValue(out: unknown): ToolResult {
+  if (isHookResult(out) && hookResultKind(out) === 'done') return { ok: true, value: (out as HookResult & { value: unknown }).value, done: true };
+  return { ok: true, value: out };
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function';
 }
 
 /**
@@ -125,14 +155,6 @@ async function invoke(tool: RegisteredTool, invocation: ToolInvocation, ctx: Mem
 function guarded(tool: RegisteredTool, ctx: MemberContext, run: () => unknown): Promise<unknown> {
   const outer = ctx.signal;
   if (outer.aborted) return Promise.reject(cancelledCall(tool));
-  // Nothing can stop this call: no listener, no race (they cost ~10 % of a round).
-  if (tool.timeoutMs === undefined && outer === NEVER_ABORTED) {
-    try {
-      return Promise.resolve(run());
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
   const controller = tool.timeoutMs === undefined ? undefined : new AbortController();
   if (controller) setSignal(ctx, controller.signal);
   let stop!: (error: TrellisError) => void;
@@ -176,32 +198,60 @@ function checkOutput(env: TurnEnv, tool: RegisteredTool, info: ToolCallInfo, val
   return errorResult('ToolOutput', `${message}\nThis is a bug in the '${tool.plugin}' plugin; try another approach`);
 }
 
-async function finish(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool | undefined, result: ToolResult, started: number): Promise<CallEnd> {
-  let outcome: ToolCallOutcome = result.ok
+function finish(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool | undefined, result: ToolResult, started: number): CallEnd | Promise<CallEnd> {
+  const outcome: ToolCallOutcome = result.ok
     ? { kind: 'tool_result', call: info, ok: true, value: result.value }
     : { kind: 'tool_result', call: info, ok: false, error: result.error };
+  const done = result.ok && result.done === true;
+  // Synchronous unless a hook runs: most calls have no after_call, error or memory.write handler.
   if (tool) {
     const after = env.hooks.run(result.ok ? 'tool.after_call' : 'tool.error', outcome, env.site);
-    outcome = after instanceof Promise ? await after : after;
-    const record = outcome.ok ? outcome.value : { error: outcome.error };
-    commitKernelWrites(env.site.scope, env.registry, [
-      turnValue(`${tool.name}.result`, record),
-      // The results of the latest round only: keeping the whole turn made every call copy a growing list.
-      turnUpdate(KERNEL_KEYS.lastToolResults, (list) => [
-        ...((list as { round: number }[] | undefined) ?? []).filter((entry) => entry.round === info.round),
-        { callId: info.callId, tool: tool.name, ok: outcome.ok, result: record, round: info.round },
-      ]),
-    ]);
+    if (after instanceof Promise) return after.then((changed) => recorded(env, info, tool, changed, started, done));
+    return recorded(env, info, tool, after, started, done);
   }
+  return written(env, info, outcome, undefined, started, done);
+}
+
+/** The result recorded at turn level (`<tool>.result`, `trellis.last_tool_results`), then memory.write. */
+function recorded(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool, outcome: ToolCallOutcome, started: number, done: boolean): CallEnd | Promise<CallEnd> {
+  const record = outcome.ok ? outcome.value : { error: outcome.error };
+  const round = info.round;
+  // The results of the latest round only: keeping the whole turn made every call copy a growing list.
+  // Read and written in one synchronous step, so no other call's commit can come between.
+  const previous = env.site.scope.turn!.values[KERNEL_KEYS.lastToolResults] as { round: number }[] | undefined;
+  const latest: unknown[] = [];
+  if (previous) for (const entry of previous) if (entry.round === round) latest.push(entry);
+  latest.push({ callId: info.callId, tool: tool.name, ok: outcome.ok, result: record, round });
+  commitKernelWrites(env.site.scope, env.registry, [turnValue(resultKey(tool), record), turnValue(KERNEL_KEYS.lastToolResults, latest)]);
+  return written(env, info, outcome, tool, started, done);
+}
+
+function written(env: TurnEnv, info: ToolCallInfo, outcome: ToolCallOutcome, tool: RegisteredTool | undefined, started: number, done: boolean): CallEnd | Promise<CallEnd> {
   const writing = env.hooks.run('memory.write', outcome, env.site);
-  if (writing instanceof Promise) await writing;
+  if (writing instanceof Promise) return writing.then(() => callEnd(env, info, outcome, tool, started, done));
+  return callEnd(env, info, outcome, tool, started, done);
+}
+
+function callEnd(env: TurnEnv, info: ToolCallInfo, outcome: ToolCallOutcome, tool: RegisteredTool | undefined, started: number, done: boolean): CallEnd {
   const durationMs = performance.now() - started;
   const error: ToolErrorInfo | undefined = outcome.ok ? undefined : outcome.error;
   if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: info.callId, tool: info.tool, ok: outcome.ok, durationMs, error });
   const record: ToolCallRecord = outcome.ok
     ? { callId: info.callId, tool: info.tool, round: info.round, ok: true, value: outcome.value, durationMs }
     : { callId: info.callId, tool: info.tool, round: info.round, ok: false, error: outcome.error, durationMs };
-  return { kind: 'result', record, content: capToolResult(toolMessage(outcome), tool?.maxResultChars ?? env.maxToolResultChars), done: result.ok && result.done === true };
+  return { kind: 'result', record, content: capToolResult(toolMessage(outcome), tool?.maxResultChars ?? env.maxToolResultChars), done };
+}
+
+const resultKeys = new WeakMap<RegisteredTool, string>();
+
+/** `<tool name>.result`, where another plugin may `@Requires` a tool's latest result; built once per tool. */
+function resultKey(tool: RegisteredTool): string {
+  let key = resultKeys.get(tool);
+  if (key === undefined) {
+    key = `${tool.name}.result`;
+    resultKeys.set(tool, key);
+  }
+  return key;
 }
 
 /** The tool message the model reads. */
@@ -216,20 +266,13 @@ const NO_TAGS: readonly string[] = [];
 function parseLoose(text: string): unknown {
   // Oversized text stays text: validateJson refuses it without parsing.
   if (text.length > MAX_ARGUMENT_CHARS) return text;
-  if (text.trim() === '') return {};
+  // Text that opens with '{' is not blank: skip trim(), which copies the arguments.
+  if (text.charCodeAt(0) !== 123 && text.trim() === '') return {};
   try {
     return JSON.parse(text);
   } catch {
     return text;
   }
-}
-
-/**
- * Stable for one call of one turn of one session, across retries and processes: tools
- * with side effects use it to make them happen once.
- */
-function idempotencyKey(env: TurnEnv, info: ToolCallInfo): string {
-  return `${env.sessionId}:${env.turnIndex}:${info.callId}`;
 }
 
 function fromError(error: unknown, code: TrellisErrorCode, tool?: string): ToolResult {

@@ -23,6 +23,8 @@ const PROTOTYPE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor',
 export function checkArgumentShape(input: unknown, options: { readonly refusePrototypeKeys?: boolean; readonly maxDepth?: number } = {}): FieldError[] {
   const maxDepth = options.maxDepth ?? MAX_ARGUMENT_DEPTH;
   const refuse = options.refusePrototypeKeys !== false;
+  // The common case, a flat object of primitives without prototype keys, needs no walk.
+  if (maxDepth > 1 && isFlatObject(input)) return [];
   const errors: FieldError[] = [];
   const stack: { value: unknown; path: string; depth: number }[] = [{ value: input, path: '', depth: 0 }];
   while (stack.length > 0) {
@@ -46,6 +48,17 @@ export function checkArgumentShape(input: unknown, options: { readonly refusePro
     for (let i = children.length - 1; i >= 0; i -= 1) stack.push(children[i]!);
   }
   return errors;
+}
+
+/** A non-array object whose own values are all primitives and whose keys are all ordinary. */
+function isFlatObject(input: unknown): boolean {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return false;
+  for (const key in input) {
+    if (!Object.prototype.hasOwnProperty.call(input, key)) continue;
+    const value = (input as Record<string, unknown>)[key];
+    if ((typeof value === 'object' && value !== null) || PROTOTYPE_KEYS.has(key)) return false;
+  }
+  return true;
 }
 
 /** The error for argument text over {@link MAX_ARGUMENT_CHARS}, or undefined when it fits. */

@@ -36,6 +36,8 @@ const FORBID_UNKNOWN: ValidatorOptions = {
 };
 const STRIP_UNKNOWN: ValidatorOptions = { ...FORBID_UNKNOWN, forbidNonWhitelisted: false };
 const BLANK = /^\s*$/;
+const REFUSE_PROTOTYPE_KEYS = { refusePrototypeKeys: true } as const;
+const KEEP_PROTOTYPE_KEYS = { refusePrototypeKeys: false } as const;
 
 /**
  * Turns plain input (a tool's arguments, a plugin's config) into an instance of a
@@ -56,7 +58,7 @@ export function validateDto<T extends object>(
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     return { ok: false, errors: [{ path: INPUT_PATH, messages: [`arguments must be a JSON object, not ${kindOf(input)}`] }] };
   }
-  const shape = checkArgumentShape(input, { refusePrototypeKeys: options?.forbidUnknown !== false });
+  const shape = checkArgumentShape(input, options?.forbidUnknown === false ? KEEP_PROTOTYPE_KEYS : REFUSE_PROTOTYPE_KEYS);
   if (shape.length > 0) return { ok: false, errors: shape };
   const flat = validateFlat(type, input as Record<string, unknown>, options?.forbidUnknown === false);
   if (flat !== undefined) return { ok: true, value: flat };
