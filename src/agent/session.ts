@@ -12,6 +12,8 @@ import { leaseHolder, withLease } from './session-lease.js';
 import { SessionSync } from './session-sync.js';
 import { isHostKey, parseSuspension, type SuspensionRecord } from './suspension-record.js';
 import type { SessionParts } from './turn-envelope.js';
+import type { DelegationFrame } from '../contract/delegation.js';
+import type { ActiveAgent } from './delegation/handoff-continuation.js';
 import type { Decision, PendingApproval, TurnResult } from './turn-result.js';
 import { callToolDirectly, type DirectCallOptions, type DirectCallResult } from './direct-tool-call.js';
 
@@ -25,6 +27,8 @@ export interface SendOptions {
    * turn on this session to end, instead of failing at once with `SessionBusy`.
    */
   readonly waitForLease?: number;
+  /** @internal Set by the kernel when this session runs a sub-agent's turn for another agent's call. */
+  readonly delegation?: DelegationFrame;
 }
 
 export interface ResumeOptions {
@@ -34,6 +38,8 @@ export interface ResumeOptions {
   readonly context?: Readonly<Record<string, unknown>>;
   /** As in `send`: wait for another writer's lease this long. */
   readonly waitForLease?: number;
+  /** @internal As in `send`. */
+  readonly delegation?: DelegationFrame;
 }
 
 /**
@@ -110,7 +116,7 @@ export class Session {
         await this.#ready();
         this.#assertPluginsInstalled();
         if (this.suspended) await this.#cancelSuspended();
-        return runNewTurn(this.#parts, { message, context: options.context, signal: options.signal });
+        return runNewTurn(this.#activeParts(options.delegation), { message, context: options.context, signal: options.signal });
       }),
     );
   }
@@ -131,7 +137,7 @@ export class Session {
           });
         }
         this.#assertPluginsInstalled();
-        return runResumedTurn(this.#parts, record, { decisions: options.decisions, context: options.context, signal: options.signal });
+        return runResumedTurn(this.#activeParts(options.delegation), record, { decisions: options.decisions, context: options.context, signal: options.signal });
       }),
     );
   }
@@ -217,7 +223,30 @@ export class Session {
       this.#sync.suspension = null;
       return;
     }
-    await cancelSuspended(this.#parts, record);
+    await cancelSuspended(this.#activeParts(undefined), record);
+  }
+
+  /** The agent that answers now: the one a handoff gave the session to, else the one that opened it. */
+  get activeAgent(): string {
+    const active = this.#state.session.values[KERNEL_KEYS.activeAgent] as ActiveAgent | undefined;
+    return active?.agent ?? this.#agent.spec.name;
+  }
+
+  /** The session's parts with the active agent, and where a sub-agent's turn sits. */
+  #activeParts(delegation: DelegationFrame | undefined): SessionParts {
+    const name = this.activeAgent;
+    let agent: AgentBinding = this.#agent;
+    if (name !== this.#agent.spec.name) {
+      const found = this.#host.agent?.(name);
+      if (!found) {
+        throw new TrellisError('UnknownAgent', `Session '${this.id}' was handed over to agent '${name}', which this app does not have`, {
+          hint: `Create it with app.agent({ name: '${name}', … }) before using the session in this process`,
+        });
+      }
+      agent = found;
+    }
+    if (agent === this.#agent && !delegation) return this.#parts;
+    return { ...this.#parts, agent, delegation };
   }
 
   #leased<T>(waitMs: number | undefined, work: () => Promise<T>): Promise<T> {

@@ -8,6 +8,8 @@ import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import { commitKernelWrites, turnValue } from '../state/kernel-writes.js';
 import { toolMessage } from '../tools/tool-pipeline.js';
 import type { InferenceRequest } from '../contract/hook-payloads.js';
+import type { HandoffMark } from '../contract/delegation.js';
+import { rollUpUsage } from './delegation/usage-rollup.js';
 import { filterTools, mergeInference, ROUND_KEYS, roundMessages, toolDefinitions } from './round-request.js';
 import { carriedTurnValues, SUSPENSION_VERSION, type SuspensionRecord } from './suspension-record.js';
 import { runToolBatch, type BatchOutcome } from './tool-batch.js';
@@ -30,6 +32,8 @@ export interface TurnEnd {
   /** Messages to append to the transcript (empty for a suspended, cancelled or failed turn). */
   readonly append: readonly ChatMessage[];
   readonly suspension: SuspensionRecord | undefined;
+  /** A handoff tool ran in the last round: the turn goes on with that agent (see `loopWithHandoffs`). */
+  readonly handoff?: HandoffMark;
 }
 
 const NO_RECALL: readonly ChatMessage[] = [];
@@ -54,6 +58,14 @@ export class TurnRunner {
     private readonly transcript: readonly ChatMessage[],
     readonly startedAt: string,
   ) {}
+
+  /** Takes over the progress of the runner of the agent that handed this turn over. */
+  carryOn(previous: TurnRunner): void {
+    this.rounds = previous.rounds;
+    this.messages = previous.messages;
+    this.toolCalls.push(...previous.toolCalls);
+    Object.assign(this.usage, previous.usage);
+  }
 
   /** Restores a suspended turn's progress before continuing it. */
   restore(record: SuspensionRecord): void {
@@ -106,6 +118,8 @@ export class TurnRunner {
       const outcomes = await runToolBatch(env, response.toolCalls, round, byName, limits.toolConcurrency);
       const end = this.afterCalls(response.toolCalls, outcomes);
       if (end) return end;
+      const handoff = env.site.scope.turn!.values[KERNEL_KEYS.handoff] as HandoffMark | undefined;
+      if (handoff !== undefined) return { ...this.end('completed', undefined), handoff };
     }
     return this.end('max_rounds', undefined);
   }
@@ -125,7 +139,9 @@ export class TurnRunner {
         contents[index] = outcome.content;
         if (outcome.done && done === undefined) done = replyText(outcome.record.value);
       } else if (outcome.kind === 'suspended') {
-        pending.push(outcome.pending);
+        // A sub-agent's suspension lists the calls waiting inside it, not the call to it.
+        if (outcome.child) pending.push(...outcome.child.pending);
+        else pending.push(outcome.pending);
       } else if (outcome.kind === 'blocked') {
         blocked ??= outcome;
       }
@@ -190,7 +206,7 @@ export class TurnRunner {
   }
 
   result(status: TurnStatus, reply: string | undefined, error?: { code: string; message: string }, suspended?: readonly PendingApproval[]): TurnResult {
-    return { status, reply, rounds: this.rounds, toolCalls: this.toolCalls, usage: totalUsage(this.usage), suspended, error };
+    return { status, reply, rounds: this.rounds, toolCalls: this.toolCalls, usage: rollUpUsage(totalUsage(this.usage), this.toolCalls, this.env.agent), suspended, error };
   }
 
   end(status: TurnStatus, reply: string | undefined, error?: { code: string; message: string }): TurnEnd {

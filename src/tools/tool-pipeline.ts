@@ -2,6 +2,8 @@ import { describeError } from '../errors/describe-error.js';
 import { ContextLevel } from '../context/context-level.js';
 import { bindCall, commandOf, setSignal, type MemberContext } from '../context/member-context.js';
 import { memberContext } from '../context/member-invoker.js';
+import type { RolledUpUsage } from '../contract/agent-usage.js';
+import { DelegatedOutcome, type ChildSuspension } from '../contract/delegation.js';
 import type { ToolCallInfo, ToolCallOutcome } from '../contract/hook-payloads.js';
 import { errorResult, type ToolCallRecord, type ToolErrorInfo, type ToolResult } from '../contract/tool-result.js';
 import { TrellisError, type TrellisErrorCode } from '../errors/trellis-error.js';
@@ -26,7 +28,7 @@ import type { ToolInvocation, ToolNotice } from './tool-middleware.js';
 export type CallEnd =
   | { readonly kind: 'result'; readonly record: ToolCallRecord; readonly content: string; readonly done: boolean }
   | { readonly kind: 'blocked'; readonly reason: string; readonly by: string }
-  | { readonly kind: 'suspended'; readonly pending: PendingApproval };
+  | { readonly kind: 'suspended'; readonly pending: PendingApproval; readonly child?: ChildSuspension };
 
 export interface CallOptions {
   /** A human approved the call: the gate is not asked again. */
@@ -50,7 +52,8 @@ export async function executeToolCall(env: TurnEnv, call: ModelToolCall, round: 
   }
   if (!options.approved) {
     const deciding = env.hooks.run('tool.gate', info, env.site);
-    const decision = deciding instanceof Promise ? await deciding : deciding;
+    let decision = deciding instanceof Promise ? await deciding : deciding;
+    if (decision.kind === 'allow' && tool.delegation) decision = await env.hooks.run('agent.delegating', tool.delegation(info), env.site);
     if (decision.kind === 'block') {
       const error: ToolErrorInfo = { code: 'Blocked', message: `Blocked by ${decision.by}: ${decision.reason}`, retryable: false };
       if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: call.id, tool: call.name, ok: false, durationMs: performance.now() - started, error });
@@ -67,8 +70,19 @@ export async function executeToolCall(env: TurnEnv, call: ModelToolCall, round: 
   if (isStop(before)) {
     return finish(env, info, tool, errorResult('Blocked', `The call to ${tool.name} was blocked: ${before.reason}. Do not retry it unchanged`), started);
   }
-  const result = await runTool(env, tool, before);
-  return finish(env, before, tool, result, started);
+  let result = await runTool(env, tool, before);
+  let usage: RolledUpUsage | undefined;
+  if (result.ok && result.value instanceof DelegatedOutcome) {
+    // A sub-agent's turn: it suspended (its waiting calls become this call's), or it finished.
+    const { suspended } = result.value;
+    if (suspended) {
+      if (env.observed()) env.emit({ type: 'tool.suspended', sessionId: env.sessionId, callId: call.id, tool: call.name, message: `Waiting for ${suspended.pending.length} call(s) inside ${suspended.agent}` });
+      return { kind: 'suspended', pending: { callId: call.id, tool: call.name, arguments: call.arguments, ticket: { message: `Waiting inside ${suspended.agent}` } }, child: suspended };
+    }
+    usage = result.value.usage;
+    result = result.value.result!;
+  }
+  return finish(env, before, tool, result, started, usage);
 }
 
 async function runTool(env: TurnEnv, tool: RegisteredTool, info: ToolCallInfo): Promise<ToolResult> {
@@ -176,7 +190,7 @@ function checkOutput(env: TurnEnv, tool: RegisteredTool, info: ToolCallInfo, val
   return errorResult('ToolOutput', `${message}\nThis is a bug in the '${tool.plugin}' plugin; try another approach`);
 }
 
-async function finish(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool | undefined, result: ToolResult, started: number): Promise<CallEnd> {
+async function finish(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool | undefined, result: ToolResult, started: number, usage?: RolledUpUsage): Promise<CallEnd> {
   let outcome: ToolCallOutcome = result.ok
     ? { kind: 'tool_result', call: info, ok: true, value: result.value }
     : { kind: 'tool_result', call: info, ok: false, error: result.error };
@@ -198,9 +212,10 @@ async function finish(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool | u
   const durationMs = performance.now() - started;
   const error: ToolErrorInfo | undefined = outcome.ok ? undefined : outcome.error;
   if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: info.callId, tool: info.tool, ok: outcome.ok, durationMs, error });
-  const record: ToolCallRecord = outcome.ok
+  let record: ToolCallRecord = outcome.ok
     ? { callId: info.callId, tool: info.tool, round: info.round, ok: true, value: outcome.value, durationMs }
     : { callId: info.callId, tool: info.tool, round: info.round, ok: false, error: outcome.error, durationMs };
+  if (usage) record = { ...record, usage };
   return { kind: 'result', record, content: capToolResult(toolMessage(outcome), tool?.maxResultChars ?? env.maxToolResultChars), done: result.ok && result.done === true };
 }
 
