@@ -22,6 +22,8 @@ export type { TurnResult, TurnStatus, ToolCallRecord, PendingApproval, Decision,
 export type { InferenceRequest } from './src/contract/hook-payloads.js';
 export type { SuspensionRecord } from './src/agent/suspension-record.js';
 export type { ToolCallInfo, ToolCallOutcome, TurnExchange, ToolCandidate } from './src/contract/hook-payloads.js';
+export type { DelegatingPayload, DelegatedPayload } from './src/contract/delegation.js';
+export type { RolledUpUsage } from './src/contract/agent-usage.js';
 
 // Decorators (and inversify's, re-exported so plugins and middleware need no inversify import of their own)
 export { inject, injectable, optional } from 'inversify';

@@ -5,7 +5,7 @@ import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import { executeToolCall, toolMessage } from '../tools/tool-pipeline.js';
 import { argumentsFor, reviewJournal } from './call-journal.js';
 import { checkEditedArgs, validateDecisions } from './decisions.js';
-import { childDecision, parentCallOf, withoutCallsInside } from './delegation/delegated-decisions.js';
+import { childDecision, parentCallOf, waitingInside, withoutCallsInside } from './delegation/delegated-decisions.js';
 import { historyFor, loopWithHandoffs } from './delegation/handoff-continuation.js';
 import { stashResume } from './delegation/resume-stash.js';
 import type { SuspensionRecord } from './suspension-record.js';
@@ -31,7 +31,10 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
   const env = turnEnv(parts, new ContextLevel({ ...stored.turn, ...resume.context, [KERNEL_KEYS.turnInput]: stored.input, [KERNEL_KEYS.turnIndex]: stored.turnIndex }), resume.signal, stored.turnIndex);
   const { record, carryOver } = reviewJournal(stored, env.view.toolsByName);
   const carried = new Set(carryOver.map((d) => d.callId));
-  const requested = validateDecisions(record, resume.decisions, parts.id).filter((d) => !carried.has(d.callId));
+  // A caller's resume hands down every decision again after a crash: the ones this session
+  // claimed already are carried over (or reopened as retry/skip) by its journal, not re-applied.
+  const asked = parts.delegation ? resume.decisions.filter((d) => !stored.decisions.some((c) => c.callId === d.callId)) : resume.decisions;
+  const requested = (asked.length > 0 || !parts.delegation ? validateDecisions(record, asked, parts.id) : []).filter((d) => !carried.has(d.callId));
   checkEditedArgs(record, requested, env.view.toolsByName);
   const fresh = [...carryOver, ...requested];
   const runner = new TurnRunner(env, parts.agent.limits, record.input, record.instructions, historyFor(parts), record.startedAt);
@@ -66,7 +69,7 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
         const outcome = await executeToolCall(env, { id: call.callId, name: call.tool, arguments: argumentsFor(call, decision) }, record.rounds, env.view.toolsByName, { approved: true });
         if (outcome.kind === 'suspended' && outcome.child) {
           // An approved delegation ran its sub-agent, which now waits for decisions of its own.
-          journal = { ...journal, pending: [...journal.pending.filter((p) => p !== call), ...outcome.child.pending] };
+          journal = waitingInside(journal, outcome.child, (p) => p === call);
           if (parts.host.store) await save(journal);
           continue;
         }
@@ -87,7 +90,10 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
       const outcome = await executeToolCall(env, { id: parent, name: call.tool, arguments: call.arguments }, record.rounds, env.view.toolsByName, { approved: true });
       const others = withoutCallsInside(journal.pending, parent);
       if (outcome.kind === 'suspended' && outcome.child) {
-        journal = { ...journal, pending: [...others, ...outcome.child.pending] };
+        journal = waitingInside(journal, outcome.child, (p) => p.callId.startsWith(`${parent}/`));
+      } else if (outcome.kind === 'result' && outcome.record.error?.code === 'SessionBusy') {
+        // The sub-agent's session could not be had (another writer still holds it): nothing ran
+        // there, so its calls keep waiting and a later resume hands the same decisions down.
       } else if (outcome.kind === 'result') {
         runner.toolCalls.push(outcome.record);
         if (outcome.done && done === undefined) done = replyText(outcome.record.value);

@@ -48,6 +48,8 @@ export interface AgentBinding {
 export interface DelegatedRun {
   readonly signal?: AbortSignal;
   readonly delegation: DelegationFrame;
+  /** Wait this long for the child session's lease (a crashed process's lease runs out by itself). */
+  readonly waitForLease?: number;
 }
 
 /** The part of a session a delegation drives: a child session of a sub-agent. */

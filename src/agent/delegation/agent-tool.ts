@@ -16,6 +16,8 @@ import { takeResume } from './resume-stash.js';
 import { asDelegatedUsage } from './usage-rollup.js';
 
 const NO_KEYS: readonly string[] = [];
+/** A child session's lease left by a process that died is free after its 30 s TTL: wait that out. */
+const CHILD_LEASE_WAIT_MS = 35_000;
 
 /**
  * The tool that runs `spec.agent` for the model: one full turn of that agent in a child
@@ -67,7 +69,7 @@ async function runSubAgent(env: TurnEnv, site: DelegationSite, spec: AgentToolSp
   }
   const childSessionId = childSessionIdOf(env, ctx.callId, spec.agent);
   const child = target.session(childSessionId, { context: contextFor(env, spec.context ?? NO_KEYS) });
-  const run: DelegatedRun = { signal: ctx.signal === NEVER_ABORTED ? undefined : ctx.signal, delegation: childFrame(env, self, ctx.callId, spec.agent) };
+  const run: DelegatedRun = { signal: ctx.signal === NEVER_ABORTED ? undefined : ctx.signal, delegation: childFrame(env, self, ctx.callId, spec.agent), waitForLease: CHILD_LEASE_WAIT_MS };
   const decisions = takeResume(env, ctx.callId);
   const result = decisions ? await resumeChild(child, decisions, run) : await child.send(messageFor(spec, args), run);
   const reported = env.hooks.run('agent.delegated', { kind: 'tool', from: self, to: spec.agent, callId: ctx.callId, childSessionId, status: result.status, path }, env.site);

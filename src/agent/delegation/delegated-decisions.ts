@@ -1,4 +1,5 @@
 import type { PendingApproval } from '../../contract/suspension.js';
+import type { ChildSuspension } from '../../contract/delegation.js';
 import type { SuspensionRecord } from '../suspension-record.js';
 import type { Decision } from '../turn-result.js';
 
@@ -19,4 +20,18 @@ export function childDecision(decision: Decision, parent: string): Decision {
 /** The waiting calls without those inside the sub-agent that `parent` runs. */
 export function withoutCallsInside(pending: readonly PendingApproval[], parent: string): PendingApproval[] {
   return pending.filter((p) => !p.callId.startsWith(`${parent}/`));
+}
+
+/**
+ * The journal once the sub-agent behind `parent` (or the call `replaced`) waits again: its
+ * calls are the sub-agent's waiting calls now, and a decision recorded for one of them
+ * earlier is dropped, because the sub-agent asks anew (e.g. `retry`/`skip` after a crash).
+ */
+export function waitingInside(journal: SuspensionRecord, child: ChildSuspension, replaced: (p: PendingApproval) => boolean): SuspensionRecord {
+  const waiting = new Set(child.pending.map((p) => p.callId));
+  return {
+    ...journal,
+    pending: [...journal.pending.filter((p) => !replaced(p)), ...child.pending],
+    decisions: journal.decisions.filter((d) => !waiting.has(d.callId)),
+  };
 }
