@@ -1,3 +1,4 @@
+import type { HandoffMark } from '../../contract/delegation.js';
 import type { ChatMessage } from '../../models/model-provider.js';
 import { KERNEL_KEYS } from '../../state/kernel-keys.js';
 import { commitKernelWrites, sessionValue, turnValue } from '../../state/kernel-writes.js';
@@ -28,7 +29,9 @@ export interface LoopEnd {
  * now on. `agent.delegated` reports each handoff.
  */
 export async function loopWithHandoffs(parts: SessionParts, env: TurnEnv, runner: TurnRunner): Promise<LoopEnd> {
-  let end = await runner.loop();
+  // A handoff approved on resume ran before the rounds go on: act on it first.
+  const approved = env.site.scope.turn!.values[KERNEL_KEYS.handoff] as HandoffMark | undefined;
+  let end: TurnEnd = approved ? { ...runner.end('completed', undefined), handoff: approved } : await runner.loop();
   while (end.handoff) {
     const { agent, from } = end.handoff;
     const target = parts.host.agent?.(agent);

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Hook, MemoryStore, Plugin, ScriptedModel, Trellis, block, type DelegatedPayload, type DelegatingPayload, type ModelRequest, type ScriptedReply } from '../../../index.js';
+import { Hook, MemoryStore, Plugin, ScriptedModel, Trellis, block, suspend, type DelegatedPayload, type DelegatingPayload, type ModelRequest, type ScriptedReply } from '../../../index.js';
 
 const lastMessage = (request: ModelRequest) => request.messages.at(-1)!;
 const userTexts = (request: ModelRequest) => request.messages.filter((m) => m.role === 'user').map((m) => m.content);
@@ -68,6 +68,30 @@ describe('handoffs', () => {
     await session.send('and the other order?');
     const seen = userTexts(refundsModel.calls.at(-1)!);
     expect(seen).toEqual(['refund for order 42', 'and the other order?']);
+    await app.stop();
+  });
+
+  it('parks a handoff that agent.delegating suspends; approved, the new agent answers in the resumed turn', async () => {
+    @Plugin({ name: 'handoff-approval', version: '1.0.0' })
+    class HandoffApproval {
+      @Hook('agent.delegating')
+      ask(payload: DelegatingPayload) {
+        return payload.kind === 'handoff' ? suspend({ message: `Hand over to ${payload.to}?` }) : undefined;
+      }
+    }
+    const { app, triage, triageModel, refundsModel } = build();
+    await app.install(HandoffApproval);
+    const session = triage.session('t6');
+    const parked = await session.send('refund for order 44');
+    expect(parked.status).toBe('suspended');
+    expect(session.activeAgent).toBe('triage');
+    expect(refundsModel.callCount).toBe(0);
+    const callId = parked.suspended![0]!.callId;
+
+    const resumed = await session.resume({ decisions: [{ callId, decision: 'approve' }] });
+    expect(resumed.reply).toBe('refunds: I can refund order 42.');
+    expect(session.activeAgent).toBe('refunds');
+    expect(triageModel.callCount).toBe(1);
     await app.stop();
   });
 
