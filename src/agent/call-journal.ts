@@ -19,7 +19,7 @@ export interface JournalReview {
  * because only a human can say whether its effect happened. Finished calls are not pending
  * any more and keep their stored results.
  */
-export function reviewJournal(record: SuspensionRecord, tools: ReadonlyMap<string, RegisteredTool>): JournalReview {
+export function reviewJournal(record: SuspensionRecord, tools: ReadonlyMap<string, Pick<RegisteredTool, 'idempotent'>>): JournalReview {
   const claimed = new Map(record.decisions.map((d) => [d.callId, d] as const));
   const started = new Set(record.started ?? []);
   const carryOver: Decision[] = [];

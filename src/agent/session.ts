@@ -16,6 +16,7 @@ import type { DelegationFrame } from '../contract/delegation.js';
 import type { ActiveAgent } from './delegation/handoff-continuation.js';
 import type { Decision, PendingApproval, TurnResult } from './turn-result.js';
 import { callToolDirectly, type DirectCallOptions, type DirectCallResult } from './direct-tool-call.js';
+import { reviewJournal } from './call-journal.js';
 
 export interface SendOptions {
   /** Aborting it stops the model call and running tools; the turn ends `cancelled`. */
@@ -98,11 +99,17 @@ export class Session {
     return this.#sync.suspension !== null && this.#sync.suspension !== undefined;
   }
 
-  /** The calls waiting for a decision, loading the session from the store first if needed. */
+  /**
+   * The calls waiting for a decision, loading the session from the store first if needed,
+   * as `resume` will take them: an approved call that a crash cut off mid-run waits for
+   * `retry` or `skip` (see {@link reviewJournal}).
+   */
   pending(): Promise<readonly PendingApproval[]> {
     return this.#serialize(async () => {
       await this.#ready();
-      return parseSuspension(this.#sync.suspension, this.id)?.pending ?? [];
+      const record = parseSuspension(this.#sync.suspension, this.id);
+      if (!record) return [];
+      return reviewJournal(record, this.#host.registry.view(this.#agent.spec.plugins).toolsByName).record.pending;
     });
   }
 

@@ -16,6 +16,8 @@ export interface ToolInfo {
   /** The context keys it declared with `@Requires` (its own, its class's and its middleware's). */
   readonly requires: readonly { readonly key: string; readonly optional: boolean }[];
   readonly timeoutMs?: number;
+  /** `@Tool({ idempotent: true })`: run again by itself when a crash cut a call of it off mid-run. */
+  readonly idempotent: boolean;
   /** Input fields marked `@Secret()`: shown as `[Redacted]` wherever a call is displayed. */
   readonly secretFields: readonly string[];
 }
@@ -67,6 +69,7 @@ export function describeRegistry(registry: RegistrySnapshot): AppDescription {
         middleware: t.chainNames,
         requires: t.requires.map((r) => ({ key: r.key, optional: r.optional })),
         ...(t.timeoutMs !== undefined && { timeoutMs: t.timeoutMs }),
+        idempotent: t.idempotent,
         secretFields: secretFields(t.input),
       })),
       hooks: p.hooks.map((h) => ({ point: h.point, plugin: h.plugin, method: h.method, priority: h.priority })),

@@ -7,7 +7,8 @@ import { deskScriptedModel } from '../../examples/sql-report-desk/desk-model.js'
 import type { Agent } from '../agent/agent.js';
 import type { AgentSpec } from '../agent/agent-spec.js';
 import type { Session } from '../agent/session.js';
-import { parseSuspension } from '../agent/suspension-record.js';
+import { parseSuspension, type SuspensionRecord } from '../agent/suspension-record.js';
+import { reviewJournal } from '../agent/call-journal.js';
 import { Trellis } from '../app/trellis.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import type { ModelProvider } from '../models/model-provider.js';
@@ -15,7 +16,7 @@ import { importPlugins } from '../plugin/directory-loader.js';
 import { isPluginClass } from '../plugin/plugin-explorer.js';
 import type { PluginClass } from '../plugin/plugin-definition.js';
 import { DEFAULT_SQLITE_PATH, SqliteStore } from '../stores/sqlite-store.js';
-import type { SessionStore } from '../stores/session-store.js';
+import type { SessionStore, StoredSession } from '../stores/session-store.js';
 import { canLogTurnEvents } from '../stores/turn-event-log.js';
 import { TurnEventRecorder } from '../dev/recording/turn-event-recorder.js';
 import { createLogger, TRELLIS_LOGGER } from '../../plugins/middleware/logger.js';
@@ -128,10 +129,22 @@ function chooseModel(cli: CliApp, io: CliIo): ModelProvider {
 export async function waitingCalls(cli: CliApp, sessionId: string): Promise<{ callId: string; tool: string }[]> {
   const stored = await cli.store.load(sessionId);
   if (!stored) return [];
-  const record = parseSuspension(stored.suspension, sessionId);
+  const record = reviewedSuspension(cli, stored);
   if (!record) return [];
   const decided = new Set(record.decisions.map((d) => d.callId));
   return record.pending.filter((p) => !decided.has(p.callId)).map((p) => ({ callId: p.callId, tool: p.tool }));
+}
+
+/**
+ * A stored session's suspension as `session.resume` takes it: after a crash, a call cut off
+ * mid-run waits for retry/skip and a claimed call that never started waits to be carried out
+ * (see `reviewJournal`), so neither counts as decided.
+ */
+export function reviewedSuspension(cli: CliApp, stored: StoredSession): SuspensionRecord | undefined {
+  const record = parseSuspension(stored.suspension, stored.id);
+  if (!record) return undefined;
+  const tools = new Map(cli.app.describe().plugins.flatMap((p) => p.tools).map((t) => [t.name, t] as const));
+  return reviewJournal(record, tools).record;
 }
 
 async function installPlugins(app: Trellis, loaded: LoadedConfig): Promise<void> {

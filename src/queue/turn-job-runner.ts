@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { TrellisError, type Agent, type TurnResult } from '../../index.js';
+import { TrellisError, type Agent, type PendingApproval, type TurnResult } from '../../index.js';
 import { encodeEvent, toJsonData } from './event-codec.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import type { QueueNames } from './queue-connection.js';
@@ -42,6 +42,7 @@ export class TurnJobRunner {
     // One holder per attempt: a stalled job that BullMQ hands back to this same worker must
     // wait for the attempt still running here, not share its lease.
     const lease = new LeaseKeeper(store, names.leaseKey(data.sessionId), `${workerId}/${job.id}/${randomUUID().slice(0, 8)}`, this.options.leaseTtlMs);
+    const startRevision = data.startRevision;
     if (!(await lease.acquire())) {
       await job.moveToDelayed(Date.now() + this.options.busyDelayMs, token);
       throw new DelayedError();
@@ -54,6 +55,8 @@ export class TurnJobRunner {
       // The kernel's own session lease is held (by a turn outside the queue, or by a worker
       // that died and whose lease has not lapsed yet): wait, without spending an attempt.
       if (TrellisError.is(error, 'SessionBusy') && !lease.signal.aborted) {
+        // Nothing ran in this attempt: the next one must see what the attempts before it saw.
+        if (job.data.startRevision !== startRevision) await job.updateData({ ...job.data, startRevision });
         await job.moveToDelayed(Date.now() + this.options.busyDelayMs, token);
         throw new DelayedError();
       }
@@ -66,7 +69,9 @@ export class TurnJobRunner {
   private async runLeased(job: Job<TurnJobData, TurnJobResult>, signal: AbortSignal): Promise<TurnJobResult> {
     const data = job.data;
     const revision = await storedRevision(this.options.store, data.sessionId);
-    if (data.startRevision !== undefined && revision > data.startRevision) {
+    // An earlier attempt ran part of this turn (and the process died) when the store moved on since.
+    const rerun = data.startRevision !== undefined && revision > data.startRevision;
+    if (rerun) {
       const landed = await this.landedTurn(data, revision);
       if (landed) return this.resultOf(job, landed, true);
     }
@@ -77,7 +82,20 @@ export class TurnJobRunner {
     const channel = this.options.names.eventChannel(data.sessionId);
     const events = session.events$.subscribe((event) => void this.options.publisher.publish(channel, encodeEvent(event)).catch(() => undefined));
     try {
-      const result = data.kind === 'send' ? await session.send(data.message, { signal }) : await session.resume({ decisions: data.decisions, signal });
+      let decisions = data.kind === 'resume' ? data.decisions : [];
+      if (data.kind === 'resume' && rerun) {
+        // An earlier attempt of this job may have been cut off while an approved call ran: the
+        // call journal now asks a human whether to retry or skip that call, so this job's
+        // decision for it is spent. The turn is reported suspended on that question.
+        const pending = await session.pending();
+        decisions = data.decisions.filter((d) => !pending.some((p) => p.callId === d.callId && reopenedBy(p, d.decision)));
+        if (decisions.length === 0) {
+          const stored = await this.options.store.load(data.sessionId);
+          const last = stored?.turns.at(-1);
+          if (last) return this.resultOf(job, resultOf(last, pending), true);
+        }
+      }
+      const result = data.kind === 'send' ? await session.send(data.message, { signal }) : await session.resume({ decisions, signal });
       if (signal.aborted) throw signal.reason;
       return this.resultOf(job, result, false);
     } finally {
@@ -98,8 +116,7 @@ export class TurnJobRunner {
     const agent = await this.options.agent(data.agent);
     const pending = await agent.session(data.sessionId, { context: data.context }).pending();
     if (data.kind === 'resume' && pending.some((p) => data.decisions.some((d) => d.callId === p.callId))) return undefined;
-    const usage = Object.values(record.usage).reduce((sum, u) => ({ inputTokens: sum.inputTokens + u.inputTokens, outputTokens: sum.outputTokens + u.outputTokens, totalTokens: sum.totalTokens + u.totalTokens }), { inputTokens: 0, outputTokens: 0, totalTokens: 0 });
-    return { status: record.status, reply: record.reply, rounds: record.rounds, toolCalls: [], usage: { ...usage, byModel: record.usage }, suspended: record.status === 'suspended' ? pending : undefined, error: record.error };
+    return resultOf(record, pending);
   }
 
   private resultOf(job: Job<TurnJobData, TurnJobResult>, result: TurnResult, recovered: boolean): TurnJobResult {
@@ -120,4 +137,17 @@ export class TurnJobRunner {
   private async publish(jobId: string, outcome: PublishedOutcome): Promise<void> {
     await this.options.publisher.publish(this.options.names.resultChannel(jobId), JSON.stringify(outcome)).catch(() => undefined);
   }
+}
+
+type StoredTurn = NonNullable<Awaited<ReturnType<TurnStore['load']>>>['turns'][number];
+
+/** A stored turn record as the `TurnResult` its job reports (tool calls are not stored per turn). */
+function resultOf(record: StoredTurn, pending: readonly PendingApproval[]): TurnResult {
+  const usage = Object.values(record.usage).reduce((sum, u) => ({ inputTokens: sum.inputTokens + u.inputTokens, outputTokens: sum.outputTokens + u.outputTokens, totalTokens: sum.totalTokens + u.totalTokens }), { inputTokens: 0, outputTokens: 0, totalTokens: 0 });
+  return { status: record.status, reply: record.reply, rounds: record.rounds, toolCalls: [], usage: { ...usage, byModel: record.usage }, suspended: record.status === 'suspended' ? pending : undefined, error: record.error };
+}
+
+/** Whether the call journal re-opened a pending call so that it no longer takes `decision`. */
+function reopenedBy(call: PendingApproval, decision: string): boolean {
+  return call.ticket.data?.['interrupted'] === true && !(call.ticket.allowedDecisions ?? []).includes(decision as never);
 }

@@ -44,27 +44,66 @@ describe('trellis mcp and mcpServers in trellis.config', () => {
     }
   }, 60_000);
 
-  it('serves Streamable HTTP with --http', async () => {
-    const child = spawn(process.execPath, [CLI, 'mcp', '--http', '0', '--tool', 'trips.echo'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
-    try {
-      const url = await new Promise<string>((resolve, reject) => {
-        let err = '';
-        child.stderr!.on('data', (c: Buffer) => {
-          err += c.toString();
-          const m = /listening on (\S+)/.exec(err);
-          if (m) resolve(m[1]!);
-        });
-        child.once('exit', () => reject(new Error(err)));
+  /** Starts `trellis mcp --http 0 …` and resolves with the child and the URL it prints. */
+  async function serveHttp(args: string[], env: NodeJS.ProcessEnv = process.env) {
+    const child = spawn(process.execPath, [CLI, 'mcp', '--http', '0', ...args], { cwd: dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const url = await new Promise<string>((resolve, reject) => {
+      let err = '';
+      child.stderr!.on('data', (c: Buffer) => {
+        err += c.toString();
+        const m = /listening on (\S+)/.exec(err);
+        if (m) resolve(m[1]!);
       });
+      child.once('exit', () => reject(new Error(err)));
+    });
+    const stop = async () => {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    };
+    return { url, stop };
+  }
+
+  it('--token (or TRELLIS_MCP_TOKEN) requires the bearer token on every request', async () => {
+    const token = 'a-secret-of-24-characters';
+    const { url, stop } = await serveHttp(['--tool', 'trips.echo'], { ...process.env, TRELLIS_MCP_TOKEN: token });
+    try {
+      const stranger = new Client({ name: 'e2e', version: '1' });
+      await expect(stranger.connect(new StreamableHTTPClientTransport(new URL(url)))).rejects.toThrow(/A valid bearer token is required/);
+      const client = new Client({ name: 'e2e', version: '1' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['trips.echo']);
+      await client.close();
+    } finally {
+      await stop();
+    }
+  }, 60_000);
+
+  it('refuses to listen beyond loopback without a token, and a short token, with exit code 2', async () => {
+    const run = (args: string[]) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        execFile(process.execPath, [CLI, 'mcp', ...args], { cwd: dir, timeout: 30_000, env: { ...process.env, TRELLIS_MCP_TOKEN: '' } }, (error, _stdout, stderr) => resolve({ code: error ? (error as { code?: number }).code ?? null : 0, stderr }));
+      });
+    const open = await run(['--http', '0', '--host', '0.0.0.0']);
+    expect(open.code).toBe(2);
+    expect(open.stderr).toContain('--host 0.0.0.0 opens the MCP endpoint beyond this machine, so it needs a bearer token');
+    const short = await run(['--http', '0', '--token', 'short']);
+    expect(short.code).toBe(2);
+    expect(short.stderr).toContain('shorter than 16 characters');
+    const port = await run(['--http', 'eighty']);
+    expect(port).toMatchObject({ code: 2, stderr: expect.stringContaining('--http eighty is not a TCP port') });
+  }, 60_000);
+
+  it('serves Streamable HTTP with --http', async () => {
+    const { url, stop } = await serveHttp(['--tool', 'trips.echo']);
+    try {
       const client = new Client({ name: 'e2e', version: '1' });
       await client.connect(new StreamableHTTPClientTransport(new URL(url)));
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['trips.echo']);
       expect(await client.callTool({ name: 'trips.echo', arguments: { text: 'hey' } })).toMatchObject({ content: [{ text: 'echo: hey' }] });
       await client.close();
     } finally {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
+      await stop();
     }
   }, 60_000);
 });

@@ -3,6 +3,8 @@
  * It runs 3 turns on each of its sessions through the TurnQueue, records every result in
  * `turn_results`, and parks the suspended ones in `approvals` for the other enqueuer,
  * whose approvals it decides in turn: sessions n % 10 = 0 approved, n % 10 = 5 rejected.
+ * An approved call cut off by a dying worker comes back as a retry/skip question, which it
+ * answers from the ledger (skip when the call's line is there, retry when it is not).
  */
 import pg from 'pg';
 import { TurnQueue, type TurnJobResult } from '../../queue.js';
@@ -42,8 +44,17 @@ async function approveOthers(): Promise<void> {
     const { rows } = await db.query(`SELECT session, n, turn, call_id FROM "${schema}".approvals WHERE owner <> $1 AND decided = false`, [me]);
     for (const row of rows) {
       const decision = row.n % 10 === 0 ? 'approve' : 'reject';
-      const done = await queue.resume({ agent: 'ledger-keeper', sessionId: row.session, key: `r-${row.call_id}`, decisions: [{ callId: row.call_id, decision }] });
+      let done = await queue.resume({ agent: 'ledger-keeper', sessionId: row.session, key: `r-${row.call_id}`, decisions: [{ callId: row.call_id, decision }] });
       await record(row.n, row.turn, done, `resume-by-${me}`);
+      // A worker died while the approved call ran: the call journal asks whether to retry or
+      // skip it. Decided as an operator would, by looking for the call's effect in the ledger.
+      for (let round = 1; done.result.status === 'suspended'; round++) {
+        const cut = done.result.suspended?.find((p) => p.ticket.data?.['interrupted'] === true);
+        if (!cut) throw new Error(`s${row.n}: a resume ended suspended without an interrupted call: ${JSON.stringify(done.result.suspended)}`);
+        const ran = ((await db.query(`SELECT 1 FROM "${schema}".tool_ledger WHERE line = $1`, [`approve:s${row.n}-t${row.turn}`])).rowCount ?? 0) > 0;
+        done = await queue.resume({ agent: 'ledger-keeper', sessionId: row.session, key: `r${round}-${cut.callId}`, decisions: [{ callId: cut.callId, decision: ran ? 'skip' : 'retry' }] });
+        await record(row.n, row.turn, done, `recover-by-${me}`);
+      }
       await db.query(`UPDATE "${schema}".approvals SET decided = true, decision = $2 WHERE session = $1`, [row.session, decision]);
     }
     const finished = (await db.query(`SELECT COUNT(*)::int AS n FROM "${schema}".enqueuers_done`)).rows[0].n === 2;

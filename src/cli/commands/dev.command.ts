@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { DEFAULT_DEV_PORT, startDevServer } from '../../dev/dev-server.js';
-import { isLoopback } from '../../dev/server/dev-security.js';
+import { isLoopback } from '../../net/loopback.js';
 import { openAgent, withCliApp } from '../cli-app.js';
 import { describeError, usageError } from '../cli-errors.js';
 import type { CliIo } from '../cli-io.js';

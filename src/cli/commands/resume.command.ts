@@ -1,11 +1,12 @@
+import { createHash } from 'node:crypto';
 import type { Command } from 'commander';
 import type { Decision } from '../../agent/turn-result.js';
 import { TrellisError } from '../../errors/trellis-error.js';
-import { parseSuspension } from '../../agent/suspension-record.js';
-import { openSession, waitingCalls, withCliApp } from '../cli-app.js';
+import { openSession, reviewedSuspension, waitingCalls, withCliApp } from '../cli-app.js';
 import { usageError } from '../cli-errors.js';
 import type { CliIo } from '../cli-io.js';
 import { sortDecisions } from '../decided-calls.js';
+import { openCliQueue, queuedSession, runQueuedTurn } from '../queued-turn.js';
 import { printTurn } from './run.command.js';
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
@@ -17,6 +18,7 @@ interface ResumeFlags {
   readonly retry: string[];
   readonly skip: string[];
   readonly message?: string;
+  readonly queue?: boolean;
 }
 
 /** `trellis resume <session> --approve <callId> --reject <callId> --edit <callId>=<json>`: decides suspended calls, from any process. */
@@ -31,13 +33,14 @@ export function registerResumeCommand(program: Command, io: CliIo): void {
     .option('--retry <callId>', 'run again a call a crash cut off mid-run; it gets the same idempotency key (repeatable)', collect, [])
     .option('--skip <callId>', 'do not run again a call a crash cut off mid-run; it is reported skipped (repeatable)', collect, [])
     .option('-m, --message <text>', 'with --reject: what the model is told')
+    .option('-q, --queue', "send the resume to the config's queue for a `trellis worker` to run, instead of running it here")
     .action(async (sessionId: string, flags: ResumeFlags) => {
       const decisions = decisionsOf(flags);
       if (decisions.length === 0) throw usageError('resume needs at least one --approve <callId>, --reject <callId>, --edit <callId>=<json>, --retry <callId> or --skip <callId>', `See the waiting calls with: trellis sessions show ${sessionId}`);
       await withCliApp(io, async (cli) => {
         const stored = await cli.store.load(sessionId);
         if (!stored) throw new TrellisError('SessionNotFound', `No session '${sessionId}' in ${cli.storePath}`, { hint: 'List sessions with: trellis sessions' });
-        const { toApply, alreadyDecided, unknown } = sortDecisions(decisions, stored, parseSuspension(stored.suspension, sessionId));
+        const { toApply, alreadyDecided, unknown } = sortDecisions(decisions, stored, reviewedSuspension(cli, stored));
         if (unknown.length > 0) {
           const waiting = (await waitingCalls(cli, sessionId)).map((c) => c.callId);
           throw new TrellisError('InvalidDecision', `Session ${sessionId} has no call ${unknown.join(', ')}${waiting.length > 0 ? `; it waits for ${waiting.join(', ')}` : ', and nothing in it waits for a decision'}`, {
@@ -51,6 +54,17 @@ export function registerResumeCommand(program: Command, io: CliIo): void {
           return;
         }
         if (alreadyDecided.length > 0) io.err(`note: ${some} already decided; deciding the rest`);
+        if (flags.queue) {
+          const queue = openCliQueue(cli);
+          try {
+            // The key names the session's revision and the decisions: the same resume enqueued twice runs once.
+            const key = `decide-r${stored.revision}-${createHash('sha256').update(JSON.stringify(toApply)).digest('hex').slice(0, 16)}`;
+            await printTurn(io, queuedSession(queue, sessionId), (signal) => runQueuedTurn(queue, sessionId, key, { kind: 'resume', decisions: toApply }, cli.context, signal), cli.app.describe());
+          } finally {
+            await queue.queue.close();
+          }
+          return;
+        }
         const session = openSession(cli, io, sessionId);
         await printTurn(io, session, (signal) => session.resume({ decisions: toApply, signal }), cli.app.describe());
       });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import type { AppDescription } from '../../app/app-description.js';
 import type { Session } from '../../agent/session.js';
@@ -6,6 +7,7 @@ import { openSession, waitingCalls, withCliApp, type CliApp } from '../cli-app.j
 import { usageError } from '../cli-errors.js';
 import type { CliIo } from '../cli-io.js';
 import { EXIT_INTERRUPTED, interruptible } from '../interruptible.js';
+import { openCliQueue, queuedSession, runQueuedTurn } from '../queued-turn.js';
 import { toolActivityLine } from '../render/tool-activity.js';
 import { pendingLines, replyLines, summaryLine } from '../render/turn-summary.js';
 
@@ -16,9 +18,21 @@ export function registerRunCommand(program: Command, io: CliIo): void {
     .description('send one message to the agent and print the reply and a summary line')
     .argument('<message>', 'the message to send')
     .option('-s, --session <id>', 'continue this session instead of starting a new one')
-    .action(async (message: string, options: { session?: string }) => {
+    .option('-q, --queue', "send the turn to the config's queue for a `trellis worker` to run, instead of running it here")
+    .action(async (message: string, options: { session?: string; queue?: boolean }) => {
       if (message.trim() === '') throw usageError('run needs a message, and this one is empty', 'e.g. trellis run "Greet Ada"');
       await withCliApp(io, async (cli) => {
+        if (options.queue) {
+          const queue = openCliQueue(cli);
+          try {
+            const sessionId = options.session ?? randomUUID();
+            await warnCancelled(io, cli, sessionId);
+            await printTurn(io, queuedSession(queue, sessionId), (signal) => runQueuedTurn(queue, sessionId, randomUUID(), { kind: 'send', message }, cli.context, signal), cli.app.describe());
+          } finally {
+            await queue.queue.close();
+          }
+          return;
+        }
         const session = openSession(cli, io, options.session);
         await warnCancelled(io, cli, session.id);
         await printTurn(io, session, (signal) => session.send(message, { signal }), cli.app.describe());
@@ -35,7 +49,7 @@ export async function warnCancelled(io: CliIo, cli: CliApp, sessionId: string): 
 }
 
 /** Runs a turn (a send or a resume) with tool activity, retries included, on stderr, then prints its outcome. */
-export async function printTurn(io: CliIo, session: Session, turn: (signal: AbortSignal) => Promise<TurnResult>, app?: AppDescription): Promise<TurnResult> {
+export async function printTurn(io: CliIo, session: Pick<Session, 'id' | 'events$'>, turn: (signal: AbortSignal) => Promise<TurnResult>, app?: AppDescription): Promise<TurnResult> {
   let retries = 0;
   const activity = session.events$.subscribe((event) => {
     if (event.type === 'tool.retry') retries++;

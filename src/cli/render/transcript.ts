@@ -1,5 +1,5 @@
 import type { StoredSession } from '../../stores/session-store.js';
-import type { PendingApproval } from '../../agent/turn-result.js';
+import type { Decision, PendingApproval } from '../../agent/turn-result.js';
 import { approvalLines } from './approval-prompt.js';
 import { escapeControl } from './terminal-text.js';
 import { clip } from './tool-activity.js';
@@ -31,13 +31,31 @@ export function transcriptLines(session: StoredSession, full = false): string[] 
     }
     for (const call of message.toolCalls ?? []) lines.push(`  call ${call.name} (${call.id}) ${clip(call.arguments, 140)}`);
   }
-  const suspension = session.suspension as { input?: string; pending?: PendingApproval[] } | null;
+  const suspension = session.suspension as { input?: string; pending?: PendingApproval[]; decisions?: Decision[]; started?: string[] } | null;
   if (suspension?.input !== undefined) lines.push(`user (turn in progress): ${escapeControl(suspension.input)}`);
   for (const p of suspension?.pending ?? []) {
     lines.push(...approvalLines(p).map((line) => `  ${line}`));
-    lines.push(`    decide: trellis resume ${session.id} --approve ${p.callId}   (or --reject ${p.callId})`);
+    lines.push(`    ${decideLine(session.id, p, suspension?.decisions?.find((d) => d.callId === p.callId), suspension?.started?.includes(p.callId) === true)}`);
   }
   return lines;
+}
+
+/**
+ * How to decide a waiting call, as the call journal will take it: a call approved before a
+ * crash that never started runs on the next resume; one cut off mid-run waits for `--retry`
+ * or `--skip` (an idempotent tool is rerun by any resume); anything else takes what its
+ * ticket allows.
+ */
+function decideLine(sessionId: string, call: PendingApproval, claimed: Decision | undefined, started: boolean): string {
+  const id = call.callId;
+  if (claimed && (claimed.decision === 'reject' || claimed.decision === 'skip' || !started)) {
+    return `decided (${claimed.decision}) before the process stopped; it is carried out on the next resume of ${sessionId}`;
+  }
+  if (claimed) return `cut off mid-run (it may or may not have run): trellis resume ${sessionId} --retry ${id}   (or --skip ${id}; a tool marked idempotent is run again by any resume)`;
+  const allowed = call.ticket.allowedDecisions ?? ['approve', 'reject', 'edit'];
+  const others = allowed.filter((d) => d !== 'approve').map((d) => (d === 'edit' ? `--edit ${id}='{…}'` : `--${d} ${id}`));
+  const first = allowed.includes('approve') ? `--approve ${id}` : others.shift();
+  return `decide: trellis resume ${sessionId} ${first ?? ''}${others.length > 0 ? `   (or ${others.join(', ')})` : ''}`;
 }
 
 function shorten(content: string, sessionId: string): string {

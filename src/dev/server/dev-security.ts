@@ -1,19 +1,14 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
+import { hostName, isLoopback } from '../../net/loopback.js';
+import { sameSecret as same } from '../../net/secret.js';
 
 /** The cookie a browser keeps the token in after opening the page's `?token=` link. */
 export const TOKEN_COOKIE = 'trellis_dev_token';
 /** The header a script sends the token in (or `Authorization: Bearer …`). */
 export const TOKEN_HEADER = 'x-trellis-token';
 
-const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-/** Whether `host` (a bind address or a Host header's name) is this machine only. */
-export function isLoopback(host: string): boolean {
-  return LOOPBACK_NAMES.has(host) || /^127(\.\d{1,3}){3}$/.test(host);
-}
 
 /** How the dev server guards itself. */
 export interface DevSecurityOptions {
@@ -70,20 +65,9 @@ function sameOrigin(fetchSite: string | undefined, origin: string | undefined, p
   return origin !== undefined && origin === `${protocol}//${host}`;
 }
 
-function hostName(host: string): string {
-  if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1);
-  return host.split(':')[0] ?? '';
-}
-
 function bearer(header: string | undefined): string | undefined {
   const match = header?.match(/^Bearer\s+(.+)$/i);
   return match?.[1];
-}
-
-function same(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 function refusal(code: string, message: string, hint?: string) {

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
 import type { Agent } from '../../../index.js';
 import type { Trellis } from '../../../index.js';
+import { hostName, isLoopback } from '../../net/loopback.js';
 import { StdioServerTransport, StreamableHTTPServerTransport } from '../sdk.js';
 import { createMcpToolServer, McpClientSessions, toolOnlyAgent, type McpToolHost } from './mcp-tool-server.js';
 
@@ -68,10 +69,15 @@ async function serveStdio(host: McpToolHost, transport: { stdin?: Readable; stdo
 
 async function serveHttp(host: McpToolHost, where: { port?: number; host?: string; path?: string }, authenticate: ServeMcpOptions['authenticate']): Promise<McpServing> {
   const path = where.path ?? '/mcp';
+  // Bound to this machine, the endpoint answers only this machine's names and pages: a web
+  // page (DNS rebinding, or a plain cross-site POST) cannot call tools through a browser.
+  const loopbackOnly = isLoopback(where.host ?? '127.0.0.1');
   const http = createServer((req, res) => {
     void (async () => {
       if (new URL(req.url ?? '/', 'http://x').pathname !== path) return void res.writeHead(404).end();
       if (req.method !== 'POST') return void res.writeHead(405, { allow: 'POST' }).end('This MCP endpoint is stateless: POST only');
+      const foreign = loopbackOnly ? foreignRequest(req) : undefined;
+      if (foreign) return void res.writeHead(403).end(foreign);
       const auth = req.headers.authorization;
       const token = auth?.startsWith('Bearer ') ? auth.slice(7).trim() : undefined;
       const context = authenticate ? await authenticate(token, req) : {};
@@ -100,4 +106,23 @@ async function serveHttp(host: McpToolHost, where: { port?: number; host?: strin
       http.close(() => resolve());
     }).finally(done);
   return { url, closed, close };
+}
+
+/**
+ * Why a request to a loopback-bound endpoint is refused: a Host header that names another
+ * machine (DNS rebinding), or an `Origin` of a page that is not served from this machine.
+ * MCP clients outside a browser send no `Origin`.
+ */
+function foreignRequest(req: IncomingMessage): string | undefined {
+  const host = req.headers.host ?? '';
+  if (!isLoopback(hostName(host))) return `Host "${host}" is not this machine; this MCP endpoint answers loopback names only`;
+  const origin = req.headers.origin;
+  if (origin === undefined) return undefined;
+  let originHost: string;
+  try {
+    originHost = new URL(origin).hostname;
+  } catch {
+    return `Origin "${origin}" is not a URL`;
+  }
+  return isLoopback(originHost) ? undefined : `Origin "${origin}" is not this machine; this MCP endpoint refuses calls from other sites' pages`;
 }

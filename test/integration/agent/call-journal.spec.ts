@@ -119,6 +119,11 @@ describe('the call journal: approved means it runs once, and the record says wha
 
     store.failAfter = Infinity;
     const second = await open(store, ['Paid after a retry.']);
+    // What a reviewer is shown after the crash is what resume takes: retry or skip for p1.
+    expect(await second.session.pending()).toEqual([
+      expect.objectContaining({ callId: 'p1', ticket: expect.objectContaining({ allowedDecisions: ['retry', 'skip'], data: expect.objectContaining({ interrupted: true }) }) }),
+      expect.objectContaining({ callId: 'q1' }),
+    ]);
     // Approving again is not enough: nobody knows whether the payment happened.
     const waiting = await second.session.resume({ decisions: [{ callId: 'q1', decision: 'reject' }] });
     expect(waiting.status).toBe('suspended');

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { request } from 'node:http';
 import { IsInt, IsString } from 'class-validator';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -91,6 +92,26 @@ describe("serveMcp over Streamable HTTP, with the SDK's Client", () => {
   it('refuses a request without a valid bearer token', async () => {
     const stranger = new Client({ name: 'stranger', version: '1' });
     await expect(stranger.connect(new StreamableHTTPClientTransport(new URL(serving.url!), { requestInit: { headers: { Authorization: 'Bearer nope' } } }))).rejects.toThrow(/A valid bearer token is required/);
+  });
+
+  it('bound to loopback, refuses a foreign Host (DNS rebinding) and another site\'s Origin before authentication; its own origin passes', async () => {
+    const port = new URL(serving.url!).port;
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    const post = (headers: Record<string, string>) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        // node:http, because fetch does not let a caller set Host.
+        const req = request({ host: '127.0.0.1', port, path: '/mcp', method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: 'Bearer secret-ann', ...headers } }, (res) => {
+          let body = '';
+          res.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => resolve({ status: res.statusCode!, body }));
+        });
+        req.once('error', reject);
+        req.end(JSON.stringify(initialize));
+      });
+    expect(await post({ host: `rebound.example.com:${port}` })).toEqual({ status: 403, body: expect.stringContaining('is not this machine') });
+    expect(await post({ origin: 'https://evil.example.com' })).toEqual({ status: 403, body: expect.stringContaining('refuses calls from other sites') });
+    expect(await post({ origin: 'null' })).toMatchObject({ status: 403 });
+    expect((await post({ origin: `http://localhost:${port}` })).status).toBe(200);
+    expect((await post({ host: `localhost:${port}` })).status).toBe(200);
   });
 
   it('exposes an agent as ask_<agent>, running a whole turn', async () => {

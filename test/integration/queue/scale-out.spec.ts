@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import { PostgresSchemas } from '../../support/postgres-schemas.js';
 import { POSTGRES_URL, REDIS_URL, haveService } from '../../support/services.js';
 import { transpileProject } from '../../support/transpiled-tree.js';
+import { TurnQueue } from '../../../queue.js';
 
 const available = (await haveService('postgres', 'multi-process scale-out test')) && (await haveService('redis', 'multi-process scale-out test'));
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -50,7 +51,7 @@ interface Child {
     await Promise.all(children.map((c) => c.exited));
     await schemas.dropAll();
     const redis = new Redis(REDIS_URL);
-    const keys = await redis.keys(`${prefix}:*`);
+    const keys = await redis.keys(`${prefix}*`);
     if (keys.length > 0) await redis.del(...keys);
     await redis.quit();
     rmSync(outDir, { recursive: true, force: true });
@@ -101,7 +102,16 @@ interface Child {
       start('test/support/scale-enqueuer.ts', 'enqueuer-0', { SCALE_ENQUEUER: '0', SCALE_SESSIONS: `0-${half}` }),
       start('test/support/scale-enqueuer.ts', 'enqueuer-1', { SCALE_ENQUEUER: '1', SCALE_SESSIONS: `${half}-${SESSIONS}` }),
     ];
-    expect(await Promise.all(enqueuers.map((e) => e.exited))).toEqual([0, 0]);
+    // An enqueuer that fails stops the run at once (the other would wait for its approvals).
+    const exits = await Promise.all(
+      enqueuers.map((e) =>
+        e.exited.then((code) => {
+          if (code !== 0) for (const other of enqueuers) other.process.kill('SIGKILL');
+          return code;
+        }),
+      ),
+    );
+    expect(exits).toEqual([0, 0]);
     const seconds = (performance.now() - started) / 1000;
     running = false;
     for (const child of children) if (child.process.exitCode === null && child.process.signalCode === null) child.process.kill('SIGTERM');
@@ -127,7 +137,12 @@ interface Child {
     const suspendedSessions = SESSIONS / 5;
     expect(statuses.filter((r) => r.via.startsWith('send') && r.status === 'suspended')).toHaveLength(Math.ceil(suspendedSessions));
     expect(statuses.filter((r) => r.status !== 'completed' && r.status !== 'suspended')).toEqual([]);
-    expect(statuses).toHaveLength(SESSIONS * 3 + Math.ceil(suspendedSessions));
+    // A resume cut off mid-call by a dying worker ends suspended on a retry/skip question,
+    // answered once more ('recover'): one extra result per such resume, each completed.
+    const recovered = statuses.filter((r) => r.via.startsWith('recover'));
+    expect(recovered.filter((r) => r.status !== 'completed')).toEqual([]);
+    expect(statuses.filter((r) => r.via.startsWith('resume') && r.status === 'suspended')).toHaveLength(recovered.length);
+    expect(statuses).toHaveLength(SESSIONS * 3 + Math.ceil(suspendedSessions) + recovered.length);
 
     // Tool side effects: once each, except where a killed worker had run the tool before dying.
     const ledger = await q<{ line: string; runs: number; workers: string[] }>(`SELECT line, COUNT(*)::int AS runs, ARRAY_AGG(worker) AS workers FROM "${schema}".tool_ledger GROUP BY line`);
@@ -137,12 +152,44 @@ interface Child {
     for (const { n, decision } of approvals) {
       const line = `approve:s${n}-t1`;
       if (decision === 'reject') expect(byLine.get(line)).toBeUndefined();
-      else expect(byLine.get(line)?.runs).toBeGreaterThanOrEqual(1);
+      // Approved calls run once: a cut-off one is skipped when its effect is there, retried when not.
+      else expect(byLine.get(line)?.runs).toBe(1);
     }
     const expectedLines = sessions.flatMap(({ users }) => users).filter((line) => !approvals.some((a) => a.decision === 'reject' && line === `approve:s${a.n}-t1`));
     expect([...byLine.keys()].sort()).toEqual([...expectedLines].sort());
     const repeated = ledger.filter((row) => row.runs > 1);
     for (const row of repeated) expect(row.workers.some((w) => killed.includes(w))).toBe(true);
-    process.stdout.write(`scale-out: ${ledger.length} tool lines, ${repeated.length} run twice because a worker died after the tool and before the checkpoint (no call journal yet)\n`);
+    process.stdout.write(`scale-out: ${ledger.length} tool lines, ${repeated.length} run twice because a worker died after the tool and before the checkpoint of a new turn; ${recovered.length} approved calls cut off and decided again\n`);
   }, 400_000);
+  it('a resume cut off mid-call by a dying worker comes back as a retry/skip question and the call runs once', async () => {
+    const cutPrefix = `${prefix}k`;
+    const ledger = async () => (await schemas.admin.query(`SELECT worker FROM "${schema}".tool_ledger WHERE line = 'approve:k1-t0'`)).rows as { worker: string }[];
+    const dying = start('test/support/scale-worker.ts', 'dying', { SCALE_WORKER_ID: 'dying', SCALE_PREFIX: cutPrefix, SCALE_KILL_AFTER: '1' });
+    await ready(dying);
+    const queue = new TurnQueue({ url: REDIS_URL, prefix: cutPrefix, queueName: 'turns', pollMs: 500 });
+    try {
+      const asked = await queue.send({ agent: 'ledger-keeper', sessionId: 'k1', key: 't0', message: 'approve:k1-t0' });
+      expect(asked.result.status).toBe('suspended');
+      const callId = asked.result.suspended![0]!.callId;
+      // The approved call runs, writes its line, and its worker dies before the result is saved.
+      const resumed = queue.resume({ agent: 'ledger-keeper', sessionId: 'k1', key: 'r0', decisions: [{ callId, decision: 'approve' }] });
+      expect(await dying.exited).toBeNull();
+      expect(await ledger()).toEqual([{ worker: 'dying' }]);
+      // Another worker takes the stalled job once the dead one's leases lapse: the decision
+      // is spent, and the turn reports the call as cut off, waiting for retry or skip.
+      const rescuer = start('test/support/scale-worker.ts', 'rescuer', { SCALE_WORKER_ID: 'rescuer', SCALE_PREFIX: cutPrefix });
+      await ready(rescuer);
+      const cut = await resumed;
+      expect(cut).toMatchObject({ recovered: true, worker: 'rescuer', result: { status: 'suspended' } });
+      expect(cut.result.suspended).toEqual([
+        expect.objectContaining({ callId, tool: 'ledger.record', ticket: expect.objectContaining({ allowedDecisions: ['retry', 'skip'], data: expect.objectContaining({ interrupted: true }) }) }),
+      ]);
+      await expect(queue.resume({ agent: 'ledger-keeper', sessionId: 'k1', key: 'r1', decisions: [{ callId, decision: 'approve' }] })).rejects.toMatchObject({ code: 'InvalidDecision' });
+      const skipped = await queue.resume({ agent: 'ledger-keeper', sessionId: 'k1', key: 'r2', decisions: [{ callId, decision: 'skip' }] });
+      expect(skipped.result.status).toBe('completed');
+      expect(await ledger()).toEqual([{ worker: 'dying' }]);
+    } finally {
+      await queue.close();
+    }
+  }, 120_000);
 });

@@ -3,12 +3,15 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import type { CliIo } from '../../../src/cli/cli-io.js';
 import { runCli } from '../../../src/cli/program.js';
 import { TurnQueue } from '../../../queue.js';
 import { PostgresSchemas } from '../../support/postgres-schemas.js';
 import { POSTGRES_URL, REDIS_URL, haveService } from '../../support/services.js';
 
+const NOTES = fileURLToPath(new URL('../../fixtures/cli/gated-notes.plugin.ts', import.meta.url));
 const available = (await haveService('postgres', 'trellis worker and run on PostgreSQL')) && (await haveService('redis', 'trellis worker on Redis'));
 const schemas = available ? new PostgresSchemas() : undefined;
 
@@ -88,6 +91,63 @@ export default {
 
     expect(await exit).toBe(0);
     expect(io.stderr.at(-1)).toBe('stopping: finishing the turns in progress');
+  });
+
+  it('run --queue and resume --queue hand the turns to a `trellis worker`: a suspended call approved through the queue', async () => {
+    const testing = fileURLToPath(new URL('../../../testing.ts', import.meta.url));
+    writeFileSync(join(cwd, 'package.json'), JSON.stringify({ type: 'module' }));
+    rmSync(join(cwd, 'trellis.config.mjs'));
+    writeFileSync(
+      join(cwd, 'trellis.config.ts'),
+      `import { ScriptedModel } from '${testing}';
+       import { GatedNotesPlugin } from '${NOTES}';
+       export default {
+         agent: { name: 'noter' },
+         plugins: [GatedNotesPlugin],
+         store: ${JSON.stringify(POSTGRES_URL)},
+         storeSchema: ${JSON.stringify(schema)},
+         queue: ${JSON.stringify(queue)},
+         model: new ScriptedModel((request) => request.messages.at(-1)?.role === 'tool' ? 'Done: ' + request.messages.at(-1)?.content : { toolCalls: [{ name: 'notes.write', args: { text: request.messages.at(-1)?.content } }] }),
+       };`,
+    );
+    const workerIo = fakeIo(cwd);
+    const worker = runCli(['node', 'trellis', 'worker'], workerIo);
+    const redis = new Redis(REDIS_URL);
+    try {
+      while (!workerIo.stderr.some((l) => l.startsWith('worker '))) {
+        if (workerIo.stderr.some((l) => l.startsWith('trellis:'))) throw new Error(workerIo.stderr.join('\n'));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const asked = fakeIo(cwd);
+      expect(await runCli(['node', 'trellis', 'run', '--queue', '-s', 'q1', 'buy milk'], asked)).toBe(0);
+      const callId = /--approve (\S+)/.exec(asked.stdout.join(''))?.[1];
+      expect(callId).toBeDefined();
+      expect(asked.stdout.join('')).toContain('Write this note?');
+
+      const approved = fakeIo(cwd);
+      expect(await runCli(['node', 'trellis', 'resume', 'q1', '--approve', callId!, '--queue'], approved)).toBe(0);
+      expect(approved.stdout.join('')).toContain('Done: noted buy milk');
+      // The tool's activity came back over Redis from the worker.
+      expect(approved.stderr.join('\n')).toContain('notes.write');
+
+      // Both turns were jobs on the queue, and the transcript is in PostgreSQL.
+      const jobs = (await redis.keys(`${queue.prefix}:${queue.name}:*q1*`)).filter((k) => /:(send|resume)\.q1\.[^:]+$/.test(k));
+      expect(jobs.map((k) => k.split(':').at(-1)!.split('.')[0]).sort()).toEqual(['resume', 'send']);
+      const { rows } = await schemas!.admin.query(`SELECT message->>'role' AS role FROM "${schema}".messages WHERE session_id = 'q1' ORDER BY seq`);
+      expect(rows.map((r: { role: string }) => r.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    } finally {
+      await redis.quit();
+      process.emit('SIGTERM');
+    }
+    expect(await worker).toBe(0);
+  }, 60_000);
+
+  it('run --queue without a queue in the config says what to add', async () => {
+    writeFileSync(join(cwd, 'trellis.config.mjs'), CONFIG(schema, { url: REDIS_URL }).replace(/queue: .*,\n/, ''));
+    const io = fakeIo(cwd);
+
+    expect(await runCli(['node', 'trellis', 'run', '--queue', 'hello'], io)).toBe(1);
+    expect(io.stderr[0]).toMatch(/--queue needs a queue: .*trellis\.config\.mjs has no `queue`/);
   });
 
   it('says that `trellis sessions` reads SQLite files only, rather than open the URL as a file', async () => {

@@ -62,6 +62,26 @@ describe('the approval prompt shows everything that is approved, safely', () => 
     expect(lines.join('\n')).toContain('\\x1b]0;owned\\x07');
   });
 
+  it('sessions show says how each waiting call can be decided, as the call journal will take it', () => {
+    const call = (callId: string, allowedDecisions?: PendingApproval['ticket']['allowedDecisions']): PendingApproval => ({ callId, tool: 'bank.pay', arguments: '{}', ticket: { message: 'Pay?', ...(allowedDecisions && { allowedDecisions }) } });
+    const session = {
+      id: 's2', agent: 'desk', revision: 3, createdAt: '', updatedAt: '', state: {}, turns: [], transcript: [],
+      suspension: {
+        input: 'pay',
+        pending: [call('fresh'), call('narrow', ['approve', 'reject']), call('cut'), call('queued')],
+        decisions: [{ callId: 'cut', decision: 'approve' }, { callId: 'queued', decision: 'approve' }],
+        started: ['cut'],
+      },
+    } as unknown as StoredSession;
+    const decide = transcriptLines(session).filter((line) => /^ {4}(decide|cut off|decided)/.test(line));
+    expect(decide).toEqual([
+      "    decide: trellis resume s2 --approve fresh   (or --reject fresh, --edit fresh='{…}')",
+      '    decide: trellis resume s2 --approve narrow   (or --reject narrow)',
+      '    cut off mid-run (it may or may not have run): trellis resume s2 --retry cut   (or --skip cut; a tool marked idempotent is run again by any resume)',
+      '    decided (approve) before the process stopped; it is carried out on the next resume of s2',
+    ]);
+  });
+
   it('tool activity lines and replies never carry raw control characters', () => {
     expect(hasRawControl([toolActivityLine({ type: 'tool.suspended', sessionId: 's', callId: 'c', tool: 't', message: SQL })!])).toBe(false);
     expect(hasRawControl(replyLines({ status: 'completed', reply: `ok${ESC}[31m red`, rounds: 1, toolCalls: [], usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } } as unknown as TurnResult))).toBe(false);
