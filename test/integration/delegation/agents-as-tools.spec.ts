@@ -173,6 +173,13 @@ describe('an agent used as a tool', () => {
     await deep.stop();
   });
 
+  it('refuses a malformed agents or handoffs list when the agent is created', () => {
+    const app = Trellis.create();
+    const create = () =>
+      app.agent({ name: 'bad', model: new ScriptedModel(['x']), instructions: 'x', agents: [{ agent: 'billing', name: '', description: 'd' }], handoffs: [{ agent: '' }], maxDelegationDepth: -1 });
+    expect(create).toThrow(/agents\[0\] needs agent, name and description[\s\S]*handoffs\[0\] needs agent[\s\S]*maxDelegationDepth/);
+  });
+
   it('lets agent.delegating block a delegation and agent.delegated record it', async () => {
     const seen: DelegatingPayload[] = [];
     const reported: DelegatedPayload[] = [];
