@@ -1,5 +1,5 @@
 /**
- * The delegation desk: `npx tsx examples/delegation-desk/main.ts` (or through ts-node).
+ * The delegation desk: `npm run example:delegation`.
  *
  * One session on a SQLite file: triage hands a refund question to the refunds agent, which
  * asks the payments agent (used as a tool) to pay; the payment waits for a human two
