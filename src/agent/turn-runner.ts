@@ -9,7 +9,7 @@ import { commitKernelWrites, turnValue } from '../state/kernel-writes.js';
 import { toolMessage } from '../tools/tool-pipeline.js';
 import type { InferenceRequest } from '../contract/hook-payloads.js';
 import type { HandoffMark } from '../contract/delegation.js';
-import { rollUpUsage } from './delegation/usage-rollup.js';
+import { handedOverUsage, rollUpUsage } from './delegation/usage-rollup.js';
 import { filterTools, mergeInference, ROUND_KEYS, roundMessages, toolDefinitions } from './round-request.js';
 import { carriedTurnValues, SUSPENSION_VERSION, type SuspensionRecord } from './suspension-record.js';
 import { runToolBatch, type BatchOutcome } from './tool-batch.js';
@@ -47,6 +47,8 @@ export class TurnRunner {
   rounds = 0;
   readonly toolCalls: ToolCallRecord[] = [];
   readonly usage: Record<string, Usage> = {};
+  /** Model usage of agents that handed this turn over before its current agent, by agent. */
+  handedOver: Readonly<Record<string, Usage>> = {};
   /** This turn's messages: the user message, then assistant and tool messages. */
   messages: ChatMessage[] = [];
 
@@ -61,6 +63,7 @@ export class TurnRunner {
 
   /** Takes over the progress of the runner of the agent that handed this turn over. */
   carryOn(previous: TurnRunner): void {
+    this.handedOver = handedOverUsage(previous.handedOver, totalUsage(previous.usage), previous.env.agent);
     this.rounds = previous.rounds;
     this.messages = previous.messages;
     this.toolCalls.push(...previous.toolCalls);
@@ -73,6 +76,7 @@ export class TurnRunner {
     this.messages = [...record.messages];
     this.toolCalls.push(...record.toolCalls);
     Object.assign(this.usage, record.usage);
+    this.handedOver = record.handedOver ?? {};
   }
 
   /** Rounds until the turn ends; the caller runs `message.sending`, `task.end` and the checkpoint. */
@@ -183,6 +187,7 @@ export class TurnRunner {
         decisions: [],
         toolCalls: this.toolCalls,
         usage: this.usage,
+        ...(Object.keys(this.handedOver).length > 0 && { handedOver: this.handedOver }),
         turn: this.turnValues(),
         ...(done !== undefined && { done }),
       };
@@ -206,7 +211,7 @@ export class TurnRunner {
   }
 
   result(status: TurnStatus, reply: string | undefined, error?: { code: string; message: string }, suspended?: readonly PendingApproval[]): TurnResult {
-    return { status, reply, rounds: this.rounds, toolCalls: this.toolCalls, usage: rollUpUsage(totalUsage(this.usage), this.toolCalls, this.env.agent), suspended, error };
+    return { status, reply, rounds: this.rounds, toolCalls: this.toolCalls, usage: rollUpUsage(totalUsage(this.usage), this.toolCalls, this.env.agent, this.handedOver), suspended, error };
   }
 
   end(status: TurnStatus, reply: string | undefined, error?: { code: string; message: string }): TurnEnd {

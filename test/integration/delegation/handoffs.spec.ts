@@ -34,6 +34,9 @@ describe('handoffs', () => {
     expect(session.activeAgent).toBe('refunds');
     expect(refundsModel.calls[0]!.messages[0]).toMatchObject({ role: 'system', content: 'You do refunds.' });
     expect(first.toolCalls.map((c) => [c.tool, c.ok])).toEqual([['handoff_to_refunds', true]]);
+    // Each agent's model calls are its own in the turn's usage.
+    expect(first.usage.byAgent).toEqual({ triage: first.usage.byModel['triage-model'], refunds: first.usage.byModel['refunds-model'] });
+    expect(first.usage.totalTokens).toBe(first.usage.byModel['triage-model']!.totalTokens + first.usage.byModel['refunds-model']!.totalTokens);
 
     const second = await session.send('How long will it take?');
     expect(second.reply).toBe('refunds: How long will it take?');

@@ -19,7 +19,7 @@ describe('the delegation desk example', () => {
     const decided = await session.resume({ decisions: [{ callId: 'refunds_pay/payments_refund', decision: 'approve' }] });
     expect(decided.reply).toBe('Done: Refunded 1999 cents for order 42');
     expect(PaymentsPlugin.ledger.paid).toEqual([{ orderId: '42', amountCents: 1999, key: expect.stringContaining('payments_refund') }]);
-    expect(Object.keys(decided.usage.byAgent ?? {}).sort()).toEqual(['payments', 'refunds']);
+    expect(Object.keys(decided.usage.byAgent ?? {}).sort()).toEqual(['payments', 'refunds', 'triage']);
 
     const back = await session.send('Thanks, that is all');
     expect(session.activeAgent).toBe('triage');
