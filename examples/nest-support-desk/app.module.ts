@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { MemoryStore, type ModelProvider, type SessionStore } from 'trellis';
-import { TrellisModule, TrellisSessionsModule } from 'trellis/nestjs';
+import { TrellisModule, TrellisSessionsModule, type TrellisQueueOptions, type TrellisWorkerHostOptions } from 'trellis/nestjs';
 import type { AuthenticatedRequest } from './auth/auth.guard.js';
 import { AuthGuard } from './auth/auth.guard.js';
 import { OrdersModule } from './orders/orders.module.js';
@@ -12,6 +12,10 @@ import { supportModel } from './support-model.js';
 export interface SupportDeskOptions {
   readonly model?: ModelProvider;
   readonly store?: SessionStore;
+  /** Send turns to the worker queue (needs a shared store, e.g. PostgreSQL). */
+  readonly queue?: TrellisQueueOptions;
+  /** Also run a worker for that queue in this app. */
+  readonly worker?: boolean | TrellisWorkerHostOptions;
 }
 
 /**
@@ -34,6 +38,8 @@ export class SupportDeskModule {
             const user = context.switchToHttp().getRequest<AuthenticatedRequest>().user;
             return user ? { 'app.user_id': user.id, 'app.tenant': user.tenant, 'app.scopes': user.scopes } : {};
           },
+          queue: options.queue,
+          worker: options.worker,
         }),
         OrdersModule,
         RefundsModule,

@@ -1,11 +1,10 @@
 import type { Agent, AgentSpec, SessionOptions } from '../../index.js';
-import { HostedSession } from './hosted-session.js';
-import type { TrellisRequestContext } from './request-context.js';
-import type { TurnTracker } from './turn-tracker.js';
+import { HostedSession, type HostedTurns } from './hosted-session.js';
 
 /**
  * An agent as `@InjectAgent(name)` hands it out: its sessions pick up the current request's
- * context on every `send` / `resume`, and their turns are drained at shutdown.
+ * context on every `send` / `resume`, their turns run where the module says (in process or
+ * on the worker queue), and are drained at shutdown.
  *
  * @example
  * constructor(@InjectAgent('support') private readonly support: HostedAgent) {}
@@ -14,8 +13,7 @@ import type { TurnTracker } from './turn-tracker.js';
 export class HostedAgent {
   constructor(
     private readonly agent: Agent,
-    private readonly requestContext: TrellisRequestContext,
-    private readonly tracker: TurnTracker,
+    private readonly turns: HostedTurns,
   ) {}
 
   /** The agent's spec (name, instructions, plugins, limits). */
@@ -25,6 +23,6 @@ export class HostedAgent {
 
   /** Opens (or returns the open) session with this id; a new id is made when none is given. */
   session(id?: string, options?: SessionOptions): HostedSession {
-    return new HostedSession(this.agent.session(id, options), this.requestContext, this.tracker);
+    return new HostedSession(this.agent.session(id, options), this.agent.spec.name, options?.context, this.turns);
   }
 }

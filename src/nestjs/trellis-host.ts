@@ -2,10 +2,14 @@ import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnAppl
 import { Trellis, TrellisError, type Agent, type ModelProvider } from '../../index.js';
 import { HostedAgent } from './hosted-agent.js';
 import { kernelTokens, PluginDiscovery, type DiscoveredPlugin } from './plugin-discovery.js';
+import { HostedWorker } from './queue/hosted-worker.js';
+import { queueSettings } from './queue/queue-options.js';
+import { QueuedTurns } from './queue/queued-turns.js';
 import { TrellisRequestContext } from './request-context.js';
 import { TRELLIS_MODULE_OPTIONS } from './trellis-module-definition.js';
 import type { TrellisAgentOptions, TrellisModuleOptions } from './trellis-module-options.js';
 import { getAgentToken } from './trellis-tokens.js';
+import { inProcessTurns } from './turn-dispatcher.js';
 import { TurnTracker } from './turn-tracker.js';
 
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
@@ -15,27 +19,44 @@ const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
  * `forFeature` are installed on `onModuleInit` (an install error fails bootstrap with the
  * Trellis message), `app.startup` hooks run on `onApplicationBootstrap` (every module is
  * initialised by then), running turns are drained on `onModuleDestroy` and `app.shutdown`
- * hooks run with the signal on `beforeApplicationShutdown`.
+ * hooks run with the signal on `beforeApplicationShutdown`. With `queue`, hosted turns go
+ * to the worker queue (opened on `onModuleInit`, closed before the app stops); with
+ * `worker`, a `TrellisWorker` runs queued turns with this app from `onApplicationBootstrap`
+ * until `onModuleDestroy`.
  */
 @Injectable()
 export class TrellisHost implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown {
   readonly app: Trellis;
   readonly tracker = new TurnTracker();
   readonly #agents = new Map<string, HostedAgent>();
+  readonly #kernelAgents = new Map<string, Agent>();
   readonly #logger = new Logger('Trellis');
+  readonly #queued: QueuedTurns | undefined;
+  readonly #worker: HostedWorker | undefined;
 
   constructor(
     @Inject(TRELLIS_MODULE_OPTIONS) private readonly options: TrellisModuleOptions,
     private readonly discovery: PluginDiscovery,
     private readonly requestContext: TrellisRequestContext,
   ) {
+    const queue = queueSettings(options);
     this.app = Trellis.create({ store: options.store, middleware: options.middleware, providers: options.providers, heartbeatMs: options.heartbeatMs });
+    this.#queued = queue && new QueuedTurns(queue);
+    this.#worker = queue?.worker && new HostedWorker(queue.worker, queue.store, this.#kernelAgents);
+    const turns = { requestContext, tracker: this.tracker, dispatcher: this.#queued ?? inProcessTurns };
     for (const spec of options.agents ?? []) {
       if (this.#agents.has(spec?.name)) {
         throw new TrellisError('InvalidOptions', `TrellisModule: two agents are named '${spec.name}'`, { hint: 'Give each agent its own name' });
       }
-      this.#agents.set(spec?.name, new HostedAgent(this.createAgent(spec), requestContext, this.tracker));
+      const agent = this.createAgent(spec);
+      this.#kernelAgents.set(spec.name, agent);
+      this.#agents.set(spec.name, new HostedAgent(agent, turns));
     }
+  }
+
+  /** The id of the `TrellisWorker` this app runs (`worker` option), once it started. */
+  get workerId(): string | undefined {
+    return this.#worker?.id;
   }
 
   /** The agent named `name`, as `@InjectAgent(name)` gives it. */
@@ -52,19 +73,29 @@ export class TrellisHost implements OnModuleInit, OnApplicationBootstrap, OnModu
   async onModuleInit(): Promise<void> {
     const agentTokens = [...this.#agents.keys()].map(getAgentToken);
     await this.installAll(this.discovery.discover(kernelTokens(agentTokens, [TrellisHost])));
+    await this.#queued?.open();
   }
 
   async onApplicationBootstrap(): Promise<void> {
     await this.app.start();
+    await this.#worker?.start();
   }
 
   async onModuleDestroy(): Promise<void> {
     const timeout = this.options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+    // Turns sent from here first: with `worker`, they may be waiting for this app's own worker.
     const { aborted } = await this.tracker.drain(timeout);
-    if (aborted > 0) this.#logger.warn(`Cancelled ${aborted} turn(s) still running ${timeout} ms after shutdown began`);
+    if (aborted > 0) {
+      const what = this.#queued ? 'Stopped waiting for' : 'Cancelled';
+      this.#logger.warn(`${what} ${aborted} turn(s) still running ${timeout} ms after shutdown began`);
+    }
+    if (this.#worker && !(await this.#worker.close(timeout))) {
+      this.#logger.warn(`Left the queued turns still running ${timeout} ms after shutdown began to another worker (BullMQ's stalled-job check)`);
+    }
   }
 
   async beforeApplicationShutdown(signal?: string): Promise<void> {
+    await this.#queued?.close();
     await this.app.stop(signal);
   }
 

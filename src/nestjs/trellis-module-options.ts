@@ -1,4 +1,5 @@
 import type { AgentSpec, MiddlewareDeclaration, ModelProvider, Provider, SessionStore } from '../../index.js';
+import type { TrellisQueueOptions, TrellisWorkerHostOptions } from './queue/queue-options.js';
 
 /** An agent of the module: an `AgentSpec` whose model may also name one of `models`. */
 export interface TrellisAgentOptions extends Omit<AgentSpec, 'model'> {
@@ -40,6 +41,17 @@ export interface TrellisModuleOptions {
   readonly requestContext?: (context: import('@nestjs/common').ExecutionContext) => HostContext | Promise<HostContext>;
   /** On shutdown, wait this long for running turns to finish before cancelling them. Default 10000. */
   readonly shutdownTimeoutMs?: number;
+  /**
+   * Send the turns of injected agents (`send` / `resume`, the sessions HTTP API) to the
+   * worker queue instead of running them in this process. Needs a `store` the workers share
+   * (PostgreSQL, or a SQLite file on one machine). See docs/nestjs.md, "With the worker queue".
+   */
+  readonly queue?: TrellisQueueOptions;
+  /**
+   * Run a `TrellisWorker` in this app, taking turns from `queue` and running them with this
+   * module's app (its agents and plugins, `forFeature` ones included); closed on shutdown.
+   */
+  readonly worker?: boolean | TrellisWorkerHostOptions;
 }
 
 /** Options of `forRoot` / `forRootAsync` that shape the Nest module itself rather than Trellis. */

@@ -47,6 +47,8 @@ export class TurnQueue {
   private readonly retainMs: number;
   private readonly pollMs: number;
   private readonly attempts: number;
+  /** How each result still awaited here settles; `close()` settles them all. */
+  private readonly awaiting = new Set<(outcome: PublishedOutcome) => void>();
 
   constructor(options: TurnQueueOptions) {
     this.names = new QueueNames(options);
@@ -82,21 +84,17 @@ export class TurnQueue {
 
   /**
    * The events of `sessionId` as the worker running its turns emits them. Subscribing
-   * takes a moment: events of a turn enqueued before the subscription settled may be missed.
+   * takes a moment: events of a turn enqueued before the subscription settled may be
+   * missed (use {@link watch} to know when it has).
    */
   events$(sessionId: string): Observable<TrellisEvent> {
     return new Observable<TrellisEvent>((subscriber) => {
       let stop: (() => void) | undefined;
       let closed = false;
-      this.subscriber
-        .listen(this.names.eventChannel(sessionId), (text) => {
-          const event = decodeEvent(text);
-          if (event) subscriber.next(event);
-        })
-        .then(
-          (unlisten) => (closed ? unlisten() : (stop = unlisten)),
-          (error: unknown) => subscriber.error(error),
-        );
+      this.watch(sessionId, (event) => subscriber.next(event)).then(
+        (unlisten) => (closed ? unlisten() : (stop = unlisten)),
+        (error: unknown) => subscriber.error(error),
+      );
       return () => {
         closed = true;
         stop?.();
@@ -104,7 +102,25 @@ export class TurnQueue {
     });
   }
 
+  /**
+   * Calls `listener` with each event of `sessionId`; resolves once Redis confirmed the
+   * subscription, so every event of a turn enqueued after that reaches it. Call the
+   * returned function to stop.
+   */
+  watch(sessionId: string, listener: (event: TrellisEvent) => void): Promise<() => void> {
+    return this.subscriber.listen(this.names.eventChannel(sessionId), (text) => {
+      const event = decodeEvent(text);
+      if (event) listener(event);
+    });
+  }
+
+  /**
+   * Disconnects. Results still awaited reject with `Cancelled`: their turns carry on on
+   * their workers, and another instance may enqueue the same turn (same key) for its result.
+   */
   async close(): Promise<void> {
+    const message = 'The turn queue was closed before the result of this turn arrived; the turn still runs on its worker';
+    for (const settle of [...this.awaiting]) settle({ ok: false, error: { code: 'Cancelled', message } });
     await this.queue.close();
     await this.subscriber.close();
   }
@@ -134,6 +150,7 @@ export class TurnQueue {
         cause: error,
       });
     }
+    this.awaiting.add(settle);
     const poll = setInterval(() => void this.readFinished(jobId).then((o) => o && settle(o)), this.pollMs);
     void this.readFinished(jobId).then((o) => o && settle(o));
     const result = outcome.then((o) => {
@@ -141,6 +158,7 @@ export class TurnQueue {
       throw new TrellisError(o.error.code as TrellisErrorCode, o.error.message, { kind: 'system' });
     });
     const cleanup = () => {
+      this.awaiting.delete(settle);
       clearInterval(poll);
       unlisten();
     };

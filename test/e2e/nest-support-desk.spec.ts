@@ -46,6 +46,9 @@ describe('the Nest support desk over HTTP', () => {
     expect(view.body.pending[0]).toMatchObject({ tool: 'refunds.issue', ticket: { message: 'Refund of 12000 cents needs a supervisor' } });
 
     await request(server).post('/api/support/sessions/r1/decisions').set(alice).send({ decisions: [{ callId, decision: 'approve' }] }).expect(403);
+    // retry/skip pass the body's validation (they decide calls a crash cut off); the kernel says this call takes neither.
+    const retry = await request(server).post('/api/support/sessions/r1/decisions').set(sam).send({ decisions: [{ callId, decision: 'retry' }] }).expect(400);
+    expect(retry.body).toMatchObject({ code: 'InvalidDecision', message: expect.stringContaining("does not allow 'retry'") });
     const decided = await request(server).post('/api/support/sessions/r1/decisions').set(sam).send({ decisions: [{ callId, decision: 'approve' }] }).expect(200);
     expect(decided.body.status).toBe('completed');
     expect(decided.body.reply).toBe('Refunded $120.00 on order A1002.');

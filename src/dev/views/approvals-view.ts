@@ -3,7 +3,8 @@ import { html, type SafeHtml } from './safe-html.js';
 
 /**
  * The calls waiting for a decision: full arguments and the gate's message, with the
- * decisions the ticket allows. Edited arguments are checked by the server against the
+ * decisions the ticket allows (a call a crash cut off mid-run allows only retry and skip).
+ * Edited arguments are checked by the server against the
  * tool's input before anything runs; a refusal shows in the form's error line.
  */
 export function approvalsView(sessionId: string, pending: readonly PendingApproval[]): SafeHtml {
@@ -21,6 +22,8 @@ ${allowed.includes('reject') ? html`<label>Reason for a rejection (told to the m
 ${allowed.includes('approve') ? html`<button type="submit" name="decision" value="approve" class="approve">Approve</button>` : ''}
 ${allowed.includes('edit') ? html`<button type="submit" name="decision" value="edit">Run with edited arguments</button>` : ''}
 ${allowed.includes('reject') ? html`<button type="submit" name="decision" value="reject" class="reject">Reject</button>` : ''}
+${allowed.includes('retry') ? html`<button type="submit" name="decision" value="retry" class="approve">Retry (run it again)</button>` : ''}
+${allowed.includes('skip') ? html`<button type="submit" name="decision" value="skip" class="reject">Skip (report it skipped)</button>` : ''}
 </div>
 <p class="error" role="alert"></p>
 </form>`;

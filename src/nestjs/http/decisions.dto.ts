@@ -6,8 +6,9 @@ export class DecisionDto {
   @IsString() @IsNotEmpty()
   callId!: string;
 
-  @IsIn(['approve', 'reject', 'edit'])
-  decision!: 'approve' | 'reject' | 'edit';
+  /** `retry` and `skip` decide a call a crash cut off mid-run (its ticket then allows only those). */
+  @IsIn(['approve', 'reject', 'edit', 'retry', 'skip'])
+  decision!: 'approve' | 'reject' | 'edit' | 'retry' | 'skip';
 
   /** With `edit`: the arguments to run the call with instead. */
   @ValidateIf((d: DecisionDto) => d.decision === 'edit' || d.args !== undefined) @IsObject()

@@ -22,6 +22,15 @@ function wantsEvents(accept: string | undefined): boolean {
   return typeof accept === 'string' && accept.toLowerCase().includes('text/event-stream');
 }
 
+/** An `Idempotency-Key` header as a turn key: trimmed; an empty one is none. */
+function turnKey(header: string | undefined): string | undefined {
+  const key = header?.trim();
+  if (key && key.length > 200) {
+    throw toHttpException(new TrellisError('InvalidOptions', `The Idempotency-Key header is ${key.length} characters long; at most 200 are taken`, { hint: 'Send a UUID or a message id' }));
+  }
+  return key ? key : undefined;
+}
+
 async function http<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
@@ -39,15 +48,26 @@ export function createSessionsController(prefix: string, agentName: string): Typ
   class TrellisSessionsController {
     constructor(@Inject(getAgentToken(agentName)) readonly agent: HostedAgent) {}
 
-    /** One turn: the reply as JSON, or the turn's events as SSE when the client accepts `text/event-stream`. */
+    /**
+     * One turn: the reply as JSON, or the turn's events as SSE when the client accepts
+     * `text/event-stream`. With the worker queue, an `Idempotency-Key` header is the turn's
+     * key: a retried request runs the turn once and gets its result.
+     */
     @Post(':id/messages')
     @HttpCode(200)
-    send(@Param('id') id: string, @Body(body) dto: SendMessageDto, @Headers('accept') accept: string | undefined, @Res({ passthrough: true }) res: { setHeader?(name: string, value: string): unknown }): Promise<TurnResult> | unknown {
+    send(
+      @Param('id') id: string,
+      @Body(body) dto: SendMessageDto,
+      @Headers('accept') accept: string | undefined,
+      @Headers('idempotency-key') key: string | undefined,
+      @Res({ passthrough: true }) res: { setHeader?(name: string, value: string): unknown },
+    ): Promise<unknown> {
       const session = this.agent.session(id);
-      if (!wantsEvents(accept)) return http(() => session.send(dto.message));
+      const options = { key: turnKey(key) };
+      if (!wantsEvents(accept)) return http(() => session.send(dto.message, options));
       res.setHeader?.('Cache-Control', 'no-cache');
       res.setHeader?.('X-Accel-Buffering', 'no');
-      return turnEventStream(session, (signal) => session.send(dto.message, { signal }));
+      return turnEventStream(session, (signal) => session.send(dto.message, { ...options, signal }));
     }
 
     /** The transcript and the calls waiting for a decision. */
@@ -66,8 +86,8 @@ export function createSessionsController(prefix: string, agentName: string): Typ
     /** Decisions on suspended calls (approve / reject / edit); the resumed turn's result. */
     @Post(':id/decisions')
     @HttpCode(200)
-    decide(@Param('id') id: string, @Body(body) dto: DecisionsDto): Promise<TurnResult> {
-      return http(() => this.agent.session(id).resume({ decisions: dto.decisions }));
+    decide(@Param('id') id: string, @Body(body) dto: DecisionsDto, @Headers('idempotency-key') key: string | undefined): Promise<TurnResult> {
+      return http(() => this.agent.session(id).resume({ decisions: dto.decisions, key: turnKey(key) }));
     }
   }
   Object.defineProperty(TrellisSessionsController, 'name', { value: `TrellisSessionsController(${agentName})` });

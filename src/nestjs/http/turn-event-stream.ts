@@ -7,15 +7,22 @@ import { toHttpException } from './trellis-http-exception.js';
 /**
  * Streams one turn as Server-Sent Events: each of the session's events while the turn runs
  * (`event: <type>`), then `event: result` with the `TurnResult`, or `event: error` with
- * `{ code, message }`. A client that disconnects cancels the turn.
+ * `{ code, message }`. The turn starts once the event subscription is in place (on the
+ * worker queue, once Redis confirmed it), so no event of it is missed. A client that
+ * disconnects cancels the turn in process; on the queue it only stops the stream.
  */
-export function turnEventStream(session: HostedSession, run: (signal: AbortSignal) => Promise<TurnResult>): StreamableFile {
+export async function turnEventStream(session: HostedSession, run: (signal: AbortSignal) => Promise<TurnResult>): Promise<StreamableFile> {
   const stream = new PassThrough();
   const cancel = new AbortController();
   const write = (event: string, data: unknown) => {
     if (!stream.writableEnded) stream.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   };
-  const subscription = session.events$.subscribe((event) => write(event.type, event));
+  let stop: () => void;
+  try {
+    stop = await session.watch((event) => write(event.type, event));
+  } catch (error) {
+    throw toHttpException(error);
+  }
   stream.on('close', () => cancel.abort(new Error('The client closed the event stream')));
   void run(cancel.signal)
     .then(
@@ -27,7 +34,7 @@ export function turnEventStream(session: HostedSession, run: (signal: AbortSigna
       },
     )
     .finally(() => {
-      subscription.unsubscribe();
+      stop();
       stream.end();
     });
   return new StreamableFile(stream, { type: 'text/event-stream' });

@@ -113,6 +113,19 @@ const prefix = `trellis_t${process.pid}_${Date.now().toString(36)}`;
     expect((error as TrellisError).code).toBe('InvalidDecision');
   });
 
+  it('rejects the results still awaited when the queue closes, with Cancelled', async () => {
+    // A queue no worker serves: the result never comes.
+    const idle = new TurnQueue({ url: REDIS_URL, prefix, queueName: 'unserved', pollMs: 100 });
+    const { result } = await idle.enqueueSend({ agent: 'ledger-keeper', sessionId: s1, key: 'm1', message: 'never run' });
+    const settled = result.catch((e: unknown) => e);
+
+    await idle.close();
+
+    const error = await settled;
+    expect(TrellisError.is(error, 'Cancelled')).toBe(true);
+    expect((error as Error).message).toContain('the turn still runs on its worker');
+  });
+
   it('refuses a malformed request before queueing it', async () => {
     await expect(queue.enqueueSend({ agent: '', sessionId: s1, key: 'm1', message: 'x' })).rejects.toMatchObject({ code: 'InvalidOptions' });
     await expect(queue.enqueueResume({ agent: 'a', sessionId: s1, key: 'm1', decisions: [] })).rejects.toThrow(/decisions must be a non-empty list/);

@@ -96,6 +96,17 @@ describe('hosts drive the kernel through the public entry', () => {
     expect(bad).toEqual([]);
   });
 
+  it('src/nestjs loads the queue (BullMQ, ioredis) only through import(), when the queue option is set', () => {
+    const valueImports = (source: string) => [...source.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?\sfrom\s+'([^']+)'/gms)].map((m) => m[1]!);
+    const queueish = (file: string, specifier: string) => /^(bullmq|ioredis)$/.test(specifier) || /^(queue\.[jt]s|src\/queue\/)/.test(target(file, specifier) ?? '');
+    const files = sourcesUnder('src/nestjs');
+    const eager = files.flatMap((file) => valueImports(readFileSync(file, 'utf8')).filter((s) => queueish(file, s)).map((s) => `${relative(ROOT, file)} -> ${s}`));
+    const lazy = files.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)].filter((m) => queueish(file, m[1]!)));
+    expect(eager).toEqual([]);
+    // The scan sees the lazy loads, so it would see an eager one.
+    expect(lazy.length).toBeGreaterThanOrEqual(2);
+  });
+
   it('the kernel imports no host', () => {
     const hosts = /^src\/(cli|nestjs|queue|mcp|dev)\//;
     const kernel = ['src/agent', 'src/app', 'src/hooks', 'src/context', 'src/state', 'src/plugin', 'src/tools', 'src/stores', 'src/models', 'src/errors', 'src/validation', 'src/events', 'src/contract'];

@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import { defer, type Observable } from 'rxjs';
+import { TrellisError, type TrellisEvent, type TurnResult } from '../../../index.js';
+import type { TurnJobResult, TurnQueue } from '../../../queue.js';
+import type { HostedResumeOptions, HostedSendOptions, TurnDispatcher, TurnTarget } from '../turn-dispatcher.js';
+import type { QueueSettings } from './queue-options.js';
+
+/**
+ * Sends the turns of hosted sessions to the worker queue: `send` / `resume` become jobs
+ * of `TurnQueue` (`trellis/queue`, loaded only when the `queue` option is set, so an app
+ * without it never loads BullMQ) and resolve with the worker's `TurnResult`; events come
+ * back from the worker over Redis.
+ *
+ * A signal (a client that went away, shutdown giving up) stops the waiting, not the turn:
+ * the worker finishes it and checkpoints it as usual.
+ */
+export class QueuedTurns implements TurnDispatcher {
+  #queue: TurnQueue | undefined;
+
+  constructor(private readonly settings: QueueSettings) {}
+
+  /** Loads `trellis/queue` and connects to Redis. */
+  async open(): Promise<void> {
+    const { TurnQueue } = await import('../../../queue.js');
+    this.#queue = new TurnQueue(this.settings.queue);
+  }
+
+  async close(): Promise<void> {
+    const queue = this.#queue;
+    this.#queue = undefined;
+    await queue?.close();
+  }
+
+  send(target: TurnTarget, message: string, options: HostedSendOptions): Promise<TurnResult> {
+    const request = { agent: target.agent, sessionId: target.session.id, key: options.key ?? randomUUID(), context: this.context(target, options.context), message };
+    return this.run(target, options.signal, (queue) => queue.send(request));
+  }
+
+  resume(target: TurnTarget, options: HostedResumeOptions): Promise<TurnResult> {
+    const request = { agent: target.agent, sessionId: target.session.id, key: options.key ?? randomUUID(), context: this.context(target, options.context), decisions: options.decisions };
+    return this.run(target, options.signal, (queue) => queue.resume(request));
+  }
+
+  events$(target: TurnTarget): Observable<TrellisEvent> {
+    return defer(() => this.queue().events$(target.session.id));
+  }
+
+  watch(target: TurnTarget, listener: (event: TrellisEvent) => void): Promise<() => void> {
+    return this.queue().watch(target.session.id, listener);
+  }
+
+  private async run(target: TurnTarget, signal: AbortSignal | undefined, enqueue: (queue: TurnQueue) => Promise<TurnJobResult>): Promise<TurnResult> {
+    signal?.throwIfAborted();
+    const done = await untilAborted(enqueue(this.queue()), signal);
+    // The local copy of the session catches up with the worker's checkpoint, so `transcript`
+    // and `pending()` read what the turn did. A store hiccup here does not undo the result.
+    await target.session.pending().catch(() => undefined);
+    return done.result;
+  }
+
+  /** The worker opens the session with this as its host context: session-level keys under the turn's. */
+  private context(target: TurnTarget, turn: Readonly<Record<string, unknown>> | undefined): Readonly<Record<string, unknown>> | undefined {
+    return target.context || turn ? { ...target.context, ...turn } : undefined;
+  }
+
+  private queue(): TurnQueue {
+    if (this.#queue) return this.#queue;
+    throw new TrellisError('NotStarted', 'The turn queue is not open: the Nest application has not finished bootstrapping, or has shut down', {
+      hint: 'Send turns after app.init() / NestFactory.create() resolved, and before app.close()',
+    });
+  }
+}
+
+/** `work`, or the signal's reason once it fires first. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason ?? new TrellisError('Cancelled', 'The caller stopped waiting for the queued turn'));
+    signal.addEventListener('abort', abort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
+}

@@ -1,0 +1,52 @@
+import type { Observable } from 'rxjs';
+import type { ResumeOptions, SendOptions, Session, TrellisEvent, TurnResult } from '../../index.js';
+import type { HostContext } from './trellis-module-options.js';
+
+/** Options of a hosted `send`: the kernel's, plus the turn's key on the worker queue. */
+export interface HostedSendOptions extends SendOptions {
+  /**
+   * With `queue`: the caller's id for this turn (a message id, an `Idempotency-Key`). The
+   * same key sent twice within the queue's `retainMs` runs the turn once and gives both
+   * callers its result. Default: a new random key. Ignored when turns run in process.
+   */
+  readonly key?: string;
+}
+
+/** Options of a hosted `resume`, with the turn's key on the worker queue (as in `send`). */
+export interface HostedResumeOptions extends ResumeOptions {
+  readonly key?: string;
+}
+
+/** The session a turn is for, as a dispatcher needs it. */
+export interface TurnTarget {
+  /** The agent's name: a worker resolves it to the agent of its own app. */
+  readonly agent: string;
+  /** The kernel session of this process (a local copy when turns run on workers). */
+  readonly session: Session;
+  /** The session-level host context given at `agent.session(id, { context })`. */
+  readonly context: HostContext | undefined;
+}
+
+/**
+ * Where the turns of hosted sessions run: in this process (the default), or on the worker
+ * queue (`queue` option). `HostedSession` sends every turn and event subscription through it.
+ */
+export interface TurnDispatcher {
+  send(target: TurnTarget, message: string, options: HostedSendOptions): Promise<TurnResult>;
+  resume(target: TurnTarget, options: HostedResumeOptions): Promise<TurnResult>;
+  /** The session's turn events, wherever its turns run. */
+  events$(target: TurnTarget): Observable<TrellisEvent>;
+  /** Calls `listener` with each event; resolves once no event of a turn started after it can be missed. */
+  watch(target: TurnTarget, listener: (event: TrellisEvent) => void): Promise<() => void>;
+}
+
+/** Turns run in this process, by the kernel session itself. */
+export const inProcessTurns: TurnDispatcher = {
+  send: ({ session }, message, { key: _key, ...options }) => session.send(message, options),
+  resume: ({ session }, { key: _key, ...options }) => session.resume(options),
+  events$: ({ session }) => session.events$,
+  watch: async ({ session }, listener) => {
+    const subscription = session.events$.subscribe(listener);
+    return () => subscription.unsubscribe();
+  },
+};
