@@ -16,11 +16,14 @@ export { PLUGIN_CONFIG } from './src/plugin/plugin-tokens.js';
 export { Agent, type SessionOptions } from './src/agent/agent.js';
 export { Session, type SendOptions, type ResumeOptions } from './src/agent/session.js';
 export type { AgentSpec } from './src/agent/agent-spec.js';
+export { AgentInput, type AgentToolSpec, type HandoffSpec } from './src/agent/delegation/agent-tool-spec.js';
 export type { DirectCallOptions, DirectCallResult } from './src/agent/direct-tool-call.js';
 export type { TurnResult, TurnStatus, ToolCallRecord, PendingApproval, Decision, TurnUsage } from './src/agent/turn-result.js';
 export type { InferenceRequest } from './src/contract/hook-payloads.js';
 export type { SuspensionRecord } from './src/agent/suspension-record.js';
 export type { ToolCallInfo, ToolCallOutcome, TurnExchange, ToolCandidate } from './src/contract/hook-payloads.js';
+export type { DelegatingPayload, DelegatedPayload } from './src/contract/delegation.js';
+export type { RolledUpUsage } from './src/contract/agent-usage.js';
 
 // Decorators (and inversify's, re-exported so plugins and middleware need no inversify import of their own)
 export { inject, injectable, optional } from 'inversify';

@@ -53,6 +53,8 @@ export type {
 } from './src/contract/hook-payloads.js';
 export type { ToolCallRecord } from './src/contract/tool-result.js';
 export type { PendingApproval } from './src/contract/suspension.js';
+export type { DelegatingPayload, DelegatedPayload } from './src/contract/delegation.js';
+export type { RolledUpUsage } from './src/contract/agent-usage.js';
 export type { ModelProvider, ModelRequest, ModelResponse, ModelDelta, ChatMessage, ModelToolCall, ToolDefinition, InferenceSettings, Usage, JsonSchema } from './src/models/model-provider.js';
 export type { TrellisEvent, TrellisEventType } from './src/events/trellis-event.js';
 

@@ -6,6 +6,7 @@ export const GEN_AI = {
   operationName: 'gen_ai.operation.name',
   providerName: 'gen_ai.provider.name',
   conversationId: 'gen_ai.conversation.id',
+  agentName: 'gen_ai.agent.name',
   requestModel: 'gen_ai.request.model',
   requestTemperature: 'gen_ai.request.temperature',
   requestMaxTokens: 'gen_ai.request.max_tokens',

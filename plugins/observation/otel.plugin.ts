@@ -80,10 +80,15 @@ export class OpenTelemetryPlugin implements PluginLifecycle {
     switch (event.type) {
       case 'turn.started': {
         const spans = this.spans(event.sessionId);
-        spans.turn = this.tracer.startSpan('invoke_agent', {
-          kind: this.api.SpanKind.INTERNAL,
-          attributes: { [GEN_AI.operationName]: GEN_AI_OPERATION.agent, [GEN_AI.conversationId]: event.sessionId, [GEN_AI.turnIndex]: event.turn },
-        });
+        // A sub-agent's turn nests under the caller's `execute_tool` span of the call it runs for.
+        const caller = event.parent && this.sessions.get(event.parent.sessionId)?.tools.get(event.parent.callId);
+        const attributes: Record<string, string | number> = { [GEN_AI.operationName]: GEN_AI_OPERATION.agent, [GEN_AI.conversationId]: event.sessionId, [GEN_AI.turnIndex]: event.turn };
+        if (event.agent) attributes[GEN_AI.agentName] = event.agent;
+        spans.turn = this.tracer.startSpan(
+          event.agent ? `invoke_agent ${event.agent}` : 'invoke_agent',
+          { kind: this.api.SpanKind.INTERNAL, attributes },
+          caller ? this.api.trace.setSpan(this.api.context.active(), caller) : undefined,
+        );
         spans.parent = this.api.trace.setSpan(this.api.context.active(), spans.turn);
         return;
       }

@@ -1,3 +1,4 @@
+import type { AgentToolSpec, HandoffSpec } from './delegation/agent-tool-spec.js';
 import type { InferenceSettings, ModelProvider } from '../models/model-provider.js';
 
 /** A named agent: its model, instructions, active plugins and limits. */
@@ -28,6 +29,15 @@ export interface AgentSpec {
    * Default 100,000.
    */
   readonly maxToolResultChars?: number;
+  /** Other agents of the app this agent may call as tools (see `docs/agents.md`). */
+  readonly agents?: readonly AgentToolSpec[];
+  /** Other agents of the app this agent may hand the conversation to. */
+  readonly handoffs?: readonly HandoffSpec[];
+  /**
+   * How many sub-agents deep a turn of this agent may delegate (agent as tool): a call
+   * that would go deeper is refused with `DelegationDepth`. Default 3.
+   */
+  readonly maxDelegationDepth?: number;
 }
 
 export const DEFAULT_MAX_ROUNDS = 10;

@@ -4,6 +4,7 @@ import { FallbackModel } from '../models/fallback-model.js';
 import { isModelProvider, type ModelProvider } from '../models/model-provider.js';
 import { DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_CONCURRENCY, type AgentSpec } from './agent-spec.js';
 import { DEFAULT_RETENTION, OpenSessions } from './open-sessions.js';
+import { delegationProblems } from './delegation/delegation-spec-check.js';
 import { Session } from './session.js';
 import type { AgentBinding, SessionHost } from './session-host.js';
 import type { TurnLimits } from './turn-runner.js';
@@ -35,6 +36,7 @@ export class Agent implements AgentBinding {
     if (spec?.streamText !== undefined && spec.streamText !== 'live' && spec.streamText !== 'final') problems.push(`streamText must be 'live' or 'final', got ${String(spec.streamText)}`);
     if (spec?.maxToolResultChars !== undefined && (!Number.isInteger(spec.maxToolResultChars) || spec.maxToolResultChars < 1)) problems.push(`maxToolResultChars must be a whole number ≥ 1, got ${String(spec.maxToolResultChars)}`);
     if (spec?.plugins !== undefined && (!Array.isArray(spec.plugins) || !spec.plugins.every((p) => typeof p === 'string'))) problems.push('plugins must be a list of plugin names');
+    problems.push(...delegationProblems(spec));
     if (problems.length > 0) {
       throw new TrellisError('InvalidOptions', `Agent spec${spec?.name ? ` '${spec.name}'` : ''} is invalid:\n- ${problems.join('\n- ')}`, { hint: 'Fix the fields above in app.agent({ … })' });
     }

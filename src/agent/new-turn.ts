@@ -1,6 +1,7 @@
 import { ContextLevel } from '../context/context-level.js';
 import { isStop } from '../hooks/hook-engine.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
+import { historyFor, loopWithHandoffs } from './delegation/handoff-continuation.js';
 import { finishReply, inTurnEnvelope, turnEnv, type SessionParts, type TurnMeta } from './turn-envelope.js';
 import type { TurnResult } from './turn-result.js';
 import { TurnRunner } from './turn-runner.js';
@@ -23,7 +24,7 @@ export function runNewTurn(parts: SessionParts, turn: NewTurn): Promise<TurnResu
   const env = turnEnv(parts, new ContextLevel({ ...turn.context, [KERNEL_KEYS.turnInput]: message, [KERNEL_KEYS.turnIndex]: turnIndex }), turn.signal, turnIndex);
   const startedAt = new Date().toISOString();
   const limits = parts.agent.limits;
-  const history = parts.sync.history;
+  const history = historyFor(parts);
   const meta: TurnMeta = { turnIndex, input: message, taskInput: message, startedAt, taskStarted: false, runner: undefined };
   const bare = () => new TurnRunner(env, limits, meta.taskInput, '', history, startedAt);
   return inTurnEnvelope(parts, env, meta, bare, async () => {
@@ -39,6 +40,8 @@ export function runNewTurn(parts: SessionParts, turn: NewTurn): Promise<TurnResu
     const instructions = await env.hooks.run('planning.started', parts.agent.spec.instructions, env.site);
     meta.runner = new TurnRunner(env, limits, input, instructions, history, startedAt);
     meta.runner.messages.push({ role: 'user', content: input });
-    return finishReply(parts, env, meta.runner, await meta.runner.loop());
+    const after = await loopWithHandoffs(parts, env, meta.runner);
+    meta.runner = after.runner;
+    return finishReply(after.parts, after.env, after.runner, after.end);
   });
 }

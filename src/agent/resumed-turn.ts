@@ -5,6 +5,9 @@ import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import { executeToolCall, toolMessage } from '../tools/tool-pipeline.js';
 import { argumentsFor, reviewJournal } from './call-journal.js';
 import { checkEditedArgs, validateDecisions } from './decisions.js';
+import { childDecision, parentCallOf, waitingInside, withoutCallsInside } from './delegation/delegated-decisions.js';
+import { historyFor, loopWithHandoffs } from './delegation/handoff-continuation.js';
+import { stashResume } from './delegation/resume-stash.js';
 import type { SuspensionRecord } from './suspension-record.js';
 import { finishReply, inTurnEnvelope, turnEnv, type SessionParts, type TurnMeta } from './turn-envelope.js';
 import type { Decision, TurnResult } from './turn-result.js';
@@ -28,10 +31,13 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
   const env = turnEnv(parts, new ContextLevel({ ...stored.turn, ...resume.context, [KERNEL_KEYS.turnInput]: stored.input, [KERNEL_KEYS.turnIndex]: stored.turnIndex }), resume.signal, stored.turnIndex);
   const { record, carryOver } = reviewJournal(stored, env.view.toolsByName);
   const carried = new Set(carryOver.map((d) => d.callId));
-  const requested = validateDecisions(record, resume.decisions, parts.id).filter((d) => !carried.has(d.callId));
+  // A caller's resume hands down every decision again after a crash: the ones this session
+  // claimed already are carried over (or reopened as retry/skip) by its journal, not re-applied.
+  const asked = parts.delegation ? resume.decisions.filter((d) => !stored.decisions.some((c) => c.callId === d.callId)) : resume.decisions;
+  const requested = (asked.length > 0 || !parts.delegation ? validateDecisions(record, asked, parts.id) : []).filter((d) => !carried.has(d.callId));
   checkEditedArgs(record, requested, env.view.toolsByName);
   const fresh = [...carryOver, ...requested];
-  const runner = new TurnRunner(env, parts.agent.limits, record.input, record.instructions, parts.sync.history, record.startedAt);
+  const runner = new TurnRunner(env, parts.agent.limits, record.input, record.instructions, historyFor(parts), record.startedAt);
   runner.restore(record);
   let journal: SuspensionRecord = { ...record, decisions: [...record.decisions, ...fresh] };
   if (fresh.some((d) => d.decision !== 'reject' && d.decision !== 'skip')) await claim(parts, journal, runner);
@@ -39,9 +45,16 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
   const save = (next: SuspensionRecord) => parts.sync.checkpoint(record.turnIndex, record.input, { result: runner.result('suspended', undefined, undefined, next.pending), append: [], suspension: next }, record.startedAt, parts.state.session.values);
   return inTurnEnvelope(parts, env, meta, () => runner, async (): Promise<TurnEnd> => {
     let done = record.done;
+    // Decisions on calls waiting inside a sub-agent, by the call of this turn that runs it.
+    const inside = new Map<string, Decision[]>();
     for (const decision of fresh) {
       const call = journal.pending.find((p) => p.callId === decision.callId);
       if (!call) continue;
+      const parent = parentCallOf(record, call.callId);
+      if (parent !== undefined) {
+        inside.set(parent, [...(inside.get(parent) ?? []), childDecision(decision, parent)]);
+        continue;
+      }
       let content: string;
       if (decision.decision === 'reject' || decision.decision === 'skip') {
         const error: ToolErrorInfo =
@@ -54,6 +67,12 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
         // Journal: started, before the call runs. A crash from here on leaves a decidable record.
         if (parts.host.store) await save((journal = { ...journal, started: [...(journal.started ?? []), call.callId] }));
         const outcome = await executeToolCall(env, { id: call.callId, name: call.tool, arguments: argumentsFor(call, decision) }, record.rounds, env.view.toolsByName, { approved: true });
+        if (outcome.kind === 'suspended' && outcome.child) {
+          // An approved delegation ran its sub-agent, which now waits for decisions of its own.
+          journal = waitingInside(journal, outcome.child, (p) => p === call);
+          if (parts.host.store) await save(journal);
+          continue;
+        }
         if (outcome.kind !== 'result') continue;
         content = outcome.content;
         runner.toolCalls.push(outcome.record);
@@ -61,6 +80,25 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
       }
       // Journal: finished, with the result the model will see.
       journal = { ...journal, results: { ...journal.results, [call.callId]: content }, pending: journal.pending.filter((p) => p !== call), toolCalls: runner.toolCalls, ...(done !== undefined && { done }) };
+      if (parts.host.store && journal.pending.length > 0) await save(journal);
+    }
+    for (const [parent, decisions] of inside) {
+      // The sub-agent's session journals its own calls: they run once there, so a resume that
+      // stopped part-way hands the same decisions down again and nothing runs twice.
+      const call = record.calls.find((c) => c.callId === parent)!;
+      stashResume(env, parent, decisions);
+      const outcome = await executeToolCall(env, { id: parent, name: call.tool, arguments: call.arguments }, record.rounds, env.view.toolsByName, { approved: true });
+      const others = withoutCallsInside(journal.pending, parent);
+      if (outcome.kind === 'suspended' && outcome.child) {
+        journal = waitingInside(journal, outcome.child, (p) => p.callId.startsWith(`${parent}/`));
+      } else if (outcome.kind === 'result' && outcome.record.error?.code === 'SessionBusy') {
+        // The sub-agent's session could not be had (another writer still holds it): nothing ran
+        // there, so its calls keep waiting and a later resume hands the same decisions down.
+      } else if (outcome.kind === 'result') {
+        runner.toolCalls.push(outcome.record);
+        if (outcome.done && done === undefined) done = replyText(outcome.record.value);
+        journal = { ...journal, results: { ...journal.results, [parent]: outcome.content }, pending: others, toolCalls: runner.toolCalls, ...(done !== undefined && { done }) };
+      }
       if (parts.host.store && journal.pending.length > 0) await save(journal);
     }
     if (journal.pending.length > 0) {
@@ -72,7 +110,9 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
       runner.messages.push({ role: 'assistant', content: done });
       return finishReply(parts, env, runner, runner.end('completed', done));
     }
-    return finishReply(parts, env, runner, await runner.loop());
+    const after = await loopWithHandoffs(parts, env, runner);
+    meta.runner = after.runner;
+    return finishReply(after.parts, after.env, after.runner, after.end);
   });
 }
 
@@ -99,7 +139,7 @@ async function claim(parts: SessionParts, claimed: SuspensionRecord, runner: Tur
 export async function cancelSuspended(parts: SessionParts, record: SuspensionRecord): Promise<void> {
   const note: ToolErrorInfo = { code: 'Cancelled', message: 'Cancelled: the user sent a new message before anyone decided on this call', retryable: false };
   const results = { ...record.results };
-  for (const call of record.pending) results[call.callId] = toolMessage({ ok: false, error: note });
+  for (const call of record.pending) results[parentCallOf(record, call.callId) ?? call.callId] = toolMessage({ ok: false, error: note });
   const env = turnEnv(parts, new ContextLevel(), undefined, record.turnIndex);
   const runner = new TurnRunner(env, parts.agent.limits, record.input, record.instructions, parts.sync.history, record.startedAt);
   runner.restore(record);

@@ -5,6 +5,10 @@ import type { SessionState } from '../state/session-state.js';
 import type { StateEngine } from '../state/state-engine.js';
 import type { SessionStore } from '../stores/session-store.js';
 import type { AgentSpec } from './agent-spec.js';
+import type { DelegationFrame } from '../contract/delegation.js';
+import type { PendingApproval } from '../contract/suspension.js';
+import type { ChatMessage } from '../models/model-provider.js';
+import type { Decision, TurnResult } from './turn-result.js';
 import type { SessionRetention } from './open-sessions.js';
 import type { TurnLimits } from './turn-runner.js';
 
@@ -26,6 +30,8 @@ export interface SessionHost {
   releaseSession(sessionId: string): void;
   /** How many sessions agents keep open, and how long idle ones stay. */
   readonly retention?: SessionRetention;
+  /** The app's agent of that name (the latest `app.agent({ name })`), for delegation. */
+  agent?(name: string): DelegateAgent | undefined;
   /** Reports an error on the event stream without throwing. */
   reportError(error: unknown, plugin?: string, point?: string, sessionId?: string): void;
 }
@@ -36,4 +42,25 @@ export interface AgentBinding {
   readonly limits: TurnLimits;
   /** Called when a session ends, so the agent stops handing it out. */
   forget(sessionId: string): void;
+}
+
+/** How a delegation runs a sub-agent's turn: the caller's signal and where it sits. */
+export interface DelegatedRun {
+  readonly signal?: AbortSignal;
+  readonly delegation: DelegationFrame;
+  /** Wait this long for the child session's lease (a crashed process's lease runs out by itself). */
+  readonly waitForLease?: number;
+}
+
+/** The part of a session a delegation drives: a child session of a sub-agent. */
+export interface DelegateSession {
+  readonly transcript: readonly ChatMessage[];
+  send(message: string, options: DelegatedRun): Promise<TurnResult>;
+  resume(options: DelegatedRun & { readonly decisions: readonly Decision[] }): Promise<TurnResult>;
+  pending(): Promise<readonly PendingApproval[]>;
+}
+
+/** The part of an agent a delegation needs: its spec, and its sessions. */
+export interface DelegateAgent extends AgentBinding {
+  session(id: string, options?: { readonly context?: Readonly<Record<string, unknown>> }): DelegateSession;
 }

@@ -13,6 +13,8 @@ import { SessionEvents } from './session-events.js';
 import { SessionSync } from './session-sync.js';
 import { isHostKey, parseSuspension, type SuspensionRecord } from './suspension-record.js';
 import type { SessionParts } from './turn-envelope.js';
+import type { DelegationFrame } from '../contract/delegation.js';
+import type { ActiveAgent } from './delegation/handoff-continuation.js';
 import type { Decision, PendingApproval, TurnResult } from './turn-result.js';
 import { callToolDirectly, type DirectCallOptions, type DirectCallResult } from './direct-tool-call.js';
 import { reviewJournal } from './call-journal.js';
@@ -27,6 +29,8 @@ export interface SendOptions {
    * turn on this session to end, instead of failing at once with `SessionBusy`.
    */
   readonly waitForLease?: number;
+  /** @internal Set by the kernel when this session runs a sub-agent's turn for another agent's call. */
+  readonly delegation?: DelegationFrame;
 }
 
 export interface ResumeOptions {
@@ -36,6 +40,8 @@ export interface ResumeOptions {
   readonly context?: Readonly<Record<string, unknown>>;
   /** As in `send`: wait for another writer's lease this long. */
   readonly waitForLease?: number;
+  /** @internal As in `send`. */
+  readonly delegation?: DelegationFrame;
 }
 
 /**
@@ -121,7 +127,7 @@ export class Session {
         await this.#ready();
         this.#assertPluginsInstalled();
         if (this.suspended) await this.#cancelSuspended();
-        return runNewTurn(this.#parts, { message, context: options.context, signal: options.signal });
+        return runNewTurn(this.#activeParts(options.delegation), { message, context: options.context, signal: options.signal });
       }),
     );
   }
@@ -142,7 +148,7 @@ export class Session {
           });
         }
         this.#assertPluginsInstalled();
-        return runResumedTurn(this.#parts, record, { decisions: options.decisions, context: options.context, signal: options.signal });
+        return runResumedTurn(this.#activeParts(options.delegation), record, { decisions: options.decisions, context: options.context, signal: options.signal });
       }),
     );
   }
@@ -228,7 +234,30 @@ export class Session {
       this.#sync.suspension = null;
       return;
     }
-    await cancelSuspended(this.#parts, record);
+    await cancelSuspended(this.#activeParts(undefined), record);
+  }
+
+  /** The agent that answers now: the one a handoff gave the session to, else the one that opened it. */
+  get activeAgent(): string {
+    const active = this.#state.session.values[KERNEL_KEYS.activeAgent] as ActiveAgent | undefined;
+    return active?.agent ?? this.#agent.spec.name;
+  }
+
+  /** The session's parts with the active agent, and where a sub-agent's turn sits. */
+  #activeParts(delegation: DelegationFrame | undefined): SessionParts {
+    const name = this.activeAgent;
+    let agent: AgentBinding = this.#agent;
+    if (name !== this.#agent.spec.name) {
+      const found = this.#host.agent?.(name);
+      if (!found) {
+        throw new TrellisError('UnknownAgent', `Session '${this.id}' was handed over to agent '${name}', which this app does not have`, {
+          hint: `Create it with app.agent({ name: '${name}', … }) before using the session in this process`,
+        });
+      }
+      agent = found;
+    }
+    if (agent === this.#agent && !delegation) return this.#parts;
+    return { ...this.#parts, agent, delegation };
   }
 
   #leased<T>(waitMs: number | undefined, work: () => Promise<T>): Promise<T> {

@@ -40,6 +40,8 @@ export interface SuspensionRecord {
    * started without a result was cut off mid-run. Optional: older records have none.
    */
   readonly started?: readonly string[];
+  /** Model usage of agents that handed the turn over before the one it stopped in, by agent. Optional. */
+  readonly handedOver?: Readonly<Record<string, Usage>>;
 }
 
 /** Checks a stored record before anything runs from it: fail closed on anything odd. */

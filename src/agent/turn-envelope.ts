@@ -1,3 +1,4 @@
+import type { DelegationFrame } from '../contract/delegation.js';
 import type { ContextLevel } from '../context/context-level.js';
 import { ContextScope } from '../context/context-scope.js';
 import { TrellisError } from '../errors/trellis-error.js';
@@ -10,6 +11,7 @@ import type { AgentBinding, SessionHost } from './session-host.js';
 import type { SessionEvents } from './session-events.js';
 import type { SessionSync } from './session-sync.js';
 import type { TurnEnv } from '../tools/turn-env.js';
+import { withDelegationTools } from './delegation/delegation-tools.js';
 import { errorInfo } from './turn-record.js';
 import { cancelled, type TurnEnd, type TurnRunner } from './turn-runner.js';
 import type { TurnResult } from './turn-result.js';
@@ -22,6 +24,8 @@ export interface SessionParts {
   readonly state: SessionState;
   readonly sync: SessionSync;
   readonly subject: SessionEvents;
+  /** Set when the session runs a sub-agent's turn for another agent's call. */
+  readonly delegation?: DelegationFrame;
 }
 
 /** Where a turn stands, as the envelope needs to know it. */
@@ -44,7 +48,7 @@ export function turnEnv(parts: SessionParts, turn: ContextLevel, signal: AbortSi
   const registry = host.registry;
   const view = registry.view(parts.agent.spec.plugins);
   const bus = host.events;
-  return {
+  const env: TurnEnv = {
     hooks: host.hooks,
     state: host.state,
     registry,
@@ -53,6 +57,8 @@ export function turnEnv(parts: SessionParts, turn: ContextLevel, signal: AbortSi
     sessionId: parts.id,
     turnIndex,
     maxToolResultChars: parts.agent.spec.maxToolResultChars,
+    agent: parts.agent.spec.name,
+    delegation: parts.delegation,
     observed: () => subject.observed || bus.observed,
     emit: (raw) => {
       const event = redactEvent(raw);
@@ -60,6 +66,7 @@ export function turnEnv(parts: SessionParts, turn: ContextLevel, signal: AbortSi
       bus.emit(event);
     },
   };
+  return withDelegationTools(env, { host, spec: parts.agent.spec });
 }
 
 /**
@@ -70,7 +77,11 @@ export function turnEnv(parts: SessionParts, turn: ContextLevel, signal: AbortSi
 export async function inTurnEnvelope(parts: SessionParts, env: TurnEnv, meta: TurnMeta, bare: () => TurnRunner, body: () => Promise<TurnEnd>): Promise<TurnResult> {
   const began = performance.now();
   const saved = parts.state.session.values;
-  if (env.observed()) env.emit({ type: 'turn.started', sessionId: parts.id, turn: meta.turnIndex });
+  if (env.observed()) {
+    const frame = parts.delegation;
+    // A sub-agent's turn names the call it runs for, so traces nest it under that call.
+    env.emit(frame ? { type: 'turn.started', sessionId: parts.id, turn: meta.turnIndex, agent: parts.agent.spec.name, parent: { sessionId: frame.parentSessionId, callId: frame.parentCallId } } : { type: 'turn.started', sessionId: parts.id, turn: meta.turnIndex });
+  }
   let end: TurnEnd;
   try {
     end = await body();

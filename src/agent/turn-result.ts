@@ -11,6 +11,11 @@ export type { PendingApproval } from '../contract/suspension.js';
 /** Token usage of a turn: the total, and per model. */
 export interface TurnUsage extends Usage {
   readonly byModel: Readonly<Record<string, Usage>>;
+  /**
+   * Set when the turn delegated to sub-agents: each agent's own usage (the totals above
+   * include theirs, so billing of the turn sees everything its sub-agents spent).
+   */
+  readonly byAgent?: Readonly<Record<string, Usage>>;
 }
 
 /** What `session.send()` and `session.resume()` return (DESIGN §2). */

@@ -9,6 +9,8 @@ import { NEVER_ABORTED } from '../context/never-signal.js';
 import { commitKernelWrites, turnValue } from '../state/kernel-writes.js';
 import { toolMessage } from '../tools/tool-pipeline.js';
 import type { InferenceRequest } from '../contract/hook-payloads.js';
+import type { HandoffMark } from '../contract/delegation.js';
+import { handedOverUsage, rollUpUsage } from './delegation/usage-rollup.js';
 import { filterTools, mergeInference, ROUND_KEYS, roundMessages, toolDefinitions } from './round-request.js';
 import { carriedTurnValues, SUSPENSION_VERSION, type SuspensionRecord } from './suspension-record.js';
 import { runToolBatch, type BatchOutcome } from './tool-batch.js';
@@ -31,6 +33,8 @@ export interface TurnEnd {
   /** Messages to append to the transcript (empty for a suspended, cancelled or failed turn). */
   readonly append: readonly ChatMessage[];
   readonly suspension: SuspensionRecord | undefined;
+  /** A handoff tool ran in the last round: the turn goes on with that agent (see `loopWithHandoffs`). */
+  readonly handoff?: HandoffMark;
 }
 
 const NO_RECALL: readonly ChatMessage[] = [];
@@ -44,6 +48,8 @@ export class TurnRunner {
   rounds = 0;
   readonly toolCalls: ToolCallRecord[] = [];
   readonly usage: Record<string, Usage> = {};
+  /** Model usage of agents that handed this turn over before its current agent, by agent. */
+  handedOver: Readonly<Record<string, Usage>> = {};
   /** This turn's messages: the user message, then assistant and tool messages. */
   messages: ChatMessage[] = [];
 
@@ -56,12 +62,22 @@ export class TurnRunner {
     readonly startedAt: string,
   ) {}
 
+  /** Takes over the progress of the runner of the agent that handed this turn over. */
+  carryOn(previous: TurnRunner): void {
+    this.handedOver = handedOverUsage(previous.handedOver, totalUsage(previous.usage), previous.env.agent);
+    this.rounds = previous.rounds;
+    this.messages = previous.messages;
+    this.toolCalls.push(...previous.toolCalls);
+    Object.assign(this.usage, previous.usage);
+  }
+
   /** Restores a suspended turn's progress before continuing it. */
   restore(record: SuspensionRecord): void {
     this.rounds = record.rounds;
     this.messages = [...record.messages];
     this.toolCalls.push(...record.toolCalls);
     Object.assign(this.usage, record.usage);
+    this.handedOver = record.handedOver ?? {};
   }
 
   /** Rounds until the turn ends; the caller runs `message.sending`, `task.end` and the checkpoint. */
@@ -110,6 +126,8 @@ export class TurnRunner {
       const outcomes = await runToolBatch(env, response.toolCalls, round, byName, limits.toolConcurrency);
       const end = this.afterCalls(response.toolCalls, outcomes);
       if (end) return end;
+      const handoff = env.site.scope.turn!.values[KERNEL_KEYS.handoff] as HandoffMark | undefined;
+      if (handoff !== undefined) return { ...this.end('completed', undefined), handoff };
     }
     return this.end('max_rounds', undefined);
   }
@@ -129,7 +147,9 @@ export class TurnRunner {
         contents[index] = outcome.content;
         if (outcome.done && done === undefined) done = replyText(outcome.record.value);
       } else if (outcome.kind === 'suspended') {
-        pending.push(outcome.pending);
+        // A sub-agent's suspension lists the calls waiting inside it, not the call to it.
+        if (outcome.child) pending.push(...outcome.child.pending);
+        else pending.push(outcome.pending);
       } else if (outcome.kind === 'blocked') {
         blocked ??= outcome;
       }
@@ -171,6 +191,7 @@ export class TurnRunner {
         decisions: [],
         toolCalls: this.toolCalls,
         usage: this.usage,
+        ...(Object.keys(this.handedOver).length > 0 && { handedOver: this.handedOver }),
         turn: this.turnValues(),
         ...(done !== undefined && { done }),
       };
@@ -194,7 +215,7 @@ export class TurnRunner {
   }
 
   result(status: TurnStatus, reply: string | undefined, error?: { code: string; message: string }, suspended?: readonly PendingApproval[]): TurnResult {
-    return { status, reply, rounds: this.rounds, toolCalls: this.toolCalls, usage: totalUsage(this.usage), suspended, error };
+    return { status, reply, rounds: this.rounds, toolCalls: this.toolCalls, usage: rollUpUsage(totalUsage(this.usage), this.toolCalls, this.env.agent, this.handedOver), suspended, error };
   }
 
   end(status: TurnStatus, reply: string | undefined, error?: { code: string; message: string }): TurnEnd {

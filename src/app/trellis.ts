@@ -77,6 +77,7 @@ export class Trellis {
   readonly #sessions = new Map<string, SessionState>();
   readonly #exports = new Map<string, ServiceIdentifier[]>();
   readonly #host: SessionHost;
+  readonly #agents = new Map<string, Agent>();
   #current = new RegistrySnapshot([]);
   #mutation: Promise<unknown> = Promise.resolve();
   #seq = 0;
@@ -110,6 +111,7 @@ export class Trellis {
       sessionState: (id) => this.#sessionState(id),
       releaseSession: (id) => void this.#sessions.delete(id),
       reportError: (error, plugin, point, sessionId) => this.#reportError(error, plugin, point, sessionId),
+      agent: (name) => this.#agents.get(name),
     };
     registerKernel(this, Object.assign(Object.create(this.#host) as SessionHost, { providers: this.#providers, liveSessions: () => this.#sessions.size }));
   }
@@ -256,7 +258,10 @@ export class Trellis {
 
   /** Binds an agent spec to this app; `agent.session(id?)` opens conversations. */
   agent(spec: AgentSpec): Agent {
-    return new Agent(this.#host, spec);
+    const agent = new Agent(this.#host, spec);
+    // By name, for delegation (agents as tools, handoffs); the latest of a name wins.
+    this.#agents.set(agent.spec.name, agent);
+    return agent;
   }
 
   /** Runs `app.startup` hooks by priority, then starts the heartbeat if configured. */

@@ -12,4 +12,11 @@ export interface PendingApproval {
   /** The arguments as the model wrote them (JSON text). */
   readonly arguments: string;
   readonly ticket: SuspendTicket;
+  /**
+   * Set when the call waits inside a sub-agent: the agents from this session's agent down
+   * to the one that made the call (e.g. `['orchestrator', 'billing']`). Its `callId` is then
+   * the caller's call id, `/`, and the id inside the sub-agent (`call_1/call_7`); decide on
+   * it with that id like any other.
+   */
+  readonly path?: readonly string[];
 }

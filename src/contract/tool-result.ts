@@ -1,4 +1,5 @@
 import type { TrellisErrorCode } from '../errors/trellis-error.js';
+import type { RolledUpUsage } from './agent-usage.js';
 
 /**
  * The one vocabulary of a tool call's outcome:
@@ -24,6 +25,8 @@ export type ToolCallRecord = {
   readonly tool: string;
   readonly round: number;
   readonly durationMs: number;
+  /** A sub-agent's call (agent as tool): the tokens its turn used, counted into this turn's usage. */
+  readonly usage?: RolledUpUsage;
 } & ({ readonly ok: true; readonly value: unknown; readonly error?: undefined } | { readonly ok: false; readonly value?: undefined; readonly error: ToolErrorInfo });
 
 /** A successful result. */

@@ -73,6 +73,12 @@ export interface TrellisErrorCodes {
   /** A queued turn failed; read from the job record, which keeps only the message. */
   QueuedTurnFailed: true;
   SqlTimeout: true;
+  /** An agent would call itself through its sub-agents (A → B → A). */
+  DelegationLoop: true;
+  /** A delegation would nest sub-agents deeper than `maxDelegationDepth`. */
+  DelegationDepth: true;
+  /** A sub-agent's turn ended without a reply (failed, blocked, cancelled, max rounds). */
+  DelegationFailed: true;
   ExportExists: true;
   ExportRefused: true;
   StoreFull: true;

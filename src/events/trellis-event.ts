@@ -11,7 +11,14 @@ export type TrellisEvent =
   | { readonly type: 'state.committed'; readonly sessionId: string; readonly revision: number; readonly keys: readonly string[] }
   | { readonly type: 'effect.dispatched'; readonly sessionId: string; readonly effect: string; readonly plugin: string }
   | { readonly type: 'error'; readonly code: string; readonly message: string; readonly plugin?: string; readonly point?: string; readonly sessionId?: string }
-  | { readonly type: 'turn.started'; readonly sessionId: string; readonly turn: number }
+  | {
+      readonly type: 'turn.started';
+      readonly sessionId: string;
+      readonly turn: number;
+      /** A sub-agent's turn (agent as tool): its agent, and the caller's session and call it runs for. */
+      readonly agent?: string;
+      readonly parent?: { readonly sessionId: string; readonly callId: string };
+    }
   | { readonly type: 'turn.finished'; readonly sessionId: string; readonly turn: number; readonly status: string; readonly durationMs: number }
   | { readonly type: 'round.started'; readonly sessionId: string; readonly turn: number; readonly round: number }
   | { readonly type: 'round.finished'; readonly sessionId: string; readonly turn: number; readonly round: number; readonly model: string; readonly usage: Usage }

@@ -11,6 +11,7 @@ import type {
   ToolRegisterPayload,
   TurnExchange,
 } from '../contract/hook-payloads.js';
+import type { DelegatedPayload, DelegatingPayload } from '../contract/delegation.js';
 import type { ChatMessage, ModelResponse } from '../models/model-provider.js';
 
 /** How a point runs its handlers (DESIGN §5). */
@@ -54,6 +55,8 @@ export const HOOK_POINTS = {
   'tool.error': { mode: 'pipeline', allows: NONE },
   'memory.write': { mode: 'pipeline', allows: NONE },
   'message.sending': { mode: 'pipeline', allows: ['cancel'] },
+  'agent.delegating': { mode: 'gate', allows: NONE },
+  'agent.delegated': { mode: 'parallel', allows: NONE },
 } as const satisfies Record<string, HookPointSpec>;
 
 export type HookPoint = keyof typeof HOOK_POINTS;
@@ -83,6 +86,10 @@ export interface HookPayloads {
   'tool.error': { payload: ToolCallOutcome; value: ToolCallOutcome };
   'memory.write': { payload: ToolCallOutcome | TurnExchange; value: ToolCallOutcome | TurnExchange };
   'message.sending': { payload: string; value: string };
+  /** An agent is about to use another (as a tool, or by handing over): block or suspend it here. */
+  'agent.delegating': { payload: DelegatingPayload };
+  /** A delegation ran: the sub-agent's turn ended, or the session changed hands. */
+  'agent.delegated': { payload: DelegatedPayload };
 }
 
 /** The payload handlers of `P` receive. */

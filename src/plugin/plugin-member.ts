@@ -1,3 +1,5 @@
+import type { DelegatingPayload } from '../contract/delegation.js';
+import type { ToolCallInfo } from '../contract/hook-payloads.js';
 import type { NormalizedKey } from '../context/context-key.js';
 import type { HookPoint } from '../hooks/hook-points.js';
 import type { ToolMiddleware } from '../tools/tool-middleware.js';
@@ -57,6 +59,11 @@ export interface RegisteredTool extends PluginMember {
   /** Names of the chain's classes, for `trellis plugins`. */
   readonly chainNames: readonly string[];
   readonly schema: JsonSchema;
+  /**
+   * Set on the kernel's delegation tools (an agent used as a tool, a handoff): what the
+   * `agent.delegating` gate is asked, after `tool.gate` allowed the call.
+   */
+  readonly delegation?: (call: ToolCallInfo) => DelegatingPayload;
 }
 
 export interface KeyedHandler extends PluginMember {

@@ -14,6 +14,10 @@ export const KERNEL_KEYS = {
   excludeTools: 'trellis.tools.exclude',
   roundIncludeTools: 'trellis.tools.round_include',
   roundExcludeTools: 'trellis.tools.round_exclude',
+  /** The agent a handoff gave the session to: `{ agent, from, at }` (persisted with the session). */
+  activeAgent: 'trellis.active_agent',
+  /** A handoff asked for in this round: `{ agent, from }`, acted on when the round's calls are done. */
+  handoff: 'trellis.handoff',
 } as const;
 
 const entry = (key: string, scope: StateKeyEntry['scope'], merge: StateKeyEntry['merge']): StateKeyEntry => ({
@@ -38,4 +42,6 @@ export const KERNEL_STATE_KEYS: readonly StateKeyEntry[] = [
   entry(KERNEL_KEYS.excludeTools, 'turn', 'commutative'),
   entry(KERNEL_KEYS.roundIncludeTools, 'turn', 'commutative'),
   entry(KERNEL_KEYS.roundExcludeTools, 'turn', 'commutative'),
+  { ...entry(KERNEL_KEYS.activeAgent, 'session', 'exclusive'), persistent: true },
+  entry(KERNEL_KEYS.handoff, 'turn', 'exclusive'),
 ];

@@ -16,3 +16,7 @@ export function turnValue(key: string, value: unknown): StateWrite {
 export function turnUpdate(key: string, fn: (previous: unknown) => unknown): StateWrite {
   return { key, level: 'turn', exclusive: false, fn };
 }
+
+export function sessionValue(key: string, value: unknown): StateWrite {
+  return { key, level: 'session', exclusive: false, value };
+}

@@ -3,6 +3,8 @@ import { ContextLevel } from '../context/context-level.js';
 import type { ContextScope } from '../context/context-scope.js';
 import { bindCall, commandOf, setSignal, type MemberContext } from '../context/member-context.js';
 import { memberContext } from '../context/member-invoker.js';
+import type { RolledUpUsage } from '../contract/agent-usage.js';
+import { DelegatedOutcome, type ChildSuspension } from '../contract/delegation.js';
 import type { ToolCallInfo, ToolCallOutcome } from '../contract/hook-payloads.js';
 import { errorResult, type ToolCallRecord, type ToolErrorInfo, type ToolResult } from '../contract/tool-result.js';
 import { TrellisError, type TrellisErrorCode } from '../errors/trellis-error.js';
@@ -27,7 +29,7 @@ import type { ToolInvocation, ToolNotice } from './tool-middleware.js';
 export type CallEnd =
   | { readonly kind: 'result'; readonly record: ToolCallRecord; readonly content: string; readonly done: boolean }
   | { readonly kind: 'blocked'; readonly reason: string; readonly by: string }
-  | { readonly kind: 'suspended'; readonly pending: PendingApproval };
+  | { readonly kind: 'suspended'; readonly pending: PendingApproval; readonly child?: ChildSuspension };
 
 export interface CallOptions {
   /** A human approved the call: the gate is not asked again. */
@@ -51,7 +53,8 @@ export async function executeToolCall(env: TurnEnv, call: ModelToolCall, round: 
   }
   if (!options.approved) {
     const deciding = env.hooks.run('tool.gate', info, env.site);
-    const decision = deciding instanceof Promise ? await deciding : deciding;
+    let decision = deciding instanceof Promise ? await deciding : deciding;
+    if (decision.kind === 'allow' && tool.delegation) decision = await env.hooks.run('agent.delegating', tool.delegation(info), env.site);
     if (decision.kind === 'block') {
       const error: ToolErrorInfo = { code: 'Blocked', message: `Blocked by ${decision.by}: ${decision.reason}`, retryable: false };
       if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: call.id, tool: call.name, ok: false, durationMs: performance.now() - started, error });
@@ -84,7 +87,18 @@ export async function executeToolCall(env: TurnEnv, call: ModelToolCall, round: 
     await env.state.submit(command, target, phase);
     await env.state.execute(phase, target);
   }
-  return finish(env, before, tool, result, started);
+  let usage: RolledUpUsage | undefined;
+  if (result.ok && result.value instanceof DelegatedOutcome) {
+    // A sub-agent's turn: it suspended (its waiting calls become this call's), or it finished.
+    const { suspended } = result.value;
+    if (suspended) {
+      if (env.observed()) env.emit({ type: 'tool.suspended', sessionId: env.sessionId, callId: call.id, tool: call.name, message: `Waiting for ${suspended.pending.length} call(s) inside ${suspended.agent}` });
+      return { kind: 'suspended', pending: { callId: call.id, tool: call.name, arguments: call.arguments, ticket: { message: `Waiting inside ${suspended.agent}` } }, child: suspended };
+    }
+    usage = result.value.usage;
+    result = result.value.result!;
+  }
+  return finish(env, before, tool, result, started, usage);
 }
 
 /** A call ready to run through its middleware: its context, invocation and scope. */
@@ -198,7 +212,7 @@ function checkOutput(env: TurnEnv, tool: RegisteredTool, info: ToolCallInfo, val
   return errorResult('ToolOutput', `${message}\nThis is a bug in the '${tool.plugin}' plugin; try another approach`);
 }
 
-function finish(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool | undefined, result: ToolResult, started: number): CallEnd | Promise<CallEnd> {
+function finish(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool | undefined, result: ToolResult, started: number, usage?: RolledUpUsage): CallEnd | Promise<CallEnd> {
   const outcome: ToolCallOutcome = result.ok
     ? { kind: 'tool_result', call: info, ok: true, value: result.value }
     : { kind: 'tool_result', call: info, ok: false, error: result.error };
@@ -206,14 +220,14 @@ function finish(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool | undefin
   // Synchronous unless a hook runs: most calls have no after_call, error or memory.write handler.
   if (tool) {
     const after = env.hooks.run(result.ok ? 'tool.after_call' : 'tool.error', outcome, env.site);
-    if (after instanceof Promise) return after.then((changed) => recorded(env, info, tool, changed, started, done));
-    return recorded(env, info, tool, after, started, done);
+    if (after instanceof Promise) return after.then((changed) => recorded(env, info, tool, changed, started, done, usage));
+    return recorded(env, info, tool, after, started, done, usage);
   }
-  return written(env, info, outcome, undefined, started, done);
+  return written(env, info, outcome, undefined, started, done, usage);
 }
 
 /** The result recorded at turn level (`<tool>.result`, `trellis.last_tool_results`), then memory.write. */
-function recorded(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool, outcome: ToolCallOutcome, started: number, done: boolean): CallEnd | Promise<CallEnd> {
+function recorded(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool, outcome: ToolCallOutcome, started: number, done: boolean, usage: RolledUpUsage | undefined): CallEnd | Promise<CallEnd> {
   const record = outcome.ok ? outcome.value : { error: outcome.error };
   const round = info.round;
   // The results of the latest round only: keeping the whole turn made every call copy a growing list.
@@ -223,22 +237,23 @@ function recorded(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool, outcom
   if (previous) for (const entry of previous) if (entry.round === round) latest.push(entry);
   latest.push({ callId: info.callId, tool: tool.name, ok: outcome.ok, result: record, round });
   commitKernelWrites(env.site.scope, env.registry, [turnValue(resultKey(tool), record), turnValue(KERNEL_KEYS.lastToolResults, latest)]);
-  return written(env, info, outcome, tool, started, done);
+  return written(env, info, outcome, tool, started, done, usage);
 }
 
-function written(env: TurnEnv, info: ToolCallInfo, outcome: ToolCallOutcome, tool: RegisteredTool | undefined, started: number, done: boolean): CallEnd | Promise<CallEnd> {
+function written(env: TurnEnv, info: ToolCallInfo, outcome: ToolCallOutcome, tool: RegisteredTool | undefined, started: number, done: boolean, usage: RolledUpUsage | undefined): CallEnd | Promise<CallEnd> {
   const writing = env.hooks.run('memory.write', outcome, env.site);
-  if (writing instanceof Promise) return writing.then(() => callEnd(env, info, outcome, tool, started, done));
-  return callEnd(env, info, outcome, tool, started, done);
+  if (writing instanceof Promise) return writing.then(() => callEnd(env, info, outcome, tool, started, done, usage));
+  return callEnd(env, info, outcome, tool, started, done, usage);
 }
 
-function callEnd(env: TurnEnv, info: ToolCallInfo, outcome: ToolCallOutcome, tool: RegisteredTool | undefined, started: number, done: boolean): CallEnd {
+function callEnd(env: TurnEnv, info: ToolCallInfo, outcome: ToolCallOutcome, tool: RegisteredTool | undefined, started: number, done: boolean, usage: RolledUpUsage | undefined): CallEnd {
   const durationMs = performance.now() - started;
   const error: ToolErrorInfo | undefined = outcome.ok ? undefined : outcome.error;
   if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: info.callId, tool: info.tool, ok: outcome.ok, durationMs, error });
-  const record: ToolCallRecord = outcome.ok
+  let record: ToolCallRecord = outcome.ok
     ? { callId: info.callId, tool: info.tool, round: info.round, ok: true, value: outcome.value, durationMs }
     : { callId: info.callId, tool: info.tool, round: info.round, ok: false, error: outcome.error, durationMs };
+  if (usage) record = { ...record, usage };
   return { kind: 'result', record, content: capToolResult(toolMessage(outcome), tool?.maxResultChars ?? env.maxToolResultChars), done };
 }
 

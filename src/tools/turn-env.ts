@@ -1,3 +1,4 @@
+import type { DelegationFrame } from '../contract/delegation.js';
 import type { TrellisEvent } from '../events/trellis-event.js';
 import type { HookEngine, HookSite } from '../hooks/hook-engine.js';
 import type { ActiveView, RegistrySnapshot } from '../plugin/registry-snapshot.js';
@@ -15,6 +16,10 @@ export interface TurnEnv {
   readonly turnIndex: number;
   /** The agent's cap on the characters of one tool result the model reads (`AgentSpec.maxToolResultChars`). */
   readonly maxToolResultChars?: number;
+  /** The name of the agent running the turn. */
+  readonly agent?: string;
+  /** Set when this turn runs a sub-agent for another agent's call. */
+  readonly delegation?: DelegationFrame;
   /** Whether anybody listens to events, checked before building one. */
   observed(): boolean;
   emit(event: TrellisEvent): void;

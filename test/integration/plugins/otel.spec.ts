@@ -77,6 +77,26 @@ describe('OpenTelemetryPlugin', () => {
     expect(parentOf(turn)).toBeUndefined();
   });
 
+  it("nests a sub-agent's invoke_agent span inside the caller's execute_tool span, in one trace", async () => {
+    const { app, exporter } = tracing();
+    await app.install(OpenTelemetryPlugin, { grants: ['events'], config: {} });
+    app.agent({ name: 'helper', model: new ScriptedModel(['helped']), instructions: 'Help.' });
+    const model = new ScriptedModel([{ toolCalls: [{ id: 'd1', name: 'ask_helper', args: { input: 'please' } }] }, 'thanks']);
+    const agent = app.agent({ name: 'boss', model, instructions: 'Delegate.', agents: [{ agent: 'helper', name: 'ask_helper', description: 'Ask the helper. Tests only.' }] });
+    expect((await agent.session('s-nest').send('go')).reply).toBe('thanks');
+
+    const spans = exporter.getFinishedSpans();
+    const top = spans.find((s) => s.name === 'invoke_agent')!;
+    const call = spans.find((s) => s.name === 'execute_tool ask_helper')!;
+    const inner = spans.find((s) => s.name === 'invoke_agent helper')!;
+    expect(parentOf(call)).toBe(top.spanContext().spanId);
+    expect(parentOf(inner)).toBe(call.spanContext().spanId);
+    expect(inner.attributes['gen_ai.agent.name']).toBe('helper');
+    expect(inner.spanContext().traceId).toBe(top.spanContext().traceId);
+    const innerChat = spans.find((s) => s.attributes['gen_ai.operation.name'] === 'chat' && parentOf(s) === inner.spanContext().spanId);
+    expect(innerChat).toBeDefined();
+  });
+
   it('falls back to the answering model for gen_ai.request.model when none was requested', async () => {
     const { app, exporter } = tracing();
     await app.install(OpenTelemetryPlugin, { grants: ['events'] });

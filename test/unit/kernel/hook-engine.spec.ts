@@ -36,7 +36,7 @@ async function appWith(...plugins: (new () => object)[]) {
 
 describe('the hook engine', () => {
   describe('hook points', () => {
-    it('has every point of DESIGN §5 with its mode', () => {
+    it('has every point of DESIGN §5 with its mode, and the two delegation points of issue 14', () => {
       const modes = Object.fromEntries(Object.entries(HOOK_POINTS).map(([point, spec]) => [point, spec.mode]));
 
       expect(modes).toEqual({
@@ -60,6 +60,8 @@ describe('the hook engine', () => {
         'tool.error': 'pipeline',
         'memory.write': 'pipeline',
         'message.sending': 'pipeline',
+        'agent.delegating': 'gate',
+        'agent.delegated': 'parallel',
       });
     });
 

@@ -1,0 +1,147 @@
+import { DelegatedOutcome } from '../../contract/delegation.js';
+import { errorResult, type ToolResult } from '../../contract/tool-result.js';
+import type { MemberContext } from '../../context/member-context.js';
+import { NEVER_ABORTED } from '../../context/never-signal.js';
+import { TrellisError } from '../../errors/trellis-error.js';
+import type { RegisteredTool } from '../../plugin/plugin-member.js';
+import type { TurnEnv } from '../../tools/turn-env.js';
+import { dtoJsonSchema } from '../../validation/dto-json-schema.js';
+import { toolInputValidator } from '../../validation/tool-input.js';
+import { formatFieldErrors, validateDto } from '../../validation/validate-dto.js';
+import type { Decision, TurnResult } from '../turn-result.js';
+import { AgentInput, DEFAULT_MAX_DELEGATION_DEPTH, type AgentToolSpec } from './agent-tool-spec.js';
+import type { DelegateSession, DelegatedRun } from '../session-host.js';
+import { childFrame, pathOf, type DelegationSite } from './delegation-site.js';
+import { takeResume } from './resume-stash.js';
+import { asDelegatedUsage } from './usage-rollup.js';
+
+const NO_KEYS: readonly string[] = [];
+/** A child session's lease left by a process that died is free after its 30 s TTL: wait that out. */
+const CHILD_LEASE_WAIT_MS = 35_000;
+
+/**
+ * The tool that runs `spec.agent` for the model: one full turn of that agent in a child
+ * session named after this call (so a resume, in any process, finds it again). Refused
+ * before anything runs when it would loop (A → B → A) or nest too deep.
+ */
+export function agentTool(current: () => TurnEnv, site: DelegationSite, spec: AgentToolSpec): RegisteredTool {
+  const input = spec.input ?? AgentInput;
+  const { schema, validateInput } = shapeOf(input, spec.name);
+  const self = site.spec.name;
+  return {
+    plugin: 'trellis',
+    method: `agent:${spec.agent}`,
+    requires: [],
+    declared: new Set(),
+    name: spec.name,
+    description: spec.description,
+    input,
+    validateInput,
+    schema,
+    tags: ['agent'],
+    idempotent: false,
+    chain: [],
+    chainNames: [],
+    delegation: (call) => ({ kind: 'tool', from: self, to: spec.agent, callId: call.callId, input: call.args, path: pathOf(current(), self) }),
+    fn: (args: unknown, ctx: never) => runSubAgent(current(), site, spec, args as object, ctx as MemberContext),
+  };
+}
+
+async function runSubAgent(env: TurnEnv, site: DelegationSite, spec: AgentToolSpec, args: object, ctx: MemberContext): Promise<DelegatedOutcome> {
+  const self = site.spec.name;
+  const path = pathOf(env, self);
+  if (path.includes(spec.agent)) {
+    throw new TrellisError('DelegationLoop', `${[...path, spec.agent].join(' → ')}: '${spec.agent}' is already running this conversation further up; an agent cannot call itself through its sub-agents`, {
+      hint: `Answer with what you have, or use another tool; remove '${spec.agent}' from the agents of '${self}' if it should never be called from here`,
+    });
+  }
+  const maxDepth = site.spec.maxDelegationDepth ?? DEFAULT_MAX_DELEGATION_DEPTH;
+  if (path.length > maxDepth) {
+    throw new TrellisError('DelegationDepth', `${[...path, spec.agent].join(' → ')} would nest ${path.length} sub-agents deep; '${self}' allows ${maxDepth}`, {
+      hint: 'Answer with what you have; or raise maxDelegationDepth on the agent if the depth is intended',
+    });
+  }
+  const target = site.host.agent?.(spec.agent);
+  if (!target) {
+    throw new TrellisError('UnknownAgent', `Agent '${self}' offers '${spec.agent}' as the tool ${spec.name}, but this app has no agent named '${spec.agent}'`, {
+      hint: `Create it with app.agent({ name: '${spec.agent}', … }) in every process that runs '${self}'`,
+    });
+  }
+  const childSessionId = childSessionIdOf(env, ctx.callId, spec.agent);
+  const child = target.session(childSessionId, { context: contextFor(env, spec.context ?? NO_KEYS) });
+  const run: DelegatedRun = { signal: ctx.signal === NEVER_ABORTED ? undefined : ctx.signal, delegation: childFrame(env, self, ctx.callId, spec.agent), waitForLease: CHILD_LEASE_WAIT_MS };
+  const decisions = takeResume(env, ctx.callId);
+  const result = decisions ? await resumeChild(child, decisions, run) : await child.send(messageFor(spec, args), run);
+  const reported = env.hooks.run('agent.delegated', { kind: 'tool', from: self, to: spec.agent, callId: ctx.callId, childSessionId, status: result.status, path }, env.site);
+  if (reported instanceof Promise) await reported;
+  if (result.status === 'suspended') {
+    const pending = (result.suspended ?? []).map((p) => ({ ...p, callId: `${ctx.callId}/${p.callId}`, path: [self, ...(p.path ?? [spec.agent])] }));
+    return DelegatedOutcome.suspended({ agent: spec.agent, childSessionId, pending });
+  }
+  const usage = asDelegatedUsage(result.usage, spec.agent);
+  if (result.status !== 'completed' || result.reply === undefined) {
+    const why = result.error ? `: ${result.error.message}` : '';
+    return DelegatedOutcome.finished(errorResult('DelegationFailed', `${spec.agent} ended its turn '${result.status}' without a reply${why}`), usage);
+  }
+  return DelegatedOutcome.finished(spec.output ? structured(spec, result.reply) : { ok: true, value: result.reply }, usage);
+}
+
+/**
+ * Continues the child session's suspended turn. If it is not suspended any more, an
+ * earlier resume finished it and this process stopped before the caller saved the result:
+ * its reply is the last one in its transcript, and nothing runs again.
+ */
+async function resumeChild(child: DelegateSession, decisions: readonly Decision[], run: DelegatedRun): Promise<TurnResult> {
+  if ((await child.pending()).length > 0) return child.resume({ ...run, decisions });
+  const last = [...child.transcript].reverse().find((m) => m.role === 'assistant' && !m.toolCalls);
+  return { status: 'completed', reply: last?.content ?? '', rounds: 0, toolCalls: [], usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, byModel: {} } };
+}
+
+/** One child session per call: stable across processes, unique per session, turn and call. */
+export function childSessionIdOf(env: TurnEnv, callId: string, agent: string): string {
+  return `${env.sessionId}>${agent}:${env.turnIndex}:${callId}`;
+}
+
+/** Only what the agent tool names: the nearest level's value of each key (turn, then session). */
+function contextFor(env: TurnEnv, keys: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const turn = env.site.scope.turn?.values;
+  const session = env.site.scope.state.session.values;
+  for (const key of keys) {
+    const value = turn?.[key] !== undefined ? turn[key] : session[key];
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
+function messageFor(spec: AgentToolSpec, args: object): string {
+  if (spec.message) return spec.message(args);
+  if (!spec.input) return (args as AgentInput).input;
+  return JSON.stringify(args);
+}
+
+/** A structured result: the reply as JSON (a fenced block is unwrapped), checked against `output`. */
+function structured(spec: AgentToolSpec, reply: string): ToolResult {
+  const text = reply.trim().replace(/^```(?:json)?\s*([\s\S]*?)\s*```$/, '$1');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return errorResult('ToolOutput', `${spec.agent} was asked for JSON matching ${spec.output!.name} but replied with text that is not JSON; ask it again`);
+  }
+  const checked = validateDto(spec.output!, value, { forbidUnknown: false });
+  if (!checked.ok) return errorResult('ToolOutput', `${spec.agent}'s reply does not match ${spec.output!.name}:\n${formatFieldErrors(checked.errors)}`);
+  return { ok: true, value };
+}
+
+const shapes = new WeakMap<new () => object, { schema: RegisteredTool['schema']; validateInput: RegisteredTool['validateInput'] }>();
+
+/** The schema the model sees and the validator, built once per DTO. */
+function shapeOf(input: new () => object, name: string) {
+  let shape = shapes.get(input);
+  if (!shape) {
+    shape = { schema: dtoJsonSchema(input), validateInput: toolInputValidator(input, undefined, `agent tool '${name}'`) };
+    shapes.set(input, shape);
+  }
+  return shape;
+}

@@ -1,0 +1,63 @@
+import type { HandoffMark } from '../../contract/delegation.js';
+import type { ChatMessage } from '../../models/model-provider.js';
+import { KERNEL_KEYS } from '../../state/kernel-keys.js';
+import { commitKernelWrites, sessionValue, turnValue } from '../../state/kernel-writes.js';
+import type { TurnEnv } from '../../tools/turn-env.js';
+import { turnEnv, type SessionParts } from '../turn-envelope.js';
+import { TurnRunner, type TurnEnd } from '../turn-runner.js';
+
+/** The session's active agent after a handoff: who has it, who gave it, and from which message on. */
+export interface ActiveAgent {
+  readonly agent: string;
+  readonly from: string;
+  /** Transcript length when the handoff's turn started: the `history` filter applies before it. */
+  readonly at: number;
+}
+
+/** Where a turn stands after its rounds: the parts, env and runner of the agent that ended it. */
+export interface LoopEnd {
+  readonly parts: SessionParts;
+  readonly env: TurnEnv;
+  readonly runner: TurnRunner;
+  readonly end: TurnEnd;
+}
+
+/**
+ * Runs the turn's rounds; when a round handed the conversation over, the same turn goes
+ * on with the new agent (its instructions after `planning.started`, its plugins, model and
+ * limits, the turn's messages so far), and the session's active agent is that agent from
+ * now on. `agent.delegated` reports each handoff.
+ */
+export async function loopWithHandoffs(parts: SessionParts, env: TurnEnv, runner: TurnRunner): Promise<LoopEnd> {
+  // A handoff approved on resume ran before the rounds go on: act on it first.
+  const approved = env.site.scope.turn!.values[KERNEL_KEYS.handoff] as HandoffMark | undefined;
+  let end: TurnEnd = approved ? { ...runner.end('completed', undefined), handoff: approved } : await runner.loop();
+  while (end.handoff) {
+    const { agent, from } = end.handoff;
+    const target = parts.host.agent?.(agent);
+    if (!target) break;
+    const active: ActiveAgent = { agent, from, at: parts.sync.history.length };
+    commitKernelWrites(env.site.scope, env.registry, [sessionValue(KERNEL_KEYS.activeAgent, active), turnValue(KERNEL_KEYS.handoff, undefined)]);
+    const callId = [...runner.toolCalls].reverse().find((c) => c.tool.length > 0)?.callId ?? '';
+    parts = { ...parts, agent: target };
+    env = turnEnv(parts, env.site.scope.turn!, env.site.signal, env.turnIndex);
+    const instructions = await env.hooks.run('planning.started', target.spec.instructions, env.site);
+    const next = new TurnRunner(env, target.limits, runner.input, instructions, historyFor(parts), runner.startedAt);
+    next.carryOn(runner);
+    runner = next;
+    const reported = env.hooks.run('agent.delegated', { kind: 'handoff', from, to: agent, callId, status: 'handed_off', path: env.delegation?.path ?? [from] }, env.site);
+    if (reported instanceof Promise) await reported;
+    end = await runner.loop();
+  }
+  return { parts, env, runner, end };
+}
+
+/** The transcript as the session's active agent sees it: the handoff's `history` filter before the handoff, all of it after. */
+export function historyFor(parts: SessionParts): readonly ChatMessage[] {
+  const history = parts.sync.history;
+  const active = parts.state.session.values[KERNEL_KEYS.activeAgent] as ActiveAgent | undefined;
+  if (!active || active.agent !== parts.agent.spec.name) return history;
+  const filter = parts.host.agent?.(active.from)?.spec.handoffs?.find((h) => h.agent === active.agent)?.history;
+  if (!filter) return history;
+  return [...filter(history.slice(0, active.at)), ...history.slice(active.at)];
+}
