@@ -11,14 +11,16 @@ const ok = await haveService('chromium', 'trellis dev browser tests');
   let page: Page;
   const pageErrors: string[] = [];
 
+  // Generous waits: CI machines are shared, and a loaded one starts Chromium and renders slowly.
   beforeAll(async () => {
     chromium = await launchChromium();
-  });
+  }, 90_000);
   afterAll(() => chromium?.close());
 
   beforeEach(async () => {
     f = await startDevFixture({ delayMs: 150 });
     page = await chromium.context.newPage();
+    page.setDefaultTimeout(60_000);
     pageErrors.length = 0;
     page.on('pageerror', (error) => pageErrors.push(error.message));
   });
@@ -49,7 +51,7 @@ const ok = await haveService('chromium', 'trellis dev browser tests');
     expect(await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(await page.locator('.msg[data-role="tool"] .text').first().textContent()).toContain('<script>window.__pwned = 1</script>');
     expect(pageErrors).toEqual([]);
-  });
+  }, 120_000);
 
   it('sends a message from the chat box, approves the suspended call with a click, and sees the turn complete', async () => {
     await page.goto(`${f.base}/sessions/new`);
@@ -80,12 +82,12 @@ const ok = await haveService('chromium', 'trellis dev browser tests');
     expect(kinds).toEqual(expect.arrayContaining(['suspended', 'resumed', 'tool', 'model', 'round']));
     await screenshotForDocs(page, 'dev-session');
     expect(pageErrors).toEqual([]);
-  }, 60_000);
+  }, 120_000);
 
   it('shows the plugins page', async () => {
     await page.goto(`${f.base}/plugins`);
     expect(await page.locator('article.plugin[data-plugin="notes"] h2').textContent()).toContain('notes');
     expect(await page.locator('table.tools').textContent()).toContain('AuditMiddleware');
     await screenshotForDocs(page, 'dev-plugins');
-  });
+  }, 120_000);
 });
