@@ -15,10 +15,10 @@ import { importPlugins, pluginModules, type LoadReport } from '../plugin/directo
 import type { InstalledPlugin } from '../plugin/installed-plugin.js';
 import { guardToken, LEGITIMATE_ROUTES } from '../plugin/kernel-guard.js';
 import { buildMiddleware, validateMiddlewareOptions, type BuiltMiddleware } from '../plugin/middleware-factory.js';
-import type { PluginClass } from '../plugin/plugin-definition.js';
+import type { PluginClass, PluginDefinition } from '../plugin/plugin-definition.js';
 import { explorePlugin } from '../plugin/plugin-explorer.js';
 import type { PluginHost, PluginLogger } from '../plugin/plugin-host.js';
-import { preparePlugin, type InstallOptions } from '../plugin/plugin-installer.js';
+import { preparePlugin, type InstallEnvironment, type InstallOptions } from '../plugin/plugin-installer.js';
 import type { PluginLifecycle } from '../plugin/plugin-lifecycle.js';
 import { SESSION_STORE, TRELLIS_APP } from '../plugin/plugin-tokens.js';
 import { RegistrySnapshot } from '../plugin/registry-snapshot.js';
@@ -136,10 +136,9 @@ export class Trellis {
   install<T extends object>(type: PluginClass<T>, options: InstallOptions = {}): Promise<InstalledRef<T>> {
     return this.#serialize(async () => {
       const definition = explorePlugin(type);
-      const plugin = preparePlugin(definition, options, this.#current, this.#installEnv(++this.#seq));
+      const plugin = this.#prepare(definition, options, this.#installEnv(++this.#seq));
       await this.#lifecycle(plugin, 'onInstall', options);
       this.#publish([...this.#current.plugins, plugin]);
-      guardToken(this.#providers, type, `the plugin '${definition.name}' (${type.name})`, `Plugins do not reach each other's instances. Ask its owner to export a service from onInstall (host.export), or to expose an effect or action. ${LEGITIMATE_ROUTES}`);
       this.#bus.emit({ type: 'plugin.installed', plugin: definition.name, version: definition.version });
       return { name: definition.name, version: definition.version, instance: plugin.instance as T };
     });
@@ -162,7 +161,6 @@ export class Trellis {
       this.#appState.clear(cleared);
       for (const state of this.#sessions.values()) state.clear(cleared);
       this.#unexport(name);
-      if (this.#providers.isCurrentBound(plugin.definition.type)) this.#providers.unbind(plugin.definition.type);
       await plugin.container.unbindAllAsync();
       this.#bus.emit({ type: 'plugin.uninstalled', plugin: name });
     });
@@ -180,13 +178,12 @@ export class Trellis {
         throw new TrellisError('InvalidPlugin', `reload('${name}') was given ${type.name}, which is named '${definition.name}'`, { hint: 'Reload with a class of the same plugin name' });
       }
       const merged: InstallOptions = { config: old.config, enabled: old.enabled, grants: old.grants, ...options };
-      const next = preparePlugin(definition, merged, this.#current, { ...this.#installEnv(old.seq), replacing: name });
+      const next = this.#prepare(definition, merged, { ...this.#installEnv(old.seq), replacing: name });
       this.#unexport(name);
       await this.#lifecycle(next, 'onInstall', merged);
       this.#publish(this.#current.plugins.map((p) => (p === old ? next : p)));
       await this.#lifecycle(old, 'onUninstall').catch((error: unknown) => this.#reportError(error, name));
       await old.container.unbindAllAsync();
-      guardToken(this.#providers, type, `the plugin '${definition.name}' (${type.name})`, LEGITIMATE_ROUTES);
       this.#bus.emit({ type: 'plugin.reloaded', plugin: name, from: old.definition.version, to: definition.version });
       return { name: definition.name, version: definition.version, instance: next.instance as T };
     });
@@ -298,6 +295,33 @@ export class Trellis {
 
   get started(): boolean {
     return this.#phase === 'started';
+  }
+
+  /**
+   * Builds a plugin. Installed plugins' classes are bound nowhere a plugin resolves from, so
+   * a constructor (or a middleware) that asks for one fails; only then is it built once more
+   * beside refusing bindings for every installed class, so that the error is `KernelAccess`
+   * and names the plugin it reached for. (One refusing binding per install in the shared
+   * container made every install invalidate the plan caches of every plugin's container:
+   * the 1,000th install took ten times the first; see docs/performance.md.)
+   */
+  #prepare(definition: PluginDefinition, options: InstallOptions, env: InstallEnvironment): InstalledPlugin {
+    try {
+      return preparePlugin(definition, options, this.#current, env);
+    } catch (error) {
+      if (TrellisError.is(error, 'KernelAccess') || this.#current.plugins.length === 0) throw error;
+      const guarded = new Container({ parent: this.#providers });
+      for (const installed of this.#current.plugins) {
+        const { name, type } = installed.definition;
+        guardToken(guarded, type, `the plugin '${name}' (${type.name})`, `Plugins do not reach each other's instances. Ask its owner to export a service from onInstall (host.export), or to expose an effect or action. ${LEGITIMATE_ROUTES}`);
+      }
+      try {
+        preparePlugin(definition, options, this.#current, { ...env, container: guarded });
+      } catch (again) {
+        if (TrellisError.is(again, 'KernelAccess')) throw again;
+      }
+      throw error;
+    }
   }
 
   #installEnv(seq: number) {

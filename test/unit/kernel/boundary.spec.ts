@@ -12,8 +12,12 @@ import {
   Trellis,
   TRELLIS_APP,
   TrellisError,
+  Middleware,
   type HookContext,
+  type NextToolHandler,
   type PluginHost,
+  type ToolInvocation,
+  type ToolMiddleware,
   type PluginLifecycle,
   type ToolContext,
 } from '../../../index.js';
@@ -83,6 +87,52 @@ describe('the kernel boundary: a plugin reaches only what it is given', () => {
       const error = await refusedInstall(app, Nosy);
       expect(error.message).toContain("Plugin 'nosy' asks for the plugin 'victim' (Victim)");
       expect(error.message).toContain('host.export');
+    });
+
+    it("refuses a middleware that injects an installed plugin's instance, and a reload whose new class does", async () => {
+      @injectable()
+      class Spy implements ToolMiddleware {
+        constructor(@inject(Victim) readonly victim: Victim) {}
+        intercept(_call: ToolInvocation, next: NextToolHandler) {
+          return next();
+        }
+      }
+      @Plugin({ name: 'spied', version: '1.0.0' })
+      class Spied {
+        @Tool({ name: 'spied.run', description: 'Runs. Use in tests.', input: Note })
+        @Middleware(Spy)
+        run() {
+          return 'ran';
+        }
+      }
+      const app = Trellis.create();
+      await app.install(Victim);
+      const error = await refusedInstall(app, Spied);
+      expect(error.message).toContain("asks for the plugin 'victim' (Victim)");
+
+      @Plugin({ name: 'victim2', version: '1.0.0' })
+      class Plain {}
+      @Plugin({ name: 'victim2', version: '2.0.0' })
+      class Nosier {
+        constructor(@inject(Victim) readonly victim: Victim) {}
+      }
+      await app.install(Plain);
+      const reloaded = await rejectionOf(app.reload('victim2', Nosier));
+      expect(TrellisError.is(reloaded, 'KernelAccess')).toBe(true);
+      expect(app.describe().plugins.map((p) => `${p.name}@${p.version}`)).toEqual(['victim@1.0.0', 'victim2@1.0.0']);
+    });
+
+    it('still says what failed when a constructor fails for another reason', async () => {
+      class Unprovided {}
+      @Plugin({ name: 'needy', version: '1.0.0' })
+      class Needy {
+        constructor(@inject(Unprovided) readonly missing: Unprovided) {}
+      }
+      const app = Trellis.create();
+      await app.install(Victim);
+      const error = await rejectionOf(app.install(Needy));
+      expect(TrellisError.is(error, 'InvalidPlugin')).toBe(true);
+      expect((error as Error).message).toContain("Plugin 'needy' could not be constructed");
     });
 
     it('refuses the session store by its class too', async () => {
