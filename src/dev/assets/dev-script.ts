@@ -14,12 +14,23 @@ let timer;
 const refusals = new Map();
 const formKey = (form) => form.dataset.post + '|' + (form.dataset.call || '');
 
-async function refresh() {
+// Decisions and messages being posted: a live re-render waits for them.
+let submitting = 0;
+
+function userIsEditing() {
+  const active = document.activeElement;
+  return submitting > 0 || Boolean(main && active && main.contains(active) && active.closest('form'));
+}
+
+async function refresh(afterSubmit) {
   const url = main && main.dataset.fragment;
   if (!url) return;
   const response = await fetch(url, { headers: { accept: 'text/html' } });
   if (!response.ok) return;
-  main.innerHTML = await response.text();
+  const html = await response.text();
+  // Checked again after the fetch: the user may have started typing or submitting meanwhile.
+  if (!afterSubmit && userIsEditing()) return refreshSoon();
+  main.innerHTML = html;
   for (const form of main.querySelectorAll('form[data-post]')) {
     const kept = refusals.get(formKey(form));
     const line = form.querySelector('.error');
@@ -30,9 +41,8 @@ async function refresh() {
 // Live events re-render #main, but never under the user's hands: while a field of a form in
 // #main has focus, the re-render waits (a submit re-renders at once after a success).
 function refreshLive() {
-  const active = document.activeElement;
-  if (main && active && main.contains(active) && active.closest('form')) return refreshSoon();
-  refresh();
+  if (userIsEditing()) return refreshSoon();
+  refresh(false);
 }
 
 function refreshSoon() {
@@ -94,12 +104,17 @@ document.addEventListener('submit', async (event) => {
   }
   buttons.forEach((b) => (b.disabled = true));
   let ok = false;
+  submitting++;
   try {
     const response = await fetch(form.dataset.post, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body) });
     const result = await response.json().catch(() => ({}));
     if (!response.ok) {
-      error.textContent = (result.error && (result.error.code + ': ' + result.error.message)) || 'The server refused (' + response.status + ')';
-      refusals.set(formKey(form), error.textContent);
+      const text = (result.error && (result.error.code + ': ' + result.error.message)) || 'The server refused (' + response.status + ')';
+      refusals.set(formKey(form), text);
+      // A re-render may have replaced this form meanwhile: the refusal goes to the one shown.
+      const shown = form.isConnected ? form : [...main.querySelectorAll('form[data-post]')].find((f) => formKey(f) === formKey(form));
+      const line = shown && shown.querySelector('.error');
+      if (line) line.textContent = text;
     } else {
       ok = true;
       if (form.dataset.kind === 'message') form.reset();
@@ -107,9 +122,10 @@ document.addEventListener('submit', async (event) => {
   } catch (problem) {
     error.textContent = 'The request failed: ' + problem.message;
   } finally {
+    submitting--;
     buttons.forEach((b) => (b.disabled = false));
     // A refusal stays readable: #main (which may hold this form) is re-rendered only after a success.
-    if (ok) await refresh();
+    if (ok) await refresh(true);
   }
 });
 `;
