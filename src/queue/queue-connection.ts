@@ -74,29 +74,39 @@ export class QueueNames {
 }
 
 /**
+ * Whether `work` settles within `ms`; its rejection is rethrown. The timer never outlives
+ * the answer.
+ */
+export async function settlesWithin(ms: number, work: Promise<unknown>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([work.then(() => true), timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * Waits for `ready` (a Redis round trip) at most `names.connectTimeoutMs`: connections retry
  * forever (BullMQ needs that of a worker's blocking commands), so without a deadline a
  * stopped Redis or a wrong host would make an enqueue or a worker start wait forever.
  */
 export async function whenReachable(names: QueueNames, what: string, ready: () => Promise<unknown>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), names.connectTimeoutMs);
-  });
   const host = new URL(names.url).host;
+  let answered: boolean;
   try {
-    const outcome = await Promise.race([ready().then(() => 'ok' as const), timedOut]);
-    if (outcome === 'timeout') {
-      throw new TrellisError('StoreUnavailable', `Cannot ${what}: Redis at ${host} did not answer within ${names.connectTimeoutMs} ms`, {
-        hint: 'Check that Redis is running and that the queue URL names it',
-        kind: 'system',
-        retryable: true,
-      });
-    }
+    answered = await settlesWithin(names.connectTimeoutMs, ready());
   } catch (error) {
-    if (TrellisError.is(error)) throw error;
     throw new TrellisError('StoreUnavailable', `Cannot ${what}: Redis at ${host}: ${error instanceof Error ? error.message : String(error)}`, { kind: 'system', retryable: true, cause: error });
-  } finally {
-    clearTimeout(timer);
+  }
+  if (!answered) {
+    throw new TrellisError('StoreUnavailable', `Cannot ${what}: Redis at ${host} did not answer within ${names.connectTimeoutMs} ms`, {
+      hint: 'Check that Redis is running and that the queue URL names it',
+      kind: 'system',
+      retryable: true,
+    });
   }
 }

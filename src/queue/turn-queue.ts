@@ -3,7 +3,7 @@ import { Observable } from 'rxjs';
 import { TrellisError, type TrellisErrorCode, type TrellisEvent } from '../../index.js';
 import { ChannelSubscriber } from './channel-subscriber.js';
 import { decodeEvent } from './event-codec.js';
-import { QueueNames, whenReachable, type QueueConnectionOptions } from './queue-connection.js';
+import { QueueNames, settlesWithin, whenReachable, type QueueConnectionOptions } from './queue-connection.js';
 import type { PublishedOutcome, TurnJobResult } from './turn-job-result.js';
 import { assertTurnRequest, jobIdOf, type ResumeRequest, type SendRequest, type TurnJobData } from './turn-request.js';
 
@@ -125,12 +125,9 @@ export class TurnQueue {
     for (const settle of [...this.awaiting]) settle({ ok: false, error: { code: 'Cancelled', message } });
     // A graceful close talks to Redis; when Redis does not answer, drop the connections instead.
     if (this.unreachable) return this.drop();
-    const graceful = Promise.all([this.queue.close(), this.subscriber.close()]).then(() => 'closed' as const);
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), this.names.connectTimeoutMs)));
-    const outcome = await Promise.race([graceful.catch(() => 'timeout' as const), timedOut]);
-    clearTimeout(timer);
-    if (outcome === 'timeout') this.drop();
+    const graceful = Promise.all([this.queue.close(), this.subscriber.close()]);
+    const closed = await settlesWithin(this.names.connectTimeoutMs, graceful).catch(() => false);
+    if (!closed) this.drop();
   }
 
   /** Drops the connections without a goodbye (Redis does not answer). */
