@@ -92,7 +92,7 @@ export class TurnJobRunner {
         if (decisions.length === 0) {
           const stored = await this.options.store.load(data.sessionId);
           const last = stored?.turns.at(-1);
-          if (last) return this.resultOf(job, resultOf(last, pending), true);
+          if (last) return this.resultOf(job, turnResultOf(last, pending), true);
         }
       }
       const result = data.kind === 'send' ? await session.send(data.message, { signal }) : await session.resume({ decisions, signal });
@@ -116,7 +116,7 @@ export class TurnJobRunner {
     const agent = await this.options.agent(data.agent);
     const pending = await agent.session(data.sessionId, { context: data.context }).pending();
     if (data.kind === 'resume' && pending.some((p) => data.decisions.some((d) => d.callId === p.callId))) return undefined;
-    return resultOf(record, pending);
+    return turnResultOf(record, pending);
   }
 
   private resultOf(job: Job<TurnJobData, TurnJobResult>, result: TurnResult, recovered: boolean): TurnJobResult {
@@ -142,7 +142,7 @@ export class TurnJobRunner {
 type StoredTurn = NonNullable<Awaited<ReturnType<TurnStore['load']>>>['turns'][number];
 
 /** A stored turn record as the `TurnResult` its job reports (tool calls are not stored per turn). */
-function resultOf(record: StoredTurn, pending: readonly PendingApproval[]): TurnResult {
+function turnResultOf(record: StoredTurn, pending: readonly PendingApproval[]): TurnResult {
   const usage = Object.values(record.usage).reduce((sum, u) => ({ inputTokens: sum.inputTokens + u.inputTokens, outputTokens: sum.outputTokens + u.outputTokens, totalTokens: sum.totalTokens + u.totalTokens }), { inputTokens: 0, outputTokens: 0, totalTokens: 0 });
   return { status: record.status, reply: record.reply, rounds: record.rounds, toolCalls: [], usage: { ...usage, byModel: record.usage }, suspended: record.status === 'suspended' ? pending : undefined, error: record.error };
 }
