@@ -1,9 +1,9 @@
 import { describeError } from '../errors/describe-error.js';
-import { invokeMember } from '../context/member-invoker.js';
+import { invokeMember, type Invocation, type MemberSite } from '../context/member-invoker.js';
 import type { ToolCandidate } from '../contract/hook-payloads.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import type { ChatMessage, ModelProvider, ModelResponse, ModelToolCall, Usage } from '../models/model-provider.js';
-import type { RegisteredTool } from '../plugin/plugin-member.js';
+import type { PluginMember, RegisteredTool } from '../plugin/plugin-member.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import { NEVER_ABORTED } from '../context/never-signal.js';
 import { commitKernelWrites, turnValue } from '../state/kernel-writes.js';
@@ -99,7 +99,10 @@ export class TurnRunner {
         tools: toolDefinitions(offered),
         inference: mergeInference(limits.inference, env.site.scope.turn!.values),
       };
-      if (env.view.transforms.length > 0) request = await this.transform(request);
+      if (env.view.transforms.length > 0) {
+        const transformed = this.transform(request);
+        request = transformed instanceof Promise ? await transformed : transformed;
+      }
       const before = env.hooks.run('llm.before', request, env.site);
       request = before instanceof Promise ? await before : before;
       // Round overrides and filters set before this call applied to it; ones set from here on apply to the next.
@@ -241,18 +244,38 @@ export class TurnRunner {
     return filterTools(chosen, env.site.scope.turn!.values);
   }
 
-  private async transform(request: InferenceRequest): Promise<InferenceRequest> {
+  /**
+   * The transform chain. Synchronous while the transforms are: a transform that returns a
+   * promise hands the rest of the chain to {@link transformAsync}. Transforms are pure, so
+   * one snapshot serves the whole chain.
+   */
+  private transform(request: InferenceRequest): InferenceRequest | Promise<InferenceRequest> {
     const { env } = this;
-    for (const transform of env.view.transforms) {
+    const transforms = env.view.transforms;
+    const site: MemberSite = { scope: env.site.scope, snapshot: env.site.scope.snapshot(), schema: env.registry, point: 'transform', readOnly: true, signal: env.site.signal };
+    for (let index = 0; index < transforms.length; index++) {
+      const transform = transforms[index]!;
+      let invoked: Invocation | Promise<Invocation>;
       try {
-        const { out } = await invokeMember(transform, request, { scope: env.site.scope, snapshot: env.site.scope.snapshot(), schema: env.registry, point: 'transform', readOnly: true, signal: env.site.signal });
+        invoked = invokeMember(transform, request, site);
+      } catch (error) {
+        throw transformFailed(transform, error);
+      }
+      if (invoked instanceof Promise) return this.transformAsync(request, site, index, invoked);
+      if (invoked.out !== undefined) request = invoked.out as InferenceRequest;
+    }
+    return request;
+  }
+
+  private async transformAsync(request: InferenceRequest, site: MemberSite, from: number, pending: Promise<Invocation>): Promise<InferenceRequest> {
+    const transforms = this.env.view.transforms;
+    for (let index = from; index < transforms.length; index++) {
+      const transform = transforms[index]!;
+      try {
+        const { out } = await (index === from ? pending : invokeMember(transform, request, site));
         if (out !== undefined) request = out as InferenceRequest;
       } catch (error) {
-        throw new TrellisError(TrellisError.is(error) ? error.code : 'HookFailed', `Transform ${transform.plugin}.${transform.method} failed: ${describeError(error)}`, {
-          hint: 'Transforms must be pure functions of the request; fix the transform',
-          details: { plugin: transform.plugin, point: 'transform' },
-          cause: error,
-        });
+        throw transformFailed(transform, error);
       }
     }
     return request;
@@ -279,6 +302,14 @@ export class TurnRunner {
     const signal = this.env.site.signal;
     if (signal !== NEVER_ABORTED && signal.aborted) throw cancelled();
   }
+}
+
+function transformFailed(transform: PluginMember, error: unknown): TrellisError {
+  return new TrellisError(TrellisError.is(error) ? error.code : 'HookFailed', `Transform ${transform.plugin}.${transform.method} failed: ${describeError(error)}`, {
+    hint: 'Transforms must be pure functions of the request; fix the transform',
+    details: { plugin: transform.plugin, point: 'transform' },
+    cause: error,
+  });
 }
 
 export function cancelled(): TrellisError {

@@ -1,6 +1,6 @@
 import { describeError } from '../errors/describe-error.js';
 import { ContextLevel } from '../context/context-level.js';
-import type { ContextScope } from '../context/context-scope.js';
+import { EMPTY_VALUES, type ContextSnapshot } from '../context/context-level.js';
 import { bindCall, commandOf, setSignal, type MemberContext } from '../context/member-context.js';
 import { memberContext } from '../context/member-invoker.js';
 import type { RolledUpUsage } from '../contract/agent-usage.js';
@@ -8,13 +8,14 @@ import { DelegatedOutcome, type ChildSuspension } from '../contract/delegation.j
 import type { ToolCallInfo, ToolCallOutcome } from '../contract/hook-payloads.js';
 import { errorResult, type ToolCallRecord, type ToolErrorInfo, type ToolResult } from '../contract/tool-result.js';
 import { TrellisError, type TrellisErrorCode } from '../errors/trellis-error.js';
-import { isStop } from '../hooks/hook-engine.js';
+import { isStop, type GateDecision, type HookOutcome } from '../hooks/hook-engine.js';
 import { hookResultKind, isHookResult, type HookResult } from '../hooks/hook-results.js';
 import type { ModelToolCall } from '../models/model-provider.js';
 import type { RegisteredTool } from '../plugin/plugin-member.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import { commitKernelWrites, turnValue } from '../state/kernel-writes.js';
 import type { Phase } from '../state/state-engine.js';
+import type { StateCommand } from '../state/state-command.js';
 import { MAX_ARGUMENT_CHARS } from '../validation/argument-limits.js';
 import { formatFieldErrors, validateDto } from '../validation/validate-dto.js';
 import type { PendingApproval } from '../contract/suspension.js';
@@ -41,52 +42,96 @@ export interface CallOptions {
  * middleware → tool → after_call | error → result recorded → memory.write. Every
  * failure becomes an error result the model sees; nothing here throws at the turn
  * except a failing hook.
+ *
+ * Written as steps that continue synchronously while nothing is pending, rather than as
+ * one async function: while the tool runs, no suspended frame of the pipeline is held,
+ * and a step whose hooks are absent or synchronous costs no promise.
  */
-export async function executeToolCall(env: TurnEnv, call: ModelToolCall, round: number, tools: ReadonlyMap<string, RegisteredTool>, options: CallOptions = {}): Promise<CallEnd> {
+export function executeToolCall(env: TurnEnv, call: ModelToolCall, round: number, tools: ReadonlyMap<string, RegisteredTool>, options?: CallOptions): Promise<CallEnd> {
   const started = performance.now();
   const tool = tools.get(call.name);
   const info: ToolCallInfo = { callId: call.id, tool: call.name, plugin: tool?.plugin ?? '', tags: tool?.tags ?? NO_TAGS, args: parseLoose(call.arguments), round };
   if (env.observed()) env.emit({ type: 'tool.started', sessionId: env.sessionId, callId: call.id, tool: call.name, args: maskFields(info.args, secretFields(tool?.input)) });
-  if (!tool) {
-    const known = [...tools.keys()].join(', ') || 'none';
-    return finish(env, info, undefined, errorResult('ToolNotFound', `There is no tool '${call.name}' in this round. Call one of: ${known}`), started);
-  }
-  if (!options.approved) {
-    const deciding = env.hooks.run('tool.gate', info, env.site);
-    let decision = deciding instanceof Promise ? await deciding : deciding;
-    if (decision.kind === 'allow' && tool.delegation) decision = await env.hooks.run('agent.delegating', tool.delegation(info), env.site);
-    if (decision.kind === 'block') {
-      const error: ToolErrorInfo = { code: 'Blocked', message: `Blocked by ${decision.by}: ${decision.reason}`, retryable: false };
-      if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: call.id, tool: call.name, ok: false, durationMs: performance.now() - started, error });
-      return { kind: 'blocked', reason: decision.reason, by: decision.by };
-    }
-    if (decision.kind === 'suspend') {
-      if (env.observed()) env.emit({ type: 'tool.suspended', sessionId: env.sessionId, callId: call.id, tool: call.name, message: decision.ticket.message });
-      return { kind: 'suspended', pending: { callId: call.id, tool: call.name, arguments: call.arguments, ticket: decision.ticket } };
-    }
-    if (decision.kind === 'setResult') return finish(env, info, tool, { ok: true, value: decision.value }, started);
-  }
-  const beforeCall = env.hooks.run('tool.before_call', info, env.site);
-  const before = beforeCall instanceof Promise ? await beforeCall : beforeCall;
-  if (isStop(before)) {
-    return finish(env, info, tool, errorResult('Blocked', `The call to ${tool.name} was blocked: ${before.reason}. Do not retry it unchanged`), started);
-  }
-  const prepared = prepareCall(env, tool, before);
-  if (!(prepared instanceof PreparedCall)) return finish(env, before, tool, prepared, started);
-  let result: ToolResult;
   try {
-    result = await runChain(tool.chain, prepared.invocation, prepared.inner);
+    if (!tool) {
+      const known = [...tools.keys()].join(', ') || 'none';
+      return settled(finish(env, info, undefined, errorResult('ToolNotFound', `There is no tool '${call.name}' in this round. Call one of: ${known}`), started));
+    }
+    if (options?.approved) return beforeCall(env, call, info, tool, started);
+    const deciding = env.hooks.run('tool.gate', info, env.site);
+    if (deciding instanceof Promise || tool.delegation) return gatedAsync(env, call, info, tool, started, deciding);
+    return decided(env, call, info, tool, started, deciding);
   } catch (error) {
-    result = fromError(error, 'ToolFailed');
+    return Promise.reject(error);
   }
-  if (result.ok && tool.output && !result.done) result = checkOutput(env, tool, before, result.value);
+}
+
+/** The gate's decision when it, or `agent.delegating`, awaits. */
+async function gatedAsync(env: TurnEnv, call: ModelToolCall, info: ToolCallInfo, tool: RegisteredTool, started: number, deciding: GateDecision | Promise<GateDecision>): Promise<CallEnd> {
+  let decision = await deciding;
+  if (decision.kind === 'allow' && tool.delegation) decision = await env.hooks.run('agent.delegating', tool.delegation(info), env.site);
+  return decided(env, call, info, tool, started, decision);
+}
+
+function decided(env: TurnEnv, call: ModelToolCall, info: ToolCallInfo, tool: RegisteredTool, started: number, decision: GateDecision): Promise<CallEnd> {
+  if (decision.kind === 'block') {
+    const error: ToolErrorInfo = { code: 'Blocked', message: `Blocked by ${decision.by}: ${decision.reason}`, retryable: false };
+    if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: call.id, tool: call.name, ok: false, durationMs: performance.now() - started, error });
+    return Promise.resolve({ kind: 'blocked', reason: decision.reason, by: decision.by });
+  }
+  if (decision.kind === 'suspend') {
+    if (env.observed()) env.emit({ type: 'tool.suspended', sessionId: env.sessionId, callId: call.id, tool: call.name, message: decision.ticket.message });
+    return Promise.resolve({ kind: 'suspended', pending: { callId: call.id, tool: call.name, arguments: call.arguments, ticket: decision.ticket } });
+  }
+  if (decision.kind === 'setResult') return settled(finish(env, info, tool, { ok: true, value: decision.value }, started));
+  return beforeCall(env, call, info, tool, started);
+}
+
+function beforeCall(env: TurnEnv, call: ModelToolCall, info: ToolCallInfo, tool: RegisteredTool, started: number): Promise<CallEnd> {
+  const beforeCall = env.hooks.run('tool.before_call', info, env.site);
+  if (beforeCall instanceof Promise) return beforeCall.then((before) => runCall(env, call, info, tool, before, started));
+  return runCall(env, call, info, tool, beforeCall, started);
+}
+
+/** Validation, context, then the middleware chain and the tool; `ran` continues when they settle. */
+function runCall(env: TurnEnv, call: ModelToolCall, info: ToolCallInfo, tool: RegisteredTool, before: HookOutcome<'tool.before_call'>, started: number): Promise<CallEnd> {
+  if (isStop(before)) {
+    return settled(finish(env, info, tool, errorResult('Blocked', `The call to ${tool.name} was blocked: ${before.reason}. Do not retry it unchanged`), started));
+  }
+  const prepared = prepareCall(env, call, tool, before, started);
+  if (!(prepared instanceof PreparedCall)) return settled(finish(env, before, tool, prepared, started));
+  let running: Promise<ToolResult>;
+  try {
+    running = runChain(tool.chain, prepared.invocation, prepared.inner);
+  } catch (error) {
+    running = Promise.resolve(fromError(error, 'ToolFailed'));
+  }
+  return running.then(
+    (result) => ran(prepared, result),
+    (error: unknown) => ran(prepared, fromError(error, 'ToolFailed')),
+  );
+}
+
+/** After the tool: its output checked, its state command committed, its result recorded. */
+function ran(prepared: PreparedCall, result: ToolResult): CallEnd | Promise<CallEnd> {
+  const { env, tool, info, started } = prepared;
+  if (result.ok && tool.output && !result.done) result = checkOutput(env, tool, info, result.value);
   const command = result.ok ? commandOf(prepared.ctx) : undefined;
-  if (command) {
-    const phase: Phase = { point: `tool:${tool.name}`, pending: undefined };
-    const target = { scope: prepared.scope, schema: env.registry };
-    await env.state.submit(command, target, phase);
-    await env.state.execute(phase, target);
-  }
+  if (command) return committed(prepared, result, command);
+  return delegatedOrFinished(env, prepared.call, info, tool, result, started);
+}
+
+async function committed(prepared: PreparedCall, result: ToolResult, command: StateCommand): Promise<CallEnd> {
+  const { env, tool } = prepared;
+  const phase: Phase = { point: `tool:${tool.name}`, pending: undefined };
+  // The execution level exists only for a call that wrote something.
+  const target = { scope: env.site.scope.withExecution(new ContextLevel()), schema: env.registry };
+  await env.state.submit(command, target, phase);
+  await env.state.execute(phase, target);
+  return delegatedOrFinished(env, prepared.call, prepared.info, tool, result, prepared.started);
+}
+
+function delegatedOrFinished(env: TurnEnv, call: ModelToolCall, info: ToolCallInfo, tool: RegisteredTool, result: ToolResult, started: number): CallEnd | Promise<CallEnd> {
   let usage: RolledUpUsage | undefined;
   if (result.ok && result.value instanceof DelegatedOutcome) {
     // A sub-agent's turn: it suspended (its waiting calls become this call's), or it finished.
@@ -98,28 +143,37 @@ export async function executeToolCall(env: TurnEnv, call: ModelToolCall, round: 
     usage = result.value.usage;
     result = result.value.result!;
   }
-  return finish(env, before, tool, result, started, usage);
+  return finish(env, info, tool, result, started, usage);
 }
 
-/** A call ready to run through its middleware: its context, invocation and scope. */
+function settled(end: CallEnd | Promise<CallEnd>): Promise<CallEnd> {
+  return end instanceof Promise ? end : Promise.resolve(end);
+}
+
+/** A call ready to run through its middleware: its context, invocation and what the steps after it need. */
 class PreparedCall {
   constructor(
+    readonly env: TurnEnv,
+    readonly call: ModelToolCall,
+    readonly tool: RegisteredTool,
+    readonly info: ToolCallInfo,
+    readonly started: number,
     readonly ctx: MemberContext,
     readonly invocation: ToolInvocation,
-    readonly scope: ContextScope,
     readonly inner: (invocation: ToolInvocation) => Promise<ToolResult>,
   ) {}
 }
 
 /** Input validation, `@Requires` resolution and the call's context; an error result when one fails. */
-function prepareCall(env: TurnEnv, tool: RegisteredTool, info: ToolCallInfo): PreparedCall | ToolResult {
+function prepareCall(env: TurnEnv, call: ModelToolCall, tool: RegisteredTool, info: ToolCallInfo, started: number): PreparedCall | ToolResult {
   // Unparsable arguments stay text, so the model is told they are not JSON.
   const input = tool.validateInput(info.args);
   if (!input.ok) {
     return errorResult('ToolInput', `Invalid arguments for ${tool.name}:\n${formatFieldErrors(input.errors)}\nFix these fields and call the tool again`);
   }
-  const scope = env.site.scope.withExecution(new ContextLevel());
-  const snapshot = scope.snapshot();
+  const scope = env.site.scope;
+  // The call's execution level starts empty: the snapshot reads it as such.
+  const snapshot: ContextSnapshot = { revision: scope.state.revision, session: scope.state.session.values, turn: scope.turn?.values, execution: EMPTY_VALUES };
   let ctx: MemberContext;
   try {
     ctx = memberContext(tool, { scope, snapshot, schema: env.registry, point: 'tool.call', signal: env.site.signal });
@@ -131,7 +185,7 @@ function prepareCall(env: TurnEnv, tool: RegisteredTool, info: ToolCallInfo): Pr
     if (env.observed()) env.emit({ ...notice, sessionId: env.sessionId, callId: info.callId, tool: tool.name });
   };
   const invocation: ToolInvocation = { callId: info.callId, tool: tool.name, plugin: tool.plugin, args: input.value, context: ctx, signal: ctx.signal, attempt: 1, notify };
-  return new PreparedCall(ctx, invocation, scope, (inv) => invoke(tool, inv, ctx));
+  return new PreparedCall(env, call, tool, info, started, ctx, invocation, (inv) => invoke(tool, inv, ctx));
 }
 
 function invoke(tool: RegisteredTool, invocation: ToolInvocation, ctx: MemberContext): Promise<ToolResult> {
