@@ -7,7 +7,7 @@ import type { PluginMember, RegisteredTool } from '../plugin/plugin-member.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import { NEVER_ABORTED } from '../context/never-signal.js';
 import { commitKernelWrites, turnValue } from '../state/kernel-writes.js';
-import { toolMessage } from '../tools/tool-pipeline.js';
+import { executeToolCall, toolMessage } from '../tools/tool-pipeline.js';
 import type { InferenceRequest } from '../contract/hook-payloads.js';
 import type { HandoffMark } from '../contract/delegation.js';
 import { handedOverUsage, rollUpUsage } from './delegation/usage-rollup.js';
@@ -126,7 +126,9 @@ export class TurnRunner {
       this.messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls.length > 0 ? response.toolCalls : undefined });
       if (response.toolCalls.length === 0) return this.end('completed', response.text);
       const byName = offered === env.view.tools ? env.view.toolsByName : new Map(offered.map((t) => [t.name, t] as const));
-      const outcomes = await runToolBatch(env, response.toolCalls, round, byName, limits.toolConcurrency);
+      // One call (the common case) is awaited here: no batch, and no promise of its own.
+      const calls = response.toolCalls;
+      const outcomes: BatchOutcome[] = calls.length === 1 ? [await executeToolCall(env, calls[0]!, round, byName)] : await runToolBatch(env, calls, round, byName, limits.toolConcurrency);
       const end = this.afterCalls(response.toolCalls, outcomes);
       if (end) return end;
       const handoff = env.site.scope.turn!.values[KERNEL_KEYS.handoff] as HandoffMark | undefined;

@@ -13,7 +13,7 @@ import { hookResultKind, isHookResult, type HookResult } from '../hooks/hook-res
 import type { ModelToolCall } from '../models/model-provider.js';
 import type { RegisteredTool } from '../plugin/plugin-member.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
-import { commitKernelWrites, turnValue } from '../state/kernel-writes.js';
+import { commitTurnValues } from '../state/kernel-writes.js';
 import type { Phase } from '../state/state-engine.js';
 import type { StateCommand } from '../state/state-command.js';
 import { MAX_ARGUMENT_CHARS } from '../validation/argument-limits.js';
@@ -267,11 +267,16 @@ function checkOutput(env: TurnEnv, tool: RegisteredTool, info: ToolCallInfo, val
 }
 
 function finish(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool | undefined, result: ToolResult, started: number, usage?: RolledUpUsage): CallEnd | Promise<CallEnd> {
+  const done = result.ok && result.done === true;
+  const hooks = env.site.hooks;
+  // Most calls have no after_call, error or memory.write handler: then no payload is built and nothing awaits.
+  if ((tool === undefined || hooks[result.ok ? 'tool.after_call' : 'tool.error'].length === 0) && hooks['memory.write'].length === 0) {
+    if (tool) record(env, info, tool, result);
+    return callEnd(env, info, result, tool, started, done, usage);
+  }
   const outcome: ToolCallOutcome = result.ok
     ? { kind: 'tool_result', call: info, ok: true, value: result.value }
     : { kind: 'tool_result', call: info, ok: false, error: result.error };
-  const done = result.ok && result.done === true;
-  // Synchronous unless a hook runs: most calls have no after_call, error or memory.write handler.
   if (tool) {
     const after = env.hooks.run(result.ok ? 'tool.after_call' : 'tool.error', outcome, env.site);
     if (after instanceof Promise) return after.then((changed) => recorded(env, info, tool, changed, started, done, usage));
@@ -280,18 +285,35 @@ function finish(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool | undefin
   return written(env, info, outcome, undefined, started, done, usage);
 }
 
-/** The result recorded at turn level (`<tool>.result`, `trellis.last_tool_results`), then memory.write. */
+/** How a call came out, as the steps after the hooks read it: a `ToolResult` or the hooks' `ToolCallOutcome`. */
+type Settled = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: ToolErrorInfo };
+
 function recorded(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool, outcome: ToolCallOutcome, started: number, done: boolean, usage: RolledUpUsage | undefined): CallEnd | Promise<CallEnd> {
-  const record = outcome.ok ? outcome.value : { error: outcome.error };
+  record(env, info, tool, outcome);
+  return written(env, info, outcome, tool, started, done, usage);
+}
+
+/** The result recorded at turn level (`<tool>.result`, `trellis.last_tool_results`) in one commit. */
+function record(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool, outcome: Settled): void {
+  const value = outcome.ok ? outcome.value : { error: outcome.error };
   const round = info.round;
   // The results of the latest round only: keeping the whole turn made every call copy a growing list.
   // Read and written in one synchronous step, so no other call's commit can come between.
-  const previous = env.site.scope.turn!.values[KERNEL_KEYS.lastToolResults] as { round: number }[] | undefined;
-  const latest: unknown[] = [];
-  if (previous) for (const entry of previous) if (entry.round === round) latest.push(entry);
-  latest.push({ callId: info.callId, tool: tool.name, ok: outcome.ok, result: record, round });
-  commitKernelWrites(env.site.scope, env.registry, [turnValue(resultKey(tool), record), turnValue(KERNEL_KEYS.lastToolResults, latest)]);
-  return written(env, info, outcome, tool, started, done, usage);
+  const previous = env.site.scope.turn?.values[KERNEL_KEYS.lastToolResults] as { round: number }[] | undefined;
+  const entry = { callId: info.callId, tool: tool.name, ok: outcome.ok, result: value, round };
+  // The first result of a round (the common case) starts a list of its final length: the list
+  // stays in the turn's context until the next round, and `[]` grown by `push` keeps room for 17.
+  let latest: unknown[] | undefined;
+  if (previous) {
+    for (const earlier of previous) {
+      if (earlier.round !== round) continue;
+      if (latest) latest.push(earlier);
+      else latest = [earlier];
+    }
+  }
+  if (latest) latest.push(entry);
+  else latest = [entry];
+  commitTurnValues(env.site.scope, env.registry, recordKeys(tool), value, latest);
 }
 
 function written(env: TurnEnv, info: ToolCallInfo, outcome: ToolCallOutcome, tool: RegisteredTool | undefined, started: number, done: boolean, usage: RolledUpUsage | undefined): CallEnd | Promise<CallEnd> {
@@ -300,7 +322,7 @@ function written(env: TurnEnv, info: ToolCallInfo, outcome: ToolCallOutcome, too
   return callEnd(env, info, outcome, tool, started, done, usage);
 }
 
-function callEnd(env: TurnEnv, info: ToolCallInfo, outcome: ToolCallOutcome, tool: RegisteredTool | undefined, started: number, done: boolean, usage: RolledUpUsage | undefined): CallEnd {
+function callEnd(env: TurnEnv, info: ToolCallInfo, outcome: Settled, tool: RegisteredTool | undefined, started: number, done: boolean, usage: RolledUpUsage | undefined): CallEnd {
   const durationMs = performance.now() - started;
   const error: ToolErrorInfo | undefined = outcome.ok ? undefined : outcome.error;
   if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: info.callId, tool: info.tool, ok: outcome.ok, durationMs, error });
@@ -311,16 +333,19 @@ function callEnd(env: TurnEnv, info: ToolCallInfo, outcome: ToolCallOutcome, too
   return { kind: 'result', record, content: capToolResult(toolMessage(outcome), tool?.maxResultChars ?? env.maxToolResultChars), done };
 }
 
-const resultKeys = new WeakMap<RegisteredTool, string>();
+const recordKeyPairs = new WeakMap<RegisteredTool, readonly [string, string]>();
 
-/** `<tool name>.result`, where another plugin may `@Requires` a tool's latest result; built once per tool. */
-function resultKey(tool: RegisteredTool): string {
-  let key = resultKeys.get(tool);
-  if (key === undefined) {
-    key = `${tool.name}.result`;
-    resultKeys.set(tool, key);
+/**
+ * The turn-level keys a call's result is recorded under: `<tool name>.result` (where another
+ * plugin may `@Requires` a tool's latest result) and `trellis.last_tool_results`; built once per tool.
+ */
+function recordKeys(tool: RegisteredTool): readonly [string, string] {
+  let keys = recordKeyPairs.get(tool);
+  if (keys === undefined) {
+    keys = Object.freeze([`${tool.name}.result`, KERNEL_KEYS.lastToolResults] as const);
+    recordKeyPairs.set(tool, keys);
   }
-  return key;
+  return keys;
 }
 
 /** The tool message the model reads. */
