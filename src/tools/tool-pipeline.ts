@@ -102,7 +102,7 @@ function runCall(env: TurnEnv, call: ModelToolCall, info: ToolCallInfo, tool: Re
   if (!(prepared instanceof PreparedCall)) return settled(finish(env, before, tool, prepared, started));
   let running: Promise<ToolResult>;
   try {
-    running = runChain(tool.chain, prepared.invocation, prepared.inner);
+    running = runChain(tool.chain, prepared.invocation, prepared);
   } catch (error) {
     running = Promise.resolve(fromError(error, 'ToolFailed'));
   }
@@ -160,8 +160,12 @@ class PreparedCall {
     readonly started: number,
     readonly ctx: MemberContext,
     readonly invocation: ToolInvocation,
-    readonly inner: (invocation: ToolInvocation) => Promise<ToolResult>,
   ) {}
+
+  /** The end of the middleware chain: the tool itself. */
+  run(invocation: ToolInvocation): Promise<ToolResult> {
+    return invoke(this.tool, invocation, this.ctx);
+  }
 }
 
 /** Input validation, `@Requires` resolution and the call's context; an error result when one fails. */
@@ -185,7 +189,7 @@ function prepareCall(env: TurnEnv, call: ModelToolCall, tool: RegisteredTool, in
     if (env.observed()) env.emit({ ...notice, sessionId: env.sessionId, callId: info.callId, tool: tool.name });
   };
   const invocation: ToolInvocation = { callId: info.callId, tool: tool.name, plugin: tool.plugin, args: input.value, context: ctx, signal: ctx.signal, attempt: 1, notify };
-  return new PreparedCall(env, call, tool, info, started, ctx, invocation, (inv) => invoke(tool, inv, ctx));
+  return new PreparedCall(env, call, tool, info, started, ctx, invocation);
 }
 
 function invoke(tool: RegisteredTool, invocation: ToolInvocation, ctx: MemberContext): Promise<ToolResult> {
