@@ -154,6 +154,25 @@ export class Session {
   }
 
   /**
+   * Cancels the suspended turn without a new message (a new `send()` does the same first):
+   * its waiting calls never run — each is answered `Cancelled` in the transcript — and the
+   * turn ends `cancelled`. Sub-agents waiting inside it are cancelled too, so none of their
+   * calls can be approved later in a child session.
+   *
+   * @returns whether a turn was waiting.
+   */
+  cancelPending(options: { readonly waitForLease?: number } = {}): Promise<boolean> {
+    return this.#serialize(() =>
+      this.#leased(options.waitForLease, async () => {
+        await this.#ready();
+        if (!this.suspended) return false;
+        await this.#cancelSuspended();
+        return true;
+      }),
+    );
+  }
+
+  /**
    * Runs one tool call through the whole tool pipeline outside a model turn (for hosts such
    * as an MCP server); nothing is added to the transcript. See {@link callToolDirectly}.
    */
