@@ -31,6 +31,43 @@ export function encodeCheckpoint(checkpoint: SessionCheckpoint): EncodedCheckpoi
 }
 
 /**
+ * A checkpoint encoded for a store that keeps a checkpoint's messages together: the
+ * appended messages are one JSON array (one `JSON.stringify`, one row to write).
+ */
+export interface EncodedBatchCheckpoint extends Omit<EncodedCheckpoint, 'messages'> {
+  /** The appended messages as one JSON array. */
+  readonly messages: string;
+  /** How many messages the array holds. */
+  readonly count: number;
+}
+
+/**
+ * Like {@link encodeCheckpoint}, with the appended messages as one JSON array.
+ *
+ * @throws TrellisError `InvalidCheckpoint`, naming the message (`append[i]`) that is not
+ *   JSON-serializable.
+ */
+export function encodeBatchCheckpoint(checkpoint: SessionCheckpoint): EncodedBatchCheckpoint {
+  const { sessionId, append } = checkpoint;
+  if (!isRecord(checkpoint.state)) throw invalidInput(sessionId, 'state', 'it is not an object');
+  let messages: string;
+  try {
+    messages = JSON.stringify(append);
+  } catch {
+    // Encode one by one to name the message at fault.
+    append.forEach((message, i) => stringify(message, sessionId, `append[${i}]`));
+    throw invalidInput(sessionId, 'append', 'is not JSON-serializable');
+  }
+  return {
+    state: stringify(checkpoint.state, sessionId, 'state'),
+    suspension: stringify(checkpoint.suspension ?? null, sessionId, 'suspension'),
+    messages,
+    count: append.length,
+    turn: stringify(checkpoint.turn, sessionId, 'turn'),
+  };
+}
+
+/**
  * Reads stored rows back, refusing any that no longer have the shape Trellis wrote, so a
  * damaged row fails the load with `InvalidCheckpoint` rather than return part of a session.
  * `where` names the storage in the hint ("file", "database").
@@ -50,8 +87,27 @@ export class StoredRowDecoder {
   message(raw: string, seq: number, table: string): ChatMessage {
     const column = `${table}.message (seq ${seq})`;
     const parsed = this.parse(raw, column);
-    if (!isRecord(parsed) || typeof parsed.role !== 'string' || typeof parsed.content !== 'string') throw this.invalid(column, 'not a chat message');
+    if (!isChatMessage(parsed)) throw this.invalid(column, 'not a chat message');
     return parsed as unknown as ChatMessage;
+  }
+
+  /**
+   * The messages of one stored batch (a JSON array) whose first message is transcript index
+   * `seq`. A row that is not an array names the batch; a bad element names its own index.
+   */
+  messageBatch(raw: string, seq: number, table: string): ChatMessage[] {
+    const column = `${table}.messages (batch from seq ${seq})`;
+    const parsed = this.parse(raw, column);
+    if (!Array.isArray(parsed)) throw this.invalid(column, 'not a JSON array of messages');
+    for (let i = 0; i < parsed.length; i++) {
+      if (!isChatMessage(parsed[i])) throw this.invalid(`${table}.messages (seq ${seq + i})`, 'not a chat message');
+    }
+    return parsed as ChatMessage[];
+  }
+
+  /** A stored transcript that does not add up: a batch missing, or a count that disagrees. */
+  transcriptGap(column: string, problem: string): TrellisError {
+    return this.invalid(column, problem);
   }
 
   turn(raw: string, index: number, table: string): TurnRecord {
@@ -91,6 +147,10 @@ function invalidInput(sessionId: string, field: string, problem: string): Trelli
     hint: 'Keep session state, messages and suspension tickets to plain JSON values',
     details: { sessionId, field },
   });
+}
+
+function isChatMessage(value: unknown): boolean {
+  return isRecord(value) && typeof value.role === 'string' && typeof value.content === 'string';
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -76,6 +76,28 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 4,
+    name: 'message-batches',
+    // One row per checkpoint instead of one per message: a turn's messages are written by one
+    // statement (issue 17, R9). `seq` is the transcript index of the batch's first message;
+    // `message_count` on the session row is where the next batch starts, so a checkpoint
+    // never looks at earlier batches. A row of the old table becomes a batch of one, copied
+    // as text, so a row that was damaged stays damaged (and is reported by the load).
+    up: `
+      CREATE TABLE message_batches (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        seq        INTEGER NOT NULL,
+        messages   TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      ) WITHOUT ROWID;
+      INSERT INTO message_batches (session_id, seq, messages)
+        SELECT session_id, seq, '[' || message || ']' FROM messages;
+      ALTER TABLE sessions ADD COLUMN message_count INTEGER NOT NULL DEFAULT 0;
+      UPDATE sessions SET message_count = (SELECT COALESCE(MAX(seq) + 1, 0) FROM messages m WHERE m.session_id = sessions.id);
+      DROP TABLE messages;
+    `,
+  },
 ];
 
 const LEDGER = `

@@ -1,11 +1,12 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import { asTrellisError, TrellisError } from '../errors/trellis-error.js';
-import { encodeCheckpoint, StoredRowDecoder, type EncodedCheckpoint } from './checkpoint-codec.js';
+import { encodeBatchCheckpoint, StoredRowDecoder, type EncodedBatchCheckpoint } from './checkpoint-codec.js';
 import { nextRevision, type StoredHead } from './checkpoint-revision.js';
 import { assertLeaseArguments } from './session-lease.js';
+import type { ChatMessage } from '../models/model-provider.js';
 import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession } from './session-store.js';
 import { guardStore, sqliteStoreError } from './sqlite-errors.js';
 import { applyMigrations, assertSchemaCurrent } from './sqlite-migrations.js';
@@ -21,6 +22,13 @@ export interface SqliteStoreOptions {
   readonly path?: string;
   /** Open an existing, migrated file for reading only (`checkpoint` and `delete` then fail). */
   readonly readonly?: boolean;
+  /**
+   * With `readonly`: a file written by an older Trellis is migrated first (one short write
+   * transaction, as opening it for writing would), then opened for reading only. Without it
+   * such a file is refused with `UnsupportedSchema`. For read-only tools run after an
+   * upgrade (`trellis sessions`).
+   */
+  readonly upgrade?: boolean;
 }
 
 interface SessionRow {
@@ -31,6 +39,12 @@ interface SessionRow {
   readonly suspension: string;
   readonly created_at: string;
   readonly updated_at: string;
+  readonly message_count: number;
+}
+
+/** The session row's head, with where its transcript's next batch starts. */
+interface SqliteHead extends StoredHead {
+  readonly message_count: number;
 }
 
 interface SummaryRow {
@@ -60,16 +74,17 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
   readonly readonly: boolean;
   private readonly db: Database.Database;
   private readonly sql: ReturnType<typeof prepareStatements>;
-  private readonly writeCheckpoint: (checkpoint: SessionCheckpoint, encoded: EncodedCheckpoint) => number;
+  private readonly writeCheckpoint: (checkpoint: SessionCheckpoint, encoded: EncodedBatchCheckpoint) => number;
   private readonly readSession: (sessionId: string) => StoredSession | undefined;
   private readonly writeTurnEvents: (sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]) => void;
 
   constructor(options: SqliteStoreOptions = {}) {
     this.path = options.path ?? DEFAULT_SQLITE_PATH;
     this.readonly = options.readonly ?? false;
+    if (this.readonly && options.upgrade === true) migrateOnce(this.path);
     this.db = openDatabase(this.path, this.readonly);
     this.sql = guardStore('prepare its statements', this.path, () => prepareStatements(this.db));
-    this.writeCheckpoint = this.db.transaction((checkpoint: SessionCheckpoint, encoded: EncodedCheckpoint) => this.applyCheckpoint(checkpoint, encoded)).immediate;
+    this.writeCheckpoint = this.db.transaction((checkpoint: SessionCheckpoint, encoded: EncodedBatchCheckpoint) => this.applyCheckpoint(checkpoint, encoded)).immediate;
     // A read transaction gives load() one snapshot even while another process commits.
     this.readSession = this.db.transaction((sessionId: string) => this.readRows(sessionId)).deferred;
     this.writeTurnEvents = this.db.transaction((sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]) => this.applyTurnEvents(sessionId, turnIndex, events)).immediate;
@@ -90,7 +105,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
 
   async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
     this.assertWritable('checkpoint');
-    const encoded = encodeCheckpoint(checkpoint);
+    const encoded = encodeBatchCheckpoint(checkpoint);
     return guardStore('checkpoint', this.path, () => this.writeCheckpoint(checkpoint, encoded));
   }
 
@@ -119,7 +134,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
 
   async delete(sessionId: string): Promise<boolean> {
     this.assertWritable('delete');
-    // Messages, turns and turn events go with the session through ON DELETE CASCADE.
+    // Message batches, turns and turn events go with the session through ON DELETE CASCADE.
     return guardStore('delete a session', this.path, () => this.sql.deleteSession.run(sessionId).changes > 0);
   }
 
@@ -147,21 +162,18 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
     if (this.db.open) this.db.close();
   }
 
-  private applyCheckpoint(checkpoint: SessionCheckpoint, encoded: EncodedCheckpoint): number {
+  private applyCheckpoint(checkpoint: SessionCheckpoint, encoded: EncodedBatchCheckpoint): number {
     const { sessionId } = checkpoint;
-    const head = this.sql.head.get(sessionId) as StoredHead | undefined;
+    const head = this.sql.head.get(sessionId) as SqliteHead | undefined;
     const revision = nextRevision(checkpoint, head);
+    // The turn's messages are one row, numbered from where the transcript stands: nothing
+    // here reads or rewrites earlier batches, so the cost follows the append, not the session.
+    const seq = head?.message_count ?? 0;
     // Stamped under the write lock, so updated_at follows commit order across processes.
     const now = new Date().toISOString();
-    const row = { id: sessionId, agent: checkpoint.agent, revision, state: encoded.state, suspension: encoded.suspension, now };
+    const row = { id: sessionId, agent: checkpoint.agent, revision, state: encoded.state, suspension: encoded.suspension, messageCount: seq + encoded.count, now };
     (head ? this.sql.updateSession : this.sql.insertSession).run(row);
-    if (encoded.messages.length > 0) {
-      // A new session has no messages yet (they cascade with its row); an existing one continues its numbering.
-      let seq = head ? (this.sql.nextSeq.get(sessionId) as number) : 0;
-      // One prepared insert per message. Measured: one INSERT … SELECT FROM json_each(?) for
-      // all of them is no faster (the B-tree insert of each row is the cost, not the call).
-      for (const message of encoded.messages) this.sql.insertMessage.run(sessionId, seq++, message);
-    }
+    if (encoded.count > 0) this.sql.insertBatch.run(sessionId, seq, encoded.messages);
     this.sql.upsertTurn.run(sessionId, checkpoint.turn.index, encoded.turn);
     return revision;
   }
@@ -180,7 +192,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
     if (!row) return undefined;
     const decode = new StoredRowDecoder(sessionId, 'file');
     const state = decode.state(row.state, 'sessions.state');
-    const transcript = (this.sql.selectMessages.all(sessionId) as { seq: number; message: string }[]).map(({ seq, message }) => decode.message(message, seq, 'messages'));
+    const transcript = readTranscript(this.sql.selectBatches.all(sessionId) as BatchRow[], row.message_count, decode);
     const turns = (this.sql.selectTurns.all(sessionId) as { turn_index: number; record: string }[]).map(({ turn_index, record }) => decode.turn(record, turn_index, 'turns'));
     return {
       id: row.id,
@@ -203,6 +215,30 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
   }
 }
 
+interface BatchRow {
+  readonly seq: number;
+  readonly messages: string;
+}
+
+/**
+ * The transcript from its batches, in order. Each batch must start where the previous one
+ * ended and the total must be the session row's count: a deleted or extra row fails the
+ * load instead of returning a transcript with a hole in it.
+ */
+function readTranscript(batches: readonly BatchRow[], count: number, decode: StoredRowDecoder): ChatMessage[] {
+  const transcript: ChatMessage[] = [];
+  for (const { seq, messages } of batches) {
+    if (seq !== transcript.length) {
+      throw decode.transcriptGap(`message_batches (batch from seq ${seq})`, `not where the transcript continues (seq ${transcript.length}): a batch is missing or was added`);
+    }
+    for (const message of decode.messageBatch(messages, seq, 'message_batches')) transcript.push(message);
+  }
+  if (transcript.length !== count) {
+    throw decode.transcriptGap('sessions.message_count', `${count}, but the stored batches hold ${transcript.length} messages`);
+  }
+  return transcript;
+}
+
 /**
  * better-sqlite3 (a native CommonJS addon), required when the first store opens rather than
  * when Trellis is imported; `require` keeps the constructor synchronous.
@@ -217,6 +253,13 @@ function loadDriver(): typeof Database {
       cause: error,
     });
   }
+}
+
+/** Brings an existing file to the current schema through a short-lived writable connection. */
+function migrateOnce(path: string): void {
+  if (path === ':memory:' || !existsSync(path)) return;
+  const db = openDatabase(path, false);
+  db.close();
 }
 
 function openDatabase(path: string, readonly: boolean): Database.Database {
@@ -251,20 +294,21 @@ function openDatabase(path: string, readonly: boolean): Database.Database {
 
 function prepareStatements(db: Database.Database) {
   return {
-    head: db.prepare('SELECT agent, revision FROM sessions WHERE id = ?'),
+    head: db.prepare('SELECT agent, revision, message_count FROM sessions WHERE id = ?'),
     insertSession: db.prepare(
-      `INSERT INTO sessions (id, agent, revision, state, suspension, created_at, updated_at)
-       VALUES (@id, @agent, @revision, @state, @suspension, @now, @now)`,
+      `INSERT INTO sessions (id, agent, revision, state, suspension, message_count, created_at, updated_at)
+       VALUES (@id, @agent, @revision, @state, @suspension, @messageCount, @now, @now)`,
     ),
-    updateSession: db.prepare('UPDATE sessions SET revision = @revision, state = @state, suspension = @suspension, updated_at = @now WHERE id = @id'),
-    nextSeq: db.prepare('SELECT COALESCE(MAX(seq) + 1, 0) FROM messages WHERE session_id = ?').pluck(),
-    insertMessage: db.prepare('INSERT INTO messages (session_id, seq, message) VALUES (?, ?, ?)'),
+    updateSession: db.prepare(
+      'UPDATE sessions SET revision = @revision, state = @state, suspension = @suspension, message_count = @messageCount, updated_at = @now WHERE id = @id',
+    ),
+    insertBatch: db.prepare('INSERT INTO message_batches (session_id, seq, messages) VALUES (?, ?, ?)'),
     upsertTurn: db.prepare(
       `INSERT INTO turns (session_id, turn_index, record) VALUES (?, ?, ?)
        ON CONFLICT (session_id, turn_index) DO UPDATE SET record = excluded.record`,
     ),
-    selectSession: db.prepare('SELECT id, agent, revision, state, suspension, created_at, updated_at FROM sessions WHERE id = ?'),
-    selectMessages: db.prepare('SELECT seq, message FROM messages WHERE session_id = ? ORDER BY seq'),
+    selectSession: db.prepare('SELECT id, agent, revision, state, suspension, message_count, created_at, updated_at FROM sessions WHERE id = ?'),
+    selectBatches: db.prepare('SELECT seq, messages FROM message_batches WHERE session_id = ? ORDER BY seq'),
     selectTurns: db.prepare('SELECT turn_index, record FROM turns WHERE session_id = ? ORDER BY turn_index'),
     list: db.prepare(
       `SELECT s.id, s.agent, s.updated_at, s.suspension <> 'null' AS suspended,

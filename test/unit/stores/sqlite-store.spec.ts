@@ -124,6 +124,38 @@ describe('SqliteStore', () => {
       await expect(store.acquireLease('s1', 'worker-b', 30_000)).resolves.toBe(false);
     });
 
+    it('upgrades a file with one row per message to one row per checkpoint, continuing its numbering', async () => {
+      const old = new Database(path);
+      applyMigrations(old, SQLITE_MIGRATIONS.slice(0, 3));
+      old.exec(`INSERT INTO sessions VALUES ('s1', 'support', 2, '{}', 'null', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z');
+                INSERT INTO messages VALUES ('s1', 0, '{"role":"user","content":"question 0"}'), ('s1', 1, '{"role":"assistant","content":"answer 0"}'),
+                                            ('s1', 2, '{"role":"user","content":"question 1"}'), ('s1', 3, '{"role":"assistant","content":"answer 1"}');`);
+      old.close();
+
+      store = SqliteStore.open(path);
+      await store.checkpoint(checkpointOf('s1', 2, 2));
+
+      expect((await store.load('s1'))!.transcript).toEqual([...exchange(0), ...exchange(1), ...exchange(2)]);
+      const db = new Database(path, { readonly: true });
+      expect(db.prepare('SELECT seq FROM message_batches ORDER BY seq').pluck().all()).toEqual([0, 1, 2, 3, 4]);
+      expect(db.prepare(`SELECT name FROM sqlite_master WHERE name = 'messages'`).get()).toBeUndefined();
+      db.close();
+    });
+
+    it('keeps a damaged message row damaged through the upgrade, so the load still names it', async () => {
+      const old = new Database(path);
+      applyMigrations(old, SQLITE_MIGRATIONS.slice(0, 3));
+      old.exec(`INSERT INTO sessions VALUES ('s1', 'support', 1, '{}', 'null', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z');
+                INSERT INTO messages VALUES ('s1', 0, '{"role":"user","content":"question 0"}'), ('s1', 1, '{"role":');`);
+      old.close();
+
+      store = SqliteStore.open(path);
+      const error = await rejected(store.load('s1'));
+
+      expect(error.code).toBe('InvalidCheckpoint');
+      expect(error.details).toEqual({ sessionId: 's1', column: 'message_batches.messages (batch from seq 1)' });
+    });
+
     it('refuses a file written by a newer schema version, saying what to do', async () => {
       await SqliteStore.open(path).close();
       tamper(path, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (${LATEST + 1}, 'from-the-future', '2030-01-01')`);
@@ -148,6 +180,20 @@ describe('SqliteStore', () => {
       expect((await rejected(store.delete('s1'))).code).toBe('InvalidOptions');
     });
 
+    it('refuses readonly on an older file, and with upgrade migrates it first, then reads only', async () => {
+      const old = new Database(path);
+      applyMigrations(old, SQLITE_MIGRATIONS.slice(0, 3));
+      old.exec(`INSERT INTO sessions VALUES ('s1', 'support', 1, '{}', 'null', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z');
+                INSERT INTO messages VALUES ('s1', 0, '{"role":"user","content":"question 0"}'), ('s1', 1, '{"role":"assistant","content":"answer 0"}');`);
+      old.close();
+
+      expect(thrown(() => new SqliteStore({ path, readonly: true })).code).toBe('UnsupportedSchema');
+      store = new SqliteStore({ path, readonly: true, upgrade: true });
+
+      expect((await store.load('s1'))!.transcript).toEqual(exchange(0));
+      expect((await rejected(store.checkpoint(checkpointOf('s1', 1, 1)))).code).toBe('InvalidOptions');
+    });
+
     it('refuses readonly on a file that does not exist instead of creating it', () => {
       expect(thrown(() => new SqliteStore({ path, readonly: true })).code).toBe('InvalidOptions');
       expect(existsSync(path)).toBe(false);
@@ -159,8 +205,11 @@ describe('SqliteStore', () => {
       ['sessions.state', `UPDATE sessions SET state = '{"truncated'`],
       ['sessions.state', `UPDATE sessions SET state = '[1, 2]'`],
       ['sessions.suspension', `UPDATE sessions SET suspension = 'not json'`],
-      ['messages.message (seq 1)', `UPDATE messages SET message = '{"role":' WHERE seq = 1`],
-      ['messages.message (seq 2)', `UPDATE messages SET message = '"just a string"' WHERE seq = 2`],
+      ['message_batches.messages (batch from seq 0)', `UPDATE message_batches SET messages = '[{"role":' WHERE seq = 0`],
+      ['message_batches.messages (batch from seq 2)', `UPDATE message_batches SET messages = '{"role":"user","content":"not in an array"}' WHERE seq = 2`],
+      ['message_batches.messages (seq 3)', `UPDATE message_batches SET messages = '[{"role":"user","content":"question 1"},"just a string"]' WHERE seq = 2`],
+      ['message_batches (batch from seq 2)', `DELETE FROM message_batches WHERE seq = 0`],
+      ['sessions.message_count', `UPDATE sessions SET message_count = 3`],
       ['turns.record (index 1)', `UPDATE turns SET record = '{"index": 9}' WHERE turn_index = 1`],
     ])('fails the load with InvalidCheckpoint naming the session and %s', async (column, sql) => {
       store = SqliteStore.open(path);
@@ -198,6 +247,35 @@ describe('SqliteStore', () => {
       expect(error.code).toBe('InvalidCheckpoint');
       expect(error.message).toMatch(/state .*JSON/);
       expect(await store.load('s1')).toEqual(before);
+    });
+
+    it('refuses a message that is not JSON, naming it, and writes nothing', async () => {
+      store = SqliteStore.open(path);
+      await store.checkpoint(checkpointOf('s1', 0, 0));
+      const before = await store.load('s1');
+      const append = [...exchange(1), { role: 'tool', content: 'total', tokens: 10n } as never];
+
+      const error = await rejected(store.checkpoint(checkpointOf('s1', 1, 1, { append })));
+
+      expect(error.code).toBe('InvalidCheckpoint');
+      expect(error.details).toEqual({ sessionId: 's1', field: 'append[2]' });
+      expect(await store.load('s1')).toEqual(before);
+    });
+
+    it('appends each checkpoint as one row, numbered from where the transcript stands', async () => {
+      store = SqliteStore.open(path);
+      await store.checkpoint(checkpointOf('s1', 0, 0));
+      await store.checkpoint(checkpointOf('s1', 1, 1, { append: [] }));
+      await store.checkpoint(checkpointOf('s1', 2, 2, { append: [...exchange(2), { role: 'user', content: 'and one more' }] }));
+
+      const db = new Database(path, { readonly: true });
+      expect(db.prepare('SELECT seq, json_array_length(messages) AS n FROM message_batches ORDER BY seq').all()).toEqual([
+        { seq: 0, n: 2 },
+        { seq: 2, n: 3 },
+      ]);
+      expect(db.prepare('SELECT message_count FROM sessions').pluck().get()).toBe(5);
+      db.close();
+      expect((await store.load('s1'))!.transcript).toHaveLength(5);
     });
 
     it('detects a stale revision written through another connection to the same file', async () => {
