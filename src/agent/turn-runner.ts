@@ -93,32 +93,10 @@ export class TurnRunner {
         recalled = recalling instanceof Promise ? await recalling : recalling;
       }
       const offered = hooks['tool.register'].length === 0 && hooks['tool.select'].length === 0 ? filterTools(env.view.tools, env.site.scope.turn!.values) : await this.selectTools();
-      const contextMessages = env.site.scope.turn!.values[KERNEL_KEYS.contextMessages] as ChatMessage[] | undefined;
-      let request: InferenceRequest = {
-        messages: roundMessages(this.instructions, contextMessages, recalled.length ? recalled : NO_RECALL, this.transcript, this.messages),
-        tools: toolDefinitions(offered),
-        inference: mergeInference(limits.inference, env.site.scope.turn!.values),
-      };
-      if (env.view.transforms.length > 0) {
-        const transformed = this.transform(request);
-        request = transformed instanceof Promise ? await transformed : transformed;
-      }
-      const before = env.hooks.run('llm.before', request, env.site);
-      request = before instanceof Promise ? await before : before;
-      // Round overrides and filters set before this call applied to it; ones set from here on apply to the next.
-      this.clearRoundKeys();
-      this.checkCancelled();
-      const round = ++this.rounds;
-      if (env.observed()) env.emit({ type: 'round.started', sessionId: env.sessionId, turn: env.turnIndex, round });
-      // Named fields, not `...request`: spreading the transformed request and adding fields
-      // takes V8's slow object-clone path every round.
-      let response = await limits.model.call({
-        messages: request.messages,
-        tools: request.tools,
-        inference: request.inference,
-        signal: env.site.signal,
-        onDelta: !env.observed() ? undefined : limits.streamText === 'final' ? (delta) => delta.type !== 'text' && env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }) : (delta) => env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }),
-      });
+      // The request is built and sent by `ask`, so no variable of this frame keeps it (or its
+      // message list) while the round's tools run.
+      let response = await this.ask(offered, recalled);
+      const round = this.rounds;
       const after = env.hooks.run('llm.after', response, env.site);
       response = after instanceof Promise ? await after : after;
       this.addUsage(response);
@@ -135,6 +113,50 @@ export class TurnRunner {
       if (handoff !== undefined) return { ...this.end('completed', undefined), handoff };
     }
     return this.end('max_rounds', undefined);
+  }
+
+  /**
+   * The round's request (messages, tools, inference; the transform chain; `llm.before`), then
+   * the model call. Synchronous up to the model call while the transforms and hooks are.
+   */
+  private ask(offered: readonly RegisteredTool[], recalled: readonly ChatMessage[]): Promise<ModelResponse> {
+    const { env, limits } = this;
+    const turn = env.site.scope.turn!.values;
+    let request: InferenceRequest = {
+      messages: roundMessages(this.instructions, turn[KERNEL_KEYS.contextMessages] as ChatMessage[] | undefined, recalled.length ? recalled : NO_RECALL, this.transcript, this.messages),
+      tools: toolDefinitions(offered),
+      inference: mergeInference(limits.inference, turn),
+    };
+    if (env.view.transforms.length > 0) {
+      const transformed = this.transform(request);
+      if (transformed instanceof Promise) return transformed.then((changed) => this.beforeModel(changed));
+      request = transformed;
+    }
+    return this.beforeModel(request);
+  }
+
+  private beforeModel(request: InferenceRequest): Promise<ModelResponse> {
+    const before = this.env.hooks.run('llm.before', request, this.env.site);
+    if (before instanceof Promise) return before.then((changed) => this.callModel(changed));
+    return this.callModel(before);
+  }
+
+  private callModel(request: InferenceRequest): Promise<ModelResponse> {
+    const { env, limits } = this;
+    // Round overrides and filters set before this call applied to it; ones set from here on apply to the next.
+    this.clearRoundKeys();
+    this.checkCancelled();
+    const round = ++this.rounds;
+    if (env.observed()) env.emit({ type: 'round.started', sessionId: env.sessionId, turn: env.turnIndex, round });
+    // Named fields, not `...request`: spreading the transformed request and adding fields
+    // takes V8's slow object-clone path every round.
+    return limits.model.call({
+      messages: request.messages,
+      tools: request.tools,
+      inference: request.inference,
+      signal: env.site.signal,
+      onDelta: !env.observed() ? undefined : limits.streamText === 'final' ? (delta) => delta.type !== 'text' && env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }) : (delta) => env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }),
+    });
   }
 
   /** Applies a round's outcomes: records results, and ends the turn on Block, Suspend or done. */
