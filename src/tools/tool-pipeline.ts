@@ -194,20 +194,35 @@ function prepareCall(env: TurnEnv, call: ModelToolCall, tool: RegisteredTool, in
 
 function invoke(tool: RegisteredTool, invocation: ToolInvocation, ctx: MemberContext): Promise<ToolResult> {
   setSignal(ctx, invocation.signal);
-  const outer = ctx.signal;
   // Nothing can stop this call (no timeout, a signal that never aborts): call the tool
   // directly, with no listener, no race and no extra promise when it answers synchronously.
-  if (tool.timeoutMs === undefined && outer === NEVER_ABORTED) {
-    let out: unknown;
-    try {
-      out = tool.fn(invocation.args, ctx as never);
-    } catch (error) {
-      return Promise.resolve(fromError(error, 'ToolFailed', tool.name));
-    }
-    if (isThenable(out)) return Promise.resolve(out).then(toolValue, (error: unknown) => fromError(error, 'ToolFailed', tool.name));
-    return Promise.resolve(toolValue(out));
+  if (tool.timeoutMs !== undefined || ctx.signal !== NEVER_ABORTED) return invokeGuarded(tool, invocation, ctx);
+  let out: unknown;
+  try {
+    out = tool.fn(invocation.args, ctx as never);
+  } catch (error) {
+    return Promise.resolve(fromError(error, 'ToolFailed', tool.name));
   }
-  return guarded(tool, ctx, () => tool.fn(invocation.args, ctx as never)).then(toolValue, (error: unknown) => fromError(error, 'ToolFailed', tool.name));
+  if (isThenable(out)) return Promise.resolve(out).then(toolValue, failureOf(tool));
+  return Promise.resolve(toolValue(out));
+}
+
+/** Kept apart from `invoke`: its closure would otherwise give every call a context to capture. */
+function invokeGuarded(tool: RegisteredTool, invocation: ToolInvocation, ctx: MemberContext): Promise<ToolResult> {
+  return guarded(tool, ctx, () => tool.fn(invocation.args, ctx as never)).then(toolValue, failureOf(tool));
+}
+
+const failures = new WeakMap<RegisteredTool, (error: unknown) => ToolResult>();
+
+/** A tool's rejection as an error result naming the tool; one handler per tool, not per call. */
+function failureOf(tool: RegisteredTool): (error: unknown) => ToolResult {
+  let failure = failures.get(tool);
+  if (failure === undefined) {
+    const name = tool.name;
+    failure = (error) => fromError(error, 'ToolFailed', name);
+    failures.set(tool, failure);
+  }
+  return failure;
 }
 
 /** A tool's return value as a result: `done(value)` ends the turn. */
