@@ -67,7 +67,7 @@ export { OpenAIModel, type OpenAIModelOptions } from './src/models/openai-model.
 export { AnthropicModel, type AnthropicModelOptions } from './src/models/anthropic-model.js';
 export { FallbackModel } from './src/models/fallback-model.js';
 export { ScriptedModel, type ScriptedReply } from './src/models/scripted-model.js';
-export { modelFromEnv, type EnvModel } from './src/cli/model-from-env.js';
+export { modelFromEnv, type EnvModel } from './src/models/model-from-env.js';
 
 // Stores
 export { SESSION_STORE } from './src/stores/session-store.js';

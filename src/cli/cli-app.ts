@@ -25,7 +25,7 @@ import { McpServerClient } from '../mcp/client/mcp-server-client.js';
 import { isPostgresUrl, loadCliConfig, missingConfigNote, type CliPluginEntry, type LoadedConfig } from './cli-config.js';
 import { describeError } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
-import { modelFromEnv } from './model-from-env.js';
+import { modelFromEnv } from '../models/model-from-env.js';
 import { moduleLoadHint } from './module-load-hint.js';
 import { enableTypeScriptImports } from './ts-loader.js';
 
