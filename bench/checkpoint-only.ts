@@ -11,6 +11,6 @@ const long = await longSessionFigures(longTurns);
 const f = (n: number) => n.toFixed(1);
 console.log(
   `checkpoint median ${f(cp.checkpointUs)} µs (p90 ${f(cp.checkpointP90Us)}), store cost per turn ${f(cp.storeCostUsPerTurn)} µs over a ${f(cp.turnUsWithout)} µs turn; ` +
-    `${long.turns}-turn session: first tenth ${f(long.firstTenthUs)} µs, last tenth ${f(long.lastTenthUs)} µs (transcript ${long.transcriptAtLastTenth})`,
+    `${long.turns}-turn session: first tenth ${f(long.firstTenthUs)} µs, last tenth ${f(long.lastTenthUs)} µs (transcript ${long.transcriptAtLastTenth}); straight to the store ${f(long.storeOnlyFirstTenthUs)} / ${f(long.storeOnlyLastTenthUs)} µs`,
 );
 process.exit(0);

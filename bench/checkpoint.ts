@@ -11,6 +11,7 @@ import { AUTH, AUTH_KEY, ROUNDS_PER_TURN, sessionScriptFn } from './workload.js'
 class TimedStore implements SessionStore {
   readonly checkpointUs: number[] = [];
   readonly loadUs: number[] = [];
+  lastCheckpoint: SessionCheckpoint | undefined;
   constructor(private readonly inner: SessionStore) {}
   async load(sessionId: string): Promise<StoredSession | undefined> {
     const t = performance.now();
@@ -21,6 +22,7 @@ class TimedStore implements SessionStore {
     }
   }
   async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
+    this.lastCheckpoint = checkpoint;
     const t = performance.now();
     try {
       return await this.inner.checkpoint(checkpoint);
@@ -110,6 +112,13 @@ export interface LongSessionFigures {
   readonly lastTenthUs: number;
   /** Transcript length when the last tenth began. */
   readonly transcriptAtLastTenth: number;
+  /**
+   * The same checkpoints written straight to the store (no agent, no growing transcript in
+   * this process), first and last tenth: the store's own cost, apart from what a long-lived
+   * session does to the process (its transcript in memory makes GC dearer).
+   */
+  readonly storeOnlyFirstTenthUs: number;
+  readonly storeOnlyLastTenthUs: number;
 }
 
 /**
@@ -132,13 +141,36 @@ export async function longSessionFigures(turns: number): Promise<LongSessionFigu
     const messagesPerTurn = session.transcript.length / turns;
     await session.end();
     const us = store.checkpointUs;
+    const replayed = await replay(store.lastCheckpoint!, turns);
     return {
       turns,
       messagesPerTurn,
       firstTenthUs: summarize(us.slice(0, tenth)).median,
       lastTenthUs: summarize(us.slice(-tenth)).median,
       transcriptAtLastTenth,
+      storeOnlyFirstTenthUs: summarize(replayed.slice(0, tenth)).median,
+      storeOnlyLastTenthUs: summarize(replayed.slice(-tenth)).median,
     };
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** `turns` copies of `template` written straight to a new session of a fresh store: µs per checkpoint. */
+async function replay(template: SessionCheckpoint, turns: number): Promise<number[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'trellis-bench-'));
+  const store = new SqliteStore({ path: join(dir, 'replay.db') });
+  try {
+    const us: number[] = [];
+    let revision = 0;
+    for (let i = 0; i < turns; i++) {
+      const checkpoint = { ...template, sessionId: 'replay', expectedRevision: revision, turn: { ...template.turn, index: i } };
+      const t = performance.now();
+      revision = await store.checkpoint(checkpoint);
+      us.push((performance.now() - t) * 1000);
+    }
+    return us;
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });

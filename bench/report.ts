@@ -122,6 +122,7 @@ export function printReport(r: BenchReport): void {
         [`one session of ${r.longSession.turns} turns (${f(r.longSession.messagesPerTurn, 0)} messages appended per turn)`, ''],
         ['  store.checkpoint, first / last tenth (µs, medians)', `${f(r.longSession.firstTenthUs, 0)} / ${f(r.longSession.lastTenthUs, 0)}`],
         ['  last ÷ first (transcript at the last tenth)', `${f(d.longSessionGrowth, 2)} (${r.longSession.transcriptAtLastTenth} messages)`],
+        ['  the same checkpoints written straight to the store, first / last tenth (µs)', `${f(r.longSession.storeOnlyFirstTenthUs, 0)} / ${f(r.longSession.storeOnlyLastTenthUs, 0)}`],
       ],
     ),
   );

@@ -68,7 +68,10 @@ export function queueSettings(options: { readonly queue?: TrellisQueueOptions; r
   }
   const { url: _url, connection: _connection, ...rest } = queue;
   const resolved = { ...rest, url };
-  const workerSettings = worker ? { ...(worker === true ? {} : worker), url, queueName: queue.queueName, prefix: queue.prefix } : undefined;
+  // The in-app worker meets Redis where the queue does, and gives up on it as soon, unless told otherwise.
+  const workerSettings = worker
+    ? { connectTimeoutMs: queue.connectTimeoutMs, ...(worker === true ? {} : worker), url, queueName: queue.queueName, prefix: queue.prefix }
+    : undefined;
   return { queue: resolved, worker: workerSettings, store: options.store };
 }
 

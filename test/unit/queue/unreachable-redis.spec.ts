@@ -1,5 +1,10 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { MemoryStore, TrellisError } from '../../../index.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Test } from '@nestjs/testing';
+import { MemoryStore, SqliteStore, TrellisError } from '../../../index.js';
+import { TrellisModule } from '../../../nestjs.js';
 import { TrellisWorker, TurnQueue } from '../../../queue.js';
 
 /** A TCP port that accepts connections and never answers, as a hung or wrong host would. */
@@ -40,6 +45,24 @@ describe('a turn queue whose Redis does not answer fails clearly instead of wait
     const error = await worker.start().catch((e: unknown) => e);
     expect(TrellisError.is(error, 'StoreUnavailable')).toBe(true);
     expect((error as Error).message).toContain('did not answer within 300 ms');
+  });
+
+  it("a Nest app's in-app worker gives up on Redis after the queue's connectTimeoutMs", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trellis-nest-queue-'));
+    const store = SqliteStore.open(join(dir, 'shared.db'));
+    const started = performance.now();
+    try {
+      const ref = await Test.createTestingModule({ imports: [TrellisModule.forRoot({ store, queue: { url, connectTimeoutMs: 300 }, worker: true })] }).compile();
+      const app = ref.createNestApplication({ logger: false });
+      const error = await app.init().catch((e: unknown) => e);
+      expect(TrellisError.is(error, 'StoreUnavailable')).toBe(true);
+      expect((error as Error).message).toContain('did not answer within 300 ms');
+      expect(performance.now() - started).toBeLessThan(5000);
+      await app.close().catch(() => undefined);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses a connectTimeoutMs that is not a positive number', () => {
