@@ -5,6 +5,7 @@ import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import { executeToolCall, toolMessage } from '../tools/tool-pipeline.js';
 import { argumentsFor, reviewJournal } from './call-journal.js';
 import { checkEditedArgs, validateDecisions } from './decisions.js';
+import { cancelChildren } from './delegation/cancel-children.js';
 import { childDecision, parentCallOf, waitingInside, withoutCallsInside } from './delegation/delegated-decisions.js';
 import { historyFor, loopWithHandoffs } from './delegation/handoff-continuation.js';
 import { stashResume } from './delegation/resume-stash.js';
@@ -137,6 +138,7 @@ async function claim(parts: SessionParts, claimed: SuspensionRecord, runner: Tur
 
 /** A plain message while calls wait for decisions cancels them; the transcript says so. */
 export async function cancelSuspended(parts: SessionParts, record: SuspensionRecord): Promise<void> {
+  await cancelChildren(parts, record);
   const note: ToolErrorInfo = { code: 'Cancelled', message: 'Cancelled: the user sent a new message before anyone decided on this call', retryable: false };
   const results = { ...record.results };
   for (const call of record.pending) results[parentCallOf(record, call.callId) ?? call.callId] = toolMessage({ ok: false, error: note });

@@ -58,6 +58,7 @@ export interface DelegateSession {
   send(message: string, options: DelegatedRun): Promise<TurnResult>;
   resume(options: DelegatedRun & { readonly decisions: readonly Decision[] }): Promise<TurnResult>;
   pending(): Promise<readonly PendingApproval[]>;
+  cancelPending(options?: { readonly waitForLease?: number }): Promise<boolean>;
 }
 
 /** The part of an agent a delegation needs: its spec, and its sessions. */

@@ -18,6 +18,7 @@ import type { ActiveAgent } from './delegation/handoff-continuation.js';
 import type { Decision, PendingApproval, TurnResult } from './turn-result.js';
 import { callToolDirectly, type DirectCallOptions, type DirectCallResult } from './direct-tool-call.js';
 import { reviewJournal } from './call-journal.js';
+import { withDeepPending } from './delegation/delegated-pending.js';
 
 export interface SendOptions {
   /** Aborting it stops the model call and running tools; the turn ends `cancelled`. */
@@ -106,14 +107,16 @@ export class Session {
   /**
    * The calls waiting for a decision, loading the session from the store first if needed,
    * as `resume` will take them: an approved call that a crash cut off mid-run waits for
-   * `retry` or `skip` (see {@link reviewJournal}).
+   * `retry` or `skip` (see {@link reviewJournal}); a call waiting inside a sub-agent is shown
+   * as its child session sees it.
    */
   pending(): Promise<readonly PendingApproval[]> {
     return this.#serialize(async () => {
       await this.#ready();
       const record = parseSuspension(this.#sync.suspension, this.id);
       if (!record) return [];
-      return reviewJournal(record, this.#host.registry.view(this.#agent.spec.plugins).toolsByName).record.pending;
+      const reviewed = reviewJournal(record, this.#host.registry.view(this.#agent.spec.plugins).toolsByName).record;
+      return withDeepPending(this.#parts, reviewed, reviewed.pending);
     });
   }
 
@@ -149,6 +152,25 @@ export class Session {
         }
         this.#assertPluginsInstalled();
         return runResumedTurn(this.#activeParts(options.delegation), record, { decisions: options.decisions, context: options.context, signal: options.signal });
+      }),
+    );
+  }
+
+  /**
+   * Cancels the suspended turn without a new message (a new `send()` does the same first):
+   * its waiting calls never run — each is answered `Cancelled` in the transcript — and the
+   * turn ends `cancelled`. Sub-agents waiting inside it are cancelled too, so none of their
+   * calls can be approved later in a child session.
+   *
+   * @returns whether a turn was waiting.
+   */
+  cancelPending(options: { readonly waitForLease?: number } = {}): Promise<boolean> {
+    return this.#serialize(() =>
+      this.#leased(options.waitForLease, async () => {
+        await this.#ready();
+        if (!this.suspended) return false;
+        await this.#cancelSuspended();
+        return true;
       }),
     );
   }

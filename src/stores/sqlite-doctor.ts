@@ -54,6 +54,11 @@ export async function diagnoseSqliteStore(path: string): Promise<DoctorReport> {
     const schema = schemaCheck(db);
     findings.push(schema);
     if (!schema.ok) return report();
+    if (schemaVersion(db) < (SQLITE_MIGRATIONS.at(-1)?.version ?? 0)) {
+      // The doctor never writes; this Trellis reads only the current layout.
+      findings.push({ check: 'session', ok: true, detail: 'sessions are read back once the file is migrated (any command that opens it for writing, or `trellis sessions list`)' });
+      return report();
+    }
   } finally {
     db.close();
   }

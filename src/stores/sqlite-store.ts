@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
@@ -22,6 +22,13 @@ export interface SqliteStoreOptions {
   readonly path?: string;
   /** Open an existing, migrated file for reading only (`checkpoint` and `delete` then fail). */
   readonly readonly?: boolean;
+  /**
+   * With `readonly`: a file written by an older Trellis is migrated first (one short write
+   * transaction, as opening it for writing would), then opened for reading only. Without it
+   * such a file is refused with `UnsupportedSchema`. For read-only tools run after an
+   * upgrade (`trellis sessions`).
+   */
+  readonly upgrade?: boolean;
 }
 
 interface SessionRow {
@@ -74,6 +81,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
   constructor(options: SqliteStoreOptions = {}) {
     this.path = options.path ?? DEFAULT_SQLITE_PATH;
     this.readonly = options.readonly ?? false;
+    if (this.readonly && options.upgrade === true) migrateOnce(this.path);
     this.db = openDatabase(this.path, this.readonly);
     this.sql = guardStore('prepare its statements', this.path, () => prepareStatements(this.db));
     this.writeCheckpoint = this.db.transaction((checkpoint: SessionCheckpoint, encoded: EncodedBatchCheckpoint) => this.applyCheckpoint(checkpoint, encoded)).immediate;
@@ -245,6 +253,13 @@ function loadDriver(): typeof Database {
       cause: error,
     });
   }
+}
+
+/** Brings an existing file to the current schema through a short-lived writable connection. */
+function migrateOnce(path: string): void {
+  if (path === ':memory:' || !existsSync(path)) return;
+  const db = openDatabase(path, false);
+  db.close();
 }
 
 function openDatabase(path: string, readonly: boolean): Database.Database {

@@ -17,7 +17,7 @@ import { asDelegatedUsage } from './usage-rollup.js';
 
 const NO_KEYS: readonly string[] = [];
 /** A child session's lease left by a process that died is free after its 30 s TTL: wait that out. */
-const CHILD_LEASE_WAIT_MS = 35_000;
+export const CHILD_LEASE_WAIT_MS = 35_000;
 
 /**
  * The tool that runs `spec.agent` for the model: one full turn of that agent in a child
@@ -99,7 +99,12 @@ async function resumeChild(child: DelegateSession, decisions: readonly Decision[
 
 /** One child session per call: stable across processes, unique per session, turn and call. */
 export function childSessionIdOf(env: TurnEnv, callId: string, agent: string): string {
-  return `${env.sessionId}>${agent}:${env.turnIndex}:${callId}`;
+  return childSessionId(env.sessionId, env.turnIndex, callId, agent);
+}
+
+/** The child session of `agent` that the call `callId` of turn `turnIndex` of `sessionId` ran. */
+export function childSessionId(sessionId: string, turnIndex: number, callId: string, agent: string): string {
+  return `${sessionId}>${agent}:${turnIndex}:${callId}`;
 }
 
 /** Only what the agent tool names: the nearest level's value of each key (turn, then session). */

@@ -18,7 +18,7 @@ export function registerSessionsCommand(program: Command, io: CliIo): void {
         io.out(`No sessions yet (${path} does not exist).`);
         return;
       }
-      const store = new SqliteStore({ path, readonly: true });
+      const store = new SqliteStore({ path, readonly: true, upgrade: true });
       try {
         const list = await store.list();
         if (list.length === 0) io.out(`No sessions yet in ${path}.`);
@@ -34,7 +34,7 @@ export function registerSessionsCommand(program: Command, io: CliIo): void {
     .option('--full', `print long messages whole (by default, a message over ${MESSAGE_DISPLAY_LIMIT} characters is cut, with a note)`)
     .action(async (id: string, options: { full?: boolean }) => {
       const path = await cliStorePath(io);
-      const store = existsSync(path) ? new SqliteStore({ path, readonly: true }) : undefined;
+      const store = existsSync(path) ? new SqliteStore({ path, readonly: true, upgrade: true }) : undefined;
       try {
         const session = await store?.load(id);
         if (!session) throw new TrellisError('SessionNotFound', `No session '${id}' in ${path}`, { hint: 'List sessions with: trellis sessions' });

@@ -42,10 +42,10 @@ async function build(store = new MemoryStore()) {
   });
   const relay = (id: string, tool: string) =>
     new ScriptedModel((request): ScriptedReply => (tools(request).length === 0 ? { toolCalls: [{ id, name: tool, args: { input: 'record both lines' } }] } : `${id}: ${tools(request)[0]!.content}`));
-  app.agent({ name: 'leaf', model: leafModel, instructions: 'Keep the ledger.', plugins: ['ledger'] });
+  const leaf = app.agent({ name: 'leaf', model: leafModel, instructions: 'Keep the ledger.', plugins: ['ledger'] });
   app.agent({ name: 'mid', model: relay('m1', 'ask_leaf'), instructions: 'x', agents: [{ agent: 'leaf', name: 'ask_leaf', description: 'Tests only.' }] });
   const top = app.agent({ name: 'top', model: relay('t1', 'ask_mid'), instructions: 'x', agents: [{ agent: 'mid', name: 'ask_mid', description: 'Tests only.' }] });
-  return { app, top, leafModel };
+  return { app, top, leaf, leafModel };
 }
 
 beforeEach(() => (ledger = []));
@@ -89,6 +89,46 @@ describe('approvals inside sub-agents', () => {
     const rest = await session.resume({ decisions: [{ callId: 't1/m1/l_yes', decision: 'approve' }, { callId: 't1/m1/l_no', decision: 'reject' }] });
     expect(rest.status).toBe('completed');
     expect(ledger).toEqual(['approved-line']);
+    await app.stop();
+  });
+
+  it('cancels the waiting sub-agents with the turn, so a deep call cannot be approved later in its child session', async () => {
+    const store = new MemoryStore();
+    const { app, top, leaf: leafAgent } = await build(store);
+    const session = top.session('s5');
+    await session.send('Record both lines.');
+    const suspendedIds = async () => (await store.list()).filter((s) => s.suspended).map((s) => s.id).sort();
+    expect(await suspendedIds()).toEqual(['s5', 's5>mid:0:t1', 's5>mid:0:t1>leaf:0:m1']);
+
+    const next = await session.send('Never mind that; something else.');
+
+    expect(next.status).toBe('completed');
+    expect(await suspendedIds()).toEqual([]);
+    const leaf = await store.load('s5>mid:0:t1>leaf:0:m1');
+    expect(leaf!.turns.at(-1)!.status).toBe('cancelled');
+    expect(leaf!.transcript.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([expect.stringContaining('Cancelled'), expect.stringContaining('Cancelled')]);
+    // Opened directly, the leaf's session has nothing left to approve.
+    const direct = leafAgent.session('s5>mid:0:t1>leaf:0:m1');
+    await expect(direct.resume({ decisions: [{ callId: 'l_yes', decision: 'approve' }] })).rejects.toMatchObject({ code: 'InvalidDecision' });
+    expect(ledger).toEqual([]);
+    await app.stop();
+  });
+
+  it('cancelPending() cancels the waiting turn and its sub-agents without a new message', async () => {
+    const store = new MemoryStore();
+    const { app, top } = await build(store);
+    const session = top.session('s6');
+    await session.send('Record both lines.');
+
+    await expect(session.cancelPending()).resolves.toBe(true);
+
+    expect(session.suspended).toBe(false);
+    expect(await session.pending()).toEqual([]);
+    expect((await store.list()).filter((s) => s.suspended)).toEqual([]);
+    expect((await store.load('s6'))!.turns.at(-1)!.status).toBe('cancelled');
+    await expect(session.cancelPending()).resolves.toBe(false);
+    await expect(session.resume({ decisions: [{ callId: 't1/m1/l_yes', decision: 'approve' }] })).rejects.toMatchObject({ code: 'InvalidDecision' });
+    expect(ledger).toEqual([]);
     await app.stop();
   });
 

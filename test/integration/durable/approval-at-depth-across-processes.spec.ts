@@ -40,7 +40,7 @@ beforeEach(() => {
 
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-function runProcess(session: string, mode: 'suspend' | 'resume' | 'resume-crash', decisions?: readonly object[]): Promise<ChildOutput> {
+function runProcess(session: string, mode: 'suspend' | 'resume' | 'resume-crash' | 'pending', decisions?: readonly object[]): Promise<ChildOutput> {
   const args = [...TS_NODE_ARGS, CHILD, db, ledger, session, mode, ...(decisions ? [JSON.stringify(decisions)] : [])];
   const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, env: tsNodeEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
@@ -98,6 +98,14 @@ describe('approval two sub-agents deep, across processes on one SQLite file', ()
     const crashed = await runProcess('d2', 'resume-crash', [APPROVE, REJECT]);
     expect(crashed.exitCode).toBe(9);
     expect(ledgerLines()).toEqual(['approved-line']);
+
+    // Before anyone resumes, the top already lists the cut-off call as the leaf's journal
+    // has it: waiting for retry or skip, beside the rejected one still to be applied.
+    const listed = await runProcess('d2', 'pending');
+    expect(listed.result?.suspended).toEqual([
+      { callId: 't1/m1/l_yes', path: ['top', 'mid', 'leaf'], allowed: ['retry', 'skip'] },
+      { callId: 't1/m1/l_no', path: ['top', 'mid', 'leaf'], allowed: ['approve', 'reject'] },
+    ]);
 
     // The decisions were claimed before the crash; repeating them changes nothing, and the
     // call cut off mid-run comes back to the top as a retry/skip decision.

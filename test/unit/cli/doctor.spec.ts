@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { closeSync, mkdtempSync, openSync, realpathSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, realpathSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -111,6 +111,35 @@ describe('trellis doctor', () => {
     const result = await cli('doctor');
     expect(result.code).toBe(1);
     expect(result.out).toContain('PROBLEM schema: this is not a Trellis session store');
+  });
+
+  it('after an upgrade of Trellis: doctor leaves an older file alone, sessions list migrates it and lists its sessions', async () => {
+    const { applyMigrations, SQLITE_MIGRATIONS, schemaVersion } = await import('../../../src/stores/sqlite-migrations.js');
+    mkdirSync(join(cwd, '.trellis'));
+    const old = new Database(dbPath);
+    applyMigrations(old, SQLITE_MIGRATIONS.slice(0, 3));
+    old.exec(`INSERT INTO sessions VALUES ('old-one', 'desk', 1, '{}', 'null', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z');
+              INSERT INTO messages VALUES ('old-one', 0, '{"role":"user","content":"hello"}');`);
+    old.close();
+    const version = () => {
+      const db = new Database(dbPath, { readonly: true });
+      const v = schemaVersion(db);
+      db.close();
+      return v;
+    };
+
+    const checked = await cli('doctor');
+    expect(checked.code).toBe(0);
+    expect(checked.out).toContain('schema version 3; it is migrated to');
+    expect(checked.out).toContain('read back once the file is migrated');
+    expect(version()).toBe(3);
+
+    const listed = await cli('sessions', 'list');
+    expect(listed.code).toBe(0);
+    expect(listed.out).toContain('old-one  desk  0 turn(s)');
+    expect(version()).toBe(SQLITE_MIGRATIONS.length);
+    expect((await cli('sessions', 'show', 'old-one')).out).toContain('hello');
+    expect((await cli('doctor')).out).toContain('1 of 1 stored session(s) read back');
   });
 
   it('is content when there is no store yet', async () => {

@@ -180,6 +180,20 @@ describe('SqliteStore', () => {
       expect((await rejected(store.delete('s1'))).code).toBe('InvalidOptions');
     });
 
+    it('refuses readonly on an older file, and with upgrade migrates it first, then reads only', async () => {
+      const old = new Database(path);
+      applyMigrations(old, SQLITE_MIGRATIONS.slice(0, 3));
+      old.exec(`INSERT INTO sessions VALUES ('s1', 'support', 1, '{}', 'null', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z');
+                INSERT INTO messages VALUES ('s1', 0, '{"role":"user","content":"question 0"}'), ('s1', 1, '{"role":"assistant","content":"answer 0"}');`);
+      old.close();
+
+      expect(thrown(() => new SqliteStore({ path, readonly: true })).code).toBe('UnsupportedSchema');
+      store = new SqliteStore({ path, readonly: true, upgrade: true });
+
+      expect((await store.load('s1'))!.transcript).toEqual(exchange(0));
+      expect((await rejected(store.checkpoint(checkpointOf('s1', 1, 1)))).code).toBe('InvalidOptions');
+    });
+
     it('refuses readonly on a file that does not exist instead of creating it', () => {
       expect(thrown(() => new SqliteStore({ path, readonly: true })).code).toBe('InvalidOptions');
       expect(existsSync(path)).toBe(false);

@@ -3,6 +3,7 @@
  *   node --loader ts-node/esm delegation-process.ts <db> <ledger file> <session> suspend
  *   node --loader ts-node/esm delegation-process.ts <db> <ledger file> <session> resume '<decisions JSON>'
  *   node --loader ts-node/esm delegation-process.ts <db> <ledger file> <session> resume-crash '<decisions JSON>'
+ *   node --loader ts-node/esm delegation-process.ts <db> <ledger file> <session> pending
  *
  * Three agents: `top` uses `mid` as a tool, `mid` uses `leaf`, and `leaf` asks for two
  * `ledger.append` calls that a gate parks. `resume-crash` dies (exit 9) inside the ledger
@@ -16,8 +17,8 @@ import { IsString } from 'class-validator';
 import { Hook, Plugin, ScriptedModel, SqliteStore, suspend, Tool, Trellis, TrellisError, type ModelRequest, type ScriptedReply, type ToolCallInfo } from '../../../../index.js';
 
 const [dbPath, ledgerPath, sessionId, mode, decisionsJson] = process.argv.slice(2);
-if (!dbPath || !ledgerPath || !sessionId || (mode !== 'suspend' && mode !== 'resume' && mode !== 'resume-crash')) {
-  throw new Error('usage: delegation-process.ts <db> <ledger> <session> suspend|resume|resume-crash [decisions]');
+if (!dbPath || !ledgerPath || !sessionId || (mode !== 'suspend' && mode !== 'resume' && mode !== 'resume-crash' && mode !== 'pending')) {
+  throw new Error('usage: delegation-process.ts <db> <ledger> <session> suspend|resume|resume-crash|pending [decisions]');
 }
 
 class AppendInput {
@@ -62,6 +63,11 @@ app.agent({ name: 'mid', model: new ScriptedModel(relay('m1', 'ask_leaf')), inst
 const top = app.agent({ name: 'top', model: new ScriptedModel(relay('t1', 'ask_mid')), instructions: 'Relay.', plugins: [], agents: [{ agent: 'mid', name: 'ask_mid', description: 'Ask the middle agent.' }] });
 const session = top.session(sessionId);
 try {
+  if (mode === 'pending') {
+    const pending = (await session.pending()).map((p) => ({ callId: p.callId, path: p.path, allowed: p.ticket.allowedDecisions }));
+    process.stdout.write(`${JSON.stringify({ status: 'pending', suspended: pending })}\n`);
+    process.exit(0);
+  }
   const result = mode === 'suspend' ? await session.send('Record both lines.') : await session.resume({ decisions: JSON.parse(decisionsJson ?? '[]'), waitForLease: 40_000 });
   const suspended = result.suspended?.map((p) => ({ callId: p.callId, path: p.path, allowed: p.ticket.allowedDecisions }));
   process.stdout.write(`${JSON.stringify({ status: result.status, reply: result.reply, suspended, usage: result.usage })}\n`);
