@@ -137,11 +137,11 @@ export async function waitingCalls(cli: CliApp, sessionId: string): Promise<{ ca
 }
 
 /**
- * A stored session's suspension as `session.resume` takes it (what `session.pending()`
- * reports, read without a model, for `--queue`): every pending call waits for a decision.
- * A decision recorded for a call still pending was claimed by a resume that stopped
- * part-way; after such a crash a call cut off mid-run waits for retry/skip and one that
- * never started waits to be carried out, so that claim does not count as decided.
+ * A stored session's suspension as `session.resume` takes it, read from the store without
+ * a model (a `--queue` turn runs on a worker): every pending call waits for a decision. A
+ * decision recorded for a call still pending was claimed by a resume that stopped part-way;
+ * after such a crash a call cut off mid-run waits for retry/skip and one that never started
+ * waits to be carried out (the call journal), so that claim does not count as decided.
  */
 export function reviewedSuspension(stored: StoredSession): SuspensionRecord | undefined {
   const record = parseSuspension(stored.suspension, stored.id);
