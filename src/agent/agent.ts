@@ -6,7 +6,8 @@ import { DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_CONCURRENCY, type AgentSpec } from './
 import { DEFAULT_RETENTION, OpenSessions } from './open-sessions.js';
 import { delegationProblems } from './delegation/delegation-spec-check.js';
 import { Session } from './session.js';
-import type { AgentBinding, SessionHost } from './session-host.js';
+import { DELEGATE } from './delegate-handle.js';
+import type { AgentBinding, DelegateAgent, SessionHost } from './session-host.js';
 import type { TurnLimits } from './turn-runner.js';
 
 export interface SessionOptions {
@@ -63,6 +64,16 @@ export class Agent implements AgentBinding {
       session.restate(options.context);
     }
     return session;
+  }
+
+  /** @internal The kernel's handle on this agent for delegation: its sessions' delegation handles. */
+  [DELEGATE](): DelegateAgent {
+    return {
+      spec: this.spec,
+      limits: this.limits,
+      forget: (id) => this.forget(id),
+      session: (id, options) => this.session(id, options)[DELEGATE](),
+    };
   }
 
   /** @internal Called when a session ends. */

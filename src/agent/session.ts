@@ -7,7 +7,7 @@ import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import type { SessionState } from '../state/session-state.js';
 import { runNewTurn } from './new-turn.js';
 import { cancelSuspended, runResumedTurn } from './resumed-turn.js';
-import type { AgentBinding, SessionHost } from './session-host.js';
+import type { AgentBinding, DelegateSession, SessionHost } from './session-host.js';
 import { leaseHolder, withLease } from './session-lease.js';
 import { SessionEvents } from './session-events.js';
 import { SessionSync } from './session-sync.js';
@@ -19,6 +19,7 @@ import type { Decision, PendingApproval, TurnResult } from './turn-result.js';
 import { callToolDirectly, type DirectCallOptions, type DirectCallResult } from './direct-tool-call.js';
 import { reviewJournal } from './call-journal.js';
 import { withDeepPending } from './delegation/delegated-pending.js';
+import { DELEGATE } from './delegate-handle.js';
 
 export interface SendOptions {
   /** Aborting it stops the model call and running tools; the turn ends `cancelled`. */
@@ -30,8 +31,6 @@ export interface SendOptions {
    * turn on this session to end, instead of failing at once with `SessionBusy`.
    */
   readonly waitForLease?: number;
-  /** @internal Set by the kernel when this session runs a sub-agent's turn for another agent's call. */
-  readonly delegation?: DelegationFrame;
 }
 
 export interface ResumeOptions {
@@ -41,8 +40,6 @@ export interface ResumeOptions {
   readonly context?: Readonly<Record<string, unknown>>;
   /** As in `send`: wait for another writer's lease this long. */
   readonly waitForLease?: number;
-  /** @internal As in `send`. */
-  readonly delegation?: DelegationFrame;
 }
 
 /**
@@ -122,6 +119,10 @@ export class Session {
 
   /** Runs one turn: the message in, the reply (or why there is none) out. */
   send(message: string, options: SendOptions = {}): Promise<TurnResult> {
+    return this.#send(message, options, undefined);
+  }
+
+  #send(message: string, options: SendOptions, delegation: DelegationFrame | undefined): Promise<TurnResult> {
     if (typeof message !== 'string') {
       return Promise.reject(new TrellisError('InvalidOptions', `session.send() takes a string message, got ${typeof message}`, { hint: 'Pass the user message as text' }));
     }
@@ -130,7 +131,7 @@ export class Session {
         await this.#ready();
         this.#assertPluginsInstalled();
         if (this.suspended) await this.#cancelSuspended();
-        return runNewTurn(this.#activeParts(options.delegation), { message, context: options.context, signal: options.signal });
+        return runNewTurn(this.#activeParts(delegation), { message, context: options.context, signal: options.signal });
       }),
     );
   }
@@ -141,6 +142,10 @@ export class Session {
    * a decision already applied is ignored.
    */
   resume(options: ResumeOptions): Promise<TurnResult> {
+    return this.#resume(options, undefined);
+  }
+
+  #resume(options: ResumeOptions, delegation: DelegationFrame | undefined): Promise<TurnResult> {
     return this.#serialize(() =>
       this.#leased(options.waitForLease, async () => {
         await this.#ready();
@@ -151,7 +156,7 @@ export class Session {
           });
         }
         this.#assertPluginsInstalled();
-        return runResumedTurn(this.#activeParts(options.delegation), record, { decisions: options.decisions, context: options.context, signal: options.signal });
+        return runResumedTurn(this.#activeParts(delegation), record, { decisions: options.decisions, context: options.context, signal: options.signal });
       }),
     );
   }
@@ -196,6 +201,23 @@ export class Session {
       this.#host.releaseSession(this.id);
       this.#events.complete();
     });
+  }
+
+  /**
+   * @internal The kernel's handle on this session when it runs a sub-agent's turn: `send`
+   * and `resume` with the turn's place in the delegation chain.
+   */
+  [DELEGATE](): DelegateSession {
+    const session = this;
+    return {
+      get transcript() {
+        return session.transcript;
+      },
+      send: (message, run) => this.#send(message, run, run.delegation),
+      resume: (run) => this.#resume(run, run.delegation),
+      pending: () => this.pending(),
+      cancelPending: (options) => this.cancelPending(options),
+    };
   }
 
   /** @internal Whether a turn (or anything else) is queued or running on this session. */

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Container, type ServiceIdentifier } from 'inversify';
 import type { Observable } from 'rxjs';
 import { Agent } from '../agent/agent.js';
+import { DELEGATE } from '../agent/delegate-handle.js';
 import type { AgentSpec } from '../agent/agent-spec.js';
 import type { SessionHost } from '../agent/session-host.js';
 import { DEFAULT_RETENTION, type SessionRetention } from '../agent/open-sessions.js';
@@ -111,7 +112,7 @@ export class Trellis {
       sessionState: (id) => this.#sessionState(id),
       releaseSession: (id) => void this.#sessions.delete(id),
       reportError: (error, plugin, point, sessionId) => this.#reportError(error, plugin, point, sessionId),
-      agent: (name) => this.#agents.get(name),
+      agent: (name) => this.#agents.get(name)?.[DELEGATE](),
     };
     registerKernel(this, Object.assign(Object.create(this.#host) as SessionHost, { providers: this.#providers, liveSessions: () => this.#sessions.size }));
   }

@@ -173,6 +173,25 @@ describe('an agent used as a tool', () => {
     await deep.stop();
   });
 
+  it('ignores a delegation frame an application passes to send(): only the kernel places a turn in a chain', async () => {
+    const app = Trellis.create();
+    app.agent({ name: 'leaf', model: new ScriptedModel(['leaf answer']), instructions: 'x' });
+    const topModel = new ScriptedModel((request): ScriptedReply => (lastTool(request).length === 0 ? { toolCalls: [{ id: 't1', name: 'ask_leaf', args: { input: 'q' } }] } : `top: ${lastTool(request)[0]!.content}`));
+    const top = app.agent({ name: 'top', model: topModel, instructions: 'x', maxDelegationDepth: 1, agents: [{ agent: 'leaf', name: 'ask_leaf', description: 'Ask leaf. Tests only.' }] });
+    const started: TrellisEvent[] = [];
+    app.events$.subscribe((e) => e.type === 'turn.started' && started.push(e));
+    // A frame claiming the turn already sits under `leaf`, two levels deep: honoured, it would
+    // refuse the call as a loop and mark the turn as a child's.
+    const forged = { delegation: { path: ['leaf', 'other', 'top'], parentSessionId: 'someone-else', parentCallId: 'c9' } } as never;
+
+    const result = await top.session('forged').send('q', forged);
+
+    expect(result.status).toBe('completed');
+    expect(result.reply).toBe('top: leaf answer');
+    expect(started.find((e) => e.type === 'turn.started' && e.sessionId === 'forged')).not.toHaveProperty('parent');
+    await app.stop();
+  });
+
   it('refuses a malformed agents or handoffs list when the agent is created', () => {
     const app = Trellis.create();
     const create = () =>
