@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import Database from 'better-sqlite3';
+import { createRequire } from 'node:module';
+import type Database from 'better-sqlite3';
 import { describeError } from '../errors/describe-error.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import { SQLITE_MIGRATIONS, schemaVersion } from './sqlite-migrations.js';
@@ -37,9 +38,11 @@ export async function diagnoseSqliteStore(path: string): Promise<DoctorReport> {
     findings.push({ check: 'file', ok: true, detail: `no store file at ${path} yet (it is created by the first session)` });
     return report();
   }
+  // Required here, not imported: the root entry exports this function and must not load the driver (see SqliteStore).
+  const Driver = createRequire(import.meta.url)('better-sqlite3') as typeof Database;
   let db: Database.Database;
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
+    db = new Driver(path, { readonly: true, fileMustExist: true });
     db.pragma('schema_version');
   } catch (error) {
     findings.push({ check: 'file', ok: false, detail: `cannot be opened as SQLite: ${describeError(error)}`, fix: 'Restore the file from a backup, or move it away to start with an empty store' });
