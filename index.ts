@@ -1,5 +1,9 @@
 import 'reflect-metadata';
 
+// Everything a plugin author imports from `trellis/plugin` is here too (the names below that
+// repeat some of it are the same bindings).
+export * from './plugin.js';
+
 // The kernel
 export { Trellis, TRELLIS_APP, type TrellisOptions, type InstalledRef } from './src/app/trellis.js';
 export type { Provider } from './src/app/providers.js';

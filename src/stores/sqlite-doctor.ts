@@ -1,10 +1,9 @@
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type Database from 'better-sqlite3';
 import { describeError } from '../errors/describe-error.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import { SQLITE_MIGRATIONS, schemaVersion } from './sqlite-migrations.js';
-import { SqliteStore } from './sqlite-store.js';
+import { loadDriver, SqliteStore } from './sqlite-store.js';
 
 /** One check of {@link diagnoseSqliteStore}: passed, or a problem with how to fix it. */
 export interface DoctorFinding {
@@ -38,8 +37,8 @@ export async function diagnoseSqliteStore(path: string): Promise<DoctorReport> {
     findings.push({ check: 'file', ok: true, detail: `no store file at ${path} yet (it is created by the first session)` });
     return report();
   }
-  // Required here, not imported: the root entry exports this function and must not load the driver (see SqliteStore).
-  const Driver = createRequire(import.meta.url)('better-sqlite3') as typeof Database;
+  // Loaded here, not imported: the root entry exports this function and must not load the driver.
+  const Driver = loadDriver();
   let db: Database.Database;
   try {
     db = new Driver(path, { readonly: true, fileMustExist: true });

@@ -44,6 +44,15 @@ function violations(folders: readonly string[], rule: (file: string, specifier: 
 
 const intoKernel = (file: string, specifier: string): boolean => /^(src|decorators|index\.ts|index\.js|plugin\.[jt]s|testing\.[jt]s)(\/|$)/.test(target(file, specifier) ?? '');
 
+describe('the root entry', () => {
+  it('has every value trellis/plugin has, as the same binding', async () => {
+    const plugin = (await import('../../../plugin.js')) as Record<string, unknown>;
+    const root = (await import('../../../index.js')) as Record<string, unknown>;
+
+    expect(Object.keys(plugin).filter((name) => root[name] !== plugin[name])).toEqual([]);
+  });
+});
+
 describe('the specifier scanner', () => {
   it('finds static, type-only, multi-line, re-exported and dynamic imports', () => {
     const source = [
