@@ -1,4 +1,3 @@
-
 /** An MCP server run as a child process, spoken to over its stdin/stdout. */
 export interface McpStdioServerSpec {
   readonly command: string;
