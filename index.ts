@@ -1,5 +1,9 @@
 import 'reflect-metadata';
 
+// Everything a plugin author imports from `trellis/plugin` is here too (the names below that
+// repeat some of it are the same bindings).
+export * from './plugin.js';
+
 // The kernel
 export { Trellis, TRELLIS_APP, type TrellisOptions, type InstalledRef } from './src/app/trellis.js';
 export type { Provider } from './src/app/providers.js';
@@ -10,6 +14,7 @@ export type { SelfTestReport } from './src/app/self-test-report.js';
 export type { InstallOptions } from './src/plugin/plugin-installer.js';
 export type { LoadReport } from './src/plugin/directory-loader.js';
 export type { PluginClass } from './src/plugin/plugin-definition.js';
+export { isPluginClass } from './src/plugin/plugin-explorer.js';
 export { PLUGIN_CONFIG } from './src/plugin/plugin-tokens.js';
 
 // Agents, sessions, turns
@@ -20,7 +25,7 @@ export { AgentInput, type AgentToolSpec, type HandoffSpec } from './src/agent/de
 export type { DirectCallOptions, DirectCallResult } from './src/agent/direct-tool-call.js';
 export type { TurnResult, TurnStatus, ToolCallRecord, PendingApproval, Decision, TurnUsage } from './src/agent/turn-result.js';
 export type { InferenceRequest } from './src/contract/hook-payloads.js';
-export type { SuspensionRecord } from './src/agent/suspension-record.js';
+export { parseSuspension, type SuspensionRecord } from './src/agent/suspension-record.js';
 export type { ToolCallInfo, ToolCallOutcome, TurnExchange, ToolCandidate } from './src/contract/hook-payloads.js';
 export type { DelegatingPayload, DelegatedPayload } from './src/contract/delegation.js';
 export type { RolledUpUsage } from './src/contract/agent-usage.js';
@@ -62,12 +67,13 @@ export {
 } from './plugins/middleware/index.js';
 
 // Models
+export { isModelProvider } from './src/models/model-provider.js';
 export type { ModelProvider, ModelRequest, ModelResponse, ModelDelta, ChatMessage, ModelToolCall, ToolDefinition, InferenceSettings, Usage, JsonSchema } from './src/models/model-provider.js';
 export { OpenAIModel, type OpenAIModelOptions } from './src/models/openai-model.js';
 export { AnthropicModel, type AnthropicModelOptions } from './src/models/anthropic-model.js';
 export { FallbackModel } from './src/models/fallback-model.js';
 export { ScriptedModel, type ScriptedReply } from './src/models/scripted-model.js';
-export { modelFromEnv, type EnvModel } from './src/cli/model-from-env.js';
+export { modelFromEnv, type EnvModel } from './src/models/model-from-env.js';
 
 // Stores
 export { SESSION_STORE } from './src/stores/session-store.js';
@@ -75,7 +81,8 @@ export type { SessionStore, StoredSession, SessionCheckpoint, SessionSummary, Tu
 export { canLogTurnEvents, TURN_EVENT_LIMITS } from './src/stores/turn-event-log.js';
 export type { TurnEventLog, RecordedTurnEvent, StoredTurnEvents } from './src/stores/turn-event-log.js';
 export { MemoryStore } from './src/stores/memory-store.js';
-export { SqliteStore, type SqliteStoreOptions } from './src/stores/sqlite-store.js';
+export { SqliteStore, DEFAULT_SQLITE_PATH, type SqliteStoreOptions } from './src/stores/sqlite-store.js';
+export { diagnoseSqliteStore, type DoctorReport, type DoctorFinding } from './src/stores/sqlite-doctor.js';
 export { PostgresStore, DEFAULT_POSTGRES_SCHEMA, type PostgresStoreOptions } from './src/stores/postgres-store.js';
 export type { SessionLease } from './src/stores/session-lease.js';
 

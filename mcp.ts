@@ -9,7 +9,7 @@ import 'reflect-metadata';
  * - {@link serveMcp}: the app's tools (and optionally an agent) served over MCP.
  */
 export { McpServerClient, connectMcpServers, type McpClientOptions } from './src/mcp/client/mcp-server-client.js';
-export type { McpServerSpec, McpStdioServerSpec, McpHttpServerSpec } from './src/mcp/client/mcp-server-spec.js';
+export { mcpSpecProblems, type McpServerSpec, type McpStdioServerSpec, type McpHttpServerSpec } from './src/mcp/client/mcp-server-spec.js';
 export type { McpConnectionOptions } from './src/mcp/client/mcp-connection.js';
 export { serveMcp, type ServeMcpOptions, type McpServing } from './src/mcp/server/serve-mcp.js';
 export { APPROVAL_REQUIRED } from './src/mcp/server/mcp-tool-server.js';

@@ -44,7 +44,14 @@ export interface SuspensionRecord {
   readonly handedOver?: Readonly<Record<string, Usage>>;
 }
 
-/** Checks a stored record before anything runs from it: fail closed on anything odd. */
+/**
+ * Reads a stored suspension (`StoredSession.suspension`) before anything runs from it,
+ * failing closed on anything odd.
+ *
+ * @returns `undefined` when nothing is suspended (`null` or `undefined`), else the record.
+ * @throws TrellisError `InvalidCheckpoint` (kind `system`) naming the session when the record
+ *   is not one this Trellis wrote (wrong shape or schema version); nothing has run then.
+ */
 export function parseSuspension(value: unknown, sessionId: string): SuspensionRecord | undefined {
   if (value === null || value === undefined) return undefined;
   const fail = (why: string) =>

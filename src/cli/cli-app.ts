@@ -1,31 +1,35 @@
 import { readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
 import { createDeskApp, DESK_AGENT } from '../../examples/sql-report-desk/desk-app.js';
 import { deskScriptedModel } from '../../examples/sql-report-desk/desk-model.js';
-import type { Agent } from '../agent/agent.js';
-import type { AgentSpec } from '../agent/agent-spec.js';
-import type { Session } from '../agent/session.js';
-import { parseSuspension, type SuspensionRecord } from '../agent/suspension-record.js';
-import { reviewJournal } from '../agent/call-journal.js';
-import { Trellis } from '../app/trellis.js';
-import { TrellisError } from '../errors/trellis-error.js';
-import type { ModelProvider } from '../models/model-provider.js';
-import { importPlugins } from '../plugin/directory-loader.js';
-import { isPluginClass } from '../plugin/plugin-explorer.js';
-import type { PluginClass } from '../plugin/plugin-definition.js';
-import { DEFAULT_SQLITE_PATH, SqliteStore } from '../stores/sqlite-store.js';
-import type { SessionStore, StoredSession } from '../stores/session-store.js';
-import { canLogTurnEvents } from '../stores/turn-event-log.js';
+import {
+  canLogTurnEvents,
+  createLogger,
+  DEFAULT_SQLITE_PATH,
+  isPluginClass,
+  modelFromEnv,
+  parseSuspension,
+  PostgresStore,
+  SqliteStore,
+  Trellis,
+  TRELLIS_LOGGER,
+  TrellisError,
+  type Agent,
+  type AgentSpec,
+  type ModelProvider,
+  type PluginClass,
+  type Session,
+  type SessionStore,
+  type StoredSession,
+  type SuspensionRecord,
+} from '../../index.js';
 import { TurnEventRecorder } from '../dev/recording/turn-event-recorder.js';
-import { createLogger, TRELLIS_LOGGER } from '../../plugins/middleware/logger.js';
-import { PostgresStore } from '../stores/postgres-store.js';
-import { McpServerClient } from '../mcp/client/mcp-server-client.js';
 import { isPostgresUrl, loadCliConfig, missingConfigNote, type CliPluginEntry, type LoadedConfig } from './cli-config.js';
 import { describeError } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
-import { modelFromEnv } from './model-from-env.js';
 import { moduleLoadHint } from './module-load-hint.js';
 import { enableTypeScriptImports } from './ts-loader.js';
 
@@ -128,23 +132,22 @@ function chooseModel(cli: CliApp, io: CliIo): ModelProvider {
 /** The calls a stored session waits for a decision on (tool and call id), or none. */
 export async function waitingCalls(cli: CliApp, sessionId: string): Promise<{ callId: string; tool: string }[]> {
   const stored = await cli.store.load(sessionId);
-  if (!stored) return [];
-  const record = reviewedSuspension(cli, stored);
-  if (!record) return [];
-  const decided = new Set(record.decisions.map((d) => d.callId));
-  return record.pending.filter((p) => !decided.has(p.callId)).map((p) => ({ callId: p.callId, tool: p.tool }));
+  const record = stored && reviewedSuspension(stored);
+  return (record?.pending ?? []).map((p) => ({ callId: p.callId, tool: p.tool }));
 }
 
 /**
- * A stored session's suspension as `session.resume` takes it: after a crash, a call cut off
- * mid-run waits for retry/skip and a claimed call that never started waits to be carried out
- * (see `reviewJournal`), so neither counts as decided.
+ * A stored session's suspension as `session.resume` takes it, read from the store without
+ * a model (a `--queue` turn runs on a worker): every pending call waits for a decision. A
+ * decision recorded for a call still pending was claimed by a resume that stopped part-way;
+ * after such a crash a call cut off mid-run waits for retry/skip and one that never started
+ * waits to be carried out (the call journal), so that claim does not count as decided.
  */
-export function reviewedSuspension(cli: CliApp, stored: StoredSession): SuspensionRecord | undefined {
+export function reviewedSuspension(stored: StoredSession): SuspensionRecord | undefined {
   const record = parseSuspension(stored.suspension, stored.id);
   if (!record) return undefined;
-  const tools = new Map(cli.app.describe().plugins.flatMap((p) => p.tools).map((t) => [t.name, t] as const));
-  return reviewJournal(record, tools).record;
+  const pending = new Set(record.pending.map((p) => p.callId));
+  return { ...record, decisions: record.decisions.filter((d) => !pending.has(d.callId)) };
 }
 
 async function installPlugins(app: Trellis, loaded: LoadedConfig): Promise<void> {
@@ -153,9 +156,15 @@ async function installPlugins(app: Trellis, loaded: LoadedConfig): Promise<void>
   for (const entry of typeof plugins === 'string' ? [plugins] : plugins) await installEntry(app, loaded, entry);
 }
 
-/** Each `mcpServers` entry becomes a plugin named after the server; a stdio server runs in the config's folder unless it says otherwise. */
+/**
+ * Each `mcpServers` entry becomes a plugin named after the server; a stdio server runs in the
+ * config's folder unless it says otherwise. `trellis/mcp` (the MCP SDK) loads only for a config that has some.
+ */
 async function connectConfiguredMcpServers(app: Trellis, loaded: LoadedConfig): Promise<void> {
-  for (const [name, spec] of Object.entries(loaded.config.mcpServers ?? {})) {
+  const servers = Object.entries(loaded.config.mcpServers ?? {});
+  if (servers.length === 0) return;
+  const { McpServerClient } = await import('../../mcp.js');
+  for (const [name, spec] of servers) {
     await McpServerClient.connect(app, name, 'command' in spec ? { ...spec, cwd: resolve(loaded.dir, spec.cwd ?? '.') } : spec);
   }
 }
@@ -179,7 +188,7 @@ async function installEntry(app: Trellis, loaded: LoadedConfig, entry: CliPlugin
   if (/\.m?ts$/.test(extname(path))) await enableTypeScriptImports(loaded.dir);
   let classes: PluginClass[];
   try {
-    classes = isPackage && !isAbsolute(path) ? await importPackage(path) : await importPlugins(path);
+    classes = await importPluginClasses(isPackage && !isAbsolute(path) ? path : pathToFileURL(path).href);
   } catch (error) {
     throw new TrellisError('LoadFailed', `Cannot import plugin module ${path}: ${describeError(error).replace(/\.$/, '')}`, {
       hint: moduleLoadHint(error, path) ?? `Fix the module, or check its path in ${loaded.file}`,
@@ -238,8 +247,9 @@ function resolvePackage(name: string, loaded: LoadedConfig): string {
   }
 }
 
-async function importPackage(name: string): Promise<PluginClass[]> {
-  const module = (await import(name)) as Record<string, unknown>;
+/** The `@Plugin` classes a module exports: a file URL, or a package name left for `import` to find. */
+async function importPluginClasses(specifier: string): Promise<PluginClass[]> {
+  const module = (await import(specifier)) as Record<string, unknown>;
   return [...new Set(Object.values(module).filter(isPluginClass))];
 }
 

@@ -1,12 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, extname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { AgentSpec } from '../agent/agent-spec.js';
-import { TrellisError } from '../errors/trellis-error.js';
-import { isModelProvider, type ModelProvider } from '../models/model-provider.js';
-import type { Provider } from '../app/providers.js';
-import type { PluginClass } from '../plugin/plugin-definition.js';
-import { mcpSpecProblems, type McpServerSpec } from '../mcp/client/mcp-server-spec.js';
+import { isModelProvider, TrellisError, type AgentSpec, type ModelProvider, type PluginClass, type Provider } from '../../index.js';
+import type { McpServerSpec } from '../../mcp.js';
 import { describeError } from './cli-errors.js';
 import { moduleLoadHint } from './module-load-hint.js';
 import { enableTypeScriptImports } from './ts-loader.js';
@@ -92,7 +88,15 @@ export async function loadCliConfig(cwd: string): Promise<LoadedConfig | undefin
   const file = CONFIG_FILES.map((name) => join(cwd, name)).find((path) => existsSync(path));
   if (!file) return undefined;
   const raw = await readConfig(file);
-  return { file, dir: dirname(file), config: checkConfig(raw, file) };
+  return { file, dir: dirname(file), config: checkConfig(raw, file, await mcpServerProblems(raw)) };
+}
+
+/** The problems of each `mcpServers` entry; `trellis/mcp` (and the MCP SDK with it) loads only for a config that has some. */
+async function mcpServerProblems(raw: unknown): Promise<string[]> {
+  const servers = isPlainObject(raw) ? raw.mcpServers : undefined;
+  if (!isPlainObject(servers) || Object.keys(servers).length === 0) return [];
+  const { mcpSpecProblems } = await import('../../mcp.js');
+  return Object.entries(servers).flatMap(([name, spec]) => mcpSpecProblems(name, spec));
 }
 
 async function readConfig(file: string): Promise<unknown> {
@@ -110,7 +114,7 @@ async function readConfig(file: string): Promise<unknown> {
   }
 }
 
-function checkConfig(raw: unknown, file: string): CliConfig {
+function checkConfig(raw: unknown, file: string, mcpProblems: readonly string[]): CliConfig {
   const problems: string[] = [];
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid(file, ['it must hold an object (a .ts/.js config default-exports it)']);
   const config = raw as Record<string, unknown>;
@@ -118,7 +122,7 @@ function checkConfig(raw: unknown, file: string): CliConfig {
   const { plugins, agent, model, store, storeSchema, queue, context, providers, mcpServers } = config;
   if (mcpServers !== undefined) {
     if (!isPlainObject(mcpServers)) problems.push('mcpServers must be an object: { name: { command, args, env } | { url, headers } }');
-    else for (const [name, spec] of Object.entries(mcpServers)) problems.push(...mcpSpecProblems(name, spec));
+    else problems.push(...mcpProblems);
   }
   if (plugins !== undefined && typeof plugins !== 'string') {
     if (!Array.isArray(plugins)) problems.push('plugins must be a directory path or a list of plugin entries');

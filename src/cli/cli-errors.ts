@@ -1,5 +1,5 @@
-import { describeError, attempt } from '../errors/describe-error.js';
-import { TrellisError } from '../errors/trellis-error.js';
+import { TrellisError } from '../../index.js';
+import { describeError } from '../../plugin.js';
 
 export { describeError };
 
@@ -41,6 +41,15 @@ export function errorLines(error: unknown): string[] {
   }
   const [first = '', ...rest] = message.split('\n').map((line) => line.trimEnd()).filter((line) => line.trim() !== '');
   return [`trellis: ${first.trim()}`, ...rest.map((line) => (line.startsWith('  ') ? line : `  ${line.trimStart()}`)), ...(hint ? [`  ${hint}`] : [])];
+}
+
+/** Runs `read`, or answers `undefined` if it throws (a hostile error's getters may). */
+function attempt(read: () => string | undefined): string | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
 }
 
 function clean(message: string): string {

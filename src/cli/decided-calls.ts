@@ -1,6 +1,4 @@
-import type { SuspensionRecord } from '../agent/suspension-record.js';
-import type { Decision } from '../agent/turn-result.js';
-import type { StoredSession } from '../stores/session-store.js';
+import type { Decision, StoredSession, SuspensionRecord } from '../../index.js';
 
 /** The decisions `trellis resume` was given, sorted by what is still to do about them. */
 export interface SortedDecisions {

@@ -1,4 +1,4 @@
-import { TrellisError } from '../errors/trellis-error.js';
+import { TrellisError } from '../../index.js';
 import type { CliIo } from './cli-io.js';
 
 /** The exit code of a process stopped by Ctrl-C (128 + SIGINT), as shells report it. */

@@ -1,8 +1,6 @@
 import type { Observable } from 'rxjs';
-import type { Decision, TurnResult } from '../agent/turn-result.js';
-import { TrellisError } from '../errors/trellis-error.js';
-import type { TrellisEvent } from '../events/trellis-event.js';
-import { TurnQueue } from '../queue/turn-queue.js';
+import { TrellisError, type Decision, type TrellisEvent, type TurnResult } from '../../index.js';
+import type { TurnQueue } from '../../queue.js';
 import type { CliApp } from './cli-app.js';
 
 /** What `--queue` turns need: the queue of the config, and the agent name workers know. */
@@ -11,8 +9,8 @@ export interface CliQueue {
   readonly queue: TurnQueue;
 }
 
-/** The config's `queue` as a {@link TurnQueue}; a clear error when the config has none. */
-export function openCliQueue(cli: CliApp): CliQueue {
+/** The config's `queue` as a {@link TurnQueue}; a clear error when the config has none. `trellis/queue` (BullMQ, ioredis) loads only here. */
+export async function openCliQueue(cli: CliApp): Promise<CliQueue> {
   const queue = cli.config?.config.queue;
   if (!queue) {
     throw new TrellisError('InvalidConfig', `--queue needs a queue: ${cli.configFile ?? 'there is no trellis.config'} has no \`queue\``, {
@@ -20,6 +18,7 @@ export function openCliQueue(cli: CliApp): CliQueue {
     });
   }
   const { url, name, prefix } = typeof queue === 'string' ? { url: queue, name: undefined, prefix: undefined } : queue;
+  const { TurnQueue } = await import('../../queue.js');
   return { agent: cli.spec.name, queue: new TurnQueue({ url, queueName: name, prefix }) };
 }
 

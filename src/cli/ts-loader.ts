@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { TrellisError } from '../errors/trellis-error.js';
+import { TrellisError } from '../../index.js';
 import { describeError } from './cli-errors.js';
 import { trellisPackage } from './package-root.js';
 

@@ -77,6 +77,10 @@ export interface ModelProvider {
   call(request: ModelRequest): Promise<ModelResponse>;
 }
 
+/**
+ * Whether a value has the shape of a {@link ModelProvider} (a string `name` and a `call`
+ * function): how a host checks a model handed to it in configuration before using it.
+ */
 export function isModelProvider(value: unknown): value is ModelProvider {
   return typeof value === 'object' && value !== null && typeof (value as ModelProvider).call === 'function' && typeof (value as ModelProvider).name === 'string';
 }

@@ -22,7 +22,13 @@ function isReserved(name: string): boolean {
 }
 export const DEFAULT_PRIORITY = 100;
 
-/** Whether a value is a class decorated with `@Plugin`. */
+/**
+ * Whether a value is a class decorated with `@Plugin` (its own decorator, not a parent's):
+ * how a host picks the plugin classes out of a module it imported.
+ *
+ * @example
+ * const classes = Object.values(await import(file)).filter(isPluginClass);
+ */
 export function isPluginClass(value: unknown): value is PluginClass {
   return typeof value === 'function' && Reflect.hasOwnMetadata(METADATA.plugin, value);
 }

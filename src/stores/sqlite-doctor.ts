@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { describeError } from '../errors/describe-error.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import { SQLITE_MIGRATIONS, schemaVersion } from './sqlite-migrations.js';
-import { SqliteStore } from './sqlite-store.js';
+import { loadDriver, SqliteStore } from './sqlite-store.js';
 
 /** One check of {@link diagnoseSqliteStore}: passed, or a problem with how to fix it. */
 export interface DoctorFinding {
@@ -37,9 +37,11 @@ export async function diagnoseSqliteStore(path: string): Promise<DoctorReport> {
     findings.push({ check: 'file', ok: true, detail: `no store file at ${path} yet (it is created by the first session)` });
     return report();
   }
+  // Loaded here, not imported: the root entry exports this function and must not load the driver.
+  const Driver = loadDriver();
   let db: Database.Database;
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
+    db = new Driver(path, { readonly: true, fileMustExist: true });
     db.pragma('schema_version');
   } catch (error) {
     findings.push({ check: 'file', ok: false, detail: `cannot be opened as SQLite: ${describeError(error)}`, fix: 'Restore the file from a backup, or move it away to start with an empty store' });

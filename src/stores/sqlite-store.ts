@@ -243,7 +243,7 @@ function readTranscript(batches: readonly BatchRow[], count: number, decode: Sto
  * better-sqlite3 (a native CommonJS addon), required when the first store opens rather than
  * when Trellis is imported; `require` keeps the constructor synchronous.
  */
-function loadDriver(): typeof Database {
+export function loadDriver(): typeof Database {
   try {
     return createRequire(import.meta.url)('better-sqlite3') as typeof Database;
   } catch (error) {

@@ -1,8 +1,5 @@
 import type { Command } from 'commander';
-import type { Session } from '../../agent/session.js';
-import type { Decision, TurnResult } from '../../agent/turn-result.js';
-import type { TrellisEvent } from '../../events/trellis-event.js';
-import type { AppDescription } from '../../app/app-description.js';
+import type { AppDescription, Decision, Session, TrellisEvent, TurnResult } from '../../../index.js';
 import { openSession, waitingCalls, withCliApp } from '../cli-app.js';
 import type { CliIo } from '../cli-io.js';
 import { interruptible } from '../interruptible.js';

@@ -1,6 +1,5 @@
 import type { Readable } from 'node:stream';
 import type { Command } from 'commander';
-import { serveMcp } from '../../mcp/server/serve-mcp.js';
 import { isLoopback } from '../../net/loopback.js';
 import { sameSecret } from '../../net/secret.js';
 import { openAgent, withCliApp } from '../cli-app.js';
@@ -47,6 +46,7 @@ export function registerMcpCommand(program: Command, io: CliIo): void {
         const ask = options.ask ? [openAgent(cli, io)] : undefined;
         const transport = options.http === undefined ? { kind: 'stdio' as const, stdin: io.stdin as Readable } : { kind: 'http' as const, port: Number(options.http), host };
         const authenticate = token === undefined ? undefined : (given: string | undefined) => (given !== undefined && sameSecret(given, token) ? {} : undefined);
+        const { serveMcp } = await import('../../../mcp.js'); // the MCP SDK loads for this command only
         const serving = await serveMcp(cli.app, { transport, tools: options.tool, ask, authenticate });
         io.err(serving.url ? `MCP server listening on ${serving.url}` : 'MCP server on stdio');
         const stop = () => void serving.close();

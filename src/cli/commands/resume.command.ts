@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Command } from 'commander';
-import type { Decision } from '../../agent/turn-result.js';
-import { TrellisError } from '../../errors/trellis-error.js';
+import { TrellisError, type Decision } from '../../../index.js';
 import { openSession, reviewedSuspension, waitingCalls, withCliApp } from '../cli-app.js';
 import { usageError } from '../cli-errors.js';
 import type { CliIo } from '../cli-io.js';
@@ -40,7 +39,7 @@ export function registerResumeCommand(program: Command, io: CliIo): void {
       await withCliApp(io, async (cli) => {
         const stored = await cli.store.load(sessionId);
         if (!stored) throw new TrellisError('SessionNotFound', `No session '${sessionId}' in ${cli.storePath}`, { hint: 'List sessions with: trellis sessions' });
-        const { toApply, alreadyDecided, unknown } = sortDecisions(decisions, stored, reviewedSuspension(cli, stored));
+        const { toApply, alreadyDecided, unknown } = sortDecisions(decisions, stored, reviewedSuspension(stored));
         if (unknown.length > 0) {
           const waiting = (await waitingCalls(cli, sessionId)).map((c) => c.callId);
           throw new TrellisError('InvalidDecision', `Session ${sessionId} has no call ${unknown.join(', ')}${waiting.length > 0 ? `; it waits for ${waiting.join(', ')}` : ', and nothing in it waits for a decision'}`, {
@@ -55,7 +54,7 @@ export function registerResumeCommand(program: Command, io: CliIo): void {
         }
         if (alreadyDecided.length > 0) io.err(`note: ${some} already decided; deciding the rest`);
         if (flags.queue) {
-          const queue = openCliQueue(cli);
+          const queue = await openCliQueue(cli);
           try {
             // The key names the session's revision and the decisions: the same resume enqueued twice runs once.
             const key = `decide-r${stored.revision}-${createHash('sha256').update(JSON.stringify(toApply)).digest('hex').slice(0, 16)}`;

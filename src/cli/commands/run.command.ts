@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
-import type { AppDescription } from '../../app/app-description.js';
-import type { Session } from '../../agent/session.js';
-import type { TurnResult } from '../../agent/turn-result.js';
+import type { AppDescription, Session, TurnResult } from '../../../index.js';
 import { openSession, waitingCalls, withCliApp, type CliApp } from '../cli-app.js';
 import { usageError } from '../cli-errors.js';
 import type { CliIo } from '../cli-io.js';
@@ -23,7 +21,7 @@ export function registerRunCommand(program: Command, io: CliIo): void {
       if (message.trim() === '') throw usageError('run needs a message, and this one is empty', 'e.g. trellis run "Greet Ada"');
       await withCliApp(io, async (cli) => {
         if (options.queue) {
-          const queue = openCliQueue(cli);
+          const queue = await openCliQueue(cli);
           try {
             const sessionId = options.session ?? randomUUID();
             await warnCancelled(io, cli, sessionId);

@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { TrellisError } from '../../errors/trellis-error.js';
-import { SqliteStore } from '../../stores/sqlite-store.js';
+import { SqliteStore, TrellisError } from '../../../index.js';
 import { cliStorePath } from '../cli-app.js';
 import type { CliIo } from '../cli-io.js';
 import { escapeControl } from '../render/terminal-text.js';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { TrellisError } from '../../errors/trellis-error.js';
-import { TrellisWorker } from '../../queue/trellis-worker.js';
+import { TrellisError } from '../../../index.js';
+import type { TrellisWorker } from '../../../queue.js';
 import { openAgent, withCliApp, type CliApp } from '../cli-app.js';
 import type { CliIo } from '../cli-io.js';
 
@@ -19,7 +19,7 @@ export function registerWorkerCommand(program: Command, io: CliIo): void {
         throw new TrellisError('InvalidOptions', `--concurrency must be a whole number of at least 1; got ${options.concurrency}`);
       }
       await withCliApp(io, async (cli) => {
-        const worker = startWorker(cli, io, concurrency);
+        const worker = await startWorker(cli, io, concurrency);
         await worker.start();
         io.err(`worker ${worker.id} serving queue on ${redisHost(cli)} with sessions in ${cli.storePath} (Ctrl-C to stop)`);
         await stopSignal();
@@ -29,7 +29,8 @@ export function registerWorkerCommand(program: Command, io: CliIo): void {
     });
 }
 
-function startWorker(cli: CliApp, io: CliIo, concurrency: number): TrellisWorker {
+/** The worker of the config's queue; `trellis/queue` (BullMQ, ioredis) loads only here. */
+async function startWorker(cli: CliApp, io: CliIo, concurrency: number): Promise<TrellisWorker> {
   const queue = cli.config?.config.queue;
   if (!queue) {
     throw new TrellisError('InvalidConfig', `No queue to serve: ${cli.configFile ?? 'there is no trellis.config'} has no \`queue\``, {
@@ -39,6 +40,7 @@ function startWorker(cli: CliApp, io: CliIo, concurrency: number): TrellisWorker
   const store = cli.store;
   const agent = openAgent(cli, io);
   const { url, name, prefix } = typeof queue === 'string' ? { url: queue, name: undefined, prefix: undefined } : queue;
+  const { TrellisWorker } = await import('../../../queue.js');
   return new TrellisWorker({
     url,
     queueName: name,

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
-import { TrellisError } from '../../errors/trellis-error.js';
+import { TrellisError } from '../../../index.js';
 import type { TrellisPackage } from '../package-root.js';
 import type { TrellisDependency } from './trellis-dependency.js';
 

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { relative, resolve, sep } from 'node:path';
-import { TrellisError } from '../../errors/trellis-error.js';
+import { TrellisError } from '../../../index.js';
 import { EXIT_USAGE } from '../cli-errors.js';
 import type { TrellisPackage } from '../package-root.js';
 

@@ -1,6 +1,4 @@
-import type { PendingApproval } from '../../agent/turn-result.js';
-import type { AppDescription } from '../../app/app-description.js';
-import { redactSecrets } from '../../redaction/redactor.js';
+import { redactSecrets, type AppDescription, type PendingApproval } from '../../../index.js';
 import { escapeControl } from './terminal-text.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { AppDescription } from '../../app/app-description.js';
+import type { AppDescription } from '../../../index.js';
 import { schemaSummary } from '../../validation/schema-summary.js';
 
 /** Installed plugins with their tools (input schema, middleware chain, `@Requires` keys) and hooks, then every hook point in run order. */

@@ -1,4 +1,4 @@
-import type { TrellisEvent } from '../../events/trellis-event.js';
+import type { TrellisEvent } from '../../../index.js';
 import { escapeControl } from './terminal-text.js';
 
 /** A tool event as one short line (`→ db.search {...}`, `← db.search ok`), or `undefined` for other events. */

@@ -1,5 +1,4 @@
-import type { StoredSession } from '../../stores/session-store.js';
-import type { Decision, PendingApproval } from '../../agent/turn-result.js';
+import type { Decision, PendingApproval, StoredSession } from '../../../index.js';
 import { approvalLines } from './approval-prompt.js';
 import { escapeControl } from './terminal-text.js';
 import { clip } from './tool-activity.js';

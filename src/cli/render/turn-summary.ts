@@ -1,5 +1,4 @@
-import type { TurnResult } from '../../agent/turn-result.js';
-import type { AppDescription } from '../../app/app-description.js';
+import type { AppDescription, TurnResult } from '../../../index.js';
 import { approvalLines } from './approval-prompt.js';
 import { escapeControl } from './terminal-text.js';
 

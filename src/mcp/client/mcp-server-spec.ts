@@ -1,5 +1,3 @@
-import { TrellisError } from '../../../index.js';
-
 /** An MCP server run as a child process, spoken to over its stdin/stdout. */
 export interface McpStdioServerSpec {
   readonly command: string;
@@ -57,16 +55,6 @@ export function mcpSpecProblems(name: string, spec: unknown): string[] {
     if (s.headers !== undefined && !isStringMap(s.headers)) problems.push(`${where}.headers must map header names to string values`);
   }
   return problems;
-}
-
-/** Throws one `InvalidConfig` error listing every problem of `servers`. */
-export function checkMcpServers(servers: unknown): Readonly<Record<string, McpServerSpec>> {
-  if (typeof servers !== 'object' || servers === null || Array.isArray(servers)) {
-    throw new TrellisError('InvalidConfig', 'mcpServers must be an object: { name: { command, args, env } | { url, headers } }', { hint: 'See docs/mcp.md' });
-  }
-  const problems = Object.entries(servers).flatMap(([name, spec]) => mcpSpecProblems(name, spec));
-  if (problems.length > 0) throw new TrellisError('InvalidConfig', `mcpServers is invalid:\n- ${problems.join('\n- ')}`, { hint: 'See docs/mcp.md for the fields' });
-  return servers as Record<string, McpServerSpec>;
 }
 
 function isStringMap(value: unknown): boolean {

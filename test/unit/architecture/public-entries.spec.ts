@@ -44,6 +44,15 @@ function violations(folders: readonly string[], rule: (file: string, specifier: 
 
 const intoKernel = (file: string, specifier: string): boolean => /^(src|decorators|index\.ts|index\.js|plugin\.[jt]s|testing\.[jt]s)(\/|$)/.test(target(file, specifier) ?? '');
 
+describe('the root entry', () => {
+  it('has every value trellis/plugin has, as the same binding', async () => {
+    const plugin = (await import('../../../plugin.js')) as Record<string, unknown>;
+    const root = (await import('../../../index.js')) as Record<string, unknown>;
+
+    expect(Object.keys(plugin).filter((name) => root[name] !== plugin[name])).toEqual([]);
+  });
+});
+
 describe('the specifier scanner', () => {
   it('finds static, type-only, multi-line, re-exported and dynamic imports', () => {
     const source = [
@@ -96,6 +105,34 @@ describe('hosts drive the kernel through the public entry', () => {
     expect(bad).toEqual([]);
   });
 
+  /**
+   * The CLI is a host like the others, held to a closed list: besides its own files it may
+   * import by path only the dev page it serves (`src/dev`, a host without an entry of its
+   * own), the local-server helpers (`src/net`: pure, no kernel imports), the example it runs
+   * when there is no config, and the pure helpers above. The kernel, the built-ins and the
+   * other hosts it reaches through the package's entries (`trellis/queue` and `trellis/mcp` by `import()`).
+   */
+  const cliReachesIn = (file: string, specifier: string): boolean => {
+    const to = target(file, specifier);
+    if (to === undefined) return false;
+    const entry = /^(index|plugin|testing|queue|mcp|nestjs)\.js$/.test(to);
+    return !entry && !/^src\/(cli|dev|net)\//.test(to) && !to.startsWith('examples/sql-report-desk/') && !ALLOWED.has(to);
+  };
+
+  it('src/cli imports the kernel only through the public entries', () => {
+    expect(violations(['src/cli'], cliReachesIn)).toEqual([]);
+  });
+
+  it('the CLI rule refuses a kernel, built-in, decorator or other host file and admits the entries (the scan sees them)', () => {
+    const file = join(ROOT, 'src/cli/commands/run.command.ts');
+    const refused = ['../../app/trellis.js', '../../agent/call-journal.js', '../../stores/sqlite-doctor.js', '../../../plugins/middleware/logger.js', '../../../decorators/index.js', '../../queue/turn-queue.js', '../../mcp/client/mcp-server-spec.js', '../../redaction/redactor.js'];
+    const admitted = ['../../../index.js', '../../../plugin.js', '../../../queue.js', '../../../mcp.js', '../cli-app.js', '../../dev/dev-server.js', '../../net/loopback.js', '../../validation/schema-summary.js', 'commander'];
+    expect(refused.filter((specifier) => !cliReachesIn(file, specifier))).toEqual([]);
+    expect(admitted.filter((specifier) => cliReachesIn(file, specifier))).toEqual([]);
+    const users = sourcesUnder('src/cli').filter((f) => specifiers(readFileSync(f, 'utf8')).some((specifier) => target(f, specifier) === 'index.js'));
+    expect(users.length).toBeGreaterThan(15);
+  });
+
   it('src/nestjs loads the queue (BullMQ, ioredis) only through import(), when the queue option is set', () => {
     const valueImports = (source: string) => [...source.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?\sfrom\s+'([^']+)'/gms)].map((m) => m[1]!);
     const queueish = (file: string, specifier: string) => /^(bullmq|ioredis)$/.test(specifier) || /^(queue\.[jt]s|src\/queue\/)/.test(target(file, specifier) ?? '');
@@ -107,9 +144,28 @@ describe('hosts drive the kernel through the public entry', () => {
     expect(lazy.length).toBeGreaterThanOrEqual(2);
   });
 
+  it('src/cli loads trellis/queue and trellis/mcp (BullMQ, ioredis, the MCP SDK) only through import(), in the commands that use them', () => {
+    const valueImports = (source: string) => [...source.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?\sfrom\s+'([^']+)'/gms)].map((m) => m[1]!);
+    const heavy = (file: string, specifier: string) => /^(bullmq|ioredis|@modelcontextprotocol\/)/.test(specifier) || /^(queue|mcp)\.[jt]s$/.test(target(file, specifier) ?? '');
+    const files = sourcesUnder('src/cli');
+    const eager = files.flatMap((file) => valueImports(readFileSync(file, 'utf8')).filter((s) => heavy(file, s)).map((s) => `${relative(ROOT, file)} -> ${s}`));
+    const lazy = files.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)].filter((m) => heavy(file, m[1]!)));
+    expect(eager).toEqual([]);
+    expect(lazy.length).toBeGreaterThanOrEqual(5);
+  });
+
   it('the kernel imports no host', () => {
     const hosts = /^src\/(cli|nestjs|queue|mcp|dev)\//;
     const kernel = ['src/agent', 'src/app', 'src/hooks', 'src/context', 'src/state', 'src/plugin', 'src/tools', 'src/stores', 'src/models', 'src/errors', 'src/validation', 'src/events', 'src/contract'];
     expect(violations(kernel, (file, specifier) => hosts.test(target(file, specifier) ?? ''))).toEqual([]);
+  });
+
+  it('the root entries index.ts, plugin.ts and testing.ts import no host', () => {
+    const hosts = /^src\/(cli|nestjs|queue|mcp|dev)\//;
+    const bad = ['index.ts', 'plugin.ts', 'testing.ts'].flatMap((name) => {
+      const file = join(ROOT, name);
+      return specifiers(readFileSync(file, 'utf8')).filter((specifier) => hosts.test(target(file, specifier) ?? '')).map((specifier) => `${name} -> ${specifier}`);
+    });
+    expect(bad).toEqual([]);
   });
 });

@@ -8,7 +8,7 @@ import { describeError, errorLines } from '../../../src/cli/cli-errors.js';
 import { cliCwd, processIo } from '../../../src/cli/cli-io.js';
 import { TrellisError } from '../../../src/errors/trellis-error.js';
 import { PassThrough, Writable } from 'node:stream';
-import { modelFromEnv } from '../../../src/cli/model-from-env.js';
+import { modelFromEnv } from '../../../index.js';
 import { fakeCliIo, type FakeCliIo } from '../../support/fake-cli-io.js';
 
 let cwd: string;

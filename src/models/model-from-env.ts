@@ -1,6 +1,6 @@
-import { AnthropicModel } from '../models/anthropic-model.js';
-import type { ModelProvider } from '../models/model-provider.js';
-import { OpenAIModel } from '../models/openai-model.js';
+import { AnthropicModel } from './anthropic-model.js';
+import type { ModelProvider } from './model-provider.js';
+import { OpenAIModel } from './openai-model.js';
 
 /** A model configured from environment variables, and where it came from, for the user to see. */
 export interface EnvModel {
