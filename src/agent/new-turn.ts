@@ -3,8 +3,10 @@ import { isStop } from '../hooks/hook-engine.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import { historyFor, loopWithHandoffs } from './delegation/handoff-continuation.js';
 import { finishReply, inTurnEnvelope, turnEnv, type SessionParts, type TurnMeta } from './turn-envelope.js';
+import type { ChatMessage } from '../models/model-provider.js';
+import type { TurnEnv } from '../tools/turn-env.js';
 import type { TurnResult } from './turn-result.js';
-import { TurnRunner } from './turn-runner.js';
+import { TurnRunner, type TurnEnd } from './turn-runner.js';
 
 /** A new turn's inputs: the message, the host's turn-level context, the caller's signal. */
 export interface NewTurn {
@@ -27,20 +29,32 @@ export function runNewTurn(parts: SessionParts, turn: NewTurn): Promise<TurnResu
   const history = historyFor(parts);
   const meta: TurnMeta = { turnIndex, input: message, taskInput: message, startedAt, taskStarted: false, runner: undefined };
   const bare = () => new TurnRunner(env, limits, meta.taskInput, '', history, startedAt);
-  return inTurnEnvelope(parts, env, meta, bare, async () => {
-    const received = await env.hooks.run('message.received', message, env.site);
-    if (isStop(received)) {
-      meta.runner = new TurnRunner(env, limits, message, '', history, startedAt);
-      return meta.runner.end('blocked', undefined, { code: 'Blocked', message: received.reason });
-    }
-    const input = received;
-    meta.taskInput = input;
-    meta.taskStarted = true;
-    await env.hooks.run('task.start', { input, turn: turnIndex }, env.site);
-    const instructions = await env.hooks.run('planning.started', parts.agent.spec.instructions, env.site);
-    meta.runner = new TurnRunner(env, limits, input, instructions, history, startedAt);
-    meta.runner.messages.push({ role: 'user', content: input });
-    const after = await loopWithHandoffs(parts, env, meta.runner);
+  // The body opens the turn, then hands the rounds a `then`: no frame of it is held while they run.
+  const body = () => openTurn(parts, env, meta, history).then((opened) => (opened instanceof TurnRunner ? runRounds(parts, env, meta, opened) : opened));
+  return inTurnEnvelope(parts, env, meta, bare, body);
+}
+
+/** `message.received` (may block), `task.start`, `planning.started`: the runner, or the blocked turn's end. */
+async function openTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readonly ChatMessage[]): Promise<TurnRunner | TurnEnd> {
+  const { input: message, turnIndex, startedAt } = meta;
+  const limits = parts.agent.limits;
+  const received = await env.hooks.run('message.received', message, env.site);
+  if (isStop(received)) {
+    meta.runner = new TurnRunner(env, limits, message, '', history, startedAt);
+    return meta.runner.end('blocked', undefined, { code: 'Blocked', message: received.reason });
+  }
+  const input = received;
+  meta.taskInput = input;
+  meta.taskStarted = true;
+  await env.hooks.run('task.start', { input, turn: turnIndex }, env.site);
+  const instructions = await env.hooks.run('planning.started', parts.agent.spec.instructions, env.site);
+  meta.runner = new TurnRunner(env, limits, input, instructions, history, startedAt);
+  meta.runner.messages.push({ role: 'user', content: input });
+  return meta.runner;
+}
+
+function runRounds(parts: SessionParts, env: TurnEnv, meta: TurnMeta, runner: TurnRunner): Promise<TurnEnd> {
+  return loopWithHandoffs(parts, env, runner).then((after) => {
     meta.runner = after.runner;
     return finishReply(after.parts, after.env, after.runner, after.end);
   });

@@ -55,13 +55,11 @@ export function roundMessages(
   transcript: readonly ChatMessage[],
   turn: readonly ChatMessage[],
 ): ChatMessage[] {
-  const messages: ChatMessage[] = [{ role: 'system', content: instructions }];
-  if (context) for (const m of context) messages.push(m);
-  for (const m of recalled) messages.push(m);
-  for (const m of transcript) messages.push(m);
-  for (const m of turn) messages.push(m);
-  return messages;
+  // One `concat`: the array is allocated once at its final length (pushing grew it four times a round).
+  return [{ role: 'system', content: instructions } as ChatMessage].concat(context ?? NO_MESSAGES, recalled, transcript, turn);
 }
+
+const NO_MESSAGES: readonly ChatMessage[] = [];
 
 /** Keys that last one round: cleared once the model call they applied to is built. */
 export const ROUND_KEYS = [KERNEL_KEYS.inferenceRound, KERNEL_KEYS.roundIncludeTools, KERNEL_KEYS.roundExcludeTools] as const;

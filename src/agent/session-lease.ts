@@ -33,10 +33,20 @@ export function leaseHolder(): string {
  * before anything of its turn has run. Stores without leases run `work` as it is, and the
  * holder id (`holderOf`) is only made when a store has leases.
  */
-export async function withLease<T>(store: SessionStore | undefined, sessionId: string, holderOf: () => string, waitMs: number | undefined, work: () => Promise<T>, onLost: (error: TrellisError) => void): Promise<T> {
+export function withLease<T>(store: SessionStore | undefined, sessionId: string, holderOf: () => string, waitMs: number | undefined, work: () => Promise<T>, onLost: (error: TrellisError) => void): Promise<T> {
   const lease = leases(store);
-  if (!lease) return work();
-  const holder = holderOf();
+  // No lease: the work's own promise, with no promise of this function wrapped around it.
+  if (!lease) {
+    try {
+      return work();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+  return leased(lease, sessionId, holderOf(), waitMs, work, onLost);
+}
+
+async function leased<T>(lease: LeaseStore, sessionId: string, holder: string, waitMs: number | undefined, work: () => Promise<T>, onLost: (error: TrellisError) => void): Promise<T> {
   await acquire(lease, sessionId, holder, waitMs ?? 0);
   const renewal = setInterval(() => {
     lease.renewLease(sessionId, holder, LEASE_TTL_MS).then(

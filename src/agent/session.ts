@@ -310,7 +310,17 @@ export class Session {
 
   #serialize<T>(work: () => Promise<T>): Promise<T> {
     this.#pending++;
-    const run = this.#queue.then(work, work).finally(() => this.#pending--);
+    // Two handlers rather than `finally`, which builds more promises per call.
+    const run = this.#queue.then(work, work).then(
+      (value) => {
+        this.#pending--;
+        return value;
+      },
+      (error: unknown) => {
+        this.#pending--;
+        throw error;
+      },
+    );
     this.#queue = run.catch(() => undefined);
     return run;
   }

@@ -74,7 +74,7 @@ export function turnEnv(parts: SessionParts, turn: ContextLevel, signal: AbortSi
  * a failed or cancelled end; `task.end` whenever `task.start` was attempted (it always
  * runs, even when `task.start` itself threw); one checkpoint; `turn.finished`.
  */
-export async function inTurnEnvelope(parts: SessionParts, env: TurnEnv, meta: TurnMeta, bare: () => TurnRunner, body: () => Promise<TurnEnd>): Promise<TurnResult> {
+export function inTurnEnvelope(parts: SessionParts, env: TurnEnv, meta: TurnMeta, bare: () => TurnRunner, body: () => Promise<TurnEnd>): Promise<TurnResult> {
   const began = performance.now();
   const saved = parts.state.session.values;
   if (env.observed()) {
@@ -82,12 +82,21 @@ export async function inTurnEnvelope(parts: SessionParts, env: TurnEnv, meta: Tu
     // A sub-agent's turn names the call it runs for, so traces nest it under that call.
     env.emit(frame ? { type: 'turn.started', sessionId: parts.id, turn: meta.turnIndex, agent: parts.agent.spec.name, parent: { sessionId: frame.parentSessionId, callId: frame.parentCallId } } : { type: 'turn.started', sessionId: parts.id, turn: meta.turnIndex });
   }
-  let end: TurnEnd;
+  let running: Promise<TurnEnd>;
   try {
-    end = await body();
+    running = body();
   } catch (error) {
-    end = failedTurn(parts, error, meta.runner ?? bare(), saved);
+    running = Promise.reject(error);
   }
+  // Continued by `then`, not awaited: no suspended frame of the envelope is held while the turn runs.
+  return running.then(
+    (end) => settleTurn(parts, env, meta, end, began),
+    (error: unknown) => settleTurn(parts, env, meta, failedTurn(parts, error, meta.runner ?? bare(), saved), began),
+  );
+}
+
+/** After the body: `task.end` when `task.start` was attempted, the checkpoint, `turn.finished`. */
+async function settleTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: TurnEnd, began: number): Promise<TurnResult> {
   if (meta.taskStarted) end = await endTask(env, meta.taskInput, end);
   await parts.sync.checkpoint(meta.turnIndex, meta.input, end, meta.startedAt, parts.state.session.values);
   if (env.observed()) env.emit({ type: 'turn.finished', sessionId: parts.id, turn: meta.turnIndex, status: end.result.status, durationMs: performance.now() - began });

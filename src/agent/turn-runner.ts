@@ -1,13 +1,13 @@
 import { describeError } from '../errors/describe-error.js';
-import { invokeMember } from '../context/member-invoker.js';
+import { invokeMember, type Invocation, type MemberSite } from '../context/member-invoker.js';
 import type { ToolCandidate } from '../contract/hook-payloads.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import type { ChatMessage, ModelProvider, ModelResponse, ModelToolCall, Usage } from '../models/model-provider.js';
-import type { RegisteredTool } from '../plugin/plugin-member.js';
+import type { PluginMember, RegisteredTool } from '../plugin/plugin-member.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import { NEVER_ABORTED } from '../context/never-signal.js';
 import { commitKernelWrites, turnValue } from '../state/kernel-writes.js';
-import { toolMessage } from '../tools/tool-pipeline.js';
+import { executeToolCall, toolMessage } from '../tools/tool-pipeline.js';
 import type { InferenceRequest } from '../contract/hook-payloads.js';
 import type { HandoffMark } from '../contract/delegation.js';
 import { handedOverUsage, rollUpUsage } from './delegation/usage-rollup.js';
@@ -93,29 +93,10 @@ export class TurnRunner {
         recalled = recalling instanceof Promise ? await recalling : recalling;
       }
       const offered = hooks['tool.register'].length === 0 && hooks['tool.select'].length === 0 ? filterTools(env.view.tools, env.site.scope.turn!.values) : await this.selectTools();
-      const contextMessages = env.site.scope.turn!.values[KERNEL_KEYS.contextMessages] as ChatMessage[] | undefined;
-      let request: InferenceRequest = {
-        messages: roundMessages(this.instructions, contextMessages, recalled.length ? recalled : NO_RECALL, this.transcript, this.messages),
-        tools: toolDefinitions(offered),
-        inference: mergeInference(limits.inference, env.site.scope.turn!.values),
-      };
-      if (env.view.transforms.length > 0) request = await this.transform(request);
-      const before = env.hooks.run('llm.before', request, env.site);
-      request = before instanceof Promise ? await before : before;
-      // Round overrides and filters set before this call applied to it; ones set from here on apply to the next.
-      this.clearRoundKeys();
-      this.checkCancelled();
-      const round = ++this.rounds;
-      if (env.observed()) env.emit({ type: 'round.started', sessionId: env.sessionId, turn: env.turnIndex, round });
-      // Named fields, not `...request`: spreading the transformed request and adding fields
-      // takes V8's slow object-clone path every round.
-      let response = await limits.model.call({
-        messages: request.messages,
-        tools: request.tools,
-        inference: request.inference,
-        signal: env.site.signal,
-        onDelta: !env.observed() ? undefined : limits.streamText === 'final' ? (delta) => delta.type !== 'text' && env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }) : (delta) => env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }),
-      });
+      // The request is built and sent by `ask`, so no variable of this frame keeps it (or its
+      // message list) while the round's tools run.
+      let response = await this.ask(offered, recalled);
+      const round = this.rounds;
       const after = env.hooks.run('llm.after', response, env.site);
       response = after instanceof Promise ? await after : after;
       this.addUsage(response);
@@ -123,13 +104,59 @@ export class TurnRunner {
       this.messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls.length > 0 ? response.toolCalls : undefined });
       if (response.toolCalls.length === 0) return this.end('completed', response.text);
       const byName = offered === env.view.tools ? env.view.toolsByName : new Map(offered.map((t) => [t.name, t] as const));
-      const outcomes = await runToolBatch(env, response.toolCalls, round, byName, limits.toolConcurrency);
+      // One call (the common case) is awaited here: no batch, and no promise of its own.
+      const calls = response.toolCalls;
+      const outcomes: BatchOutcome[] = calls.length === 1 ? [await executeToolCall(env, calls[0]!, round, byName)] : await runToolBatch(env, calls, round, byName, limits.toolConcurrency);
       const end = this.afterCalls(response.toolCalls, outcomes);
       if (end) return end;
       const handoff = env.site.scope.turn!.values[KERNEL_KEYS.handoff] as HandoffMark | undefined;
       if (handoff !== undefined) return { ...this.end('completed', undefined), handoff };
     }
     return this.end('max_rounds', undefined);
+  }
+
+  /**
+   * The round's request (messages, tools, inference; the transform chain; `llm.before`), then
+   * the model call. Synchronous up to the model call while the transforms and hooks are.
+   */
+  private ask(offered: readonly RegisteredTool[], recalled: readonly ChatMessage[]): Promise<ModelResponse> {
+    const { env, limits } = this;
+    const turn = env.site.scope.turn!.values;
+    let request: InferenceRequest = {
+      messages: roundMessages(this.instructions, turn[KERNEL_KEYS.contextMessages] as ChatMessage[] | undefined, recalled.length ? recalled : NO_RECALL, this.transcript, this.messages),
+      tools: toolDefinitions(offered),
+      inference: mergeInference(limits.inference, turn),
+    };
+    if (env.view.transforms.length > 0) {
+      const transformed = this.transform(request);
+      if (transformed instanceof Promise) return transformed.then((changed) => this.beforeModel(changed));
+      request = transformed;
+    }
+    return this.beforeModel(request);
+  }
+
+  private beforeModel(request: InferenceRequest): Promise<ModelResponse> {
+    const before = this.env.hooks.run('llm.before', request, this.env.site);
+    if (before instanceof Promise) return before.then((changed) => this.callModel(changed));
+    return this.callModel(before);
+  }
+
+  private callModel(request: InferenceRequest): Promise<ModelResponse> {
+    const { env, limits } = this;
+    // Round overrides and filters set before this call applied to it; ones set from here on apply to the next.
+    this.clearRoundKeys();
+    this.checkCancelled();
+    const round = ++this.rounds;
+    if (env.observed()) env.emit({ type: 'round.started', sessionId: env.sessionId, turn: env.turnIndex, round });
+    // Named fields, not `...request`: spreading the transformed request and adding fields
+    // takes V8's slow object-clone path every round.
+    return limits.model.call({
+      messages: request.messages,
+      tools: request.tools,
+      inference: request.inference,
+      signal: env.site.signal,
+      onDelta: !env.observed() ? undefined : limits.streamText === 'final' ? (delta) => delta.type !== 'text' && env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }) : (delta) => env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }),
+    });
   }
 
   /** Applies a round's outcomes: records results, and ends the turn on Block, Suspend or done. */
@@ -241,18 +268,38 @@ export class TurnRunner {
     return filterTools(chosen, env.site.scope.turn!.values);
   }
 
-  private async transform(request: InferenceRequest): Promise<InferenceRequest> {
+  /**
+   * The transform chain. Synchronous while the transforms are: a transform that returns a
+   * promise hands the rest of the chain to {@link transformAsync}. Transforms are pure, so
+   * one snapshot serves the whole chain.
+   */
+  private transform(request: InferenceRequest): InferenceRequest | Promise<InferenceRequest> {
     const { env } = this;
-    for (const transform of env.view.transforms) {
+    const transforms = env.view.transforms;
+    const site: MemberSite = { scope: env.site.scope, snapshot: env.site.scope.snapshot(), schema: env.registry, point: 'transform', readOnly: true, signal: env.site.signal };
+    for (let index = 0; index < transforms.length; index++) {
+      const transform = transforms[index]!;
+      let invoked: Invocation | Promise<Invocation>;
       try {
-        const { out } = await invokeMember(transform, request, { scope: env.site.scope, snapshot: env.site.scope.snapshot(), schema: env.registry, point: 'transform', readOnly: true, signal: env.site.signal });
+        invoked = invokeMember(transform, request, site);
+      } catch (error) {
+        throw transformFailed(transform, error);
+      }
+      if (invoked instanceof Promise) return this.transformAsync(request, site, index, invoked);
+      if (invoked.out !== undefined) request = invoked.out as InferenceRequest;
+    }
+    return request;
+  }
+
+  private async transformAsync(request: InferenceRequest, site: MemberSite, from: number, pending: Promise<Invocation>): Promise<InferenceRequest> {
+    const transforms = this.env.view.transforms;
+    for (let index = from; index < transforms.length; index++) {
+      const transform = transforms[index]!;
+      try {
+        const { out } = await (index === from ? pending : invokeMember(transform, request, site));
         if (out !== undefined) request = out as InferenceRequest;
       } catch (error) {
-        throw new TrellisError(TrellisError.is(error) ? error.code : 'HookFailed', `Transform ${transform.plugin}.${transform.method} failed: ${describeError(error)}`, {
-          hint: 'Transforms must be pure functions of the request; fix the transform',
-          details: { plugin: transform.plugin, point: 'transform' },
-          cause: error,
-        });
+        throw transformFailed(transform, error);
       }
     }
     return request;
@@ -279,6 +326,14 @@ export class TurnRunner {
     const signal = this.env.site.signal;
     if (signal !== NEVER_ABORTED && signal.aborted) throw cancelled();
   }
+}
+
+function transformFailed(transform: PluginMember, error: unknown): TrellisError {
+  return new TrellisError(TrellisError.is(error) ? error.code : 'HookFailed', `Transform ${transform.plugin}.${transform.method} failed: ${describeError(error)}`, {
+    hint: 'Transforms must be pure functions of the request; fix the transform',
+    details: { plugin: transform.plugin, point: 'transform' },
+    cause: error,
+  });
 }
 
 export function cancelled(): TrellisError {

@@ -1,5 +1,7 @@
 type Values = Readonly<Record<string, unknown>>;
-const EMPTY: Values = Object.freeze({});
+/** The values of a level nothing was written to. */
+export const EMPTY_VALUES: Values = Object.freeze({});
+const EMPTY = EMPTY_VALUES;
 
 /**
  * One context level's values. Values are replaced, never mutated, on commit, so holding

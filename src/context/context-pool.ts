@@ -14,14 +14,15 @@ export function resolveDeclared(
   keys: readonly NormalizedKey[],
   snapshot: ContextSnapshot,
   schema: StateSchema,
-  who: string,
+  /** Who declared the keys, for the error: a name, or the member (its `plugin.method` is built only on error). */
+  who: string | { readonly plugin: string; readonly method: string },
 ): Readonly<Record<string, unknown>> {
   if (keys.length === 0) return NO_DEPS;
   const deps: Record<string, unknown> = {};
   for (const { key, optional } of keys) {
     let value = lookup(snapshot, key);
     if (value === undefined) value = schema.stateKey(key)?.default;
-    if (value === undefined && !optional) throw missingContext(key, snapshot, who);
+    if (value === undefined && !optional) throw missingContext(key, snapshot, typeof who === 'string' ? who : `${who.plugin}.${who.method}`);
     deps[key] = value;
   }
   return deps;

@@ -31,8 +31,8 @@ export interface Invocation {
  * middleware runs between the context and the call.
  */
 export function memberContext(member: PluginMember, site: MemberSite): MemberContext {
-  // Most members declare nothing: no lookup, and no `plugin.method` name built for an error that cannot happen.
-  const deps = member.requires.length === 0 ? NO_DEPS : resolveDeclared(member.requires, site.snapshot, site.schema, `${member.plugin}.${member.method}`);
+  // Most members declare nothing: no lookup. The `plugin.method` name is built only for a missing key's error.
+  const deps = member.requires.length === 0 ? NO_DEPS : resolveDeclared(member.requires, site.snapshot, site.schema, member);
   return new MemberContext(member, site.snapshot, site.schema, site.point, deps, site.readOnly === true, site.signal, site.scope.state.sessionId);
 }
 

@@ -46,6 +46,7 @@ export interface ScriptedModelOptions {
 export const DEFAULT_KEEP_CALLS = 1_000;
 
 const CHARS_PER_TOKEN = 4;
+const NO_CALLS: readonly ScriptedToolCall[] = [];
 /** Text is streamed in about this many pieces, so consumers see real streaming. */
 const TEXT_CHUNKS = 3;
 
@@ -126,11 +127,15 @@ export class ScriptedModel implements ModelProvider {
 
   private answer(reply: Exclude<ScriptedReply, string>, request: ModelRequest): ModelResponse {
     const text = reply.text ?? '';
-    const toolCalls: ModelToolCall[] = [];
+    const calls = reply.toolCalls ?? NO_CALLS;
+    // Made at its final length: the response's list stays in the turn's messages, and a list
+    // grown by `push` kept room for 17 calls.
+    const toolCalls = new Array<ModelToolCall>(calls.length);
     let outputChars = text.length;
-    for (const call of reply.toolCalls ?? []) {
+    for (let index = 0; index < calls.length; index++) {
+      const call = calls[index]!;
       const args = typeof call.args === 'string' ? call.args : JSON.stringify(call.args ?? {});
-      toolCalls.push({ id: call.id ?? `call_${this.nextCallId++}`, name: call.name, arguments: args });
+      toolCalls[index] = { id: call.id ?? `call_${this.nextCallId++}`, name: call.name, arguments: args };
       outputChars += call.name.length + args.length;
     }
     if (request.onDelta) this.stream(request.onDelta, text, toolCalls);

@@ -44,6 +44,17 @@ export class SessionState {
     }
   }
 
+  /**
+   * The kernel's own turn-level writes (plain, non-exclusive, no actions or effects), already
+   * applied to a copy of the turn's values: one revision, as `commit` would make it.
+   */
+  commitTurnValues(turn: ContextLevel, values: Readonly<Record<string, unknown>>, keys: readonly string[]): void {
+    turn.values = values;
+    const revision = ++this.revision;
+    for (const key of keys) this.writtenAt.set(key, revision);
+    if (this.events?.observed) this.events.emit({ type: 'state.committed', sessionId: this.sessionId, revision, keys: [...keys] });
+  }
+
   /** Host writes (`app.*`, restored state): no ownership checks, one revision. */
   seed(values: Readonly<Record<string, unknown>>): void {
     if (Object.keys(values).length === 0) return;

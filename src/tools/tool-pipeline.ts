@@ -1,6 +1,6 @@
 import { describeError } from '../errors/describe-error.js';
 import { ContextLevel } from '../context/context-level.js';
-import type { ContextScope } from '../context/context-scope.js';
+import { EMPTY_VALUES, type ContextSnapshot } from '../context/context-level.js';
 import { bindCall, commandOf, setSignal, type MemberContext } from '../context/member-context.js';
 import { memberContext } from '../context/member-invoker.js';
 import type { RolledUpUsage } from '../contract/agent-usage.js';
@@ -8,13 +8,14 @@ import { DelegatedOutcome, type ChildSuspension } from '../contract/delegation.j
 import type { ToolCallInfo, ToolCallOutcome } from '../contract/hook-payloads.js';
 import { errorResult, type ToolCallRecord, type ToolErrorInfo, type ToolResult } from '../contract/tool-result.js';
 import { TrellisError, type TrellisErrorCode } from '../errors/trellis-error.js';
-import { isStop } from '../hooks/hook-engine.js';
+import { isStop, type GateDecision, type HookOutcome } from '../hooks/hook-engine.js';
 import { hookResultKind, isHookResult, type HookResult } from '../hooks/hook-results.js';
 import type { ModelToolCall } from '../models/model-provider.js';
 import type { RegisteredTool } from '../plugin/plugin-member.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
-import { commitKernelWrites, turnValue } from '../state/kernel-writes.js';
+import { commitTurnValues } from '../state/kernel-writes.js';
 import type { Phase } from '../state/state-engine.js';
+import type { StateCommand } from '../state/state-command.js';
 import { MAX_ARGUMENT_CHARS } from '../validation/argument-limits.js';
 import { formatFieldErrors, validateDto } from '../validation/validate-dto.js';
 import type { PendingApproval } from '../contract/suspension.js';
@@ -41,52 +42,96 @@ export interface CallOptions {
  * middleware → tool → after_call | error → result recorded → memory.write. Every
  * failure becomes an error result the model sees; nothing here throws at the turn
  * except a failing hook.
+ *
+ * Written as steps that continue synchronously while nothing is pending, rather than as
+ * one async function: while the tool runs, no suspended frame of the pipeline is held,
+ * and a step whose hooks are absent or synchronous costs no promise.
  */
-export async function executeToolCall(env: TurnEnv, call: ModelToolCall, round: number, tools: ReadonlyMap<string, RegisteredTool>, options: CallOptions = {}): Promise<CallEnd> {
+export function executeToolCall(env: TurnEnv, call: ModelToolCall, round: number, tools: ReadonlyMap<string, RegisteredTool>, options?: CallOptions): Promise<CallEnd> {
   const started = performance.now();
   const tool = tools.get(call.name);
   const info: ToolCallInfo = { callId: call.id, tool: call.name, plugin: tool?.plugin ?? '', tags: tool?.tags ?? NO_TAGS, args: parseLoose(call.arguments), round };
   if (env.observed()) env.emit({ type: 'tool.started', sessionId: env.sessionId, callId: call.id, tool: call.name, args: maskFields(info.args, secretFields(tool?.input)) });
-  if (!tool) {
-    const known = [...tools.keys()].join(', ') || 'none';
-    return finish(env, info, undefined, errorResult('ToolNotFound', `There is no tool '${call.name}' in this round. Call one of: ${known}`), started);
-  }
-  if (!options.approved) {
-    const deciding = env.hooks.run('tool.gate', info, env.site);
-    let decision = deciding instanceof Promise ? await deciding : deciding;
-    if (decision.kind === 'allow' && tool.delegation) decision = await env.hooks.run('agent.delegating', tool.delegation(info), env.site);
-    if (decision.kind === 'block') {
-      const error: ToolErrorInfo = { code: 'Blocked', message: `Blocked by ${decision.by}: ${decision.reason}`, retryable: false };
-      if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: call.id, tool: call.name, ok: false, durationMs: performance.now() - started, error });
-      return { kind: 'blocked', reason: decision.reason, by: decision.by };
-    }
-    if (decision.kind === 'suspend') {
-      if (env.observed()) env.emit({ type: 'tool.suspended', sessionId: env.sessionId, callId: call.id, tool: call.name, message: decision.ticket.message });
-      return { kind: 'suspended', pending: { callId: call.id, tool: call.name, arguments: call.arguments, ticket: decision.ticket } };
-    }
-    if (decision.kind === 'setResult') return finish(env, info, tool, { ok: true, value: decision.value }, started);
-  }
-  const beforeCall = env.hooks.run('tool.before_call', info, env.site);
-  const before = beforeCall instanceof Promise ? await beforeCall : beforeCall;
-  if (isStop(before)) {
-    return finish(env, info, tool, errorResult('Blocked', `The call to ${tool.name} was blocked: ${before.reason}. Do not retry it unchanged`), started);
-  }
-  const prepared = prepareCall(env, tool, before);
-  if (!(prepared instanceof PreparedCall)) return finish(env, before, tool, prepared, started);
-  let result: ToolResult;
   try {
-    result = await runChain(tool.chain, prepared.invocation, prepared.inner);
+    if (!tool) {
+      const known = [...tools.keys()].join(', ') || 'none';
+      return settled(finish(env, info, undefined, errorResult('ToolNotFound', `There is no tool '${call.name}' in this round. Call one of: ${known}`), started));
+    }
+    if (options?.approved) return beforeCall(env, call, info, tool, started);
+    const deciding = env.hooks.run('tool.gate', info, env.site);
+    if (deciding instanceof Promise || tool.delegation) return gatedAsync(env, call, info, tool, started, deciding);
+    return decided(env, call, info, tool, started, deciding);
   } catch (error) {
-    result = fromError(error, 'ToolFailed');
+    return Promise.reject(error);
   }
-  if (result.ok && tool.output && !result.done) result = checkOutput(env, tool, before, result.value);
+}
+
+/** The gate's decision when it, or `agent.delegating`, awaits. */
+async function gatedAsync(env: TurnEnv, call: ModelToolCall, info: ToolCallInfo, tool: RegisteredTool, started: number, deciding: GateDecision | Promise<GateDecision>): Promise<CallEnd> {
+  let decision = await deciding;
+  if (decision.kind === 'allow' && tool.delegation) decision = await env.hooks.run('agent.delegating', tool.delegation(info), env.site);
+  return decided(env, call, info, tool, started, decision);
+}
+
+function decided(env: TurnEnv, call: ModelToolCall, info: ToolCallInfo, tool: RegisteredTool, started: number, decision: GateDecision): Promise<CallEnd> {
+  if (decision.kind === 'block') {
+    const error: ToolErrorInfo = { code: 'Blocked', message: `Blocked by ${decision.by}: ${decision.reason}`, retryable: false };
+    if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: call.id, tool: call.name, ok: false, durationMs: performance.now() - started, error });
+    return Promise.resolve({ kind: 'blocked', reason: decision.reason, by: decision.by });
+  }
+  if (decision.kind === 'suspend') {
+    if (env.observed()) env.emit({ type: 'tool.suspended', sessionId: env.sessionId, callId: call.id, tool: call.name, message: decision.ticket.message });
+    return Promise.resolve({ kind: 'suspended', pending: { callId: call.id, tool: call.name, arguments: call.arguments, ticket: decision.ticket } });
+  }
+  if (decision.kind === 'setResult') return settled(finish(env, info, tool, { ok: true, value: decision.value }, started));
+  return beforeCall(env, call, info, tool, started);
+}
+
+function beforeCall(env: TurnEnv, call: ModelToolCall, info: ToolCallInfo, tool: RegisteredTool, started: number): Promise<CallEnd> {
+  const beforeCall = env.hooks.run('tool.before_call', info, env.site);
+  if (beforeCall instanceof Promise) return beforeCall.then((before) => runCall(env, call, info, tool, before, started));
+  return runCall(env, call, info, tool, beforeCall, started);
+}
+
+/** Validation, context, then the middleware chain and the tool; `ran` continues when they settle. */
+function runCall(env: TurnEnv, call: ModelToolCall, info: ToolCallInfo, tool: RegisteredTool, before: HookOutcome<'tool.before_call'>, started: number): Promise<CallEnd> {
+  if (isStop(before)) {
+    return settled(finish(env, info, tool, errorResult('Blocked', `The call to ${tool.name} was blocked: ${before.reason}. Do not retry it unchanged`), started));
+  }
+  const prepared = prepareCall(env, call, tool, before, started);
+  if (!(prepared instanceof PreparedCall)) return settled(finish(env, before, tool, prepared, started));
+  let running: Promise<ToolResult>;
+  try {
+    running = runChain(tool.chain, prepared.invocation, prepared);
+  } catch (error) {
+    running = Promise.resolve(fromError(error, 'ToolFailed'));
+  }
+  return running.then(
+    (result) => ran(prepared, result),
+    (error: unknown) => ran(prepared, fromError(error, 'ToolFailed')),
+  );
+}
+
+/** After the tool: its output checked, its state command committed, its result recorded. */
+function ran(prepared: PreparedCall, result: ToolResult): CallEnd | Promise<CallEnd> {
+  const { env, tool, info, started } = prepared;
+  if (result.ok && tool.output && !result.done) result = checkOutput(env, tool, info, result.value);
   const command = result.ok ? commandOf(prepared.ctx) : undefined;
-  if (command) {
-    const phase: Phase = { point: `tool:${tool.name}`, pending: undefined };
-    const target = { scope: prepared.scope, schema: env.registry };
-    await env.state.submit(command, target, phase);
-    await env.state.execute(phase, target);
-  }
+  if (command) return committed(prepared, result, command);
+  return delegatedOrFinished(env, prepared.call, info, tool, result, started);
+}
+
+async function committed(prepared: PreparedCall, result: ToolResult, command: StateCommand): Promise<CallEnd> {
+  const { env, tool } = prepared;
+  const phase: Phase = { point: `tool:${tool.name}`, pending: undefined };
+  // The execution level exists only for a call that wrote something.
+  const target = { scope: env.site.scope.withExecution(new ContextLevel()), schema: env.registry };
+  await env.state.submit(command, target, phase);
+  await env.state.execute(phase, target);
+  return delegatedOrFinished(env, prepared.call, prepared.info, tool, result, prepared.started);
+}
+
+function delegatedOrFinished(env: TurnEnv, call: ModelToolCall, info: ToolCallInfo, tool: RegisteredTool, result: ToolResult, started: number): CallEnd | Promise<CallEnd> {
   let usage: RolledUpUsage | undefined;
   if (result.ok && result.value instanceof DelegatedOutcome) {
     // A sub-agent's turn: it suspended (its waiting calls become this call's), or it finished.
@@ -98,28 +143,41 @@ export async function executeToolCall(env: TurnEnv, call: ModelToolCall, round: 
     usage = result.value.usage;
     result = result.value.result!;
   }
-  return finish(env, before, tool, result, started, usage);
+  return finish(env, info, tool, result, started, usage);
 }
 
-/** A call ready to run through its middleware: its context, invocation and scope. */
+function settled(end: CallEnd | Promise<CallEnd>): Promise<CallEnd> {
+  return end instanceof Promise ? end : Promise.resolve(end);
+}
+
+/** A call ready to run through its middleware: its context, invocation and what the steps after it need. */
 class PreparedCall {
   constructor(
+    readonly env: TurnEnv,
+    readonly call: ModelToolCall,
+    readonly tool: RegisteredTool,
+    readonly info: ToolCallInfo,
+    readonly started: number,
     readonly ctx: MemberContext,
     readonly invocation: ToolInvocation,
-    readonly scope: ContextScope,
-    readonly inner: (invocation: ToolInvocation) => Promise<ToolResult>,
   ) {}
+
+  /** The end of the middleware chain: the tool itself. */
+  run(invocation: ToolInvocation): Promise<ToolResult> {
+    return invoke(this.tool, invocation, this.ctx);
+  }
 }
 
 /** Input validation, `@Requires` resolution and the call's context; an error result when one fails. */
-function prepareCall(env: TurnEnv, tool: RegisteredTool, info: ToolCallInfo): PreparedCall | ToolResult {
+function prepareCall(env: TurnEnv, call: ModelToolCall, tool: RegisteredTool, info: ToolCallInfo, started: number): PreparedCall | ToolResult {
   // Unparsable arguments stay text, so the model is told they are not JSON.
   const input = tool.validateInput(info.args);
   if (!input.ok) {
     return errorResult('ToolInput', `Invalid arguments for ${tool.name}:\n${formatFieldErrors(input.errors)}\nFix these fields and call the tool again`);
   }
-  const scope = env.site.scope.withExecution(new ContextLevel());
-  const snapshot = scope.snapshot();
+  const scope = env.site.scope;
+  // The call's execution level starts empty: the snapshot reads it as such.
+  const snapshot: ContextSnapshot = { revision: scope.state.revision, session: scope.state.session.values, turn: scope.turn?.values, execution: EMPTY_VALUES };
   let ctx: MemberContext;
   try {
     ctx = memberContext(tool, { scope, snapshot, schema: env.registry, point: 'tool.call', signal: env.site.signal });
@@ -131,25 +189,40 @@ function prepareCall(env: TurnEnv, tool: RegisteredTool, info: ToolCallInfo): Pr
     if (env.observed()) env.emit({ ...notice, sessionId: env.sessionId, callId: info.callId, tool: tool.name });
   };
   const invocation: ToolInvocation = { callId: info.callId, tool: tool.name, plugin: tool.plugin, args: input.value, context: ctx, signal: ctx.signal, attempt: 1, notify };
-  return new PreparedCall(ctx, invocation, scope, (inv) => invoke(tool, inv, ctx));
+  return new PreparedCall(env, call, tool, info, started, ctx, invocation);
 }
 
 function invoke(tool: RegisteredTool, invocation: ToolInvocation, ctx: MemberContext): Promise<ToolResult> {
   setSignal(ctx, invocation.signal);
-  const outer = ctx.signal;
   // Nothing can stop this call (no timeout, a signal that never aborts): call the tool
   // directly, with no listener, no race and no extra promise when it answers synchronously.
-  if (tool.timeoutMs === undefined && outer === NEVER_ABORTED) {
-    let out: unknown;
-    try {
-      out = tool.fn(invocation.args, ctx as never);
-    } catch (error) {
-      return Promise.resolve(fromError(error, 'ToolFailed', tool.name));
-    }
-    if (isThenable(out)) return Promise.resolve(out).then(toolValue, (error: unknown) => fromError(error, 'ToolFailed', tool.name));
-    return Promise.resolve(toolValue(out));
+  if (tool.timeoutMs !== undefined || ctx.signal !== NEVER_ABORTED) return invokeGuarded(tool, invocation, ctx);
+  let out: unknown;
+  try {
+    out = tool.fn(invocation.args, ctx as never);
+  } catch (error) {
+    return Promise.resolve(fromError(error, 'ToolFailed', tool.name));
   }
-  return guarded(tool, ctx, () => tool.fn(invocation.args, ctx as never)).then(toolValue, (error: unknown) => fromError(error, 'ToolFailed', tool.name));
+  if (isThenable(out)) return Promise.resolve(out).then(toolValue, failureOf(tool));
+  return Promise.resolve(toolValue(out));
+}
+
+/** Kept apart from `invoke`: its closure would otherwise give every call a context to capture. */
+function invokeGuarded(tool: RegisteredTool, invocation: ToolInvocation, ctx: MemberContext): Promise<ToolResult> {
+  return guarded(tool, ctx, () => tool.fn(invocation.args, ctx as never)).then(toolValue, failureOf(tool));
+}
+
+const failures = new WeakMap<RegisteredTool, (error: unknown) => ToolResult>();
+
+/** A tool's rejection as an error result naming the tool; one handler per tool, not per call. */
+function failureOf(tool: RegisteredTool): (error: unknown) => ToolResult {
+  let failure = failures.get(tool);
+  if (failure === undefined) {
+    const name = tool.name;
+    failure = (error) => fromError(error, 'ToolFailed', name);
+    failures.set(tool, failure);
+  }
+  return failure;
 }
 
 /** A tool's return value as a result: `done(value)` ends the turn. */
@@ -213,11 +286,16 @@ function checkOutput(env: TurnEnv, tool: RegisteredTool, info: ToolCallInfo, val
 }
 
 function finish(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool | undefined, result: ToolResult, started: number, usage?: RolledUpUsage): CallEnd | Promise<CallEnd> {
+  const done = result.ok && result.done === true;
+  const hooks = env.site.hooks;
+  // Most calls have no after_call, error or memory.write handler: then no payload is built and nothing awaits.
+  if ((tool === undefined || hooks[result.ok ? 'tool.after_call' : 'tool.error'].length === 0) && hooks['memory.write'].length === 0) {
+    if (tool) record(env, info, tool, result);
+    return callEnd(env, info, result, tool, started, done, usage);
+  }
   const outcome: ToolCallOutcome = result.ok
     ? { kind: 'tool_result', call: info, ok: true, value: result.value }
     : { kind: 'tool_result', call: info, ok: false, error: result.error };
-  const done = result.ok && result.done === true;
-  // Synchronous unless a hook runs: most calls have no after_call, error or memory.write handler.
   if (tool) {
     const after = env.hooks.run(result.ok ? 'tool.after_call' : 'tool.error', outcome, env.site);
     if (after instanceof Promise) return after.then((changed) => recorded(env, info, tool, changed, started, done, usage));
@@ -226,18 +304,35 @@ function finish(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool | undefin
   return written(env, info, outcome, undefined, started, done, usage);
 }
 
-/** The result recorded at turn level (`<tool>.result`, `trellis.last_tool_results`), then memory.write. */
+/** How a call came out, as the steps after the hooks read it: a `ToolResult` or the hooks' `ToolCallOutcome`. */
+type Settled = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: ToolErrorInfo };
+
 function recorded(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool, outcome: ToolCallOutcome, started: number, done: boolean, usage: RolledUpUsage | undefined): CallEnd | Promise<CallEnd> {
-  const record = outcome.ok ? outcome.value : { error: outcome.error };
+  record(env, info, tool, outcome);
+  return written(env, info, outcome, tool, started, done, usage);
+}
+
+/** The result recorded at turn level (`<tool>.result`, `trellis.last_tool_results`) in one commit. */
+function record(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool, outcome: Settled): void {
+  const value = outcome.ok ? outcome.value : { error: outcome.error };
   const round = info.round;
   // The results of the latest round only: keeping the whole turn made every call copy a growing list.
   // Read and written in one synchronous step, so no other call's commit can come between.
-  const previous = env.site.scope.turn!.values[KERNEL_KEYS.lastToolResults] as { round: number }[] | undefined;
-  const latest: unknown[] = [];
-  if (previous) for (const entry of previous) if (entry.round === round) latest.push(entry);
-  latest.push({ callId: info.callId, tool: tool.name, ok: outcome.ok, result: record, round });
-  commitKernelWrites(env.site.scope, env.registry, [turnValue(resultKey(tool), record), turnValue(KERNEL_KEYS.lastToolResults, latest)]);
-  return written(env, info, outcome, tool, started, done, usage);
+  const previous = env.site.scope.turn?.values[KERNEL_KEYS.lastToolResults] as { round: number }[] | undefined;
+  const entry = { callId: info.callId, tool: tool.name, ok: outcome.ok, result: value, round };
+  // The first result of a round (the common case) starts a list of its final length: the list
+  // stays in the turn's context until the next round, and `[]` grown by `push` keeps room for 17.
+  let latest: unknown[] | undefined;
+  if (previous) {
+    for (const earlier of previous) {
+      if (earlier.round !== round) continue;
+      if (latest) latest.push(earlier);
+      else latest = [earlier];
+    }
+  }
+  if (latest) latest.push(entry);
+  else latest = [entry];
+  commitTurnValues(env.site.scope, env.registry, recordKeys(tool), value, latest);
 }
 
 function written(env: TurnEnv, info: ToolCallInfo, outcome: ToolCallOutcome, tool: RegisteredTool | undefined, started: number, done: boolean, usage: RolledUpUsage | undefined): CallEnd | Promise<CallEnd> {
@@ -246,7 +341,7 @@ function written(env: TurnEnv, info: ToolCallInfo, outcome: ToolCallOutcome, too
   return callEnd(env, info, outcome, tool, started, done, usage);
 }
 
-function callEnd(env: TurnEnv, info: ToolCallInfo, outcome: ToolCallOutcome, tool: RegisteredTool | undefined, started: number, done: boolean, usage: RolledUpUsage | undefined): CallEnd {
+function callEnd(env: TurnEnv, info: ToolCallInfo, outcome: Settled, tool: RegisteredTool | undefined, started: number, done: boolean, usage: RolledUpUsage | undefined): CallEnd {
   const durationMs = performance.now() - started;
   const error: ToolErrorInfo | undefined = outcome.ok ? undefined : outcome.error;
   if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: info.callId, tool: info.tool, ok: outcome.ok, durationMs, error });
@@ -257,16 +352,19 @@ function callEnd(env: TurnEnv, info: ToolCallInfo, outcome: ToolCallOutcome, too
   return { kind: 'result', record, content: capToolResult(toolMessage(outcome), tool?.maxResultChars ?? env.maxToolResultChars), done };
 }
 
-const resultKeys = new WeakMap<RegisteredTool, string>();
+const recordKeyPairs = new WeakMap<RegisteredTool, readonly [string, string]>();
 
-/** `<tool name>.result`, where another plugin may `@Requires` a tool's latest result; built once per tool. */
-function resultKey(tool: RegisteredTool): string {
-  let key = resultKeys.get(tool);
-  if (key === undefined) {
-    key = `${tool.name}.result`;
-    resultKeys.set(tool, key);
+/**
+ * The turn-level keys a call's result is recorded under: `<tool name>.result` (where another
+ * plugin may `@Requires` a tool's latest result) and `trellis.last_tool_results`; built once per tool.
+ */
+function recordKeys(tool: RegisteredTool): readonly [string, string] {
+  let keys = recordKeyPairs.get(tool);
+  if (keys === undefined) {
+    keys = Object.freeze([`${tool.name}.result`, KERNEL_KEYS.lastToolResults] as const);
+    recordKeyPairs.set(tool, keys);
   }
-  return key;
+  return keys;
 }
 
 /** The tool message the model reads. */

@@ -28,10 +28,16 @@ export interface LoopEnd {
  * limits, the turn's messages so far), and the session's active agent is that agent from
  * now on. `agent.delegated` reports each handoff.
  */
-export async function loopWithHandoffs(parts: SessionParts, env: TurnEnv, runner: TurnRunner): Promise<LoopEnd> {
+export function loopWithHandoffs(parts: SessionParts, env: TurnEnv, runner: TurnRunner): Promise<LoopEnd> {
   // A handoff approved on resume ran before the rounds go on: act on it first.
   const approved = env.site.scope.turn!.values[KERNEL_KEYS.handoff] as HandoffMark | undefined;
-  let end: TurnEnd = approved ? { ...runner.end('completed', undefined), handoff: approved } : await runner.loop();
+  if (approved) return handingOver(parts, env, runner, { ...runner.end('completed', undefined), handoff: approved });
+  // Continued by `then`: no frame of this function is held while the rounds run.
+  return runner.loop().then((end) => (end.handoff ? handingOver(parts, env, runner, end) : { parts, env, runner, end }));
+}
+
+/** The turn goes on with each agent it was handed to. */
+async function handingOver(parts: SessionParts, env: TurnEnv, runner: TurnRunner, end: TurnEnd): Promise<LoopEnd> {
   while (end.handoff) {
     const { agent, from } = end.handoff;
     const target = parts.host.agent?.(agent);
