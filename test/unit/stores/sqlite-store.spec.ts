@@ -47,6 +47,21 @@ async function rejected(promise: Promise<unknown>): Promise<TrellisError> {
   throw new Error('expected a TrellisError');
 }
 
+/**
+ * A file as an older Trellis left it: migrated to `version` only, with session `s1` at
+ * `revision` and one row per message (the layout before schema 4), each given as JSON text.
+ */
+function olderFile(path: string, version: number, revision: number, messages: readonly string[]): void {
+  const old = new Database(path);
+  applyMigrations(old, SQLITE_MIGRATIONS.slice(0, version));
+  old.prepare(`INSERT INTO sessions VALUES ('s1', 'support', ?, '{}', 'null', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z')`).run(revision);
+  const insert = old.prepare(`INSERT INTO messages VALUES ('s1', ?, ?)`);
+  messages.forEach((message, seq) => insert.run(seq, message));
+  old.close();
+}
+
+const OLD_EXCHANGE = ['{"role":"user","content":"question 0"}', '{"role":"assistant","content":"answer 0"}'];
+
 /** Edits the file behind the store's back, as a damaged disk or a hand-edit would. */
 function tamper(path: string, sql: string): void {
   const db = new Database(path);
@@ -111,11 +126,7 @@ describe('SqliteStore', () => {
     });
 
     it('upgrades a file written before leases existed, keeping its sessions', async () => {
-      const old = new Database(path);
-      applyMigrations(old, SQLITE_MIGRATIONS.slice(0, 1));
-      old.exec(`INSERT INTO sessions VALUES ('s1', 'support', 1, '{}', 'null', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z');
-                INSERT INTO messages VALUES ('s1', 0, '{"role":"user","content":"question 0"}'), ('s1', 1, '{"role":"assistant","content":"answer 0"}');`);
-      old.close();
+      olderFile(path, 1, 1, OLD_EXCHANGE);
 
       store = SqliteStore.open(path);
 
@@ -125,12 +136,7 @@ describe('SqliteStore', () => {
     });
 
     it('upgrades a file with one row per message to one row per checkpoint, continuing its numbering', async () => {
-      const old = new Database(path);
-      applyMigrations(old, SQLITE_MIGRATIONS.slice(0, 3));
-      old.exec(`INSERT INTO sessions VALUES ('s1', 'support', 2, '{}', 'null', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z');
-                INSERT INTO messages VALUES ('s1', 0, '{"role":"user","content":"question 0"}'), ('s1', 1, '{"role":"assistant","content":"answer 0"}'),
-                                            ('s1', 2, '{"role":"user","content":"question 1"}'), ('s1', 3, '{"role":"assistant","content":"answer 1"}');`);
-      old.close();
+      olderFile(path, 3, 2, [...OLD_EXCHANGE, '{"role":"user","content":"question 1"}', '{"role":"assistant","content":"answer 1"}']);
 
       store = SqliteStore.open(path);
       await store.checkpoint(checkpointOf('s1', 2, 2));
@@ -143,11 +149,7 @@ describe('SqliteStore', () => {
     });
 
     it('keeps a damaged message row damaged through the upgrade, so the load still names it', async () => {
-      const old = new Database(path);
-      applyMigrations(old, SQLITE_MIGRATIONS.slice(0, 3));
-      old.exec(`INSERT INTO sessions VALUES ('s1', 'support', 1, '{}', 'null', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z');
-                INSERT INTO messages VALUES ('s1', 0, '{"role":"user","content":"question 0"}'), ('s1', 1, '{"role":');`);
-      old.close();
+      olderFile(path, 3, 1, [OLD_EXCHANGE[0]!, '{"role":']);
 
       store = SqliteStore.open(path);
       const error = await rejected(store.load('s1'));
@@ -181,11 +183,7 @@ describe('SqliteStore', () => {
     });
 
     it('refuses readonly on an older file, and with upgrade migrates it first, then reads only', async () => {
-      const old = new Database(path);
-      applyMigrations(old, SQLITE_MIGRATIONS.slice(0, 3));
-      old.exec(`INSERT INTO sessions VALUES ('s1', 'support', 1, '{}', 'null', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z');
-                INSERT INTO messages VALUES ('s1', 0, '{"role":"user","content":"question 0"}'), ('s1', 1, '{"role":"assistant","content":"answer 0"}');`);
-      old.close();
+      olderFile(path, 3, 1, OLD_EXCHANGE);
 
       expect(thrown(() => new SqliteStore({ path, readonly: true })).code).toBe('UnsupportedSchema');
       store = new SqliteStore({ path, readonly: true, upgrade: true });
