@@ -16,9 +16,9 @@ import { devSecurity } from './server/dev-security.js';
 import { errorResponse } from './server/error-response.js';
 import { devPages } from './server/dev-pages.js';
 import { SessionReader } from './server/session-reader.js';
+import { DEFAULT_DEV_PORT } from './dev-defaults.js';
 
-/** The port `trellis dev` listens on unless told otherwise. */
-export const DEFAULT_DEV_PORT = 4477;
+export { DEFAULT_DEV_PORT } from './dev-defaults.js';
 
 /** Requests larger than this are refused before they are read (a message, a decision with edited arguments). */
 const MAX_BODY_BYTES = 1024 * 1024;

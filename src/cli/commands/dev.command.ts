@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { DEFAULT_DEV_PORT, startDevServer } from '../../dev/dev-server.js';
+import { DEFAULT_DEV_PORT } from '../../dev/dev-defaults.js';
 import { isLoopback } from '../../net/loopback.js';
 import { openAgent, withCliApp } from '../cli-app.js';
 import { describeError, usageError } from '../cli-errors.js';
@@ -30,6 +30,8 @@ export function registerDevCommand(program: Command, io: CliIo, stopped: () => P
       if (!isLoopback(options.host) && !token) {
         throw usageError(`--host ${options.host} opens the page beyond this machine, so it needs --token`, 'Add --token <secret> (16+ characters) or set TRELLIS_DEV_TOKEN; or leave --host at 127.0.0.1');
       }
+      // The server (hono and the page's assets) loads only for this command, not for every `trellis` run.
+      const { startDevServer } = await import('../../dev/dev-server.js');
       await withCliApp(io, async (cli) => {
         const dev = await startDevServer({
           app: cli.app,
