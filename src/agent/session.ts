@@ -113,7 +113,7 @@ export class Session {
       const record = parseSuspension(this.#sync.suspension, this.id);
       if (!record) return [];
       const reviewed = reviewJournal(record, this.#host.registry.view(this.#agent.spec.plugins).toolsByName).record;
-      return withDeepPending(this.#parts, reviewed, reviewed.pending);
+      return withDeepPending(this.#parts, reviewed);
     });
   }
 

@@ -12,6 +12,7 @@ import type { Decision, TurnResult } from '../turn-result.js';
 import { AgentInput, DEFAULT_MAX_DELEGATION_DEPTH, type AgentToolSpec } from './agent-tool-spec.js';
 import type { DelegateSession, DelegatedRun } from '../session-host.js';
 import { childFrame, pathOf, type DelegationSite } from './delegation-site.js';
+import { asCallerSees, childSessionId } from './delegated-decisions.js';
 import { takeResume } from './resume-stash.js';
 import { asDelegatedUsage } from './usage-rollup.js';
 
@@ -75,7 +76,7 @@ async function runSubAgent(env: TurnEnv, site: DelegationSite, spec: AgentToolSp
   const reported = env.hooks.run('agent.delegated', { kind: 'tool', from: self, to: spec.agent, callId: ctx.callId, childSessionId, status: result.status, path }, env.site);
   if (reported instanceof Promise) await reported;
   if (result.status === 'suspended') {
-    const pending = (result.suspended ?? []).map((p) => ({ ...p, callId: `${ctx.callId}/${p.callId}`, path: [self, ...(p.path ?? [spec.agent])] }));
+    const pending = asCallerSees(result.suspended ?? [], ctx.callId, self, spec.agent);
     return DelegatedOutcome.suspended({ agent: spec.agent, childSessionId, pending });
   }
   const usage = asDelegatedUsage(result.usage, spec.agent);
@@ -100,11 +101,6 @@ async function resumeChild(child: DelegateSession, decisions: readonly Decision[
 /** One child session per call: stable across processes, unique per session, turn and call. */
 export function childSessionIdOf(env: TurnEnv, callId: string, agent: string): string {
   return childSessionId(env.sessionId, env.turnIndex, callId, agent);
-}
-
-/** The child session of `agent` that the call `callId` of turn `turnIndex` of `sessionId` ran. */
-export function childSessionId(sessionId: string, turnIndex: number, callId: string, agent: string): string {
-  return `${sessionId}>${agent}:${turnIndex}:${callId}`;
 }
 
 /** Only what the agent tool names: the nearest level's value of each key (turn, then session). */

@@ -1,23 +1,21 @@
 import type { SuspensionRecord } from '../suspension-record.js';
 import type { SessionParts } from '../turn-envelope.js';
-import { CHILD_LEASE_WAIT_MS, childSessionId } from './agent-tool.js';
-import { parentCallOf } from './delegated-decisions.js';
+import { CHILD_LEASE_WAIT_MS } from './agent-tool.js';
+import { waitingChild } from './delegated-decisions.js';
 
 /**
  * Cancels the suspended turns of the sub-agents that hold waiting calls of `record`, before
  * the caller's own turn is cancelled: a call waiting inside a child session must not stay
- * approvable there once the turn that asked for it is gone. A waiting call inside a sub-agent
- * is named `<call>/<its id there>` and its `path` names the sub-agent; the child session is
- * the one {@link childSessionId} names for that call. Each child cancels its own children first.
+ * approvable there once the turn that asked for it is gone ({@link waitingChild} finds the
+ * child session of each). Each child cancels its own children first.
  * A failure propagates, so the caller stays suspended and the cancel can be tried again
  * (children already cancelled then have nothing waiting).
  */
 export async function cancelChildren(parts: SessionParts, record: SuspensionRecord): Promise<void> {
   const children = new Map<string, string>();
   for (const waiting of record.pending) {
-    const parent = parentCallOf(record, waiting.callId);
-    const agent = waiting.path?.[1];
-    if (parent && agent) children.set(childSessionId(parts.id, record.turnIndex, parent, agent), agent);
+    const child = waitingChild(parts.id, record, waiting);
+    if (child) children.set(child.sessionId, child.agent);
   }
   for (const [id, agent] of children) {
     const target = parts.host.agent?.(agent);

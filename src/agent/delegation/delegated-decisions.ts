@@ -35,3 +35,31 @@ export function waitingInside(journal: SuspensionRecord, child: ChildSuspension,
     decisions: journal.decisions.filter((d) => !waiting.has(d.callId)),
   };
 }
+
+/** The child session of `agent` that the call `callId` of turn `turnIndex` of `sessionId` ran. */
+export function childSessionId(sessionId: string, turnIndex: number, callId: string, agent: string): string {
+  return `${sessionId}>${agent}:${turnIndex}:${callId}`;
+}
+
+/** Where a waiting call of `record` waits when it is inside a sub-agent: the caller's call, the sub-agent, its session. */
+export interface WaitingChild {
+  readonly parent: string;
+  readonly agent: string;
+  readonly sessionId: string;
+}
+
+/**
+ * The child session holding `waiting`, or `undefined` for a call waiting in this session:
+ * a call inside a sub-agent is named `<call>/<its id there>` and its `path` names the sub-agent.
+ */
+export function waitingChild(sessionId: string, record: SuspensionRecord, waiting: PendingApproval): WaitingChild | undefined {
+  const parent = parentCallOf(record, waiting.callId);
+  const agent = waiting.path?.[1];
+  if (!parent || !agent) return undefined;
+  return { parent, agent, sessionId: childSessionId(sessionId, record.turnIndex, parent, agent) };
+}
+
+/** A sub-agent's waiting calls as its caller names them: `<call>/<id>`, with the path from `self` down. */
+export function asCallerSees(pending: readonly PendingApproval[], parent: string, self: string, agent: string): PendingApproval[] {
+  return pending.map((p) => ({ ...p, callId: `${parent}/${p.callId}`, path: [self, ...(p.path ?? [agent])] }));
+}

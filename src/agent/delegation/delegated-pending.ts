@@ -1,8 +1,7 @@
 import type { PendingApproval } from '../../contract/suspension.js';
 import type { SuspensionRecord } from '../suspension-record.js';
 import type { SessionParts } from '../turn-envelope.js';
-import { childSessionId } from './agent-tool.js';
-import { parentCallOf } from './delegated-decisions.js';
+import { asCallerSees, waitingChild } from './delegated-decisions.js';
 
 /**
  * The waiting calls of `record` as `resume` will take them, deep ones included: a call
@@ -11,24 +10,24 @@ import { parentCallOf } from './delegated-decisions.js';
  * caller recorded it when the sub-agent first suspended. A child that has nothing waiting
  * (it finished, and the caller's resume will take its reply) keeps the caller's entries.
  */
-export async function withDeepPending(parts: SessionParts, record: SuspensionRecord, pending: readonly PendingApproval[]): Promise<readonly PendingApproval[]> {
-  if (!pending.some((p) => p.path !== undefined)) return pending;
+export async function withDeepPending(parts: SessionParts, record: SuspensionRecord): Promise<readonly PendingApproval[]> {
+  if (!record.pending.some((p) => p.path !== undefined)) return record.pending;
   const out: PendingApproval[] = [];
+  // Per caller's call: what its child session has waiting, or undefined to keep the caller's entries.
   const asked = new Map<string, readonly PendingApproval[] | undefined>();
-  for (const entry of pending) {
-    const parent = parentCallOf(record, entry.callId);
-    const agent = entry.path?.[1];
-    const target = agent === undefined ? undefined : parts.host.agent?.(agent);
-    if (!parent || !agent || !target) {
+  for (const entry of record.pending) {
+    const child = waitingChild(parts.id, record, entry);
+    const target = child && parts.host.agent?.(child.agent);
+    if (!child || !target) {
       out.push(entry);
       continue;
     }
-    if (!asked.has(parent)) {
-      const inside = await target.session(childSessionId(parts.id, record.turnIndex, parent, agent)).pending();
-      asked.set(parent, inside.length > 0 ? inside : undefined);
-      for (const p of inside) out.push({ ...p, callId: `${parent}/${p.callId}`, path: [entry.path![0]!, ...(p.path ?? [agent])] });
+    if (!asked.has(child.parent)) {
+      const inside = await target.session(child.sessionId).pending();
+      asked.set(child.parent, inside.length > 0 ? inside : undefined);
+      out.push(...asCallerSees(inside, child.parent, entry.path![0]!, child.agent));
     }
-    if (asked.get(parent) === undefined) out.push(entry);
+    if (asked.get(child.parent) === undefined) out.push(entry);
   }
   return out;
 }

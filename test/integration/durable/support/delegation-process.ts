@@ -14,7 +14,7 @@
 import 'reflect-metadata';
 import { appendFileSync } from 'node:fs';
 import { IsString } from 'class-validator';
-import { Hook, Plugin, ScriptedModel, SqliteStore, suspend, Tool, Trellis, TrellisError, type ModelRequest, type ScriptedReply, type ToolCallInfo } from '../../../../index.js';
+import { Hook, Plugin, ScriptedModel, SqliteStore, suspend, Tool, Trellis, TrellisError, type ModelRequest, type PendingApproval, type ScriptedReply, type ToolCallInfo } from '../../../../index.js';
 
 const [dbPath, ledgerPath, sessionId, mode, decisionsJson] = process.argv.slice(2);
 if (!dbPath || !ledgerPath || !sessionId || (mode !== 'suspend' && mode !== 'resume' && mode !== 'resume-crash' && mode !== 'pending')) {
@@ -62,15 +62,16 @@ app.agent({ name: 'leaf', model: new ScriptedModel(leaf), instructions: 'Keep th
 app.agent({ name: 'mid', model: new ScriptedModel(relay('m1', 'ask_leaf')), instructions: 'Relay.', plugins: [], agents: [{ agent: 'leaf', name: 'ask_leaf', description: 'Ask the ledger keeper.' }] });
 const top = app.agent({ name: 'top', model: new ScriptedModel(relay('t1', 'ask_mid')), instructions: 'Relay.', plugins: [], agents: [{ agent: 'mid', name: 'ask_mid', description: 'Ask the middle agent.' }] });
 const session = top.session(sessionId);
+/** The waiting calls as the test compares them. */
+const waiting = (pending: readonly PendingApproval[] | undefined) => pending?.map((p) => ({ callId: p.callId, path: p.path, allowed: p.ticket.allowedDecisions }));
+
 try {
   if (mode === 'pending') {
-    const pending = (await session.pending()).map((p) => ({ callId: p.callId, path: p.path, allowed: p.ticket.allowedDecisions }));
-    process.stdout.write(`${JSON.stringify({ status: 'pending', suspended: pending })}\n`);
-    process.exit(0);
+    process.stdout.write(`${JSON.stringify({ status: 'pending', suspended: waiting(await session.pending()) })}\n`);
+  } else {
+    const result = mode === 'suspend' ? await session.send('Record both lines.') : await session.resume({ decisions: JSON.parse(decisionsJson ?? '[]'), waitForLease: 40_000 });
+    process.stdout.write(`${JSON.stringify({ status: result.status, reply: result.reply, suspended: waiting(result.suspended), usage: result.usage })}\n`);
   }
-  const result = mode === 'suspend' ? await session.send('Record both lines.') : await session.resume({ decisions: JSON.parse(decisionsJson ?? '[]'), waitForLease: 40_000 });
-  const suspended = result.suspended?.map((p) => ({ callId: p.callId, path: p.path, allowed: p.ticket.allowedDecisions }));
-  process.stdout.write(`${JSON.stringify({ status: result.status, reply: result.reply, suspended, usage: result.usage })}\n`);
 } catch (error) {
   const code = TrellisError.is(error) ? error.code : 'Unexpected';
   process.stdout.write(`${JSON.stringify({ error: { code, message: error instanceof Error ? error.message : String(error) } })}\n`);
