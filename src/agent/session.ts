@@ -310,18 +310,14 @@ export class Session {
 
   #serialize<T>(work: () => Promise<T>): Promise<T> {
     this.#pending++;
-    // Two handlers rather than `finally`, which builds more promises per call.
-    const run = this.#queue.then(work, work).then(
-      (value) => {
-        this.#pending--;
-        return value;
-      },
-      (error: unknown) => {
-        this.#pending--;
-        throw error;
-      },
-    );
-    this.#queue = run.catch(() => undefined);
+    const run = this.#queue.then(work, work);
+    // The queue's handler is attached first, so the count is down before the caller's own
+    // handlers run; one promise for both, rather than a `finally` and a `catch`.
+    this.#queue = run.then(this.#settled, this.#settled);
     return run;
   }
+
+  readonly #settled = (): void => {
+    this.#pending--;
+  };
 }
