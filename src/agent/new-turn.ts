@@ -38,7 +38,9 @@ export function runNewTurn(parts: SessionParts, turn: NewTurn): Promise<TurnResu
 async function openTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readonly ChatMessage[]): Promise<TurnRunner | TurnEnd> {
   const { input: message, turnIndex, startedAt } = meta;
   const limits = parts.agent.limits;
-  const received = await env.hooks.run('message.received', message, env.site);
+  // A point without handlers answers synchronously: no await (and no microtask) for it.
+  const receiving = env.hooks.run('message.received', message, env.site);
+  const received = receiving instanceof Promise ? await receiving : receiving;
   if (isStop(received)) {
     meta.runner = new TurnRunner(env, limits, message, '', history, startedAt);
     return meta.runner.end('blocked', undefined, { code: 'Blocked', message: received.reason });
@@ -46,8 +48,10 @@ async function openTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, histo
   const input = received;
   meta.taskInput = input;
   meta.taskStarted = true;
-  await env.hooks.run('task.start', { input, turn: turnIndex }, env.site);
-  const instructions = await env.hooks.run('planning.started', parts.agent.spec.instructions, env.site);
+  const starting = env.hooks.run('task.start', { input, turn: turnIndex }, env.site);
+  if (starting instanceof Promise) await starting;
+  const planning = env.hooks.run('planning.started', parts.agent.spec.instructions, env.site);
+  const instructions = planning instanceof Promise ? await planning : planning;
   meta.runner = new TurnRunner(env, limits, input, instructions, history, startedAt);
   meta.runner.messages.push({ role: 'user', content: input });
   return meta.runner;

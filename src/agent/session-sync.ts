@@ -1,6 +1,6 @@
 import { TrellisError } from '../errors/trellis-error.js';
 import type { ChatMessage } from '../models/model-provider.js';
-import { canReadRevision, type StoredSession } from '../stores/session-store.js';
+import { canReadRevision, type SessionStore, type StoredSession } from '../stores/session-store.js';
 import type { AgentBinding, SessionHost } from './session-host.js';
 import type { SuspensionRecord } from './suspension-record.js';
 import { persistentValues, turnRecord, withoutHostContext } from './turn-record.js';
@@ -43,25 +43,35 @@ export class SessionSync {
     this.#loading = undefined;
   }
 
-  /** Writes a turn's end in one atomic checkpoint, then takes its messages into the transcript. */
-  async checkpoint(turnIndex: number, input: string, end: TurnEnd, startedAt: string, sessionValues: Readonly<Record<string, unknown>>): Promise<void> {
-    const record = turnRecord(turnIndex, input, end.result, startedAt);
-    const suspension: SuspensionRecord | null = end.suspension ?? null;
+  /**
+   * Writes a turn's end in one atomic checkpoint, then takes its messages into the
+   * transcript. Without a store there is nothing to wait for: it returns nothing.
+   */
+  checkpoint(turnIndex: number, input: string, end: TurnEnd, startedAt: string, sessionValues: Readonly<Record<string, unknown>>): Promise<void> | undefined {
     const store = this.host.store;
-    if (store) {
-      this.#revision = await store.checkpoint({
-        sessionId: this.id,
-        agent: this.agent.spec.name,
-        expectedRevision: this.#revision,
-        state: persistentValues(sessionValues, this.host.registry),
-        append: end.append,
-        turn: record,
-        suspension,
-      });
-    }
+    if (!store) return this.#advance(turnIndex, end);
+    return this.#save(store, turnIndex, input, end, startedAt, sessionValues);
+  }
+
+  async #save(store: SessionStore, turnIndex: number, input: string, end: TurnEnd, startedAt: string, sessionValues: Readonly<Record<string, unknown>>): Promise<void> {
+    this.#revision = await store.checkpoint({
+      sessionId: this.id,
+      agent: this.agent.spec.name,
+      expectedRevision: this.#revision,
+      state: persistentValues(sessionValues, this.host.registry),
+      append: end.append,
+      turn: turnRecord(turnIndex, input, end.result, startedAt),
+      suspension: end.suspension ?? null,
+    });
+    this.#advance(turnIndex, end);
+  }
+
+  /** Takes a saved turn's messages into the transcript. */
+  #advance(turnIndex: number, end: TurnEnd): undefined {
     for (const message of end.append) this.history.push(message);
-    this.suspension = suspension;
+    this.suspension = end.suspension ?? null;
     this.turns = Math.max(this.turns, turnIndex + 1);
+    return undefined;
   }
 
   async #load(opened: (resumed: boolean) => Promise<void>): Promise<void> {

@@ -97,8 +97,12 @@ export function inTurnEnvelope(parts: SessionParts, env: TurnEnv, meta: TurnMeta
 
 /** After the body: `task.end` when `task.start` was attempted, the checkpoint, `turn.finished`. */
 async function settleTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: TurnEnd, began: number): Promise<TurnResult> {
-  if (meta.taskStarted) end = await endTask(env, meta.taskInput, end);
-  await parts.sync.checkpoint(meta.turnIndex, meta.input, end, meta.startedAt, parts.state.session.values);
+  if (meta.taskStarted) {
+    const ended = endTask(env, meta.taskInput, end);
+    end = ended instanceof Promise ? await ended : ended;
+  }
+  const saving = parts.sync.checkpoint(meta.turnIndex, meta.input, end, meta.startedAt, parts.state.session.values);
+  if (saving instanceof Promise) await saving;
   if (env.observed()) env.emit({ type: 'turn.finished', sessionId: parts.id, turn: meta.turnIndex, status: end.result.status, durationMs: performance.now() - began });
   return end.result;
 }
@@ -106,7 +110,8 @@ async function settleTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end
 /** `message.sending` may rewrite or cancel the reply; then `memory.write` sees the exchange. */
 export async function finishReply(parts: SessionParts, env: TurnEnv, runner: TurnRunner, end: TurnEnd): Promise<TurnEnd> {
   if (end.result.status !== 'completed' || end.result.reply === undefined) return end;
-  const sending = await env.hooks.run('message.sending', end.result.reply, env.site);
+  const replying = env.hooks.run('message.sending', end.result.reply, env.site);
+  const sending = replying instanceof Promise ? await replying : replying;
   if (isStop(sending)) {
     // Like any cancelled turn, nothing is appended: the model must not see a reply the user never got.
     return { result: runner.result('cancelled', undefined, { code: 'ReplyCancelled', message: sending.reason }), append: [], suspension: undefined };
@@ -118,19 +123,25 @@ export async function finishReply(parts: SessionParts, env: TurnEnv, runner: Tur
     append = [...append.slice(0, -1), { role: 'assistant', content: reply }];
   }
   if (parts.agent.limits.streamText === 'final' && env.observed()) env.emit({ type: 'model.delta', sessionId: parts.id, delta: { type: 'text', text: reply } });
-  await env.hooks.run('memory.write', { kind: 'exchange', input: runner.input, reply, status: 'completed' }, env.site);
+  if (env.site.hooks['memory.write'].length > 0) await env.hooks.run('memory.write', { kind: 'exchange', input: runner.input, reply, status: 'completed' }, env.site);
   return { result: { ...end.result, reply }, append, suspension: undefined };
 }
 
-/** `task.end` always runs; if it throws, the turn fails. */
-async function endTask(env: TurnEnv, input: string, end: TurnEnd): Promise<TurnEnd> {
+/** `task.end` always runs; if it throws, the turn fails. Synchronous when no handler awaits. */
+function endTask(env: TurnEnv, input: string, end: TurnEnd): TurnEnd | Promise<TurnEnd> {
+  let ending: unknown;
   try {
-    await env.hooks.run('task.end', { input, status: end.result.status, reply: end.result.reply }, env.site);
-    return end;
+    ending = env.hooks.run('task.end', { input, status: end.result.status, reply: end.result.reply }, env.site);
   } catch (error) {
-    if (end.result.status === 'failed') return end;
-    return { result: { ...end.result, status: 'failed', reply: undefined, error: errorInfo(error) }, append: [], suspension: undefined };
+    return taskEndFailed(end, error);
   }
+  if (ending instanceof Promise) return ending.then(() => end, (error: unknown) => taskEndFailed(end, error));
+  return end;
+}
+
+function taskEndFailed(end: TurnEnd, error: unknown): TurnEnd {
+  if (end.result.status === 'failed') return end;
+  return { result: { ...end.result, status: 'failed', reply: undefined, error: errorInfo(error) }, append: [], suspension: undefined };
 }
 
 /**
