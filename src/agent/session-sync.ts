@@ -26,16 +26,23 @@ export class SessionSync {
 
   /**
    * Loads the session on first use (then calls `opened` with whether it existed);
-   * afterwards, reloads it if the store moved on.
+   * afterwards, reloads it if the store moved on. Returns nothing when there was nothing to
+   * wait for (no store to read, and `opened` did not wait).
    */
-  async ready(opened: (resumed: boolean) => Promise<void>): Promise<void> {
-    if (this.#loading === undefined) {
-      this.#loading = this.#load(opened);
-      this.#loading.catch(() => (this.#loading = undefined));
-      return this.#loading;
+  ready(opened: (resumed: boolean) => void | Promise<void>): void | Promise<void> {
+    const loading = this.#loading;
+    if (loading === undefined) {
+      const load = this.#load(opened);
+      if (load === undefined) {
+        this.#loading = LOADED;
+        return undefined;
+      }
+      this.#loading = load;
+      load.catch(() => (this.#loading = undefined));
+      return load;
     }
-    await this.#loading;
-    await this.#refresh();
+    if (loading === LOADED) return this.#refresh();
+    return loading.then(() => this.#refresh());
   }
 
   /** Forgets the loaded copy: the next `ready()` loads again. */
@@ -74,17 +81,23 @@ export class SessionSync {
     return undefined;
   }
 
-  async #load(opened: (resumed: boolean) => Promise<void>): Promise<void> {
-    const stored = this.host.store ? await this.host.store.load(this.id) : undefined;
-    if (stored) {
-      if (stored.agent !== this.agent.spec.name) {
-        throw new TrellisError('SessionNotFound', `Session '${this.id}' belongs to agent '${stored.agent}', not '${this.agent.spec.name}'`, {
-          hint: 'Open it through the agent that created it, or use another session id',
-        });
-      }
-      this.#restore(stored);
+  #load(opened: (resumed: boolean) => void | Promise<void>): Promise<void> | undefined {
+    const store = this.host.store;
+    if (!store) {
+      const opening = opened(false);
+      return opening instanceof Promise ? opening : undefined;
     }
-    await opened(stored !== undefined);
+    return store.load(this.id).then((stored) => {
+      if (stored) {
+        if (stored.agent !== this.agent.spec.name) {
+          throw new TrellisError('SessionNotFound', `Session '${this.id}' belongs to agent '${stored.agent}', not '${this.agent.spec.name}'`, {
+            hint: 'Open it through the agent that created it, or use another session id',
+          });
+        }
+        this.#restore(stored);
+      }
+      return opened(stored !== undefined);
+    });
   }
 
   #restore(stored: StoredSession): void {
@@ -99,12 +112,16 @@ export class SessionSync {
    * Another process may have checkpointed this session since it was loaded here: reload it
    * before a turn rather than run the turn and fail with `StaleState` when saving it.
    */
-  async #refresh(): Promise<void> {
+  #refresh(): Promise<void> | undefined {
     const store = this.host.store;
-    if (!store || !canReadRevision(store)) return;
-    const revision = await store.revision(this.id);
-    if (revision === undefined || revision === this.#revision) return;
-    const stored = await store.load(this.id);
-    if (stored) this.#restore(stored);
+    if (!store || !canReadRevision(store)) return undefined;
+    return store.revision(this.id).then(async (revision) => {
+      if (revision === undefined || revision === this.#revision) return;
+      const stored = await store.load(this.id);
+      if (stored) this.#restore(stored);
+    });
   }
 }
+
+/** `#loading` once the session was loaded with nothing to wait for. */
+const LOADED: Promise<void> = Promise.resolve();

@@ -127,13 +127,19 @@ export class Session {
       return Promise.reject(new TrellisError('InvalidOptions', `session.send() takes a string message, got ${typeof message}`, { hint: 'Pass the user message as text' }));
     }
     return this.#serialize(() =>
-      this.#leased(options.waitForLease, async () => {
-        await this.#ready();
-        this.#assertPluginsInstalled();
-        if (this.suspended) await this.#cancelSuspended();
-        return runNewTurn(this.#activeParts(delegation), { message, context: options.context, signal: options.signal });
+      this.#leased(options.waitForLease, () => {
+        // No async frame: the turn's own promise is what the queue waits on.
+        const ready = this.#ready();
+        if (ready instanceof Promise) return ready.then(() => this.#newTurn(message, options, delegation));
+        return this.#newTurn(message, options, delegation);
       }),
     );
+  }
+
+  #newTurn(message: string, options: SendOptions, delegation: DelegationFrame | undefined): Promise<TurnResult> {
+    this.#assertPluginsInstalled();
+    if (this.suspended) return this.#cancelSuspended().then(() => runNewTurn(this.#activeParts(delegation), { message, context: options.context, signal: options.signal }));
+    return runNewTurn(this.#activeParts(delegation), { message, context: options.context, signal: options.signal });
   }
 
   /**
@@ -258,12 +264,13 @@ export class Session {
     });
   }
 
-  #ready(): Promise<void> {
-    return this.#sync.ready(async (resumed) => {
+  /** Loads the session on first use (`session.start`); nothing to wait for when neither the store nor a hook awaits. */
+  #ready(): void | Promise<void> {
+    return this.#sync.ready((resumed) => {
       this.#seedHostContext();
       const registry = this.#host.registry;
       const hooks = registry.view(this.#agent.spec.plugins).hooks;
-      await this.#host.hooks.run('session.start', { sessionId: this.id, resumed }, { scope: new ContextScope(this.#state, undefined, undefined), schema: registry, hooks });
+      return this.#host.hooks.run('session.start', { sessionId: this.id, resumed }, { scope: new ContextScope(this.#state, undefined, undefined), schema: registry, hooks });
     });
   }
 
