@@ -57,7 +57,7 @@ export class Session {
   readonly #parts: SessionParts;
   #holder: string | undefined;
   #hostContext: Readonly<Record<string, unknown>>;
-  #queue: Promise<unknown> = Promise.resolve();
+  #queue: Promise<unknown> = IDLE;
   #pending = 0;
 
   /** @internal Sessions are opened with `agent.session(id, options)`. */
@@ -198,15 +198,21 @@ export class Session {
   }
 
   /** Runs `session.end` hooks and forgets the live state; the store keeps the session. */
-  async end(): Promise<void> {
-    await this.#serialize(async () => {
+  end(): Promise<void> {
+    return this.#serialize(() => {
       const registry = this.#host.registry;
       const hooks = registry.view(this.#agent.spec.plugins).hooks;
-      await this.#host.hooks.run('session.end', { sessionId: this.id }, { scope: new ContextScope(this.#state, undefined, undefined), schema: registry, hooks });
-      this.#agent.forget(this.id);
-      this.#host.releaseSession(this.id);
-      this.#events.complete();
+      const ending = this.#host.hooks.run('session.end', { sessionId: this.id }, { scope: new ContextScope(this.#state, undefined, undefined), schema: registry, hooks });
+      if (ending instanceof Promise) return ending.then(() => this.#forget());
+      this.#forget();
+      return undefined;
     });
+  }
+
+  #forget(): void {
+    this.#agent.forget(this.id);
+    this.#host.releaseSession(this.id);
+    this.#events.complete();
   }
 
   /**
@@ -315,7 +321,7 @@ export class Session {
     return withLease(this.#host.store, this.id, () => (this.#holder ??= leaseHolder()), waitMs, work, (error) => this.#host.reportError(error, undefined, undefined, this.id));
   }
 
-  #serialize<T>(work: () => Promise<T>): Promise<T> {
+  #serialize<T>(work: () => T | Promise<T>): Promise<T> {
     this.#pending++;
     const run = this.#queue.then(work, work);
     // The queue's handler is attached first, so the count is down before the caller's own
@@ -328,3 +334,6 @@ export class Session {
     this.#pending--;
   };
 }
+
+/** The queue of a session nothing ran on yet. */
+const IDLE: Promise<unknown> = Promise.resolve();
