@@ -8,7 +8,7 @@ import type { SessionState } from '../state/session-state.js';
 import { runNewTurn } from './new-turn.js';
 import { cancelSuspended, runResumedTurn } from './resumed-turn.js';
 import type { AgentBinding, DelegateSession, SessionHost } from './session-host.js';
-import { leaseHolder, withLease } from './session-lease.js';
+import { leaseHolder, hasLeases, withLease } from './session-lease.js';
 import { SessionEvents } from './session-events.js';
 import { SessionSync } from './session-sync.js';
 import { isHostKey, parseSuspension, type SuspensionRecord } from './suspension-record.js';
@@ -318,6 +318,8 @@ export class Session {
   }
 
   #leased<T>(waitMs: number | undefined, work: () => Promise<T>): Promise<T> {
+    // A store without leases runs the work as it is: no holder or loss handler is made for it.
+    if (!hasLeases(this.#host.store)) return work();
     return withLease(this.#host.store, this.id, () => (this.#holder ??= leaseHolder()), waitMs, work, (error) => this.#host.reportError(error, undefined, undefined, this.id));
   }
 

@@ -4,7 +4,7 @@ import { ContextScope } from '../context/context-scope.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import { redactEvent } from '../events/redact-event.js';
 import type { TrellisEvent } from '../events/trellis-event.js';
-import { isStop } from '../hooks/hook-engine.js';
+import { isStop, type HookOutcome } from '../hooks/hook-engine.js';
 import type { SessionState } from '../state/session-state.js';
 import { NEVER_ABORTED } from '../context/never-signal.js';
 import type { AgentBinding, SessionHost } from './session-host.js';
@@ -95,23 +95,42 @@ export function inTurnEnvelope(parts: SessionParts, env: TurnEnv, meta: TurnMeta
   );
 }
 
-/** After the body: `task.end` when `task.start` was attempted, the checkpoint, `turn.finished`. */
-async function settleTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: TurnEnd, began: number): Promise<TurnResult> {
+/**
+ * After the body: `task.end` when `task.start` was attempted, the checkpoint, `turn.finished`.
+ * Synchronous while no handler and no store awaits.
+ */
+function settleTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: TurnEnd, began: number): TurnResult | Promise<TurnResult> {
   if (meta.taskStarted) {
     const ended = endTask(env, meta.taskInput, end);
-    end = ended instanceof Promise ? await ended : ended;
+    if (ended instanceof Promise) return ended.then((after) => saveTurn(parts, env, meta, after, began));
+    end = ended;
   }
+  return saveTurn(parts, env, meta, end, began);
+}
+
+function saveTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: TurnEnd, began: number): TurnResult | Promise<TurnResult> {
   const saving = parts.sync.checkpoint(meta.turnIndex, meta.input, end, meta.startedAt, parts.state.session.values);
-  if (saving instanceof Promise) await saving;
+  if (saving instanceof Promise) return saving.then(() => turnFinished(parts, env, meta, end, began));
+  return turnFinished(parts, env, meta, end, began);
+}
+
+function turnFinished(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: TurnEnd, began: number): TurnResult {
   if (env.observed()) env.emit({ type: 'turn.finished', sessionId: parts.id, turn: meta.turnIndex, status: end.result.status, durationMs: performance.now() - began });
   return end.result;
 }
 
-/** `message.sending` may rewrite or cancel the reply; then `memory.write` sees the exchange. */
-export async function finishReply(parts: SessionParts, env: TurnEnv, runner: TurnRunner, end: TurnEnd): Promise<TurnEnd> {
+/**
+ * `message.sending` may rewrite or cancel the reply; then `memory.write` sees the exchange.
+ * Synchronous while no handler awaits.
+ */
+export function finishReply(parts: SessionParts, env: TurnEnv, runner: TurnRunner, end: TurnEnd): TurnEnd | Promise<TurnEnd> {
   if (end.result.status !== 'completed' || end.result.reply === undefined) return end;
-  const replying = env.hooks.run('message.sending', end.result.reply, env.site);
-  const sending = replying instanceof Promise ? await replying : replying;
+  const sending = env.hooks.run('message.sending', end.result.reply, env.site);
+  if (sending instanceof Promise) return sending.then((reply) => replied(parts, env, runner, end, reply));
+  return replied(parts, env, runner, end, sending);
+}
+
+function replied(parts: SessionParts, env: TurnEnv, runner: TurnRunner, end: TurnEnd, sending: HookOutcome<'message.sending'>): TurnEnd | Promise<TurnEnd> {
   if (isStop(sending)) {
     // Like any cancelled turn, nothing is appended: the model must not see a reply the user never got.
     return { result: runner.result('cancelled', undefined, { code: 'ReplyCancelled', message: sending.reason }), append: [], suspension: undefined };
@@ -123,8 +142,9 @@ export async function finishReply(parts: SessionParts, env: TurnEnv, runner: Tur
     append = [...append.slice(0, -1), { role: 'assistant', content: reply }];
   }
   if (parts.agent.limits.streamText === 'final' && env.observed()) env.emit({ type: 'model.delta', sessionId: parts.id, delta: { type: 'text', text: reply } });
-  if (env.site.hooks['memory.write'].length > 0) await env.hooks.run('memory.write', { kind: 'exchange', input: runner.input, reply, status: 'completed' }, env.site);
-  return { result: { ...end.result, reply }, append, suspension: undefined };
+  const finished: TurnEnd = { result: { ...end.result, reply }, append, suspension: undefined };
+  if (env.site.hooks['memory.write'].length === 0) return finished;
+  return Promise.resolve(env.hooks.run('memory.write', { kind: 'exchange', input: runner.input, reply, status: 'completed' }, env.site)).then(() => finished);
 }
 
 /** `task.end` always runs; if it throws, the turn fails. Synchronous when no handler awaits. */
