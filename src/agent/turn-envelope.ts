@@ -44,29 +44,55 @@ export interface TurnMeta {
 
 /** The turn's environment: the registry snapshot it keeps, its scope, hooks and events. */
 export function turnEnv(parts: SessionParts, turn: ContextLevel, signal: AbortSignal | undefined, turnIndex: number): TurnEnv {
-  const { host, subject } = parts;
+  const { host } = parts;
   const registry = host.registry;
   const view = registry.view(parts.agent.spec.plugins);
-  const bus = host.events;
-  const env: TurnEnv = {
-    hooks: host.hooks,
-    state: host.state,
-    registry,
-    view,
-    site: { scope: new ContextScope(parts.state, turn, undefined), schema: registry, hooks: view.hooks, signal: signal ?? NEVER_ABORTED },
-    sessionId: parts.id,
-    turnIndex,
-    maxToolResultChars: parts.agent.spec.maxToolResultChars,
-    agent: parts.agent.spec.name,
-    delegation: parts.delegation,
-    observed: () => subject.observed || bus.observed,
-    emit: (raw) => {
-      const event = redactEvent(raw);
-      if (subject.observed) subject.next(event);
-      bus.emit(event);
-    },
-  };
+  const env = new TurnEnvironment(parts, registry, view, { scope: new ContextScope(parts.state, turn, undefined), schema: registry, hooks: view.hooks, signal: signal ?? NEVER_ABORTED }, turnIndex);
   return withDelegationTools(env, { host, spec: parts.agent.spec });
+}
+
+/**
+ * A turn's `TurnEnv`: `observed` and `emit` are methods, so a turn makes no closures for
+ * them. Its fields are plain (not `#private`) so that a copy with another view (see
+ * `withDelegationTools`) keeps working through the same prototype.
+ */
+class TurnEnvironment implements TurnEnv {
+  readonly hooks: TurnEnv['hooks'];
+  readonly state: TurnEnv['state'];
+  readonly sessionId: string;
+  readonly maxToolResultChars: number | undefined;
+  readonly agent: string;
+  readonly delegation: DelegationFrame | undefined;
+  readonly subject: SessionEvents;
+  readonly bus: SessionHost['events'];
+
+  constructor(
+    parts: SessionParts,
+    readonly registry: TurnEnv['registry'],
+    readonly view: TurnEnv['view'],
+    readonly site: TurnEnv['site'],
+    readonly turnIndex: number,
+  ) {
+    const { host } = parts;
+    this.hooks = host.hooks;
+    this.state = host.state;
+    this.sessionId = parts.id;
+    this.maxToolResultChars = parts.agent.spec.maxToolResultChars;
+    this.agent = parts.agent.spec.name;
+    this.delegation = parts.delegation;
+    this.subject = parts.subject;
+    this.bus = host.events;
+  }
+
+  observed(): boolean {
+    return this.subject.observed || this.bus.observed;
+  }
+
+  emit(raw: TrellisEvent): void {
+    const event = redactEvent(raw);
+    if (this.subject.observed) this.subject.next(event);
+    this.bus.emit(event);
+  }
 }
 
 /**
