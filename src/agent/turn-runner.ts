@@ -98,8 +98,11 @@ export class TurnRunner {
       // message list) while the round's tools run.
       let response = await this.ask(offered, recalled);
       const round = this.rounds;
-      const after = env.hooks.run('llm.after', response, env.site);
-      response = after instanceof Promise ? await after : after;
+      // Checked here by name (a constant key), so a round without these handlers does not call the engine.
+      if (hooks['llm.after'].length > 0) {
+        const after = env.hooks.run('llm.after', response, env.site);
+        response = after instanceof Promise ? await after : after;
+      }
       this.addUsage(response);
       if (env.observed()) env.emit({ type: 'round.finished', sessionId: env.sessionId, turn: env.turnIndex, round, model: response.model, usage: response.usage });
       this.messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls.length > 0 ? response.toolCalls : undefined });
@@ -154,6 +157,7 @@ export class TurnRunner {
   }
 
   private beforeModel(request: InferenceRequest): Promise<ModelResponse> {
+    if (this.env.view.hooks['llm.before'].length === 0) return this.callModel(request);
     const before = this.env.hooks.run('llm.before', request, this.env.site);
     if (before instanceof Promise) return before.then((changed) => this.callModel(changed));
     return this.callModel(before);

@@ -86,6 +86,8 @@ export function startToolCall(env: TurnEnv, call: ModelToolCall, round: number, 
     return finish(env, info, undefined, errorResult('ToolNotFound', `There is no tool '${call.name}' in this round. Call one of: ${known}`), started);
   }
   if (options?.approved) return beforeCall(env, call, info, tool, started);
+  // Points without handlers are checked here by name, so the call does not go through the engine for them.
+  if (env.site.hooks['tool.gate'].length === 0 && !tool.delegation) return beforeCall(env, call, info, tool, started);
   const deciding = env.hooks.run('tool.gate', info, env.site);
   if (deciding instanceof Promise || tool.delegation) return gatedAsync(env, call, info, tool, started, deciding);
   return decided(env, call, info, tool, started, deciding);
@@ -118,6 +120,7 @@ function decided(env: TurnEnv, call: ModelToolCall, info: ToolCallInfo, tool: Re
 }
 
 function beforeCall(env: TurnEnv, call: ModelToolCall, info: ToolCallInfo, tool: RegisteredTool, started: number): CallStep {
+  if (env.site.hooks['tool.before_call'].length === 0) return runCall(env, call, info, tool, info, started);
   const beforeCall = env.hooks.run('tool.before_call', info, env.site);
   if (beforeCall instanceof Promise) return beforeCall.then((before) => runCall(env, call, info, tool, before, started));
   return runCall(env, call, info, tool, beforeCall, started);
