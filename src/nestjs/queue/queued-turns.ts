@@ -13,19 +13,26 @@ import type { QueueSettings } from './queue-options.js';
  *
  * A signal (a client that went away, shutdown giving up) stops the waiting, not the turn:
  * the worker finishes it and checkpoints it as usual.
+ *
+ * The `TurnQueue` connects to Redis when it is first used, not at bootstrap: Nest runs no
+ * shutdown hook when a later module fails to initialise, so connections opened then would
+ * be left open, keeping the process alive.
  */
 export class QueuedTurns implements TurnDispatcher {
+  #entry: typeof import('../../../queue.js') | undefined;
   #queue: TurnQueue | undefined;
+  #closed = false;
 
   constructor(private readonly settings: QueueSettings) {}
 
-  /** Loads `trellis/queue` and connects to Redis. */
-  async open(): Promise<void> {
-    const { TurnQueue } = await import('../../../queue.js');
-    this.#queue = new TurnQueue(this.settings.queue);
+  /** Loads `trellis/queue` (BullMQ, ioredis), so a missing package fails bootstrap; opens no connection. */
+  async load(): Promise<void> {
+    this.#entry = await import('../../../queue.js');
   }
 
+  /** Disconnects, if a turn ever connected; later turns are refused. */
   async close(): Promise<void> {
+    this.#closed = true;
     const queue = this.#queue;
     this.#queue = undefined;
     await queue?.close();
@@ -65,6 +72,7 @@ export class QueuedTurns implements TurnDispatcher {
 
   private queue(): TurnQueue {
     if (this.#queue) return this.#queue;
+    if (this.#entry && !this.#closed) return (this.#queue = new this.#entry.TurnQueue(this.settings.queue));
     throw new TrellisError('NotStarted', 'The turn queue is not open: the Nest application has not finished bootstrapping, or has shut down', {
       hint: 'Send turns after app.init() / NestFactory.create() resolved, and before app.close()',
     });
