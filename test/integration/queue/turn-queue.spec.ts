@@ -97,6 +97,24 @@ const prefix = `trellis_t${process.pid}_${Date.now().toString(36)}`;
     expect(ledger).toEqual(['approve:refund']);
   });
 
+  it('cancels a suspended turn on the worker (cancelPending): the parked call never runs; the same key answers once; a decision after it is refused', async () => {
+    const suspended = await queue.send({ agent: 'ledger-keeper', sessionId: s1, key: 'm1', message: 'approve:refund' });
+    const callId = suspended.result.suspended![0]!.callId;
+
+    const cancelled = await other.cancelPending({ agent: 'ledger-keeper', sessionId: s1, key: 'c1' });
+    const again = await queue.cancelPending({ agent: 'ledger-keeper', sessionId: s1, key: 'c1' });
+    const nothing = await queue.cancelPending({ agent: 'ledger-keeper', sessionId: s1, key: 'c2' });
+
+    expect(cancelled).toEqual({ jobId: jobIdOf('cancel', s1, 'c1'), sessionId: s1, kind: 'cancel', cancelled: true, recovered: false, worker: worker.id });
+    expect(again).toEqual(cancelled);
+    expect(nothing).toMatchObject({ jobId: jobIdOf('cancel', s1, 'c2'), cancelled: false });
+    const stored = (await store.load(s1))!;
+    expect(stored.turns.map((t) => t.status)).toEqual(['cancelled']);
+    expect(stored.transcript.at(-1)).toMatchObject({ role: 'tool', content: expect.stringContaining('Cancelled') });
+    await expect(queue.resume({ agent: 'ledger-keeper', sessionId: s1, key: 'r1', decisions: [{ callId, decision: 'approve' }] })).rejects.toMatchObject({ code: 'InvalidDecision' });
+    expect(ledger).toEqual([]);
+  });
+
   it('fans the session events out to any instance that watches', async () => {
     const events = firstValueFrom(other.events$(s1).pipe(filter((e) => e.type.startsWith('tool.') || e.type.startsWith('turn.')), take(2), toArray(), timeout(10_000)));
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -129,5 +147,6 @@ const prefix = `trellis_t${process.pid}_${Date.now().toString(36)}`;
   it('refuses a malformed request before queueing it', async () => {
     await expect(queue.enqueueSend({ agent: '', sessionId: s1, key: 'm1', message: 'x' })).rejects.toMatchObject({ code: 'InvalidOptions' });
     await expect(queue.enqueueResume({ agent: 'a', sessionId: s1, key: 'm1', decisions: [] })).rejects.toThrow(/decisions must be a non-empty list/);
+    await expect(queue.cancelPending({ agent: 'a', sessionId: s1, key: '' })).rejects.toThrow('Cannot queue a cancel:\n- key must be a non-empty string');
   });
 });
