@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { defer, type Observable } from 'rxjs';
 import { TrellisError, type TrellisEvent, type TurnResult } from '../../../index.js';
-import type { TurnJobResult, TurnQueue } from '../../../queue.js';
-import type { HostedResumeOptions, HostedSendOptions, TurnDispatcher, TurnTarget } from '../turn-dispatcher.js';
+import type { TurnQueue } from '../../../queue.js';
+import type { HostedCancelOptions, HostedResumeOptions, HostedSendOptions, TurnDispatcher, TurnTarget } from '../turn-dispatcher.js';
 import type { QueueSettings } from './queue-options.js';
 
 /**
- * Sends the turns of hosted sessions to the worker queue: `send` / `resume` become jobs
- * of `TurnQueue` (`trellis/queue`, loaded only when the `queue` option is set, so an app
- * without it never loads BullMQ) and resolve with the worker's `TurnResult`; events come
- * back from the worker over Redis.
+ * Sends the turns of hosted sessions to the worker queue: `send` / `resume` (and
+ * `cancelPending`) become jobs of `TurnQueue` (`trellis/queue`, loaded only when the `queue`
+ * option is set, so an app without it never loads BullMQ) and resolve with the worker's
+ * answer; events come back from the worker over Redis.
  *
  * A signal (a client that went away, shutdown giving up) stops the waiting, not the turn:
  * the worker finishes it and checkpoints it as usual.
@@ -38,14 +38,23 @@ export class QueuedTurns implements TurnDispatcher {
     await queue?.close();
   }
 
-  send(target: TurnTarget, message: string, options: HostedSendOptions): Promise<TurnResult> {
+  async send(target: TurnTarget, message: string, options: HostedSendOptions): Promise<TurnResult> {
     const request = { agent: target.agent, sessionId: target.session.id, key: options.key ?? randomUUID(), context: this.context(target, options.context), message };
-    return this.run(target, options.signal, (queue) => queue.send(request));
+    return (await this.run(target, options.signal, (queue) => queue.send(request))).result;
   }
 
-  resume(target: TurnTarget, options: HostedResumeOptions): Promise<TurnResult> {
+  async resume(target: TurnTarget, options: HostedResumeOptions): Promise<TurnResult> {
     const request = { agent: target.agent, sessionId: target.session.id, key: options.key ?? randomUUID(), context: this.context(target, options.context), decisions: options.decisions };
-    return this.run(target, options.signal, (queue) => queue.resume(request));
+    return (await this.run(target, options.signal, (queue) => queue.resume(request))).result;
+  }
+
+  /**
+   * A job that cancels the suspended turn on a worker, in the session's turn order. It carries
+   * the session-level host context only, as the kernel's `cancelPending` uses no other.
+   */
+  async cancelPending(target: TurnTarget, options: HostedCancelOptions): Promise<boolean> {
+    const request = { agent: target.agent, sessionId: target.session.id, key: options.key ?? randomUUID(), context: target.context };
+    return (await this.run(target, options.signal, (queue) => queue.cancelPending(request))).cancelled;
   }
 
   events$(target: TurnTarget): Observable<TrellisEvent> {
@@ -56,13 +65,13 @@ export class QueuedTurns implements TurnDispatcher {
     return this.queue().watch(target.session.id, listener);
   }
 
-  private async run(target: TurnTarget, signal: AbortSignal | undefined, enqueue: (queue: TurnQueue) => Promise<TurnJobResult>): Promise<TurnResult> {
+  private async run<R>(target: TurnTarget, signal: AbortSignal | undefined, enqueue: (queue: TurnQueue) => Promise<R>): Promise<R> {
     signal?.throwIfAborted();
     const done = await untilAborted(enqueue(this.queue()), signal);
     // The local copy of the session catches up with the worker's checkpoint, so `transcript`
     // and `pending()` read what the turn did. A store hiccup here does not undo the result.
     await target.session.pending().catch(() => undefined);
-    return done.result;
+    return done;
   }
 
   /** The worker opens the session with this as its host context: session-level keys under the turn's. */
