@@ -1,8 +1,9 @@
-import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Res, ValidationPipe, type Type } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Res, ValidationPipe, type Type } from '@nestjs/common';
 import type { PendingApproval, TurnResult, ChatMessage } from '../../../index.js';
 import { TrellisError } from '../../../index.js';
 import type { HostedAgent } from '../hosted-agent.js';
 import { getAgentToken } from '../trellis-tokens.js';
+import { CancelPendingQuery } from './cancel-pending.query.js';
 import { DecisionsDto } from './decisions.dto.js';
 import { SendMessageDto } from './send-message.dto.js';
 import { toHttpException } from './trellis-http-exception.js';
@@ -15,7 +16,12 @@ export interface SessionView {
   readonly pending: readonly PendingApproval[];
 }
 
-const body = new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true });
+/** What `DELETE <prefix>/sessions/:id/pending` returns: whether a suspended turn was waiting (and is now cancelled). */
+export interface CancelPendingView {
+  readonly cancelled: boolean;
+}
+
+const strict = new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true });
 
 /** Any header an SSE client sends says it wants events: `Accept: text/event-stream`. */
 function wantsEvents(accept: string | undefined): boolean {
@@ -44,6 +50,9 @@ async function http<T>(work: () => Promise<T>): Promise<T> {
  * would shadow the app's own routes).
  */
 export function createSessionsController(prefix: string, agentName: string): Type<unknown> {
+  const notFound = (id: string) =>
+    new TrellisError('SessionNotFound', `No session '${id}' with messages exists for agent '${agentName}'`, { hint: `Start it with POST ${prefix}/sessions/${id}/messages` });
+
   @Controller(`${prefix}/sessions`)
   class TrellisSessionsController {
     constructor(@Inject(getAgentToken(agentName)) readonly agent: HostedAgent) {}
@@ -57,7 +66,7 @@ export function createSessionsController(prefix: string, agentName: string): Typ
     @HttpCode(200)
     send(
       @Param('id') id: string,
-      @Body(body) dto: SendMessageDto,
+      @Body(strict) dto: SendMessageDto,
       @Headers('accept') accept: string | undefined,
       @Headers('idempotency-key') key: string | undefined,
       @Res({ passthrough: true }) res: { setHeader?(name: string, value: string): unknown },
@@ -76,9 +85,7 @@ export function createSessionsController(prefix: string, agentName: string): Typ
       return http(async () => {
         const session = this.agent.session(id);
         const pending = await session.pending();
-        if (session.transcript.length === 0 && pending.length === 0) {
-          throw new TrellisError('SessionNotFound', `No session '${id}' with messages exists for agent '${agentName}'`, { hint: `Start it with POST ${prefix}/sessions/${id}/messages` });
-        }
+        if (session.transcript.length === 0 && pending.length === 0) throw notFound(id);
         return { id, transcript: session.transcript, pending };
       });
     }
@@ -86,8 +93,24 @@ export function createSessionsController(prefix: string, agentName: string): Typ
     /** Decisions on suspended calls (approve / reject / edit); the resumed turn's result. */
     @Post(':id/decisions')
     @HttpCode(200)
-    decide(@Param('id') id: string, @Body(body) dto: DecisionsDto, @Headers('idempotency-key') key: string | undefined): Promise<TurnResult> {
+    decide(@Param('id') id: string, @Body(strict) dto: DecisionsDto, @Headers('idempotency-key') key: string | undefined): Promise<TurnResult> {
       return http(() => this.agent.session(id).resume({ decisions: dto.decisions, key: turnKey(key) }));
+    }
+
+    /**
+     * Withdraws the suspended turn's waiting calls (`HostedSession.cancelPending`): they never
+     * run and the session takes a new message. Idempotent: `{ cancelled: false }` when nothing
+     * was waiting; 404 for a session without messages, as `GET :id`.
+     */
+    @Delete(':id/pending')
+    cancelPending(@Param('id') id: string, @Query(strict) query: CancelPendingQuery, @Headers('idempotency-key') key: string | undefined): Promise<CancelPendingView> {
+      return http(async () => {
+        const session = this.agent.session(id);
+        const cancelled = await session.cancelPending({ waitForLease: query.waitForLease, key: turnKey(key) });
+        // Nothing was waiting: tell an unknown session (no write happened) from a settled one.
+        if (!cancelled && (await session.pending()).length === 0 && session.transcript.length === 0) throw notFound(id);
+        return { cancelled };
+      });
     }
   }
   Object.defineProperty(TrellisSessionsController, 'name', { value: `TrellisSessionsController(${agentName})` });
