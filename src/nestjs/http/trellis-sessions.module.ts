@@ -13,8 +13,10 @@ export interface TrellisSessionsOptions {
 /**
  * An optional HTTP face for one agent's sessions, under an explicit prefix:
  * `POST <prefix>/sessions/:id/messages` (JSON, or SSE for `Accept: text/event-stream`),
- * `GET <prefix>/sessions/:id`, `POST <prefix>/sessions/:id/decisions`. Bodies are validated
- * DTOs (400 on a bad one); Trellis errors become HTTP errors carrying the Trellis `code`.
+ * `GET <prefix>/sessions/:id`, `POST <prefix>/sessions/:id/decisions`,
+ * `DELETE <prefix>/sessions/:id/pending` (withdraws the calls waiting for a decision). Bodies
+ * and queries are validated DTOs (400 on a bad one); Trellis errors become HTTP errors
+ * carrying the Trellis `code`.
  *
  * @example
  * imports: [TrellisSessionsModule.register({ prefix: 'api/support', agent: 'support' })]
