@@ -136,16 +136,24 @@ async function claim(parts: SessionParts, claimed: SuspensionRecord, runner: Tur
   }
 }
 
-/** A plain message while calls wait for decisions cancels them; the transcript says so. */
-export async function cancelSuspended(parts: SessionParts, record: SuspensionRecord): Promise<void> {
+/** Why waiting calls were cancelled: a new message came, or the host withdrew them (`cancelPending`, which a cancelled caller also uses on its sub-agents). */
+export type CancelCause = 'message' | 'withdrawn';
+
+const CANCEL_NOTES: Readonly<Record<CancelCause, { readonly call: string; readonly turn: string }>> = {
+  message: { call: 'Cancelled: the user sent a new message before anyone decided on this call', turn: 'Suspended calls were cancelled by a new message' },
+  withdrawn: { call: 'Cancelled: the waiting calls were withdrawn before anyone decided on this call', turn: 'Suspended calls were withdrawn' },
+};
+
+/** A plain message (or `cancelPending`) while calls wait for decisions cancels them; the transcript says which. */
+export async function cancelSuspended(parts: SessionParts, record: SuspensionRecord, cause: CancelCause): Promise<void> {
   await cancelChildren(parts, record);
-  const note: ToolErrorInfo = { code: 'Cancelled', message: 'Cancelled: the user sent a new message before anyone decided on this call', retryable: false };
+  const note: ToolErrorInfo = { code: 'Cancelled', message: CANCEL_NOTES[cause].call, retryable: false };
   const results = { ...record.results };
   for (const call of record.pending) results[parentCallOf(record, call.callId) ?? call.callId] = toolMessage({ ok: false, error: note });
   const env = turnEnv(parts, new ContextLevel(), undefined, record.turnIndex);
   const runner = new TurnRunner(env, parts.agent.limits, record.input, record.instructions, parts.sync.history, record.startedAt);
   runner.restore(record);
   runner.pushToolMessages(record.calls, results);
-  const end = runner.end('cancelled', undefined, { code: 'Cancelled', message: 'Suspended calls were cancelled by a new message' });
+  const end = runner.end('cancelled', undefined, { code: 'Cancelled', message: CANCEL_NOTES[cause].turn });
   await parts.sync.checkpoint(record.turnIndex, record.input, end, record.startedAt, parts.state.session.values);
 }

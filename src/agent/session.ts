@@ -6,7 +6,7 @@ import type { ChatMessage } from '../models/model-provider.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import type { SessionState } from '../state/session-state.js';
 import { runNewTurn } from './new-turn.js';
-import { cancelSuspended, runResumedTurn } from './resumed-turn.js';
+import { cancelSuspended, runResumedTurn, type CancelCause } from './resumed-turn.js';
 import type { AgentBinding, DelegateSession, SessionHost } from './session-host.js';
 import { leaseHolder, hasLeases, withLease } from './session-lease.js';
 import { SessionEvents } from './session-events.js';
@@ -139,7 +139,7 @@ export class Session {
 
   #newTurn(message: string, options: SendOptions, delegation: DelegationFrame | undefined): Promise<TurnResult> {
     this.#assertPluginsInstalled();
-    if (this.suspended) return this.#cancelSuspended().then(() => runNewTurn(this.#activeParts(delegation), { message, context: options.context, signal: options.signal }));
+    if (this.suspended) return this.#cancelSuspended('message').then(() => runNewTurn(this.#activeParts(delegation), { message, context: options.context, signal: options.signal }));
     return runNewTurn(this.#activeParts(delegation), { message, context: options.context, signal: options.signal });
   }
 
@@ -181,7 +181,7 @@ export class Session {
       this.#leased(options.waitForLease, async () => {
         await this.#ready();
         if (!this.suspended) return false;
-        await this.#cancelSuspended();
+        await this.#cancelSuspended('withdrawn');
         return true;
       }),
     );
@@ -281,7 +281,7 @@ export class Session {
     });
   }
 
-  async #cancelSuspended(): Promise<void> {
+  async #cancelSuspended(cause: CancelCause): Promise<void> {
     let record: SuspensionRecord | undefined;
     try {
       record = parseSuspension(this.#sync.suspension, this.id);
@@ -292,7 +292,7 @@ export class Session {
       this.#sync.suspension = null;
       return;
     }
-    await cancelSuspended(this.#activeParts(undefined), record);
+    await cancelSuspended(this.#activeParts(undefined), record, cause);
   }
 
   /** The agent that answers now: the one a handoff gave the session to, else the one that opened it. */

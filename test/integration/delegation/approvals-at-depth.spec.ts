@@ -107,6 +107,9 @@ describe('approvals inside sub-agents', () => {
     const leaf = await store.load('s5>mid:0:t1>leaf:0:m1');
     expect(leaf!.turns.at(-1)!.status).toBe('cancelled');
     expect(leaf!.transcript.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([expect.stringContaining('Cancelled'), expect.stringContaining('Cancelled')]);
+    // The top session says a new message cancelled its call; the sub-agents', that it was withdrawn by their caller.
+    expect((await store.load('s5'))!.transcript.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([expect.stringContaining('the user sent a new message')]);
+    expect(leaf!.turns.at(-1)!.error?.message).toBe('Suspended calls were withdrawn');
     // Opened directly, the leaf's session has nothing left to approve.
     const direct = leafAgent.session('s5>mid:0:t1>leaf:0:m1');
     await expect(direct.resume({ decisions: [{ callId: 'l_yes', decision: 'approve' }] })).rejects.toMatchObject({ code: 'InvalidDecision' });
@@ -125,7 +128,11 @@ describe('approvals inside sub-agents', () => {
     expect(session.suspended).toBe(false);
     expect(await session.pending()).toEqual([]);
     expect((await store.list()).filter((s) => s.suspended)).toEqual([]);
-    expect((await store.load('s6'))!.turns.at(-1)!.status).toBe('cancelled');
+    const stored = (await store.load('s6'))!;
+    expect(stored.turns.at(-1)!.status).toBe('cancelled');
+    // The transcript says the calls were withdrawn, not that a message came.
+    expect(stored.turns.at(-1)!.error?.message).toBe('Suspended calls were withdrawn');
+    expect(stored.transcript.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([expect.stringContaining('the waiting calls were withdrawn')]);
     await expect(session.cancelPending()).resolves.toBe(false);
     await expect(session.resume({ decisions: [{ callId: 't1/m1/l_yes', decision: 'approve' }] })).rejects.toMatchObject({ code: 'InvalidDecision' });
     expect(ledger).toEqual([]);
