@@ -98,6 +98,29 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       DROP TABLE messages;
     `,
   },
+  {
+    version: 5,
+    name: 'fewer-pages-per-checkpoint',
+    // Fewer B-tree pages written per checkpoint (issue 17; docs/performance.md, "checkpoint
+    // below 100 µs"). The updated_at index goes: only list() orders by it, and list() reads
+    // every session anyway. message_batches becomes a rowid table with the same key: a batch
+    // (a few KB) is appended at the end of the table and fits in one page, where the WITHOUT
+    // ROWID table placed it by session id, split its leaves often and spilled all but ~0.5 KB
+    // to an overflow page. Rows are copied as text, so a damaged batch stays damaged.
+    up: `
+      DROP INDEX IF EXISTS sessions_by_updated_at;
+      CREATE TABLE message_batches_v5 (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        seq        INTEGER NOT NULL,
+        messages   TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      );
+      INSERT INTO message_batches_v5 (session_id, seq, messages)
+        SELECT session_id, seq, messages FROM message_batches ORDER BY session_id, seq;
+      DROP TABLE message_batches;
+      ALTER TABLE message_batches_v5 RENAME TO message_batches;
+    `,
+  },
 ];
 
 const LEDGER = `

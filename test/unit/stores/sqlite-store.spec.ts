@@ -49,14 +49,25 @@ async function rejected(promise: Promise<unknown>): Promise<TrellisError> {
 
 /**
  * A file as an older Trellis left it: migrated to `version` only, with session `s1` at
- * `revision` and one row per message (the layout before schema 4), each given as JSON text.
+ * `revision` holding `messages` (each given as JSON text) in that version's layout: one row
+ * per message before schema 4, from schema 4 batches of `batchSize` messages, each a JSON
+ * array numbered by the transcript index of its first message.
  */
-function olderFile(path: string, version: number, revision: number, messages: readonly string[]): void {
+function olderFile(path: string, version: number, revision: number, messages: readonly string[], batchSize = 1): void {
   const old = new Database(path);
   applyMigrations(old, SQLITE_MIGRATIONS.slice(0, version));
-  old.prepare(`INSERT INTO sessions VALUES ('s1', 'support', ?, '{}', 'null', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z')`).run(revision);
-  const insert = old.prepare(`INSERT INTO messages VALUES ('s1', ?, ?)`);
-  messages.forEach((message, seq) => insert.run(seq, message));
+  const created = '2025-01-01T00:00:00.000Z';
+  if (version < 4) {
+    old.prepare(`INSERT INTO sessions (id, agent, revision, state, suspension, created_at, updated_at) VALUES ('s1', 'support', ?, '{}', 'null', ?, ?)`).run(revision, created, created);
+    const insert = old.prepare(`INSERT INTO messages VALUES ('s1', ?, ?)`);
+    messages.forEach((message, seq) => insert.run(seq, message));
+  } else {
+    old
+      .prepare(`INSERT INTO sessions (id, agent, revision, state, suspension, created_at, updated_at, message_count) VALUES ('s1', 'support', ?, '{}', 'null', ?, ?, ?)`)
+      .run(revision, created, created, messages.length);
+    const insert = old.prepare(`INSERT INTO message_batches VALUES ('s1', ?, ?)`);
+    for (let seq = 0; seq < messages.length; seq += batchSize) insert.run(seq, `[${messages.slice(seq, seq + batchSize).join(',')}]`);
+  }
   old.close();
 }
 
@@ -148,8 +159,28 @@ describe('SqliteStore', () => {
       db.close();
     });
 
-    it('keeps a damaged message row damaged through the upgrade, so the load still names it', async () => {
-      olderFile(path, 3, 1, [OLD_EXCHANGE[0]!, '{"role":']);
+    it('upgrades a file of schema 4 to batches in insertion order, keeping every batch and continuing the numbering', async () => {
+      const messages = [...OLD_EXCHANGE, '{"role":"user","content":"question 1"}', '{"role":"assistant","content":"answer 1"}', '{"role":"user","content":"question 2"}'];
+      olderFile(path, 4, 2, messages, 2);
+
+      store = SqliteStore.open(path);
+      await store.checkpoint(checkpointOf('s1', 2, 2));
+
+      expect((await store.load('s1'))!.transcript).toEqual([...exchange(0), ...exchange(1), { role: 'user', content: 'question 2' }, ...exchange(2)]);
+      const db = new Database(path, { readonly: true });
+      expect(db.prepare('SELECT seq, json_array_length(messages) AS n FROM message_batches ORDER BY seq').all()).toEqual([
+        { seq: 0, n: 2 },
+        { seq: 2, n: 2 },
+        { seq: 4, n: 1 },
+        { seq: 5, n: 2 },
+      ]);
+      expect(db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'message_batches'`).pluck().get()).not.toMatch(/WITHOUT ROWID/i);
+      expect(db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'sessions'`).pluck().all()).toEqual(['sqlite_autoindex_sessions_1']);
+      db.close();
+    });
+
+    it.each([3, 4])('keeps a damaged message damaged through the upgrade from schema %i, so the load still names it', async (version) => {
+      olderFile(path, version, 1, [OLD_EXCHANGE[0]!, '{"role":']);
 
       store = SqliteStore.open(path);
       const error = await rejected(store.load('s1'));
