@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteStore, type SessionCheckpoint, type SessionStore, type StoredSession } from '../index.js';
+import { MemoryStore, SqliteStore, type SessionCheckpoint, type SessionStore, type StoredSession } from '../index.js';
 import { checkResult, createBenchApp } from './bench-app.js';
 import { perRound } from './sequential.js';
 import { summarize } from './stats.js';
@@ -181,4 +181,12 @@ async function replay(template: SessionCheckpoint, turns: number): Promise<numbe
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The checkpoint of figure 4's turn (a new session, 42 messages), recorded from a real turn. */
+export async function benchTurnCheckpoint(): Promise<SessionCheckpoint> {
+  const store = new TimedStore(new MemoryStore());
+  const bench = await createBenchApp({ store });
+  checkResult(await bench.turn('template'), 'figure 4 (template)');
+  return store.lastCheckpoint!;
 }
