@@ -101,8 +101,8 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   {
     version: 5,
     name: 'fewer-pages-per-checkpoint',
-    // Fewer B-tree pages written per checkpoint (issue 17; docs/performance.md, "the
-    // checkpoint below 100 µs"). The updated_at index goes: only list() orders by it, and
+    // Fewer B-tree pages written per checkpoint (issue 17; docs/performance.md, "fewer pages
+    // per SqliteStore checkpoint"). The updated_at index goes: only list() orders by it, and
     // list() reads every session anyway. message_batches and turns become rowid tables with
     // the same keys: a new row is appended at the table's end, and the key index holds only
     // the key. As WITHOUT ROWID tables, a row went in by session id, a batch spilled all but
