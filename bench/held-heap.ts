@@ -1,13 +1,15 @@
 /**
  * What a turn held in its last tool call keeps alive, by kind: a heap snapshot before and
  * while `N` turns are held (the held-turn setup of figure 3), compared node type by node
- * type. `node --expose-gc dist/bench/held-heap.js [turns]`.
+ * type. `node --expose-gc dist/bench/held-heap.js [turns] [hand]`: with `hand`, the
+ * hand-written loop's turns are held instead, for the same table of the baseline.
  */
 import { readFileSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeHeapSnapshot } from 'node:v8';
 import { checkResult, createBenchApp } from './bench-app.js';
+import { handTurn } from './hand-loop.js';
 import { auditLog, hold } from './workload.js';
 
 interface Snapshot {
@@ -19,6 +21,7 @@ interface Snapshot {
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('run with node --expose-gc');
 const turns = Number(process.argv[2] ?? 500);
+const hand = process.argv[3] === 'hand';
 
 /** Self size and count of live heap nodes by kind (`object:<constructor>`, `closure:<name>`, or the node type). */
 function liveByKind(): Map<string, [number, number]> {
@@ -43,17 +46,20 @@ function liveByKind(): Map<string, [number, number]> {
 }
 
 const bench = await createBenchApp();
-for (let i = 0; i < 200; i++) checkResult(await bench.turn(`warm${i}`), 'held-heap warm-up');
+for (let i = 0; i < 200; i++) {
+  if (hand) await handTurn('Run the script.');
+  else checkResult(await bench.turn(`warm${i}`), 'held-heap warm-up');
+}
 const before = liveByKind();
 hold.arm();
-const running = Promise.all(Array.from({ length: turns }, (_, i) => bench.turn(`held${i}`)));
+const running = Promise.all(Array.from({ length: turns }, (_, i) => (hand ? handTurn('Run the script.') : bench.turn(`held${i}`))));
 while (hold.waiting < turns) await new Promise((resolve) => setTimeout(resolve, 1));
 // The workload's own leftovers are not the framework's.
 bench.model.calls.length = 0;
 auditLog.length = 0;
 const during = liveByKind();
 hold.disarm();
-for (const result of await running) checkResult(result, 'held-heap');
+for (const result of await running) if (typeof result !== 'number') checkResult(result, 'held-heap');
 
 let total = 0;
 const rows: [string, number, number][] = [];
@@ -63,6 +69,6 @@ for (const [kind, [size, count]] of during) {
   if (Math.abs(size - size0) > turns * 20) rows.push([kind, (size - size0) / turns, (count - count0) / turns]);
 }
 rows.sort((a, b) => b[1] - a[1]);
-console.log(`${turns} turns held: ${(total / turns).toFixed(0)} B live per turn`);
+console.log(`${turns} ${hand ? 'hand-loop ' : ''}turns held: ${(total / turns).toFixed(0)} B live per turn`);
 console.log('bytes/turn  count/turn  kind');
 for (const [kind, bytes, count] of rows.slice(0, 40)) console.log(`${bytes.toFixed(0).padStart(10)}  ${count.toFixed(1).padStart(10)}  ${kind}`);

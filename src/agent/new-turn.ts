@@ -1,7 +1,7 @@
 import { ContextLevel } from '../context/context-level.js';
-import { isStop } from '../hooks/hook-engine.js';
+import { isStop, type HookOutcome } from '../hooks/hook-engine.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
-import { historyFor, loopWithHandoffs } from './delegation/handoff-continuation.js';
+import { continueRounds, historyFor } from './delegation/handoff-continuation.js';
 import { finishReply, inTurnEnvelope, turnEnv, type SessionParts, type TurnMeta } from './turn-envelope.js';
 import type { ChatMessage } from '../models/model-provider.js';
 import type { TurnEnv } from '../tools/turn-env.js';
@@ -29,32 +29,56 @@ export function runNewTurn(parts: SessionParts, turn: NewTurn): Promise<TurnResu
   const history = historyFor(parts);
   const meta: TurnMeta = { turnIndex, input: message, taskInput: message, startedAt, taskStarted: false, runner: undefined };
   const bare = () => new TurnRunner(env, limits, meta.taskInput, '', history, startedAt);
-  // The body opens the turn, then hands the rounds a `then`: no frame of it is held while they run.
-  const body = () => openTurn(parts, env, meta, history).then((opened) => (opened instanceof TurnRunner ? runRounds(parts, env, meta, opened) : opened));
+  // The body opens the turn (synchronously while its hooks are), then runs the rounds: no
+  // frame of it is held while they run.
+  const body = () => {
+    const opened = openTurn(parts, env, meta, history);
+    if (opened instanceof Promise) return opened.then((reached) => roundsOrEnd(parts, env, meta, reached));
+    return roundsOrEnd(parts, env, meta, opened);
+  };
   return inTurnEnvelope(parts, env, meta, bare, body);
 }
 
-/** `message.received` (may block), `task.start`, `planning.started`: the runner, or the blocked turn's end. */
-async function openTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readonly ChatMessage[]): Promise<TurnRunner | TurnEnd> {
-  const { input: message, turnIndex, startedAt } = meta;
-  const limits = parts.agent.limits;
-  const received = await env.hooks.run('message.received', message, env.site);
-  if (isStop(received)) {
-    meta.runner = new TurnRunner(env, limits, message, '', history, startedAt);
-    return meta.runner.end('blocked', undefined, { code: 'Blocked', message: received.reason });
-  }
-  const input = received;
-  meta.taskInput = input;
-  meta.taskStarted = true;
-  await env.hooks.run('task.start', { input, turn: turnIndex }, env.site);
-  const instructions = await env.hooks.run('planning.started', parts.agent.spec.instructions, env.site);
-  meta.runner = new TurnRunner(env, limits, input, instructions, history, startedAt);
-  meta.runner.messages.push({ role: 'user', content: input });
-  return meta.runner;
+/**
+ * `message.received` (may block), `task.start`, `planning.started`: the runner, or the
+ * blocked turn's end. Synchronous while no handler awaits.
+ */
+function openTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readonly ChatMessage[]): TurnRunner | TurnEnd | Promise<TurnRunner | TurnEnd> {
+  const received = env.hooks.run('message.received', meta.input, env.site);
+  if (received instanceof Promise) return received.then((value) => startTask(parts, env, meta, history, value));
+  return startTask(parts, env, meta, history, received);
 }
 
-function runRounds(parts: SessionParts, env: TurnEnv, meta: TurnMeta, runner: TurnRunner): Promise<TurnEnd> {
-  return loopWithHandoffs(parts, env, runner).then((after) => {
+function startTask(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readonly ChatMessage[], received: HookOutcome<'message.received'>): TurnRunner | TurnEnd | Promise<TurnRunner> {
+  if (isStop(received)) {
+    meta.runner = new TurnRunner(env, parts.agent.limits, meta.input, '', history, meta.startedAt);
+    return meta.runner.end('blocked', undefined, { code: 'Blocked', message: received.reason });
+  }
+  meta.taskInput = received;
+  meta.taskStarted = true;
+  const starting = env.hooks.run('task.start', { input: received, turn: meta.turnIndex }, env.site);
+  if (starting instanceof Promise) return starting.then(() => plan(parts, env, meta, history));
+  return plan(parts, env, meta, history);
+}
+
+function plan(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readonly ChatMessage[]): TurnRunner | Promise<TurnRunner> {
+  const planning = env.hooks.run('planning.started', parts.agent.spec.instructions, env.site);
+  if (planning instanceof Promise) return planning.then((instructions) => newRunner(parts, env, meta, history, instructions));
+  return newRunner(parts, env, meta, history, planning);
+}
+
+function newRunner(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readonly ChatMessage[], instructions: string): TurnRunner {
+  const runner = new TurnRunner(env, parts.agent.limits, meta.taskInput, instructions, history, meta.startedAt);
+  runner.messages.push({ role: 'user', content: meta.taskInput });
+  meta.runner = runner;
+  return runner;
+}
+
+/** The rounds of an opened turn, then `message.sending`; a blocked turn's end as it is. */
+function roundsOrEnd(parts: SessionParts, env: TurnEnv, meta: TurnMeta, opened: TurnRunner | TurnEnd): Promise<TurnEnd> {
+  if (!(opened instanceof TurnRunner)) return Promise.resolve(opened);
+  // One `then` after the rounds (and any handoff) for the reply.
+  return continueRounds(parts, env, opened, (after) => {
     meta.runner = after.runner;
     return finishReply(after.parts, after.env, after.runner, after.end);
   });

@@ -13,6 +13,11 @@ interface LeaseStore {
   releaseLease(sessionId: string, holder: string): Promise<void>;
 }
 
+/** Whether turns on `store` run under a lease (see {@link withLease}). */
+export function hasLeases(store: SessionStore | undefined): boolean {
+  return leases(store) !== undefined;
+}
+
 function leases(store: SessionStore | undefined): LeaseStore | undefined {
   const candidate = store as Partial<LeaseStore> | undefined;
   return typeof candidate?.acquireLease === 'function' && typeof candidate.renewLease === 'function' && typeof candidate.releaseLease === 'function' ? (candidate as LeaseStore) : undefined;

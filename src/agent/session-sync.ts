@@ -1,6 +1,6 @@
 import { TrellisError } from '../errors/trellis-error.js';
 import type { ChatMessage } from '../models/model-provider.js';
-import { canReadRevision, type StoredSession } from '../stores/session-store.js';
+import { canReadRevision, type SessionStore, type StoredSession } from '../stores/session-store.js';
 import type { AgentBinding, SessionHost } from './session-host.js';
 import type { SuspensionRecord } from './suspension-record.js';
 import { persistentValues, turnRecord, withoutHostContext } from './turn-record.js';
@@ -26,16 +26,23 @@ export class SessionSync {
 
   /**
    * Loads the session on first use (then calls `opened` with whether it existed);
-   * afterwards, reloads it if the store moved on.
+   * afterwards, reloads it if the store moved on. Returns nothing when there was nothing to
+   * wait for (no store to read, and `opened` did not wait).
    */
-  async ready(opened: (resumed: boolean) => Promise<void>): Promise<void> {
-    if (this.#loading === undefined) {
-      this.#loading = this.#load(opened);
-      this.#loading.catch(() => (this.#loading = undefined));
-      return this.#loading;
+  ready(opened: (resumed: boolean) => void | Promise<void>): void | Promise<void> {
+    const loading = this.#loading;
+    if (loading === undefined) {
+      const load = this.#load(opened);
+      if (load === undefined) {
+        this.#loading = LOADED;
+        return undefined;
+      }
+      this.#loading = load;
+      load.catch(() => (this.#loading = undefined));
+      return load;
     }
-    await this.#loading;
-    await this.#refresh();
+    if (loading === LOADED) return this.#refresh();
+    return loading.then(() => this.#refresh());
   }
 
   /** Forgets the loaded copy: the next `ready()` loads again. */
@@ -43,38 +50,54 @@ export class SessionSync {
     this.#loading = undefined;
   }
 
-  /** Writes a turn's end in one atomic checkpoint, then takes its messages into the transcript. */
-  async checkpoint(turnIndex: number, input: string, end: TurnEnd, startedAt: string, sessionValues: Readonly<Record<string, unknown>>): Promise<void> {
-    const record = turnRecord(turnIndex, input, end.result, startedAt);
-    const suspension: SuspensionRecord | null = end.suspension ?? null;
+  /**
+   * Writes a turn's end in one atomic checkpoint, then takes its messages into the
+   * transcript. Without a store there is nothing to wait for: it returns nothing.
+   */
+  checkpoint(turnIndex: number, input: string, end: TurnEnd, startedAt: string, sessionValues: Readonly<Record<string, unknown>>): Promise<void> | undefined {
     const store = this.host.store;
-    if (store) {
-      this.#revision = await store.checkpoint({
-        sessionId: this.id,
-        agent: this.agent.spec.name,
-        expectedRevision: this.#revision,
-        state: persistentValues(sessionValues, this.host.registry),
-        append: end.append,
-        turn: record,
-        suspension,
-      });
-    }
-    for (const message of end.append) this.history.push(message);
-    this.suspension = suspension;
-    this.turns = Math.max(this.turns, turnIndex + 1);
+    if (!store) return this.#advance(turnIndex, end);
+    return this.#save(store, turnIndex, input, end, startedAt, sessionValues);
   }
 
-  async #load(opened: (resumed: boolean) => Promise<void>): Promise<void> {
-    const stored = this.host.store ? await this.host.store.load(this.id) : undefined;
-    if (stored) {
-      if (stored.agent !== this.agent.spec.name) {
-        throw new TrellisError('SessionNotFound', `Session '${this.id}' belongs to agent '${stored.agent}', not '${this.agent.spec.name}'`, {
-          hint: 'Open it through the agent that created it, or use another session id',
-        });
-      }
-      this.#restore(stored);
+  async #save(store: SessionStore, turnIndex: number, input: string, end: TurnEnd, startedAt: string, sessionValues: Readonly<Record<string, unknown>>): Promise<void> {
+    this.#revision = await store.checkpoint({
+      sessionId: this.id,
+      agent: this.agent.spec.name,
+      expectedRevision: this.#revision,
+      state: persistentValues(sessionValues, this.host.registry),
+      append: end.append,
+      turn: turnRecord(turnIndex, input, end.result, startedAt),
+      suspension: end.suspension ?? null,
+    });
+    this.#advance(turnIndex, end);
+  }
+
+  /** Takes a saved turn's messages into the transcript. */
+  #advance(turnIndex: number, end: TurnEnd): undefined {
+    for (const message of end.append) this.history.push(message);
+    this.suspension = end.suspension ?? null;
+    this.turns = Math.max(this.turns, turnIndex + 1);
+    return undefined;
+  }
+
+  #load(opened: (resumed: boolean) => void | Promise<void>): Promise<void> | undefined {
+    const store = this.host.store;
+    if (!store) {
+      const opening = opened(false);
+      return opening instanceof Promise ? opening : undefined;
     }
-    await opened(stored !== undefined);
+    return store.load(this.id).then((stored) => {
+      if (stored) {
+        if (stored.agent !== this.agent.spec.name) {
+          throw new TrellisError('SessionNotFound', `Session '${this.id}' belongs to agent '${stored.agent}', not '${this.agent.spec.name}'`, {
+            hint: 'Open it through the agent that created it, or use another session id',
+          });
+        }
+        this.#restore(stored);
+      }
+      return opened(stored !== undefined);
+    });
   }
 
   #restore(stored: StoredSession): void {
@@ -89,12 +112,16 @@ export class SessionSync {
    * Another process may have checkpointed this session since it was loaded here: reload it
    * before a turn rather than run the turn and fail with `StaleState` when saving it.
    */
-  async #refresh(): Promise<void> {
+  #refresh(): Promise<void> | undefined {
     const store = this.host.store;
-    if (!store || !canReadRevision(store)) return;
-    const revision = await store.revision(this.id);
-    if (revision === undefined || revision === this.#revision) return;
-    const stored = await store.load(this.id);
-    if (stored) this.#restore(stored);
+    if (!store || !canReadRevision(store)) return undefined;
+    return store.revision(this.id).then(async (revision) => {
+      if (revision === undefined || revision === this.#revision) return;
+      const stored = await store.load(this.id);
+      if (stored) this.#restore(stored);
+    });
   }
 }
+
+/** `#loading` once the session was loaded with nothing to wait for. */
+const LOADED: Promise<void> = Promise.resolve();

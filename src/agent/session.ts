@@ -8,7 +8,7 @@ import type { SessionState } from '../state/session-state.js';
 import { runNewTurn } from './new-turn.js';
 import { cancelSuspended, runResumedTurn } from './resumed-turn.js';
 import type { AgentBinding, DelegateSession, SessionHost } from './session-host.js';
-import { leaseHolder, withLease } from './session-lease.js';
+import { leaseHolder, hasLeases, withLease } from './session-lease.js';
 import { SessionEvents } from './session-events.js';
 import { SessionSync } from './session-sync.js';
 import { isHostKey, parseSuspension, type SuspensionRecord } from './suspension-record.js';
@@ -57,7 +57,7 @@ export class Session {
   readonly #parts: SessionParts;
   #holder: string | undefined;
   #hostContext: Readonly<Record<string, unknown>>;
-  #queue: Promise<unknown> = Promise.resolve();
+  #queue: Promise<unknown> = IDLE;
   #pending = 0;
 
   /** @internal Sessions are opened with `agent.session(id, options)`. */
@@ -127,13 +127,19 @@ export class Session {
       return Promise.reject(new TrellisError('InvalidOptions', `session.send() takes a string message, got ${typeof message}`, { hint: 'Pass the user message as text' }));
     }
     return this.#serialize(() =>
-      this.#leased(options.waitForLease, async () => {
-        await this.#ready();
-        this.#assertPluginsInstalled();
-        if (this.suspended) await this.#cancelSuspended();
-        return runNewTurn(this.#activeParts(delegation), { message, context: options.context, signal: options.signal });
+      this.#leased(options.waitForLease, () => {
+        // No async frame: the turn's own promise is what the queue waits on.
+        const ready = this.#ready();
+        if (ready instanceof Promise) return ready.then(() => this.#newTurn(message, options, delegation));
+        return this.#newTurn(message, options, delegation);
       }),
     );
+  }
+
+  #newTurn(message: string, options: SendOptions, delegation: DelegationFrame | undefined): Promise<TurnResult> {
+    this.#assertPluginsInstalled();
+    if (this.suspended) return this.#cancelSuspended().then(() => runNewTurn(this.#activeParts(delegation), { message, context: options.context, signal: options.signal }));
+    return runNewTurn(this.#activeParts(delegation), { message, context: options.context, signal: options.signal });
   }
 
   /**
@@ -192,15 +198,21 @@ export class Session {
   }
 
   /** Runs `session.end` hooks and forgets the live state; the store keeps the session. */
-  async end(): Promise<void> {
-    await this.#serialize(async () => {
+  end(): Promise<void> {
+    return this.#serialize(() => {
       const registry = this.#host.registry;
       const hooks = registry.view(this.#agent.spec.plugins).hooks;
-      await this.#host.hooks.run('session.end', { sessionId: this.id }, { scope: new ContextScope(this.#state, undefined, undefined), schema: registry, hooks });
-      this.#agent.forget(this.id);
-      this.#host.releaseSession(this.id);
-      this.#events.complete();
+      const ending = this.#host.hooks.run('session.end', { sessionId: this.id }, { scope: new ContextScope(this.#state, undefined, undefined), schema: registry, hooks });
+      if (ending instanceof Promise) return ending.then(() => this.#forget());
+      this.#forget();
+      return undefined;
     });
+  }
+
+  #forget(): void {
+    this.#agent.forget(this.id);
+    this.#host.releaseSession(this.id);
+    this.#events.complete();
   }
 
   /**
@@ -258,12 +270,13 @@ export class Session {
     });
   }
 
-  #ready(): Promise<void> {
-    return this.#sync.ready(async (resumed) => {
+  /** Loads the session on first use (`session.start`); nothing to wait for when neither the store nor a hook awaits. */
+  #ready(): void | Promise<void> {
+    return this.#sync.ready((resumed) => {
       this.#seedHostContext();
       const registry = this.#host.registry;
       const hooks = registry.view(this.#agent.spec.plugins).hooks;
-      await this.#host.hooks.run('session.start', { sessionId: this.id, resumed }, { scope: new ContextScope(this.#state, undefined, undefined), schema: registry, hooks });
+      return this.#host.hooks.run('session.start', { sessionId: this.id, resumed }, { scope: new ContextScope(this.#state, undefined, undefined), schema: registry, hooks });
     });
   }
 
@@ -305,23 +318,24 @@ export class Session {
   }
 
   #leased<T>(waitMs: number | undefined, work: () => Promise<T>): Promise<T> {
+    // A store without leases runs the work as it is: no holder or loss handler is made for it.
+    if (!hasLeases(this.#host.store)) return work();
     return withLease(this.#host.store, this.id, () => (this.#holder ??= leaseHolder()), waitMs, work, (error) => this.#host.reportError(error, undefined, undefined, this.id));
   }
 
-  #serialize<T>(work: () => Promise<T>): Promise<T> {
+  #serialize<T>(work: () => T | Promise<T>): Promise<T> {
     this.#pending++;
-    // Two handlers rather than `finally`, which builds more promises per call.
-    const run = this.#queue.then(work, work).then(
-      (value) => {
-        this.#pending--;
-        return value;
-      },
-      (error: unknown) => {
-        this.#pending--;
-        throw error;
-      },
-    );
-    this.#queue = run.catch(() => undefined);
+    const run = this.#queue.then(work, work);
+    // The queue's handler is attached first, so the count is down before the caller's own
+    // handlers run; one promise for both, rather than a `finally` and a `catch`.
+    this.#queue = run.then(this.#settled, this.#settled);
     return run;
   }
+
+  readonly #settled = (): void => {
+    this.#pending--;
+  };
 }
+
+/** The queue of a session nothing ran on yet. */
+const IDLE: Promise<unknown> = Promise.resolve();

@@ -4,7 +4,7 @@ import { ContextScope } from '../context/context-scope.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import { redactEvent } from '../events/redact-event.js';
 import type { TrellisEvent } from '../events/trellis-event.js';
-import { isStop } from '../hooks/hook-engine.js';
+import { isStop, type HookOutcome } from '../hooks/hook-engine.js';
 import type { SessionState } from '../state/session-state.js';
 import { NEVER_ABORTED } from '../context/never-signal.js';
 import type { AgentBinding, SessionHost } from './session-host.js';
@@ -44,29 +44,55 @@ export interface TurnMeta {
 
 /** The turn's environment: the registry snapshot it keeps, its scope, hooks and events. */
 export function turnEnv(parts: SessionParts, turn: ContextLevel, signal: AbortSignal | undefined, turnIndex: number): TurnEnv {
-  const { host, subject } = parts;
+  const { host } = parts;
   const registry = host.registry;
   const view = registry.view(parts.agent.spec.plugins);
-  const bus = host.events;
-  const env: TurnEnv = {
-    hooks: host.hooks,
-    state: host.state,
-    registry,
-    view,
-    site: { scope: new ContextScope(parts.state, turn, undefined), schema: registry, hooks: view.hooks, signal: signal ?? NEVER_ABORTED },
-    sessionId: parts.id,
-    turnIndex,
-    maxToolResultChars: parts.agent.spec.maxToolResultChars,
-    agent: parts.agent.spec.name,
-    delegation: parts.delegation,
-    observed: () => subject.observed || bus.observed,
-    emit: (raw) => {
-      const event = redactEvent(raw);
-      if (subject.observed) subject.next(event);
-      bus.emit(event);
-    },
-  };
+  const env = new TurnEnvironment(parts, registry, view, { scope: new ContextScope(parts.state, turn, undefined), schema: registry, hooks: view.hooks, signal: signal ?? NEVER_ABORTED }, turnIndex);
   return withDelegationTools(env, { host, spec: parts.agent.spec });
+}
+
+/**
+ * A turn's `TurnEnv`: `observed` and `emit` are methods, so a turn makes no closures for
+ * them. Its fields are plain (not `#private`) so that a copy with another view (see
+ * `withDelegationTools`) keeps working through the same prototype.
+ */
+class TurnEnvironment implements TurnEnv {
+  readonly hooks: TurnEnv['hooks'];
+  readonly state: TurnEnv['state'];
+  readonly sessionId: string;
+  readonly maxToolResultChars: number | undefined;
+  readonly agent: string;
+  readonly delegation: DelegationFrame | undefined;
+  readonly subject: SessionEvents;
+  readonly bus: SessionHost['events'];
+
+  constructor(
+    parts: SessionParts,
+    readonly registry: TurnEnv['registry'],
+    readonly view: TurnEnv['view'],
+    readonly site: TurnEnv['site'],
+    readonly turnIndex: number,
+  ) {
+    const { host } = parts;
+    this.hooks = host.hooks;
+    this.state = host.state;
+    this.sessionId = parts.id;
+    this.maxToolResultChars = parts.agent.spec.maxToolResultChars;
+    this.agent = parts.agent.spec.name;
+    this.delegation = parts.delegation;
+    this.subject = parts.subject;
+    this.bus = host.events;
+  }
+
+  observed(): boolean {
+    return this.subject.observed || this.bus.observed;
+  }
+
+  emit(raw: TrellisEvent): void {
+    const event = redactEvent(raw);
+    if (this.subject.observed) this.subject.next(event);
+    this.bus.emit(event);
+  }
 }
 
 /**
@@ -95,18 +121,42 @@ export function inTurnEnvelope(parts: SessionParts, env: TurnEnv, meta: TurnMeta
   );
 }
 
-/** After the body: `task.end` when `task.start` was attempted, the checkpoint, `turn.finished`. */
-async function settleTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: TurnEnd, began: number): Promise<TurnResult> {
-  if (meta.taskStarted) end = await endTask(env, meta.taskInput, end);
-  await parts.sync.checkpoint(meta.turnIndex, meta.input, end, meta.startedAt, parts.state.session.values);
+/**
+ * After the body: `task.end` when `task.start` was attempted, the checkpoint, `turn.finished`.
+ * Synchronous while no handler and no store awaits.
+ */
+function settleTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: TurnEnd, began: number): TurnResult | Promise<TurnResult> {
+  if (meta.taskStarted) {
+    const ended = endTask(env, meta.taskInput, end);
+    if (ended instanceof Promise) return ended.then((after) => saveTurn(parts, env, meta, after, began));
+    end = ended;
+  }
+  return saveTurn(parts, env, meta, end, began);
+}
+
+function saveTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: TurnEnd, began: number): TurnResult | Promise<TurnResult> {
+  const saving = parts.sync.checkpoint(meta.turnIndex, meta.input, end, meta.startedAt, parts.state.session.values);
+  if (saving instanceof Promise) return saving.then(() => turnFinished(parts, env, meta, end, began));
+  return turnFinished(parts, env, meta, end, began);
+}
+
+function turnFinished(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: TurnEnd, began: number): TurnResult {
   if (env.observed()) env.emit({ type: 'turn.finished', sessionId: parts.id, turn: meta.turnIndex, status: end.result.status, durationMs: performance.now() - began });
   return end.result;
 }
 
-/** `message.sending` may rewrite or cancel the reply; then `memory.write` sees the exchange. */
-export async function finishReply(parts: SessionParts, env: TurnEnv, runner: TurnRunner, end: TurnEnd): Promise<TurnEnd> {
+/**
+ * `message.sending` may rewrite or cancel the reply; then `memory.write` sees the exchange.
+ * Synchronous while no handler awaits.
+ */
+export function finishReply(parts: SessionParts, env: TurnEnv, runner: TurnRunner, end: TurnEnd): TurnEnd | Promise<TurnEnd> {
   if (end.result.status !== 'completed' || end.result.reply === undefined) return end;
-  const sending = await env.hooks.run('message.sending', end.result.reply, env.site);
+  const sending = env.hooks.run('message.sending', end.result.reply, env.site);
+  if (sending instanceof Promise) return sending.then((reply) => replied(parts, env, runner, end, reply));
+  return replied(parts, env, runner, end, sending);
+}
+
+function replied(parts: SessionParts, env: TurnEnv, runner: TurnRunner, end: TurnEnd, sending: HookOutcome<'message.sending'>): TurnEnd | Promise<TurnEnd> {
   if (isStop(sending)) {
     // Like any cancelled turn, nothing is appended: the model must not see a reply the user never got.
     return { result: runner.result('cancelled', undefined, { code: 'ReplyCancelled', message: sending.reason }), append: [], suspension: undefined };
@@ -118,19 +168,26 @@ export async function finishReply(parts: SessionParts, env: TurnEnv, runner: Tur
     append = [...append.slice(0, -1), { role: 'assistant', content: reply }];
   }
   if (parts.agent.limits.streamText === 'final' && env.observed()) env.emit({ type: 'model.delta', sessionId: parts.id, delta: { type: 'text', text: reply } });
-  await env.hooks.run('memory.write', { kind: 'exchange', input: runner.input, reply, status: 'completed' }, env.site);
-  return { result: { ...end.result, reply }, append, suspension: undefined };
+  const finished: TurnEnd = { result: { ...end.result, reply }, append, suspension: undefined };
+  if (env.site.hooks['memory.write'].length === 0) return finished;
+  return Promise.resolve(env.hooks.run('memory.write', { kind: 'exchange', input: runner.input, reply, status: 'completed' }, env.site)).then(() => finished);
 }
 
-/** `task.end` always runs; if it throws, the turn fails. */
-async function endTask(env: TurnEnv, input: string, end: TurnEnd): Promise<TurnEnd> {
+/** `task.end` always runs; if it throws, the turn fails. Synchronous when no handler awaits. */
+function endTask(env: TurnEnv, input: string, end: TurnEnd): TurnEnd | Promise<TurnEnd> {
+  let ending: unknown;
   try {
-    await env.hooks.run('task.end', { input, status: end.result.status, reply: end.result.reply }, env.site);
-    return end;
+    ending = env.hooks.run('task.end', { input, status: end.result.status, reply: end.result.reply }, env.site);
   } catch (error) {
-    if (end.result.status === 'failed') return end;
-    return { result: { ...end.result, status: 'failed', reply: undefined, error: errorInfo(error) }, append: [], suspension: undefined };
+    return taskEndFailed(end, error);
   }
+  if (ending instanceof Promise) return ending.then(() => end, (error: unknown) => taskEndFailed(end, error));
+  return end;
+}
+
+function taskEndFailed(end: TurnEnd, error: unknown): TurnEnd {
+  if (end.result.status === 'failed') return end;
+  return { result: { ...end.result, status: 'failed', reply: undefined, error: errorInfo(error) }, append: [], suspension: undefined };
 }
 
 /**

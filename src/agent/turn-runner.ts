@@ -1,5 +1,5 @@
 import { describeError } from '../errors/describe-error.js';
-import { invokeMember, type Invocation, type MemberSite } from '../context/member-invoker.js';
+import { callMember, type MemberSite } from '../context/member-invoker.js';
 import type { ToolCandidate } from '../contract/hook-payloads.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import type { ChatMessage, ModelProvider, ModelResponse, ModelToolCall, Usage } from '../models/model-provider.js';
@@ -7,7 +7,8 @@ import type { PluginMember, RegisteredTool } from '../plugin/plugin-member.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import { NEVER_ABORTED } from '../context/never-signal.js';
 import { commitKernelWrites, turnValue } from '../state/kernel-writes.js';
-import { executeToolCall, toolMessage } from '../tools/tool-pipeline.js';
+import { PreparedCall, startToolCall, toolFailure, toolMessage, type CallEnd, type CallStep } from '../tools/tool-pipeline.js';
+import type { ToolResult } from '../contract/tool-result.js';
 import type { InferenceRequest } from '../contract/hook-payloads.js';
 import type { HandoffMark } from '../contract/delegation.js';
 import { handedOverUsage, rollUpUsage } from './delegation/usage-rollup.js';
@@ -97,17 +98,37 @@ export class TurnRunner {
       // message list) while the round's tools run.
       let response = await this.ask(offered, recalled);
       const round = this.rounds;
-      const after = env.hooks.run('llm.after', response, env.site);
-      response = after instanceof Promise ? await after : after;
+      // Checked here by name (a constant key), so a round without these handlers does not call the engine.
+      if (hooks['llm.after'].length > 0) {
+        const after = env.hooks.run('llm.after', response, env.site);
+        response = after instanceof Promise ? await after : after;
+      }
       this.addUsage(response);
       if (env.observed()) env.emit({ type: 'round.finished', sessionId: env.sessionId, turn: env.turnIndex, round, model: response.model, usage: response.usage });
       this.messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls.length > 0 ? response.toolCalls : undefined });
       if (response.toolCalls.length === 0) return this.end('completed', response.text);
       const byName = offered === env.view.tools ? env.view.toolsByName : new Map(offered.map((t) => [t.name, t] as const));
-      // One call (the common case) is awaited here: no batch, and no promise of its own.
       const calls = response.toolCalls;
-      const outcomes: BatchOutcome[] = calls.length === 1 ? [await executeToolCall(env, calls[0]!, round, byName)] : await runToolBatch(env, calls, round, byName, limits.toolConcurrency);
-      const end = this.afterCalls(response.toolCalls, outcomes);
+      let end: TurnEnd | undefined;
+      if (calls.length === 1) {
+        // One call (the common case) is awaited here, step by step: no batch, and no promise
+        // or closure of its own to continue after the tool.
+        let step: CallStep = startToolCall(env, calls[0]!, round, byName);
+        if (step instanceof Promise) step = await step;
+        if (step instanceof PreparedCall) {
+          let result: ToolResult;
+          try {
+            result = await step.running;
+          } catch (error) {
+            result = toolFailure(error);
+          }
+          step = step.ran(result);
+          if (step instanceof Promise) step = await step;
+        }
+        end = this.afterCall(calls[0]!, step as CallEnd);
+      } else {
+        end = this.afterCalls(calls, await runToolBatch(env, calls, round, byName, limits.toolConcurrency));
+      }
       if (end) return end;
       const handoff = env.site.scope.turn!.values[KERNEL_KEYS.handoff] as HandoffMark | undefined;
       if (handoff !== undefined) return { ...this.end('completed', undefined), handoff };
@@ -136,6 +157,7 @@ export class TurnRunner {
   }
 
   private beforeModel(request: InferenceRequest): Promise<ModelResponse> {
+    if (this.env.view.hooks['llm.before'].length === 0) return this.callModel(request);
     const before = this.env.hooks.run('llm.before', request, this.env.site);
     if (before instanceof Promise) return before.then((changed) => this.callModel(changed));
     return this.callModel(before);
@@ -159,12 +181,24 @@ export class TurnRunner {
     });
   }
 
+  /** `afterCalls` for a round of one call: a result (the common case) builds no list. */
+  afterCall(call: ModelToolCall, outcome: CallEnd): TurnEnd | undefined {
+    if (outcome.kind !== 'result') return this.afterCalls([call], [outcome]);
+    this.toolCalls.push(outcome.record);
+    this.checkCancelled();
+    this.pushToolMessage(call.id, call.name, outcome.content);
+    if (!outcome.done) return undefined;
+    const done = replyText(outcome.record.value);
+    this.messages.push({ role: 'assistant', content: done });
+    return this.end('completed', done);
+  }
+
   /** Applies a round's outcomes: records results, and ends the turn on Block, Suspend or done. */
   afterCalls(calls: readonly ModelToolCall[], outcomes: readonly BatchOutcome[]): TurnEnd | undefined {
     // Contents by call position: an object keyed by call ids (unique forever) would give V8
     // a new hidden class per tool call. The id-keyed record is built only when it is kept.
     const contents = new Array<string | undefined>(outcomes.length);
-    const pending: PendingApproval[] = [];
+    let pending: PendingApproval[] | undefined;
     let blocked: { reason: string; by: string } | undefined;
     let done: string | undefined;
     for (let index = 0; index < outcomes.length; index++) {
@@ -175,6 +209,7 @@ export class TurnRunner {
         if (outcome.done && done === undefined) done = replyText(outcome.record.value);
       } else if (outcome.kind === 'suspended') {
         // A sub-agent's suspension lists the calls waiting inside it, not the call to it.
+        pending ??= [];
         if (outcome.child) pending.push(...outcome.child.pending);
         else pending.push(outcome.pending);
       } else if (outcome.kind === 'blocked') {
@@ -182,7 +217,7 @@ export class TurnRunner {
       }
     }
     this.checkCancelled();
-    if (!blocked && pending.length === 0) {
+    if (!blocked && (pending === undefined || pending.length === 0)) {
       for (let index = 0; index < calls.length; index++) this.pushToolMessage(calls[index]!.id, calls[index]!.name, contents[index]);
       if (done !== undefined) {
         this.messages.push({ role: 'assistant', content: done });
@@ -203,7 +238,7 @@ export class TurnRunner {
       this.pushToolMessages(asCalls(calls), results);
       return this.end('blocked', undefined, { code: 'Blocked', message: `${blocked.by}: ${blocked.reason}` });
     }
-    if (pending.length > 0) {
+    if (pending !== undefined && pending.length > 0) {
       const record: SuspensionRecord = {
         version: SUSPENSION_VERSION,
         turnIndex: this.env.turnIndex,
@@ -279,24 +314,24 @@ export class TurnRunner {
     const site: MemberSite = { scope: env.site.scope, snapshot: env.site.scope.snapshot(), schema: env.registry, point: 'transform', readOnly: true, signal: env.site.signal };
     for (let index = 0; index < transforms.length; index++) {
       const transform = transforms[index]!;
-      let invoked: Invocation | Promise<Invocation>;
+      let out: unknown;
       try {
-        invoked = invokeMember(transform, request, site);
+        out = callMember(transform, request, site);
       } catch (error) {
         throw transformFailed(transform, error);
       }
-      if (invoked instanceof Promise) return this.transformAsync(request, site, index, invoked);
-      if (invoked.out !== undefined) request = invoked.out as InferenceRequest;
+      if (out instanceof Promise) return this.transformAsync(request, site, index, out);
+      if (out !== undefined) request = out as InferenceRequest;
     }
     return request;
   }
 
-  private async transformAsync(request: InferenceRequest, site: MemberSite, from: number, pending: Promise<Invocation>): Promise<InferenceRequest> {
+  private async transformAsync(request: InferenceRequest, site: MemberSite, from: number, pending: Promise<unknown>): Promise<InferenceRequest> {
     const transforms = this.env.view.transforms;
     for (let index = from; index < transforms.length; index++) {
       const transform = transforms[index]!;
       try {
-        const { out } = await (index === from ? pending : invokeMember(transform, request, site));
+        const out = await (index === from ? pending : callMember(transform, request, site));
         if (out !== undefined) request = out as InferenceRequest;
       } catch (error) {
         throw transformFailed(transform, error);

@@ -48,6 +48,16 @@ export function invokeMember(member: PluginMember, value: unknown, site: MemberS
   return { ctx, out };
 }
 
+/**
+ * {@link invokeMember} for a member whose context the caller does not need afterwards (a
+ * transform: read-only, so it leaves no command): what the handler returned, with a
+ * thenable made a promise; no `Invocation` record.
+ */
+export function callMember(member: PluginMember, value: unknown, site: MemberSite): unknown {
+  const out = member.fn(value, memberContext(member, site) as never);
+  return isThenable(out) ? Promise.resolve(out) : out;
+}
+
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function';
 }

@@ -38,87 +38,107 @@ export interface CallOptions {
 }
 
 /**
+ * Where a call stands after {@link startToolCall}: ended, waiting for a hook, or running
+ * its middleware chain and tool (a {@link PreparedCall} whose `running` the caller awaits,
+ * then hands to `ran`).
+ */
+export type CallStep = CallEnd | PreparedCall | Promise<CallEnd | PreparedCall>;
+
+/**
  * One tool call, DESIGN §7.3: gate → before_call → input validation → @Requires →
  * middleware → tool → after_call | error → result recorded → memory.write. Every
  * failure becomes an error result the model sees; nothing here throws at the turn
  * except a failing hook.
- *
- * Written as steps that continue synchronously while nothing is pending, rather than as
- * one async function: while the tool runs, no suspended frame of the pipeline is held,
- * and a step whose hooks are absent or synchronous costs no promise.
  */
 export function executeToolCall(env: TurnEnv, call: ModelToolCall, round: number, tools: ReadonlyMap<string, RegisteredTool>, options?: CallOptions): Promise<CallEnd> {
+  let step: CallStep;
+  try {
+    step = startToolCall(env, call, round, tools, options);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  if (step instanceof PreparedCall) return afterRunning(step);
+  if (step instanceof Promise) return step.then((reached) => (reached instanceof PreparedCall ? afterRunning(reached) : reached));
+  return Promise.resolve(step);
+}
+
+function afterRunning(prepared: PreparedCall): Promise<CallEnd> {
+  return prepared.running.then(
+    (result) => prepared.ran(result),
+    (error: unknown) => prepared.ran(toolFailure(error)),
+  );
+}
+
+/**
+ * {@link executeToolCall} as steps that continue synchronously while nothing is pending,
+ * for the turn loop: it awaits the chain itself (`step.running`, then `step.ran`), so no
+ * promise or closure is made per call to continue after the tool, and no suspended frame
+ * of the pipeline is held while the tool runs. A step whose hooks are absent or
+ * synchronous costs no promise.
+ */
+export function startToolCall(env: TurnEnv, call: ModelToolCall, round: number, tools: ReadonlyMap<string, RegisteredTool>, options?: CallOptions): CallStep {
   const started = performance.now();
   const tool = tools.get(call.name);
   const info: ToolCallInfo = { callId: call.id, tool: call.name, plugin: tool?.plugin ?? '', tags: tool?.tags ?? NO_TAGS, args: parseLoose(call.arguments), round };
   if (env.observed()) env.emit({ type: 'tool.started', sessionId: env.sessionId, callId: call.id, tool: call.name, args: maskFields(info.args, secretFields(tool?.input)) });
-  try {
-    if (!tool) {
-      const known = [...tools.keys()].join(', ') || 'none';
-      return settled(finish(env, info, undefined, errorResult('ToolNotFound', `There is no tool '${call.name}' in this round. Call one of: ${known}`), started));
-    }
-    if (options?.approved) return beforeCall(env, call, info, tool, started);
-    const deciding = env.hooks.run('tool.gate', info, env.site);
-    if (deciding instanceof Promise || tool.delegation) return gatedAsync(env, call, info, tool, started, deciding);
-    return decided(env, call, info, tool, started, deciding);
-  } catch (error) {
-    return Promise.reject(error);
+  if (!tool) {
+    const known = [...tools.keys()].join(', ') || 'none';
+    return finish(env, info, undefined, errorResult('ToolNotFound', `There is no tool '${call.name}' in this round. Call one of: ${known}`), started);
   }
+  if (options?.approved) return beforeCall(env, call, info, tool, started);
+  // Points without handlers are checked here by name, so the call does not go through the engine for them.
+  if (env.site.hooks['tool.gate'].length === 0 && !tool.delegation) return beforeCall(env, call, info, tool, started);
+  const deciding = env.hooks.run('tool.gate', info, env.site);
+  if (deciding instanceof Promise || tool.delegation) return gatedAsync(env, call, info, tool, started, deciding);
+  return decided(env, call, info, tool, started, deciding);
+}
+
+/** A middleware chain's or tool's rejection as the call's error result. */
+export function toolFailure(error: unknown): ToolResult {
+  return fromError(error, 'ToolFailed');
 }
 
 /** The gate's decision when it, or `agent.delegating`, awaits. */
-async function gatedAsync(env: TurnEnv, call: ModelToolCall, info: ToolCallInfo, tool: RegisteredTool, started: number, deciding: GateDecision | Promise<GateDecision>): Promise<CallEnd> {
+async function gatedAsync(env: TurnEnv, call: ModelToolCall, info: ToolCallInfo, tool: RegisteredTool, started: number, deciding: GateDecision | Promise<GateDecision>): Promise<CallEnd | PreparedCall> {
   let decision = await deciding;
   if (decision.kind === 'allow' && tool.delegation) decision = await env.hooks.run('agent.delegating', tool.delegation(info), env.site);
   return decided(env, call, info, tool, started, decision);
 }
 
-function decided(env: TurnEnv, call: ModelToolCall, info: ToolCallInfo, tool: RegisteredTool, started: number, decision: GateDecision): Promise<CallEnd> {
+function decided(env: TurnEnv, call: ModelToolCall, info: ToolCallInfo, tool: RegisteredTool, started: number, decision: GateDecision): CallStep {
   if (decision.kind === 'block') {
     const error: ToolErrorInfo = { code: 'Blocked', message: `Blocked by ${decision.by}: ${decision.reason}`, retryable: false };
     if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: call.id, tool: call.name, ok: false, durationMs: performance.now() - started, error });
-    return Promise.resolve({ kind: 'blocked', reason: decision.reason, by: decision.by });
+    return { kind: 'blocked', reason: decision.reason, by: decision.by };
   }
   if (decision.kind === 'suspend') {
     if (env.observed()) env.emit({ type: 'tool.suspended', sessionId: env.sessionId, callId: call.id, tool: call.name, message: decision.ticket.message });
-    return Promise.resolve({ kind: 'suspended', pending: { callId: call.id, tool: call.name, arguments: call.arguments, ticket: decision.ticket } });
+    return { kind: 'suspended', pending: { callId: call.id, tool: call.name, arguments: call.arguments, ticket: decision.ticket } };
   }
-  if (decision.kind === 'setResult') return settled(finish(env, info, tool, { ok: true, value: decision.value }, started));
+  if (decision.kind === 'setResult') return finish(env, info, tool, { ok: true, value: decision.value }, started);
   return beforeCall(env, call, info, tool, started);
 }
 
-function beforeCall(env: TurnEnv, call: ModelToolCall, info: ToolCallInfo, tool: RegisteredTool, started: number): Promise<CallEnd> {
+function beforeCall(env: TurnEnv, call: ModelToolCall, info: ToolCallInfo, tool: RegisteredTool, started: number): CallStep {
+  if (env.site.hooks['tool.before_call'].length === 0) return runCall(env, call, info, tool, info, started);
   const beforeCall = env.hooks.run('tool.before_call', info, env.site);
   if (beforeCall instanceof Promise) return beforeCall.then((before) => runCall(env, call, info, tool, before, started));
   return runCall(env, call, info, tool, beforeCall, started);
 }
 
-/** Validation, context, then the middleware chain and the tool; `ran` continues when they settle. */
-function runCall(env: TurnEnv, call: ModelToolCall, info: ToolCallInfo, tool: RegisteredTool, before: HookOutcome<'tool.before_call'>, started: number): Promise<CallEnd> {
+/** Validation, context, then the middleware chain and the tool, running: the caller continues with `ran` when they settle. */
+function runCall(env: TurnEnv, call: ModelToolCall, info: ToolCallInfo, tool: RegisteredTool, before: HookOutcome<'tool.before_call'>, started: number): CallEnd | PreparedCall | Promise<CallEnd> {
   if (isStop(before)) {
-    return settled(finish(env, info, tool, errorResult('Blocked', `The call to ${tool.name} was blocked: ${before.reason}. Do not retry it unchanged`), started));
+    return finish(env, info, tool, errorResult('Blocked', `The call to ${tool.name} was blocked: ${before.reason}. Do not retry it unchanged`), started);
   }
   const prepared = prepareCall(env, call, tool, before, started);
-  if (!(prepared instanceof PreparedCall)) return settled(finish(env, before, tool, prepared, started));
-  let running: Promise<ToolResult>;
+  if (!(prepared instanceof PreparedCall)) return finish(env, before, tool, prepared, started);
   try {
-    running = runChain(tool.chain, prepared.invocation, prepared);
+    prepared.running = runChain(tool.chain, prepared.invocation, prepared);
   } catch (error) {
-    running = Promise.resolve(fromError(error, 'ToolFailed'));
+    prepared.running = Promise.resolve(toolFailure(error));
   }
-  return running.then(
-    (result) => ran(prepared, result),
-    (error: unknown) => ran(prepared, fromError(error, 'ToolFailed')),
-  );
-}
-
-/** After the tool: its output checked, its state command committed, its result recorded. */
-function ran(prepared: PreparedCall, result: ToolResult): CallEnd | Promise<CallEnd> {
-  const { env, tool, info, started } = prepared;
-  if (result.ok && tool.output && !result.done) result = checkOutput(env, tool, info, result.value);
-  const command = result.ok ? commandOf(prepared.ctx) : undefined;
-  if (command) return committed(prepared, result, command);
-  return delegatedOrFinished(env, prepared.call, info, tool, result, started);
+  return prepared;
 }
 
 async function committed(prepared: PreparedCall, result: ToolResult, command: StateCommand): Promise<CallEnd> {
@@ -146,12 +166,15 @@ function delegatedOrFinished(env: TurnEnv, call: ModelToolCall, info: ToolCallIn
   return finish(env, info, tool, result, started, usage);
 }
 
-function settled(end: CallEnd | Promise<CallEnd>): Promise<CallEnd> {
-  return end instanceof Promise ? end : Promise.resolve(end);
-}
+/**
+ * A call running through its middleware: its context, invocation and what the steps after
+ * it need. Whoever holds it awaits `running` (a rejection is {@link toolFailure}), then
+ * continues with `ran`.
+ */
+export class PreparedCall {
+  /** The middleware chain and the tool, set once they started. */
+  running!: Promise<ToolResult>;
 
-/** A call ready to run through its middleware: its context, invocation and what the steps after it need. */
-class PreparedCall {
   constructor(
     readonly env: TurnEnv,
     readonly call: ModelToolCall,
@@ -165,6 +188,15 @@ class PreparedCall {
   /** The end of the middleware chain: the tool itself. */
   run(invocation: ToolInvocation): Promise<ToolResult> {
     return invoke(this.tool, invocation, this.ctx);
+  }
+
+  /** After the chain settled: its output checked, its state command committed, its result recorded. */
+  ran(result: ToolResult): CallEnd | Promise<CallEnd> {
+    const { env, tool, info, started } = this;
+    if (result.ok && tool.output && !result.done) result = checkOutput(env, tool, info, result.value);
+    const command = result.ok ? commandOf(this.ctx) : undefined;
+    if (command) return committed(this, result, command);
+    return delegatedOrFinished(env, this.call, info, tool, result, started);
   }
 }
 

@@ -58,12 +58,22 @@ export function validateDto<T extends object>(
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     return { ok: false, errors: [{ path: INPUT_PATH, messages: [`arguments must be a JSON object, not ${kindOf(input)}`] }] };
   }
-  const shape = checkArgumentShape(input, options?.forbidUnknown === false ? KEEP_PROTOTYPE_KEYS : REFUSE_PROTOTYPE_KEYS);
+  const strip = options?.forbidUnknown === false;
+  // Refusing unknown keys, the fast path goes first: it answers only for a flat object of
+  // primitives whose every key the DTO declares, which the shape check would pass. (Stripping,
+  // it skips unknown keys unseen, whose nesting the shape check still limits: it goes second.)
+  if (!strip) {
+    const flat = validateFlat(type, input as Record<string, unknown>, false);
+    if (flat !== undefined) return { ok: true, value: flat };
+  }
+  const shape = checkArgumentShape(input, strip ? KEEP_PROTOTYPE_KEYS : REFUSE_PROTOTYPE_KEYS);
   if (shape.length > 0) return { ok: false, errors: shape };
-  const flat = validateFlat(type, input as Record<string, unknown>, options?.forbidUnknown === false);
-  if (flat !== undefined) return { ok: true, value: flat };
+  if (strip) {
+    const flat = validateFlat(type, input as Record<string, unknown>, true);
+    if (flat !== undefined) return { ok: true, value: flat };
+  }
   const value = plainToInstance(type, input, TRANSFORM);
-  const errors = validateSync(value, options?.forbidUnknown === false ? STRIP_UNKNOWN : FORBID_UNKNOWN);
+  const errors = validateSync(value, strip ? STRIP_UNKNOWN : FORBID_UNKNOWN);
   if (errors.length === 0) return { ok: true, value };
   const fieldErrors: FieldError[] = [];
   collectFieldErrors(errors, '', input, fieldErrors);

@@ -30,6 +30,7 @@ export function withDelegationTools(env: TurnEnv, site: DelegationSite): TurnEnv
   }
   const tools = [...env.view.tools, ...extra];
   const view: ActiveView = { hooks: env.view.hooks, transforms: env.view.transforms, missing: env.view.missing, tools, toolsByName: new Map(tools.map((t) => [t.name, t] as const)) };
-  extended = { ...env, view };
+  // A copy with the same prototype: an env whose `observed`/`emit` are methods keeps them.
+  extended = Object.assign(Object.create(Object.getPrototypeOf(env) as object) as TurnEnv, env, { view });
   return extended;
 }

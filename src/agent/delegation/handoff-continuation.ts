@@ -29,11 +29,22 @@ export interface LoopEnd {
  * now on. `agent.delegated` reports each handoff.
  */
 export function loopWithHandoffs(parts: SessionParts, env: TurnEnv, runner: TurnRunner): Promise<LoopEnd> {
+  return continueRounds(parts, env, runner, reached);
+}
+
+/**
+ * {@link loopWithHandoffs}, then `next` with where the turn stands, in the same `then`: no
+ * frame of this function and no promise of its own is held while the rounds run.
+ */
+export function continueRounds<T>(parts: SessionParts, env: TurnEnv, runner: TurnRunner, next: (after: LoopEnd) => T | PromiseLike<T>): Promise<T> {
   // A handoff approved on resume ran before the rounds go on: act on it first.
   const approved = env.site.scope.turn!.values[KERNEL_KEYS.handoff] as HandoffMark | undefined;
-  if (approved) return handingOver(parts, env, runner, { ...runner.end('completed', undefined), handoff: approved });
-  // Continued by `then`: no frame of this function is held while the rounds run.
-  return runner.loop().then((end) => (end.handoff ? handingOver(parts, env, runner, end) : { parts, env, runner, end }));
+  if (approved) return handingOver(parts, env, runner, { ...runner.end('completed', undefined), handoff: approved }).then(next);
+  return runner.loop().then((end) => (end.handoff ? handingOver(parts, env, runner, end).then(next) : next({ parts, env, runner, end })));
+}
+
+function reached(after: LoopEnd): LoopEnd {
+  return after;
 }
 
 /** The turn goes on with each agent it was handed to. */
