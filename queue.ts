@@ -7,7 +7,7 @@ export { TurnQueue, type TurnQueueOptions, type QueuedTurn } from './src/queue/t
 export { TrellisWorker, type TrellisWorkerOptions } from './src/queue/trellis-worker.js';
 export type { AgentResolver } from './src/queue/turn-job-runner.js';
 export type { QueueConnectionOptions } from './src/queue/queue-connection.js';
-export type { TurnJobResult } from './src/queue/turn-job-result.js';
-export type { SendRequest, ResumeRequest } from './src/queue/turn-request.js';
+export type { TurnJobResult, CancelJobResult } from './src/queue/turn-job-result.js';
+export type { SendRequest, ResumeRequest, CancelRequest } from './src/queue/turn-request.js';
 export { jobIdOf } from './src/queue/turn-request.js';
 export type { TurnStore } from './src/queue/turn-store.js';

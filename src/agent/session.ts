@@ -28,7 +28,8 @@ export interface SendOptions {
   readonly context?: Readonly<Record<string, unknown>>;
   /**
    * With a store that has leases: wait up to this many milliseconds for another writer's
-   * turn on this session to end, instead of failing at once with `SessionBusy`.
+   * turn on this session to end, instead of failing at once with `SessionBusy`. A finite
+   * number, 0 or more (anything else is refused with `InvalidOptions`, whatever the store).
    */
   readonly waitForLease?: number;
 }
@@ -318,6 +319,14 @@ export class Session {
   }
 
   #leased<T>(waitMs: number | undefined, work: () => Promise<T>): Promise<T> {
+    // Refused whatever the store: NaN would otherwise wait forever on a busy session.
+    if (waitMs !== undefined && !(typeof waitMs === 'number' && Number.isFinite(waitMs) && waitMs >= 0)) {
+      return Promise.reject(
+        new TrellisError('InvalidOptions', `waitForLease must be a number of milliseconds (0 or more), got ${typeof waitMs === 'number' ? String(waitMs) : JSON.stringify(waitMs) ?? typeof waitMs}`, {
+          hint: 'e.g. { waitForLease: 5000 }, or leave it out to fail at once with SessionBusy when another writer holds the session',
+        }),
+      );
+    }
     // A store without leases runs the work as it is: no holder or loss handler is made for it.
     if (!hasLeases(this.#host.store)) return work();
     return withLease(this.#host.store, this.id, () => (this.#holder ??= leaseHolder()), waitMs, work, (error) => this.#host.reportError(error, undefined, undefined, this.id));

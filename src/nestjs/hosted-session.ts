@@ -1,8 +1,8 @@
 import type { Observable } from 'rxjs';
-import type { ChatMessage, PendingApproval, SendOptions, Session, TrellisEvent, TurnResult } from '../../index.js';
+import { TrellisError, type ChatMessage, type PendingApproval, type SendOptions, type Session, type TrellisEvent, type TurnResult } from '../../index.js';
 import type { TrellisRequestContext } from './request-context.js';
 import type { HostContext } from './trellis-module-options.js';
-import type { HostedResumeOptions, HostedSendOptions, TurnDispatcher } from './turn-dispatcher.js';
+import type { HostedCancelOptions, HostedResumeOptions, HostedSendOptions, TurnDispatcher } from './turn-dispatcher.js';
 import type { TurnTracker } from './turn-tracker.js';
 
 /** What every hosted session of one `TrellisModule` shares: the request context, the drain, where turns run. */
@@ -68,6 +68,23 @@ export class HostedSession {
     return this.turns.tracker.track(options.signal, (signal) => this.turns.dispatcher.resume(this.target(), { ...options, context, signal }));
   }
 
+  /**
+   * Cancels the suspended turn without a new message (a new `send` does the same first), where
+   * the session's turns run: in this process, or as a job on the worker queue that runs after
+   * the session's turns queued before it. The waiting calls never run — each is answered
+   * `Cancelled` in the transcript — and the turn ends `cancelled`; sub-agents waiting inside
+   * it are cancelled first, deepest first. Tracked like a turn, so shutdown drains it.
+   *
+   * @returns whether a turn was waiting.
+   * @example
+   * if (await support.session(id).cancelPending()) notify(id, 'The pending refund was withdrawn');
+   */
+  cancelPending(options: HostedCancelOptions = {}): Promise<boolean> {
+    const problem = cancelOptionsProblem(options);
+    if (problem) return Promise.reject(problem);
+    return this.turns.tracker.track(options.signal, (signal) => this.turns.dispatcher.cancelPending(this.target(), { ...options, signal }));
+  }
+
   /** Runs `session.end` hooks in this process; the store keeps the session. */
   end(): Promise<void> {
     return this.session.end();
@@ -81,4 +98,16 @@ export class HostedSession {
     const current = this.turns.requestContext.current();
     return current || explicit ? { ...current, ...explicit } : undefined;
   }
+}
+
+/** What is wrong with `cancelPending` options, as the error to reject with; undefined when nothing is. */
+function cancelOptionsProblem(options: HostedCancelOptions): TrellisError | undefined {
+  if (typeof options !== 'object' || options === null) {
+    return new TrellisError('InvalidOptions', `cancelPending() takes an options object, got ${String(options)}`, { hint: 'Call cancelPending(), or cancelPending({ waitForLease: 5000 })' });
+  }
+  const wait = options.waitForLease;
+  if (wait !== undefined && !(typeof wait === 'number' && Number.isFinite(wait) && wait >= 0)) {
+    return new TrellisError('InvalidOptions', `cancelPending(): waitForLease must be a number of milliseconds (0 or more), got ${JSON.stringify(wait)}`, { hint: 'e.g. { waitForLease: 5000 }, or leave it out to fail at once with SessionBusy' });
+  }
+  return undefined;
 }

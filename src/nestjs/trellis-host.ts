@@ -20,9 +20,9 @@ const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
  * Trellis message), `app.startup` hooks run on `onApplicationBootstrap` (every module is
  * initialised by then), running turns are drained on `onModuleDestroy` and `app.shutdown`
  * hooks run with the signal on `beforeApplicationShutdown`. With `queue`, hosted turns go
- * to the worker queue (opened on `onModuleInit`, closed before the app stops); with
- * `worker`, a `TrellisWorker` runs queued turns with this app from `onApplicationBootstrap`
- * until `onModuleDestroy`.
+ * to the worker queue (loaded on `onModuleInit`, connected by the first turn, closed before
+ * the app stops); with `worker`, a `TrellisWorker` runs queued turns with this app from
+ * `onApplicationBootstrap` until `onModuleDestroy`.
  */
 @Injectable()
 export class TrellisHost implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown {
@@ -73,7 +73,7 @@ export class TrellisHost implements OnModuleInit, OnApplicationBootstrap, OnModu
   async onModuleInit(): Promise<void> {
     const agentTokens = [...this.#agents.keys()].map(getAgentToken);
     await this.installAll(this.discovery.discover(kernelTokens(agentTokens, [TrellisHost])));
-    await this.#queued?.open();
+    await this.#queued?.load();
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -17,6 +17,21 @@ export interface HostedResumeOptions extends ResumeOptions {
   readonly key?: string;
 }
 
+/** Options of a hosted `cancelPending`. */
+export interface HostedCancelOptions {
+  /**
+   * In process: wait up to this many milliseconds for another writer's lease on the session
+   * (a turn running elsewhere), as the kernel's `cancelPending` does, instead of failing at
+   * once with `SessionBusy`. With `queue` the cancel is a job, which waits for the session's
+   * turns like every queued turn; this is not used.
+   */
+  readonly waitForLease?: number;
+  /** With `queue`: the caller's id for this cancel, as a turn's key (the same key cancels once). */
+  readonly key?: string;
+  /** With `queue`, stops the waiting for the worker's answer; the cancel itself (no model, no tool) is not interrupted. */
+  readonly signal?: AbortSignal;
+}
+
 /** The session a turn is for, as a dispatcher needs it. */
 export interface TurnTarget {
   /** The agent's name: a worker resolves it to the agent of its own app. */
@@ -34,6 +49,8 @@ export interface TurnTarget {
 export interface TurnDispatcher {
   send(target: TurnTarget, message: string, options: HostedSendOptions): Promise<TurnResult>;
   resume(target: TurnTarget, options: HostedResumeOptions): Promise<TurnResult>;
+  /** Cancels the session's suspended turn where its turns run; whether one was waiting. */
+  cancelPending(target: TurnTarget, options: HostedCancelOptions): Promise<boolean>;
   /** The session's turn events, wherever its turns run. */
   events$(target: TurnTarget): Observable<TrellisEvent>;
   /** Calls `listener` with each event; resolves once no event of a turn started after it can be missed. */
@@ -44,6 +61,7 @@ export interface TurnDispatcher {
 export const inProcessTurns: TurnDispatcher = {
   send: ({ session }, message, { key: _key, ...options }) => session.send(message, options),
   resume: ({ session }, { key: _key, ...options }) => session.resume(options),
+  cancelPending: ({ session }, { waitForLease }) => session.cancelPending({ waitForLease }),
   events$: ({ session }) => session.events$,
   watch: async ({ session }, listener) => {
     const subscription = session.events$.subscribe(listener);

@@ -4,7 +4,7 @@ import { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { TrellisError } from '../../index.js';
 import { QueueNames, whenReachable, type QueueConnectionOptions } from './queue-connection.js';
-import type { TurnJobResult } from './turn-job-result.js';
+import type { JobResult } from './turn-job-result.js';
 import { TurnJobRunner, type AgentResolver } from './turn-job-runner.js';
 import type { TurnJobData } from './turn-request.js';
 import type { TurnStore } from './turn-store.js';
@@ -55,7 +55,7 @@ export class TrellisWorker {
   readonly id: string;
   private readonly names: QueueNames;
   private readonly publisher: Redis;
-  private readonly worker: Worker<TurnJobData, TurnJobResult>;
+  private readonly worker: Worker<TurnJobData, JobResult>;
 
   constructor(options: TrellisWorkerOptions) {
     if (!options?.store || typeof options.agent !== 'function') {

@@ -17,5 +17,24 @@ export interface TurnJobResult {
   readonly worker: string;
 }
 
+/**
+ * What a queued `cancelPending` came to. `recovered` is true when an earlier attempt
+ * cancelled the turn and its worker died before the job was marked done: the session no
+ * longer waited, and its last turn is the cancelled one.
+ */
+export interface CancelJobResult {
+  readonly jobId: string;
+  readonly sessionId: string;
+  readonly kind: 'cancel';
+  /** Whether a suspended turn was waiting, and is now cancelled. */
+  readonly cancelled: boolean;
+  readonly recovered: boolean;
+  /** The id of the worker that finished the job. */
+  readonly worker: string;
+}
+
+/** What any queued job comes to. */
+export type JobResult = TurnJobResult | CancelJobResult;
+
 /** What a worker publishes on a job's result channel. */
-export type PublishedOutcome = { readonly ok: true; readonly value: TurnJobResult } | { readonly ok: false; readonly error: { readonly code: string; readonly message: string } };
+export type PublishedOutcome = { readonly ok: true; readonly value: JobResult } | { readonly ok: false; readonly error: { readonly code: string; readonly message: string } };

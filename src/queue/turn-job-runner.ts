@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { TrellisError, type Agent, type PendingApproval, type TurnResult } from '../../index.js';
+import { TrellisError, type Agent, type PendingApproval, type Session, type TurnResult } from '../../index.js';
 import { encodeEvent, toJsonData } from './event-codec.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import type { QueueNames } from './queue-connection.js';
-import type { PublishedOutcome, TurnJobResult } from './turn-job-result.js';
+import type { CancelJobResult, JobResult, PublishedOutcome, TurnJobResult } from './turn-job-result.js';
 import type { TurnJobData } from './turn-request.js';
 import { storedRevision, type TurnStore } from './turn-store.js';
 
@@ -27,16 +27,19 @@ export interface TurnJobRunnerOptions {
 /** Errors a later attempt may not meet. Anything else fails the job at once. */
 const RETRY_CODES = new Set(['SessionBusy', 'StaleState', 'StoreUnavailable']);
 
+/** A queued job as BullMQ hands it to the worker. */
+type TurnJob = Job<TurnJobData, JobResult>;
+
 /**
  * Runs one queued turn: takes the session's queue lease (a busy session puts the job back
  * as delayed), recognises a turn whose checkpoint already landed in an earlier attempt
- * (and does not run it again), runs `send`/`resume`, fans the session's events and the
- * result out over Redis, and releases the lease.
+ * (and does not run it again), runs `send`/`resume`/`cancelPending`, fans the session's
+ * events and the result out over Redis, and releases the lease.
  */
 export class TurnJobRunner {
   constructor(private readonly options: TurnJobRunnerOptions) {}
 
-  async run(job: Job<TurnJobData, TurnJobResult>, token: string | undefined): Promise<TurnJobResult> {
+  async run(job: TurnJob, token: string | undefined): Promise<JobResult> {
     const { store, names, workerId } = this.options;
     const data = job.data;
     // One holder per attempt: a stalled job that BullMQ hands back to this same worker must
@@ -66,14 +69,14 @@ export class TurnJobRunner {
     }
   }
 
-  private async runLeased(job: Job<TurnJobData, TurnJobResult>, signal: AbortSignal): Promise<TurnJobResult> {
+  private async runLeased(job: TurnJob, signal: AbortSignal): Promise<JobResult> {
     const data = job.data;
     const revision = await storedRevision(this.options.store, data.sessionId);
     // An earlier attempt ran part of this turn (and the process died) when the store moved on since.
     const rerun = data.startRevision !== undefined && revision > data.startRevision;
-    if (rerun) {
+    if (rerun && data.kind !== 'cancel') {
       const landed = await this.landedTurn(data, revision);
-      if (landed) return this.resultOf(job, landed, true);
+      if (landed) return this.resultOf(job, data.kind, landed, true);
     }
     // Recorded before the turn runs: a later attempt compares it with the store's revision.
     await job.updateData({ ...data, startRevision: revision });
@@ -82,6 +85,12 @@ export class TurnJobRunner {
     const channel = this.options.names.eventChannel(data.sessionId);
     const events = session.events$.subscribe((event) => void this.options.publisher.publish(channel, encodeEvent(event)).catch(() => undefined));
     try {
+      if (data.kind === 'cancel') {
+        const done = await this.cancel(job, session, rerun);
+        // The queue lease was lost meanwhile, as for a turn: the next attempt reports it.
+        if (signal.aborted) throw signal.reason;
+        return done;
+      }
       let decisions = data.kind === 'resume' ? data.decisions : [];
       if (data.kind === 'resume' && rerun) {
         // An earlier attempt of this job may have been cut off while an approved call ran: the
@@ -92,15 +101,26 @@ export class TurnJobRunner {
         if (decisions.length === 0) {
           const stored = await this.options.store.load(data.sessionId);
           const last = stored?.turns.at(-1);
-          if (last) return this.resultOf(job, turnResultOf(last, pending), true);
+          if (last) return this.resultOf(job, data.kind, turnResultOf(last, pending), true);
         }
       }
       const result = data.kind === 'send' ? await session.send(data.message, { signal }) : await session.resume({ decisions, signal });
       if (signal.aborted) throw signal.reason;
-      return this.resultOf(job, result, false);
+      return this.resultOf(job, data.kind, result, false);
     } finally {
       events.unsubscribe();
     }
+  }
+
+  /**
+   * Cancels the session's suspended turn. When an earlier attempt of this job cancelled it
+   * and died before the job was marked done, the session no longer waits and its last turn
+   * is the cancelled one: that attempt's answer is given, as recovered.
+   */
+  private async cancel(job: TurnJob, session: Session, rerun: boolean): Promise<CancelJobResult> {
+    const cancelled = await session.cancelPending();
+    const recovered = !cancelled && rerun && (await this.options.store.load(job.data.sessionId))?.turns.at(-1)?.status === 'cancelled';
+    return { jobId: job.id!, sessionId: job.data.sessionId, kind: 'cancel', cancelled: cancelled || recovered, recovered, worker: this.options.workerId };
   }
 
   /**
@@ -119,12 +139,12 @@ export class TurnJobRunner {
     return turnResultOf(record, pending);
   }
 
-  private resultOf(job: Job<TurnJobData, TurnJobResult>, result: TurnResult, recovered: boolean): TurnJobResult {
-    return { jobId: job.id!, sessionId: job.data.sessionId, kind: job.data.kind, result: toJsonData(result), recovered, worker: this.options.workerId };
+  private resultOf(job: TurnJob, kind: TurnJobResult['kind'], result: TurnResult, recovered: boolean): TurnJobResult {
+    return { jobId: job.id!, sessionId: job.data.sessionId, kind, result: toJsonData(result), recovered, worker: this.options.workerId };
   }
 
   /** Decides between another attempt (rethrow) and a final failure (published, not retried). */
-  private async failure(job: Job<TurnJobData, TurnJobResult>, error: unknown): Promise<unknown> {
+  private async failure(job: TurnJob, error: unknown): Promise<unknown> {
     const code = TrellisError.is(error) ? error.code : 'TurnFailed';
     const message = error instanceof Error ? error.message : String(error);
     const retryable = TrellisError.is(error) && (error.retryable || RETRY_CODES.has(error.code));

@@ -4,8 +4,8 @@ import { TrellisError, type TrellisErrorCode, type TrellisEvent } from '../../in
 import { ChannelSubscriber } from './channel-subscriber.js';
 import { decodeEvent } from './event-codec.js';
 import { QueueNames, settlesWithin, whenReachable, type QueueConnectionOptions } from './queue-connection.js';
-import type { PublishedOutcome, TurnJobResult } from './turn-job-result.js';
-import { assertTurnRequest, jobIdOf, type ResumeRequest, type SendRequest, type TurnJobData } from './turn-request.js';
+import type { CancelJobResult, JobResult, PublishedOutcome, TurnJobResult } from './turn-job-result.js';
+import { assertTurnRequest, jobIdOf, type CancelRequest, type ResumeRequest, type SendRequest, type TurnJobData } from './turn-request.js';
 
 /** Options of {@link TurnQueue}. */
 export interface TurnQueueOptions extends QueueConnectionOptions {
@@ -21,18 +21,18 @@ export interface TurnQueueOptions extends QueueConnectionOptions {
 }
 
 /** A turn on the queue. */
-export interface QueuedTurn {
+export interface QueuedTurn<R extends JobResult = TurnJobResult> {
   readonly jobId: string;
   /** The turn was already queued (or done) under this id; this enqueue added nothing. */
   readonly duplicate: boolean;
   /** Settles when a worker finished the turn: the result, or a TrellisError. */
-  readonly result: Promise<TurnJobResult>;
+  readonly result: Promise<R>;
 }
 
 /**
  * Enqueues turns for {@link TrellisWorker}s, from any instance: a send or a resume of a
- * session, whose job id is derived from the session id and the caller's turn key, so a
- * turn enqueued twice runs once. Results and session events come back over Redis pub/sub,
+ * session (or the cancelling of its suspended turn), whose job id is derived from the
+ * session id and the caller's turn key, so a turn enqueued twice runs once. Results and session events come back over Redis pub/sub,
  * whichever worker ran the turn.
  *
  * @example
@@ -42,7 +42,7 @@ export interface QueuedTurn {
  */
 export class TurnQueue {
   private readonly names: QueueNames;
-  private readonly queue: Queue<TurnJobData, TurnJobResult>;
+  private readonly queue: Queue<TurnJobData, JobResult>;
   private readonly subscriber: ChannelSubscriber;
   private readonly retainMs: number;
   private readonly pollMs: number;
@@ -70,6 +70,17 @@ export class TurnQueue {
   /** Queues `session.resume({ decisions })` and waits for its result. */
   async resume(request: ResumeRequest): Promise<TurnJobResult> {
     return (await this.enqueueResume(request)).result;
+  }
+
+  /**
+   * Queues `session.cancelPending()`: the session's suspended turn is cancelled on a worker,
+   * after any turn of the session queued or running before it, and its waiting calls (and
+   * those of sub-agents waiting inside it) never run. Resolves with whether a turn was waiting.
+   * The same key within `retainMs` cancels once and gives every caller that answer.
+   */
+  async cancelPending(request: CancelRequest): Promise<CancelJobResult> {
+    assertTurnRequest('cancel', request);
+    return (await this.enqueue<CancelJobResult>({ kind: 'cancel', agent: request.agent, sessionId: request.sessionId, key: request.key, context: request.context })).result;
   }
 
   /** Queues `session.send(message)`; the result settles later. */
@@ -136,7 +147,7 @@ export class TurnQueue {
     void this.queue.close().catch(() => undefined);
   }
 
-  private async enqueue(data: TurnJobData): Promise<QueuedTurn> {
+  private async enqueue<R extends JobResult = TurnJobResult>(data: TurnJobData): Promise<QueuedTurn<R>> {
     const jobId = jobIdOf(data.kind, data.sessionId, data.key);
     // Nothing is subscribed or added until Redis answers (a read): a failed enqueue leaves no job behind.
     let duplicate = false;
@@ -175,7 +186,8 @@ export class TurnQueue {
     const poll = setInterval(() => void this.readFinished(jobId).then((o) => o && settle(o)), this.pollMs);
     void this.readFinished(jobId).then((o) => o && settle(o));
     const result = outcome.then((o) => {
-      if (o.ok) return o.value;
+      // The job id names the kind, so its result is of the kind this caller queued.
+      if (o.ok) return o.value as R;
       throw new TrellisError(o.error.code as TrellisErrorCode, o.error.message, { kind: 'system' });
     });
     const cleanup = () => {
@@ -189,7 +201,7 @@ export class TurnQueue {
 
   /** The outcome of a finished job read from the job itself; undefined while it runs. */
   private async readFinished(jobId: string): Promise<PublishedOutcome | undefined> {
-    const job = await Job.fromId<TurnJobData, TurnJobResult>(this.queue, jobId).catch(() => undefined);
+    const job = await Job.fromId<TurnJobData, JobResult>(this.queue, jobId).catch(() => undefined);
     if (!job) return undefined;
     const state = await job.getState().catch(() => 'unknown');
     if (state === 'completed' && job.returnvalue) return { ok: true, value: job.returnvalue };

@@ -26,10 +26,20 @@ export interface ResumeRequest extends TurnRequestBase {
   readonly decisions: readonly Decision[];
 }
 
+/**
+ * Cancelling a session's suspended turn without a new message: `session.cancelPending()`
+ * on some worker, in the session's turn order (it waits for a turn that is running).
+ */
+export interface CancelRequest extends TurnRequestBase {}
+
+/** What a queued job does to its session. */
+export type TurnJobKind = 'send' | 'resume' | 'cancel';
+
 /** The data of one queued job, as it travels through Redis. */
 export type TurnJobData =
   | ({ readonly kind: 'send' } & SendRequest & TurnJobProgress)
-  | ({ readonly kind: 'resume' } & ResumeRequest & TurnJobProgress);
+  | ({ readonly kind: 'resume' } & ResumeRequest & TurnJobProgress)
+  | ({ readonly kind: 'cancel' } & CancelRequest & TurnJobProgress);
 
 /** What a worker records on the job before it runs the turn (see `TurnJobRunner`). */
 export interface TurnJobProgress {
@@ -43,7 +53,7 @@ export interface TurnJobProgress {
  *
  * @example jobIdOf('send', 'user:42', 'm-7') === 'send.user%3A42.m-7'
  */
-export function jobIdOf(kind: 'send' | 'resume', sessionId: string, key: string): string {
+export function jobIdOf(kind: TurnJobKind, sessionId: string, key: string): string {
   return `${kind}.${encodePart(sessionId)}.${encodePart(key)}`;
 }
 
@@ -56,7 +66,7 @@ function encodePart(part: string): string {
  * Checks a request before it is queued, so a bad one fails on the enqueuing instance with
  * a clear message instead of as a failed job on a worker.
  */
-export function assertTurnRequest(kind: 'send' | 'resume', request: SendRequest | ResumeRequest): void {
+export function assertTurnRequest(kind: TurnJobKind, request: SendRequest | ResumeRequest | CancelRequest): void {
   const problems: string[] = [];
   for (const field of ['agent', 'sessionId', 'key'] as const) {
     if (typeof request[field] !== 'string' || request[field].length === 0) problems.push(`${field} must be a non-empty string`);
@@ -65,7 +75,7 @@ export function assertTurnRequest(kind: 'send' | 'resume', request: SendRequest 
   if (kind === 'resume' && (!Array.isArray((request as ResumeRequest).decisions) || (request as ResumeRequest).decisions.length === 0)) problems.push('decisions must be a non-empty list');
   if (request.context !== undefined && (typeof request.context !== 'object' || request.context === null || Array.isArray(request.context))) problems.push('context must be an object of app.* keys');
   if (problems.length === 0) return;
-  throw new TrellisError('InvalidOptions', `Cannot queue a ${kind} turn:\n- ${problems.join('\n- ')}`, {
-    hint: `Pass { agent, sessionId, key, ${kind === 'send' ? 'message' : 'decisions'} }`,
-  });
+  const what = kind === 'cancel' ? 'cancel' : `${kind} turn`;
+  const fields = { send: ', message', resume: ', decisions', cancel: '' }[kind];
+  throw new TrellisError('InvalidOptions', `Cannot queue a ${what}:\n- ${problems.join('\n- ')}`, { hint: `Pass { agent, sessionId, key${fields} }` });
 }

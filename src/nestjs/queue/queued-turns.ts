@@ -1,44 +1,60 @@
 import { randomUUID } from 'node:crypto';
 import { defer, type Observable } from 'rxjs';
 import { TrellisError, type TrellisEvent, type TurnResult } from '../../../index.js';
-import type { TurnJobResult, TurnQueue } from '../../../queue.js';
-import type { HostedResumeOptions, HostedSendOptions, TurnDispatcher, TurnTarget } from '../turn-dispatcher.js';
+import type { TurnQueue } from '../../../queue.js';
+import type { HostedCancelOptions, HostedResumeOptions, HostedSendOptions, TurnDispatcher, TurnTarget } from '../turn-dispatcher.js';
 import type { QueueSettings } from './queue-options.js';
 
 /**
- * Sends the turns of hosted sessions to the worker queue: `send` / `resume` become jobs
- * of `TurnQueue` (`trellis/queue`, loaded only when the `queue` option is set, so an app
- * without it never loads BullMQ) and resolve with the worker's `TurnResult`; events come
- * back from the worker over Redis.
+ * Sends the turns of hosted sessions to the worker queue: `send` / `resume` (and
+ * `cancelPending`) become jobs of `TurnQueue` (`trellis/queue`, loaded only when the `queue`
+ * option is set, so an app without it never loads BullMQ) and resolve with the worker's
+ * answer; events come back from the worker over Redis.
  *
  * A signal (a client that went away, shutdown giving up) stops the waiting, not the turn:
  * the worker finishes it and checkpoints it as usual.
+ *
+ * The `TurnQueue` connects to Redis when it is first used, not at bootstrap: Nest runs no
+ * shutdown hook when a later module fails to initialise, so connections opened then would
+ * be left open, keeping the process alive.
  */
 export class QueuedTurns implements TurnDispatcher {
+  #entry: typeof import('../../../queue.js') | undefined;
   #queue: TurnQueue | undefined;
+  #closed = false;
 
   constructor(private readonly settings: QueueSettings) {}
 
-  /** Loads `trellis/queue` and connects to Redis. */
-  async open(): Promise<void> {
-    const { TurnQueue } = await import('../../../queue.js');
-    this.#queue = new TurnQueue(this.settings.queue);
+  /** Loads `trellis/queue` (BullMQ, ioredis), so a missing package fails bootstrap; opens no connection. */
+  async load(): Promise<void> {
+    this.#entry = await import('../../../queue.js');
   }
 
+  /** Disconnects, if a turn ever connected; later turns are refused. */
   async close(): Promise<void> {
+    this.#closed = true;
     const queue = this.#queue;
     this.#queue = undefined;
     await queue?.close();
   }
 
-  send(target: TurnTarget, message: string, options: HostedSendOptions): Promise<TurnResult> {
+  async send(target: TurnTarget, message: string, options: HostedSendOptions): Promise<TurnResult> {
     const request = { agent: target.agent, sessionId: target.session.id, key: options.key ?? randomUUID(), context: this.context(target, options.context), message };
-    return this.run(target, options.signal, (queue) => queue.send(request));
+    return (await this.run(target, options.signal, (queue) => queue.send(request))).result;
   }
 
-  resume(target: TurnTarget, options: HostedResumeOptions): Promise<TurnResult> {
+  async resume(target: TurnTarget, options: HostedResumeOptions): Promise<TurnResult> {
     const request = { agent: target.agent, sessionId: target.session.id, key: options.key ?? randomUUID(), context: this.context(target, options.context), decisions: options.decisions };
-    return this.run(target, options.signal, (queue) => queue.resume(request));
+    return (await this.run(target, options.signal, (queue) => queue.resume(request))).result;
+  }
+
+  /**
+   * A job that cancels the suspended turn on a worker, in the session's turn order. It carries
+   * the session-level host context only, as the kernel's `cancelPending` uses no other.
+   */
+  async cancelPending(target: TurnTarget, options: HostedCancelOptions): Promise<boolean> {
+    const request = { agent: target.agent, sessionId: target.session.id, key: options.key ?? randomUUID(), context: target.context };
+    return (await this.run(target, options.signal, (queue) => queue.cancelPending(request))).cancelled;
   }
 
   events$(target: TurnTarget): Observable<TrellisEvent> {
@@ -49,13 +65,13 @@ export class QueuedTurns implements TurnDispatcher {
     return this.queue().watch(target.session.id, listener);
   }
 
-  private async run(target: TurnTarget, signal: AbortSignal | undefined, enqueue: (queue: TurnQueue) => Promise<TurnJobResult>): Promise<TurnResult> {
+  private async run<R>(target: TurnTarget, signal: AbortSignal | undefined, enqueue: (queue: TurnQueue) => Promise<R>): Promise<R> {
     signal?.throwIfAborted();
     const done = await untilAborted(enqueue(this.queue()), signal);
     // The local copy of the session catches up with the worker's checkpoint, so `transcript`
     // and `pending()` read what the turn did. A store hiccup here does not undo the result.
     await target.session.pending().catch(() => undefined);
-    return done.result;
+    return done;
   }
 
   /** The worker opens the session with this as its host context: session-level keys under the turn's. */
@@ -65,6 +81,7 @@ export class QueuedTurns implements TurnDispatcher {
 
   private queue(): TurnQueue {
     if (this.#queue) return this.#queue;
+    if (this.#entry && !this.#closed) return (this.#queue = new this.#entry.TurnQueue(this.settings.queue));
     throw new TrellisError('NotStarted', 'The turn queue is not open: the Nest application has not finished bootstrapping, or has shut down', {
       hint: 'Send turns after app.init() / NestFactory.create() resolved, and before app.close()',
     });

@@ -67,6 +67,28 @@ describe('one writer per session: the store lease', () => {
     await b.app.stop();
   });
 
+  it('refuses a waitForLease that is not a number of milliseconds before anything runs (NaN would wait forever)', async () => {
+    const path = join(dir, 'sessions.db');
+    const a = await processOn(path, [work, 'A done']);
+    for (const bad of [Number.NaN, -1, Number.POSITIVE_INFINITY, '5000']) {
+      const refused = await a.session.send('x', { waitForLease: bad as number }).catch((error: unknown) => error);
+      expect(TrellisError.is(refused, 'InvalidOptions')).toBe(true);
+      expect((refused as TrellisError).message).toMatch(/waitForLease must be a number of milliseconds/);
+      const notResumed = await a.session.resume({ decisions: [], waitForLease: bad as number }).catch((error: unknown) => error);
+      expect(TrellisError.is(notResumed, 'InvalidOptions')).toBe(true);
+      const notCancelled = await a.session.cancelPending({ waitForLease: bad as number }).catch((error: unknown) => error);
+      expect(TrellisError.is(notCancelled, 'InvalidOptions')).toBe(true);
+    }
+    expect(runs).toBe(0);
+    expect(a.session.transcript).toEqual([]);
+    // The session still works.
+    const first = a.session.send('fine', { waitForLease: 0 });
+    while (runs === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    release();
+    expect((await first).status).toBe('completed');
+    await a.app.stop();
+  });
+
   it('waits for the lease when asked to, then runs on the other writer\'s saved turn', async () => {
     const path = join(dir, 'sessions.db');
     const a = await processOn(path, [work, 'A done']);

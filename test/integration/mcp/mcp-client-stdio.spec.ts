@@ -81,6 +81,9 @@ describe('MCP client over stdio, against a server built with the SDK', () => {
     const session = app.agent({ name: 'a', model, instructions: '' }).session();
     await session.send('add');
     await waitFor(() => mcp.toolNames.includes('trips.late_tool'));
+    // The new tools are visible as soon as the reload publishes them; the event follows once
+    // the old plugin is torn down, which settled() waits for.
+    await mcp.settled();
     expect(reloaded).toEqual(['trips']);
     const result = await session.send('use it');
     expect(result.toolCalls[0]).toMatchObject({ ok: true, value: 'late 42' });

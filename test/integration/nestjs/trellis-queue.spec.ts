@@ -3,9 +3,10 @@ import { Controller, Get, Injectable, Module, Param, type INestApplication } fro
 import { Test } from '@nestjs/testing';
 import { IsString } from 'class-validator';
 import request from 'supertest';
-import { Queue } from 'bullmq';
-import { Hook, MemoryStore, Plugin, Requires, suspend, Tool, TrellisError, type ModelRequest, type SessionStore, type ToolCallInfo, type ToolContext } from 'trellis';
+import { Job, Queue } from 'bullmq';
+import { Hook, MemoryStore, Plugin, Requires, suspend, Tool, TrellisError, type ModelRequest, type ScriptedReply, type SessionStore, type ToolCallInfo, type ToolContext } from 'trellis';
 import { ScriptedModel } from 'trellis/testing';
+import { jobIdOf } from 'trellis/queue';
 import { getAgentToken, HostedAgent, InjectAgent, TrellisHost, TrellisModule, TrellisSessionsModule } from 'trellis/nestjs';
 import type { PostgresStore } from '../../../src/stores/postgres-store.js';
 import { PostgresSchemas } from '../../support/postgres-schemas.js';
@@ -69,6 +70,26 @@ function deskAgent() {
   return { name: 'desk', model: new ScriptedModel(reply), instructions: 'Record what you are told.' };
 }
 
+/** What a `held:` message of the front agent waits for before it asks the desk, and who hears that it waits. */
+let held: Promise<void> = Promise.resolve();
+let onHeld: () => void = () => undefined;
+
+/** Hands each message to the desk agent as a sub-agent (`ask_desk`), so a parked call leaves two sessions waiting. */
+function frontAgent() {
+  const reply = async (req: ModelRequest): Promise<ScriptedReply> => {
+    const turn = req.messages.slice(req.messages.findLastIndex((m) => m.role === 'user'));
+    const result = turn.find((m) => m.role === 'tool');
+    if (result) return `front: ${result.content}`;
+    const message = turn[0]!.content;
+    if (message.startsWith('held:')) {
+      onHeld();
+      await held;
+    }
+    return { toolCalls: [{ id: 't1', name: 'ask_desk', args: { input: message.replace(/^held:/, '') } }] };
+  };
+  return { name: 'front', model: new ScriptedModel(reply), instructions: 'Delegate.', agents: [{ agent: 'desk', name: 'ask_desk', description: 'Records a line. Tests only.' }] };
+}
+
 const userContext = (ctx: import('@nestjs/common').ExecutionContext) => {
   const user = ctx.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>().headers['x-user'];
   return user ? { 'app.user_id': user } : {};
@@ -121,10 +142,10 @@ function frames(text: string): [string, unknown][] {
     schema = schemas.next();
     webStore = await sharedStore();
     // The worker: a second Nest app with the same agents and plugins, its own connection to the store.
-    worker = await boot([TrellisModule.forRoot({ store: await sharedStore(), agents: [deskAgent()], queue: { connection, prefix, queueName }, worker: { concurrency: 2 } }), LedgerModule]);
+    worker = await boot([TrellisModule.forRoot({ store: await sharedStore(), agents: [deskAgent(), frontAgent()], queue: { connection, prefix, queueName }, worker: { concurrency: 2 } }), LedgerModule]);
     web = await boot(
       [
-        TrellisModule.forRoot({ isGlobal: true, store: webStore, agents: [deskAgent()], queue: { url: REDIS_URL, prefix, queueName, pollMs: 200 }, requestContext: userContext }),
+        TrellisModule.forRoot({ isGlobal: true, store: webStore, agents: [deskAgent(), frontAgent()], queue: { url: REDIS_URL, prefix, queueName, pollMs: 200 }, requestContext: userContext }),
         LedgerModule,
         TrellisSessionsModule.register({ prefix: 'api/desk', agent: 'desk' }),
       ],
@@ -224,6 +245,57 @@ function frames(text: string): [string, unknown][] {
   it('fails a queued turn the worker cannot run with its code, on the web app', async () => {
     const res = await request(web.getHttpServer()).post(`/api/desk/sessions/${id}/decisions`).send({ decisions: [{ callId: 'nope', decision: 'approve' }] }).expect(400);
     expect(res.body).toMatchObject({ statusCode: 400, code: 'InvalidDecision' });
+  });
+
+  describe('cancelPending() of a hosted session', () => {
+    const waiting = async () => (await webStore.list()).filter((s) => s.suspended && (s.id === id || s.id.startsWith(`${id}>`))).map((s) => s.id);
+    let bull: Queue;
+    beforeAll(() => {
+      bull = new Queue(queueName, { connection: { url: REDIS_URL }, prefix });
+    });
+    afterAll(async () => bull.close());
+
+    it("is a job on the worker: it cancels the suspended turn and its sub-agent's in the shared store, the call never runs, and the web app's copy catches up", async () => {
+      const session = web.get<HostedAgent>(getAgentToken('front')).session(id);
+      const first = await session.send('approve:refund');
+      expect(first.suspended?.map((p) => p.callId)).toEqual(['t1/call-2']);
+      expect(await waiting()).toHaveLength(2);
+
+      await expect(session.cancelPending({ key: 'c1' })).resolves.toBe(true);
+
+      const job = await Job.fromId(bull, jobIdOf('cancel', id, 'c1'));
+      expect(job?.returnvalue).toEqual({ jobId: jobIdOf('cancel', id, 'c1'), sessionId: id, kind: 'cancel', cancelled: true, recovered: false, worker: worker.get(TrellisHost).workerId });
+      expect(await waiting()).toEqual([]);
+      expect((await webStore.load(id))!.turns.at(-1)!.status).toBe('cancelled');
+      expect(session.transcript.at(-1)).toMatchObject({ role: 'tool', content: expect.stringContaining('Cancelled') });
+      expect(await session.pending()).toEqual([]);
+      await expect(session.cancelPending()).resolves.toBe(false);
+      await expect(session.resume({ decisions: [{ callId: 't1/call-2', decision: 'approve' }] })).rejects.toMatchObject({ code: 'InvalidDecision' });
+      expect(worker.get(Ledger).lines).toEqual([]);
+    });
+
+    it('queued while a turn of the session runs on the worker, waits for it (the session lease), then cancels what that turn left waiting', async () => {
+      const session = web.get<HostedAgent>(getAgentToken('front')).session(id);
+      let release!: () => void;
+      held = new Promise((resolve) => (release = resolve));
+      const atModel = new Promise<void>((resolve) => (onHeld = resolve));
+      const running = session.send('held:approve:refund');
+      await atModel;
+
+      let settled = false;
+      const cancelling = session.cancelPending();
+      cancelling.then(() => (settled = true), () => (settled = true));
+      // Longer than the worker's busyDelayMs: the cancel job has met the busy session and been put back.
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      expect(settled).toBe(false);
+      release();
+
+      await expect(running).resolves.toMatchObject({ status: 'suspended' });
+      await expect(cancelling).resolves.toBe(true);
+      expect((await webStore.load(id))!.turns.map((t) => t.status)).toEqual(['cancelled']);
+      expect(await waiting()).toEqual([]);
+      expect(worker.get(Ledger).lines).toEqual([]);
+    });
   });
 
   it('one app may queue and work (forRootAsync): it runs its own queued turns, and closes its worker on shutdown', async () => {

@@ -1,39 +1,9 @@
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { TrellisError } from '../../../index.js';
 import { TurnQueue } from '../../../queue.js';
 import { REDIS_URL, haveService } from '../../support/services.js';
+import { RedisHop } from './redis-hop.js';
 
 const available = await haveService('redis', 'a turn queue whose Redis dies');
-
-/** A TCP hop in front of the real Redis that the test can cut, as a Redis host dying would. */
-class RedisHop {
-  readonly sockets = new Set<Socket>();
-  connections = 0;
-  private server: Server | undefined;
-  constructor(private readonly target: URL) {}
-
-  async listen(port = 0): Promise<number> {
-    this.server = createServer((client) => {
-      this.connections++;
-      const upstream = createConnection(Number(this.target.port || 6379), this.target.hostname);
-      for (const socket of [client, upstream]) {
-        this.sockets.add(socket);
-        socket.on('close', () => this.sockets.delete(socket));
-        socket.on('error', () => socket.destroy());
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
-    return (this.server.address() as { port: number }).port;
-  }
-
-  /** Stops listening and drops every connection. */
-  async cut(): Promise<void> {
-    const closed = new Promise((resolve) => this.server?.close(resolve));
-    for (const socket of this.sockets) socket.destroy();
-    await closed;
-  }
-}
 
 (available ? describe : describe.skip)('a turn queue whose Redis dies after it connected', () => {
   let hop: RedisHop;

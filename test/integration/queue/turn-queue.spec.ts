@@ -1,5 +1,6 @@
+import { Queue } from 'bullmq';
 import { firstValueFrom, filter, toArray, take, timeout } from 'rxjs';
-import { MemoryStore, TrellisError } from '../../../index.js';
+import { MemoryStore, TrellisError, type Agent } from '../../../index.js';
 import { TrellisWorker, TurnQueue, jobIdOf } from '../../../queue.js';
 import { createQueueApp } from '../../support/queue-app.js';
 import { REDIS_URL, haveService } from '../../support/services.js';
@@ -12,6 +13,7 @@ const prefix = `trellis_t${process.pid}_${Date.now().toString(36)}`;
   let store: MemoryStore;
   const ledger: string[] = [];
   let worker: TrellisWorker;
+  let agent: Agent;
   let queue: TurnQueue;
   let other: TurnQueue;
   let count = 0;
@@ -27,7 +29,7 @@ const prefix = `trellis_t${process.pid}_${Date.now().toString(36)}`;
     store = new MemoryStore();
     const host = createQueueApp(store, (line) => void ledger.push(line), 5);
     await host.install();
-    const agent = host.agent();
+    agent = host.agent();
     worker = new TrellisWorker({ url: REDIS_URL, prefix, queueName, store, agent: () => agent, concurrency: 4 });
     await worker.start();
     queue = new TurnQueue({ url: REDIS_URL, prefix, queueName, pollMs: 200 });
@@ -97,6 +99,44 @@ const prefix = `trellis_t${process.pid}_${Date.now().toString(36)}`;
     expect(ledger).toEqual(['approve:refund']);
   });
 
+  it('cancels a suspended turn on the worker (cancelPending): the parked call never runs; the same key answers once; a decision after it is refused', async () => {
+    const suspended = await queue.send({ agent: 'ledger-keeper', sessionId: s1, key: 'm1', message: 'approve:refund' });
+    const callId = suspended.result.suspended![0]!.callId;
+
+    const cancelled = await other.cancelPending({ agent: 'ledger-keeper', sessionId: s1, key: 'c1' });
+    const again = await queue.cancelPending({ agent: 'ledger-keeper', sessionId: s1, key: 'c1' });
+    const nothing = await queue.cancelPending({ agent: 'ledger-keeper', sessionId: s1, key: 'c2' });
+
+    expect(cancelled).toEqual({ jobId: jobIdOf('cancel', s1, 'c1'), sessionId: s1, kind: 'cancel', cancelled: true, recovered: false, worker: worker.id });
+    expect(again).toEqual(cancelled);
+    expect(nothing).toMatchObject({ jobId: jobIdOf('cancel', s1, 'c2'), cancelled: false });
+    const stored = (await store.load(s1))!;
+    expect(stored.turns.map((t) => t.status)).toEqual(['cancelled']);
+    expect(stored.transcript.at(-1)).toMatchObject({ role: 'tool', content: expect.stringContaining('Cancelled') });
+    await expect(queue.resume({ agent: 'ledger-keeper', sessionId: s1, key: 'r1', decisions: [{ callId, decision: 'approve' }] })).rejects.toMatchObject({ code: 'InvalidDecision' });
+    expect(ledger).toEqual([]);
+  });
+
+  it('answers a cancel whose earlier attempt cancelled the turn and died before the job was marked done as recovered, without cancelling anything again', async () => {
+    await queue.send({ agent: 'ledger-keeper', sessionId: s1, key: 'm1', message: 'approve:refund' });
+    const startRevision = (await store.load(s1))!.revision;
+    // The earlier attempt: it recorded startRevision on the job, cancelled the turn, and its worker died.
+    await agent.session(s1).cancelPending();
+    const bull = new Queue(queueName, { connection: { url: REDIS_URL }, prefix });
+    const jobId = jobIdOf('cancel', s1, 'c1');
+    try {
+      await bull.add('cancel', { kind: 'cancel', agent: 'ledger-keeper', sessionId: s1, key: 'c1', startRevision }, { jobId, attempts: 5 });
+
+      // The same key again: the enqueuer waits for that job's answer.
+      const answer = await queue.cancelPending({ agent: 'ledger-keeper', sessionId: s1, key: 'c1' });
+
+      expect(answer).toMatchObject({ jobId, kind: 'cancel', cancelled: true, recovered: true });
+      expect((await store.load(s1))!.turns.map((t) => t.status)).toEqual(['cancelled']);
+    } finally {
+      await bull.close();
+    }
+  });
+
   it('fans the session events out to any instance that watches', async () => {
     const events = firstValueFrom(other.events$(s1).pipe(filter((e) => e.type.startsWith('tool.') || e.type.startsWith('turn.')), take(2), toArray(), timeout(10_000)));
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -129,5 +169,6 @@ const prefix = `trellis_t${process.pid}_${Date.now().toString(36)}`;
   it('refuses a malformed request before queueing it', async () => {
     await expect(queue.enqueueSend({ agent: '', sessionId: s1, key: 'm1', message: 'x' })).rejects.toMatchObject({ code: 'InvalidOptions' });
     await expect(queue.enqueueResume({ agent: 'a', sessionId: s1, key: 'm1', decisions: [] })).rejects.toThrow(/decisions must be a non-empty list/);
+    await expect(queue.cancelPending({ agent: 'a', sessionId: s1, key: '' })).rejects.toThrow('Cannot queue a cancel:\n- key must be a non-empty string');
   });
 });
