@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteStore, type SessionCheckpoint, type SessionStore, type StoredSession } from '../index.js';
+import { MemoryStore, SqliteStore, type SessionCheckpoint, type SessionStore, type StoredSession } from '../index.js';
 import { checkResult, createBenchApp } from './bench-app.js';
 import { perRound } from './sequential.js';
 import { summarize } from './stats.js';
@@ -79,15 +79,21 @@ export async function checkpointFigures(turns: number, warmup: number): Promise<
     const per = Math.ceil(turns / blocks);
     const a: number[] = [];
     const b: number[] = [];
+    // The store's timings of every block's timed turns (one checkpoint and one load each),
+    // not of the warm-up turns before them.
+    const checkpointUs: number[] = [];
+    const loadUs: number[] = [];
     for (let k = 0; k < blocks; k++) {
       a.push(...(await perRound('figure 4 (no store)', run(without, `n${k}-`), k === 0 ? warmup : 5, per)).samples);
       store.checkpointUs.length = 0;
       store.loadUs.length = 0;
       b.push(...(await perRound('figure 4 (sqlite)', run(withStore, `w${k}-`), k === 0 ? warmup : 5, per)).samples);
+      checkpointUs.push(...store.checkpointUs.slice(-per));
+      loadUs.push(...store.loadUs.slice(-per));
     }
     const turnUsWithout = summarize(a).median * ROUNDS_PER_TURN;
     const turnUsWith = summarize(b).median * ROUNDS_PER_TURN;
-    const cp = summarize(store.checkpointUs);
+    const cp = summarize(checkpointUs);
     return {
       turns: per * blocks,
       turnUsWithout,
@@ -95,7 +101,7 @@ export async function checkpointFigures(turns: number, warmup: number): Promise<
       storeCostUsPerTurn: turnUsWith - turnUsWithout,
       checkpointUs: cp.median,
       checkpointP90Us: cp.p90,
-      loadUs: summarize(store.loadUs).median,
+      loadUs: summarize(loadUs).median,
     };
   } finally {
     await store.close();
@@ -175,4 +181,12 @@ async function replay(template: SessionCheckpoint, turns: number): Promise<numbe
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The checkpoint of figure 4's turn (a new session, 42 messages), recorded from a real turn. */
+export async function benchTurnCheckpoint(): Promise<SessionCheckpoint> {
+  const store = new TimedStore(new MemoryStore());
+  const bench = await createBenchApp({ store });
+  checkResult(await bench.turn('template'), 'figure 4 (template)');
+  return store.lastCheckpoint!;
 }

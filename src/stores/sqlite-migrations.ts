@@ -98,6 +98,41 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       DROP TABLE messages;
     `,
   },
+  {
+    version: 5,
+    name: 'fewer-pages-per-checkpoint',
+    // Fewer B-tree pages written per checkpoint (issue 17; docs/performance.md, "fewer pages
+    // per SqliteStore checkpoint"). The updated_at index goes: only list() orders by it, and
+    // list() reads every session anyway. message_batches and turns become rowid tables with
+    // the same keys: a new row is appended at the table's end, and the key index holds only
+    // the key. As WITHOUT ROWID tables, a row went in by session id, a batch spilled all but
+    // ~0.5 KB to an overflow page, and every interior page held copies of whole rows, so their
+    // leaves and interior pages split often. Rows are copied as they are, so a damaged row
+    // stays damaged (and is reported by the load).
+    up: `
+      DROP INDEX IF EXISTS sessions_by_updated_at;
+      CREATE TABLE message_batches_v5 (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        seq        INTEGER NOT NULL,
+        messages   TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      );
+      INSERT INTO message_batches_v5 (session_id, seq, messages)
+        SELECT session_id, seq, messages FROM message_batches ORDER BY session_id, seq;
+      DROP TABLE message_batches;
+      ALTER TABLE message_batches_v5 RENAME TO message_batches;
+      CREATE TABLE turns_v5 (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        turn_index INTEGER NOT NULL,
+        record     TEXT NOT NULL,
+        PRIMARY KEY (session_id, turn_index)
+      );
+      INSERT INTO turns_v5 (session_id, turn_index, record)
+        SELECT session_id, turn_index, record FROM turns ORDER BY session_id, turn_index;
+      DROP TABLE turns;
+      ALTER TABLE turns_v5 RENAME TO turns;
+    `,
+  },
 ];
 
 const LEDGER = `

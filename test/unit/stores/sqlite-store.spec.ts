@@ -8,7 +8,7 @@ import { TrellisError } from '../../../src/errors/trellis-error.js';
 import type { SessionStore } from '../../../src/stores/session-store.js';
 import { applyMigrations, SQLITE_MIGRATIONS } from '../../../src/stores/sqlite-migrations.js';
 import { SqliteStore } from '../../../src/stores/sqlite-store.js';
-import { checkpointOf, exchange } from '../../support/session-store-contract.js';
+import { checkpointOf, exchange, turnRecord } from '../../support/session-store-contract.js';
 import { describeStoreConformance } from '../../support/store-conformance.js';
 
 const CRASH_CHILD = fileURLToPath(new URL('../../support/sqlite-crash-child.ts', import.meta.url));
@@ -49,14 +49,28 @@ async function rejected(promise: Promise<unknown>): Promise<TrellisError> {
 
 /**
  * A file as an older Trellis left it: migrated to `version` only, with session `s1` at
- * `revision` and one row per message (the layout before schema 4), each given as JSON text.
+ * `revision` holding `messages` (each given as JSON text) in that version's layout: one row
+ * per message before schema 4, from schema 4 batches of `batchSize` messages, each a JSON
+ * array numbered by the transcript index of its first message. `turns` are turn records
+ * (JSON text) of turns 0, 1, …
  */
-function olderFile(path: string, version: number, revision: number, messages: readonly string[]): void {
+function olderFile(path: string, version: number, revision: number, messages: readonly string[], batchSize = 1, turns: readonly string[] = []): void {
   const old = new Database(path);
   applyMigrations(old, SQLITE_MIGRATIONS.slice(0, version));
-  old.prepare(`INSERT INTO sessions VALUES ('s1', 'support', ?, '{}', 'null', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z')`).run(revision);
-  const insert = old.prepare(`INSERT INTO messages VALUES ('s1', ?, ?)`);
-  messages.forEach((message, seq) => insert.run(seq, message));
+  const created = '2025-01-01T00:00:00.000Z';
+  if (version < 4) {
+    old.prepare(`INSERT INTO sessions (id, agent, revision, state, suspension, created_at, updated_at) VALUES ('s1', 'support', ?, '{}', 'null', ?, ?)`).run(revision, created, created);
+    const insert = old.prepare(`INSERT INTO messages VALUES ('s1', ?, ?)`);
+    messages.forEach((message, seq) => insert.run(seq, message));
+  } else {
+    old
+      .prepare(`INSERT INTO sessions (id, agent, revision, state, suspension, created_at, updated_at, message_count) VALUES ('s1', 'support', ?, '{}', 'null', ?, ?, ?)`)
+      .run(revision, created, created, messages.length);
+    const insert = old.prepare(`INSERT INTO message_batches VALUES ('s1', ?, ?)`);
+    for (let seq = 0; seq < messages.length; seq += batchSize) insert.run(seq, `[${messages.slice(seq, seq + batchSize).join(',')}]`);
+  }
+  const insertTurn = old.prepare(`INSERT INTO turns VALUES ('s1', ?, ?)`);
+  turns.forEach((record, index) => insertTurn.run(index, record));
   old.close();
 }
 
@@ -148,14 +162,46 @@ describe('SqliteStore', () => {
       db.close();
     });
 
-    it('keeps a damaged message row damaged through the upgrade, so the load still names it', async () => {
-      olderFile(path, 3, 1, [OLD_EXCHANGE[0]!, '{"role":']);
+    it('upgrades a file of schema 4 to rows in insertion order, keeping every batch and turn and continuing the numbering', async () => {
+      const messages = [...OLD_EXCHANGE, '{"role":"user","content":"question 1"}', '{"role":"assistant","content":"answer 1"}', '{"role":"user","content":"question 2"}'];
+      olderFile(path, 4, 2, messages, 2, [JSON.stringify(turnRecord(0)), JSON.stringify(turnRecord(1))]);
+
+      store = SqliteStore.open(path);
+      await store.checkpoint(checkpointOf('s1', 2, 2));
+
+      const loaded = (await store.load('s1'))!;
+      expect(loaded.transcript).toEqual([...exchange(0), ...exchange(1), { role: 'user', content: 'question 2' }, ...exchange(2)]);
+      expect(loaded.turns).toEqual([turnRecord(0), turnRecord(1), turnRecord(2)]);
+      const db = new Database(path, { readonly: true });
+      expect(db.prepare('SELECT seq, json_array_length(messages) AS n FROM message_batches ORDER BY seq').all()).toEqual([
+        { seq: 0, n: 2 },
+        { seq: 2, n: 2 },
+        { seq: 4, n: 1 },
+        { seq: 5, n: 2 },
+      ]);
+      expect(db.prepare(`SELECT sql FROM sqlite_master WHERE name IN ('message_batches', 'turns')`).pluck().all()).toEqual([expect.not.stringMatching(/WITHOUT ROWID/i), expect.not.stringMatching(/WITHOUT ROWID/i)]);
+      expect(db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'sessions'`).pluck().all()).toEqual(['sqlite_autoindex_sessions_1']);
+      db.close();
+    });
+
+    it.each([3, 4])('keeps a damaged message damaged through the upgrade from schema %i, so the load still names it', async (version) => {
+      olderFile(path, version, 1, [OLD_EXCHANGE[0]!, '{"role":']);
 
       store = SqliteStore.open(path);
       const error = await rejected(store.load('s1'));
 
       expect(error.code).toBe('InvalidCheckpoint');
       expect(error.details).toEqual({ sessionId: 's1', column: 'message_batches.messages (batch from seq 1)' });
+    });
+
+    it('keeps a damaged turn record damaged through the upgrade from schema 4, so the load still names it', async () => {
+      olderFile(path, 4, 1, OLD_EXCHANGE, 2, ['{"index": 0, "status":']);
+
+      store = SqliteStore.open(path);
+      const error = await rejected(store.load('s1'));
+
+      expect(error.code).toBe('InvalidCheckpoint');
+      expect(error.details).toEqual({ sessionId: 's1', column: 'turns.record (index 0)' });
     });
 
     it('refuses a file written by a newer schema version, saying what to do', async () => {
