@@ -1,40 +1,11 @@
 import 'reflect-metadata';
-import { Injectable, Module, type INestApplication } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { IsString } from 'class-validator';
-import { Hook, MemoryStore, Plugin, suspend, Tool, TrellisError, type ModelRequest, type ScriptedReply, type ToolCallInfo } from 'trellis';
+import { MemoryStore, TrellisError, type ModelRequest, type ScriptedReply } from 'trellis';
 import { ScriptedModel } from 'trellis/testing';
 import { getAgentToken, TrellisModule, type HostedAgent } from 'trellis/nestjs';
+import { Ledger, LedgerModule } from './ledger-plugin.js';
 
-class RecordInput {
-  @IsString() line!: string;
-}
-
-/** The lines the ledger tool recorded in one Nest app. */
-@Injectable()
-class Ledger {
-  readonly lines: string[] = [];
-}
-
-@Plugin({ name: 'ledger', version: '1.0.0' })
-class LedgerPlugin {
-  constructor(private readonly ledger: Ledger) {}
-
-  @Tool({ name: 'ledger.record', description: 'Records one line in the ledger.', input: RecordInput })
-  record(input: RecordInput): string {
-    this.ledger.lines.push(input.line);
-    return `recorded ${input.line}`;
-  }
-
-  @Hook('tool.gate')
-  approval(call: ToolCallInfo) {
-    const line = String((call.args as { line?: unknown }).line ?? '');
-    return line.startsWith('approve:') ? suspend({ message: `Record ${line}?`, allowedDecisions: ['approve', 'reject'] }) : undefined;
-  }
-}
-
-@Module({ imports: [TrellisModule.forFeature([LedgerPlugin])], providers: [Ledger, LedgerPlugin], exports: [Ledger] })
-class LedgerModule {}
 
 /** The tool results of this turn (those after the last user message). */
 const toolMessages = (request: ModelRequest) => request.messages.slice(request.messages.findLastIndex((m) => m.role === 'user')).filter((m) => m.role === 'tool');

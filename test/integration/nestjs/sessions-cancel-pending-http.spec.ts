@@ -1,45 +1,16 @@
 import 'reflect-metadata';
-import { Injectable, Module, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
-import { IsString } from 'class-validator';
 import request from 'supertest';
-import { Hook, MemoryStore, Plugin, suspend, Tool, type ModelRequest, type ScriptedReply, type SessionStore, type ToolCallInfo } from 'trellis';
+import { MemoryStore, type ModelRequest, type ScriptedReply, type SessionStore } from 'trellis';
 import { ScriptedModel } from 'trellis/testing';
 import { TrellisModule, TrellisSessionsModule, type TrellisQueueOptions } from 'trellis/nestjs';
 import type { PostgresStore } from '../../../src/stores/postgres-store.js';
 import { PostgresSchemas } from '../../support/postgres-schemas.js';
 import { haveService, REDIS_URL } from '../../support/services.js';
+import { Ledger, LedgerModule } from './ledger-plugin.js';
 
-class RecordInput {
-  @IsString() line!: string;
-}
-
-/** The lines the ledger tool recorded in one Nest app. */
-@Injectable()
-class Ledger {
-  readonly lines: string[] = [];
-}
-
-@Plugin({ name: 'ledger', version: '1.0.0' })
-class LedgerPlugin {
-  constructor(private readonly ledger: Ledger) {}
-
-  @Tool({ name: 'ledger.record', description: 'Records one line in the ledger.', input: RecordInput })
-  record(input: RecordInput): string {
-    this.ledger.lines.push(input.line);
-    return `recorded ${input.line}`;
-  }
-
-  @Hook('tool.gate')
-  approval(call: ToolCallInfo) {
-    const line = String((call.args as { line?: unknown }).line ?? '');
-    return line.startsWith('approve:') ? suspend({ message: `Record ${line}?`, allowedDecisions: ['approve', 'reject'] }) : undefined;
-  }
-}
-
-@Module({ imports: [TrellisModule.forFeature([LedgerPlugin])], providers: [Ledger, LedgerPlugin], exports: [Ledger] })
-class LedgerModule {}
 
 /** The app's own authorisation, as a user would write it: every route needs the desk's token. */
 @Injectable()
