@@ -263,7 +263,9 @@ function frames(text: string): [string, unknown][] {
 
       await expect(session.cancelPending({ key: 'c1' })).resolves.toBe(true);
 
-      const job = await Job.fromId(bull, jobIdOf('cancel', id, 'c1'));
+      // The worker publishes the answer before BullMQ stores the job's return value: wait for it.
+      let job: Job | undefined;
+      await until(async () => Boolean((job = await Job.fromId(bull, jobIdOf('cancel', id, 'c1')))?.returnvalue));
       expect(job?.returnvalue).toEqual({ jobId: jobIdOf('cancel', id, 'c1'), sessionId: id, kind: 'cancel', cancelled: true, recovered: false, worker: worker.get(TrellisHost).workerId });
       expect(await waiting()).toEqual([]);
       expect((await webStore.load(id))!.turns.at(-1)!.status).toBe('cancelled');
