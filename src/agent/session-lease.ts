@@ -7,23 +7,32 @@ import type { SessionStore } from '../stores/session-store.js';
 export const LEASE_TTL_MS = 30_000;
 
 /** The store side of the one-writer-per-session lease (DESIGN §8). */
-interface LeaseStore {
+export interface LeaseStore {
   acquireLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean>;
   renewLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean>;
   releaseLease(sessionId: string, holder: string): Promise<void>;
 }
 
-/** Whether turns on `store` run under a lease (see {@link withLease}). */
-export function hasLeases(store: SessionStore | undefined): boolean {
-  return leases(store) !== undefined;
-}
-
-function leases(store: SessionStore | undefined): LeaseStore | undefined {
+/** The store's lease operations, or undefined for a store without leases (its turns run unleased). */
+export function leasesOf(store: SessionStore | undefined): LeaseStore | undefined {
   const candidate = store as Partial<LeaseStore> | undefined;
   return typeof candidate?.acquireLease === 'function' && typeof candidate.renewLease === 'function' && typeof candidate.releaseLease === 'function' ? (candidate as LeaseStore) : undefined;
 }
 
 let host: string | undefined;
+
+/**
+ * What is wrong with a `waitForLease` option, as the `InvalidOptions` error to reject with;
+ * undefined when it is absent or a finite number of milliseconds, 0 or more. (NaN would
+ * otherwise wait forever on a busy session.) `where` names the call, e.g. `send()`.
+ */
+export function waitForLeaseProblem(waitMs: unknown, where: string): TrellisError | undefined {
+  if (waitMs === undefined || (typeof waitMs === 'number' && Number.isFinite(waitMs) && waitMs >= 0)) return undefined;
+  const got = typeof waitMs === 'number' ? String(waitMs) : (JSON.stringify(waitMs) ?? typeof waitMs);
+  return new TrellisError('InvalidOptions', `${where}: waitForLease must be a number of milliseconds (0 or more), got ${got}`, {
+    hint: 'e.g. { waitForLease: 5000 }, or leave it out to fail at once with SessionBusy when another writer holds the session',
+  });
+}
 
 /** Who holds a lease: this process, told apart from others on the same store. */
 export function leaseHolder(): string {
@@ -35,23 +44,10 @@ export function leaseHolder(): string {
 /**
  * Runs `work` holding the session's lease: taken before anything runs (or waited for, up
  * to `waitMs`), renewed while it runs, released after. A second writer gets `SessionBusy`
- * before anything of its turn has run. Stores without leases run `work` as it is, and the
- * holder id (`holderOf`) is only made when a store has leases.
+ * before anything of its turn has run. A store without leases ({@link leasesOf} answers
+ * undefined) runs `work` as it is, without calling this.
  */
-export function withLease<T>(store: SessionStore | undefined, sessionId: string, holderOf: () => string, waitMs: number | undefined, work: () => Promise<T>, onLost: (error: TrellisError) => void): Promise<T> {
-  const lease = leases(store);
-  // No lease: the work's own promise, with no promise of this function wrapped around it.
-  if (!lease) {
-    try {
-      return work();
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
-  return leased(lease, sessionId, holderOf(), waitMs, work, onLost);
-}
-
-async function leased<T>(lease: LeaseStore, sessionId: string, holder: string, waitMs: number | undefined, work: () => Promise<T>, onLost: (error: TrellisError) => void): Promise<T> {
+export async function withLease<T>(lease: LeaseStore, sessionId: string, holder: string, waitMs: number | undefined, work: () => Promise<T>, onLost: (error: TrellisError) => void): Promise<T> {
   await acquire(lease, sessionId, holder, waitMs ?? 0);
   const renewal = setInterval(() => {
     lease.renewLease(sessionId, holder, LEASE_TTL_MS).then(

@@ -8,7 +8,7 @@ import type { SessionState } from '../state/session-state.js';
 import { runNewTurn } from './new-turn.js';
 import { cancelSuspended, runResumedTurn, type CancelCause } from './resumed-turn.js';
 import type { AgentBinding, DelegateSession, SessionHost } from './session-host.js';
-import { leaseHolder, hasLeases, withLease } from './session-lease.js';
+import { leaseHolder, leasesOf, waitForLeaseProblem, withLease } from './session-lease.js';
 import { SessionEvents } from './session-events.js';
 import { SessionSync } from './session-sync.js';
 import { isHostKey, parseSuspension, type SuspensionRecord } from './suspension-record.js';
@@ -128,7 +128,7 @@ export class Session {
       return Promise.reject(new TrellisError('InvalidOptions', `session.send() takes a string message, got ${typeof message}`, { hint: 'Pass the user message as text' }));
     }
     return this.#serialize(() =>
-      this.#leased(options.waitForLease, () => {
+      this.#leased('send()', options.waitForLease, () => {
         // No async frame: the turn's own promise is what the queue waits on.
         const ready = this.#ready();
         if (ready instanceof Promise) return ready.then(() => this.#newTurn(message, options, delegation));
@@ -139,7 +139,8 @@ export class Session {
 
   #newTurn(message: string, options: SendOptions, delegation: DelegationFrame | undefined): Promise<TurnResult> {
     this.#assertPluginsInstalled();
-    if (this.suspended) return this.#cancelSuspended('message').then(() => runNewTurn(this.#activeParts(delegation), { message, context: options.context, signal: options.signal }));
+    // A new message cancels the waiting calls first; then the session is no longer suspended.
+    if (this.suspended) return this.#cancelSuspended('message').then(() => this.#newTurn(message, options, delegation));
     return runNewTurn(this.#activeParts(delegation), { message, context: options.context, signal: options.signal });
   }
 
@@ -154,7 +155,7 @@ export class Session {
 
   #resume(options: ResumeOptions, delegation: DelegationFrame | undefined): Promise<TurnResult> {
     return this.#serialize(() =>
-      this.#leased(options.waitForLease, async () => {
+      this.#leased('resume()', options.waitForLease, async () => {
         await this.#ready();
         const record = parseSuspension(this.#sync.suspension, this.id);
         if (!record) {
@@ -178,7 +179,7 @@ export class Session {
    */
   cancelPending(options: { readonly waitForLease?: number } = {}): Promise<boolean> {
     return this.#serialize(() =>
-      this.#leased(options.waitForLease, async () => {
+      this.#leased('cancelPending()', options.waitForLease, async () => {
         await this.#ready();
         if (!this.suspended) return false;
         await this.#cancelSuspended('withdrawn');
@@ -318,18 +319,14 @@ export class Session {
     return { ...this.#parts, agent, delegation };
   }
 
-  #leased<T>(waitMs: number | undefined, work: () => Promise<T>): Promise<T> {
-    // Refused whatever the store: NaN would otherwise wait forever on a busy session.
-    if (waitMs !== undefined && !(typeof waitMs === 'number' && Number.isFinite(waitMs) && waitMs >= 0)) {
-      return Promise.reject(
-        new TrellisError('InvalidOptions', `waitForLease must be a number of milliseconds (0 or more), got ${typeof waitMs === 'number' ? String(waitMs) : JSON.stringify(waitMs) ?? typeof waitMs}`, {
-          hint: 'e.g. { waitForLease: 5000 }, or leave it out to fail at once with SessionBusy when another writer holds the session',
-        }),
-      );
-    }
+  #leased<T>(call: string, waitMs: number | undefined, work: () => Promise<T>): Promise<T> {
+    // Refused whatever the store, before anything runs.
+    const problem = waitForLeaseProblem(waitMs, `session.${call}`);
+    if (problem) return Promise.reject(problem);
     // A store without leases runs the work as it is: no holder or loss handler is made for it.
-    if (!hasLeases(this.#host.store)) return work();
-    return withLease(this.#host.store, this.id, () => (this.#holder ??= leaseHolder()), waitMs, work, (error) => this.#host.reportError(error, undefined, undefined, this.id));
+    const lease = leasesOf(this.#host.store);
+    if (!lease) return work();
+    return withLease(lease, this.id, (this.#holder ??= leaseHolder()), waitMs, work, (error) => this.#host.reportError(error, undefined, undefined, this.id));
   }
 
   #serialize<T>(work: () => T | Promise<T>): Promise<T> {
