@@ -12,17 +12,7 @@ export type BatchOutcome = CallEnd | { readonly kind: typeof INTERRUPTED; readon
  * Runs a round's tool calls, at most `limit` at once; outcomes come back in call order.
  * After a Block or a cancellation, calls not yet started are not started.
  */
-export function runToolBatch(env: TurnEnv, calls: readonly ModelToolCall[], round: number, tools: ReadonlyMap<string, RegisteredTool>, limit: number): Promise<BatchOutcome[]> {
-  // One call (the common case): no worker, and no suspended frame of this function while it runs.
-  if (calls.length === 1) return executeToolCall(env, calls[0]!, round, tools).then(single);
-  return runConcurrently(env, calls, round, tools, limit);
-}
-
-function single(outcome: BatchOutcome): BatchOutcome[] {
-  return [outcome];
-}
-
-async function runConcurrently(env: TurnEnv, calls: readonly ModelToolCall[], round: number, tools: ReadonlyMap<string, RegisteredTool>, limit: number): Promise<BatchOutcome[]> {
+export async function runToolBatch(env: TurnEnv, calls: readonly ModelToolCall[], round: number, tools: ReadonlyMap<string, RegisteredTool>, limit: number): Promise<BatchOutcome[]> {
   const outcomes = new Array<BatchOutcome>(calls.length);
   let next = 0;
   let stopped = false;

@@ -1,5 +1,5 @@
 import type { Observable } from 'rxjs';
-import { TrellisError, type ChatMessage, type PendingApproval, type SendOptions, type Session, type TrellisEvent, type TurnResult } from '../../index.js';
+import { TrellisError, waitForLeaseProblem, type ChatMessage, type PendingApproval, type SendOptions, type Session, type TrellisEvent, type TurnResult } from '../../index.js';
 import type { TrellisRequestContext } from './request-context.js';
 import type { HostContext } from './trellis-module-options.js';
 import type { HostedCancelOptions, HostedResumeOptions, HostedSendOptions, TurnDispatcher } from './turn-dispatcher.js';
@@ -105,9 +105,5 @@ function cancelOptionsProblem(options: HostedCancelOptions): TrellisError | unde
   if (typeof options !== 'object' || options === null) {
     return new TrellisError('InvalidOptions', `cancelPending() takes an options object, got ${String(options)}`, { hint: 'Call cancelPending(), or cancelPending({ waitForLease: 5000 })' });
   }
-  const wait = options.waitForLease;
-  if (wait !== undefined && !(typeof wait === 'number' && Number.isFinite(wait) && wait >= 0)) {
-    return new TrellisError('InvalidOptions', `cancelPending(): waitForLease must be a number of milliseconds (0 or more), got ${JSON.stringify(wait)}`, { hint: 'e.g. { waitForLease: 5000 }, or leave it out to fail at once with SessionBusy' });
-  }
-  return undefined;
+  return waitForLeaseProblem(options.waitForLease, 'cancelPending()');
 }
