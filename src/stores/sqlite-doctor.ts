@@ -87,7 +87,7 @@ function schemaCheck(db: Database.Database): DoctorFinding {
   if (version === 0) return { check: 'schema', ok: false, detail: 'this is not a Trellis session store (no schema_migrations table)', fix: 'Point the store at the right file' };
   if (version > latest) return { check: 'schema', ok: false, detail: `schema version ${version} was written by a newer Trellis (this one knows up to ${latest})`, fix: 'Upgrade Trellis' };
   if (version < latest) return { check: 'schema', ok: true, detail: `schema version ${version}; it is migrated to ${latest} the next time the store is opened for writing` };
-  const missing = ['sessions', 'message_batches', 'turns'].filter((table) => !db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(table));
+  const missing = ['sessions', 'checkpoints'].filter((table) => !db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(table));
   if (missing.length > 0) return { check: 'schema', ok: false, detail: `schema version ${version}, but table(s) ${missing.join(', ')} are missing`, fix: 'The file was changed outside Trellis: restore it from a backup' };
   return { check: 'schema', ok: true, detail: `schema version ${version} (current)` };
 }

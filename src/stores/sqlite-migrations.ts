@@ -133,6 +133,41 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       ALTER TABLE turns_v5 RENAME TO turns;
     `,
   },
+  {
+    version: 6,
+    name: 'one-row-per-checkpoint',
+    // A checkpoint writes one row: its appended messages and its turn record together, so it
+    // touches one B-tree (and its session index) instead of two (issue 17; docs/performance.md,
+    // "the checkpoint in the app"). Rows of a session are read in rowid order, which is the order
+    // they were written in: a new rowid is above every existing one. `seq` is the transcript
+    // index of the row's first message; a checkpoint that appends nothing stores '[]'. The
+    // session row counts its turns and keeps the highest turn index, so list() and a checkpoint
+    // never count rows. Old rows are copied as text, so a damaged one stays damaged (and is
+    // reported by the load): each batch becomes a row without a turn record, then each turn
+    // record a row without messages at the end of its session's transcript.
+    up: `
+      CREATE TABLE checkpoints (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        seq        INTEGER NOT NULL,
+        turn_index INTEGER,
+        record     TEXT,
+        messages   TEXT NOT NULL
+      );
+      INSERT INTO checkpoints (session_id, seq, turn_index, record, messages)
+        SELECT session_id, seq, NULL, NULL, messages FROM message_batches ORDER BY session_id, seq;
+      INSERT INTO checkpoints (session_id, seq, turn_index, record, messages)
+        SELECT t.session_id, s.message_count, t.turn_index, t.record, '[]'
+        FROM turns t JOIN sessions s ON s.id = t.session_id ORDER BY t.session_id, t.turn_index;
+      CREATE INDEX checkpoints_by_session ON checkpoints (session_id);
+      ALTER TABLE sessions ADD COLUMN turn_count INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE sessions ADD COLUMN last_turn_index INTEGER NOT NULL DEFAULT -1;
+      UPDATE sessions SET
+        turn_count = (SELECT COUNT(*) FROM turns t WHERE t.session_id = sessions.id),
+        last_turn_index = (SELECT COALESCE(MAX(turn_index), -1) FROM turns t WHERE t.session_id = sessions.id);
+      DROP TABLE message_batches;
+      DROP TABLE turns;
+    `,
+  },
 ];
 
 const LEDGER = `

@@ -7,7 +7,7 @@ import { encodeBatchCheckpoint, StoredRowDecoder, type EncodedBatchCheckpoint } 
 import { nextRevision, type StoredHead } from './checkpoint-revision.js';
 import { assertLeaseArguments } from './session-lease.js';
 import type { ChatMessage } from '../models/model-provider.js';
-import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession } from './session-store.js';
+import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession, TurnRecord } from './session-store.js';
 import { guardStore, sqliteStoreError } from './sqlite-errors.js';
 import { applyMigrations, assertSchemaCurrent } from './sqlite-migrations.js';
 import { admitTurnEvents, noSessionForEvents, type TurnEventUsage } from './turn-event-budget.js';
@@ -42,9 +42,11 @@ interface SessionRow {
   readonly message_count: number;
 }
 
-/** The session row's head, with where its transcript's next batch starts. */
+/** The session row's head: where its transcript's next batch starts, and its turns so far. */
 interface SqliteHead extends StoredHead {
   readonly message_count: number;
+  readonly turn_count: number;
+  readonly last_turn_index: number;
 }
 
 interface SummaryRow {
@@ -134,7 +136,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
 
   async delete(sessionId: string): Promise<boolean> {
     this.assertWritable('delete');
-    // Message batches, turns and turn events go with the session through ON DELETE CASCADE.
+    // Checkpoint rows and turn events go with the session through ON DELETE CASCADE.
     return guardStore('delete a session', this.path, () => this.sql.deleteSession.run(sessionId).changes > 0);
   }
 
@@ -171,12 +173,26 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
     const seq = head?.message_count ?? 0;
     // Stamped under the write lock, so updated_at follows commit order across processes.
     const now = new Date().toISOString();
+    const turnIndex = checkpoint.turn.index;
+    const turns = head ? this.turnsAfter(sessionId, head, turnIndex) : { count: 1, last: turnIndex };
     // Positional parameters: binding by name costs better-sqlite3 a property lookup per name.
-    if (head) this.sql.updateSession.run(revision, encoded.state, encoded.suspension, seq + encoded.count, now, sessionId);
-    else this.sql.insertSession.run(sessionId, checkpoint.agent, revision, encoded.state, encoded.suspension, seq + encoded.count, now, now);
-    if (encoded.count > 0) this.sql.insertBatch.run(sessionId, seq, encoded.messages);
-    this.sql.upsertTurn.run(sessionId, checkpoint.turn.index, encoded.turn);
+    if (head) this.sql.updateSession.run(revision, encoded.state, encoded.suspension, seq + encoded.count, turns.count, turns.last, now, sessionId);
+    else this.sql.insertSession.run(sessionId, checkpoint.agent, revision, encoded.state, encoded.suspension, seq + encoded.count, turns.count, turns.last, now, now);
+    // One row holds the turn's messages and its record; a resumed turn's record is a new row
+    // too, and the load keeps the last record of each index.
+    this.sql.insertCheckpoint.run(sessionId, seq, turnIndex, encoded.turn, encoded.messages);
     return revision;
+  }
+
+  /**
+   * The session's turn count and highest turn index once turn `index` is recorded. A new
+   * turn's index is above the highest, a resumed turn's is the highest: only an older index
+   * (a store used out of order) asks the rows whether it was recorded.
+   */
+  private turnsAfter(sessionId: string, head: SqliteHead, index: number): { count: number; last: number } {
+    if (index > head.last_turn_index) return { count: head.turn_count + 1, last: index };
+    if (index === head.last_turn_index || this.sql.hasTurn.get(sessionId, index)) return { count: head.turn_count, last: head.last_turn_index };
+    return { count: head.turn_count + 1, last: head.last_turn_index };
   }
 
   private applyTurnEvents(sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]): void {
@@ -193,8 +209,9 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
     if (!row) return undefined;
     const decode = new StoredRowDecoder(sessionId, 'file');
     const state = decode.state(row.state, 'sessions.state');
-    const transcript = readTranscript(this.sql.selectBatches.all(sessionId) as BatchRow[], row.message_count, decode);
-    const turns = (this.sql.selectTurns.all(sessionId) as { turn_index: number; record: string }[]).map(({ turn_index, record }) => decode.turn(record, turn_index, 'turns'));
+    const rows = this.sql.selectCheckpoints.all(sessionId) as CheckpointRow[];
+    const transcript = readTranscript(rows, row.message_count, decode);
+    const turns = readTurns(rows, decode);
     return {
       id: row.id,
       agent: row.agent,
@@ -216,28 +233,42 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
   }
 }
 
-interface BatchRow {
+/** One row of `checkpoints`: the messages a checkpoint appended and the turn record it wrote. */
+interface CheckpointRow {
   readonly seq: number;
+  /** Null in a row migrated from a schema-5 message batch. */
+  readonly turn_index: number | null;
+  readonly record: string | null;
   readonly messages: string;
 }
 
 /**
- * The transcript from its batches, in order. Each batch must start where the previous one
- * ended and the total must be the session row's count: a deleted or extra row fails the
+ * The transcript from the rows' batches, in order. Each batch must start where the previous
+ * one ended and the total must be the session row's count: a deleted or extra row fails the
  * load instead of returning a transcript with a hole in it.
  */
-function readTranscript(batches: readonly BatchRow[], count: number, decode: StoredRowDecoder): ChatMessage[] {
+function readTranscript(rows: readonly CheckpointRow[], count: number, decode: StoredRowDecoder): ChatMessage[] {
   const transcript: ChatMessage[] = [];
-  for (const { seq, messages } of batches) {
+  for (const { seq, messages } of rows) {
     if (seq !== transcript.length) {
-      throw decode.transcriptGap(`message_batches (batch from seq ${seq})`, `not where the transcript continues (seq ${transcript.length}): a batch is missing or was added`);
+      throw decode.transcriptGap(`checkpoints (batch from seq ${seq})`, `not where the transcript continues (seq ${transcript.length}): a batch is missing or was added`);
     }
-    for (const message of decode.messageBatch(messages, seq, 'message_batches')) transcript.push(message);
+    for (const message of decode.messageBatch(messages, seq, 'checkpoints')) transcript.push(message);
   }
   if (transcript.length !== count) {
     throw decode.transcriptGap('sessions.message_count', `${count}, but the stored batches hold ${transcript.length} messages`);
   }
   return transcript;
+}
+
+/**
+ * The turn records by index, the last written of each (a resumed turn writes its record
+ * again). Only those are decoded: a record that was replaced is not read.
+ */
+function readTurns(rows: readonly CheckpointRow[], decode: StoredRowDecoder): TurnRecord[] {
+  const records = new Map<number, string>();
+  for (const { turn_index, record } of rows) if (turn_index !== null && record !== null) records.set(turn_index, record);
+  return [...records.keys()].sort((a, b) => a - b).map((index) => decode.turn(records.get(index)!, index, 'checkpoints'));
 }
 
 /**
@@ -299,21 +330,19 @@ function openDatabase(path: string, readonly: boolean): Database.Database {
 
 function prepareStatements(db: Database.Database) {
   return {
-    head: db.prepare('SELECT agent, revision, message_count FROM sessions WHERE id = ?'),
-    insertSession: db.prepare('INSERT INTO sessions (id, agent, revision, state, suspension, message_count, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
-    updateSession: db.prepare('UPDATE sessions SET revision = ?, state = ?, suspension = ?, message_count = ?, updated_at = ? WHERE id = ?'),
-    insertBatch: db.prepare('INSERT INTO message_batches (session_id, seq, messages) VALUES (?, ?, ?)'),
-    upsertTurn: db.prepare(
-      `INSERT INTO turns (session_id, turn_index, record) VALUES (?, ?, ?)
-       ON CONFLICT (session_id, turn_index) DO UPDATE SET record = excluded.record`,
+    head: db.prepare('SELECT agent, revision, message_count, turn_count, last_turn_index FROM sessions WHERE id = ?'),
+    insertSession: db.prepare(
+      'INSERT INTO sessions (id, agent, revision, state, suspension, message_count, turn_count, last_turn_index, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     ),
+    updateSession: db.prepare('UPDATE sessions SET revision = ?, state = ?, suspension = ?, message_count = ?, turn_count = ?, last_turn_index = ?, updated_at = ? WHERE id = ?'),
+    insertCheckpoint: db.prepare('INSERT INTO checkpoints (session_id, seq, turn_index, record, messages) VALUES (?, ?, ?, ?, ?)'),
+    hasTurn: db.prepare('SELECT 1 FROM checkpoints WHERE session_id = ? AND turn_index = ? AND record IS NOT NULL LIMIT 1'),
     selectSession: db.prepare('SELECT id, agent, revision, state, suspension, message_count, created_at, updated_at FROM sessions WHERE id = ?'),
-    selectBatches: db.prepare('SELECT seq, messages FROM message_batches WHERE session_id = ? ORDER BY seq'),
-    selectTurns: db.prepare('SELECT turn_index, record FROM turns WHERE session_id = ? ORDER BY turn_index'),
+    // The index on session_id lists a session's rows in rowid order: no sort.
+    selectCheckpoints: db.prepare('SELECT seq, turn_index, record, messages FROM checkpoints WHERE session_id = ? ORDER BY rowid'),
     list: db.prepare(
-      `SELECT s.id, s.agent, s.updated_at, s.suspension <> 'null' AS suspended,
-              (SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id) AS turns
-       FROM sessions s ORDER BY s.updated_at DESC, s.id`,
+      `SELECT id, agent, updated_at, suspension <> 'null' AS suspended, turn_count AS turns
+       FROM sessions ORDER BY updated_at DESC, id`,
     ),
     deleteSession: db.prepare('DELETE FROM sessions WHERE id = ?'),
     selectEventUsage: db.prepare('SELECT events, bytes, dropped FROM turn_event_usage WHERE session_id = ? AND turn_index = ?'),

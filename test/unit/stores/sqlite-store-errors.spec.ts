@@ -68,10 +68,10 @@ describe('SQLite store errors become TrellisErrors with a code and a hint', () =
   it('a missing table is StoreSchema, pointing at trellis doctor', async () => {
     const s = store();
     await s.checkpoint(checkpoint('a'));
-    raw().exec('DROP TABLE turns');
+    raw().exec('DROP TABLE checkpoints');
     const error = await failure(s.load('a'));
     expect(error).toMatchObject({ code: 'StoreSchema', hint: expect.stringContaining('trellis doctor') });
-    expect(error.message).toContain('no such table: turns');
+    expect(error.message).toContain('no such table: checkpoints');
   });
 
   it('a file locked by another process is StoreBusy and retryable', async () => {

@@ -157,51 +157,59 @@ describe('SqliteStore', () => {
 
       expect((await store.load('s1'))!.transcript).toEqual([...exchange(0), ...exchange(1), ...exchange(2)]);
       const db = new Database(path, { readonly: true });
-      expect(db.prepare('SELECT seq FROM message_batches ORDER BY seq').pluck().all()).toEqual([0, 1, 2, 3, 4]);
+      expect(db.prepare('SELECT seq FROM checkpoints ORDER BY rowid').pluck().all()).toEqual([0, 1, 2, 3, 4]);
       expect(db.prepare(`SELECT name FROM sqlite_master WHERE name = 'messages'`).get()).toBeUndefined();
       db.close();
     });
 
-    it('upgrades a file of schema 4 to rows in insertion order, keeping every batch and turn and continuing the numbering', async () => {
+    it.each([4, 5])('upgrades a file of schema %i to one row per checkpoint, keeping every batch and turn record, its turn count, and continuing the numbering', async (version) => {
       const messages = [...OLD_EXCHANGE, '{"role":"user","content":"question 1"}', '{"role":"assistant","content":"answer 1"}', '{"role":"user","content":"question 2"}'];
-      olderFile(path, 4, 2, messages, 2, [JSON.stringify(turnRecord(0)), JSON.stringify(turnRecord(1))]);
+      olderFile(path, version, 2, messages, 2, [JSON.stringify(turnRecord(0)), JSON.stringify(turnRecord(1))]);
 
       store = SqliteStore.open(path);
+      expect((await store.list()).map((s) => s.turns)).toEqual([2]);
       await store.checkpoint(checkpointOf('s1', 2, 2));
+      await store.checkpoint(checkpointOf('s1', 3, 1, { append: [], turn: turnRecord(1, { reply: 'corrected' }) }));
 
       const loaded = (await store.load('s1'))!;
       expect(loaded.transcript).toEqual([...exchange(0), ...exchange(1), { role: 'user', content: 'question 2' }, ...exchange(2)]);
-      expect(loaded.turns).toEqual([turnRecord(0), turnRecord(1), turnRecord(2)]);
+      expect(loaded.turns).toEqual([turnRecord(0), turnRecord(1, { reply: 'corrected' }), turnRecord(2)]);
+      expect((await store.list()).map((s) => s.turns)).toEqual([3]);
       const db = new Database(path, { readonly: true });
-      expect(db.prepare('SELECT seq, json_array_length(messages) AS n FROM message_batches ORDER BY seq').all()).toEqual([
-        { seq: 0, n: 2 },
-        { seq: 2, n: 2 },
-        { seq: 4, n: 1 },
-        { seq: 5, n: 2 },
+      // The batches, then the turn records (without messages, where the transcript ended), then the new rows.
+      expect(db.prepare('SELECT seq, json_array_length(messages) AS n, turn_index FROM checkpoints ORDER BY rowid').all()).toEqual([
+        { seq: 0, n: 2, turn_index: null },
+        { seq: 2, n: 2, turn_index: null },
+        { seq: 4, n: 1, turn_index: null },
+        { seq: 5, n: 0, turn_index: 0 },
+        { seq: 5, n: 0, turn_index: 1 },
+        { seq: 5, n: 2, turn_index: 2 },
+        { seq: 7, n: 0, turn_index: 1 },
       ]);
-      expect(db.prepare(`SELECT sql FROM sqlite_master WHERE name IN ('message_batches', 'turns')`).pluck().all()).toEqual([expect.not.stringMatching(/WITHOUT ROWID/i), expect.not.stringMatching(/WITHOUT ROWID/i)]);
+      expect(db.prepare(`SELECT name FROM sqlite_master WHERE name IN ('message_batches', 'turns')`).all()).toEqual([]);
+      expect(db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'checkpoints'`).pluck().get()).not.toMatch(/WITHOUT ROWID/i);
       expect(db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'sessions'`).pluck().all()).toEqual(['sqlite_autoindex_sessions_1']);
       db.close();
     });
 
-    it.each([3, 4])('keeps a damaged message damaged through the upgrade from schema %i, so the load still names it', async (version) => {
+    it.each([3, 4, 5])('keeps a damaged message damaged through the upgrade from schema %i, so the load still names it', async (version) => {
       olderFile(path, version, 1, [OLD_EXCHANGE[0]!, '{"role":']);
 
       store = SqliteStore.open(path);
       const error = await rejected(store.load('s1'));
 
       expect(error.code).toBe('InvalidCheckpoint');
-      expect(error.details).toEqual({ sessionId: 's1', column: 'message_batches.messages (batch from seq 1)' });
+      expect(error.details).toEqual({ sessionId: 's1', column: 'checkpoints.messages (batch from seq 1)' });
     });
 
-    it('keeps a damaged turn record damaged through the upgrade from schema 4, so the load still names it', async () => {
-      olderFile(path, 4, 1, OLD_EXCHANGE, 2, ['{"index": 0, "status":']);
+    it.each([4, 5])('keeps a damaged turn record damaged through the upgrade from schema %i, so the load still names it', async (version) => {
+      olderFile(path, version, 1, OLD_EXCHANGE, 2, ['{"index": 0, "status":']);
 
       store = SqliteStore.open(path);
       const error = await rejected(store.load('s1'));
 
       expect(error.code).toBe('InvalidCheckpoint');
-      expect(error.details).toEqual({ sessionId: 's1', column: 'turns.record (index 0)' });
+      expect(error.details).toEqual({ sessionId: 's1', column: 'checkpoints.record (index 0)' });
     });
 
     it('refuses a file written by a newer schema version, saying what to do', async () => {
@@ -249,12 +257,12 @@ describe('SqliteStore', () => {
       ['sessions.state', `UPDATE sessions SET state = '{"truncated'`],
       ['sessions.state', `UPDATE sessions SET state = '[1, 2]'`],
       ['sessions.suspension', `UPDATE sessions SET suspension = 'not json'`],
-      ['message_batches.messages (batch from seq 0)', `UPDATE message_batches SET messages = '[{"role":' WHERE seq = 0`],
-      ['message_batches.messages (batch from seq 2)', `UPDATE message_batches SET messages = '{"role":"user","content":"not in an array"}' WHERE seq = 2`],
-      ['message_batches.messages (seq 3)', `UPDATE message_batches SET messages = '[{"role":"user","content":"question 1"},"just a string"]' WHERE seq = 2`],
-      ['message_batches (batch from seq 2)', `DELETE FROM message_batches WHERE seq = 0`],
+      ['checkpoints.messages (batch from seq 0)', `UPDATE checkpoints SET messages = '[{"role":' WHERE seq = 0`],
+      ['checkpoints.messages (batch from seq 2)', `UPDATE checkpoints SET messages = '{"role":"user","content":"not in an array"}' WHERE seq = 2`],
+      ['checkpoints.messages (seq 3)', `UPDATE checkpoints SET messages = '[{"role":"user","content":"question 1"},"just a string"]' WHERE seq = 2`],
+      ['checkpoints (batch from seq 2)', `DELETE FROM checkpoints WHERE seq = 0`],
       ['sessions.message_count', `UPDATE sessions SET message_count = 3`],
-      ['turns.record (index 1)', `UPDATE turns SET record = '{"index": 9}' WHERE turn_index = 1`],
+      ['checkpoints.record (index 1)', `UPDATE checkpoints SET record = '{"index": 9}' WHERE turn_index = 1`],
     ])('fails the load with InvalidCheckpoint naming the session and %s', async (column, sql) => {
       store = SqliteStore.open(path);
       await store.checkpoint(checkpointOf('s1', 0, 0));
@@ -306,20 +314,43 @@ describe('SqliteStore', () => {
       expect(await store.load('s1')).toEqual(before);
     });
 
-    it('appends each checkpoint as one row, numbered from where the transcript stands', async () => {
+    it('writes each checkpoint as one row of its messages and turn record, numbered from where the transcript stands', async () => {
       store = SqliteStore.open(path);
       await store.checkpoint(checkpointOf('s1', 0, 0));
       await store.checkpoint(checkpointOf('s1', 1, 1, { append: [] }));
       await store.checkpoint(checkpointOf('s1', 2, 2, { append: [...exchange(2), { role: 'user', content: 'and one more' }] }));
 
       const db = new Database(path, { readonly: true });
-      expect(db.prepare('SELECT seq, json_array_length(messages) AS n FROM message_batches ORDER BY seq').all()).toEqual([
-        { seq: 0, n: 2 },
-        { seq: 2, n: 3 },
+      expect(db.prepare(`SELECT seq, json_array_length(messages) AS n, turn_index, json_extract(record, '$.index') AS record FROM checkpoints ORDER BY rowid`).all()).toEqual([
+        { seq: 0, n: 2, turn_index: 0, record: 0 },
+        { seq: 2, n: 0, turn_index: 1, record: 1 },
+        { seq: 2, n: 3, turn_index: 2, record: 2 },
       ]);
-      expect(db.prepare('SELECT message_count FROM sessions').pluck().get()).toBe(5);
+      expect(db.prepare('SELECT message_count, turn_count, last_turn_index FROM sessions').get()).toEqual({ message_count: 5, turn_count: 3, last_turn_index: 2 });
       db.close();
       expect((await store.load('s1'))!.transcript).toHaveLength(5);
+    });
+
+    it('counts a turn once however often it is written, and in any order of indexes', async () => {
+      store = SqliteStore.open(path);
+      await store.checkpoint(checkpointOf('s1', 0, 0, { turn: turnRecord(0, { status: 'suspended', reply: undefined }) }));
+      await store.checkpoint(checkpointOf('s1', 1, 0, { append: [] }));
+      await store.checkpoint(checkpointOf('s1', 2, 5, { append: [] }));
+      await store.checkpoint(checkpointOf('s1', 3, 3, { append: [] }));
+      await store.checkpoint(checkpointOf('s1', 4, 3, { append: [], turn: turnRecord(3, { reply: 'again' }) }));
+      await store.checkpoint(checkpointOf('s1', 5, 0, { append: [], turn: turnRecord(0, { reply: 'last' }) }));
+
+      expect((await store.list()).map((s) => s.turns)).toEqual([3]);
+      expect((await store.load('s1'))!.turns.map((t) => [t.index, t.reply])).toEqual([[0, 'last'], [3, 'again'], [5, 'answer 5']]);
+    });
+
+    it('reads only the last record written of a turn, so a replaced one that was damaged does not fail the load', async () => {
+      store = SqliteStore.open(path);
+      await store.checkpoint(checkpointOf('s1', 0, 0, { turn: turnRecord(0, { status: 'suspended', reply: undefined }) }));
+      await store.checkpoint(checkpointOf('s1', 1, 0, { append: [] }));
+      tamper(path, `UPDATE checkpoints SET record = '{"index":' WHERE rowid = (SELECT MIN(rowid) FROM checkpoints)`);
+
+      expect((await store.load('s1'))!.turns).toEqual([turnRecord(0)]);
     });
 
     it('detects a stale revision written through another connection to the same file', async () => {
