@@ -145,19 +145,19 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
     assertLeaseArguments(sessionId, holder, ttlMs);
     this.assertWritable('take a session lease');
     const now = Date.now();
-    return this.sql.acquireLease.run({ sessionId, holder, now, expiresAt: now + ttlMs }).changes > 0;
+    return this.sql.acquireLease.run(sessionId, holder, now + ttlMs, now).changes > 0;
   }
 
   async renewLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean> {
     assertLeaseArguments(sessionId, holder, ttlMs);
     this.assertWritable('renew a session lease');
-    return this.sql.renewLease.run({ sessionId, holder, expiresAt: Date.now() + ttlMs }).changes > 0;
+    return this.sql.renewLease.run(Date.now() + ttlMs, sessionId, holder).changes > 0;
   }
 
   async releaseLease(sessionId: string, holder: string): Promise<void> {
     assertLeaseArguments(sessionId, holder);
     this.assertWritable('release a session lease');
-    this.sql.releaseLease.run({ sessionId, holder });
+    this.sql.releaseLease.run(sessionId, holder);
   }
 
   async close(): Promise<void> {
@@ -353,12 +353,13 @@ function prepareStatements(db: Database.Database) {
     insertTurnEvent: db.prepare('INSERT INTO turn_events (session_id, turn_index, seq, event) VALUES (?, ?, ?, ?)'),
     selectTurnEvents: db.prepare('SELECT seq, event FROM turn_events WHERE session_id = ? AND turn_index = ? ORDER BY seq'),
     // The upsert's WHERE decides: a live lease of another holder is left alone (0 changes).
+    // Parameters (session id, holder, expires at, now) are positional, as in the checkpoint's statements.
     acquireLease: db.prepare(
-      `INSERT INTO session_leases (session_id, holder, expires_at) VALUES (@sessionId, @holder, @expiresAt)
+      `INSERT INTO session_leases (session_id, holder, expires_at) VALUES (?, ?, ?)
        ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-       WHERE session_leases.holder = excluded.holder OR session_leases.expires_at <= @now`,
+       WHERE session_leases.holder = excluded.holder OR session_leases.expires_at <= ?`,
     ),
-    renewLease: db.prepare('UPDATE session_leases SET expires_at = @expiresAt WHERE session_id = @sessionId AND holder = @holder'),
-    releaseLease: db.prepare('DELETE FROM session_leases WHERE session_id = @sessionId AND holder = @holder'),
+    renewLease: db.prepare('UPDATE session_leases SET expires_at = ? WHERE session_id = ? AND holder = ?'),
+    releaseLease: db.prepare('DELETE FROM session_leases WHERE session_id = ? AND holder = ?'),
   };
 }
