@@ -98,7 +98,9 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
   }
 
   async load(sessionId: string): Promise<StoredSession | undefined> {
-    return guardStore('load a session', this.path, () => this.readSession(sessionId));
+    // A session that does not exist (every new session's first turn) is one statement, not
+    // a transaction of three; one that does is read whole inside the transaction.
+    return guardStore('load a session', this.path, () => (this.sql.head.get(sessionId) === undefined ? undefined : this.readSession(sessionId)));
   }
 
   async revision(sessionId: string): Promise<number | undefined> {
