@@ -29,6 +29,7 @@ if (process.argv[2] === '--against') {
   const long = await longSessionFigures(longTurns);
   console.log(
     `checkpoint median ${f(cp.checkpointUs)} µs (p90 ${f(cp.checkpointP90Us)}), store cost per turn ${f(cp.storeCostUsPerTurn)} µs over a ${f(cp.turnUsWithout)} µs turn; ` +
+      `straight to the store: a new file's first 150 ${f(cp.newFileCheckpointUs)} µs, checkpoints 200-300 ${f(cp.primedStoreOnlyUs)} µs; ` +
       `${long.turns}-turn session: first tenth ${f(long.firstTenthUs)} µs, last tenth ${f(long.lastTenthUs)} µs (transcript ${long.transcriptAtLastTenth}); straight to the store ${f(long.storeOnlyFirstTenthUs)} / ${f(long.storeOnlyLastTenthUs)} µs`,
   );
 }

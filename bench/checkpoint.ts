@@ -50,6 +50,31 @@ class TimedStore implements SessionStore {
   }
 }
 
+/**
+ * Checkpoints of figure 4's turn written straight to each new store file before anything is
+ * timed: ~1,900 WAL frames, so the WAL has passed SQLite's 1,000-page auto-checkpoint and
+ * restarted, and the 2 MB page cache has filled, as in a store that has been open a while.
+ * Until then each commit appends to a growing WAL file, which costs ~15 µs more per
+ * checkpoint here; that cost is reported on its own (`newFileCheckpointUs`), not left to
+ * decide how many of figure 4's samples it lands in.
+ */
+export const PRIMING_CHECKPOINTS = 300;
+/** How many of a new file's first checkpoints `newFileCheckpointUs` covers. */
+const NEW_FILE_CHECKPOINTS = 150;
+
+/** A SqliteStore on a new file that has written {@link PRIMING_CHECKPOINTS}; µs of each. */
+async function primedStore(path: string): Promise<{ store: SqliteStore; primingUs: number[] }> {
+  const store = new SqliteStore({ path });
+  const template = await benchTurnCheckpoint();
+  const primingUs: number[] = [];
+  for (let i = 0; i < PRIMING_CHECKPOINTS; i++) {
+    const t = performance.now();
+    await store.checkpoint({ ...template, sessionId: `priming-${i}`, expectedRevision: 0 });
+    primingUs.push((performance.now() - t) * 1000);
+  }
+  return { store, primingUs };
+}
+
 export interface CheckpointFigures {
   readonly turns: number;
   /** Median µs per turn without a store and with a SqliteStore on a temp file. */
@@ -61,12 +86,20 @@ export interface CheckpointFigures {
   readonly checkpointUs: number;
   readonly checkpointP90Us: number;
   readonly loadUs: number;
+  /**
+   * Median µs of a new file's first {@link NEW_FILE_CHECKPOINTS} checkpoints of the same turn,
+   * written straight to the store (no app) while its WAL grows; figure 4's store is timed after.
+   */
+  readonly newFileCheckpointUs: number;
+  /** The same, for the last 100 of the {@link PRIMING_CHECKPOINTS}: the store alone once warm. */
+  readonly primedStoreOnlyUs: number;
 }
 
 /** Alternating blocks with and without the store, so both see the same machine. */
 export async function checkpointFigures(turns: number, warmup: number): Promise<CheckpointFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'trellis-bench-'));
-  const store = new TimedStore(new SqliteStore({ path: join(dir, 'bench.db') }));
+  const primed = await primedStore(join(dir, 'bench.db'));
+  const store = new TimedStore(primed.store);
   try {
     const withStore = await createBenchApp({ store });
     const without = await createBenchApp();
@@ -102,6 +135,8 @@ export async function checkpointFigures(turns: number, warmup: number): Promise<
       checkpointUs: cp.median,
       checkpointP90Us: cp.p90,
       loadUs: summarize(loadUs).median,
+      newFileCheckpointUs: summarize(primed.primingUs.slice(0, NEW_FILE_CHECKPOINTS)).median,
+      primedStoreOnlyUs: summarize(primed.primingUs.slice(-100)).median,
     };
   } finally {
     await store.close();
@@ -133,7 +168,7 @@ export interface LongSessionFigures {
  */
 export async function longSessionFigures(turns: number): Promise<LongSessionFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'trellis-bench-'));
-  const store = new TimedStore(new SqliteStore({ path: join(dir, 'long.db') }));
+  const store = new TimedStore((await primedStore(join(dir, 'long.db'))).store);
   try {
     const bench = await createBenchApp({ store, script: sessionScriptFn });
     const session = bench.agent.session('long', { context: { [AUTH_KEY]: AUTH } });
@@ -163,10 +198,10 @@ export async function longSessionFigures(turns: number): Promise<LongSessionFigu
   }
 }
 
-/** `turns` copies of `template` written straight to a new session of a fresh store: µs per checkpoint. */
+/** `turns` copies of `template` written straight to a new session of a fresh (primed) store: µs per checkpoint. */
 async function replay(template: SessionCheckpoint, turns: number): Promise<number[]> {
   const dir = mkdtempSync(join(tmpdir(), 'trellis-bench-'));
-  const store = new SqliteStore({ path: join(dir, 'replay.db') });
+  const { store } = await primedStore(join(dir, 'replay.db'));
   try {
     const us: number[] = [];
     let revision = 0;

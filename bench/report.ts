@@ -116,6 +116,7 @@ export function printReport(r: BenchReport): void {
         ['store cost per turn (µs)', f(k.storeCostUsPerTurn, 0)],
         ['  × turn without store', f(d.checkpointRatioToTurn, 2)],
         ['  inside store.checkpoint (µs, median / p90; target ≤ 100)', `${f(k.checkpointUs, 0)} / ${f(k.checkpointP90Us, 0)}`],
+        ['  straight to the store: a new file\'s first 150 / checkpoints 200–300 (µs, medians)', `${f(k.newFileCheckpointUs, 0)} / ${f(k.primedStoreOnlyUs, 0)}`],
         ['  inside store.load (µs, median)', f(k.loadUs, 0)],
         [`install ${r.install1000.plugins} plugins (ms, one run)`, f(r.install1000.totalMs, 0)],
         ['  first / last tenth, mean (ms)', `${f(r.install1000.firstTenthMs, 2)} / ${f(r.install1000.lastTenthMs, 2)}`],
