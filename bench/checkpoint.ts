@@ -54,9 +54,10 @@ class TimedStore implements SessionStore {
  * Checkpoints of figure 4's turn written straight to each new store file before anything is
  * timed: ~1,900 WAL frames, so the WAL has passed SQLite's 1,000-page auto-checkpoint and
  * restarted, and the 2 MB page cache has filled, as in a store that has been open a while.
- * Until then each commit appends to a growing WAL file, which costs ~15 µs more per
- * checkpoint here; that cost is reported on its own (`newFileCheckpointUs`), not left to
- * decide how many of figure 4's samples it lands in.
+ * Until then each commit appends to a growing WAL file, which costs ~10 µs more per
+ * checkpoint here (docs/performance.md, "the checkpoint in the app"); that cost is reported
+ * on its own (`newFileCheckpointUs`), not left to decide how many of figure 4's samples it
+ * lands in.
  */
 export const PRIMING_CHECKPOINTS = 300;
 /** How many of a new file's first checkpoints `newFileCheckpointUs` covers. */
