@@ -138,15 +138,17 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
     name: 'one-row-per-checkpoint',
     // A checkpoint writes one row: its appended messages and its turn record together, so it
     // touches one B-tree (and its session index) instead of two (issue 17; docs/performance.md,
-    // "the checkpoint in the app"). Rows of a session are read in rowid order, which is the order
-    // they were written in: a new rowid is above every existing one. `seq` is the transcript
-    // index of the row's first message; a checkpoint that appends nothing stores '[]'. The
+    // "the checkpoint in the app"). A session's rows are read in `id` order (the rowid, which
+    // VACUUM keeps), the order they were written in: a new id is above every existing one.
+    // `seq` is the transcript index of the row's first message; a checkpoint that appends
+    // nothing stores '[]'. The
     // session row counts its turns and keeps the highest turn index, so list() and a checkpoint
     // never count rows. Old rows are copied as text, so a damaged one stays damaged (and is
     // reported by the load): each batch becomes a row without a turn record, then each turn
     // record a row without messages at the end of its session's transcript.
     up: `
       CREATE TABLE checkpoints (
+        id         INTEGER PRIMARY KEY,
         session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
         seq        INTEGER NOT NULL,
         turn_index INTEGER,

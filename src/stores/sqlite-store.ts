@@ -340,8 +340,8 @@ function prepareStatements(db: Database.Database) {
     insertCheckpoint: db.prepare('INSERT INTO checkpoints (session_id, seq, turn_index, record, messages) VALUES (?, ?, ?, ?, ?)'),
     hasTurn: db.prepare('SELECT 1 FROM checkpoints WHERE session_id = ? AND turn_index = ? AND record IS NOT NULL LIMIT 1'),
     selectSession: db.prepare('SELECT id, agent, revision, state, suspension, message_count, created_at, updated_at FROM sessions WHERE id = ?'),
-    // The index on session_id lists a session's rows in rowid order: no sort.
-    selectCheckpoints: db.prepare('SELECT seq, turn_index, record, messages FROM checkpoints WHERE session_id = ? ORDER BY rowid'),
+    // The index on session_id lists a session's rows in id (rowid) order: no sort.
+    selectCheckpoints: db.prepare('SELECT seq, turn_index, record, messages FROM checkpoints WHERE session_id = ? ORDER BY id'),
     list: db.prepare(
       `SELECT id, agent, updated_at, suspension <> 'null' AS suspended, turn_count AS turns
        FROM sessions ORDER BY updated_at DESC, id`,

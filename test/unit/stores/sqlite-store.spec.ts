@@ -157,7 +157,7 @@ describe('SqliteStore', () => {
 
       expect((await store.load('s1'))!.transcript).toEqual([...exchange(0), ...exchange(1), ...exchange(2)]);
       const db = new Database(path, { readonly: true });
-      expect(db.prepare('SELECT seq FROM checkpoints ORDER BY rowid').pluck().all()).toEqual([0, 1, 2, 3, 4]);
+      expect(db.prepare('SELECT seq FROM checkpoints ORDER BY id').pluck().all()).toEqual([0, 1, 2, 3, 4]);
       expect(db.prepare(`SELECT name FROM sqlite_master WHERE name = 'messages'`).get()).toBeUndefined();
       db.close();
     });
@@ -177,7 +177,7 @@ describe('SqliteStore', () => {
       expect((await store.list()).map((s) => s.turns)).toEqual([3]);
       const db = new Database(path, { readonly: true });
       // The batches, then the turn records (without messages, where the transcript ended), then the new rows.
-      expect(db.prepare('SELECT seq, json_array_length(messages) AS n, turn_index FROM checkpoints ORDER BY rowid').all()).toEqual([
+      expect(db.prepare('SELECT seq, json_array_length(messages) AS n, turn_index FROM checkpoints ORDER BY id').all()).toEqual([
         { seq: 0, n: 2, turn_index: null },
         { seq: 2, n: 2, turn_index: null },
         { seq: 4, n: 1, turn_index: null },
@@ -321,7 +321,7 @@ describe('SqliteStore', () => {
       await store.checkpoint(checkpointOf('s1', 2, 2, { append: [...exchange(2), { role: 'user', content: 'and one more' }] }));
 
       const db = new Database(path, { readonly: true });
-      expect(db.prepare(`SELECT seq, json_array_length(messages) AS n, turn_index, json_extract(record, '$.index') AS record FROM checkpoints ORDER BY rowid`).all()).toEqual([
+      expect(db.prepare(`SELECT seq, json_array_length(messages) AS n, turn_index, json_extract(record, '$.index') AS record FROM checkpoints ORDER BY id`).all()).toEqual([
         { seq: 0, n: 2, turn_index: 0, record: 0 },
         { seq: 2, n: 0, turn_index: 1, record: 1 },
         { seq: 2, n: 3, turn_index: 2, record: 2 },
@@ -348,7 +348,7 @@ describe('SqliteStore', () => {
       store = SqliteStore.open(path);
       await store.checkpoint(checkpointOf('s1', 0, 0, { turn: turnRecord(0, { status: 'suspended', reply: undefined }) }));
       await store.checkpoint(checkpointOf('s1', 1, 0, { append: [] }));
-      tamper(path, `UPDATE checkpoints SET record = '{"index":' WHERE rowid = (SELECT MIN(rowid) FROM checkpoints)`);
+      tamper(path, `UPDATE checkpoints SET record = '{"index":' WHERE id = (SELECT MIN(id) FROM checkpoints)`);
 
       expect((await store.load('s1'))!.turns).toEqual([turnRecord(0)]);
     });
