@@ -52,8 +52,9 @@ class TimedStore implements SessionStore {
 
 /**
  * Checkpoints of figure 4's turn written straight to each new store file before anything is
- * timed: ~1,900 WAL frames (schema 6; ~2,700 with schema 5), so the WAL has passed SQLite's 1,000-page auto-checkpoint and
- * restarted, and the 2 MB page cache has filled, as in a store that has been open a while.
+ * timed: ~1,900 WAL frames (schema 6; ~2,700 with schema 5), so the WAL has passed SQLite's
+ * 1,000-page auto-checkpoint and restarted, and the 2 MB page cache has filled, as in a
+ * store that has been open a while.
  * Until then each commit appends to a growing WAL file, which costs ~10 µs more per
  * checkpoint here (docs/performance.md, "the checkpoint in the app"); that cost is reported
  * on its own (`newFileCheckpointUs`), not left to decide how many of figure 4's samples it
