@@ -24,7 +24,8 @@ export function runNewTurn(parts: SessionParts, turn: NewTurn): Promise<TurnResu
   const turnIndex = parts.sync.turns;
   const { message } = turn;
   const env = turnEnv(parts, new ContextLevel({ ...turn.context, [KERNEL_KEYS.turnInput]: message, [KERNEL_KEYS.turnIndex]: turnIndex }), turn.signal, turnIndex);
-  const startedAt = new Date().toISOString();
+  // The clock reading; formatted (`isoTime`) only where a record keeps it.
+  const startedAt = Date.now();
   const limits = parts.agent.limits;
   const history = historyFor(parts);
   const meta: TurnMeta = { turnIndex, input: message, taskInput: message, startedAt, taskStarted: false, runner: undefined };

@@ -3,7 +3,7 @@ import type { ChatMessage } from '../models/model-provider.js';
 import { canReadRevision, type SessionStore, type StoredSession } from '../stores/session-store.js';
 import type { AgentBinding, SessionHost } from './session-host.js';
 import type { SuspensionRecord } from './suspension-record.js';
-import { persistentValues, turnRecord, withoutHostContext } from './turn-record.js';
+import { persistentValues, turnRecord, withoutHostContext, type TurnStart } from './turn-record.js';
 import type { TurnEnd } from './turn-runner.js';
 
 /**
@@ -54,13 +54,13 @@ export class SessionSync {
    * Writes a turn's end in one atomic checkpoint, then takes its messages into the
    * transcript. Without a store there is nothing to wait for: it returns nothing.
    */
-  checkpoint(turnIndex: number, input: string, end: TurnEnd, startedAt: string, sessionValues: Readonly<Record<string, unknown>>): Promise<void> | undefined {
+  checkpoint(turnIndex: number, input: string, end: TurnEnd, startedAt: TurnStart, sessionValues: Readonly<Record<string, unknown>>): Promise<void> | undefined {
     const store = this.host.store;
     if (!store) return this.#advance(turnIndex, end);
     return this.#save(store, turnIndex, input, end, startedAt, sessionValues);
   }
 
-  async #save(store: SessionStore, turnIndex: number, input: string, end: TurnEnd, startedAt: string, sessionValues: Readonly<Record<string, unknown>>): Promise<void> {
+  async #save(store: SessionStore, turnIndex: number, input: string, end: TurnEnd, startedAt: TurnStart, sessionValues: Readonly<Record<string, unknown>>): Promise<void> {
     this.#revision = await store.checkpoint({
       sessionId: this.id,
       agent: this.agent.spec.name,

@@ -258,7 +258,10 @@ export class Session {
   }
 
   #seedHostContext(): void {
-    this.#state.replace((key) => isHostKey(key), { ...this.#hostContext, [KERNEL_KEYS.sessionId]: this.id });
+    // Copied, then the id set: a spread with a computed key takes V8's slow object-clone path.
+    const values: Record<string, unknown> = { ...this.#hostContext };
+    values[KERNEL_KEYS.sessionId] = this.id;
+    this.#state.replace(isHostKey, values);
   }
 
   /** An agent naming a plugin that is not installed would silently run without it: refuse. */

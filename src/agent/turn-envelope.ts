@@ -12,7 +12,7 @@ import type { SessionEvents } from './session-events.js';
 import type { SessionSync } from './session-sync.js';
 import type { TurnEnv } from '../tools/turn-env.js';
 import { withDelegationTools } from './delegation/delegation-tools.js';
-import { errorInfo } from './turn-record.js';
+import { errorInfo, type TurnStart } from './turn-record.js';
 import { cancelled, type TurnEnd, type TurnRunner } from './turn-runner.js';
 import type { TurnResult } from './turn-result.js';
 
@@ -35,7 +35,7 @@ export interface TurnMeta {
   readonly input: string;
   /** The input after `message.received` rewrote it: `task.end` sees it. */
   taskInput: string;
-  readonly startedAt: string;
+  readonly startedAt: TurnStart;
   /** Set once `task.start` was attempted: from then on `task.end` always runs. */
   taskStarted: boolean;
   /** The runner once the turn has one; a failure before that gets a bare one. */

@@ -6,8 +6,20 @@ import type { TurnRecord } from '../stores/session-store.js';
 import { isHostKey } from './suspension-record.js';
 import type { TurnResult } from './turn-result.js';
 
+/**
+ * When a turn started: the clock reading (`Date.now()`) of a new turn, or the ISO time a
+ * suspended turn's record kept. Formatted by {@link isoTime} only where a record keeps it, so
+ * a turn without a store or a suspension never formats a date.
+ */
+export type TurnStart = number | string;
+
+/** A turn's start as the records keep it (ISO 8601, milliseconds). */
+export function isoTime(start: TurnStart): string {
+  return typeof start === 'string' ? start : new Date(start).toISOString();
+}
+
 /** The stored summary of a turn, from its result. */
-export function turnRecord(index: number, input: string, result: TurnResult, startedAt: string): TurnRecord {
+export function turnRecord(index: number, input: string, result: TurnResult, startedAt: TurnStart): TurnRecord {
   return {
     index,
     input,
@@ -16,7 +28,7 @@ export function turnRecord(index: number, input: string, result: TurnResult, sta
     rounds: result.rounds,
     toolCalls: result.toolCalls.length,
     usage: result.usage.byModel,
-    startedAt,
+    startedAt: isoTime(startedAt),
     endedAt: new Date().toISOString(),
     error: result.error,
   };

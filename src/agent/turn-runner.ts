@@ -17,6 +17,7 @@ import { carriedTurnValues, SUSPENSION_VERSION, type SuspensionRecord } from './
 import { runToolBatch, type BatchOutcome } from './tool-batch.js';
 import type { TurnEnv } from '../tools/turn-env.js';
 import type { PendingApproval, ToolCallRecord, TurnResult, TurnStatus, TurnUsage } from './turn-result.js';
+import { isoTime, type TurnStart } from './turn-record.js';
 
 /** The limits and model a turn runs with, from the agent spec. */
 export interface TurnLimits {
@@ -60,7 +61,7 @@ export class TurnRunner {
     readonly input: string,
     readonly instructions: string,
     private readonly transcript: readonly ChatMessage[],
-    readonly startedAt: string,
+    readonly startedAt: TurnStart,
   ) {}
 
   /** Takes over the progress of the runner of the agent that handed this turn over. */
@@ -243,7 +244,7 @@ export class TurnRunner {
         version: SUSPENSION_VERSION,
         turnIndex: this.env.turnIndex,
         input: this.input,
-        startedAt: this.startedAt,
+        startedAt: isoTime(this.startedAt),
         instructions: this.instructions,
         rounds: this.rounds,
         messages: this.messages,

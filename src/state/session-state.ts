@@ -62,11 +62,16 @@ export class SessionState {
     this.revision++;
   }
 
-  /** Host writes that replace: drops the keys `drop` matches, then sets `values`; one revision. */
+  /** Host writes that replace: drops the keys `drop` matches, then sets `values` (kept as the level's object when nothing else stays: the caller hands it over); one revision. */
   replace(drop: (key: string) => boolean, values: Readonly<Record<string, unknown>>): void {
-    const next: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(this.session.values)) if (!drop(key)) next[key] = value;
-    this.session.values = Object.assign(next, values);
+    const current = this.session.values;
+    let next: Record<string, unknown> | undefined;
+    // A session with no values yet (a new one) takes the object as it is: nothing to keep.
+    for (const key in current) {
+      if (!Object.prototype.hasOwnProperty.call(current, key)) continue;
+      if (!drop(key)) (next ??= {})[key] = current[key];
+    }
+    this.session.values = next === undefined ? values : Object.assign(next, values);
     this.revision++;
   }
 
