@@ -67,10 +67,14 @@ function serversOpen(): number {
   return process.getActiveResourcesInfo().filter((kind) => kind === 'TCPServerWrap').length;
 }
 
-/** The handle of a closed server leaves the list one loop turn after its close. */
-async function settled(count: () => number): Promise<number> {
-  for (let i = 0; i < 20 && count() > 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
-  return count();
+/**
+ * How many more servers are listening than `before` (other suites of this jest worker may
+ * have left theirs), once a closed server's handle has left the list (a loop turn after its close).
+ */
+async function serversAddedSince(before: number): Promise<number> {
+  const added = () => Math.max(0, serversOpen() - before);
+  for (let i = 0; i < 20 && added() > 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+  return added();
 }
 
 describe('a Nest app whose bootstrap fails in one of TrellisModule\'s own install steps', () => {
@@ -91,7 +95,7 @@ describe('a Nest app whose bootstrap fails in one of TrellisModule\'s own instal
   });
 
   it('a plugin failing to install after others did: those are uninstalled, dependents first, their resources closed, and the store closed', async () => {
-    expect(serversOpen()).toBe(0);
+    const before = serversOpen();
     const ref = await Test.createTestingModule({
       imports: [TrellisModule.forRoot({ store, agents: [{ name: 'desk', model: new ScriptedModel(['ok']), instructions: '' }] }), LedgerModule, PricingModule],
     }).compile();
@@ -105,7 +109,7 @@ describe('a Nest app whose bootstrap fails in one of TrellisModule\'s own instal
     expect((error as Error).message).toMatch(/^PricingModule: .*the pricing service refused the key/);
     expect(seen.events).toEqual(['install:feed', 'install:audit', 'uninstall:audit', 'uninstall:feed']);
     expect(seen.server?.listening).toBe(false);
-    expect(await settled(serversOpen)).toBe(0);
+    expect(await serversAddedSince(before)).toBe(0);
     // The app owned the store, as on shutdown: it is closed, so nothing of Trellis stays open.
     await expect(store.list()).rejects.toThrow(/not open/);
     // Closing the failed app as the docs advise is harmless afterwards.
@@ -113,6 +117,7 @@ describe('a Nest app whose bootstrap fails in one of TrellisModule\'s own instal
   });
 
   it('the queue failing to load after the plugins installed (BullMQ missing): the plugins are uninstalled and the store closed', async () => {
+    const before = serversOpen();
     // What Node says when the package is not installed; trellis/queue is imported at bootstrap.
     jest.unstable_mockModule('bullmq', () => {
       throw Object.assign(new Error("Cannot find package 'bullmq' imported from trellis/queue"), { code: 'ERR_MODULE_NOT_FOUND' });
@@ -127,7 +132,7 @@ describe('a Nest app whose bootstrap fails in one of TrellisModule\'s own instal
     await expect(app.init()).rejects.toThrow(/Cannot find package 'bullmq'/);
 
     expect(seen.events).toEqual(['install:feed', 'install:audit', 'uninstall:audit', 'uninstall:feed']);
-    expect(await settled(serversOpen)).toBe(0);
+    expect(await serversAddedSince(before)).toBe(0);
     await expect(store.list()).rejects.toThrow(/not open/);
     await app.close();
   });
