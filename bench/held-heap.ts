@@ -80,7 +80,7 @@ function shapeKeys(snap: Snapshot): Map<number, string> {
     const name = snap.strings[snap.nodes[i + 1]!]!;
     if (type === 'closure') keys.set(i, `closure:${name} in ${holder.get(i) ?? '?'}`);
     else if (own.has(i)) keys.set(i, `${name}{${own.get(i)!.filter((n) => n !== '__proto__' && n !== 'map').join(',')}}`);
-    else if (type === 'array' || type === 'hidden' || (type === 'object' && name === 'Array') || type === 'string' || type === 'concatenated string' || type === 'number')
+    else if (type === 'array' || type === 'hidden' || type === 'object shape' || (type === 'object' && name === 'Array') || type === 'string' || type === 'concatenated string' || type === 'number')
       keys.set(i, `${type === 'object' ? 'Array' : type} in ${holder.get(i) ?? '?'}`);
   }
   return keys;

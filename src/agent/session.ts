@@ -258,8 +258,12 @@ export class Session {
   }
 
   #seedHostContext(): void {
-    // Copied, then the id set: a spread with a computed key takes V8's slow object-clone path.
-    const values: Record<string, unknown> = { ...this.#hostContext };
+    // Copied key by key onto a new literal, then the id set: objects built this way share one
+    // hidden class. A spread (`{ ...context }`, with or without a computed key) gave every
+    // session's values a hidden class of their own (~160 B each, and megamorphic reads).
+    const context = this.#hostContext;
+    const values: Record<string, unknown> = {};
+    for (const key in context) if (Object.prototype.hasOwnProperty.call(context, key)) values[key] = context[key];
     values[KERNEL_KEYS.sessionId] = this.id;
     this.#state.replace(isHostKey, values);
   }
