@@ -12,7 +12,7 @@ export { InjectTrellis, InjectAgent } from './src/nestjs/inject.decorators.js';
 export { getAgentToken, TRELLIS_APP_TOKEN } from './src/nestjs/trellis-tokens.js';
 export { HostedAgent } from './src/nestjs/hosted-agent.js';
 export { HostedSession } from './src/nestjs/hosted-session.js';
-export type { HostedSendOptions, HostedResumeOptions, HostedCancelOptions } from './src/nestjs/turn-dispatcher.js';
+export type { HostedSendOptions, HostedResumeOptions, HostedCancelOptions, CancelPendingOutcome } from './src/nestjs/turn-dispatcher.js';
 export type { TrellisQueueOptions, TrellisRedisConnection, TrellisWorkerHostOptions } from './src/nestjs/queue/queue-options.js';
 export { TrellisRequestContext } from './src/nestjs/request-context.js';
 export { TrellisContextInterceptor } from './src/nestjs/trellis-context.interceptor.js';

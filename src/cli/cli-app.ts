@@ -3,8 +3,6 @@ import { createRequire } from 'node:module';
 import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
-import { createDeskApp, DESK_AGENT } from '../../examples/sql-report-desk/desk-app.js';
-import { deskScriptedModel } from '../../examples/sql-report-desk/desk-model.js';
 import {
   canLogTurnEvents,
   createLogger,
@@ -49,6 +47,8 @@ export interface CliApp {
   readonly context: Readonly<Record<string, unknown>>;
   /** Keeps each turn's events in the store, so `trellis dev` can draw turns run by any command. */
   readonly recorder: TurnEventRecorder;
+  /** Running the example: its scripted model, for when no API key is set. */
+  readonly exampleModel?: () => ModelProvider;
 }
 
 /** Opens the app and its SQLite store (created when missing). Tool-call logs go to `<store dir>/logs/trellis.log`. */
@@ -60,9 +60,14 @@ export async function openCliApp(io: CliIo): Promise<CliApp> {
   const logFile = postgres ? resolve(io.cwd, '.trellis', 'logs', 'trellis.log') : join(dirname(storePath), 'logs', 'trellis.log');
   const store: SessionStore = postgres ? await PostgresStore.open({ url: storeUrl, schema: loaded?.config.storeSchema }) : SqliteStore.open(storePath);
   if (!loaded) {
+    // Loaded only when it runs: the example brings its own SQLite database (better-sqlite3),
+    // which `--help` or a command on the user's own config must not load. One import after
+    // the other: jest's ESM registry fails two concurrent ones that share a module (pino).
+    const { createDeskApp, DESK_AGENT } = await import('../../examples/sql-report-desk/desk-app.js');
+    const { deskScriptedModel } = await import('../../examples/sql-report-desk/desk-model.js');
     const home = dirname(storePath);
     const app = await createDeskApp({ store, logFile, databasePath: join(home, 'sql-report-desk.db'), exportDir: join(home, 'exports') });
-    return { app, store, spec: DESK_AGENT, storePath, configFile: undefined, config: undefined, context: {}, recorder: recordTurns(app, store, io) };
+    return { app, store, spec: DESK_AGENT, storePath, configFile: undefined, config: undefined, context: {}, recorder: recordTurns(app, store, io), exampleModel: deskScriptedModel };
   }
   const logger = createLogger({ destination: pino.destination({ dest: logFile, mkdir: true, sync: true }) });
   let app: Trellis;
@@ -120,13 +125,13 @@ function chooseModel(cli: CliApp, io: CliIo): ModelProvider {
     io.err(`note: model ${fromEnv.label}`);
     return fromEnv.model;
   }
-  if (cli.config) {
+  if (!cli.exampleModel) {
     throw new TrellisError('NoModel', `No model to run with: neither OPENAI_API_KEY nor ANTHROPIC_API_KEY is set${configured ? ` (the config names '${configured}')` : ''}`, {
       hint: `Set OPENAI_API_KEY or ANTHROPIC_API_KEY, or set model in a .ts/.js config to a ModelProvider (e.g. a ScriptedModel)`,
     });
   }
   io.err("note: no OPENAI_API_KEY or ANTHROPIC_API_KEY; using the example's scripted model (offline, canned answers)");
-  return deskScriptedModel();
+  return cli.exampleModel();
 }
 
 /** The calls a stored session waits for a decision on (tool and call id), or none. */

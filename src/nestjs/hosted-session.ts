@@ -2,7 +2,7 @@ import type { Observable } from 'rxjs';
 import { TrellisError, waitForLeaseProblem, type ChatMessage, type PendingApproval, type SendOptions, type Session, type TrellisEvent, type TurnResult } from '../../index.js';
 import type { TrellisRequestContext } from './request-context.js';
 import type { HostContext } from './trellis-module-options.js';
-import type { HostedCancelOptions, HostedResumeOptions, HostedSendOptions, TurnDispatcher } from './turn-dispatcher.js';
+import type { CancelPendingOutcome, HostedCancelOptions, HostedResumeOptions, HostedSendOptions, TurnDispatcher } from './turn-dispatcher.js';
 import type { TurnTracker } from './turn-tracker.js';
 
 /** What every hosted session of one `TrellisModule` shares: the request context, the drain, where turns run. */
@@ -75,11 +75,20 @@ export class HostedSession {
    * `Cancelled` in the transcript — and the turn ends `cancelled`; sub-agents waiting inside
    * it are cancelled first, deepest first. Tracked like a turn, so shutdown drains it.
    *
-   * @returns whether a turn was waiting.
+   * @returns whether a turn was waiting ({@link cancelPendingOutcome} tells more).
    * @example
    * if (await support.session(id).cancelPending()) notify(id, 'The pending refund was withdrawn');
    */
-  cancelPending(options: HostedCancelOptions = {}): Promise<boolean> {
+  async cancelPending(options: HostedCancelOptions = {}): Promise<boolean> {
+    return (await this.cancelPendingOutcome(options)).cancelled;
+  }
+
+  /**
+   * {@link cancelPending}, answering `{ cancelled, recovered }`: with `queue`, `recovered` says
+   * that an earlier attempt of the cancel job did the cancel and its worker died before the
+   * job was marked done (`cancelled` is then true). In process, `recovered` is always false.
+   */
+  cancelPendingOutcome(options: HostedCancelOptions = {}): Promise<CancelPendingOutcome> {
     const problem = cancelOptionsProblem(options);
     if (problem) return Promise.reject(problem);
     return this.turns.tracker.track(options.signal, (signal) => this.turns.dispatcher.cancelPending(this.target(), { ...options, signal }));

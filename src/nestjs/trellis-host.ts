@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { Trellis, TrellisError, type Agent, type ModelProvider } from '../../index.js';
+import { describeError } from '../../plugin.js';
 import { HostedAgent } from './hosted-agent.js';
 import { kernelTokens, PluginDiscovery, type DiscoveredPlugin } from './plugin-discovery.js';
 import { HostedWorker } from './queue/hosted-worker.js';
@@ -70,10 +71,22 @@ export class TrellisHost implements OnModuleInit, OnApplicationBootstrap, OnModu
     return agent;
   }
 
+  /**
+   * Installs the discovered plugins and loads the queue. If a step fails, what the earlier
+   * ones did is undone before the error reaches Nest, which runs no shutdown hook after a
+   * failed `init()`: the plugins installed so far are uninstalled (their `onUninstall` runs,
+   * in reverse order) and the app is stopped (its store closed).
+   */
   async onModuleInit(): Promise<void> {
     const agentTokens = [...this.#agents.keys()].map(getAgentToken);
-    await this.installAll(this.discovery.discover(kernelTokens(agentTokens, [TrellisHost])));
-    await this.#queued?.load();
+    const installed: string[] = [];
+    try {
+      await this.installAll(this.discovery.discover(kernelTokens(agentTokens, [TrellisHost])), installed);
+      await this.#queued?.load();
+    } catch (error) {
+      await this.undoBootstrap(installed);
+      throw error;
+    }
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -100,13 +113,13 @@ export class TrellisHost implements OnModuleInit, OnApplicationBootstrap, OnModu
   }
 
   /** Installs in dependency order: a plugin whose `dependsOn` is not installed yet waits for the others. */
-  private async installAll(plugins: readonly DiscoveredPlugin[]): Promise<void> {
+  private async installAll(plugins: readonly DiscoveredPlugin[], installed: string[]): Promise<void> {
     let waiting = [...plugins];
     while (waiting.length > 0) {
       const deferred: { plugin: DiscoveredPlugin; error: unknown }[] = [];
       for (const plugin of waiting) {
         try {
-          await this.app.install(plugin.plugin, { ...plugin.options, instance: plugin.instance });
+          installed.push((await this.app.install(plugin.plugin, { ...plugin.options, instance: plugin.instance })).name);
         } catch (error) {
           if (!TrellisError.is(error, 'MissingDependency')) throw this.fromModule(error, plugin);
           deferred.push({ plugin, error });
@@ -115,6 +128,18 @@ export class TrellisHost implements OnModuleInit, OnApplicationBootstrap, OnModu
       if (deferred.length === waiting.length) throw this.fromModule(deferred[0]!.error, deferred[0]!.plugin);
       waiting = deferred.map((d) => d.plugin);
     }
+  }
+
+  /**
+   * Uninstalls `installed` in reverse order (dependents first) and stops the app. A plugin
+   * whose `onUninstall` fails is logged and the others are still uninstalled; the error that
+   * failed bootstrap is the one Nest reports.
+   */
+  private async undoBootstrap(installed: readonly string[]): Promise<void> {
+    for (const name of [...installed].reverse()) {
+      await this.app.uninstall(name).catch((error: unknown) => this.#logger.error(`Could not uninstall '${name}' after the failed bootstrap: ${describeError(error)}`));
+    }
+    await this.app.stop().catch((error: unknown) => this.#logger.error(`Could not stop the Trellis app after the failed bootstrap: ${describeError(error)}`));
   }
 
   private fromModule(error: unknown, plugin: DiscoveredPlugin): unknown {

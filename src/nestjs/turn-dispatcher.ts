@@ -32,6 +32,18 @@ export interface HostedCancelOptions {
   readonly signal?: AbortSignal;
 }
 
+/** What a hosted `cancelPending` came to. */
+export interface CancelPendingOutcome {
+  /** Whether a suspended turn was waiting, and is now cancelled. */
+  readonly cancelled: boolean;
+  /**
+   * With `queue`: an earlier attempt of the cancel job cancelled the turn and its worker died
+   * before the job was marked done, so this answer is that attempt's (`cancelled` is then
+   * true; nothing was cancelled twice). Always false when turns run in process.
+   */
+  readonly recovered: boolean;
+}
+
 /** The session a turn is for, as a dispatcher needs it. */
 export interface TurnTarget {
   /** The agent's name: a worker resolves it to the agent of its own app. */
@@ -49,8 +61,8 @@ export interface TurnTarget {
 export interface TurnDispatcher {
   send(target: TurnTarget, message: string, options: HostedSendOptions): Promise<TurnResult>;
   resume(target: TurnTarget, options: HostedResumeOptions): Promise<TurnResult>;
-  /** Cancels the session's suspended turn where its turns run; whether one was waiting. */
-  cancelPending(target: TurnTarget, options: HostedCancelOptions): Promise<boolean>;
+  /** Cancels the session's suspended turn where its turns run. */
+  cancelPending(target: TurnTarget, options: HostedCancelOptions): Promise<CancelPendingOutcome>;
   /** The session's turn events, wherever its turns run. */
   events$(target: TurnTarget): Observable<TrellisEvent>;
   /** Calls `listener` with each event; resolves once no event of a turn started after it can be missed. */
@@ -61,7 +73,7 @@ export interface TurnDispatcher {
 export const inProcessTurns: TurnDispatcher = {
   send: ({ session }, message, { key: _key, ...options }) => session.send(message, options),
   resume: ({ session }, { key: _key, ...options }) => session.resume(options),
-  cancelPending: ({ session }, { waitForLease }) => session.cancelPending({ waitForLease }),
+  cancelPending: async ({ session }, { waitForLease }) => ({ cancelled: await session.cancelPending({ waitForLease }), recovered: false }),
   events$: ({ session }) => session.events$,
   watch: async ({ session }, listener) => {
     const subscription = session.events$.subscribe(listener);

@@ -16,9 +16,12 @@ export interface SessionView {
   readonly pending: readonly PendingApproval[];
 }
 
-/** What `DELETE <prefix>/sessions/:id/pending` returns: whether a suspended turn was waiting (and is now cancelled). */
+/** What `DELETE <prefix>/sessions/:id/pending` returns (`HostedSession.cancelPendingOutcome`). */
 export interface CancelPendingView {
+  /** Whether a suspended turn was waiting, and is now cancelled. */
   readonly cancelled: boolean;
+  /** With the worker queue: an earlier attempt of the cancel job did the cancel, then its worker died. Otherwise false. */
+  readonly recovered: boolean;
 }
 
 const strict = new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true });
@@ -99,17 +102,17 @@ export function createSessionsController(prefix: string, agentName: string): Typ
 
     /**
      * Withdraws the suspended turn's waiting calls (`HostedSession.cancelPending`): they never
-     * run and the session takes a new message. Idempotent: `{ cancelled: false }` when nothing
-     * was waiting; 404 for a session without messages, as `GET :id`.
+     * run and the session takes a new message. Idempotent: `{ cancelled: false, recovered: false }`
+     * when nothing was waiting; 404 for a session without messages, as `GET :id`.
      */
     @Delete(':id/pending')
     cancelPending(@Param('id') id: string, @Query(strict) query: CancelPendingQuery, @Headers('idempotency-key') key: string | undefined): Promise<CancelPendingView> {
       return http(async () => {
         const session = this.agent.session(id);
-        const cancelled = await session.cancelPending({ waitForLease: query.waitForLease, key: turnKey(key) });
+        const { cancelled, recovered } = await session.cancelPendingOutcome({ waitForLease: query.waitForLease, key: turnKey(key) });
         // Nothing was waiting: tell an unknown session (no write happened) from a settled one.
         if (!cancelled && (await session.pending()).length === 0 && session.transcript.length === 0) throw notFound(id);
-        return { cancelled };
+        return { cancelled, recovered };
       });
     }
   }

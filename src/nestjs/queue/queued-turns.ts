@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { defer, type Observable } from 'rxjs';
 import { TrellisError, type TrellisEvent, type TurnResult } from '../../../index.js';
 import type { TurnQueue } from '../../../queue.js';
-import type { HostedCancelOptions, HostedResumeOptions, HostedSendOptions, TurnDispatcher, TurnTarget } from '../turn-dispatcher.js';
+import type { CancelPendingOutcome, HostedCancelOptions, HostedResumeOptions, HostedSendOptions, TurnDispatcher, TurnTarget } from '../turn-dispatcher.js';
 import type { QueueSettings } from './queue-options.js';
 
 /**
@@ -50,11 +50,13 @@ export class QueuedTurns implements TurnDispatcher {
 
   /**
    * A job that cancels the suspended turn on a worker, in the session's turn order. It carries
-   * the session-level host context only, as the kernel's `cancelPending` uses no other.
+   * the session-level host context only, as the kernel's `cancelPending` uses no other. The
+   * answer keeps the job's `recovered` (an earlier attempt did the cancel, then its worker died).
    */
-  async cancelPending(target: TurnTarget, options: HostedCancelOptions): Promise<boolean> {
+  async cancelPending(target: TurnTarget, options: HostedCancelOptions): Promise<CancelPendingOutcome> {
     const request = { agent: target.agent, sessionId: target.session.id, key: options.key ?? randomUUID(), context: target.context };
-    return (await this.run(target, options.signal, (queue) => queue.cancelPending(request))).cancelled;
+    const { cancelled, recovered } = await this.run(target, options.signal, (queue) => queue.cancelPending(request));
+    return { cancelled, recovered };
   }
 
   events$(target: TurnTarget): Observable<TrellisEvent> {

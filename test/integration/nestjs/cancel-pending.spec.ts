@@ -70,7 +70,7 @@ describe('HostedSession.cancelPending() with turns in process', () => {
     const [child] = (await waitingSessions()).filter((id) => id !== 's1');
     expect(await waitingSessions()).toEqual(['s1', child]);
 
-    await expect(session.cancelPending()).resolves.toBe(true);
+    await expect(session.cancelPendingOutcome()).resolves.toEqual({ cancelled: true, recovered: false });
 
     expect(await waitingSessions()).toEqual([]);
     expect(await session.pending()).toEqual([]);
@@ -117,6 +117,7 @@ describe('HostedSession.cancelPending() with turns in process', () => {
     await expect(session.cancelPending({ waitForLease: -1 })).rejects.toThrow('cancelPending(): waitForLease must be a number of milliseconds (0 or more), got -1');
     await expect(session.cancelPending({ waitForLease: Number.NaN })).rejects.toMatchObject({ code: 'InvalidOptions' });
     await expect(session.cancelPending(null as never)).rejects.toMatchObject({ code: 'InvalidOptions' });
+    await expect(session.cancelPendingOutcome({ waitForLease: -1 })).rejects.toMatchObject({ code: 'InvalidOptions' });
     expect(await session.pending()).toHaveLength(1);
 
     await session.end();

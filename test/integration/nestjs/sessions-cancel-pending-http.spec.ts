@@ -3,9 +3,11 @@ import { Injectable, type CanActivate, type ExecutionContext, type INestApplicat
 import { APP_GUARD } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
+import { Queue } from 'bullmq';
 import { MemoryStore, type ModelRequest, type ScriptedReply, type SessionStore } from 'trellis';
 import { ScriptedModel } from 'trellis/testing';
-import { TrellisModule, TrellisSessionsModule, type TrellisQueueOptions } from 'trellis/nestjs';
+import { jobIdOf } from 'trellis/queue';
+import { getAgentToken, TrellisModule, TrellisSessionsModule, type HostedAgent, type TrellisQueueOptions } from 'trellis/nestjs';
 import type { PostgresStore } from '../../../src/stores/postgres-store.js';
 import { PostgresSchemas } from '../../support/postgres-schemas.js';
 import { haveService, REDIS_URL } from '../../support/services.js';
@@ -84,8 +86,8 @@ describe('DELETE <prefix>/sessions/:id/pending with turns in process', () => {
     const withdrawn = await request(server).delete('/api/desk/sessions/s1/pending').set(signedIn).expect(200);
     const again = await request(server).delete('/api/desk/sessions/s1/pending').set(signedIn).expect(200);
 
-    expect(withdrawn.body).toEqual({ cancelled: true });
-    expect(again.body).toEqual({ cancelled: false });
+    expect(withdrawn.body).toEqual({ cancelled: true, recovered: false });
+    expect(again.body).toEqual({ cancelled: false, recovered: false });
     const view = await request(server).get('/api/desk/sessions/s1').set(signedIn).expect(200);
     expect(view.body.pending).toEqual([]);
     expect(view.body.transcript.at(-1)).toMatchObject({ role: 'tool', content: expect.stringContaining('Cancelled') });
@@ -119,7 +121,7 @@ describe('DELETE <prefix>/sessions/:id/pending with turns in process', () => {
     expect(unknown.body.message).toEqual(['property force should not exist']);
     expect(longKey.body).toMatchObject({ code: 'InvalidOptions' });
     expect(await pendingOf(app, 's2')).toHaveLength(1);
-    expect((await request(server).delete('/api/desk/sessions/s2/pending?waitForLease=0').set(signedIn).expect(200)).body).toEqual({ cancelled: true });
+    expect((await request(server).delete('/api/desk/sessions/s2/pending?waitForLease=0').set(signedIn).expect(200)).body).toEqual({ cancelled: true, recovered: false });
     expect(app.get(Ledger).lines).toEqual([]);
   });
 
@@ -144,7 +146,7 @@ describe('DELETE <prefix>/sessions/:id/pending with turns in process', () => {
     expect(busy.body).toMatchObject({ statusCode: 409, code: 'SessionBusy' });
     expect((await running).body).toMatchObject({ status: 'suspended' });
     const withdrawn = await waiting;
-    expect([withdrawn.status, withdrawn.body]).toEqual([200, { cancelled: true }]);
+    expect([withdrawn.status, withdrawn.body]).toEqual([200, { cancelled: true, recovered: false }]);
     expect((await store.load('s3'))!.turns.map((t) => t.status)).toEqual(['cancelled']);
     expect([...a.get(Ledger).lines, ...b.get(Ledger).lines]).toEqual([]);
   });
@@ -163,7 +165,7 @@ describe('DELETE <prefix>/sessions/:id/pending with turns in process', () => {
 
     expect(refused.map((res) => res.status)).toEqual([403, 403, 403, 403]);
     expect(await pendingOf(app, 's4')).toEqual([expect.objectContaining({ callId })]);
-    expect((await request(server).delete('/api/desk/sessions/s4/pending').set(signedIn).expect(200)).body).toEqual({ cancelled: true });
+    expect((await request(server).delete('/api/desk/sessions/s4/pending').set(signedIn).expect(200)).body).toEqual({ cancelled: true, recovered: false });
     expect(app.get(Ledger).lines).toEqual([]);
   });
 });
@@ -175,10 +177,11 @@ const queued = (await haveService('redis', 'DELETE pending with the worker queue
   const stores: PostgresStore[] = [];
   let web: INestApplication;
   let worker: INestApplication;
+  let queue: TrellisQueueOptions;
 
   beforeAll(async () => {
     const schema = schemas.next();
-    const queue: TrellisQueueOptions = { url: REDIS_URL, prefix: `${schemas.prefix}_q`, queueName: 'turns', pollMs: 200 };
+    queue = { url: REDIS_URL, prefix: `${schemas.prefix}_q`, queueName: 'turns', pollMs: 200 };
     for (let i = 0; i < 2; i++) stores.push(await schemas.open(schema));
     worker = await boot(stores[0]!, queue, true);
     web = await boot(stores[1]!, queue);
@@ -203,7 +206,7 @@ const queued = (await haveService('redis', 'DELETE pending with the worker queue
     const retried = await request(server).delete('/api/desk/sessions/q1/pending').set(signedIn).set('Idempotency-Key', 'withdraw-1').expect(200);
     const fresh = await request(server).delete('/api/desk/sessions/q1/pending').set(signedIn).expect(200);
 
-    expect([withdrawn.body, retried.body, fresh.body]).toEqual([{ cancelled: true }, { cancelled: true }, { cancelled: false }]);
+    expect([withdrawn.body, retried.body, fresh.body]).toEqual([{ cancelled: true, recovered: false }, { cancelled: true, recovered: false }, { cancelled: false, recovered: false }]);
     expect(await pendingOf(web, 'q1')).toEqual([]);
     expect((await stores[1]!.load('q1'))!.turns.map((t) => t.status)).toEqual(['cancelled']);
     const next = await request(server).post('/api/desk/sessions/q1/messages').set(signedIn).send({ message: 'plain' }).expect(200);
@@ -214,5 +217,31 @@ const queued = (await haveService('redis', 'DELETE pending with the worker queue
   it('answers 404 SessionNotFound for a session without messages', async () => {
     const res = await request(web.getHttpServer()).delete('/api/desk/sessions/nobody/pending').set(signedIn).expect(404);
     expect(res.body).toMatchObject({ code: 'SessionNotFound' });
+  });
+
+  it("answers recovered when an earlier attempt of the cancel job did the cancel and its worker died: HostedSession.cancelPendingOutcome() and the DELETE's body say so", async () => {
+    const server = web.getHttpServer();
+    const lines = [...worker.get(Ledger).lines];
+    await parked(web, 'q2');
+    const before = (await stores[1]!.load('q2'))!.revision;
+    // The earlier attempt of job 'cancel/q2/second': it recorded the revision it started from,
+    // the turn was cancelled (here by another cancel), and its worker died before marking it done.
+    const first = await request(server).delete('/api/desk/sessions/q2/pending').set(signedIn).set('Idempotency-Key', 'first').expect(200);
+    expect(first.body).toEqual({ cancelled: true, recovered: false });
+    const bull = new Queue(queue.queueName!, { connection: { url: REDIS_URL }, prefix: queue.prefix });
+    try {
+      await bull.add('cancel', { kind: 'cancel', agent: 'desk', sessionId: 'q2', key: 'second', startRevision: before }, { jobId: jobIdOf('cancel', 'q2', 'second'), attempts: 5 });
+
+      // The caller's retry with the job's key gets that job's answer, from the service and over HTTP.
+      const outcome = await web.get<HostedAgent>(getAgentToken('desk')).session('q2').cancelPendingOutcome({ key: 'second' });
+      const retried = await request(server).delete('/api/desk/sessions/q2/pending').set(signedIn).set('Idempotency-Key', 'second').expect(200);
+
+      expect(outcome).toEqual({ cancelled: true, recovered: true });
+      expect(retried.body).toEqual({ cancelled: true, recovered: true });
+      expect((await stores[1]!.load('q2'))!.turns.map((t) => t.status)).toEqual(['cancelled']);
+      expect(worker.get(Ledger).lines).toEqual(lines);
+    } finally {
+      await bull.close();
+    }
   });
 });

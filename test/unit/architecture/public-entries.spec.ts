@@ -155,6 +155,17 @@ describe('hosts drive the kernel through the public entry', () => {
     expect(lazy.length).toBeGreaterThanOrEqual(6);
   });
 
+  it('src/cli loads the SQL report desk example (its SQLite database, better-sqlite3) only through import(), when it runs it', () => {
+    const valueImports = (source: string) => [...source.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?\sfrom\s+'([^']+)'/gms)].map((m) => m[1]!);
+    const example = (file: string, specifier: string) => specifier === 'better-sqlite3' || (target(file, specifier) ?? '').startsWith('examples/');
+    const files = sourcesUnder('src/cli');
+    const eager = files.flatMap((file) => valueImports(readFileSync(file, 'utf8')).filter((s) => example(file, s)).map((s) => `${relative(ROOT, file)} -> ${s}`));
+    const lazy = files.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)].filter((m) => example(file, m[1]!)));
+    expect(eager).toEqual([]);
+    // The scan sees the lazy loads, so it would see an eager one.
+    expect(lazy.length).toBeGreaterThanOrEqual(2);
+  });
+
   it('the kernel imports no host', () => {
     const hosts = /^src\/(cli|nestjs|queue|mcp|dev)\//;
     const kernel = ['src/agent', 'src/app', 'src/hooks', 'src/context', 'src/state', 'src/plugin', 'src/tools', 'src/stores', 'src/models', 'src/errors', 'src/validation', 'src/events', 'src/contract'];

@@ -1,3 +1,5 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { HEAVY_PACKAGES, packagesIn, profileImport, type ImportProfile } from '../../../bench/import-profile.js';
@@ -11,9 +13,9 @@ import { PROJECT_ROOT, TS_NODE_ARGS, tsNodeEnv } from '../../support/ts-node-chi
  */
 const CHILD_TIMEOUT_MS = 120_000;
 
-function importInChild(entry: string): ImportProfile {
+function importInChild(entry: string, env: NodeJS.ProcessEnv = {}): ImportProfile {
   const url = pathToFileURL(join(PROJECT_ROOT, entry)).href;
-  return profileImport(url, true, { execArgv: TS_NODE_ARGS, cwd: PROJECT_ROOT, env: tsNodeEnv(), timeoutMs: CHILD_TIMEOUT_MS });
+  return profileImport(url, true, { execArgv: TS_NODE_ARGS, cwd: PROJECT_ROOT, env: tsNodeEnv(env), timeoutMs: CHILD_TIMEOUT_MS });
 }
 
 const heavyIn = (profile: ImportProfile): string[] => packagesIn(profile.urls).filter((name) => HEAVY_PACKAGES.some((pattern) => pattern.test(name)));
@@ -33,5 +35,38 @@ describe('importing an entry loads no heavy optional package', () => {
   it('while using one loads it: opening a SqliteStore brings better-sqlite3 (which the recording sees)', () => {
     const profile = importInChild('test/unit/architecture/support/open-sqlite-store.ts');
     expect(heavyIn(profile)).toEqual(['better-sqlite3']);
+  }, CHILD_TIMEOUT_MS * 1.5);
+});
+
+describe('the trellis CLI loads what a command needs', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'trellis-cli-imports-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** Runs the command lines in one fresh process (support/run-cli.ts): what each printed, and what the process loaded. */
+  function cliInChild(runs: string[][]): { profile: ImportProfile; printed: { args: string[]; code: number; stdout: string; stderr: string[] }[] } {
+    const out = join(dir, 'printed.json');
+    const profile = importInChild('test/unit/architecture/support/run-cli.ts', { TRELLIS_TEST_CLI_RUNS: JSON.stringify(runs), TRELLIS_TEST_CLI_CWD: dir, TRELLIS_TEST_CLI_OUT: out });
+    return { profile, printed: JSON.parse(readFileSync(out, 'utf8')) };
+  }
+
+  it('--help, --version and a command\'s --help load no SQLite driver (better-sqlite3): the example that brings one is not loaded', () => {
+    const { profile, printed } = cliInChild([['--help'], ['--version'], ['run', '--help']]);
+
+    expect(printed.map((p) => [p.args.join(' '), p.code])).toEqual([['--help', 0], ['--version', 0], ['run --help', 0]]);
+    expect(printed[0]!.stdout).toContain('Usage: trellis');
+    expect(printed[2]!.stdout).toContain('Usage: trellis run');
+    expect(packagesIn(profile.urls)).not.toContain('better-sqlite3');
+    expect(profile.urls.filter((url) => url.includes('/examples/'))).toEqual([]);
+  }, CHILD_TIMEOUT_MS * 1.5);
+
+  it('a command that runs the example (no config) still loads it, and better-sqlite3 with it (which the recording sees)', () => {
+    const { profile, printed } = cliInChild([['plugins']]);
+
+    expect(printed[0]).toMatchObject({ code: 0, stdout: expect.stringContaining('tool db.search') });
+    expect(profile.urls.some((url) => url.endsWith('/examples/sql-report-desk/desk-app.ts'))).toBe(true);
+    expect(packagesIn(profile.urls)).toContain('better-sqlite3');
   }, CHILD_TIMEOUT_MS * 1.5);
 });
