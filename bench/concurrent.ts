@@ -32,7 +32,6 @@ export interface ConcurrentFigures {
 }
 
 const BURSTS = 5;
-const WARM_UP_BURSTS = 3;
 const gc = (globalThis as { gc?: () => void }).gc;
 const mb = (bytes: number) => bytes / 1024 / 1024;
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -83,10 +82,8 @@ export async function concurrentFigures(turns: number): Promise<ConcurrentFigure
     bench.model.calls.length = 0;
     auditLog.length = 0;
   };
-  // Warm-up at full size, both sides alike: the first bursts of 1,000 still compile code and
-  // grow the heap (measured: 319, 243, 195, 167, 185 ms after three bursts of 100).
-  for (n = 0; n < WARM_UP_BURSTS; n++) await burst(turns, trellis, 'figure 3 warm-up');
-  for (let i = 0; i < WARM_UP_BURSTS; i++) await burst(turns, hand, 'figure 3 warm-up (hand)');
+  for (n = 0; n < 3; n++) await burst(100, trellis, 'figure 3 warm-up');
+  for (let i = 0; i < 3; i++) await burst(100, hand, 'figure 3 warm-up (hand)');
   fullGc();
   const rssBefore = process.memoryUsage().rss;
   const bursts: number[] = [];
