@@ -13,6 +13,10 @@ class TimedStore implements SessionStore {
   readonly loadUs: number[] = [];
   lastCheckpoint: SessionCheckpoint | undefined;
   constructor(private readonly inner: SessionStore) {}
+  /** As the wrapped store: a turn's lease ends inside its last checkpoint (timed with it) when it can. */
+  get releasesLeaseOnCheckpoint(): boolean | undefined {
+    return this.inner.releasesLeaseOnCheckpoint;
+  }
   async load(sessionId: string): Promise<StoredSession | undefined> {
     const t = performance.now();
     try {

@@ -42,27 +42,41 @@ export function leaseHolder(): string {
 }
 
 /**
- * Runs `work` holding the session's lease: taken before anything runs (or waited for, up
- * to `waitMs`), renewed while it runs, released after. A second writer gets `SessionBusy`
- * before anything of its turn has run. A store without leases ({@link leasesOf} answers
- * undefined) runs `work` as it is, without calling this.
+ * A lease held for one piece of work. `released` is set once the work's last checkpoint gave
+ * it up (`SessionCheckpoint.releaseLease`, on a store that `releasesLeaseOnCheckpoint`): then
+ * {@link withLease} neither releases it again nor reports its renewal as lost.
  */
-export async function withLease<T>(lease: LeaseStore, sessionId: string, holder: string, waitMs: number | undefined, work: () => Promise<T>, onLost: (error: TrellisError) => void): Promise<T> {
+export interface HeldLease {
+  readonly holder: string;
+  released: boolean;
+}
+
+/**
+ * Runs `work` holding the session's lease: taken before anything runs (or waited for, up
+ * to `waitMs`), renewed while it runs, released after unless the work's last checkpoint
+ * released it. A second writer gets `SessionBusy` before anything of its turn has run. A
+ * store without leases ({@link leasesOf} answers undefined) runs `work` as it is, without
+ * calling this.
+ */
+export async function withLease<T>(lease: LeaseStore, sessionId: string, holder: string, waitMs: number | undefined, work: (held: HeldLease) => Promise<T>, onLost: (error: TrellisError) => void): Promise<T> {
   await acquire(lease, sessionId, holder, waitMs ?? 0);
+  const held: HeldLease = { holder, released: false };
   const renewal = setInterval(() => {
     lease.renewLease(sessionId, holder, LEASE_TTL_MS).then(
-      (held) => {
-        if (!held) onLost(new TrellisError('SessionBusy', `The lease on session '${sessionId}' was lost while a turn ran (it expired and another writer took it)`, { hint: 'The turn\'s checkpoint will be refused if the other writer saved first; retry it' }));
+      (renewed) => {
+        if (!renewed && !held.released) onLost(new TrellisError('SessionBusy', `The lease on session '${sessionId}' was lost while a turn ran (it expired and another writer took it)`, { hint: 'The turn\'s checkpoint will be refused if the other writer saved first; retry it' }));
       },
-      (error: unknown) => onLost(TrellisError.is(error) ? error : new TrellisError('SessionBusy', `Renewing the lease on session '${sessionId}' failed`, { cause: error, kind: 'system' })),
+      (error: unknown) => {
+        if (!held.released) onLost(TrellisError.is(error) ? error : new TrellisError('SessionBusy', `Renewing the lease on session '${sessionId}' failed`, { cause: error, kind: 'system' }));
+      },
     );
   }, LEASE_TTL_MS / 3);
   renewal.unref();
   try {
-    return await work();
+    return await work(held);
   } finally {
     clearInterval(renewal);
-    await lease.releaseLease(sessionId, holder).catch(() => undefined);
+    if (!held.released) await lease.releaseLease(sessionId, holder).catch(() => undefined);
   }
 }
 

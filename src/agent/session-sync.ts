@@ -4,6 +4,7 @@ import { canReadRevision, type SessionStore, type StoredSession } from '../store
 import type { AgentBinding, SessionHost } from './session-host.js';
 import type { SuspensionRecord } from './suspension-record.js';
 import { persistentValues, turnRecord, withoutHostContext, type TurnStart } from './turn-record.js';
+import type { HeldLease } from './session-lease.js';
 import type { TurnEnd } from './turn-runner.js';
 
 /**
@@ -17,6 +18,8 @@ export class SessionSync {
   suspension: unknown = null;
   #revision = 0;
   #loading: Promise<void> | undefined;
+  /** The lease the session's running work holds (see {@link holding}). */
+  #lease: HeldLease | undefined;
 
   constructor(
     private readonly host: SessionHost,
@@ -54,13 +57,27 @@ export class SessionSync {
    * Writes a turn's end in one atomic checkpoint, then takes its messages into the
    * transcript. Without a store there is nothing to wait for: it returns nothing.
    */
-  checkpoint(turnIndex: number, input: string, end: TurnEnd, startedAt: TurnStart, sessionValues: Readonly<Record<string, unknown>>): Promise<void> | undefined {
+  checkpoint(turnIndex: number, input: string, end: TurnEnd, startedAt: TurnStart, sessionValues: Readonly<Record<string, unknown>>, last = false): Promise<void> | undefined {
     const store = this.host.store;
     if (!store) return this.#advance(turnIndex, end);
-    return this.#save(store, turnIndex, input, end, startedAt, sessionValues);
+    return this.#save(store, turnIndex, input, end, startedAt, sessionValues, last);
   }
 
-  async #save(store: SessionStore, turnIndex: number, input: string, end: TurnEnd, startedAt: TurnStart, sessionValues: Readonly<Record<string, unknown>>): Promise<void> {
+  /**
+   * Runs `work` holding `lease`: the turn's `last` checkpoint gives it up in the same write
+   * when the store `releasesLeaseOnCheckpoint` (nothing of the work writes after it).
+   */
+  async holding<T>(lease: HeldLease, work: () => Promise<T>): Promise<T> {
+    this.#lease = lease;
+    try {
+      return await work();
+    } finally {
+      this.#lease = undefined;
+    }
+  }
+
+  async #save(store: SessionStore, turnIndex: number, input: string, end: TurnEnd, startedAt: TurnStart, sessionValues: Readonly<Record<string, unknown>>, last: boolean): Promise<void> {
+    const lease = last && store.releasesLeaseOnCheckpoint === true ? this.#lease : undefined;
     this.#revision = await store.checkpoint({
       sessionId: this.id,
       agent: this.agent.spec.name,
@@ -69,7 +86,10 @@ export class SessionSync {
       append: end.append,
       turn: turnRecord(turnIndex, input, end.result, startedAt),
       suspension: end.suspension ?? null,
+      ...(lease && { releaseLease: lease.holder }),
     });
+    // Written, so the lease is given up: the work's end does not release it again.
+    if (lease) lease.released = true;
     this.#advance(turnIndex, end);
   }
 

@@ -333,7 +333,7 @@ export class Session {
     // A store without leases runs the work as it is: no holder or loss handler is made for it.
     const lease = leasesOf(this.#host.store);
     if (!lease) return work();
-    return withLease(lease, this.id, (this.#holder ??= leaseHolder()), waitMs, work, (error) => this.#host.reportError(error, undefined, undefined, this.id));
+    return withLease(lease, this.id, (this.#holder ??= leaseHolder()), waitMs, (held) => this.#sync.holding(held, work), (error) => this.#host.reportError(error, undefined, undefined, this.id));
   }
 
   #serialize<T>(work: () => T | Promise<T>): Promise<T> {

@@ -135,7 +135,8 @@ function settleTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: Turn
 }
 
 function saveTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: TurnEnd, began: number): TurnResult | Promise<TurnResult> {
-  const saving = parts.sync.checkpoint(meta.turnIndex, meta.input, end, meta.startedAt, parts.state.session.values);
+  // The turn's last write: it may end the turn's lease too (`SessionSync.holding`).
+  const saving = parts.sync.checkpoint(meta.turnIndex, meta.input, end, meta.startedAt, parts.state.session.values, true);
   if (saving instanceof Promise) return saving.then(() => turnFinished(parts, env, meta, end, began));
   return turnFinished(parts, env, meta, end, began);
 }

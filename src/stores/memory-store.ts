@@ -48,7 +48,11 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog {
     return this.sessions.get(sessionId)?.revision;
   }
 
+  /** A checkpoint with `releaseLease` gives the lease up once it is written. */
+  readonly releasesLeaseOnCheckpoint: boolean = true;
+
   async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
+    if (checkpoint.releaseLease !== undefined) assertLeaseArguments(checkpoint.sessionId, checkpoint.releaseLease);
     const existing = this.sessions.get(checkpoint.sessionId);
     const revision = nextRevision(checkpoint, existing);
     // Refuse what a durable store would refuse (BigInt, cycles), so tests on memory do not pass by luck.
@@ -80,6 +84,7 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog {
     session.revision = revision;
     session.updatedAt = now;
     this.sessions.set(session.id, session);
+    if (checkpoint.releaseLease !== undefined && this.leases.get(session.id)?.holder === checkpoint.releaseLease) this.leases.delete(session.id);
     return revision;
   }
 

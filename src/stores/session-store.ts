@@ -45,6 +45,13 @@ export interface SessionCheckpoint {
   readonly turn: TurnRecord;
   /** The suspension left open by this turn, or null when none is. */
   readonly suspension: unknown;
+  /**
+   * The holder of the session's lease, when this checkpoint is the last write of its turn. A
+   * store whose `releasesLeaseOnCheckpoint` is true gives that holder's lease up in the
+   * checkpoint's own transaction, once the checkpoint is written (a refused checkpoint leaves
+   * it held); other stores ignore it, and the kernel releases the lease with `releaseLease`.
+   */
+  readonly releaseLease?: string;
 }
 
 export interface SessionSummary {
@@ -64,6 +71,11 @@ export interface SessionStore extends SessionLease {
   load(sessionId: string): Promise<StoredSession | undefined>;
   /** Returns the new revision. */
   checkpoint(checkpoint: SessionCheckpoint): Promise<number>;
+  /**
+   * True when `checkpoint` honours `releaseLease`: a turn's lease then ends with its last
+   * checkpoint, one write fewer per turn. Absent or false: the kernel calls `releaseLease`.
+   */
+  readonly releasesLeaseOnCheckpoint?: boolean;
   list(): Promise<readonly SessionSummary[]>;
   delete(sessionId: string): Promise<boolean>;
   close(): Promise<void>;

@@ -107,8 +107,12 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
     return guardStore('read a revision', this.path, () => (this.sql.head.get(sessionId) as { revision: number } | undefined)?.revision);
   }
 
+  /** A checkpoint with `releaseLease` gives the lease up in its own transaction. */
+  readonly releasesLeaseOnCheckpoint: boolean = true;
+
   async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
     this.assertWritable('checkpoint');
+    if (checkpoint.releaseLease !== undefined) assertLeaseArguments(checkpoint.sessionId, checkpoint.releaseLease);
     const encoded = encodeBatchCheckpoint(checkpoint);
     return guardStore('checkpoint', this.path, () => this.writeCheckpoint(checkpoint, encoded));
   }
@@ -183,6 +187,8 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
     // One row holds the turn's messages and its record; a resumed turn's record is a new row
     // too, and the load keeps the last record of each index.
     this.sql.insertCheckpoint.run(sessionId, seq, turnIndex, encoded.turn, encoded.messages);
+    // The turn's last write: its lease ends in the same transaction (no write transaction of its own).
+    if (checkpoint.releaseLease !== undefined) this.sql.releaseLease.run(sessionId, checkpoint.releaseLease);
     return revision;
   }
 

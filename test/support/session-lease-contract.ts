@@ -119,6 +119,47 @@ export function describeLeaseContract(name: string, open: () => SessionStore | P
       });
     });
 
+    // Only a store that says so releases a lease with a checkpoint; the others keep it (the kernel releases it).
+    describe('a checkpoint with releaseLease', () => {
+      it('gives up its holder\'s lease once written, when the store releasesLeaseOnCheckpoint; else leaves it', async () => {
+        await store.acquireLease('s1', 'worker-a', LIVE_MS);
+
+        await store.checkpoint(checkpointOf('s1', 0, 0, { releaseLease: 'worker-a' }));
+
+        expect((await store.load('s1'))?.revision).toBe(1);
+        await expect(store.acquireLease('s1', 'worker-b', LIVE_MS)).resolves.toBe(store.releasesLeaseOnCheckpoint === true);
+      });
+
+      it('leaves another holder\'s lease alone', async () => {
+        await store.acquireLease('s1', 'worker-a', LIVE_MS);
+
+        await store.checkpoint(checkpointOf('s1', 0, 0, { releaseLease: 'worker-b' }));
+
+        await expect(store.renewLease('s1', 'worker-a', LIVE_MS)).resolves.toBe(true);
+        await expect(store.acquireLease('s1', 'worker-c', LIVE_MS)).resolves.toBe(false);
+      });
+
+      it('keeps the lease when the checkpoint is refused (nothing was written)', async () => {
+        await store.acquireLease('s1', 'worker-a', LIVE_MS);
+        await store.checkpoint(checkpointOf('s1', 0, 0));
+
+        const error = await rejection(store.checkpoint(checkpointOf('s1', 0, 1, { releaseLease: 'worker-a' })));
+
+        expect(error.code).toBe('StaleState');
+        await expect(store.acquireLease('s1', 'worker-b', LIVE_MS)).resolves.toBe(false);
+        await expect(store.renewLease('s1', 'worker-a', LIVE_MS)).resolves.toBe(true);
+      });
+
+      it('is refused with an empty holder by a store that releases, before anything is written', async () => {
+        if (store.releasesLeaseOnCheckpoint !== true) return;
+
+        const error = await rejection(store.checkpoint(checkpointOf('s1', 0, 0, { releaseLease: '' })));
+
+        expect(error.code).toBe('InvalidOptions');
+        await expect(store.load('s1')).resolves.toBeUndefined();
+      });
+    });
+
     describe('bad arguments', () => {
       it.each([0, -5, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 86_400_001])('refuse a ttl of %p ms with InvalidOptions and take nothing', async (ttl) => {
         const error = await rejection(store.acquireLease('s1', 'worker-a', ttl));

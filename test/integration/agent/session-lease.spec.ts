@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Plugin, ScriptedModel, SqliteStore, Tool, Trellis, TrellisError } from '../../../index.js';
+import { Hook, MemoryStore, Plugin, ScriptedModel, SqliteStore, suspend, Tool, Trellis, TrellisError, type SessionCheckpoint } from '../../../index.js';
 
 class NoInput {}
 
@@ -106,5 +106,112 @@ describe('one writer per session: the store lease', () => {
     expect(b.session.transcript.map((m) => m.content)).toEqual(['from A', '', 'worked', 'A done', 'from B', 'B done']);
     await a.app.stop();
     await b.app.stop();
+  });
+});
+
+/** A memory store that records what the kernel asks of it around a turn's lease. */
+class CountingStore extends MemoryStore {
+  readonly releases: string[] = [];
+  readonly checkpoints: { turn: number; status: string; releaseLease: string | undefined }[] = [];
+  constructor(override readonly releasesLeaseOnCheckpoint: boolean) {
+    super();
+  }
+  override async releaseLease(sessionId: string, holder: string): Promise<void> {
+    this.releases.push(holder);
+    return super.releaseLease(sessionId, holder);
+  }
+  override async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
+    this.checkpoints.push({ turn: checkpoint.turn.index, status: checkpoint.turn.status, releaseLease: checkpoint.releaseLease });
+    return super.checkpoint(checkpoint);
+  }
+}
+
+@Plugin({ name: 'gated', version: '1.0.0' })
+class Gated {
+  @Tool({ name: 'gated.work', description: 'Works once approved. Use in tests.', input: NoInput })
+  work() {
+    return 'worked';
+  }
+
+  @Hook('tool.gate')
+  gate() {
+    return suspend({ message: 'Run it?', allowedDecisions: ['approve', 'reject'] });
+  }
+}
+
+describe('a turn\'s lease ends with its last checkpoint', () => {
+  async function sessionOn(store: CountingStore, script: (string | object)[]) {
+    const app = Trellis.create({ store });
+    await app.install(Gated);
+    return { app, session: app.agent({ name: 'a', model: new ScriptedModel(script as never), instructions: 'x' }).session('s') };
+  }
+
+  it('is given up inside the turn\'s checkpoint on a store that can, with no release call of its own', async () => {
+    const store = new CountingStore(true);
+    const { app, session } = await sessionOn(store, ['one', 'two']);
+
+    await session.send('first');
+    await session.send('second');
+
+    expect(store.checkpoints.map((c) => [c.turn, typeof c.releaseLease])).toEqual([
+      [0, 'string'],
+      [1, 'string'],
+    ]);
+    expect(store.releases).toEqual([]);
+    await expect(store.acquireLease('s', 'another-process', 30_000)).resolves.toBe(true);
+    await app.stop();
+  });
+
+  it('is released by the kernel on a store that cannot, and by the kernel when the checkpoint is refused', async () => {
+    const plain = new CountingStore(false);
+    const first = await sessionOn(plain, ['one']);
+    await first.session.send('first');
+    expect(plain.checkpoints.map((c) => c.releaseLease)).toEqual([undefined]);
+    expect(plain.releases).toHaveLength(1);
+    await expect(plain.acquireLease('s', 'another-process', 30_000)).resolves.toBe(true);
+    await first.app.stop();
+
+    // Another writer saves the session while the turn runs: its checkpoint is refused
+    // (nothing written), so the lease was not given up with it and the kernel releases it.
+    const store = new CountingStore(true);
+    const app = Trellis.create({ store });
+    await app.install(Slow);
+    const session = app.agent({ name: 'a', model: new ScriptedModel([work, 'done'] as never), instructions: 'x' }).session('s');
+    runs = 0;
+    const turn = session.send('first').catch((error: unknown) => error);
+    while (runs === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await store.checkpoint({ sessionId: 's', agent: 'a', expectedRevision: 0, state: {}, append: [], turn: { index: 0, input: 'elsewhere', status: 'completed', rounds: 1, toolCalls: 0, usage: {}, startedAt: '', endedAt: '' }, suspension: null });
+    release();
+    const refused = await turn;
+    expect(TrellisError.is(refused, 'StaleState')).toBe(true);
+    expect(store.checkpoints.at(-1)?.releaseLease).toEqual(expect.any(String));
+    expect(store.releases).toHaveLength(1);
+    await expect(store.acquireLease('s', 'another-process', 30_000)).resolves.toBe(true);
+    const stale = { app };
+    await stale.app.stop();
+  });
+
+  it('is kept through a resumed turn\'s earlier checkpoints and given up with its last', async () => {
+    const store = new CountingStore(true);
+    const { app, session } = await sessionOn(store, [{ toolCalls: [{ id: 'c1', name: 'gated.work', args: {} }] }, 'done']);
+
+    const suspended = await session.send('go');
+    expect(suspended.status).toBe('suspended');
+    await expect(store.acquireLease('s', 'another-process', 1)).resolves.toBe(true);
+    await store.releaseLease('s', 'another-process');
+    store.releases.length = 0;
+    store.checkpoints.length = 0;
+
+    const resumed = await session.resume({ decisions: [{ callId: 'c1', decision: 'approve' }] });
+
+    expect(resumed.status).toBe('completed');
+    // The claim of the approved call is saved first, still under the lease; the turn's end gives it up.
+    expect(store.checkpoints.length).toBeGreaterThanOrEqual(2);
+    expect(store.checkpoints.slice(0, -1).every((c) => c.releaseLease === undefined)).toBe(true);
+    expect(store.checkpoints.at(-1)).toMatchObject({ turn: 0, status: 'completed' });
+    expect(typeof store.checkpoints.at(-1)!.releaseLease).toBe('string');
+    expect(store.releases).toEqual([]);
+    await expect(store.acquireLease('s', 'another-process', 30_000)).resolves.toBe(true);
+    await app.stop();
   });
 });
