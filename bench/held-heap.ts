@@ -1,8 +1,10 @@
 /**
  * What a turn held in its last tool call keeps alive, by kind: a heap snapshot before and
  * while `N` turns are held (the held-turn setup of figure 3), compared node type by node
- * type. `node --expose-gc dist/bench/held-heap.js [turns] [hand]`: with `hand`, the
- * hand-written loop's turns are held instead, for the same table of the baseline.
+ * type. `node --expose-gc dist/bench/held-heap.js [turns] [hand] [shapes]`: with `hand`, the
+ * hand-written loop's turns are held instead, for the same table of the baseline; with
+ * `shapes`, plain objects are told apart by their property names and arrays, strings and
+ * closures by what holds them (docs/performance.md, part six).
  */
 import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
