@@ -63,7 +63,7 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
             ? { code: 'Rejected', message: decision.message ?? 'A human rejected this call; do not retry it unchanged', retryable: false }
             : { code: 'Skipped', message: decision.message ?? 'A crash cut this call off mid-run and a human chose to skip it: it may or may not have run', retryable: false };
         content = toolMessage({ ok: false, error });
-        runner.toolCalls.push({ callId: call.callId, tool: call.tool, round: record.rounds, ok: false, error, durationMs: 0 });
+        runner.finished.addRecord({ callId: call.callId, tool: call.tool, round: record.rounds, ok: false, error, durationMs: 0 });
       } else {
         // Journal: started, before the call runs. A crash from here on leaves a decidable record.
         if (parts.host.store) await save((journal = { ...journal, started: [...(journal.started ?? []), call.callId] }));
@@ -76,11 +76,11 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
         }
         if (outcome.kind !== 'result') continue;
         content = outcome.content;
-        runner.toolCalls.push(outcome.record);
+        runner.finished.addRecord(outcome.record);
         if (outcome.done && done === undefined) done = replyText(outcome.record.value);
       }
       // Journal: finished, with the result the model will see.
-      journal = { ...journal, results: { ...journal.results, [call.callId]: content }, pending: journal.pending.filter((p) => p !== call), toolCalls: runner.toolCalls, ...(done !== undefined && { done }) };
+      journal = { ...journal, results: { ...journal.results, [call.callId]: content }, pending: journal.pending.filter((p) => p !== call), toolCalls: runner.toolCallRecords(), ...(done !== undefined && { done }) };
       if (parts.host.store && journal.pending.length > 0) await save(journal);
     }
     for (const [parent, decisions] of inside) {
@@ -96,14 +96,14 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
         // The sub-agent's session could not be had (another writer still holds it): nothing ran
         // there, so its calls keep waiting and a later resume hands the same decisions down.
       } else if (outcome.kind === 'result') {
-        runner.toolCalls.push(outcome.record);
+        runner.finished.addRecord(outcome.record);
         if (outcome.done && done === undefined) done = replyText(outcome.record.value);
-        journal = { ...journal, results: { ...journal.results, [parent]: outcome.content }, pending: others, toolCalls: runner.toolCalls, ...(done !== undefined && { done }) };
+        journal = { ...journal, results: { ...journal.results, [parent]: outcome.content }, pending: others, toolCalls: runner.toolCallRecords(), ...(done !== undefined && { done }) };
       }
       if (parts.host.store && journal.pending.length > 0) await save(journal);
     }
     if (journal.pending.length > 0) {
-      const next: SuspensionRecord = { ...journal, toolCalls: runner.toolCalls, turn: runner.turnValues() };
+      const next: SuspensionRecord = { ...journal, toolCalls: runner.toolCallRecords(), turn: runner.turnValues() };
       return { result: runner.result('suspended', undefined, undefined, journal.pending), append: [], suspension: next };
     }
     runner.pushToolMessages(record.calls, journal.results);

@@ -15,6 +15,7 @@ import { handedOverUsage, rollUpUsage } from './delegation/usage-rollup.js';
 import { filterTools, mergeInference, ROUND_KEYS, roundMessages, toolDefinitions } from './round-request.js';
 import { carriedTurnValues, SUSPENSION_VERSION, type SuspensionRecord } from './suspension-record.js';
 import { runToolBatch, type BatchOutcome } from './tool-batch.js';
+import { FinishedCalls } from './finished-calls.js';
 import type { TurnEnv } from '../tools/turn-env.js';
 import type { PendingApproval, ToolCallRecord, TurnResult, TurnStatus, TurnUsage } from './turn-result.js';
 import { isoTime, type TurnStart } from './turn-record.js';
@@ -48,7 +49,8 @@ const NO_RECALL: readonly ChatMessage[] = [];
  */
 export class TurnRunner {
   rounds = 0;
-  readonly toolCalls: ToolCallRecord[] = [];
+  /** The turn's finished calls, compact; `toolCallRecords()` is `TurnResult.toolCalls`. */
+  readonly finished = new FinishedCalls();
   readonly usage: Record<string, Usage> = {};
   /** Model usage of agents that handed this turn over before its current agent, by agent. */
   handedOver: Readonly<Record<string, Usage>> = {};
@@ -69,7 +71,7 @@ export class TurnRunner {
     this.handedOver = handedOverUsage(previous.handedOver, totalUsage(previous.usage), previous.env.agent);
     this.rounds = previous.rounds;
     this.messages = previous.messages;
-    this.toolCalls.push(...previous.toolCalls);
+    this.finished.addAll(previous.finished);
     Object.assign(this.usage, previous.usage);
   }
 
@@ -77,7 +79,7 @@ export class TurnRunner {
   restore(record: SuspensionRecord): void {
     this.rounds = record.rounds;
     this.messages = [...record.messages];
-    this.toolCalls.push(...record.toolCalls);
+    for (const call of record.toolCalls) this.finished.addRecord(call);
     Object.assign(this.usage, record.usage);
     this.handedOver = record.handedOver ?? {};
   }
@@ -185,7 +187,7 @@ export class TurnRunner {
   /** `afterCalls` for a round of one call: a result (the common case) builds no list. */
   afterCall(call: ModelToolCall, outcome: CallEnd): TurnEnd | undefined {
     if (outcome.kind !== 'result') return this.afterCalls([call], [outcome]);
-    this.toolCalls.push(outcome.record);
+    this.finished.add(call, outcome.record);
     this.checkCancelled();
     this.pushToolMessage(call.id, call.name, outcome.content);
     if (!outcome.done) return undefined;
@@ -205,7 +207,7 @@ export class TurnRunner {
     for (let index = 0; index < outcomes.length; index++) {
       const outcome = outcomes[index]!;
       if (outcome.kind === 'result') {
-        this.toolCalls.push(outcome.record);
+        this.finished.add(calls[index]!, outcome.record);
         contents[index] = outcome.content;
         if (outcome.done && done === undefined) done = replyText(outcome.record.value);
       } else if (outcome.kind === 'suspended') {
@@ -252,7 +254,7 @@ export class TurnRunner {
         results,
         pending,
         decisions: [],
-        toolCalls: this.toolCalls,
+        toolCalls: this.toolCallRecords(),
         usage: this.usage,
         ...(Object.keys(this.handedOver).length > 0 && { handedOver: this.handedOver }),
         turn: this.turnValues(),
@@ -277,8 +279,14 @@ export class TurnRunner {
     return carriedTurnValues(this.env.site.scope.turn!.values, [KERNEL_KEYS.turnInput, KERNEL_KEYS.turnIndex]);
   }
 
+  /** The turn's finished calls as `TurnResult.toolCalls` lists them: built anew on each call. */
+  toolCallRecords(): ToolCallRecord[] {
+    return this.finished.records();
+  }
+
   result(status: TurnStatus, reply: string | undefined, error?: { code: string; message: string }, suspended?: readonly PendingApproval[]): TurnResult {
-    return { status, reply, rounds: this.rounds, toolCalls: this.toolCalls, usage: rollUpUsage(totalUsage(this.usage), this.toolCalls, this.env.agent, this.handedOver), suspended, error };
+    const toolCalls = this.finished.records();
+    return { status, reply, rounds: this.rounds, toolCalls, usage: rollUpUsage(totalUsage(this.usage), toolCalls, this.env.agent, this.handedOver), suspended, error };
   }
 
   end(status: TurnStatus, reply: string | undefined, error?: { code: string; message: string }): TurnEnd {

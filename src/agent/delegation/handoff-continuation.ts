@@ -55,7 +55,7 @@ async function handingOver(parts: SessionParts, env: TurnEnv, runner: TurnRunner
     if (!target) break;
     const active: ActiveAgent = { agent, from, at: parts.sync.history.length };
     commitKernelWrites(env.site.scope, env.registry, [sessionValue(KERNEL_KEYS.activeAgent, active), turnValue(KERNEL_KEYS.handoff, undefined)]);
-    const callId = [...runner.toolCalls].reverse().find((c) => c.tool.length > 0)?.callId ?? '';
+    const callId = runner.toolCallRecords().reverse().find((c) => c.tool.length > 0)?.callId ?? '';
     parts = { ...parts, agent: target };
     env = turnEnv(parts, env.site.scope.turn!, env.site.signal, env.turnIndex);
     const instructions = await env.hooks.run('planning.started', target.spec.instructions, env.site);
