@@ -1,7 +1,8 @@
 import { ContextLevel } from '../context/context-level.js';
 import { isStop, type HookOutcome } from '../hooks/hook-engine.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
-import { continueRounds, historyFor } from './delegation/handoff-continuation.js';
+import { handingOver, historyFor } from './delegation/handoff-continuation.js';
+import type { HandoffMark } from '../contract/delegation.js';
 import { finishReply, inTurnEnvelope, turnEnv, type SessionParts, type TurnMeta } from './turn-envelope.js';
 import type { ChatMessage } from '../models/model-provider.js';
 import type { TurnEnv } from '../tools/turn-env.js';
@@ -26,18 +27,17 @@ export function runNewTurn(parts: SessionParts, turn: NewTurn): Promise<TurnResu
   const env = turnEnv(parts, new ContextLevel({ ...turn.context, [KERNEL_KEYS.turnInput]: message, [KERNEL_KEYS.turnIndex]: turnIndex }), turn.signal, turnIndex);
   // The clock reading; formatted (`isoTime`) only where a record keeps it.
   const startedAt = Date.now();
-  const limits = parts.agent.limits;
   const history = historyFor(parts);
   const meta: TurnMeta = { turnIndex, input: message, taskInput: message, startedAt, taskStarted: false, runner: undefined };
-  const bare = () => new TurnRunner(env, limits, meta.taskInput, '', history, startedAt);
-  // The body opens the turn (synchronously while its hooks are), then runs the rounds: no
-  // frame of it is held while they run.
+  // The body opens the turn (synchronously while its hooks are) and starts the rounds; the
+  // envelope continues with `afterRounds` in its own `then`. Nothing of this frame is held
+  // while the rounds run.
   const body = () => {
     const opened = openTurn(parts, env, meta, history);
-    if (opened instanceof Promise) return opened.then((reached) => roundsOrEnd(parts, env, meta, reached));
-    return roundsOrEnd(parts, env, meta, opened);
+    if (opened instanceof Promise) return opened.then((reached) => rounds(env, reached));
+    return rounds(env, opened);
   };
-  return inTurnEnvelope(parts, env, meta, bare, body);
+  return inTurnEnvelope(parts, env, meta, body, afterRounds);
 }
 
 /**
@@ -75,11 +75,20 @@ function newRunner(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: r
   return runner;
 }
 
-/** The rounds of an opened turn, then `message.sending`; a blocked turn's end as it is. */
-function roundsOrEnd(parts: SessionParts, env: TurnEnv, meta: TurnMeta, opened: TurnRunner | TurnEnd): Promise<TurnEnd> {
+/** The rounds of an opened turn; a blocked turn's end as it is. */
+function rounds(env: TurnEnv, opened: TurnRunner | TurnEnd): Promise<TurnEnd> {
   if (!(opened instanceof TurnRunner)) return Promise.resolve(opened);
-  // One `then` after the rounds (and any handoff) for the reply.
-  return continueRounds(parts, env, opened, (after) => {
+  // A handoff marked before the rounds (as on resume, see `continueRounds`) is acted on first.
+  const approved = env.site.scope.turn!.values[KERNEL_KEYS.handoff] as HandoffMark | undefined;
+  if (approved) return Promise.resolve({ ...opened.end('completed', undefined), handoff: approved });
+  return opened.loop();
+}
+
+/** After the rounds: the handoffs they asked for, then `message.sending` (see `finishReply`). */
+function afterRounds(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: TurnEnd): TurnEnd | Promise<TurnEnd> {
+  const runner = meta.runner!;
+  if (end.handoff === undefined) return finishReply(parts, env, runner, end);
+  return handingOver(parts, env, runner, end).then((after) => {
     meta.runner = after.runner;
     return finishReply(after.parts, after.env, after.runner, after.end);
   });

@@ -10,7 +10,7 @@ import { childDecision, parentCallOf, waitingInside, withoutCallsInside } from '
 import { historyFor, loopWithHandoffs } from './delegation/handoff-continuation.js';
 import { stashResume } from './delegation/resume-stash.js';
 import type { SuspensionRecord } from './suspension-record.js';
-import { finishReply, inTurnEnvelope, turnEnv, type SessionParts, type TurnMeta } from './turn-envelope.js';
+import { asEnded, finishReply, inTurnEnvelope, turnEnv, type SessionParts, type TurnMeta } from './turn-envelope.js';
 import type { Decision, TurnResult } from './turn-result.js';
 import { replyText, TurnRunner, type TurnEnd } from './turn-runner.js';
 
@@ -44,7 +44,7 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
   if (fresh.some((d) => d.decision !== 'reject' && d.decision !== 'skip')) await claim(parts, journal, runner);
   const meta: TurnMeta = { turnIndex: record.turnIndex, input: record.input, taskInput: record.input, startedAt: record.startedAt, taskStarted: true, runner };
   const save = (next: SuspensionRecord) => parts.sync.checkpoint(record.turnIndex, record.input, { result: runner.result('suspended', undefined, undefined, next.pending), append: [], suspension: next }, record.startedAt, parts.state.session.values);
-  return inTurnEnvelope(parts, env, meta, () => runner, async (): Promise<TurnEnd> => {
+  return inTurnEnvelope(parts, env, meta, async (): Promise<TurnEnd> => {
     let done = record.done;
     // Decisions on calls waiting inside a sub-agent, by the call of this turn that runs it.
     const inside = new Map<string, Decision[]>();
@@ -114,7 +114,7 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
     const after = await loopWithHandoffs(parts, env, runner);
     meta.runner = after.runner;
     return finishReply(after.parts, after.env, after.runner, after.end);
-  });
+  }, asEnded);
 }
 
 /**

@@ -13,7 +13,7 @@ import type { SessionSync } from './session-sync.js';
 import type { TurnEnv } from '../tools/turn-env.js';
 import { withDelegationTools } from './delegation/delegation-tools.js';
 import { errorInfo, type TurnStart } from './turn-record.js';
-import { cancelled, type TurnEnd, type TurnRunner } from './turn-runner.js';
+import { cancelled, TurnRunner, type TurnEnd } from './turn-runner.js';
 import type { TurnResult } from './turn-result.js';
 
 /** The parts of one session that its turns (new and resumed) work with. */
@@ -96,11 +96,13 @@ class TurnEnvironment implements TurnEnv {
 }
 
 /**
- * The envelope every turn runs in, new or resumed: `turn.started`; the body; on a throw
- * a failed or cancelled end; `task.end` whenever `task.start` was attempted (it always
- * runs, even when `task.start` itself threw); one checkpoint; `turn.finished`.
+ * The envelope every turn runs in, new or resumed: `turn.started`; the body, then `after`
+ * with what it came to; on a throw of either a failed or cancelled end; `task.end` whenever
+ * `task.start` was attempted (it always runs, even when `task.start` itself threw); one
+ * checkpoint; `turn.finished`. `after` is a plain function, not a closure, and runs in the
+ * envelope's own `then`: a turn waits in one promise here, not in one per step.
  */
-export function inTurnEnvelope(parts: SessionParts, env: TurnEnv, meta: TurnMeta, bare: () => TurnRunner, body: () => Promise<TurnEnd>): Promise<TurnResult> {
+export function inTurnEnvelope<T>(parts: SessionParts, env: TurnEnv, meta: TurnMeta, body: () => Promise<T>, after: (parts: SessionParts, env: TurnEnv, meta: TurnMeta, reached: T) => TurnEnd | Promise<TurnEnd>): Promise<TurnResult> {
   const began = performance.now();
   const saved = parts.state.session.values;
   if (env.observed()) {
@@ -108,17 +110,36 @@ export function inTurnEnvelope(parts: SessionParts, env: TurnEnv, meta: TurnMeta
     // A sub-agent's turn names the call it runs for, so traces nest it under that call.
     env.emit(frame ? { type: 'turn.started', sessionId: parts.id, turn: meta.turnIndex, agent: parts.agent.spec.name, parent: { sessionId: frame.parentSessionId, callId: frame.parentCallId } } : { type: 'turn.started', sessionId: parts.id, turn: meta.turnIndex });
   }
-  let running: Promise<TurnEnd>;
+  let running: Promise<T>;
   try {
     running = body();
   } catch (error) {
     running = Promise.reject(error);
   }
+  const failed = (error: unknown) => settleTurn(parts, env, meta, failedTurn(parts, error, meta.runner ?? bareRunner(parts, env, meta), saved), began);
   // Continued by `then`, not awaited: no suspended frame of the envelope is held while the turn runs.
-  return running.then(
-    (end) => settleTurn(parts, env, meta, end, began),
-    (error: unknown) => settleTurn(parts, env, meta, failedTurn(parts, error, meta.runner ?? bare(), saved), began),
-  );
+  return running.then((reached) => {
+    let end: TurnEnd | Promise<TurnEnd>;
+    try {
+      end = after(parts, env, meta, reached);
+    } catch (error) {
+      return failed(error);
+    }
+    if (end instanceof Promise) return end.then((ended) => settleTurn(parts, env, meta, ended, began), failed);
+    return settleTurn(parts, env, meta, end, began);
+  }, failed);
+}
+
+/** `after` for a body that ends the turn itself. */
+export function asEnded(_parts: SessionParts, _env: TurnEnv, _meta: TurnMeta, end: TurnEnd): TurnEnd {
+  return end;
+}
+
+const NO_HISTORY: readonly never[] = [];
+
+/** A runner for a turn that failed before it had one: only its (empty) result is read. */
+function bareRunner(parts: SessionParts, env: TurnEnv, meta: TurnMeta): TurnRunner {
+  return new TurnRunner(env, parts.agent.limits, meta.taskInput, '', NO_HISTORY, meta.startedAt);
 }
 
 /**

@@ -48,7 +48,7 @@ function reached(after: LoopEnd): LoopEnd {
 }
 
 /** The turn goes on with each agent it was handed to. */
-async function handingOver(parts: SessionParts, env: TurnEnv, runner: TurnRunner, end: TurnEnd): Promise<LoopEnd> {
+export async function handingOver(parts: SessionParts, env: TurnEnv, runner: TurnRunner, end: TurnEnd): Promise<LoopEnd> {
   while (end.handoff) {
     const { agent, from } = end.handoff;
     const target = parts.host.agent?.(agent);
