@@ -41,6 +41,8 @@ export interface TurnEnd {
 }
 
 const NO_RECALL: readonly ChatMessage[] = [];
+/** A turn no agent handed over: one shared empty record, read only, not one per turn. */
+const NONE_HANDED_OVER: Readonly<Record<string, Usage>> = Object.freeze({});
 
 /**
  * One turn's rounds (DESIGN §7): each round asks the model, runs the tool calls it asked
@@ -53,7 +55,7 @@ export class TurnRunner {
   readonly finished = new FinishedCalls();
   readonly usage: Record<string, Usage> = {};
   /** Model usage of agents that handed this turn over before its current agent, by agent. */
-  handedOver: Readonly<Record<string, Usage>> = {};
+  handedOver: Readonly<Record<string, Usage>> = NONE_HANDED_OVER;
   /** This turn's messages: the user message, then assistant and tool messages. */
   messages: ChatMessage[] = [];
 
@@ -81,7 +83,7 @@ export class TurnRunner {
     this.messages = [...record.messages];
     for (const call of record.toolCalls) this.finished.addRecord(call);
     Object.assign(this.usage, record.usage);
-    this.handedOver = record.handedOver ?? {};
+    this.handedOver = record.handedOver ?? NONE_HANDED_OVER;
   }
 
   /** Rounds until the turn ends; the caller runs `message.sending`, `task.end` and the checkpoint. */
@@ -112,6 +114,9 @@ export class TurnRunner {
       if (response.toolCalls.length === 0) return this.end('completed', response.text);
       const byName = offered === env.view.tools ? env.view.toolsByName : new Map(offered.map((t) => [t.name, t] as const));
       const calls = response.toolCalls;
+      // Not needed while the calls run: a suspended frame keeps its registers, and this one
+      // would keep the response and its usage alive per waiting turn.
+      response = undefined!;
       let end: TurnEnd | undefined;
       if (calls.length === 1) {
         // One call (the common case) is awaited here, step by step: no batch, and no promise
