@@ -4,7 +4,6 @@ import { TrellisError } from '../errors/trellis-error.js';
 import type { TrellisEvent } from '../events/trellis-event.js';
 import type { ChatMessage } from '../models/model-provider.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
-import type { SessionState } from '../state/session-state.js';
 import { runNewTurn } from './new-turn.js';
 import { cancelSuspended, runResumedTurn, type CancelCause } from './resumed-turn.js';
 import type { AgentBinding, DelegateSession, SessionHost } from './session-host.js';
@@ -50,11 +49,7 @@ export interface ResumeOptions {
  * atomic checkpoint.
  */
 export class Session {
-  readonly #events = new SessionEvents();
-  readonly #host: SessionHost;
-  readonly #agent: AgentBinding;
-  readonly #state: SessionState;
-  readonly #sync: SessionSync;
+  /** Host, agent, state, sync and event stream, in the one record its turns take (not in fields of their own as well). */
   readonly #parts: SessionParts;
   #holder: string | undefined;
   #hostContext: Readonly<Record<string, unknown>>;
@@ -63,17 +58,13 @@ export class Session {
 
   /** @internal Sessions are opened with `agent.session(id, options)`. */
   constructor(host: SessionHost, agent: AgentBinding, readonly id: string, context: Readonly<Record<string, unknown>>) {
-    this.#host = host;
-    this.#agent = agent;
     this.#hostContext = context;
-    this.#state = host.sessionState(id);
-    this.#sync = new SessionSync(host, agent, id);
-    this.#parts = { host, agent, id, state: this.#state, sync: this.#sync, subject: this.#events };
+    this.#parts = { host, agent, id, state: host.sessionState(id), sync: new SessionSync(host, agent, id), subject: new SessionEvents() };
   }
 
   /** This session's turn events: model text deltas, rounds, tool calls. */
   get events$(): Observable<TrellisEvent> {
-    return this.#events.events$;
+    return this.#parts.subject.events$;
   }
 
   /**
@@ -81,17 +72,17 @@ export class Session {
    * kernel keys. Host code sees everything; plugins see only their cropped `ctx`.
    */
   get values(): Readonly<Record<string, unknown>> {
-    return this.#state.session.values;
+    return this.#parts.state.session.values;
   }
 
   /** The session state's revision: one more for every commit. */
   get revision(): number {
-    return this.#state.revision;
+    return this.#parts.state.revision;
   }
 
   /** The conversation so far (user, assistant and tool messages). */
   get transcript(): readonly ChatMessage[] {
-    return this.#sync.history;
+    return this.#parts.sync.history;
   }
 
   /**
@@ -99,7 +90,7 @@ export class Session {
    * knows: a session reopened from a store knows once it was used; `pending()` asks the store.
    */
   get suspended(): boolean {
-    return this.#sync.suspension !== null && this.#sync.suspension !== undefined;
+    return this.#parts.sync.suspension !== null && this.#parts.sync.suspension !== undefined;
   }
 
   /**
@@ -111,9 +102,9 @@ export class Session {
   pending(): Promise<readonly PendingApproval[]> {
     return this.#serialize(async () => {
       await this.#ready();
-      const record = parseSuspension(this.#sync.suspension, this.id);
+      const record = parseSuspension(this.#parts.sync.suspension, this.id);
       if (!record) return [];
-      const reviewed = reviewJournal(record, this.#host.registry.view(this.#agent.spec.plugins).toolsByName).record;
+      const reviewed = reviewJournal(record, this.#parts.host.registry.view(this.#parts.agent.spec.plugins).toolsByName).record;
       return withDeepPending(this.#parts, reviewed);
     });
   }
@@ -157,7 +148,7 @@ export class Session {
     return this.#serialize(() =>
       this.#leased('resume()', options.waitForLease, async () => {
         await this.#ready();
-        const record = parseSuspension(this.#sync.suspension, this.id);
+        const record = parseSuspension(this.#parts.sync.suspension, this.id);
         if (!record) {
           throw new TrellisError('InvalidDecision', `Session '${this.id}' has no suspended calls to decide on`, {
             hint: 'Decisions apply once; check session.suspended before resuming',
@@ -202,9 +193,9 @@ export class Session {
   /** Runs `session.end` hooks and forgets the live state; the store keeps the session. */
   end(): Promise<void> {
     return this.#serialize(() => {
-      const registry = this.#host.registry;
-      const hooks = registry.view(this.#agent.spec.plugins).hooks;
-      const ending = this.#host.hooks.run('session.end', { sessionId: this.id }, { scope: new ContextScope(this.#state, undefined, undefined), schema: registry, hooks });
+      const registry = this.#parts.host.registry;
+      const hooks = registry.view(this.#parts.agent.spec.plugins).hooks;
+      const ending = this.#parts.host.hooks.run('session.end', { sessionId: this.id }, { scope: new ContextScope(this.#parts.state, undefined, undefined), schema: registry, hooks });
       if (ending instanceof Promise) return ending.then(() => this.#forget());
       this.#forget();
       return undefined;
@@ -212,9 +203,9 @@ export class Session {
   }
 
   #forget(): void {
-    this.#agent.forget(this.id);
-    this.#host.releaseSession(this.id);
-    this.#events.complete();
+    this.#parts.agent.forget(this.id);
+    this.#parts.host.releaseSession(this.id);
+    this.#parts.subject.complete();
   }
 
   /**
@@ -244,8 +235,8 @@ export class Session {
    * state is forgotten; the store keeps it, and `agent.session(id)` loads it again.
    */
   release(): void {
-    this.#host.releaseSession(this.id);
-    this.#events.complete();
+    this.#parts.host.releaseSession(this.id);
+    this.#parts.subject.complete();
   }
 
   /**
@@ -265,15 +256,15 @@ export class Session {
     const values: Record<string, unknown> = {};
     for (const key in context) if (Object.prototype.hasOwnProperty.call(context, key)) values[key] = context[key];
     values[KERNEL_KEYS.sessionId] = this.id;
-    this.#state.replace(isHostKey, values);
+    this.#parts.state.replace(isHostKey, values);
   }
 
   /** An agent naming a plugin that is not installed would silently run without it: refuse. */
   #assertPluginsInstalled(): void {
-    const registry = this.#host.registry;
-    const { missing } = registry.view(this.#agent.spec.plugins);
+    const registry = this.#parts.host.registry;
+    const { missing } = registry.view(this.#parts.agent.spec.plugins);
     if (missing.length === 0) return;
-    throw new TrellisError('UnknownPlugin', `Agent '${this.#agent.spec.name}' lists plugins that are not installed: ${missing.map((m) => `'${m}'`).join(', ')}`, {
+    throw new TrellisError('UnknownPlugin', `Agent '${this.#parts.agent.spec.name}' lists plugins that are not installed: ${missing.map((m) => `'${m}'`).join(', ')}`, {
       hint: `Installed: ${[...registry.byName.keys()].join(', ') || 'none'}. Fix the agent's plugins list or install them`,
       details: { missing },
     });
@@ -281,23 +272,23 @@ export class Session {
 
   /** Loads the session on first use (`session.start`); nothing to wait for when neither the store nor a hook awaits. */
   #ready(): void | Promise<void> {
-    return this.#sync.ready((resumed) => {
+    return this.#parts.sync.ready((resumed) => {
       this.#seedHostContext();
-      const registry = this.#host.registry;
-      const hooks = registry.view(this.#agent.spec.plugins).hooks;
-      return this.#host.hooks.run('session.start', { sessionId: this.id, resumed }, { scope: new ContextScope(this.#state, undefined, undefined), schema: registry, hooks });
+      const registry = this.#parts.host.registry;
+      const hooks = registry.view(this.#parts.agent.spec.plugins).hooks;
+      return this.#parts.host.hooks.run('session.start', { sessionId: this.id, resumed }, { scope: new ContextScope(this.#parts.state, undefined, undefined), schema: registry, hooks });
     });
   }
 
   async #cancelSuspended(cause: CancelCause): Promise<void> {
     let record: SuspensionRecord | undefined;
     try {
-      record = parseSuspension(this.#sync.suspension, this.id);
+      record = parseSuspension(this.#parts.sync.suspension, this.id);
     } catch (error) {
-      this.#host.reportError(error, undefined, undefined, this.id);
+      this.#parts.host.reportError(error, undefined, undefined, this.id);
     }
     if (!record) {
-      this.#sync.suspension = null;
+      this.#parts.sync.suspension = null;
       return;
     }
     await cancelSuspended(this.#activeParts(undefined), record, cause);
@@ -305,16 +296,16 @@ export class Session {
 
   /** The agent that answers now: the one a handoff gave the session to, else the one that opened it. */
   get activeAgent(): string {
-    const active = this.#state.session.values[KERNEL_KEYS.activeAgent] as ActiveAgent | undefined;
-    return active?.agent ?? this.#agent.spec.name;
+    const active = this.#parts.state.session.values[KERNEL_KEYS.activeAgent] as ActiveAgent | undefined;
+    return active?.agent ?? this.#parts.agent.spec.name;
   }
 
   /** The session's parts with the active agent, and where a sub-agent's turn sits. */
   #activeParts(delegation: DelegationFrame | undefined): SessionParts {
     const name = this.activeAgent;
-    let agent: AgentBinding = this.#agent;
-    if (name !== this.#agent.spec.name) {
-      const found = this.#host.agent?.(name);
+    let agent: AgentBinding = this.#parts.agent;
+    if (name !== this.#parts.agent.spec.name) {
+      const found = this.#parts.host.agent?.(name);
       if (!found) {
         throw new TrellisError('UnknownAgent', `Session '${this.id}' was handed over to agent '${name}', which this app does not have`, {
           hint: `Create it with app.agent({ name: '${name}', … }) before using the session in this process`,
@@ -322,7 +313,7 @@ export class Session {
       }
       agent = found;
     }
-    if (agent === this.#agent && !delegation) return this.#parts;
+    if (agent === this.#parts.agent && !delegation) return this.#parts;
     return { ...this.#parts, agent, delegation };
   }
 
@@ -331,9 +322,9 @@ export class Session {
     const problem = waitForLeaseProblem(waitMs, `session.${call}`);
     if (problem) return Promise.reject(problem);
     // A store without leases runs the work as it is: no holder or loss handler is made for it.
-    const lease = leasesOf(this.#host.store);
+    const lease = leasesOf(this.#parts.host.store);
     if (!lease) return work();
-    return withLease(lease, this.id, (this.#holder ??= leaseHolder()), waitMs, (held) => this.#sync.holding(held, work), (error) => this.#host.reportError(error, undefined, undefined, this.id));
+    return withLease(lease, this.id, (this.#holder ??= leaseHolder()), waitMs, (held) => this.#parts.sync.holding(held, work), (error) => this.#parts.host.reportError(error, undefined, undefined, this.id));
   }
 
   #serialize<T>(work: () => T | Promise<T>): Promise<T> {
