@@ -39,8 +39,9 @@ export function filterTools(tools: readonly RegisteredTool[], turn: TurnValues):
   return tools.filter((t) => (!only || only.has(t.name)) && !not.has(t.name));
 }
 
-/** Agent default, then turn, then round overrides, field by field; the last writer wins. */
-export function mergeInference(agent: InferenceSettings | undefined, turn: TurnValues): InferenceSettings {
+/** Agent default, then turn, then round overrides, field by field; the last writer wins. `turn` undefined: no override is set. */
+export function mergeInference(agent: InferenceSettings | undefined, turn: TurnValues | undefined): InferenceSettings {
+  if (turn === undefined) return agent ?? {};
   const turnOverride = turn[KERNEL_KEYS.inferenceTurn] as InferenceSettings | undefined;
   const roundOverride = turn[KERNEL_KEYS.inferenceRound] as InferenceSettings | undefined;
   if (!turnOverride && !roundOverride) return agent ?? {};
