@@ -98,7 +98,9 @@ export class TurnRunner {
         const recalling = env.hooks.run('memory.read', { input: this.input, messages: this.messages }, env.site);
         recalled = recalling instanceof Promise ? await recalling : recalling;
       }
-      const offered = hooks['tool.register'].length === 0 && hooks['tool.select'].length === 0 ? filterTools(env.view.tools, env.site.scope.turn!.values) : await this.selectTools();
+      // A turn whose level never had a steering key (the common case) reads none of them.
+      const steered = env.site.scope.turn!.steered;
+      const offered = hooks['tool.register'].length > 0 || hooks['tool.select'].length > 0 ? await this.selectTools() : steered ? filterTools(env.view.tools, env.site.scope.turn!.values) : env.view.tools;
       // The request is built and sent by `ask`, so no variable of this frame keeps it (or its
       // message list) while the round's tools run.
       let response = await this.ask(offered, recalled);
@@ -138,6 +140,7 @@ export class TurnRunner {
         end = this.afterCalls(calls, await runToolBatch(env, calls, round, byName, limits.toolConcurrency));
       }
       if (end) return end;
+      if (!env.site.scope.turn!.steered) continue;
       const handoff = env.site.scope.turn!.values[KERNEL_KEYS.handoff] as HandoffMark | undefined;
       if (handoff !== undefined) return { ...this.end('completed', undefined), handoff };
     }
@@ -150,9 +153,10 @@ export class TurnRunner {
    */
   private ask(offered: readonly RegisteredTool[], recalled: readonly ChatMessage[]): Promise<ModelResponse> {
     const { env, limits } = this;
-    const turn = env.site.scope.turn!.values;
+    const level = env.site.scope.turn!;
+    const turn = level.steered ? level.values : undefined;
     let request: InferenceRequest = {
-      messages: roundMessages(this.instructions, turn[KERNEL_KEYS.contextMessages] as ChatMessage[] | undefined, recalled.length ? recalled : NO_RECALL, this.transcript, this.messages),
+      messages: roundMessages(this.instructions, turn?.[KERNEL_KEYS.contextMessages] as ChatMessage[] | undefined, recalled.length ? recalled : NO_RECALL, this.transcript, this.messages),
       tools: toolDefinitions(offered),
       inference: mergeInference(limits.inference, turn),
     };
@@ -356,7 +360,9 @@ export class TurnRunner {
 
   /** Round-scoped overrides and tool filters last one model call. */
   private clearRoundKeys(): void {
-    const values = this.env.site.scope.turn!.values;
+    const level = this.env.site.scope.turn!;
+    if (!level.steered) return;
+    const values = level.values;
     if (values[ROUND_KEYS[0]] !== undefined || values[ROUND_KEYS[1]] !== undefined || values[ROUND_KEYS[2]] !== undefined) {
       commitKernelWrites(this.env.site.scope, this.env.registry, ROUND_KEYS.map((key) => turnValue(key, undefined)));
     }

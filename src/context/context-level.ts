@@ -1,3 +1,5 @@
+import { STEERING_KEYS } from '../state/kernel-keys.js';
+
 type Values = Readonly<Record<string, unknown>>;
 /** The values of a level nothing was written to. */
 export const EMPTY_VALUES: Values = Object.freeze({});
@@ -8,7 +10,44 @@ const EMPTY = EMPTY_VALUES;
  * the record is holding a frozen snapshot of that level.
  */
 export class ContextLevel {
-  constructor(public values: Values = EMPTY) {}
+  #values: Values = EMPTY;
+  #steered = false;
+
+  constructor(values: Values = EMPTY) {
+    this.values = values;
+  }
+
+  get values(): Values {
+    return this.#values;
+  }
+
+  set values(values: Values) {
+    this.#values = values;
+    if (!this.#steered && values !== EMPTY) this.#steered = hasSteeringKey(values);
+  }
+
+  /**
+   * Whether one of the kernel's {@link STEERING_KEYS} was ever set on this level. False means
+   * none is set now, so the turn loop may skip reading them (a megamorphic load each: the
+   * values change shape as results are recorded). Never reset: a cleared key only costs the
+   * fast path.
+   */
+  get steered(): boolean {
+    return this.#steered;
+  }
+
+  /**
+   * Replaces the values with ones that add no steering key to the current ones (the kernel's
+   * record of a tool result): the check of {@link values}' setter is skipped.
+   */
+  assignUnsteered(values: Values): void {
+    this.#values = values;
+  }
+}
+
+function hasSteeringKey(values: Values): boolean {
+  for (let index = 0; index < STEERING_KEYS.length; index++) if (values[STEERING_KEYS[index]!] !== undefined) return true;
+  return false;
 }
 
 /** The turn and execution levels a commit may write besides the session's own. */

@@ -103,16 +103,14 @@ export class ScriptedModel implements ModelProvider {
 
   private replyFor(request: ModelRequest, callIndex: number): ScriptedReply | Promise<ScriptedReply> {
     if (typeof this.script === 'function') {
-      const fail = (error: unknown): never => {
-        throw asTrellisError(error, 'ModelFailed', `ScriptedModel "${this.name}" reply function failed on call #${callIndex + 1}`);
-      };
       let reply: ScriptedReply | PromiseLike<ScriptedReply>;
       try {
         reply = this.script(request, callIndex);
       } catch (error) {
-        return fail(error);
+        throw this.replyFailed(error, callIndex);
       }
-      return isPromiseLike(reply) ? Promise.resolve(reply).then(undefined, fail) : reply;
+      // The rejection handler is made only for a reply that is a promise: a synchronous reply allocates no closure.
+      return isPromiseLike(reply) ? Promise.resolve(reply).then(undefined, (error: unknown) => { throw this.replyFailed(error, callIndex); }) : reply;
     }
     if (callIndex >= this.script.length) {
       throw new TrellisError('ModelFailed', `ScriptedModel "${this.name}" has no reply for call #${callIndex + 1}: its script holds ${this.script.length}`, {
@@ -123,6 +121,10 @@ export class ScriptedModel implements ModelProvider {
     const step = this.script[callIndex]!;
     if (step instanceof Error) throw asTrellisError(step, 'ModelFailed', `ScriptedModel "${this.name}" failed on call #${callIndex + 1}`);
     return step;
+  }
+
+  private replyFailed(error: unknown, callIndex: number): TrellisError {
+    return asTrellisError(error, 'ModelFailed', `ScriptedModel "${this.name}" reply function failed on call #${callIndex + 1}`);
   }
 
   private answer(reply: Exclude<ScriptedReply, string>, request: ModelRequest): ModelResponse {

@@ -20,6 +20,22 @@ export const KERNEL_KEYS = {
   handoff: 'trellis.handoff',
 } as const;
 
+/**
+ * The turn-level kernel keys the turn loop reads every round (messages added by actions,
+ * inference overrides, tool filters, a handoff). A turn level records whether one was ever
+ * set (`ContextLevel.steered`), so a round of a turn without them reads none of them.
+ */
+export const STEERING_KEYS: readonly string[] = [
+  KERNEL_KEYS.contextMessages,
+  KERNEL_KEYS.inferenceTurn,
+  KERNEL_KEYS.inferenceRound,
+  KERNEL_KEYS.includeTools,
+  KERNEL_KEYS.excludeTools,
+  KERNEL_KEYS.roundIncludeTools,
+  KERNEL_KEYS.roundExcludeTools,
+  KERNEL_KEYS.handoff,
+];
+
 const entry = (key: string, scope: StateKeyEntry['scope'], merge: StateKeyEntry['merge']): StateKeyEntry => ({
   key,
   owner: 'trellis',

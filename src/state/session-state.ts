@@ -46,10 +46,12 @@ export class SessionState {
 
   /**
    * The kernel's own turn-level writes (plain, non-exclusive, no actions or effects), already
-   * applied to a copy of the turn's values: one revision, as `commit` would make it.
+   * applied to a copy of the turn's values: one revision, as `commit` would make it. `keys`
+   * are never steering keys (they are a tool's `<tool>.result` and `trellis.last_tool_results`),
+   * so the level's `steered` mark stays as it was.
    */
   commitTurnValues(turn: ContextLevel, values: Readonly<Record<string, unknown>>, keys: readonly string[]): void {
-    turn.values = values;
+    turn.assignUnsteered(values);
     const revision = ++this.revision;
     for (const key of keys) this.writtenAt.set(key, revision);
     if (this.events?.observed) this.events.emit({ type: 'state.committed', sessionId: this.sessionId, revision, keys: [...keys] });

@@ -12,7 +12,12 @@ const BUILT_IN = new Set(Object.entries(classValidator).filter(([key, value]) =>
 
 interface PropertyCheck {
   readonly constraint: ValidatorConstraintInterface;
-  readonly constraints: unknown[];
+  /**
+   * The arguments the validator is handed, made once per check: a built-in validator is
+   * pure and synchronous, so `value` and `object` are set for the call and cleared after it
+   * (no object per validated property, and nothing validated is kept alive).
+   */
+  readonly args: ValidationArguments;
 }
 
 interface PropertyPlan {
@@ -30,6 +35,8 @@ interface DtoPlan {
   /** The class has own fields without validation decorators, which stripping would delete. */
   readonly undecorated: boolean;
 }
+
+const NO_OBJECT: object = Object.freeze({});
 
 const plans = new WeakMap<Function, DtoPlan | null>();
 
@@ -67,8 +74,13 @@ export function validateFlat<T extends object>(type: new () => T, input: Readonl
     if (skip) continue;
     if (property.defined && (v === undefined || v === null)) return undefined;
     for (const check of property.checks) {
-      const args: ValidationArguments = { value: v, constraints: check.constraints, targetName: type.name, object: value, property: property.name };
-      if (check.constraint.validate(v, args) !== true) return undefined;
+      const args = check.args;
+      args.value = v;
+      args.object = value;
+      const valid = check.constraint.validate(v, args);
+      args.value = undefined;
+      args.object = NO_OBJECT;
+      if (valid !== true) return undefined;
     }
   }
   return value as T;
@@ -92,7 +104,7 @@ function compile(type: Function): DtoPlan | null {
       if (metadata.name === undefined || !BUILT_IN.has(metadata.name)) return null;
       const constraints = storage.getTargetValidatorConstraints(metadata.constraintCls);
       if (constraints.length !== 1 || constraints[0]!.async) return null;
-      entry.checks.push({ constraint: constraints[0]!.instance, constraints: metadata.constraints });
+      entry.checks.push({ constraint: constraints[0]!.instance, args: { value: undefined, constraints: metadata.constraints, targetName: type.name, object: NO_OBJECT, property: metadata.propertyName } });
     } else if (metadata.type === ValidationTypes.CONDITIONAL_VALIDATION) {
       entry.conditions.push(metadata.constraints[0] as (object: object, value: unknown) => boolean);
     } else if (metadata.type === ValidationTypes.IS_DEFINED) {
