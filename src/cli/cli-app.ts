@@ -2,7 +2,6 @@ import { readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { pino } from 'pino';
 import {
   canLogTurnEvents,
   createLogger,
@@ -69,6 +68,8 @@ export async function openCliApp(io: CliIo): Promise<CliApp> {
     const app = await createDeskApp({ store, logFile, databasePath: join(home, 'sql-report-desk.db'), exportDir: join(home, 'exports') });
     return { app, store, spec: DESK_AGENT, storePath, configFile: undefined, config: undefined, context: {}, recorder: recordTurns(app, store, io), exampleModel: deskScriptedModel };
   }
+  // pino is loaded here, when a command opens the app: `--help` and `--version` do not load it.
+  const { pino } = await import('pino');
   const logger = createLogger({ destination: pino.destination({ dest: logFile, mkdir: true, sync: true }) });
   let app: Trellis;
   try {

@@ -52,13 +52,14 @@ describe('the trellis CLI loads what a command needs', () => {
     return { profile, printed: JSON.parse(readFileSync(out, 'utf8')) };
   }
 
-  it('--help, --version and a command\'s --help load no SQLite driver (better-sqlite3): the example that brings one is not loaded', () => {
+  it('--help, --version and a command\'s --help load no SQLite driver (better-sqlite3) and no logger (pino): the example that brings one is not loaded', () => {
     const { profile, printed } = cliInChild([['--help'], ['--version'], ['run', '--help']]);
 
     expect(printed.map((p) => [p.args.join(' '), p.code])).toEqual([['--help', 0], ['--version', 0], ['run --help', 0]]);
     expect(printed[0]!.stdout).toContain('Usage: trellis');
     expect(printed[2]!.stdout).toContain('Usage: trellis run');
     expect(packagesIn(profile.urls)).not.toContain('better-sqlite3');
+    expect(packagesIn(profile.urls)).not.toContain('pino');
     expect(profile.urls.filter((url) => url.includes('/examples/'))).toEqual([]);
   }, CHILD_TIMEOUT_MS * 1.5);
 
