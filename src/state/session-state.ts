@@ -53,7 +53,8 @@ export class SessionState {
   commitTurnValues(turn: ContextLevel, values: Readonly<Record<string, unknown>>, keys: readonly string[]): void {
     turn.assignUnsteered(values);
     const revision = ++this.revision;
-    for (const key of keys) this.writtenAt.set(key, revision);
+    // By index: `keys` is a frozen array, which `for…of` walks through the generic iterator.
+    for (let index = 0; index < keys.length; index++) this.writtenAt.set(keys[index]!, revision);
     if (this.events?.observed) this.events.emit({ type: 'state.committed', sessionId: this.sessionId, revision, keys: [...keys] });
   }
 

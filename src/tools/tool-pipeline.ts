@@ -321,7 +321,8 @@ function finish(env: TurnEnv, info: ToolCallInfo, tool: RegisteredTool | undefin
   const done = result.ok && result.done === true;
   const hooks = env.site.hooks;
   // Most calls have no after_call, error or memory.write handler: then no payload is built and nothing awaits.
-  if ((tool === undefined || hooks[result.ok ? 'tool.after_call' : 'tool.error'].length === 0) && hooks['memory.write'].length === 0) {
+  // Constant keys: a key chosen by a ternary made this a generic keyed load.
+  if ((tool === undefined || (result.ok ? hooks['tool.after_call'] : hooks['tool.error']).length === 0) && hooks['memory.write'].length === 0) {
     if (tool) record(env, info, tool, result);
     return callEnd(env, info, result, tool, started, done, usage);
   }
