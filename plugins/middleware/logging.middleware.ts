@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { IsArray, IsIn, IsOptional, IsString } from 'class-validator';
 import type { Level, Logger } from 'pino';
 import {

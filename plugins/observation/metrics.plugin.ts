@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Registry } from 'prom-client';
 import type { Subscription } from 'rxjs';
 import { inject, Plugin, TrellisError, type PluginHost, type TrellisEvent, type PluginLifecycle, PLUGIN_CONFIG } from 'trellis/plugin';

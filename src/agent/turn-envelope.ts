@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { DelegationFrame } from '../contract/delegation.js';
 import type { ContextLevel } from '../context/context-level.js';
 import { ContextScope } from '../context/context-scope.js';

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { describeError } from '../errors/describe-error.js';
 import type { ContextSnapshot } from '../context/context-level.js';
 import { commandOf } from '../context/member-context.js';

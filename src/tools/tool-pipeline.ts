@@ -1,3 +1,5 @@
+// The module's binding, not the global: Node's `globalThis.performance` is a getter, run at every read.
+import { performance } from 'node:perf_hooks';
 import { describeError } from '../errors/describe-error.js';
 import { ContextLevel } from '../context/context-level.js';
 import { EMPTY_VALUES, type ContextSnapshot } from '../context/context-level.js';
