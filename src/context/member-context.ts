@@ -93,6 +93,11 @@ export class MemberContext implements HookContext, ToolContext {
   }
 
   get<T = unknown>(key: string): T | undefined {
+    // A declared key was resolved against this same snapshot when the member started (`deps`:
+    // the value, or the key's default): the same answer, without the ownership checks and the
+    // three-level lookup (a middleware reading its declared key on every call).
+    const deps = this.#deps;
+    if (Object.prototype.hasOwnProperty.call(deps, key)) return deps[key] as T | undefined;
     if (!this.#canRead(key)) {
       throw new TrellisError('ContextAccess', `${this.#who()} may not read '${key}'`, {
         hint: `Declare it with @Requires('${key}') on the member or the class, or read it through the plugin that owns it`,
