@@ -294,7 +294,7 @@ export class TurnRunner {
   }
 
   result(status: TurnStatus, reply: string | undefined, error?: { code: string; message: string }, suspended?: readonly PendingApproval[]): TurnResult {
-    const toolCalls = this.finished.records();
+    const toolCalls = this.toolCallRecords();
     return { status, reply, rounds: this.rounds, toolCalls, usage: rollUpUsage(totalUsage(this.usage), toolCalls, this.env.agent, this.handedOver), suspended, error };
   }
 
