@@ -1,22 +1,32 @@
+import type { Span } from './gc-in-turns.js';
+import { performanceClockOrigin } from './gc-pauses.js';
 import { summarize, type Summary } from './stats.js';
 import { assertWork, counters, resetCounters } from './workload.js';
 
-/** Runs `turn` one after another: `warmup` untimed, then `count` timed; µs per round of each turn. */
-export async function perRound(label: string, turn: (index: number) => Promise<number>, warmup: number, count: number): Promise<Summary & { samples: number[]; hooksPerTurn: number; cpuUsPerRound: number }> {
+/**
+ * Runs `turn` one after another: `warmup` untimed, then `count` timed; µs per round of each
+ * turn, and each turn's start and end on the `performance.now()` clock (ms), to match GC
+ * pauses against (the turn is timed with `hrtime`; the span is placed from the same reads).
+ */
+export async function perRound(label: string, turn: (index: number) => Promise<number>, warmup: number, count: number): Promise<Summary & { samples: number[]; spans: Span[]; hooksPerTurn: number; cpuUsPerRound: number }> {
   for (let i = 0; i < warmup; i++) await turn(i);
   resetCounters();
+  const origin = performanceClockOrigin();
   const samples: number[] = [];
+  const spans: Span[] = [];
   let rounds = 0;
   const cpu = process.cpuUsage();
   for (let i = 0; i < count; i++) {
     const started = process.hrtime.bigint();
     const n = await turn(warmup + i);
-    const elapsed = Number(process.hrtime.bigint() - started) / 1000;
+    const ended = process.hrtime.bigint();
+    const elapsed = Number(ended - started) / 1000;
     samples.push(elapsed / n);
+    spans.push({ start: Number(started - origin) / 1e6, end: Number(ended - origin) / 1e6 });
     rounds += n;
     // Every turn, not just the total: 20 tool calls, 60 middleware calls, 21 transforms.
     assertWork(i + 1, `${label}, turn ${i + 1}`);
   }
   const used = process.cpuUsage(cpu);
-  return { ...summarize(samples), samples, hooksPerTurn: counters.hooks / count, cpuUsPerRound: (used.user + used.system) / rounds };
+  return { ...summarize(samples), samples, spans, hooksPerTurn: counters.hooks / count, cpuUsPerRound: (used.user + used.system) / rounds };
 }

@@ -25,3 +25,27 @@ export function round(value: number, digits = 2): number {
   const f = 10 ** digits;
   return Math.round(value * f) / f;
 }
+
+/** A series measured in blocks: how far the blocks' medians drift, and the spread inside a block. */
+export interface BlockSpread {
+  readonly blockMedians: readonly number[];
+  /** Every sample divided by its block's median: its p90 and mean are p90 / median and mean / median within blocks. */
+  readonly withinBlock: Summary;
+}
+
+/**
+ * Separates drift from tail: `blockStarts` are the indices (ascending, the first 0) where
+ * each block of `samples` begins. A machine whose speed changes between blocks widens the
+ * pooled p90 / median without any turn being slow for its block.
+ */
+export function blockSpread(samples: readonly number[], blockStarts: readonly number[]): BlockSpread {
+  const blockMedians: number[] = [];
+  const normalized: number[] = [];
+  blockStarts.forEach((start, k) => {
+    const block = samples.slice(start, blockStarts[k + 1] ?? samples.length);
+    const median = summarize(block).median;
+    blockMedians.push(median);
+    for (const x of block) normalized.push(x / median);
+  });
+  return { blockMedians, withinBlock: summarize(normalized) };
+}
