@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { performance } from 'node:perf_hooks';
 import { injectable } from 'inversify';
 import { IsNumber, IsString } from 'class-validator';
 import {
@@ -67,6 +68,17 @@ export const hold = {
   },
 };
 
+/**
+ * While enabled, the script notes the clock (`performance.now()`, ms) at every reply it is
+ * asked for: bench/round-times.ts times rounds one by one with it. Off for every other
+ * figure, which then pays one property read per round.
+ */
+export const replyClock = {
+  enabled: false,
+  count: 0,
+  marks: new Float64Array(2 * ROUNDS_PER_TURN),
+};
+
 // --- The script: one tool call per round, cycling add, echo, lookup; then an answer.
 
 export interface ScriptStep {
@@ -96,6 +108,7 @@ export const HELD_ECHO = `echo ${TOOL_ROUNDS - 1}`;
  * finished round, the transform's note). It checks the note and the previous result.
  */
 export function scriptReply(messages: readonly { role: string; content: string }[]): ScriptedReply {
+  if (replyClock.enabled && replyClock.count < replyClock.marks.length) replyClock.marks[replyClock.count++] = performance.now();
   counters.modelCalls++;
   const step = (messages.length - 3) / 2;
   const last = messages[messages.length - 1]!;
