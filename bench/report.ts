@@ -1,8 +1,12 @@
 import type { AllocationFigures } from './allocation.js';
 import type { CheckpointFigures, LongSessionFigures } from './checkpoint.js';
 import type { ConcurrentFigures } from './concurrent.js';
+import { gcShare, type GcTail } from './gc-in-turns.js';
 import type { InstallFigures } from './install.js';
+import { FLOOR_BLOCK, SLOW_PIECE, type FloorFigures } from './machine-floor.js';
+import type { RoundFigures } from './round-times.js';
 import type { SeriesFigures } from './series.js';
+import type { BlockSpread, Summary } from './stats.js';
 
 export interface BenchReport {
   readonly startedAt: string;
@@ -11,6 +15,10 @@ export interface BenchReport {
   readonly machine: { readonly node: string; readonly cpus: number; readonly cpu: string; readonly loadavg: readonly number[] };
   readonly workload: { readonly roundsPerTurn: number; readonly toolCallsPerTurn: number; readonly middlewarePerTurn: number; readonly transformsPerTurn: number };
   readonly sequential: { readonly hand: SeriesFigures; readonly trellis: SeriesFigures };
+  /** A plain CPU loop timed in pieces as long as each loop's median turn: the VM's own tail. */
+  readonly floor: { readonly trellisTurn: FloorFigures; readonly handTurn: FloorFigures };
+  /** Rounds timed one by one, in a short series of their own. */
+  readonly rounds: { readonly hand: RoundFigures; readonly trellis: RoundFigures };
   readonly allocation: { readonly hand: AllocationFigures; readonly trellis: AllocationFigures };
   readonly scaling: readonly SeriesFigures[];
   readonly concurrent: ConcurrentFigures;
@@ -62,6 +70,52 @@ function table(head: readonly string[], rows: readonly (readonly string[])[]): s
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
+const ratios = (s: Summary) => [f(s.p90 / s.median, 2), f(s.mean / s.median, 2)];
+const pct = (share: number) => `${(share * 100).toFixed(1)} %`;
+
+/** The GC columns of tables 1b and 1c: share of the timed time, spans touched, the ratios without GC. */
+function gcCells(g: GcTail, n: number): string[] {
+  return [
+    `${pct(gcShare(g))} (${pct(gcShare(g, 'scavenge'))} + ${pct(gcShare(g, 'mark-compact'))})`,
+    `${g.touched} (${pct(g.touched / n)})`,
+    ...ratios(g.untouched),
+    f(g.gcOut.mean / g.gcOut.median, 2),
+  ];
+}
+
+function printTail(r: BenchReport): void {
+  const { hand, trellis } = r.sequential;
+  const spreadCells = (b: BlockSpread) => [...ratios(b.withinBlock), `${f(Math.min(...b.blockMedians), 2)}–${f(Math.max(...b.blockMedians), 2)}`];
+  const floorRow = (label: string, fl: FloorFigures) => [`${label} (${f(fl.median, 0)} µs pieces)`, String(fl.n), ...ratios(fl), `${fl.gcPauses} pauses`, '-', '-', '-', '-', ...spreadCells(fl.spread)];
+  console.log('1b. Where the tail comes from: the turns of tables 1 and 2 with the GC pauses that fell in them, their blocks, and the machine floor');
+  console.log(
+    table(
+      ['series', 'turns', 'p90 / median', 'mean / median', 'GC % of timed (scav. + m-c)', 'turns GC touched', 'no-GC turns: p90 / median', 'mean / median', 'GC out: mean / median', 'in block: p90 / median', 'mean / median', 'block medians'],
+      [
+        ...[hand, trellis, ...r.scaling].map((s) => [s.label, String(s.n), ...ratios(s), ...gcCells(s.gc, s.n), ...spreadCells(s.spread)]),
+        floorRow('machine floor: CPU loop as long as a trellis turn', r.floor.trellisTurn),
+        floorRow('machine floor: CPU loop as long as a hand-loop turn', r.floor.handTurn),
+      ],
+    ),
+  );
+  console.log(
+    `columns: GC % = main-thread GC pause time inside the timed turns ÷ their time (scavenges + mark-compacts); touched = turns a pause overlapped; no-GC turns = the ratios over the turns no pause touched; GC out = mean / median with each turn's pause time taken out; in block = every sample divided by the median of its block (${hand.spread.blockMedians.length} alternating blocks; the floor: blocks of ${FLOOR_BLOCK} pieces), so a change of the machine's speed between blocks drops out; floor = a synchronous loop that allocates nothing, timed in ${r.floor.trellisTurn.n} pieces as long as the median turn: what the VM alone does to work that long`,
+  );
+  for (const [label, fl] of [['trellis turn', r.floor.trellisTurn], ['hand-loop turn', r.floor.handTurn]] as const) {
+    console.log(`floor, ${label}: ${pct(fl.slow.share)} of the pieces slow (≥ ${SLOW_PIECE}× median), one every ${f(fl.slow.medianInterval / 1000, 2)} ms (${f(fl.slow.medianGap, 0)} pieces), +${f(fl.slow.medianExtra, 0)} µs each; first pieces: ${fl.slow.strip}`);
+  }
+  const rh = r.rounds.hand;
+  const rt = r.rounds.trellis;
+  console.log(`\n1c. Rounds timed one by one (a series of their own: µs from one model reply to the next, 20 per turn, one clock read each)`);
+  console.log(
+    table(
+      ['series', 'rounds', 'median', 'p90', 'mean', 'p90 / median', 'mean / median', 'GC % of timed (scav. + m-c)', 'rounds GC touched', 'no-GC rounds: p90 / median', 'mean / median', 'GC out: mean / median'],
+      [rh, rt].map((s) => [s.label, String(s.n), f(s.median, 2), f(s.p90, 2), f(s.mean, 2), ...ratios(s), ...gcCells(s.gc, s.n)]),
+    ),
+  );
+  console.log(`median round: trellis ${f(rt.median, 2)} µs, hand loop ${f(rh.median, 2)} µs (${f(rt.median / rh.median, 2)}×; framework time ${f(rt.median - rh.median, 2)} µs)\n`);
+}
+
 export function printReport(r: BenchReport): void {
   const d = derived(r);
   const { hand, trellis } = r.sequential;
@@ -79,6 +133,7 @@ export function printReport(r: BenchReport): void {
   );
   console.log(`framework time per round (trellis − hand, medians): ${f(d.frameworkUsPerRound, 2)} µs   [targets (issue 17): ≤ 1.5 µs, median ≤ 2.2× hand, p90 ≤ 1.5× median, mean ≤ 1.3× median]`);
   console.log(`bytes allocated per round: trellis ${f(r.allocation.trellis.bytesPerRound, 0)}, hand loop ${f(r.allocation.hand.bytesPerRound, 0)} (${f(d.allocationRatioToHand, 2)}×; medians of ${r.allocation.trellis.counted} / ${r.allocation.hand.counted} turns without a GC)\n`);
+  printTail(r);
   console.log('2. Scaling with extra plugins, µs per round');
   console.log(
     table(

@@ -15,7 +15,9 @@ import type { ConcurrentFigures } from './concurrent.js';
 import { handTurn } from './hand-loop.js';
 import { hookPlugins } from './hook-plugins.js';
 import { installFigures } from './install.js';
+import { machineFloor } from './machine-floor.js';
 import { printReport, type BenchReport } from './report.js';
+import { roundTimes } from './round-times.js';
 import { alternate, series } from './series.js';
 import { ROUNDS_PER_TURN } from './workload.js';
 
@@ -92,6 +94,23 @@ const measured = await alternate(
 );
 const [handFig, baseFig, ...scalingFigs] = measured;
 
+log('figure 1, where the tail comes from: the machine floor, rounds timed one by one');
+const FLOOR_PIECES = quick ? 1000 : 3000;
+const floor = {
+  trellisTurn: await machineFloor(baseFig!.median * ROUNDS_PER_TURN, FLOOR_PIECES),
+  handTurn: await machineFloor(handFig!.median * ROUNDS_PER_TURN, FLOOR_PIECES),
+};
+const roundTurns = quick ? 40 : 100;
+const [handRounds, baseRounds] = await roundTimes(
+  [
+    { label: hand.label, turn: () => handTurn('Run the script.') },
+    { label: base.label, turn: trellisTurn(apps.base, 'round-') },
+  ],
+  3,
+  (s) => (s.label === hand.label ? roundTurns * 4 : roundTurns),
+  20,
+);
+
 log('figure 1: bytes allocated per turn (hand loop, trellis)');
 const allocation = {
   hand: await allocationPerTurn(() => handTurn('Run the script.'), quick ? 200 : 600, 100),
@@ -114,6 +133,8 @@ const report: BenchReport = {
   machine: { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model ?? '', loadavg: loadavg() },
   workload: { roundsPerTurn: ROUNDS_PER_TURN, toolCallsPerTurn: 20, middlewarePerTurn: 60, transformsPerTurn: 21 },
   sequential: { hand: handFig!, trellis: baseFig! },
+  floor,
+  rounds: { hand: handRounds!, trellis: baseRounds! },
   allocation,
   scaling: scalingFigs,
   concurrent,
