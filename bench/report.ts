@@ -86,20 +86,20 @@ function gcCells(g: GcTail, n: number): string[] {
 function printTail(r: BenchReport): void {
   const { hand, trellis } = r.sequential;
   const spreadCells = (b: BlockSpread) => [...ratios(b.withinBlock), `${f(Math.min(...b.blockMedians), 2)}–${f(Math.max(...b.blockMedians), 2)}`];
-  const floorRow = (label: string, fl: FloorFigures) => [`${label} (${f(fl.median, 0)} µs pieces)`, String(fl.n), ...ratios(fl), `${fl.gcPauses} pauses`, '-', '-', '-', '-', ...spreadCells(fl.spread)];
+  const floorRow = (label: string, fl: FloorFigures) => [`${label} (${f(fl.median, 0)} µs pieces)`, String(fl.n), ...ratios(fl), '-', `${fl.gcPauses} pauses`, '-', '-', '-', '-', ...spreadCells(fl.spread)];
   console.log('1b. Where the tail comes from: the turns of tables 1 and 2 with the GC pauses that fell in them, their blocks, and the machine floor');
   console.log(
     table(
-      ['series', 'turns', 'p90 / median', 'mean / median', 'GC % of timed (scav. + m-c)', 'turns GC touched', 'no-GC turns: p90 / median', 'mean / median', 'GC out: mean / median', 'in block: p90 / median', 'mean / median', 'block medians'],
+      ['series', 'turns', 'p90 / median', 'mean / median', 'run queue %', 'GC % of timed (scav. + m-c)', 'turns GC touched', 'no-GC turns: p90 / median', 'mean / median', 'GC out: mean / median', 'in block: p90 / median', 'mean / median', 'block medians'],
       [
-        ...[hand, trellis, ...r.scaling].map((s) => [s.label, String(s.n), ...ratios(s), ...gcCells(s.gc, s.n), ...spreadCells(s.spread)]),
+        ...[hand, trellis, ...r.scaling].map((s) => [s.label, String(s.n), ...ratios(s), Number.isFinite(s.runQueueShare) ? pct(s.runQueueShare) : '-', ...gcCells(s.gc, s.n), ...spreadCells(s.spread)]),
         floorRow('machine floor: CPU loop as long as a trellis turn', r.floor.trellisTurn),
         floorRow('machine floor: CPU loop as long as a hand-loop turn', r.floor.handTurn),
       ],
     ),
   );
   console.log(
-    `columns: GC % = main-thread GC pause time inside the timed turns ÷ their time (scavenges + mark-compacts); touched = turns a pause overlapped; no-GC turns = the ratios over the turns no pause touched; GC out = mean / median with each turn's pause time taken out; in block = every sample divided by the median of its block (${hand.spread.blockMedians.length} alternating blocks; the floor: blocks of ${FLOOR_BLOCK} pieces), so a change of the machine's speed between blocks drops out; floor = a synchronous loop that allocates nothing, timed in ${r.floor.trellisTurn.n} pieces as long as the median turn: what the VM alone does to work that long`,
+    `columns: run queue % = time the main thread waited for a CPU while other processes ran (Linux schedstat) ÷ the timed time; GC % = main-thread GC pause time inside the timed turns ÷ their time (scavenges + mark-compacts); touched = turns a pause overlapped; no-GC turns = the ratios over the turns no pause touched; GC out = mean / median with each turn's pause time taken out; in block = every sample divided by the median of its block (${hand.spread.blockMedians.length} alternating blocks; the floor: blocks of ${FLOOR_BLOCK} pieces), so a change of the machine's speed between blocks drops out; floor = a synchronous loop that allocates nothing, timed in ${r.floor.trellisTurn.n} pieces as long as the median turn: what the VM alone does to work that long`,
   );
   for (const [label, fl] of [['trellis turn', r.floor.trellisTurn], ['hand-loop turn', r.floor.handTurn]] as const) {
     console.log(`floor, ${label}: ${pct(fl.slow.share)} of the pieces slow (≥ ${SLOW_PIECE}× median), one every ${f(fl.slow.medianInterval / 1000, 2)} ms (${f(fl.slow.medianGap, 0)} pieces), +${f(fl.slow.medianExtra, 0)} µs each; first pieces: ${fl.slow.strip}`);

@@ -12,6 +12,7 @@ export interface Series {
   /** Where each block's samples begin in `samples`. */
   readonly blockStarts: number[];
   cpuUs: number;
+  runQueueMs: number;
   hooksPerTurn: number;
   blocks: number;
 }
@@ -25,10 +26,12 @@ export interface SeriesFigures extends Summary {
   readonly gc: GcTail;
   /** The blocks' medians and the spread of the samples inside their block. */
   readonly spread: BlockSpread;
+  /** Time the thread waited for a CPU during the timed turns (other processes' share), as a share of their time; NaN off Linux. */
+  readonly runQueueShare: number;
 }
 
 export function series(label: string, turn: (index: number) => Promise<number>): Series {
-  return { label, turn, samples: [], spans: [], blockStarts: [], cpuUs: 0, hooksPerTurn: 0, blocks: 0 };
+  return { label, turn, samples: [], spans: [], blockStarts: [], cpuUs: 0, runQueueMs: 0, hooksPerTurn: 0, blocks: 0 };
 }
 
 /**
@@ -52,10 +55,14 @@ export async function alternate(all: readonly Series[], blocks: number, turnsPer
       s.samples.push(...r.samples);
       s.spans.push(...r.spans);
       s.cpuUs += r.cpuUsPerRound * r.samples.length;
+      s.runQueueMs += r.runQueueMs;
       s.hooksPerTurn = r.hooksPerTurn;
       s.blocks++;
     }
   }
   const pauses = await gcWatch.stop();
-  return all.map((s) => ({ label: s.label, ...summarize(s.samples), cpuUsPerRound: s.cpuUs / s.samples.length, hooksPerTurn: s.hooksPerTurn, gc: gcTail(s.samples, s.spans, pauses), spread: blockSpread(s.samples, s.blockStarts) }));
+  return all.map((s) => {
+    const gc = gcTail(s.samples, s.spans, pauses);
+    return { label: s.label, ...summarize(s.samples), cpuUsPerRound: s.cpuUs / s.samples.length, hooksPerTurn: s.hooksPerTurn, gc, spread: blockSpread(s.samples, s.blockStarts), runQueueShare: s.runQueueMs / gc.timedMs };
+  });
 }
