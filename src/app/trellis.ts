@@ -139,7 +139,7 @@ export class Trellis {
       const definition = explorePlugin(type);
       const plugin = this.#prepare(definition, options, this.#installEnv(++this.#seq));
       await this.#lifecycle(plugin, 'onInstall', options);
-      this.#publish([...this.#current.plugins, plugin]);
+      this.#publish([...this.#current.plugins, plugin], this.#current);
       this.#bus.emit({ type: 'plugin.installed', plugin: definition.name, version: definition.version });
       return { name: definition.name, version: definition.version, instance: plugin.instance as T };
     });
@@ -372,8 +372,9 @@ export class Trellis {
     this.#publish(this.#current.plugins.map((p) => (p === plugin ? { ...p, enabled } : p)));
   }
 
-  #publish(plugins: readonly InstalledPlugin[]): void {
-    this.#current = new RegistrySnapshot(plugins);
+  /** Swaps in the snapshot of `plugins`; `base`, when they extend its plugins, is copied rather than rebuilt. */
+  #publish(plugins: readonly InstalledPlugin[], base?: RegistrySnapshot): void {
+    this.#current = new RegistrySnapshot(plugins, base);
   }
 
   /** The host a plugin gets at `onInstall`/`onUninstall`: its own things, and what it was granted. */

@@ -14,25 +14,56 @@ const byPriority = (a: { priority: number; order: number }, b: { priority: numbe
  */
 export class RegistrySnapshot implements StateSchema {
   readonly byName: ReadonlyMap<string, InstalledPlugin>;
-  readonly stateKeys = new Map<string, StateKeyEntry>();
-  readonly effects = new Map<string, KeyedHandler[]>();
-  readonly actions = new Map<string, KeyedHandler>();
-  readonly tools = new Map<string, RegisteredTool>();
+  readonly stateKeys: ReadonlyMap<string, StateKeyEntry>;
+  readonly effects: ReadonlyMap<string, readonly KeyedHandler[]>;
+  readonly actions: ReadonlyMap<string, KeyedHandler>;
+  readonly tools: ReadonlyMap<string, RegisteredTool>;
   private readonly views = new Map<string, ActiveView>();
 
-  constructor(readonly plugins: readonly InstalledPlugin[]) {
-    this.byName = new Map(plugins.map((p) => [p.definition.name, p]));
-    for (const key of KERNEL_STATE_KEYS) this.stateKeys.set(key.key, key);
-    for (const handler of BUILT_IN_ACTION_HANDLERS) this.actions.set(handler.key, handler);
+  /**
+   * The snapshot of `plugins`. With `base`, whose plugins are the first ones of `plugins`
+   * (an install appends one), only the plugins after them are added, to copies of `base`'s
+   * maps (the maps they add nothing to are shared: no snapshot changes a map once built).
+   * The same maps a build from scratch gives (a `Map` keeps a key where it was first set and
+   * takes the last value, either way), without walking every installed plugin's parts again
+   * on every install.
+   */
+  constructor(
+    readonly plugins: readonly InstalledPlugin[],
+    base?: RegistrySnapshot,
+  ) {
+    if (base !== undefined && base.plugins.length <= plugins.length && base.plugins.every((p, i) => plugins[i] === p)) {
+      const added = plugins.slice(base.plugins.length);
+      this.byName = added.length === 0 ? base.byName : new Map(base.byName);
+      this.stateKeys = added.some((p) => p.stateKeys.length > 0) ? new Map(base.stateKeys) : base.stateKeys;
+      this.effects = added.some((p) => p.effects.length > 0) ? new Map(base.effects) : base.effects;
+      this.actions = added.some((p) => p.actions.length > 0) ? new Map(base.actions) : base.actions;
+      this.tools = added.some((p) => p.tools.length > 0) ? new Map(base.tools) : base.tools;
+      this.#add(added);
+    } else {
+      this.byName = new Map();
+      this.stateKeys = new Map(KERNEL_STATE_KEYS.map((key) => [key.key, key]));
+      this.effects = new Map();
+      this.actions = new Map(BUILT_IN_ACTION_HANDLERS.map((handler) => [handler.key, handler]));
+      this.tools = new Map();
+      this.#add(plugins);
+    }
+  }
+
+  /** Adds `plugins`' parts to this snapshot's maps while it is built (the maps they add to are its own copies). */
+  #add(plugins: readonly InstalledPlugin[]): void {
+    const byName = this.byName as Map<string, InstalledPlugin>;
+    const stateKeys = this.stateKeys as Map<string, StateKeyEntry>;
+    const effects = this.effects as Map<string, readonly KeyedHandler[]>;
+    const actions = this.actions as Map<string, KeyedHandler>;
+    const tools = this.tools as Map<string, RegisteredTool>;
     for (const plugin of plugins) {
-      for (const key of plugin.stateKeys) this.stateKeys.set(key.key, key);
-      for (const handler of plugin.actions) this.actions.set(handler.key, handler);
-      for (const handler of plugin.effects) {
-        const list = this.effects.get(handler.key) ?? [];
-        list.push(handler);
-        this.effects.set(handler.key, list);
-      }
-      for (const tool of plugin.tools) this.tools.set(tool.name, tool);
+      byName.set(plugin.definition.name, plugin);
+      for (const key of plugin.stateKeys) stateKeys.set(key.key, key);
+      for (const handler of plugin.actions) actions.set(handler.key, handler);
+      // A new list, not a push: the list may be `base`'s.
+      for (const handler of plugin.effects) effects.set(handler.key, [...(effects.get(handler.key) ?? []), handler]);
+      for (const tool of plugin.tools) tools.set(tool.name, tool);
     }
   }
 
