@@ -62,6 +62,46 @@ export function derived(r: BenchReport) {
   };
 }
 
+/** One of issue 17's targets as this run measured it. */
+export interface TargetCheck {
+  readonly target: string;
+  readonly value: string;
+  /** Undefined where the issue asks only for a figure. */
+  readonly met: boolean | undefined;
+}
+
+/** The store's own checkpoint may grow this much from a 200-turn session's first tenth to its last and still count as flat. */
+export const FLAT_GROWTH = 1.25;
+
+/**
+ * Issue 17's targets against this run's figures. The tail targets are given twice: per turn
+ * (figure 1, the figure the issue was measured with) and per round (table 1c).
+ */
+export function issue17Targets(r: BenchReport): TargetCheck[] {
+  const d = derived(r);
+  const { trellis } = r.sequential;
+  const rt = r.rounds.trellis;
+  const rh = r.rounds.hand;
+  const ten = d.scaling.find((s) => /10 plugins, hook on every point/.test(s.label))?.usPerHookRun;
+  const fifty = d.scaling.find((s) => /50 plugins, hook on every point/.test(s.label))?.usPerHookRun;
+  const storeGrowth = r.longSession.storeOnlyLastTenthUs / r.longSession.storeOnlyFirstTenthUs;
+  return [
+    { target: 'framework time per round ≤ 1.5 µs', value: `${f(d.frameworkUsPerRound, 2)} µs (rounds one by one: ${f(rt.median - rh.median, 2)})`, met: d.frameworkUsPerRound <= 1.5 },
+    { target: 'median round ≤ 2.2× the hand loop', value: `${f(d.ratioToHand, 2)}× (rounds one by one: ${f(rt.median / rh.median, 2)}×)`, met: d.ratioToHand <= 2.2 },
+    { target: 'p90 ≤ 1.5× median, per turn (figure 1)', value: `${f(d.p90ToMedian, 2)} (the machine floor for work as long: ${f(r.floor.trellisTurn.p90 / r.floor.trellisTurn.median, 2)})`, met: d.p90ToMedian <= 1.5 },
+    { target: 'p90 ≤ 1.5× median, per round (table 1c)', value: f(rt.p90 / rt.median, 2), met: rt.p90 / rt.median <= 1.5 },
+    { target: 'mean ≤ 1.3× median, per turn (figure 1)', value: `${f(d.meanToMedian, 2)} (GC time taken out: ${f(trellis.gc.gcOut.mean / trellis.gc.gcOut.median, 2)})`, met: d.meanToMedian <= 1.3 },
+    { target: 'mean ≤ 1.3× median, per round (table 1c)', value: `${f(rt.mean / rt.median, 2)} (rounds no GC touched: ${f(rt.gc.untouched.mean / rt.gc.untouched.median, 2)})`, met: rt.mean / rt.median <= 1.3 },
+    { target: 'bytes allocated per round, beside the hand loop\'s', value: `${f(r.allocation.trellis.bytesPerRound, 0)} B (${f(d.allocationRatioToHand, 2)}×)`, met: undefined },
+    { target: '1,000 concurrent turns ≤ 2× the hand loop', value: `${f(d.concurrentRatioToHand, 2)}×`, met: d.concurrentRatioToHand <= 2 },
+    { target: 'live heap per in-flight turn ≤ 10 KB', value: `${f(r.concurrent.held.liveHeapPerTurnKb, 1)} KB`, met: r.concurrent.held.liveHeapPerTurnKb <= 10 },
+    { target: 'SqliteStore checkpoint ≤ 100 µs (median)', value: `${f(r.checkpoint.checkpointUs, 0)} µs`, met: r.checkpoint.checkpointUs <= 100 },
+    { target: `checkpoint cost flat over a ${r.longSession.turns}-turn session (store's last ÷ first tenth ≤ ${FLAT_GROWTH})`, value: f(storeGrowth, 2), met: storeGrowth <= FLAT_GROWTH },
+    { target: 'cost linear in hooks that run (µs per hook run, 50 plugins ≤ 1.5× 10 plugins)', value: `${f(ten, 2)} / ${f(fifty, 2)}`, met: ten === undefined || fifty === undefined ? undefined : fifty <= 1.5 * ten },
+    { target: `install of ${r.install1000.plugins} plugins measured`, value: `${f(r.install1000.totalMs, 0)} ms`, met: undefined },
+  ];
+}
+
 const f = (x: number | undefined, d = 1) => (x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(d));
 
 function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -182,4 +222,6 @@ export function printReport(r: BenchReport): void {
       ],
     ),
   );
+  console.log('\n5. Issue 17\'s targets in this run (docs/performance.md, "Where issue 17 stands")');
+  console.log(table(['target', 'this run', 'met'], issue17Targets(r).map((t) => [t.target, t.value, t.met === undefined ? '-' : t.met ? 'yes' : 'no'])));
 }
