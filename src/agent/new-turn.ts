@@ -1,8 +1,7 @@
 import { ContextLevel } from '../context/context-level.js';
 import { isStop, type HookOutcome } from '../hooks/hook-engine.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
-import { handingOver, historyFor } from './delegation/handoff-continuation.js';
-import type { HandoffMark } from '../contract/delegation.js';
+import { handingOver, historyFor, runRounds } from './delegation/handoff-continuation.js';
 import { finishReply, inTurnEnvelope, turnEnv, type SessionParts, type TurnMeta } from './turn-envelope.js';
 import type { ChatMessage } from '../models/model-provider.js';
 import type { TurnEnv } from '../tools/turn-env.js';
@@ -78,10 +77,7 @@ function newRunner(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: r
 /** The rounds of an opened turn; a blocked turn's end as it is. */
 function rounds(env: TurnEnv, opened: TurnRunner | TurnEnd): Promise<TurnEnd> {
   if (!(opened instanceof TurnRunner)) return Promise.resolve(opened);
-  // A handoff marked before the rounds (as on resume, see `continueRounds`) is acted on first.
-  const approved = env.site.scope.turn!.values[KERNEL_KEYS.handoff] as HandoffMark | undefined;
-  if (approved) return Promise.resolve({ ...opened.end('completed', undefined), handoff: approved });
-  return opened.loop();
+  return runRounds(env, opened);
 }
 
 /** After the rounds: the handoffs they asked for, then `message.sending` (see `finishReply`). */

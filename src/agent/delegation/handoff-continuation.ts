@@ -29,22 +29,17 @@ export interface LoopEnd {
  * now on. `agent.delegated` reports each handoff.
  */
 export function loopWithHandoffs(parts: SessionParts, env: TurnEnv, runner: TurnRunner): Promise<LoopEnd> {
-  return continueRounds(parts, env, runner, reached);
+  return runRounds(env, runner).then((end) => (end.handoff ? handingOver(parts, env, runner, end) : { parts, env, runner, end }));
 }
 
 /**
- * {@link loopWithHandoffs}, then `next` with where the turn stands, in the same `then`: no
- * frame of this function and no promise of its own is held while the rounds run.
+ * The rounds of `runner`, to the end that may ask for a handoff. A handoff approved on
+ * resume (marked before the rounds go on) is that end, before any round runs.
  */
-export function continueRounds<T>(parts: SessionParts, env: TurnEnv, runner: TurnRunner, next: (after: LoopEnd) => T | PromiseLike<T>): Promise<T> {
-  // A handoff approved on resume ran before the rounds go on: act on it first.
+export function runRounds(env: TurnEnv, runner: TurnRunner): Promise<TurnEnd> {
   const approved = env.site.scope.turn!.values[KERNEL_KEYS.handoff] as HandoffMark | undefined;
-  if (approved) return handingOver(parts, env, runner, { ...runner.end('completed', undefined), handoff: approved }).then(next);
-  return runner.loop().then((end) => (end.handoff ? handingOver(parts, env, runner, end).then(next) : next({ parts, env, runner, end })));
-}
-
-function reached(after: LoopEnd): LoopEnd {
-  return after;
+  if (approved) return Promise.resolve({ ...runner.end('completed', undefined), handoff: approved });
+  return runner.loop();
 }
 
 /** The turn goes on with each agent it was handed to. */
