@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Hook, MemoryStore, Plugin, ScriptedModel, SqliteStore, Trellis, type SessionStore, type ToolCallInfo } from '../../../index.js';
 import { dyingStore } from './support/dying-store.js';
-import { FINAL_REPLY, LedgerPlugin, readLedger, stepsScript, useLedgers, type Ledgers } from './support/steps-workload.js';
+import { FINAL_REPLY, LedgerPlugin, readLedger, stepsScript, useLedgers, type Ledgers } from '../../support/steps-workload.js';
 
 /**
  * Durable steps (issue 25), in one process: a turn is cut off at every step boundary (the

@@ -18,7 +18,7 @@ describe('the delegation desk example', () => {
 
     const decided = await session.resume({ decisions: [{ callId: 'refunds_pay/payments_refund', decision: 'approve' }] });
     expect(decided.reply).toBe('Done: Refunded 1999 cents for order 42');
-    expect(PaymentsPlugin.ledger.paid).toEqual([{ orderId: '42', amountCents: 1999, key: expect.stringContaining('payments_refund') }]);
+    expect(PaymentsPlugin.ledger.paid).toEqual([{ orderId: '42', amountCents: 1999, key: 'desk-1>payments:0:refunds_pay:0:1:0' }]);
     expect(Object.keys(decided.usage.byAgent ?? {}).sort()).toEqual(['payments', 'refunds', 'triage']);
 
     const back = await session.send('Thanks, that is all');

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { IsInt } from 'class-validator';
-import { Plugin, Tool, type ModelRequest, type ScriptedReply, type ToolContext } from '../../../../index.js';
+import { Plugin, Tool, type ModelRequest, type ScriptedReply, type ToolContext } from '../../index.js';
 
 /**
  * The workload of the durable-steps tests (issue 25): a turn of three tool rounds — one call,
