@@ -6,7 +6,6 @@ export { Client } from '@modelcontextprotocol/sdk/client/index.js';
 export { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 export { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 export { Server } from '@modelcontextprotocol/sdk/server/index.js';
-export { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 export { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 export {
   CallToolRequestSchema,
@@ -17,3 +16,5 @@ export {
   type CallToolResult,
   type Tool as McpToolDescription,
 } from '@modelcontextprotocol/sdk/types.js';
+export { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+export type { Transport as McpTransport } from '@modelcontextprotocol/sdk/shared/transport.js';

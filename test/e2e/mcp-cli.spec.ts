@@ -64,6 +64,33 @@ describe('trellis mcp and mcpServers in trellis.config', () => {
     return { url, stop };
   }
 
+  it("honours the config's context: a @Requires('app.tenant') tool gets it over MCP", async () => {
+    const own = realpathSync(mkdtempSync(join(tmpdir(), 'trellis-mcp-context-')));
+    try {
+      // A plain-JS plugin against the built package, decorators applied as functions.
+      writeFileSync(
+        join(own, 'tenant.plugin.mjs'),
+        `import { Plugin, Tool, Requires } from ${JSON.stringify(join(ROOT, 'dist/index.js'))};
+export class TenantPlugin { name(_input, ctx) { return 'tenant ' + ctx.deps['app.tenant']; } }
+const d = Object.getOwnPropertyDescriptor(TenantPlugin.prototype, 'name');
+Tool({ name: 'tenant.name', description: 'The tenant.', inputSchema: { type: 'object', properties: {}, additionalProperties: false } })(TenantPlugin.prototype, 'name', d);
+Requires('app.tenant')(TenantPlugin.prototype, 'name', d);
+Plugin({ name: 'tenant', version: '1.0.0' })(TenantPlugin);
+`,
+      );
+      writeFileSync(join(own, 'trellis.config.json'), JSON.stringify({ plugins: ['./tenant.plugin.mjs'], context: { 'app.tenant': 'acme' } }));
+      const client = new Client({ name: 'e2e', version: '1' });
+      await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: own, stderr: 'pipe' }));
+      try {
+        expect(await client.callTool({ name: 'tenant.name', arguments: {} })).toMatchObject({ content: [{ type: 'text', text: 'tenant acme' }] });
+      } finally {
+        await client.close();
+      }
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('--token (or TRELLIS_MCP_TOKEN) requires the bearer token on every request', async () => {
     const token = 'a-secret-of-24-characters';
     const { url, stop } = await serveHttp(['--tool', 'trips.echo'], { ...process.env, TRELLIS_MCP_TOKEN: token });

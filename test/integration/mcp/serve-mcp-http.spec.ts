@@ -79,6 +79,9 @@ describe("serveMcp over Streamable HTTP, with the SDK's Client", () => {
     expect(JSON.parse((bad.content as { text: string }[])[0]!.text)).toMatchObject({ error: { code: 'ToolInput' } });
     expect(await client.callTool({ name: 'calc.whoami', arguments: { text: 'hi' } })).toMatchObject({ content: [{ text: 'ann: hi' }] });
     await expect(client.callTool({ name: 'calc.hidden', arguments: { text: 'x' } })).rejects.toThrow(/Unknown tool: calc.hidden/);
+    // The SDK's client adds "MCP error <code>: " to what the server sent: the server's message must not carry it already.
+    const unknown = (await client.callTool({ name: 'calc.hidden', arguments: {} }).catch((e: unknown) => e)) as McpError;
+    expect(unknown.message).toBe('MCP error -32602: Unknown tool: calc.hidden');
   });
 
   it('turns a suspended gate into an MCP error saying approval is required; the tool does not run', async () => {
@@ -87,6 +90,8 @@ describe("serveMcp over Streamable HTTP, with the SDK's Client", () => {
     expect((error as McpError).code).toBe(APPROVAL_REQUIRED);
     expect((error as McpError).message).toContain('Approval required');
     expect((error as McpError).message).toContain('Wiping needs approval');
+    expect((error as McpError).message).toMatch(/^MCP error -32010: Approval required/);
+    expect((error as McpError).message).not.toMatch(/MCP error -32010: MCP error/);
   });
 
   it('refuses a request without a valid bearer token', async () => {
