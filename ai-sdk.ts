@@ -7,7 +7,7 @@ import 'reflect-metadata';
  * importing `trellis` does not load the `ai` package. See docs/ai-sdk.md.
  */
 export { createChatHandler, uiMessageStream, type ChatHandlerOptions, type UiStreamOptions } from './src/ai-sdk/chat-handler.js';
-export { chatRequestListener } from './src/ai-sdk/chat-request-listener.js';
+export { chatRequestListener, serveChatRequest, serveChatReconnect, type ServeChatOptions } from './src/ai-sdk/chat-request-listener.js';
 export { readChatRequest, type ChatRequest } from './src/ai-sdk/chat-request.js';
 export { ChatStreams } from './src/ai-sdk/chat-streams.js';
 export { UiChunkWriter, type TrellisMessageMetadata } from './src/ai-sdk/ui-chunk-writer.js';
