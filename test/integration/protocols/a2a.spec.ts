@@ -36,7 +36,7 @@ describe("a Trellis agent served over A2A, driven by the SDK's own client", () =
     const card = (await (await fetch(serving.cardUrl)).json()) as { skills: { id: string; description: string }[] };
     expect(card).toMatchObject({ name: 'desk', description: 'You export reports.', capabilities: { streaming: true } });
     expect(card.skills.map((s: { id: string }) => s.id).sort()).toEqual(['files.count', 'files.export']);
-    expect(card.skills.find((s: { id: string }) => s.id === 'files.export').description).toBe('Export a report to a file.');
+    expect(card.skills.find((s: { id: string }) => s.id === 'files.export')?.description).toBe('Export a report to a file.');
   });
 
   it('a suspended turn is the task state input-required; the next message approves it, the call runs once and the task completes', async () => {
