@@ -24,8 +24,16 @@ export class ExportPlugin {
     return input.name.length;
   }
 
+  /** Parked with every decision allowed (approve, reject, edit). */
+  @Tool({ name: 'files.purge', input: ExportInput, description: 'Delete a report.' })
+  purge(input: ExportInput) {
+    exportRuns.push(`purged ${input.name}`);
+    return `purged ${input.name}`;
+  }
+
   @Hook('tool.gate')
   gate(call: ToolCallInfo) {
+    if (call.tool === 'files.purge') return suspend('Delete the report?');
     return call.tool === 'files.export' ? suspend({ message: 'Write the CSV file?', allowedDecisions: ['approve', 'reject'] }) : undefined;
   }
 }

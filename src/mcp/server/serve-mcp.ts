@@ -7,6 +7,7 @@ import type { Trellis } from '../../../index.js';
 import { hostName, isLoopback } from '../../net/loopback.js';
 import { StreamableHTTPServerTransport } from '../sdk.js';
 import { BoundedStdioTransport } from './bounded-stdio-transport.js';
+import type { ServedApprovalOptions } from './served-approval.js';
 import { createMcpToolServer, McpClientSessions, toolOnlyAgent, type McpToolHost } from './mcp-tool-server.js';
 
 /** Options of {@link serveMcp}. */
@@ -39,6 +40,12 @@ export interface ServeMcpOptions {
    * `authenticate` returns are added over these.
    */
   readonly context?: Readonly<Record<string, unknown>>;
+  /**
+   * A call a gate suspends: asked of the client by elicitation when it supports it, else
+   * parked in a session of its own for `trellis resume` / the dev page / `session.resume`,
+   * and waited for up to `waitMs` (default 10 minutes). See docs/mcp.md.
+   */
+  readonly approvals?: ServedApprovalOptions;
   /** Announced to clients. Default `trellis` / `0.1.0`. */
   readonly name?: string;
   readonly version?: string;
@@ -63,14 +70,15 @@ export interface McpServing {
  *   authenticate: (token) => (token === process.env.TOKEN ? { 'app.scopes': ['orders:read'] } : undefined) });
  */
 export async function serveMcp(app: Trellis, options: ServeMcpOptions): Promise<McpServing> {
-  const host: McpToolHost = { app, agent: options.agent ?? toolOnlyAgent(app), allow: options.tools, ask: options.ask, name: options.name ?? 'trellis', version: options.version ?? '0.1.0' };
+  const host: McpToolHost = { app, agent: options.agent ?? toolOnlyAgent(app), allow: options.tools, ask: options.ask, name: options.name ?? 'trellis', version: options.version ?? '0.1.0', approvals: options.approvals };
   const context = options.context ?? {};
   return options.transport.kind === 'stdio' ? serveStdio(host, options.transport, context) : serveHttp(host, options.transport, options.authenticate, context);
 }
 
-async function serveStdio(host: McpToolHost, transport: { stdin?: Readable; stdout?: Writable; maxMessageBytes?: number }, context: Readonly<Record<string, unknown>>): Promise<McpServing> {
+async function serveStdio(stateless: McpToolHost, transport: { stdin?: Readable; stdout?: Writable; maxMessageBytes?: number }, context: Readonly<Record<string, unknown>>): Promise<McpServing> {
   const sessions = new McpClientSessions(`mcp-stdio-${randomUUID()}`, context);
-  const server = createMcpToolServer(host, sessions);
+  // One connection for the whole session: the server can ask the client mid-call (elicitation).
+  const server = createMcpToolServer({ ...stateless, canElicit: true }, sessions);
   let done!: () => void;
   const closed = new Promise<void>((resolve) => (done = resolve));
   server.onclose = () => void sessions.end().finally(done);

@@ -52,6 +52,8 @@ describe("serveMcp over Streamable HTTP, with the SDK's Client", () => {
       transport: { kind: 'http', port: 0 },
       tools: ['calc.add', 'calc.whoami', 'calc.wipe'],
       ask: [asker],
+      // No elicitation over stateless HTTP: a parked call waits this long for a decision made elsewhere.
+      approvals: { waitMs: 100, pollMs: 20 },
       authenticate: (token) => (token === 'secret-ann' ? { 'app.user': 'ann' } : undefined),
     });
     client = new Client({ name: 'test', version: '1' });
@@ -84,7 +86,7 @@ describe("serveMcp over Streamable HTTP, with the SDK's Client", () => {
     expect(unknown.message).toBe('MCP error -32602: Unknown tool: calc.hidden');
   });
 
-  it('turns a suspended gate into an MCP error saying approval is required; the tool does not run', async () => {
+  it('a suspended gate nobody decides in time is an MCP error saying approval is required and where the call is parked; the tool does not run', async () => {
     const error = await client.callTool({ name: 'calc.wipe', arguments: {} }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(McpError);
     expect((error as McpError).code).toBe(APPROVAL_REQUIRED);
@@ -92,6 +94,7 @@ describe("serveMcp over Streamable HTTP, with the SDK's Client", () => {
     expect((error as McpError).message).toContain('Wiping needs approval');
     expect((error as McpError).message).toMatch(/^MCP error -32010: Approval required/);
     expect((error as McpError).message).not.toMatch(/MCP error -32010: MCP error/);
+    expect((error as McpError).data).toMatchObject({ code: 'ApprovalRequired', sessionId: expect.stringContaining(':approval-'), callId: expect.any(String) });
   });
 
   it('refuses a request without a valid bearer token', async () => {

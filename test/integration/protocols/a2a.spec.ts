@@ -35,7 +35,7 @@ describe("a Trellis agent served over A2A, driven by the SDK's own client", () =
   it('publishes an agent card from the agent: its name, description and tools as skills', async () => {
     const card = (await (await fetch(serving.cardUrl)).json()) as { skills: { id: string; description: string }[] };
     expect(card).toMatchObject({ name: 'desk', description: 'You export reports.', capabilities: { streaming: true } });
-    expect(card.skills.map((s: { id: string }) => s.id).sort()).toEqual(['files.count', 'files.export']);
+    expect(card.skills.map((s: { id: string }) => s.id).sort()).toEqual(['files.count', 'files.export', 'files.purge']);
     expect(card.skills.find((s: { id: string }) => s.id === 'files.export')?.description).toBe('Export a report to a file.');
   });
 
