@@ -9,7 +9,14 @@ export { Server } from '@modelcontextprotocol/sdk/server/index.js';
 export { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 export {
   CallToolRequestSchema,
+  ElicitRequestSchema,
   ErrorCode,
+  type ElicitRequest,
+  type ElicitResult,
+  type GetPromptResult,
+  type ListPromptsResult,
+  type ListResourcesResult,
+  type ReadResourceResult,
   ListToolsRequestSchema,
   McpError,
   ToolListChangedNotificationSchema,
