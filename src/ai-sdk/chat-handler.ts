@@ -26,7 +26,8 @@ export interface UiStreamOptions {
  * return createUIMessageStreamResponse({ stream });
  */
 export function uiMessageStream(session: TurnSession, request: ChatRequest, options: UiStreamOptions = {}): ReadableStream<UIMessageChunk> {
-  const recording = options.streams?.open(request.chatId);
+  // Recorded under the session id: a reconnect resolves its chat id the same way, so it finds only its own.
+  const recording = options.streams?.open(session.id);
   return createUIMessageStream({
     execute: async ({ writer }) => {
       const chunks = new UiChunkWriter(session.id, (chunk) => {
@@ -89,7 +90,7 @@ export function createChatHandler(options: ChatHandlerOptions): (request: Reques
       if (request.method === 'GET') {
         const id = /\/([^/]+)\/stream\/?$/.exec(new URL(request.url).pathname)?.[1];
         if (id === undefined) return problem(404, 'NotFound', 'Resume a chat stream with GET <api>/<chat id>/stream');
-        const replay = streams.replay(decodeURIComponent(id));
+        const replay = streams.replay((await sessionOf(decodeURIComponent(id), request)).id);
         return replay ? createUIMessageStreamResponse({ stream: replay }) : new Response(null, { status: 204 });
       }
       if (request.method !== 'POST') return problem(405, 'MethodNotAllowed', 'POST the chat request, or GET <api>/<chat id>/stream');

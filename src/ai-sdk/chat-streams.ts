@@ -16,7 +16,7 @@ export class ChatStreams {
 
   constructor(private readonly maxChunks = 10_000) {}
 
-  /** Starts recording the chat's new stream (a newer one replaces it). */
+  /** Starts recording the session's new stream (a newer one replaces it). */
   open(chatId: string): { write(chunk: UIMessageChunk): void; close(): void } {
     const running: Running = { chunks: [], listeners: new Set() };
     this.#running.set(chatId, running);

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Inject, Module, Param, Post, Res, type DynamicModule, type Type } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Module, Param, Post, Req, Res, type DynamicModule, type Type } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { TrellisError } from '../../../index.js';
 import type { HostedAgent } from '../hosted-agent.js';
@@ -12,9 +12,10 @@ export interface TrellisChatOptions {
   readonly agent: string;
   /**
    * The session id of a chat. Default: the chat id itself, so anyone who knows a chat id
-   * reaches its session; scope it to the signed-in user, e.g. with the request context.
+   * reaches its session; scope it to the signed-in user, e.g.
+   * `(chatId, req) => \`${req.user.id}:${chatId}\``.
    */
-  readonly sessionId?: (chatId: string) => string;
+  readonly sessionId?: (chatId: string, request: any) => string;
 }
 
 /** The `ai` package loads with the first chat request, not with `trellis/nestjs`. */
@@ -36,17 +37,18 @@ function createChatController(options: TrellisChatOptions, prefix: string): Type
      */
     @Post()
     @HttpCode(200)
-    async chat(@Body() body: unknown, @Res() res: ServerResponse): Promise<void> {
+    async chat(@Body() body: unknown, @Req() req: unknown, @Res() res: ServerResponse): Promise<void> {
       const sdk = await loadAiSdk();
       const streams = (this.#streams ??= new sdk.ChatStreams());
-      await sdk.serveChatRequest(body, (chatId) => this.agent.session(options.sessionId?.(chatId) ?? chatId), res, { streams });
+      await sdk.serveChatRequest(body, (chatId) => this.agent.session(options.sessionId?.(chatId, req) ?? chatId), res, { streams });
     }
 
     /** A reconnect (`useChat({ resume: true })`): the chat's running stream, or 204. */
     @Get(':id/stream')
-    async reconnect(@Param('id') id: string, @Res() res: ServerResponse): Promise<void> {
+    async reconnect(@Param('id') id: string, @Req() req: unknown, @Res() res: ServerResponse): Promise<void> {
       const sdk = await loadAiSdk();
-      sdk.serveChatReconnect(id, (this.#streams ??= new sdk.ChatStreams()), res);
+      // Streams are recorded under the session id, so a reconnect finds only its own user's.
+      sdk.serveChatReconnect(options.sessionId?.(id, req) ?? id, (this.#streams ??= new sdk.ChatStreams()), res);
     }
   }
   Object.defineProperty(TrellisChatController, 'name', { value: `TrellisChatController(${options.agent})` });

@@ -104,3 +104,31 @@ describe.each([
     expect((await fetch(`${url}/nobody/stream`)).status).toBe(204);
   });
 });
+
+describe('reconnecting to a running chat stream (GET <api>/:id/stream)', () => {
+  it('replays the running turn from its first chunk, then the live ones; 204 once it ended', async () => {
+    const { Trellis, ScriptedModel } = await import('trellis');
+    const app = Trellis.create();
+    const agent = app.agent({ name: 'slow', model: new ScriptedModel(['A slow answer'], { delayMs: 400 }), instructions: '' });
+    const server = createServer(chatRequestListener({ agent }));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const api = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/chat`;
+    try {
+      const transport = new DefaultChatTransport<UIMessage>({ api });
+      const first = transport.sendMessages({ chatId: 'slow-1', messages: [user('Take your time')], trigger: 'submit-message', messageId: undefined, abortSignal: undefined });
+      await new Promise((r) => setTimeout(r, 150));
+      // The client lost its connection and asks to resume (useChat({ resume: true })).
+      const resumed = await transport.reconnectToStream({ chatId: 'slow-1' });
+      expect(resumed).not.toBeNull();
+      let last: UIMessage | undefined;
+      for await (const message of readUIMessageStream({ stream: resumed! })) last = message;
+      expect(last!.parts.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text).join('')).toBe('A slow answer');
+      expect(last!.metadata).toMatchObject({ status: 'completed' });
+      for await (const _ of readUIMessageStream({ stream: await first })) void _;
+      expect(await transport.reconnectToStream({ chatId: 'slow-1' })).toBeNull();
+    } finally {
+      await new Promise((r) => server.close(r));
+      await app.stop();
+    }
+  });
+});
