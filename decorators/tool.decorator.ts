@@ -23,10 +23,17 @@ export interface ToolOptions {
   readonly maxResultChars?: number;
   /**
    * Running it twice has the same effect as once (a read, or a write keyed by
-   * `ctx.idempotencyKey`). An approved call of an idempotent tool that a crash cut off
-   * mid-run is run again on the next resume; any other becomes a `retry`/`skip` decision.
+   * `ctx.idempotencyKey`): the same as `onCrash: 'retry'`.
    */
   readonly idempotent?: boolean;
+  /**
+   * What becomes of a call that a crash cut off mid-run (it started, and no result was
+   * journalled): `retry` runs it again when the turn goes on, with the same
+   * `ctx.idempotencyKey`; `ask` (the default, unless `idempotent: true`) parks it as a
+   * `retry` / `skip` decision, since only a human can say whether its effect happened.
+   * Calls that finished are never run again, and calls that never started simply run.
+   */
+  readonly onCrash?: 'retry' | 'ask';
 }
 
 export interface ToolMetadata {

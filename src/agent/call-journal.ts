@@ -1,4 +1,4 @@
-import type { PendingApproval } from '../contract/suspension.js';
+import { interruptedTicket, type PendingApproval } from '../contract/suspension.js';
 import type { RegisteredTool } from '../plugin/plugin-member.js';
 import type { SuspensionRecord } from './suspension-record.js';
 import type { Decision } from './turn-result.js';
@@ -19,7 +19,7 @@ export interface JournalReview {
  * because only a human can say whether its effect happened. Finished calls are not pending
  * any more and keep their stored results.
  */
-export function reviewJournal(record: SuspensionRecord, tools: ReadonlyMap<string, Pick<RegisteredTool, 'idempotent'>>): JournalReview {
+export function reviewJournal(record: SuspensionRecord, tools: ReadonlyMap<string, Pick<RegisteredTool, 'onCrash'>>): JournalReview {
   const claimed = new Map(record.decisions.map((d) => [d.callId, d] as const));
   const started = new Set(record.started ?? []);
   const carryOver: Decision[] = [];
@@ -32,7 +32,7 @@ export function reviewJournal(record: SuspensionRecord, tools: ReadonlyMap<strin
       continue;
     }
     reopened.add(call.callId);
-    if (!started.has(call.callId) || decision.decision === 'reject' || decision.decision === 'skip' || tools.get(call.tool)?.idempotent === true) {
+    if (!started.has(call.callId) || decision.decision === 'reject' || decision.decision === 'skip' || tools.get(call.tool)?.onCrash === 'retry') {
       carryOver.push(decision);
       pending.push(call);
       continue;
@@ -40,11 +40,7 @@ export function reviewJournal(record: SuspensionRecord, tools: ReadonlyMap<strin
     const args = decision.decision === 'edit' ? decision.args : (call.ticket.data?.['args'] as unknown);
     pending.push({
       ...call,
-      ticket: {
-        message: `An approved call of ${call.tool} was cut off mid-run (the process stopped before its result was saved); it may or may not have run. Retry it (it gets the same idempotency key) or skip it`,
-        allowedDecisions: ['retry', 'skip'],
-        data: { interrupted: true, original: call.ticket.message, ...(args !== undefined && { args }) },
-      },
+      ticket: interruptedTicket(call.tool, true, call.ticket.message, args),
     });
   }
   if (reopened.size === 0) return { record, carryOver };

@@ -41,7 +41,7 @@ export async function callToolDirectly(parts: SessionParts, name: string, args: 
   const env = turnEnv(parts, new ContextLevel({ ...options.context, [KERNEL_KEYS.turnIndex]: turnIndex }), options.signal, turnIndex);
   const callId = `direct_${randomUUID()}`;
   const text = typeof args === 'string' ? args : JSON.stringify(args ?? {});
-  const outcome = await executeToolCall(env, { id: callId, name, arguments: text }, 0, env.view.toolsByName, options.approved === true ? { approved: true } : undefined);
+  const outcome = await executeToolCall(env, { id: callId, name, arguments: text }, 0, -1, env.view.toolsByName, options.approved === true ? { approved: true } : undefined);
   switch (outcome.kind) {
     case 'blocked':
       return { status: 'blocked', callId, reason: outcome.reason, by: outcome.by };

@@ -67,7 +67,7 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
       } else {
         // Journal: started, before the call runs. A crash from here on leaves a decidable record.
         if (parts.host.store) await save((journal = { ...journal, started: [...(journal.started ?? []), call.callId] }));
-        const outcome = await executeToolCall(env, { id: call.callId, name: call.tool, arguments: argumentsFor(call, decision) }, record.rounds, env.view.toolsByName, { approved: true });
+        const outcome = await executeToolCall(env, { id: call.callId, name: call.tool, arguments: argumentsFor(call, decision) }, record.rounds, positionOf(record, call.callId), env.view.toolsByName, { approved: true });
         if (outcome.kind === 'suspended' && outcome.child) {
           // An approved delegation ran its sub-agent, which now waits for decisions of its own.
           journal = waitingInside(journal, outcome.child, (p) => p === call);
@@ -88,7 +88,7 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
       // stopped part-way hands the same decisions down again and nothing runs twice.
       const call = record.calls.find((c) => c.callId === parent)!;
       stashResume(env, parent, decisions);
-      const outcome = await executeToolCall(env, { id: parent, name: call.tool, arguments: call.arguments }, record.rounds, env.view.toolsByName, { approved: true });
+      const outcome = await executeToolCall(env, { id: parent, name: call.tool, arguments: call.arguments }, record.rounds, positionOf(record, parent), env.view.toolsByName, { approved: true });
       const others = withoutCallsInside(journal.pending, parent);
       if (outcome.kind === 'suspended' && outcome.child) {
         journal = waitingInside(journal, outcome.child, (p) => p.callId.startsWith(`${parent}/`));
@@ -156,4 +156,9 @@ export async function cancelSuspended(parts: SessionParts, record: SuspensionRec
   runner.pushToolMessages(record.calls, results);
   const end = runner.end('cancelled', undefined, { code: 'Cancelled', message: CANCEL_NOTES[cause].turn });
   await parts.sync.checkpoint(record.turnIndex, record.input, end, record.startedAt, parts.state.session.values);
+}
+
+/** A parked call's place in the round that asked for it: its index among the record's calls. */
+function positionOf(record: SuspensionRecord, callId: string): number {
+  return record.calls.findIndex((c) => c.callId === callId);
 }

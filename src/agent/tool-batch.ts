@@ -24,7 +24,7 @@ export async function runToolBatch(env: TurnEnv, calls: readonly ModelToolCall[]
         outcomes[index] = { kind: INTERRUPTED, callId: call.id, tool: call.name };
         continue;
       }
-      const outcome = await executeToolCall(env, call, round, tools);
+      const outcome = await executeToolCall(env, call, round, index, tools);
       outcomes[index] = outcome;
       if (outcome.kind === 'blocked') stopped = true;
     }

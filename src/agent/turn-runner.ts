@@ -7,7 +7,7 @@ import type { PluginMember, RegisteredTool } from '../plugin/plugin-member.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import { NEVER_ABORTED } from '../context/never-signal.js';
 import { commitKernelWrites, turnValue } from '../state/kernel-writes.js';
-import { PreparedCall, startToolCall, toolFailure, toolMessage, type CallEnd, type CallStep } from '../tools/tool-pipeline.js';
+import { ToolCallRun, startToolCall, toolFailure, toolMessage, type CallEnd, type CallStep } from '../tools/tool-pipeline.js';
 import type { ToolResult } from '../contract/tool-result.js';
 import type { InferenceRequest } from '../contract/hook-payloads.js';
 import type { HandoffMark } from '../contract/delegation.js';
@@ -123,9 +123,9 @@ export class TurnRunner {
       if (calls.length === 1) {
         // One call (the common case) is awaited here, step by step: no batch, and no promise
         // or closure of its own to continue after the tool.
-        let step: CallStep = startToolCall(env, calls[0]!, round, byName);
+        let step: CallStep = startToolCall(env, calls[0]!, round, 0, byName);
         if (step instanceof Promise) step = await step;
-        if (step instanceof PreparedCall) {
+        if (step instanceof ToolCallRun) {
           let result: ToolResult;
           try {
             result = await step.running;

@@ -16,8 +16,10 @@ export interface ToolInfo {
   /** The context keys it declared with `@Requires` (its own, its class's and its middleware's). */
   readonly requires: readonly { readonly key: string; readonly optional: boolean }[];
   readonly timeoutMs?: number;
-  /** `@Tool({ idempotent: true })`: run again by itself when a crash cut a call of it off mid-run. */
+  /** `@Tool({ idempotent: true })` or `onCrash: 'retry'`: run again by itself when a crash cut a call of it off mid-run. */
   readonly idempotent: boolean;
+  /** What a call of it cut off mid-run by a crash becomes: run again (`retry`) or a `retry`/`skip` decision (`ask`). */
+  readonly onCrash: 'retry' | 'ask';
   /** Input fields marked `@Secret()`: shown as `[Redacted]` wherever a call is displayed. */
   readonly secretFields: readonly string[];
 }
@@ -69,7 +71,8 @@ export function describeRegistry(registry: RegistrySnapshot): AppDescription {
         middleware: t.chainNames,
         requires: t.requires.map((r) => ({ key: r.key, optional: r.optional })),
         ...(t.timeoutMs !== undefined && { timeoutMs: t.timeoutMs }),
-        idempotent: t.idempotent,
+        idempotent: t.onCrash === 'retry',
+        onCrash: t.onCrash,
         secretFields: secretFields(t.input),
       })),
       hooks: p.hooks.map((h) => ({ point: h.point, plugin: h.plugin, method: h.method, priority: h.priority })),

@@ -10,7 +10,7 @@ const NONE: readonly never[] = Object.freeze([]) as readonly never[];
 
 interface KernelAccess {
   command(ctx: MemberContext): StateCommand | undefined;
-  bindCall(ctx: MemberContext, callId: string, tool: string, turnIndex: number): void;
+  bindCall(ctx: MemberContext, callId: string, tool: string, turnIndex: number, round: number, position: number): void;
   setSignal(ctx: MemberContext, signal: AbortSignal): void;
 }
 
@@ -38,6 +38,8 @@ export class MemberContext implements HookContext, ToolContext {
   #callId: string | undefined;
   #tool = '';
   #turnIndex = 0;
+  #round = 0;
+  #position = -1;
   #idempotencyKey: string | undefined;
   #writes: StateWrite[] | undefined;
   #actions: ScheduledAction[] | undefined;
@@ -86,10 +88,14 @@ export class MemberContext implements HookContext, ToolContext {
     return this.#turnIndex;
   }
 
-  /** `<session>:<turn>:<call id>`, built when a tool first reads it. */
+  /**
+   * `<session>:<turn>:<round>:<position>` (a call outside a model turn: `<session>:<turn>:<call id>`),
+   * built when a tool first reads it. Never the model's call id, which a provider makes anew
+   * whenever it is asked again.
+   */
   get idempotencyKey(): string {
     if (this.#callId === undefined) return '';
-    return (this.#idempotencyKey ??= `${this.#sessionId}:${this.#turnIndex}:${this.#callId}`);
+    return (this.#idempotencyKey ??= this.#position < 0 ? `${this.#sessionId}:${this.#turnIndex}:${this.#callId}` : `${this.#sessionId}:${this.#turnIndex}:${this.#round}:${this.#position}`);
   }
 
   get<T = unknown>(key: string): T | undefined {
@@ -147,10 +153,12 @@ export class MemberContext implements HookContext, ToolContext {
         ctx.#writes === undefined && ctx.#actions === undefined && ctx.#effects === undefined
           ? undefined
           : { baseRevision: ctx.#snapshot.revision, writes: ctx.#writes ?? NONE, actions: ctx.#actions ?? NONE, effects: ctx.#effects ?? NONE },
-      bindCall: (ctx, callId, tool, turnIndex) => {
+      bindCall: (ctx, callId, tool, turnIndex, round, position) => {
         ctx.#callId = callId;
         ctx.#tool = tool;
         ctx.#turnIndex = turnIndex;
+        ctx.#round = round;
+        ctx.#position = position;
       },
       setSignal: (ctx, signal) => {
         ctx.#signal = signal;
@@ -218,11 +226,13 @@ export function commandOf(ctx: MemberContext): StateCommand | undefined {
 }
 
 /**
- * Makes a member context a tool call's: its call id, tool and turn. The idempotency key
- * (`<session>:<turn>:<call id>`: stable for one call across retries and processes) follows from them.
+ * Makes a member context a tool call's: its call id, tool, turn, and its place in the turn
+ * (the round and its position in that round's response; -1 outside a model turn). The
+ * idempotency key follows from the place, so it is the same for the same step across
+ * retries, crashes and processes, however the model names the call.
  */
-export function bindCall(ctx: MemberContext, callId: string, tool: string, turnIndex: number): void {
-  kernelAccess.bindCall(ctx, callId, tool, turnIndex);
+export function bindCall(ctx: MemberContext, callId: string, tool: string, turnIndex: number, round: number, position: number): void {
+  kernelAccess.bindCall(ctx, callId, tool, turnIndex, round, position);
 }
 
 /** Replaces the signal a member sees (a middleware may narrow it, e.g. a timeout). */

@@ -32,9 +32,12 @@ export interface ToolContext extends PluginContext {
   /** Copies an execution-level value to the turn, so it outlives the call. */
   promote(key: string): void;
   /**
-   * Stable for this call of this turn of this session, across retries, resumes and
-   * processes (`<session>:<turn>:<call id>`): a tool with side effects passes it to the
-   * system it changes so that a call run twice (after a crash, on `retry`) takes effect once.
+   * Stable for this step of this turn of this session, across retries, resumes, crashes and
+   * processes: `<session>:<turn>:<round>:<position>` (the round that asked for the call and
+   * the call's place in that round's response — never the model's call id, which changes
+   * when a model is asked again). A tool with side effects passes it to the system it
+   * changes (a unique constraint, an HTTP `Idempotency-Key` header) so that a call run
+   * twice (after a crash, on `retry`) takes effect once.
    */
   readonly idempotencyKey: string;
 }

@@ -87,6 +87,12 @@ export interface TrellisErrorCodes {
   StoreCorrupt: true;
   StoreSchema: true;
   StoreIO: true;
+  /**
+   * A write of a turn was refused because the session's lease no longer names the writer:
+   * it lapsed (a pause, a partition) and another worker took the session over. Nothing of
+   * the write landed; the new holder goes on with the turn.
+   */
+  LeaseLost: true;
 }
 
 /** A code of {@link TrellisErrorCodes}. */

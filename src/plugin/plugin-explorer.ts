@@ -63,6 +63,8 @@ export function explorePlugin(type: unknown): PluginDefinition {
     if (typeof tool.description !== 'string' || tool.description.trim().length === 0) problems.push(`tool '${tool.name}' needs a description (it is the model's prompt for the tool)`);
     const hasSchema = typeof tool.inputSchema === 'object' && tool.inputSchema !== null && !Array.isArray(tool.inputSchema);
     if ((typeof tool.input === 'function') === hasSchema) problems.push(`tool '${tool.name}' needs exactly one of input (a DTO class) or inputSchema (a JSON Schema object)`);
+    if (tool.onCrash !== undefined && tool.onCrash !== 'retry' && tool.onCrash !== 'ask') problems.push(`tool '${tool.name}' has onCrash ${JSON.stringify(tool.onCrash)}; use 'retry' or 'ask'`);
+    if (tool.onCrash === 'ask' && tool.idempotent === true) problems.push(`tool '${tool.name}' is declared idempotent (retried after a crash) and onCrash: 'ask' at once; keep one`);
     return { method, options: tool, requires: requires(method), middleware: middlewareMap.get(method) ?? [] };
   });
   const hooks = readList<HookMetadata>(METADATA.hooks, type).map(({ method, point, priority: p }) => {

@@ -96,7 +96,7 @@ export function preparePlugin(definition: PluginDefinition, options: InstallOpti
       tags: tool.options.tags ?? [],
       timeoutMs: tool.options.timeoutMs,
       maxResultChars: tool.options.maxResultChars,
-      idempotent: tool.options.idempotent === true,
+      onCrash: tool.options.onCrash ?? (tool.options.idempotent === true ? 'retry' : 'ask'),
       chain: chain.map((m) => m.instance),
       chainNames: chain.map((m) => m.name),
       schema: tool.options.inputSchema ?? dtoJsonSchema(tool.options.input!),

@@ -52,8 +52,11 @@ export interface RegisteredTool extends PluginMember {
   readonly timeoutMs?: number;
   /** `@Tool({ maxResultChars })`: the model reads at most this much of a result. */
   readonly maxResultChars?: number;
-  /** See `@Tool({ idempotent })`. */
-  readonly idempotent: boolean;
+  /**
+   * What happens to a call of it that a crash cut off mid-run (`@Tool({ onCrash, idempotent })`):
+   * `retry` runs it again with the same `ctx.idempotencyKey`; `ask` makes it a `retry`/`skip` decision.
+   */
+  readonly onCrash: 'retry' | 'ask';
   /** Middleware instances, outermost first: app-wide, plugin, install options, method. */
   readonly chain: readonly ToolMiddleware[];
   /** Names of the chain's classes, for `trellis plugins`. */

@@ -1,6 +1,7 @@
 import { TrellisError } from '../errors/trellis-error.js';
 import type { ChatMessage } from '../models/model-provider.js';
 import type { SessionCheckpoint, TurnRecord } from './session-store.js';
+import type { StepAppend } from './step-journal.js';
 
 /**
  * A checkpoint already turned into JSON text, so nothing can throw halfway through the
@@ -68,6 +69,16 @@ export function encodeBatchCheckpoint(checkpoint: SessionCheckpoint): EncodedBat
 }
 
 /**
+ * The steps of one append as one JSON array, checked before the store opens its transaction.
+ *
+ * @throws TrellisError `InvalidCheckpoint` when there are no steps, or one is not JSON-serializable.
+ */
+export function encodeSteps(append: StepAppend): string {
+  if (!Array.isArray(append.steps) || append.steps.length === 0) throw invalidInput(append.sessionId, 'steps', 'must be a non-empty list');
+  return stringify(append.steps, append.sessionId, 'steps');
+}
+
+/**
  * Reads stored rows back, refusing any that no longer have the shape Trellis wrote, so a
  * damaged row fails the load with `InvalidCheckpoint` rather than return part of a session.
  * `where` names the storage in the hint ("file", "database").
@@ -103,6 +114,14 @@ export class StoredRowDecoder {
       if (!isChatMessage(parsed[i])) throw this.invalid(`${table}.messages (seq ${seq + i})`, 'not a chat message');
     }
     return parsed as ChatMessage[];
+  }
+
+  /** The steps of one stored append (a JSON array), numbered by the row that holds them. */
+  steps(raw: string, row: number | string, table: string): unknown[] {
+    const column = `${table}.steps (row ${row})`;
+    const parsed = this.parse(raw, column);
+    if (!Array.isArray(parsed)) throw this.invalid(column, 'not a JSON array of steps');
+    return parsed;
   }
 
   /** A stored transcript that does not add up: a batch missing, or a count that disagrees. */

@@ -15,7 +15,7 @@ export interface StoredHead {
  * @returns the revision the checkpoint will write.
  * @throws TrellisError `StaleState`, `SessionNotFound` or `InvalidCheckpoint`.
  */
-export function nextRevision(checkpoint: SessionCheckpoint, head: StoredHead | undefined): number {
+export function nextRevision(checkpoint: Pick<SessionCheckpoint, 'sessionId' | 'expectedRevision' | 'agent'>, head: StoredHead | undefined): number {
   const { sessionId, expectedRevision, agent } = checkpoint;
   if (!Number.isSafeInteger(expectedRevision) || expectedRevision < 0) {
     throw new TrellisError('InvalidCheckpoint', `Checkpoint of session "${sessionId}" has expectedRevision ${String(expectedRevision)}`, {

@@ -1,8 +1,9 @@
 import type { ChatMessage } from '../models/model-provider.js';
-import { encodeCheckpoint } from './checkpoint-codec.js';
+import { encodeCheckpoint, encodeSteps } from './checkpoint-codec.js';
 import { nextRevision } from './checkpoint-revision.js';
 import { assertLeaseArguments } from './session-lease.js';
 import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession, TurnRecord } from './session-store.js';
+import { leaseLost, type StepAppend, type StepJournal } from './step-journal.js';
 import { admitTurnEvents, noSessionForEvents, type TurnEventUsage } from './turn-event-budget.js';
 import type { RecordedTurnEvent, StoredTurnEvents, TurnEventLog } from './turn-event-log.js';
 
@@ -21,6 +22,8 @@ interface MemorySession {
   readonly transcript: ChatMessage[];
   readonly turns: TurnRecord[];
   suspension: unknown;
+  /** The running turn's steps since the last checkpoint, as JSON text, oldest first. */
+  steps: string[];
   /** Per turn index: the serialized events and the budget used. */
   readonly turnEvents: Map<number, { rows: string[]; usage: TurnEventUsage }>;
 }
@@ -33,15 +36,17 @@ interface MemorySession {
  * @example
  * const app = await Trellis.create({ store: new MemoryStore() });
  */
-export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog {
+export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal {
   private readonly sessions = new Map<string, MemorySession>();
   private readonly leases = new Map<string, MemoryLease>();
 
   async load(sessionId: string): Promise<StoredSession | undefined> {
     const session = this.sessions.get(sessionId);
     if (!session) return undefined;
-    const { turnEvents: _events, ...stored } = session;
-    return structuredClone(stored);
+    const { turnEvents: _events, steps, ...stored } = session;
+    const copy: StoredSession = structuredClone(stored);
+    if (steps.length === 0) return copy;
+    return { ...copy, steps: steps.flatMap((batch) => JSON.parse(batch) as unknown[]) };
   }
 
   async revision(sessionId: string): Promise<number | undefined> {
@@ -55,6 +60,7 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog {
     if (checkpoint.releaseLease !== undefined) assertLeaseArguments(checkpoint.sessionId, checkpoint.releaseLease);
     const existing = this.sessions.get(checkpoint.sessionId);
     const revision = nextRevision(checkpoint, existing);
+    this.assertFence(checkpoint.sessionId, checkpoint.fence);
     // Refuse what a durable store would refuse (BigInt, cycles), so tests on memory do not pass by luck.
     encodeCheckpoint(checkpoint);
     // Clone everything before touching the stored session: a clone that throws leaves it as it was.
@@ -75,9 +81,11 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog {
       transcript: [],
       turns: [],
       suspension: null,
+      steps: [],
       turnEvents: new Map(),
     };
     session.transcript.push(...append);
+    session.steps = [];
     putTurn(session.turns, turn);
     session.state = state as Record<string, unknown>;
     session.suspension = suspension;
@@ -85,6 +93,21 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog {
     session.updatedAt = now;
     this.sessions.set(session.id, session);
     if (checkpoint.releaseLease !== undefined && this.leases.get(session.id)?.holder === checkpoint.releaseLease) this.leases.delete(session.id);
+    return revision;
+  }
+
+  /** Appends a running turn's steps; the session is created by the first step of its first turn. */
+  async appendSteps(append: StepAppend): Promise<number> {
+    const existing = this.sessions.get(append.sessionId);
+    const revision = nextRevision(append, existing);
+    this.assertFence(append.sessionId, append.fence);
+    const steps = encodeSteps(append);
+    const now = new Date().toISOString();
+    const session: MemorySession = existing ?? { id: append.sessionId, agent: append.agent, createdAt: now, updatedAt: now, revision: 0, state: {}, transcript: [], turns: [], suspension: null, steps: [], turnEvents: new Map() };
+    session.steps.push(steps);
+    session.revision = revision;
+    session.updatedAt = now;
+    this.sessions.set(session.id, session);
     return revision;
   }
 
@@ -110,6 +133,11 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog {
 
   async delete(sessionId: string): Promise<boolean> {
     return this.sessions.delete(sessionId);
+  }
+
+  /** A fenced write goes ahead only while the session's lease names its holder (expired or not: nobody took it). */
+  private assertFence(sessionId: string, fence: string | undefined): void {
+    if (fence !== undefined && this.leases.get(sessionId)?.holder !== fence) throw leaseLost(sessionId);
   }
 
   async acquireLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean> {

@@ -54,6 +54,19 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
         expires_at timestamptz NOT NULL
       );`,
   },
+  {
+    version: 3,
+    name: 'turn-steps',
+    // The step journal of a running turn (DESIGN §7.5): one row per append, in id order; a
+    // checkpoint deletes the session's rows.
+    up: (s) => `
+      CREATE TABLE ${s}.turn_steps (
+        id         bigserial PRIMARY KEY,
+        session_id text NOT NULL REFERENCES ${s}.sessions (id) ON DELETE CASCADE,
+        steps      json NOT NULL
+      );
+      CREATE INDEX turn_steps_by_session ON ${s}.turn_steps (session_id, id);`,
+  },
 ];
 
 /**

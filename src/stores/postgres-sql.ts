@@ -15,16 +15,52 @@ export function postgresStatements(s: string) {
              ARRAY(SELECT m.seq FROM ${s}.messages m WHERE m.session_id = s.id ORDER BY m.seq) AS seqs,
              ARRAY(SELECT m.message::text FROM ${s}.messages m WHERE m.session_id = s.id ORDER BY m.seq) AS messages,
              ARRAY(SELECT t.turn_index FROM ${s}.turns t WHERE t.session_id = s.id ORDER BY t.turn_index) AS turn_indexes,
-             ARRAY(SELECT t.record::text FROM ${s}.turns t WHERE t.session_id = s.id ORDER BY t.turn_index) AS turns
+             ARRAY(SELECT t.record::text FROM ${s}.turns t WHERE t.session_id = s.id ORDER BY t.turn_index) AS turns,
+             ARRAY(SELECT st.steps::text FROM ${s}.turn_steps st WHERE st.session_id = s.id ORDER BY st.id) AS steps
       FROM ${s}.sessions s WHERE s.id = $1`,
     revision: `SELECT revision FROM ${s}.sessions WHERE id = $1`,
     lockHead: `SELECT agent, revision FROM ${s}.sessions WHERE id = $1 FOR UPDATE`,
+    // The lease row's holder, read in the checkpoint's transaction when it is fenced.
+    leaseHolder: `SELECT holder FROM ${s}.session_leases WHERE session_id = $1`,
+    deleteSteps: `DELETE FROM ${s}.turn_steps WHERE session_id = $1`,
+    /*
+     * One statement, so one round trip: the fence, the revision rule (an UPDATE of the row at
+     * the expected revision, or the INSERT of a new session at revision 0, whichever applies),
+     * then the steps' row only if one of them wrote. Concurrent appenders on one revision: the
+     * row lock lets one UPDATE through, the others find the revision moved (0 rows).
+     * $1 session, $2 agent, $3 expected revision, $4 steps (JSON array), $5 fence or null.
+     */
+    appendSteps: `
+      WITH fence AS (
+        SELECT $5::text IS NULL OR EXISTS (SELECT 1 FROM ${s}.session_leases WHERE session_id = $1 AND holder = $5::text) AS ok
+      ), bumped AS (
+        UPDATE ${s}.sessions SET revision = revision + 1, updated_at = ${now}
+        WHERE id = $1 AND revision = $3 AND agent = $2 AND $3 > 0 AND (SELECT ok FROM fence)
+        RETURNING revision
+      ), created AS (
+        INSERT INTO ${s}.sessions (id, agent, revision, state, suspension, created_at, updated_at)
+        SELECT $1, $2, 1, '{}'::json, 'null'::json, t.now, t.now FROM (SELECT ${now} AS now) AS t
+        WHERE $3 = 0 AND (SELECT ok FROM fence)
+        ON CONFLICT (id) DO NOTHING
+        RETURNING revision
+      ), written AS (
+        SELECT revision FROM bumped UNION ALL SELECT revision FROM created
+      ), appended AS (
+        INSERT INTO ${s}.turn_steps (session_id, steps) SELECT $1, $4::json FROM written
+      )
+      SELECT (SELECT revision FROM written) AS revision, (SELECT ok FROM fence) AS fenced,
+             (SELECT revision FROM ${s}.sessions WHERE id = $1) AS stored_revision,
+             (SELECT agent FROM ${s}.sessions WHERE id = $1) AS stored_agent`,
     // DO NOTHING: a concurrent creator that committed first leaves 0 rows, read as StaleState.
     insertSession: `
       INSERT INTO ${s}.sessions (id, agent, revision, state, suspension, created_at, updated_at)
       SELECT $1, $2, $3, $4::json, $5::json, t.now, t.now FROM (SELECT ${now} AS now) AS t
       ON CONFLICT (id) DO NOTHING`,
     updateSession: `UPDATE ${s}.sessions SET revision = $2, state = $3::json, suspension = $4::json, updated_at = ${now} WHERE id = $1`,
+    // The same, ending the turn's step journal in the same statement.
+    updateSessionEndingSteps: `
+      WITH ended AS (DELETE FROM ${s}.turn_steps WHERE session_id = $1)
+      UPDATE ${s}.sessions SET revision = $2, state = $3::json, suspension = $4::json, updated_at = ${now} WHERE id = $1`,
     appendMessages: `
       INSERT INTO ${s}.messages (session_id, seq, message)
       SELECT $1, base.next + u.ord - 1, u.message::json

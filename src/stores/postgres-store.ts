@@ -1,13 +1,14 @@
 import { createRequire } from 'node:module';
 import type pg from 'pg';
 import { TrellisError } from '../errors/trellis-error.js';
-import { encodeCheckpoint, StoredRowDecoder } from './checkpoint-codec.js';
+import { encodeCheckpoint, encodeSteps, StoredRowDecoder } from './checkpoint-codec.js';
 import { nextRevision, type StoredHead } from './checkpoint-revision.js';
 import { applyPostgresMigrations, quoteIdentifier } from './postgres-migrations.js';
 import { postgresError, type PostgresTarget } from './postgres-errors.js';
 import { postgresStatements, type PostgresStatements } from './postgres-sql.js';
 import { assertLeaseArguments } from './session-lease.js';
 import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession } from './session-store.js';
+import { leaseLost, type StepAppend, type StepJournal } from './step-journal.js';
 
 /** The schema {@link PostgresStore} uses when none is given. */
 export const DEFAULT_POSTGRES_SCHEMA = 'trellis';
@@ -43,6 +44,7 @@ interface SessionRow {
   readonly messages: string[];
   readonly turn_indexes: number[];
   readonly turns: string[];
+  readonly steps: string[];
 }
 
 interface SummaryRow {
@@ -69,7 +71,7 @@ const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
  * const store = await PostgresStore.open({ url: process.env.DATABASE_URL! });
  * const app = await Trellis.create({ store });
  */
-export class PostgresStore implements SessionStore, RevisionReader {
+export class PostgresStore implements SessionStore, RevisionReader, StepJournal {
   /** The schema this store's tables live in. */
   readonly schema: string;
   private closed = false;
@@ -118,6 +120,7 @@ export class PostgresStore implements SessionStore, RevisionReader {
     const row = rows[0];
     if (!row) return undefined;
     const decode = new StoredRowDecoder(sessionId, 'database');
+    const steps = row.steps.length === 0 ? undefined : row.steps.flatMap((raw, i) => decode.steps(raw, i, 'turn_steps'));
     return {
       id: row.id,
       agent: row.agent,
@@ -128,6 +131,7 @@ export class PostgresStore implements SessionStore, RevisionReader {
       transcript: row.messages.map((message, i) => decode.message(message, row.seqs[i]!, 'messages')),
       turns: row.turns.map((record, i) => decode.turn(record, row.turn_indexes[i]!, 'turns')),
       suspension: decode.parse(row.suspension, 'sessions.suspension'),
+      ...(steps && { steps }),
     };
   }
 
@@ -142,8 +146,13 @@ export class PostgresStore implements SessionStore, RevisionReader {
     return this.transaction('checkpoint a session', async (client) => {
       const head = (await client.query<StoredHead>(this.sql.lockHead, [sessionId])).rows[0];
       const revision = nextRevision(checkpoint, head);
+      if (checkpoint.fence !== undefined) {
+        const lease = (await client.query<{ holder: string }>(this.sql.leaseHolder, [sessionId])).rows[0];
+        if (lease?.holder !== checkpoint.fence) throw leaseLost(sessionId);
+      }
       if (head) {
-        await client.query(this.sql.updateSession, [sessionId, revision, encoded.state, encoded.suspension]);
+        // A session row at revision > 0 may have a running turn's steps; the checkpoint ends them.
+        await client.query(this.sql.updateSessionEndingSteps, [sessionId, revision, encoded.state, encoded.suspension]);
       } else {
         const created = await client.query(this.sql.insertSession, [sessionId, checkpoint.agent, revision, encoded.state, encoded.suspension]);
         if (created.rowCount === 0) throw createdMeanwhile(sessionId);
@@ -152,6 +161,22 @@ export class PostgresStore implements SessionStore, RevisionReader {
       await client.query(this.sql.upsertTurn, [sessionId, checkpoint.turn.index, encoded.turn]);
       return revision;
     });
+  }
+
+  /** One statement: the fence, the revision rule and the steps' row (see `postgresStatements().appendSteps`). */
+  async appendSteps(append: StepAppend): Promise<number> {
+    const steps = encodeSteps(append);
+    const { sessionId } = append;
+    if (append.fence !== undefined) assertLeaseArguments(sessionId, append.fence);
+    const { rows } = await this.query<{ revision: number | null; fenced: boolean; stored_revision: number | null; stored_agent: string | null }>('journal a step', this.sql.appendSteps, [sessionId, append.agent, append.expectedRevision, steps, append.fence ?? null]);
+    const row = rows[0]!;
+    if (row.revision !== null) return row.revision;
+    if (!row.fenced) throw leaseLost(sessionId);
+    // Nothing was written: the revision rule says why (from the snapshot the statement read).
+    const head = row.stored_revision === null ? undefined : { revision: row.stored_revision, agent: row.stored_agent! };
+    nextRevision(append, head);
+    // The snapshot agreed, so a concurrent writer moved the session between it and the write.
+    throw nextRevisionRace(sessionId, append.expectedRevision);
   }
 
   async list(): Promise<readonly SessionSummary[]> {
@@ -226,6 +251,14 @@ export class PostgresStore implements SessionStore, RevisionReader {
       kind: 'user',
     });
   }
+}
+
+/** The session moved on while the statement ran: another writer's step or checkpoint landed first. */
+function nextRevisionRace(sessionId: string, expectedRevision: number): TrellisError {
+  return new TrellisError('StaleState', `Session "${sessionId}" was written by another writer while this step was journalled on revision ${expectedRevision}`, {
+    hint: 'Another turn wrote it first: reload the session and retry',
+    details: { sessionId, expectedRevision },
+  });
 }
 
 /** A concurrent writer created the session between our read and our insert. */

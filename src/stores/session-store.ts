@@ -30,6 +30,12 @@ export interface StoredSession {
   readonly turns: readonly TurnRecord[];
   /** The versioned record of a suspended turn, or null. Opaque to the store: the agent validates it. */
   readonly suspension: unknown;
+  /**
+   * The steps of a turn that is running, or that a crash cut off: what `StepJournal.appendSteps`
+   * wrote since the last checkpoint, oldest first. Absent when there are none (and from
+   * stores without a step journal). Opaque to the store: the agent validates them.
+   */
+  readonly steps?: readonly unknown[];
 }
 
 /** Everything one turn leaves behind, written atomically: all of it or none of it. */
@@ -52,6 +58,12 @@ export interface SessionCheckpoint {
    * it held); other stores ignore it, and the kernel releases the lease with `releaseLease`.
    */
   readonly releaseLease?: string;
+  /**
+   * The lease holder the turn runs under: the store refuses the checkpoint with `LeaseLost`
+   * (and writes nothing) unless the session's lease row names it. Stores without a step
+   * journal may ignore it.
+   */
+  readonly fence?: string;
 }
 
 export interface SessionSummary {
@@ -64,7 +76,8 @@ export interface SessionSummary {
 
 /**
  * Where sessions live between turns. `checkpoint` is atomic: after a crash the store
- * holds the previous checkpoint whole, never part of a new one. The lease
+ * holds the previous checkpoint whole, never part of a new one; it also ends the step
+ * journal of the turn it records (`StepJournal`, an optional capability). The lease
  * ({@link SessionLease}) keeps one writer per session at a time.
  */
 export interface SessionStore extends SessionLease {

@@ -170,6 +170,20 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       DROP TABLE turns;
     `,
   },
+  {
+    version: 7,
+    name: 'turn-steps',
+    // The step journal of a running turn (DESIGN §7.5): one row per append, its steps as a
+    // JSON array, read in `id` (rowid) order; a checkpoint deletes the session's rows.
+    up: `
+      CREATE TABLE turn_steps (
+        id         INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        steps      TEXT NOT NULL
+      );
+      CREATE INDEX turn_steps_by_session ON turn_steps (session_id);
+    `,
+  },
 ];
 
 const LEDGER = `

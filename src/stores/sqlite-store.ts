@@ -3,12 +3,13 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import { asTrellisError, TrellisError } from '../errors/trellis-error.js';
-import { encodeBatchCheckpoint, StoredRowDecoder, type EncodedBatchCheckpoint } from './checkpoint-codec.js';
+import { encodeBatchCheckpoint, encodeSteps, StoredRowDecoder, type EncodedBatchCheckpoint } from './checkpoint-codec.js';
 import { nextRevision, type StoredHead } from './checkpoint-revision.js';
 import { assertLeaseArguments } from './session-lease.js';
 import type { ChatMessage } from '../models/model-provider.js';
 import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession, TurnRecord } from './session-store.js';
 import { guardStore, sqliteStoreError } from './sqlite-errors.js';
+import { leaseLost, type StepAppend, type StepJournal } from './step-journal.js';
 import { applyMigrations, assertSchemaCurrent } from './sqlite-migrations.js';
 import { admitTurnEvents, noSessionForEvents, type TurnEventUsage } from './turn-event-budget.js';
 import type { RecordedTurnEvent, StoredTurnEvents, TurnEventLog } from './turn-event-log.js';
@@ -69,7 +70,7 @@ interface SummaryRow {
  * const store = SqliteStore.open('.trellis/orders.db');
  * const app = await Trellis.create({ store });
  */
-export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
+export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal {
   /** The file (or `:memory:`) this store opened. */
   readonly path: string;
   /** Whether the store was opened with `readonly: true`. */
@@ -79,6 +80,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
   private readonly writeCheckpoint: (checkpoint: SessionCheckpoint, encoded: EncodedBatchCheckpoint) => number;
   private readonly readSession: (sessionId: string) => StoredSession | undefined;
   private readonly writeTurnEvents: (sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]) => void;
+  private readonly writeSteps: (append: StepAppend, steps: string) => number;
 
   constructor(options: SqliteStoreOptions = {}) {
     this.path = options.path ?? DEFAULT_SQLITE_PATH;
@@ -90,6 +92,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
     // A read transaction gives load() one snapshot even while another process commits.
     this.readSession = this.db.transaction((sessionId: string) => this.readRows(sessionId)).deferred;
     this.writeTurnEvents = this.db.transaction((sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]) => this.applyTurnEvents(sessionId, turnIndex, events)).immediate;
+    this.writeSteps = this.db.transaction((append: StepAppend, steps: string) => this.applySteps(append, steps)).immediate;
   }
 
   /** Opens (creating and migrating when needed) the store at `path`. */
@@ -115,6 +118,14 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
     if (checkpoint.releaseLease !== undefined) assertLeaseArguments(checkpoint.sessionId, checkpoint.releaseLease);
     const encoded = encodeBatchCheckpoint(checkpoint);
     return guardStore('checkpoint', this.path, () => this.writeCheckpoint(checkpoint, encoded));
+  }
+
+  /** One immediate transaction: the revision rule, the fence, the step row; the session row is created by its first step. */
+  async appendSteps(append: StepAppend): Promise<number> {
+    this.assertWritable('journal a step');
+    if (append.fence !== undefined) assertLeaseArguments(append.sessionId, append.fence);
+    const steps = encodeSteps(append);
+    return guardStore('journal a step', this.path, () => this.writeSteps(append, steps));
   }
 
   async list(): Promise<readonly SessionSummary[]> {
@@ -174,6 +185,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
     const { sessionId } = checkpoint;
     const head = this.sql.head.get(sessionId) as SqliteHead | undefined;
     const revision = nextRevision(checkpoint, head);
+    this.assertFence(sessionId, checkpoint.fence);
     // The turn's messages are one row, numbered from where the transcript stands: nothing
     // here reads or rewrites earlier batches, so the cost follows the append, not the session.
     const seq = head?.message_count ?? 0;
@@ -187,9 +199,30 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
     // One row holds the turn's messages and its record; a resumed turn's record is a new row
     // too, and the load keeps the last record of each index.
     this.sql.insertCheckpoint.run(sessionId, seq, turnIndex, encoded.turn, encoded.messages);
+    // The checkpoint ends the turn's step journal.
+    if (head) this.sql.deleteSteps.run(sessionId);
     // The turn's last write: its lease ends in the same transaction (no write transaction of its own).
     if (checkpoint.releaseLease !== undefined) this.sql.releaseLease.run(sessionId, checkpoint.releaseLease);
     return revision;
+  }
+
+  private applySteps(append: StepAppend, steps: string): number {
+    const { sessionId } = append;
+    const head = this.sql.head.get(sessionId) as SqliteHead | undefined;
+    const revision = nextRevision(append, head);
+    this.assertFence(sessionId, append.fence);
+    const now = new Date().toISOString();
+    if (head) this.sql.bumpRevision.run(revision, now, sessionId);
+    else this.sql.insertSession.run(sessionId, append.agent, revision, '{}', 'null', 0, 0, -1, now, now);
+    this.sql.insertSteps.run(sessionId, steps);
+    return revision;
+  }
+
+  /** A fenced write goes ahead only while the session's lease row names its holder (expired or not: nobody took it). */
+  private assertFence(sessionId: string, fence: string | undefined): void {
+    if (fence === undefined) return;
+    const lease = this.sql.leaseHolder.get(sessionId) as { holder: string } | undefined;
+    if (lease?.holder !== fence) throw leaseLost(sessionId);
   }
 
   /**
@@ -220,6 +253,8 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
     const rows = this.sql.selectCheckpoints.all(sessionId) as CheckpointRow[];
     const transcript = readTranscript(rows, row.message_count, decode);
     const turns = readTurns(rows, decode);
+    const stepRows = this.sql.selectSteps.all(sessionId) as { id: number; steps: string }[];
+    const steps = stepRows.length === 0 ? undefined : stepRows.flatMap((step) => decode.steps(step.steps, step.id, 'turn_steps'));
     return {
       id: row.id,
       agent: row.agent,
@@ -230,6 +265,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog {
       transcript,
       turns,
       suspension: decode.parse(row.suspension, 'sessions.suspension'),
+      ...(steps && { steps }),
     };
   }
 
@@ -369,5 +405,10 @@ function prepareStatements(db: Database.Database) {
     ),
     renewLease: db.prepare('UPDATE session_leases SET expires_at = ? WHERE session_id = ? AND holder = ?'),
     releaseLease: db.prepare('DELETE FROM session_leases WHERE session_id = ? AND holder = ?'),
+    leaseHolder: db.prepare('SELECT holder FROM session_leases WHERE session_id = ?'),
+    bumpRevision: db.prepare('UPDATE sessions SET revision = ?, updated_at = ? WHERE id = ?'),
+    insertSteps: db.prepare('INSERT INTO turn_steps (session_id, steps) VALUES (?, ?)'),
+    selectSteps: db.prepare('SELECT id, steps FROM turn_steps WHERE session_id = ? ORDER BY id'),
+    deleteSteps: db.prepare('DELETE FROM turn_steps WHERE session_id = ?'),
   };
 }

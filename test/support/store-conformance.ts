@@ -2,6 +2,7 @@ import type { SessionStore } from '../../src/stores/session-store.js';
 import { describeSessionStore } from './session-store-contract.js';
 import { describeConcurrencyContract } from './store-concurrency-contract.js';
 import { describeLeaseContract } from './session-lease-contract.js';
+import { describeStepJournalContract } from './step-journal-contract.js';
 
 /**
  * How the conformance suite reaches one store implementation. Every test opens a fresh,
@@ -27,7 +28,7 @@ export interface StoreHarness {
 
 /**
  * The store conformance suite: the checkpoint contract, the lease, concurrent writers and
- * readers, and the schema ledger, run against one implementation. Every store Trellis
+ * readers, the step journal, and the schema ledger, run against one implementation. Every store Trellis
  * ships (and any added later) runs all of it.
  *
  * @example
@@ -38,4 +39,5 @@ export function describeStoreConformance(name: string, harness: StoreHarness): v
   describeSessionStore(name, () => harness.open(), dispose);
   describeLeaseContract(name, harness.open.bind(harness), dispose);
   describeConcurrencyContract(name, harness, dispose);
+  describeStepJournalContract(name, harness, dispose);
 }

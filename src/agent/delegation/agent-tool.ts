@@ -40,7 +40,8 @@ export function agentTool(current: () => TurnEnv, site: DelegationSite, spec: Ag
     validateInput,
     schema,
     tags: ['agent'],
-    idempotent: false,
+    // A sub-agent's turn journals its own steps and a handoff only marks the turn: run again, either repeats nothing.
+    onCrash: 'retry',
     chain: [],
     chainNames: [],
     delegation: (call) => ({ kind: 'tool', from: self, to: spec.agent, callId: call.callId, input: call.args, path: pathOf(current(), self) }),

@@ -28,7 +28,8 @@ export function handoffTool(current: () => TurnEnv, site: DelegationSite, spec: 
     validateInput: toolInputValidator(input, undefined, `handoff '${name}'`),
     schema: dtoJsonSchema(input),
     tags: ['handoff'],
-    idempotent: false,
+    // A sub-agent's turn journals its own steps and a handoff only marks the turn: run again, either repeats nothing.
+    onCrash: 'retry',
     chain: [],
     chainNames: [],
     delegation: (call) => ({ kind: 'handoff', from: self, to: spec.agent, callId: call.callId, input: call.args, path: pathOf(current(), self) }),

@@ -84,7 +84,7 @@ describe('the call journal: approved means it runs once, and the record says wha
     const result = await second.session.resume({ decisions: [{ callId: 'p1', decision: 'approve' }, { callId: 'q1', decision: 'reject' }] });
 
     expect(result.status).toBe('completed');
-    expect(ledger).toEqual([{ tool: 'bank.pay', amount: 500, key: 's1:0:p1' }]);
+    expect(ledger).toEqual([{ tool: 'bank.pay', amount: 500, key: 's1:0:1:0' }]);
     expect(result.toolCalls.find((c) => c.callId === 'q1')).toMatchObject({ ok: false, error: { code: 'Rejected' } });
   });
 
@@ -115,7 +115,7 @@ describe('the call journal: approved means it runs once, and the record says wha
     await first.session.send('pay');
     store.failAfter = 2; // claim, p1 started; p1 runs; the process dies before its result is saved
     await expect(first.session.resume({ decisions: [{ callId: 'p1', decision: 'approve' }, { callId: 'q1', decision: 'reject' }] })).rejects.toThrow();
-    expect(ledger).toEqual([{ tool: 'bank.pay', amount: 500, key: 's1:0:p1' }]);
+    expect(ledger).toEqual([{ tool: 'bank.pay', amount: 500, key: 's1:0:1:0' }]);
 
     store.failAfter = Infinity;
     const second = await open(store, ['Paid after a retry.']);
@@ -136,8 +136,8 @@ describe('the call journal: approved means it runs once, and the record says wha
     const result = await second.session.resume({ decisions: [{ callId: 'p1', decision: 'retry' }] });
     expect(result.status).toBe('completed');
     expect(ledger).toEqual([
-      { tool: 'bank.pay', amount: 500, key: 's1:0:p1' },
-      { tool: 'bank.pay', amount: 500, key: 's1:0:p1' },
+      { tool: 'bank.pay', amount: 500, key: 's1:0:1:0' },
+      { tool: 'bank.pay', amount: 500, key: 's1:0:1:0' },
     ]);
     expect(result.toolCalls.find((c) => c.callId === 'q1')).toMatchObject({ ok: false, error: { code: 'Rejected' } });
   });
@@ -171,8 +171,8 @@ describe('the call journal: approved means it runs once, and the record says wha
 
     expect(result.status).toBe('completed');
     expect(ledger).toEqual([
-      { tool: 'bank.quote', amount: 3, key: 's1:0:q1' },
-      { tool: 'bank.quote', amount: 3, key: 's1:0:q1' },
+      { tool: 'bank.quote', amount: 3, key: 's1:0:1:0' },
+      { tool: 'bank.quote', amount: 3, key: 's1:0:1:0' },
     ]);
     const stored = (await store.load('s1'))!;
     expect((stored.suspension as SuspensionRecord | null)).toBeNull();
