@@ -1,6 +1,7 @@
 import { EventEncoder } from '@ag-ui/encoder';
 import type { BaseEvent } from '@ag-ui/core';
 import { TrellisError, type Agent } from '../../index.js';
+import { boundedText } from '../ui-turns/bounded-body.js';
 import { runWatched, streamable, type TurnSession } from '../ui-turns/turn-session.js';
 import { AgUiEventWriter } from './ag-ui-event-writer.js';
 import { readRunInput, type AgUiRun } from './run-input.js';
@@ -51,6 +52,8 @@ export interface AgUiHandlerOptions {
   /** ...or the session of a thread (a Nest `HostedSession`, an id scoped to the user). */
   readonly session?: (threadId: string, request: Request) => TurnSession | Promise<TurnSession>;
   readonly context?: (request: Request) => Readonly<Record<string, unknown>> | undefined | Promise<Readonly<Record<string, unknown>> | undefined>;
+  /** The largest request body taken. Default 1 MiB. */
+  readonly maxBodyBytes?: number;
 }
 
 /**
@@ -69,11 +72,10 @@ export function createAgUiHandler(options: AgUiHandlerOptions): (request: Reques
     if (request.method !== 'POST') return Response.json({ statusCode: 405, code: 'MethodNotAllowed', message: 'POST a RunAgentInput' }, { status: 405 });
     let run: AgUiRun;
     try {
-      const text = await request.text();
-      if (text.length > 1024 * 1024) throw new TrellisError('InvalidOptions', 'The run input is over 1 MiB', { hint: 'Trellis keeps the thread: send the last user message only' });
+      const text = await boundedText(request, options.maxBodyBytes ?? 1024 * 1024, 'Trellis keeps the thread: send the last user message only');
       run = readRunInput(JSON.parse(text));
     } catch (error) {
-      const message = TrellisError.is(error) ? error.message : 'The body is not JSON';
+      const message = TrellisError.is(error) ? error.message : 'The body is not JSON: POST a RunAgentInput';
       return Response.json({ statusCode: 400, code: 'InvalidOptions', message }, { status: 400 });
     }
     const session = options.session ? await options.session(run.threadId, request) : streamable(options.agent!.session(run.threadId));

@@ -1,5 +1,6 @@
 import { createUIMessageStream, createUIMessageStreamResponse, type UIMessageChunk } from 'ai';
 import { TrellisError, type Agent } from '../../index.js';
+import { boundedText } from '../ui-turns/bounded-body.js';
 import { runWatched, streamable, type TurnSession } from '../ui-turns/turn-session.js';
 import { readChatRequest, type ChatRequest } from './chat-request.js';
 import { ChatStreams } from './chat-streams.js';
@@ -106,10 +107,7 @@ export function createChatHandler(options: ChatHandlerOptions): (request: Reques
 }
 
 async function readJson(request: Request, limit: number): Promise<unknown> {
-  const declared = Number(request.headers.get('content-length') ?? 0);
-  if (declared > limit) throw new TrellisError('InvalidOptions', `The request body is ${declared} bytes; at most ${limit} are taken`, { hint: 'Send only the last message: { id, message }' });
-  const text = await request.text();
-  if (Buffer.byteLength(text) > limit) throw new TrellisError('InvalidOptions', `The request body is over ${limit} bytes`, { hint: 'Send only the last message: { id, message }' });
+  const text = await boundedText(request, limit, 'Send only the last message: { id, message }');
   try {
     return JSON.parse(text) as unknown;
   } catch {

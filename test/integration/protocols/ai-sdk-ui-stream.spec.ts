@@ -102,6 +102,13 @@ describe.each([
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ code: 'InvalidOptions', message: expect.stringContaining('no message') });
     expect((await fetch(`${url}/nobody/stream`)).status).toBe(204);
+    // A body past 1 MiB is refused while it streams in (no Content-Length to go by).
+    const chunk = new TextEncoder().encode('x'.repeat(64 * 1024));
+    let sent = 0;
+    const endless = new ReadableStream<Uint8Array>({ pull: (c) => (sent++ < 64 ? c.enqueue(chunk) : c.close()) });
+    const big = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: endless, duplex: 'half' } as RequestInit);
+    expect(big.status).toBe(400);
+    expect(await big.json()).toMatchObject({ code: 'InvalidOptions', message: expect.stringContaining('over 1048576 bytes') });
   });
 });
 
