@@ -13,3 +13,4 @@ export { mcpSpecProblems, type McpServerSpec, type McpStdioServerSpec, type McpH
 export type { McpConnectionOptions, McpElicitation, McpElicitationAnswer } from './src/mcp/client/mcp-connection.js';
 export { serveMcp, type ServeMcpOptions, type McpServing } from './src/mcp/server/serve-mcp.js';
 export { APPROVAL_REQUIRED, servedCallModel, type ServedApprovalOptions } from './src/mcp/server/served-approval.js';
+export { memoryTokenStore, type McpOAuthSpec, type McpTokenStore } from './src/mcp/client/mcp-oauth.js';

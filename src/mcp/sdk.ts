@@ -25,3 +25,6 @@ export {
 } from '@modelcontextprotocol/sdk/types.js';
 export { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 export type { Transport as McpTransport } from '@modelcontextprotocol/sdk/shared/transport.js';
+export { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
+export type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+export type { OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';

@@ -2,6 +2,7 @@ import { TrellisError } from '../../../index.js';
 import type {} from '../mcp-error-codes.js';
 import { Client, ElicitRequestSchema, ErrorCode, McpError, type ElicitResult, type GetPromptResult, type ListPromptsResult, type ListResourcesResult, type ReadResourceResult, StdioClientTransport, StreamableHTTPClientTransport, StreamableHTTPError, ToolListChangedNotificationSchema, type CallToolResult, type McpToolDescription } from '../sdk.js';
 import { describeSpec, isStdioSpec, type McpServerSpec } from './mcp-server-spec.js';
+import { clientCredentialsProvider, memoryTokenStore, type McpTokenStore } from './mcp-oauth.js';
 
 /** How a connection waits and retries; every field has a default. */
 export interface McpConnectionOptions {
@@ -21,6 +22,8 @@ export interface McpConnectionOptions {
    * it the server is told the client cannot answer. See {@link McpElicitation}.
    */
   readonly onElicitation?: (request: McpElicitation) => Promise<McpElicitationAnswer> | McpElicitationAnswer;
+  /** Where OAuth access tokens of HTTP servers with `oauth` are kept. Default: in this process. */
+  readonly tokenStore?: McpTokenStore;
 }
 
 /** A server's question to a human, as the MCP client hands it to `onElicitation`. */
@@ -61,6 +64,7 @@ export class McpConnection {
   private reconnecting: Promise<Client> | undefined;
   private closed = false;
   private tools: readonly McpToolDescription[] = [];
+  private tokens: McpTokenStore | undefined;
   private stderr = '';
   private lastError: unknown;
   private readonly wake = new Set<() => void>();
@@ -206,7 +210,10 @@ export class McpConnection {
     }
     const transport = isStdioSpec(this.spec)
       ? new StdioClientTransport({ command: this.spec.command, args: [...(this.spec.args ?? [])], env: this.spec.env ? { ...this.spec.env } : undefined, cwd: this.spec.cwd, stderr: 'pipe' })
-      : new StreamableHTTPClientTransport(new URL(this.spec.url), { requestInit: { headers: { ...this.spec.headers } } });
+      : new StreamableHTTPClientTransport(new URL(this.spec.url), {
+          requestInit: { headers: { ...this.spec.headers } },
+          authProvider: this.spec.oauth ? clientCredentialsProvider(this.server, this.spec.oauth, (this.tokens ??= this.options.tokenStore ?? memoryTokenStore())) : undefined,
+        });
     if (transport instanceof StdioClientTransport) {
       transport.stderr?.on('data', (chunk: Buffer) => (this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL)));
     }
