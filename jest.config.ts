@@ -13,6 +13,9 @@ const config: Config = {
     '^trellis/queue$': '<rootDir>/queue.ts',
     '^trellis/nestjs$': '<rootDir>/nestjs.ts',
     '^trellis/mcp$': '<rootDir>/mcp.ts',
+    '^trellis/ai-sdk$': '<rootDir>/ai-sdk.ts',
+    '^trellis/ag-ui$': '<rootDir>/ag-ui.ts',
+    '^trellis/a2a$': '<rootDir>/a2a.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {

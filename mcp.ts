@@ -10,6 +10,7 @@ import 'reflect-metadata';
  */
 export { McpServerClient, connectMcpServers, type McpClientOptions } from './src/mcp/client/mcp-server-client.js';
 export { mcpSpecProblems, type McpServerSpec, type McpStdioServerSpec, type McpHttpServerSpec } from './src/mcp/client/mcp-server-spec.js';
-export type { McpConnectionOptions } from './src/mcp/client/mcp-connection.js';
+export type { McpConnectionOptions, McpElicitation, McpElicitationAnswer } from './src/mcp/client/mcp-connection.js';
 export { serveMcp, type ServeMcpOptions, type McpServing } from './src/mcp/server/serve-mcp.js';
-export { APPROVAL_REQUIRED } from './src/mcp/server/mcp-tool-server.js';
+export { APPROVAL_REQUIRED, servedCallModel, type ServedApprovalOptions } from './src/mcp/server/served-approval.js';
+export { memoryTokenStore, type McpOAuthSpec, type McpTokenStore } from './src/mcp/client/mcp-oauth.js';

@@ -86,4 +86,4 @@ export function packagesIn(urls: readonly string[]): string[] {
  * The optional dependencies the root entry must not load: each is loaded by the model,
  * store or plugin that needs it, when that is used.
  */
-export const HEAVY_PACKAGES: readonly RegExp[] = [/^prom-client$/, /^minisearch$/, /^better-sqlite3$/, /^@opentelemetry\/sdk-/, /^openai$/, /^@anthropic-ai\/sdk$/, /^pino$/, /^@modelcontextprotocol\/sdk$/, /^ajv$/, /^@nestjs\//, /^bullmq$/, /^ioredis$/, /^pg$/, /^hono$/];
+export const HEAVY_PACKAGES: readonly RegExp[] = [/^prom-client$/, /^minisearch$/, /^better-sqlite3$/, /^@opentelemetry\/sdk-/, /^openai$/, /^@anthropic-ai\/sdk$/, /^pino$/, /^@modelcontextprotocol\/sdk$/, /^ajv$/, /^@nestjs\//, /^bullmq$/, /^ioredis$/, /^pg$/, /^hono$/, /^ai$/, /^@ai-sdk\//, /^@ag-ui\//, /^@a2a-js\//, /^express$/];

@@ -12,6 +12,11 @@ export interface DirectCallOptions {
   readonly signal?: AbortSignal;
   /** Turn-level host context (`app.*` keys) for this call, e.g. the caller's scopes. */
   readonly context?: Readonly<Record<string, unknown>>;
+  /**
+   * The host asked a human about this very call (an MCP client's elicitation) and got an
+   * approval: `tool.gate` is not asked again. Everything after it runs as usual.
+   */
+  readonly approved?: boolean;
 }
 
 /**
@@ -36,7 +41,7 @@ export async function callToolDirectly(parts: SessionParts, name: string, args: 
   const env = turnEnv(parts, new ContextLevel({ ...options.context, [KERNEL_KEYS.turnIndex]: turnIndex }), options.signal, turnIndex);
   const callId = `direct_${randomUUID()}`;
   const text = typeof args === 'string' ? args : JSON.stringify(args ?? {});
-  const outcome = await executeToolCall(env, { id: callId, name, arguments: text }, 0, -1, env.view.toolsByName);
+  const outcome = await executeToolCall(env, { id: callId, name, arguments: text }, 0, -1, env.view.toolsByName, options.approved === true ? { approved: true } : undefined);
   switch (outcome.kind) {
     case 'blocked':
       return { status: 'blocked', callId, reason: outcome.reason, by: outcome.by };

@@ -6,14 +6,25 @@ export { Client } from '@modelcontextprotocol/sdk/client/index.js';
 export { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 export { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 export { Server } from '@modelcontextprotocol/sdk/server/index.js';
-export { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 export { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 export {
   CallToolRequestSchema,
+  ElicitRequestSchema,
   ErrorCode,
+  type ElicitRequest,
+  type ElicitResult,
+  type GetPromptResult,
+  type ListPromptsResult,
+  type ListResourcesResult,
+  type ReadResourceResult,
   ListToolsRequestSchema,
   McpError,
   ToolListChangedNotificationSchema,
   type CallToolResult,
   type Tool as McpToolDescription,
 } from '@modelcontextprotocol/sdk/types.js';
+export { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+export type { Transport as McpTransport } from '@modelcontextprotocol/sdk/shared/transport.js';
+export { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
+export type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+export type { OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';

@@ -64,6 +64,75 @@ describe('trellis mcp and mcpServers in trellis.config', () => {
     return { url, stop };
   }
 
+  it("honours the config's context: a @Requires('app.tenant') tool gets it over MCP", async () => {
+    const own = realpathSync(mkdtempSync(join(tmpdir(), 'trellis-mcp-context-')));
+    try {
+      // A plain-JS plugin against the built package, decorators applied as functions.
+      writeFileSync(
+        join(own, 'tenant.plugin.mjs'),
+        `import { Plugin, Tool, Requires } from ${JSON.stringify(join(ROOT, 'dist/index.js'))};
+export class TenantPlugin { name(_input, ctx) { return 'tenant ' + ctx.deps['app.tenant']; } }
+const d = Object.getOwnPropertyDescriptor(TenantPlugin.prototype, 'name');
+Tool({ name: 'tenant.name', description: 'The tenant.', inputSchema: { type: 'object', properties: {}, additionalProperties: false } })(TenantPlugin.prototype, 'name', d);
+Requires('app.tenant')(TenantPlugin.prototype, 'name', d);
+Plugin({ name: 'tenant', version: '1.0.0' })(TenantPlugin);
+`,
+      );
+      writeFileSync(join(own, 'trellis.config.json'), JSON.stringify({ plugins: ['./tenant.plugin.mjs'], context: { 'app.tenant': 'acme' } }));
+      const client = new Client({ name: 'e2e', version: '1' });
+      await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: own, stderr: 'pipe' }));
+      try {
+        expect(await client.callTool({ name: 'tenant.name', arguments: {} })).toMatchObject({ content: [{ type: 'text', text: 'tenant acme' }] });
+      } finally {
+        await client.close();
+      }
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('parks a gated call for a client without elicitation; trellis resume in another process answers the waiting call', async () => {
+    const own = realpathSync(mkdtempSync(join(tmpdir(), 'trellis-mcp-park-')));
+    const dist = JSON.stringify(join(ROOT, 'dist/index.js'));
+    try {
+      writeFileSync(
+        join(own, 'trellis.config.mjs'),
+        `import { Plugin, Tool, Hook, suspend, ScriptedModel } from ${dist};
+export class Vault { wipe(input) { return 'wiped ' + input.what; } gate(call) { return call.tool === 'vault.wipe' ? suspend('Wipe it?') : undefined; } }
+const p = Vault.prototype;
+Tool({ name: 'vault.wipe', description: 'Wipe.', inputSchema: { type: 'object', properties: { what: { type: 'string' } }, required: ['what'], additionalProperties: false } })(p, 'wipe', Object.getOwnPropertyDescriptor(p, 'wipe'));
+Hook('tool.gate')(p, 'gate', Object.getOwnPropertyDescriptor(p, 'gate'));
+Plugin({ name: 'vault', version: '1.0.0' })(Vault);
+export default { plugins: [Vault], model: new ScriptedModel((req) => 'closing: ' + req.messages.at(-1).content) };
+`,
+      );
+      const client = new Client({ name: 'plain', version: '1' });
+      await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: own, stderr: 'pipe' }));
+      try {
+        const calling = client.callTool({ name: 'vault.wipe', arguments: { what: 'cache' } });
+        const { SqliteStore, parseSuspension } = (await import(join(ROOT, 'dist/index.js'))) as typeof import('../../index.js');
+        let parked: { id: string; callId: string } | undefined;
+        for (let i = 0; i < 200 && !parked; i++) {
+          await new Promise((r) => setTimeout(r, 100));
+          const store = SqliteStore.open(join(own, '.trellis', 'trellis.db'));
+          const found = (await store.list()).find((x) => x.id.includes(':approval-'));
+          const stored = found && (await store.load(found.id));
+          const pending = stored ? parseSuspension(stored.suspension, stored.id)?.pending[0] : undefined;
+          if (found && pending) parked = { id: found.id, callId: pending.callId };
+          await store.close();
+        }
+        expect(parked).toBeDefined();
+        const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'resume', parked!.id, '--approve', parked!.callId], { cwd: own, timeout: 30_000 });
+        expect(stdout).toContain('closing: wiped cache');
+        expect(await calling).toMatchObject({ content: [{ type: 'text', text: 'wiped cache' }] });
+      } finally {
+        await client.close();
+      }
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+  }, 90_000);
+
   it('--token (or TRELLIS_MCP_TOKEN) requires the bearer token on every request', async () => {
     const token = 'a-secret-of-24-characters';
     const { url, stop } = await serveHttp(['--tool', 'trips.echo'], { ...process.env, TRELLIS_MCP_TOKEN: token });

@@ -47,7 +47,9 @@ export function registerMcpCommand(program: Command, io: CliIo): void {
         const transport = options.http === undefined ? { kind: 'stdio' as const, stdin: io.stdin as Readable } : { kind: 'http' as const, port: Number(options.http), host };
         const authenticate = token === undefined ? undefined : (given: string | undefined) => (given !== undefined && sameSecret(given, token) ? {} : undefined);
         const { serveMcp } = await import('../../../mcp.js'); // the MCP SDK loads for this command only
-        const serving = await serveMcp(cli.app, { transport, tools: options.tool, ask, authenticate });
+        // The config's `context` is what every session gets, MCP sessions included (docs/cli.md).
+        // Parked calls belong to the config's agent, so `trellis resume` can decide them.
+        const serving = await serveMcp(cli.app, { transport, tools: options.tool, ask, authenticate, context: cli.context, approvals: { agentName: cli.spec.name } });
         io.err(serving.url ? `MCP server listening on ${serving.url}` : 'MCP server on stdio');
         const stop = () => void serving.close();
         process.once('SIGINT', stop).once('SIGTERM', stop);

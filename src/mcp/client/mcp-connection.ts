@@ -1,7 +1,8 @@
 import { TrellisError } from '../../../index.js';
 import type {} from '../mcp-error-codes.js';
-import { Client, ErrorCode, McpError, StdioClientTransport, StreamableHTTPClientTransport, StreamableHTTPError, ToolListChangedNotificationSchema, type CallToolResult, type McpToolDescription } from '../sdk.js';
+import { Client, ElicitRequestSchema, ErrorCode, McpError, type ElicitResult, type GetPromptResult, type ListPromptsResult, type ListResourcesResult, type ReadResourceResult, StdioClientTransport, StreamableHTTPClientTransport, StreamableHTTPError, ToolListChangedNotificationSchema, type CallToolResult, type McpToolDescription } from '../sdk.js';
 import { describeSpec, isStdioSpec, type McpServerSpec } from './mcp-server-spec.js';
+import { clientCredentialsProvider, memoryTokenStore, type McpTokenStore } from './mcp-oauth.js';
 
 /** How a connection waits and retries; every field has a default. */
 export interface McpConnectionOptions {
@@ -15,6 +16,30 @@ export interface McpConnectionOptions {
   readonly callWaitMs?: number;
   /** The MCP request timeout of one tool call. Default 10 min (use `timeoutMs` on the agent's tools for less). */
   readonly callTimeoutMs?: number;
+  /**
+   * Answers a server's elicitation (a question it asks a human in the middle of a call, such
+   * as "book this flight?"). Given, the client announces the elicitation capability; without
+   * it the server is told the client cannot answer. See {@link McpElicitation}.
+   */
+  readonly onElicitation?: (request: McpElicitation) => Promise<McpElicitationAnswer> | McpElicitationAnswer;
+  /** Where OAuth access tokens of HTTP servers with `oauth` are kept. Default: in this process. */
+  readonly tokenStore?: McpTokenStore;
+}
+
+/** A server's question to a human, as the MCP client hands it to `onElicitation`. */
+export interface McpElicitation {
+  readonly server: string;
+  readonly message: string;
+  /** The form's JSON Schema (flat: strings, numbers, booleans, enums); absent for a URL elicitation. */
+  readonly requestedSchema?: Readonly<Record<string, unknown>>;
+  /** Aborted when the server gives up on the question. */
+  readonly signal: AbortSignal;
+}
+
+/** What the human said: `accept` with the form's content, `decline`, or `cancel`. */
+export interface McpElicitationAnswer {
+  readonly action: 'accept' | 'decline' | 'cancel';
+  readonly content?: Readonly<Record<string, string | number | boolean | readonly string[]>>;
 }
 
 /** What a connection reports to its owner. */
@@ -39,6 +64,7 @@ export class McpConnection {
   private reconnecting: Promise<Client> | undefined;
   private closed = false;
   private tools: readonly McpToolDescription[] = [];
+  private tokens: McpTokenStore | undefined;
   private stderr = '';
   private lastError: unknown;
   private readonly wake = new Set<() => void>();
@@ -88,6 +114,62 @@ export class McpConnection {
     }
   }
 
+  /** Whether the server offers resources (`resources/list`, `resources/read`). */
+  get hasResources(): boolean {
+    return this.client?.getServerCapabilities()?.resources !== undefined;
+  }
+
+  /** Whether the server offers prompts. */
+  get hasPrompts(): boolean {
+    return this.client?.getServerCapabilities()?.prompts !== undefined;
+  }
+
+  /** Every resource the server lists (all pages). */
+  async listResources(signal?: AbortSignal): Promise<ListResourcesResult['resources']> {
+    const client = await this.ready(signal);
+    const resources: ListResourcesResult['resources'] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listResources(cursor === undefined ? {} : { cursor }, { signal, timeout: this.options.callTimeoutMs ?? 600_000 });
+      resources.push(...page.resources);
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    return resources;
+  }
+
+  /** One resource's contents. */
+  async readResource(uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
+    const client = await this.ready(signal);
+    try {
+      return await client.readResource({ uri }, { signal, timeout: this.options.callTimeoutMs ?? 600_000 });
+    } catch (error) {
+      throw this.callError(`resource ${uri}`, error, signal);
+    }
+  }
+
+  /** Every prompt the server lists (all pages). */
+  async listPrompts(signal?: AbortSignal): Promise<ListPromptsResult['prompts']> {
+    const client = await this.ready(signal);
+    const prompts: ListPromptsResult['prompts'] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listPrompts(cursor === undefined ? {} : { cursor }, { signal });
+      prompts.push(...page.prompts);
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    return prompts;
+  }
+
+  /** A prompt filled in with its arguments: the messages to put before a model. */
+  async getPrompt(name: string, args: Readonly<Record<string, string>> = {}, signal?: AbortSignal): Promise<GetPromptResult> {
+    const client = await this.ready(signal);
+    try {
+      return await client.getPrompt({ name, arguments: { ...args } }, { signal });
+    } catch (error) {
+      throw this.callError(`prompt ${name}`, error, signal);
+    }
+  }
+
   /** Calls a tool of the server; see the class comment for what is retried. */
   async callTool(name: string, args: unknown, signal?: AbortSignal): Promise<CallToolResult> {
     for (let attempt = 0; ; attempt++) {
@@ -117,10 +199,21 @@ export class McpConnection {
   }
 
   private async attempt(timeoutMs: number): Promise<Client> {
-    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    const onElicitation = this.options.onElicitation;
+    const client = new Client(CLIENT_INFO, { capabilities: onElicitation ? { elicitation: {} } : {} });
+    if (onElicitation) {
+      client.setRequestHandler(ElicitRequestSchema, async (request, extra): Promise<ElicitResult> => {
+        const params = request.params as { message: string; requestedSchema?: Record<string, unknown> };
+        const answer = await onElicitation({ server: this.server, message: params.message, requestedSchema: params.requestedSchema, signal: extra.signal });
+        return answer.action === 'accept' ? { action: 'accept', content: { ...(answer.content ?? {}) } as ElicitResult['content'] } : { action: answer.action };
+      });
+    }
     const transport = isStdioSpec(this.spec)
       ? new StdioClientTransport({ command: this.spec.command, args: [...(this.spec.args ?? [])], env: this.spec.env ? { ...this.spec.env } : undefined, cwd: this.spec.cwd, stderr: 'pipe' })
-      : new StreamableHTTPClientTransport(new URL(this.spec.url), { requestInit: { headers: { ...this.spec.headers } } });
+      : new StreamableHTTPClientTransport(new URL(this.spec.url), {
+          requestInit: { headers: { ...this.spec.headers } },
+          authProvider: this.spec.oauth ? clientCredentialsProvider(this.server, this.spec.oauth, (this.tokens ??= this.options.tokenStore ?? memoryTokenStore())) : undefined,
+        });
     if (transport instanceof StdioClientTransport) {
       transport.stderr?.on('data', (chunk: Buffer) => (this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL)));
     }

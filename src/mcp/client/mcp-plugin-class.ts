@@ -4,7 +4,7 @@ import { Tool } from '../../../decorators/tool.decorator.js';
 import type { ToolContext } from '../../../index.js';
 import type { PluginClass } from '../../../index.js';
 import { compileJsonSchema } from '../../validation/json-schema-validator.js';
-import type { CallToolResult, McpToolDescription } from '../sdk.js';
+import type { CallToolResult, McpToolDescription, ReadResourceResult } from '../sdk.js';
 import { mcpToolValue } from './mcp-tool-result.js';
 
 /** What a generated plugin class needs from the server it stands for. */
@@ -16,6 +16,10 @@ export interface McpPluginSource {
   readonly prefix: string;
   readonly version: string;
   callTool(name: string, args: unknown, signal: AbortSignal): Promise<CallToolResult>;
+  /** Whether the server offers resources: then the plugin has `list_resources` and `read_resource` tools. */
+  readonly hasResources: boolean;
+  listResources(signal: AbortSignal): Promise<readonly { readonly uri: string; readonly name: string; readonly description?: string; readonly mimeType?: string }[]>;
+  readResource(uri: string, signal: AbortSignal): Promise<ReadResourceResult>;
   /** Called when an instance is destroyed (app.stop, uninstall, or replaced on reload). */
   released(type: PluginClass): Promise<void>;
   /** A tool left out (its schema does not compile). */
@@ -50,12 +54,40 @@ export function buildMcpPluginClass(source: McpPluginSource, tools: readonly Mcp
       tags: ['mcp', `mcp:${source.server}/${tool.name}`],
     })(proto, method, Object.getOwnPropertyDescriptor(proto, method)!);
   });
+  if (source.hasResources) addResourceTools(source, proto, taken);
   proto.releaseMcpConnection = function (this: object) {
     return source.released(this.constructor as PluginClass);
   };
   preDestroy()(proto, 'releaseMcpConnection', Object.getOwnPropertyDescriptor(proto, 'releaseMcpConnection')!);
   Plugin({ name: source.server, version: source.version, description: `MCP server '${source.server}' (${source.via})`, tags: ['mcp'] })(type);
   return type;
+}
+
+/**
+ * The server's resources, for the model: `<prefix>.list_resources` (uri, name, description,
+ * type of each) and `<prefix>.read_resource` ({ uri }: the text, or the content blocks).
+ * Tagged `mcp-resource`, so permission rules can match them.
+ */
+function addResourceTools(source: McpPluginSource, proto: Record<string, unknown>, taken: Set<string>): void {
+  proto.mcpListResources = (_args: unknown, ctx: ToolContext) =>
+    source.listResources(ctx.signal).then((list) => list.map((r) => ({ uri: r.uri, name: r.name, ...(r.description ? { description: r.description } : {}), ...(r.mimeType ? { mimeType: r.mimeType } : {}) })));
+  Tool({
+    name: uniqueName(`${source.prefix}.list_resources`, taken),
+    description: `List the resources (files, records, documents) the MCP server '${source.server}' offers, with their URIs. Use before read_resource when you do not know the URI.`,
+    inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+    tags: ['mcp', 'mcp-resource', `mcp:${source.server}/resources/list`],
+  })(proto, 'mcpListResources', Object.getOwnPropertyDescriptor(proto, 'mcpListResources')!);
+  proto.mcpReadResource = (args: { uri: string }, ctx: ToolContext) =>
+    source.readResource(args.uri, ctx.signal).then((result) => {
+      const contents = result.contents as readonly { uri: string; text?: string; mimeType?: string }[];
+      return contents.every((c) => typeof c.text === 'string') ? contents.map((c) => c.text).join('\n') : contents;
+    });
+  Tool({
+    name: uniqueName(`${source.prefix}.read_resource`, taken),
+    description: `Read one resource of the MCP server '${source.server}' by its URI (from list_resources).`,
+    inputSchema: { type: 'object', properties: { uri: { type: 'string', description: 'The resource URI' } }, required: ['uri'], additionalProperties: false },
+    tags: ['mcp', 'mcp-resource', `mcp:${source.server}/resources/read`],
+  })(proto, 'mcpReadResource', Object.getOwnPropertyDescriptor(proto, 'mcpReadResource')!);
 }
 
 /** MCP allows names Trellis does not (`/`, spaces): anything else becomes `_`. */

@@ -71,6 +71,29 @@ export class McpServerClient {
     return this.connection.pid;
   }
 
+  /** The server's resources (all pages); also offered to the model as `<prefix>.list_resources`. */
+  listResources(signal?: AbortSignal): ReturnType<McpConnection['listResources']> {
+    return this.connection.listResources(signal);
+  }
+
+  /** One resource's contents (`resources/read`). */
+  readResource(uri: string, signal?: AbortSignal): ReturnType<McpConnection['readResource']> {
+    return this.connection.readResource(uri, signal);
+  }
+
+  /** The server's prompts (all pages): templates a host offers its users, e.g. as slash commands. */
+  listPrompts(signal?: AbortSignal): ReturnType<McpConnection['listPrompts']> {
+    return this.connection.listPrompts(signal);
+  }
+
+  /**
+   * A prompt filled in with its arguments. Its text messages, in order, are what
+   * `session.send` takes: `(await mcp.getPrompt('review', { file })).messages`.
+   */
+  getPrompt(name: string, args?: Readonly<Record<string, string>>, signal?: AbortSignal): ReturnType<McpConnection['getPrompt']> {
+    return this.connection.getPrompt(name, args, signal);
+  }
+
   /** Resolves once every tool-list change seen so far is installed. */
   settled(): Promise<void> {
     return this.swaps;
@@ -87,6 +110,9 @@ export class McpServerClient {
       prefix: this.options.prefix ?? this.name,
       version: this.connection.serverVersion,
       callTool: (tool, args, signal) => this.connection.callTool(tool, args, signal),
+      hasResources: this.connection.hasResources,
+      listResources: (signal) => this.connection.listResources(signal),
+      readResource: (uri, signal) => this.connection.readResource(uri, signal),
       released: async (type) => {
         if (type === this.current) await this.connection.close();
       },

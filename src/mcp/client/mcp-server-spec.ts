@@ -1,3 +1,5 @@
+import type { McpOAuthSpec } from './mcp-oauth.js';
+
 /** An MCP server run as a child process, spoken to over its stdin/stdout. */
 export interface McpStdioServerSpec {
   readonly command: string;
@@ -12,6 +14,8 @@ export interface McpHttpServerSpec {
   readonly url: string;
   /** Sent with every request, e.g. `{ Authorization: 'Bearer …' }`. */
   readonly headers?: Readonly<Record<string, string>>;
+  /** OAuth client credentials: the client gets (and keeps) an access token from `issuer` on the server's 401. */
+  readonly oauth?: McpOAuthSpec;
 }
 
 /**
@@ -42,7 +46,7 @@ export function mcpSpecProblems(name: string, spec: unknown): string[] {
   if (!SERVER_NAME.test(name)) problems.push(`${where}: the name becomes the plugin's name, so it must be letters, digits, '-' or '_', starting with a letter`);
   if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) return [...problems, `${where} must be { command, args?, env? } or { url, headers? }`];
   const s = spec as Record<string, unknown>;
-  const known = 'command' in s ? ['command', 'args', 'env', 'cwd'] : 'url' in s ? ['url', 'headers'] : [];
+  const known = 'command' in s ? ['command', 'args', 'env', 'cwd'] : 'url' in s ? ['url', 'headers', 'oauth'] : [];
   if (known.length === 0) return [...problems, `${where} needs either command (a stdio server) or url (a Streamable HTTP server)`];
   for (const key of Object.keys(s)) if (!known.includes(key)) problems.push(`${where}: unknown field '${key}' (known: ${known.join(', ')})`);
   if ('command' in s) {
@@ -53,6 +57,12 @@ export function mcpSpecProblems(name: string, spec: unknown): string[] {
   } else {
     if (typeof s.url !== 'string' || !URL.canParse(s.url) || !/^https?:$/.test(new URL(s.url).protocol)) problems.push(`${where}.url must be an http(s) URL`);
     if (s.headers !== undefined && !isStringMap(s.headers)) problems.push(`${where}.headers must map header names to string values`);
+    if (s.oauth !== undefined) {
+      const o = s.oauth as Record<string, unknown> | null;
+      const ok = typeof o === 'object' && o !== null && ['clientId', 'clientSecret', 'issuer'].every((k) => typeof o[k] === 'string' && o[k] !== '') && (o.scope === undefined || typeof o.scope === 'string');
+      if (!ok) problems.push(`${where}.oauth must be { clientId, clientSecret, issuer, scope? } (strings; the secret is never shown)`);
+      else if (!URL.canParse(String(o.issuer))) problems.push(`${where}.oauth.issuer must be the authorization server's URL`);
+    }
   }
   return problems;
 }

@@ -1,11 +1,11 @@
 import type { Agent } from '../../../index.js';
 import type { Session } from '../../../index.js';
-import type { Trellis } from '../../../index.js';
+import type { DirectCallResult, Trellis } from '../../../index.js';
 import { TrellisError } from '../../../index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, Server, type CallToolResult, type McpToolDescription } from '../sdk.js';
+import { ProtocolError } from './protocol-error.js';
+import { APPROVAL_REQUIRED, decideServedCall, type ApprovalSite, type RequestExtra, type ServedApprovalOptions } from './served-approval.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, Server, type CallToolResult, type McpToolDescription } from '../sdk.js';
 
-/** JSON-RPC error code of a call a `tool.gate` suspended: a human must approve it first. */
-export const APPROVAL_REQUIRED = -32010;
 
 /** What one MCP connection (stdio) or request (stateless HTTP) serves. */
 export interface McpToolHost {
@@ -18,6 +18,10 @@ export interface McpToolHost {
   readonly ask?: readonly Agent[];
   readonly name: string;
   readonly version: string;
+  /** How a call a gate parks is decided (elicitation, or parked and waited for). */
+  readonly approvals?: ServedApprovalOptions;
+  /** Whether the connection can send requests to the client mid-call (stdio: yes; stateless HTTP: no). */
+  readonly canElicit?: boolean;
 }
 
 /** Sessions of one MCP client session: opened on first use, ended with the connection. */
@@ -28,6 +32,11 @@ export class McpClientSessions {
     private readonly id: string,
     private readonly context: Readonly<Record<string, unknown>>,
   ) {}
+
+  /** This client's id: its sessions' ids start with it. */
+  get clientId(): string {
+    return this.id;
+  }
 
   /** Host context for this client (e.g. mapped from its bearer token). */
   get hostContext(): Readonly<Record<string, unknown>> {
@@ -82,24 +91,41 @@ export function createMcpToolServer(host: McpToolHost, sessions: McpClientSessio
     const { name, arguments: args = {} } = request.params;
     const agent = askTools.get(name);
     if (agent) return askAgent(sessions.of(agent), args, extra.signal, sessions.hostContext);
-    if (!tools().some((t) => t.name === name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
-    const result = await sessions.of(host.agent).callTool(name, args, { signal: extra.signal, context: sessions.hostContext });
-    switch (result.status) {
-      case 'ok':
-        return { content: [{ type: 'text', text: typeof result.value === 'string' ? result.value : JSON.stringify(result.value ?? null) }] };
-      case 'error':
-        return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: result.error }) }] };
-      case 'blocked':
-        return { isError: true, content: [{ type: 'text', text: `Blocked by ${result.by}: ${result.reason}` }] };
-      case 'suspended':
-        throw approvalRequired(name, result.pending.ticket.message);
-    }
+    if (!tools().some((t) => t.name === name)) throw new ProtocolError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    const call = (input: unknown, approved: boolean) => sessions.of(host.agent).callTool(name, input, { signal: extra.signal, context: sessions.hostContext, approved });
+    const result = await call(args, false);
+    if (result.status !== 'suspended') return callResult(result);
+    const site: ApprovalSite = {
+      app: host.app,
+      server,
+      agent: host.agent,
+      clientId: sessions.clientId,
+      context: sessions.hostContext,
+      options: host.approvals ?? {},
+      canElicit: host.canElicit === true,
+      runApproved: async (input) => callResult(await call(input, true)),
+    };
+    return decideServedCall(site, name, args, result.pending, extra as unknown as RequestExtra);
   });
   return server;
 }
 
+/** A direct call's outcome as an MCP tool result; a suspension is decided before it gets here. */
+function callResult(result: DirectCallResult): CallToolResult {
+  switch (result.status) {
+    case 'ok':
+      return { content: [{ type: 'text', text: typeof result.value === 'string' ? result.value : JSON.stringify(result.value ?? null) }] };
+    case 'error':
+      return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: result.error }) }] };
+    case 'blocked':
+      return { isError: true, content: [{ type: 'text', text: `Blocked by ${result.by}: ${result.reason}` }] };
+    case 'suspended':
+      return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: { code: 'ApprovalRequired', message: `Suspended again by a gate: ${result.pending.ticket.message}`, retryable: false } }) }] };
+  }
+}
+
 async function askAgent(session: Session, args: Record<string, unknown>, signal: AbortSignal, context: Readonly<Record<string, unknown>>): Promise<CallToolResult> {
-  if (typeof args.message !== 'string') throw new McpError(ErrorCode.InvalidParams, 'ask_* takes { message: string }');
+  if (typeof args.message !== 'string') throw new ProtocolError(ErrorCode.InvalidParams, 'ask_* takes { message: string }');
   const result = await session.send(args.message, { signal, context });
   if (result.status === 'completed') return { content: [{ type: 'text', text: result.reply ?? '' }] };
   if (result.status === 'suspended') throw approvalRequired(`the '${session.id}' turn`, result.suspended?.map((p) => p.ticket.message).join('; ') ?? '');
@@ -107,8 +133,8 @@ async function askAgent(session: Session, args: Record<string, unknown>, signal:
   return { isError: true, content: [{ type: 'text', text: `The turn ended ${result.status}: ${why}` }] };
 }
 
-function approvalRequired(what: string, message: string): McpError {
-  return new McpError(APPROVAL_REQUIRED, `Approval required: ${what} was suspended by a gate (${message}). A human must approve it in the Trellis host; it did not run`, {
+function approvalRequired(what: string, message: string): ProtocolError {
+  return new ProtocolError(APPROVAL_REQUIRED, `Approval required: ${what} was suspended by a gate (${message}). A human must approve it in the Trellis host; it did not run`, {
     code: 'ApprovalRequired',
   });
 }

@@ -5,14 +5,22 @@ import type { Readable, Writable } from 'node:stream';
 import type { Agent } from '../../../index.js';
 import type { Trellis } from '../../../index.js';
 import { hostName, isLoopback } from '../../net/loopback.js';
-import { StdioServerTransport, StreamableHTTPServerTransport } from '../sdk.js';
+import { StreamableHTTPServerTransport } from '../sdk.js';
+import { BoundedStdioTransport } from './bounded-stdio-transport.js';
+import type { ServedApprovalOptions } from './served-approval.js';
 import { createMcpToolServer, McpClientSessions, toolOnlyAgent, type McpToolHost } from './mcp-tool-server.js';
 
 /** Options of {@link serveMcp}. */
 export interface ServeMcpOptions {
   /** `stdio` (default: this process's stdin/stdout) or Streamable HTTP in stateless mode. */
   readonly transport:
-    | { readonly kind: 'stdio'; readonly stdin?: Readable; readonly stdout?: Writable }
+    | {
+        readonly kind: 'stdio';
+        readonly stdin?: Readable;
+        readonly stdout?: Writable;
+        /** The longest message taken; a longer one is answered with a JSON-RPC error and the connection goes on. Default 4 MiB. */
+        readonly maxMessageBytes?: number;
+      }
     | { readonly kind: 'http'; readonly port?: number; readonly host?: string; readonly path?: string };
   /** Tool names or globs (`orders.*`) to expose; default all of the agent's tools. */
   readonly tools?: readonly string[];
@@ -26,6 +34,18 @@ export interface ServeMcpOptions {
    * read; return `undefined` to refuse the request (401). Default: no auth, no context.
    */
   readonly authenticate?: (token: string | undefined, request: IncomingMessage) => Promise<Readonly<Record<string, unknown>> | undefined> | Readonly<Record<string, unknown>> | undefined;
+  /**
+   * Session context (`app.*` keys) every MCP session gets, as `agent.session(id, { context })`
+   * gives it (what `trellis mcp` passes from the config's `context`). Over HTTP the keys
+   * `authenticate` returns are added over these.
+   */
+  readonly context?: Readonly<Record<string, unknown>>;
+  /**
+   * A call a gate suspends: asked of the client by elicitation when it supports it, else
+   * parked in a session of its own for `trellis resume` / the dev page / `session.resume`,
+   * and waited for up to `waitMs` (default 10 minutes). See docs/mcp.md.
+   */
+  readonly approvals?: ServedApprovalOptions;
   /** Announced to clients. Default `trellis` / `0.1.0`. */
   readonly name?: string;
   readonly version?: string;
@@ -50,24 +70,26 @@ export interface McpServing {
  *   authenticate: (token) => (token === process.env.TOKEN ? { 'app.scopes': ['orders:read'] } : undefined) });
  */
 export async function serveMcp(app: Trellis, options: ServeMcpOptions): Promise<McpServing> {
-  const host: McpToolHost = { app, agent: options.agent ?? toolOnlyAgent(app), allow: options.tools, ask: options.ask, name: options.name ?? 'trellis', version: options.version ?? '0.1.0' };
-  return options.transport.kind === 'stdio' ? serveStdio(host, options.transport) : serveHttp(host, options.transport, options.authenticate);
+  const host: McpToolHost = { app, agent: options.agent ?? toolOnlyAgent(app), allow: options.tools, ask: options.ask, name: options.name ?? 'trellis', version: options.version ?? '0.1.0', approvals: options.approvals };
+  const context = options.context ?? {};
+  return options.transport.kind === 'stdio' ? serveStdio(host, options.transport, context) : serveHttp(host, options.transport, options.authenticate, context);
 }
 
-async function serveStdio(host: McpToolHost, transport: { stdin?: Readable; stdout?: Writable }): Promise<McpServing> {
-  const sessions = new McpClientSessions(`mcp-stdio-${randomUUID()}`, {});
-  const server = createMcpToolServer(host, sessions);
+async function serveStdio(stateless: McpToolHost, transport: { stdin?: Readable; stdout?: Writable; maxMessageBytes?: number }, context: Readonly<Record<string, unknown>>): Promise<McpServing> {
+  const sessions = new McpClientSessions(`mcp-stdio-${randomUUID()}`, context);
+  // One connection for the whole session: the server can ask the client mid-call (elicitation).
+  const server = createMcpToolServer({ ...stateless, canElicit: true }, sessions);
   let done!: () => void;
   const closed = new Promise<void>((resolve) => (done = resolve));
   server.onclose = () => void sessions.end().finally(done);
   const stdin = transport.stdin ?? process.stdin;
-  // The SDK's stdio transport does not notice the end of its input: closing stdin ends the connection.
+  // The transport does not notice the end of its input: closing stdin ends the connection.
   stdin.once('end', () => void server.close());
-  await server.connect(new StdioServerTransport(stdin, transport.stdout ?? process.stdout));
+  await server.connect(new BoundedStdioTransport(stdin, transport.stdout ?? process.stdout, transport.maxMessageBytes));
   return { closed, close: () => server.close() };
 }
 
-async function serveHttp(host: McpToolHost, where: { port?: number; host?: string; path?: string }, authenticate: ServeMcpOptions['authenticate']): Promise<McpServing> {
+async function serveHttp(host: McpToolHost, where: { port?: number; host?: string; path?: string }, authenticate: ServeMcpOptions['authenticate'], base: Readonly<Record<string, unknown>>): Promise<McpServing> {
   const path = where.path ?? '/mcp';
   // Bound to this machine, the endpoint answers only this machine's names and pages: a web
   // page (DNS rebinding, or a plain cross-site POST) cannot call tools through a browser.
@@ -80,9 +102,9 @@ async function serveHttp(host: McpToolHost, where: { port?: number; host?: strin
       if (foreign) return void res.writeHead(403).end(foreign);
       const auth = req.headers.authorization;
       const token = auth?.startsWith('Bearer ') ? auth.slice(7).trim() : undefined;
-      const context = authenticate ? await authenticate(token, req) : {};
-      if (context === undefined) return void res.writeHead(401, { 'www-authenticate': 'Bearer' }).end('A valid bearer token is required');
-      const sessions = new McpClientSessions(`mcp-http-${randomUUID()}`, context);
+      const granted = authenticate ? await authenticate(token, req) : {};
+      if (granted === undefined) return void res.writeHead(401, { 'www-authenticate': 'Bearer' }).end('A valid bearer token is required');
+      const sessions = new McpClientSessions(`mcp-http-${randomUUID()}`, { ...base, ...granted });
       const server = createMcpToolServer(host, sessions);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => void transport.close().finally(() => server.close()).finally(() => sessions.end()));

@@ -52,6 +52,8 @@ describe("serveMcp over Streamable HTTP, with the SDK's Client", () => {
       transport: { kind: 'http', port: 0 },
       tools: ['calc.add', 'calc.whoami', 'calc.wipe'],
       ask: [asker],
+      // No elicitation over stateless HTTP: a parked call waits this long for a decision made elsewhere.
+      approvals: { waitMs: 100, pollMs: 20 },
       authenticate: (token) => (token === 'secret-ann' ? { 'app.user': 'ann' } : undefined),
     });
     client = new Client({ name: 'test', version: '1' });
@@ -79,14 +81,20 @@ describe("serveMcp over Streamable HTTP, with the SDK's Client", () => {
     expect(JSON.parse((bad.content as { text: string }[])[0]!.text)).toMatchObject({ error: { code: 'ToolInput' } });
     expect(await client.callTool({ name: 'calc.whoami', arguments: { text: 'hi' } })).toMatchObject({ content: [{ text: 'ann: hi' }] });
     await expect(client.callTool({ name: 'calc.hidden', arguments: { text: 'x' } })).rejects.toThrow(/Unknown tool: calc.hidden/);
+    // The SDK's client adds "MCP error <code>: " to what the server sent: the server's message must not carry it already.
+    const unknown = (await client.callTool({ name: 'calc.hidden', arguments: {} }).catch((e: unknown) => e)) as McpError;
+    expect(unknown.message).toBe('MCP error -32602: Unknown tool: calc.hidden');
   });
 
-  it('turns a suspended gate into an MCP error saying approval is required; the tool does not run', async () => {
+  it('a suspended gate nobody decides in time is an MCP error saying approval is required and where the call is parked; the tool does not run', async () => {
     const error = await client.callTool({ name: 'calc.wipe', arguments: {} }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(McpError);
     expect((error as McpError).code).toBe(APPROVAL_REQUIRED);
     expect((error as McpError).message).toContain('Approval required');
     expect((error as McpError).message).toContain('Wiping needs approval');
+    expect((error as McpError).message).toMatch(/^MCP error -32010: Approval required/);
+    expect((error as McpError).message).not.toMatch(/MCP error -32010: MCP error/);
+    expect((error as McpError).data).toMatchObject({ code: 'ApprovalRequired', sessionId: expect.stringContaining(':approval-'), callId: expect.any(String) });
   });
 
   it('refuses a request without a valid bearer token', async () => {

@@ -97,7 +97,7 @@ describe('hosts drive the kernel through the public entry', () => {
   const ALLOWED = new Set(['src/validation/json-schema-validator.js', 'src/validation/schema-summary.js', 'src/errors/describe-error.js']);
   const kernelFolders = /^src\/(agent|app|hooks|context|state|plugin|tools|stores|models|errors|validation|events|contract)\//;
 
-  it.each(['src/nestjs', 'src/queue', 'src/mcp', 'src/dev'])('%s imports kernel files only through index.ts', (folder) => {
+  it.each(['src/nestjs', 'src/queue', 'src/mcp', 'src/dev', 'src/ai-sdk', 'src/ag-ui', 'src/a2a', 'src/ui-turns'])('%s imports kernel files only through index.ts', (folder) => {
     const bad = violations([folder], (file, specifier) => {
       const to = target(file, specifier);
       return to !== undefined && kernelFolders.test(to) && !ALLOWED.has(to);
@@ -144,6 +144,16 @@ describe('hosts drive the kernel through the public entry', () => {
     expect(lazy.length).toBeGreaterThanOrEqual(2);
   });
 
+  it('src/nestjs loads the ai package (trellis/ai-sdk) only through import(), when a chat request comes', () => {
+    const valueImports = (source: string) => [...source.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?\sfrom\s+'([^']+)'/gms)].map((m) => m[1]!);
+    const aiish = (file: string, specifier: string) => /^(ai|@ai-sdk\/.*)$/.test(specifier) || /^(ai-sdk\.[jt]s|src\/ai-sdk\/)/.test(target(file, specifier) ?? '');
+    const files = sourcesUnder('src/nestjs');
+    const eager = files.flatMap((file) => valueImports(readFileSync(file, 'utf8')).filter((s) => aiish(file, s)).map((s) => `${relative(ROOT, file)} -> ${s}`));
+    const lazy = files.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)].filter((m) => aiish(file, m[1]!)));
+    expect(eager).toEqual([]);
+    expect(lazy.length).toBeGreaterThanOrEqual(1);
+  });
+
   it('src/cli loads trellis/queue, trellis/mcp and the dev server (BullMQ, ioredis, the MCP SDK, hono) only through import(), in the commands that use them', () => {
     const valueImports = (source: string) => [...source.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?\sfrom\s+'([^']+)'/gms)].map((m) => m[1]!);
     const heavy = (file: string, specifier: string) =>
@@ -167,13 +177,13 @@ describe('hosts drive the kernel through the public entry', () => {
   });
 
   it('the kernel imports no host', () => {
-    const hosts = /^src\/(cli|nestjs|queue|mcp|dev)\//;
+    const hosts = /^src\/(cli|nestjs|queue|mcp|dev|ai-sdk|ag-ui|a2a|ui-turns)\//;
     const kernel = ['src/agent', 'src/app', 'src/hooks', 'src/context', 'src/state', 'src/plugin', 'src/tools', 'src/stores', 'src/models', 'src/errors', 'src/validation', 'src/events', 'src/contract'];
     expect(violations(kernel, (file, specifier) => hosts.test(target(file, specifier) ?? ''))).toEqual([]);
   });
 
   it('the root entries index.ts, plugin.ts and testing.ts import no host', () => {
-    const hosts = /^src\/(cli|nestjs|queue|mcp|dev)\//;
+    const hosts = /^src\/(cli|nestjs|queue|mcp|dev|ai-sdk|ag-ui|a2a|ui-turns)\//;
     const bad = ['index.ts', 'plugin.ts', 'testing.ts'].flatMap((name) => {
       const file = join(ROOT, name);
       return specifiers(readFileSync(file, 'utf8')).filter((specifier) => hosts.test(target(file, specifier) ?? '')).map((specifier) => `${name} -> ${specifier}`);
