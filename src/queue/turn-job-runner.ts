@@ -32,9 +32,11 @@ type TurnJob = Job<TurnJobData, JobResult>;
 
 /**
  * Runs one queued turn: takes the session's queue lease (a busy session puts the job back
- * as delayed), recognises a turn whose checkpoint already landed in an earlier attempt
- * (and does not run it again), runs `send`/`resume`/`cancelPending`, fans the session's
- * events and the result out over Redis, and releases the lease.
+ * as delayed), recognises a turn whose checkpoint already landed in an earlier attempt by
+ * the job id it was run under (and does not run it again), runs `send`/`resume`/`cancelPending`
+ * under the job id as the turn's key — so an attempt after a worker died goes on with the
+ * turn from its step journal — fans the session's events and the result out over Redis, and
+ * releases the lease.
  */
 export class TurnJobRunner {
   constructor(private readonly options: TurnJobRunnerOptions) {}
@@ -75,7 +77,7 @@ export class TurnJobRunner {
     // An earlier attempt ran part of this turn (and the process died) when the store moved on since.
     const rerun = data.startRevision !== undefined && revision > data.startRevision;
     if (rerun && data.kind !== 'cancel') {
-      const landed = await this.landedTurn(data, revision);
+      const landed = await this.landedTurn(data, job.id!, revision);
       if (landed) return this.resultOf(job, data.kind, landed, true);
     }
     // Recorded before the turn runs: a later attempt compares it with the store's revision.
@@ -104,9 +106,12 @@ export class TurnJobRunner {
           if (last) return this.resultOf(job, data.kind, turnResultOf(last, pending), true);
         }
       }
-      const result = data.kind === 'send' ? await session.send(data.message, { signal }) : await session.resume({ decisions, signal });
+      // The job id is the turn's key: a later attempt goes on with the turn this one started.
+      const key = job.id!;
+      const result = data.kind === 'send' ? await session.send(data.message, { signal, key }) : await session.resume({ decisions, signal, key });
       if (signal.aborted) throw signal.reason;
-      return this.resultOf(job, data.kind, result, false);
+      // An earlier attempt ran part of this turn (the store moved on since it started): this one went on with it.
+      return this.resultOf(job, data.kind, result, rerun);
     } finally {
       events.unsubscribe();
     }
@@ -124,14 +129,16 @@ export class TurnJobRunner {
   }
 
   /**
-   * The result of this job's turn if an earlier attempt checkpointed it: for a send, a turn
-   * record with this message as input at or after the turn count seen then; for a resume,
-   * a session no longer waiting on the calls decided.
+   * The result of this job's turn if an earlier attempt checkpointed it: for a send, the turn
+   * recorded under this job's id (never one found by its text: two turns may say "yes"); for a
+   * resume, a session no longer waiting on the calls decided, with no turn running.
    */
-  private async landedTurn(data: TurnJobData, revision: number): Promise<TurnResult | undefined> {
+  private async landedTurn(data: TurnJobData, jobId: string, revision: number): Promise<TurnResult | undefined> {
     const stored = await this.options.store.load(data.sessionId);
     if (!stored || stored.revision !== revision) return undefined;
-    const record = data.kind === 'send' ? [...stored.turns].reverse().find((t) => t.input === data.message) : stored.turns.at(-1);
+    // A turn still running (its step journal open) has not landed: the attempt goes on with it.
+    if (stored.steps !== undefined && stored.steps.length > 0) return undefined;
+    const record = data.kind === 'send' ? stored.turns.find((t) => t.key === jobId) : stored.turns.at(-1);
     if (!record) return undefined;
     const agent = await this.options.agent(data.agent);
     const pending = await agent.session(data.sessionId, { context: data.context }).pending();

@@ -1,26 +1,41 @@
 import 'reflect-metadata';
+import { randomUUID } from 'node:crypto';
 import { IsString } from 'class-validator';
-import { Hook, Plugin, ScriptedModel, suspend, Tool, Trellis, type ModelRequest, type SessionStore, type ToolCallInfo } from '../../index.js';
+import { Hook, Plugin, ScriptedModel, suspend, Tool, Trellis, type ModelRequest, type SessionStore, type ToolCallInfo, type ToolContext } from '../../index.js';
 
 class RecordInput {
   @IsString() line!: string;
 }
 
-/** Where the tools of the queue app write what ran: one line per tool run. */
-export type ToolLedger = (line: string) => void | Promise<void>;
+/** Where the tools of the queue app write what ran: one line per tool run, with the run's idempotency key. */
+export type ToolLedger = (line: string, key: string) => void | Promise<void>;
+
+/** More of the queue app: the kernel's lease TTL, and a hook on every model call the script answers. */
+export interface QueueAppOptions {
+  readonly leaseTtlMs?: number;
+  readonly onModelCall?: () => void | Promise<void>;
+}
 
 /**
  * The app queue tests run in workers: a `ledger.record` tool that writes every run to a
- * ledger, and a gate that parks any line starting with `approve:` for a human.
- * The scripted model calls the tool once per turn with the user's message as the line,
- * after `delayMs` (a network model's latency), then answers `done: <line>`.
+ * ledger (retried with its idempotency key after a crash), a `ledger.approve` tool for lines
+ * starting with `approve:` (which a gate parks for a human; after a crash mid-run, a human
+ * decides again), and a scripted model that calls the tool once per turn with the user's
+ * message as the line — with a fresh random call id every time, as real providers do — after
+ * `delayMs` (a network model's latency), then answers `done: <line>`.
  */
-export function createQueueApp(store: SessionStore, ledger: ToolLedger, delayMs = 0) {
+export function createQueueApp(store: SessionStore, ledger: ToolLedger, delayMs = 0, options: QueueAppOptions = {}) {
   @Plugin({ name: 'ledger', version: '1.0.0' })
   class LedgerPlugin {
-    @Tool({ name: 'ledger.record', description: 'Records one line in the ledger.', input: RecordInput })
-    async record(input: RecordInput): Promise<string> {
-      await ledger(input.line);
+    @Tool({ name: 'ledger.record', description: 'Records one line in the ledger.', input: RecordInput, onCrash: 'retry' })
+    async record(input: RecordInput, ctx: ToolContext): Promise<string> {
+      await ledger(input.line, ctx.idempotencyKey);
+      return `recorded ${input.line}`;
+    }
+
+    @Tool({ name: 'ledger.approve', description: 'Records one line that needs approval.', input: RecordInput })
+    async approve(input: RecordInput, ctx: ToolContext): Promise<string> {
+      await ledger(input.line, ctx.idempotencyKey);
       return `recorded ${input.line}`;
     }
 
@@ -34,12 +49,14 @@ export function createQueueApp(store: SessionStore, ledger: ToolLedger, delayMs 
 
   const reply = async (request: ModelRequest) => {
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    await options.onModelCall?.();
     const last = request.messages.at(-1)!;
     if (last.role === 'tool') return `done: ${last.content}`;
-    return { toolCalls: [{ id: `call-${request.messages.length}`, name: 'ledger.record', args: { line: last.content } }] };
+    const tool = last.content.startsWith('approve:') ? 'ledger.approve' : 'ledger.record';
+    return { toolCalls: [{ id: `call_${randomUUID()}`, name: tool, args: { line: last.content } }] };
   };
 
-  const app = Trellis.create({ store });
+  const app = Trellis.create({ store, ...(options.leaseTtlMs !== undefined && { leaseTtlMs: options.leaseTtlMs }) });
   const model = new ScriptedModel(reply);
   return {
     app,

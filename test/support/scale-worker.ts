@@ -1,8 +1,9 @@
 /**
  * A worker process of the multi-process scale test (run as transpiled JavaScript):
  * a TrellisWorker over the shared PostgreSQL store and Redis queue, whose tool appends every
- * run to the `tool_ledger` table. With SCALE_KILL_AFTER=n it SIGKILLs itself right after
- * its n-th tool run — mid-turn, after the side effect, before the checkpoint.
+ * run to the `tool_ledger` table (with its idempotency key) and whose model counts every call
+ * it answers in `model_calls`. With SCALE_KILL_AFTER=n it SIGKILLs itself right after its n-th
+ * tool run — mid-turn, after the side effect, before its result is journalled.
  */
 import 'reflect-metadata';
 import pg from 'pg';
@@ -20,8 +21,8 @@ const ledgerPool = new pg.Pool({ connectionString: env('SCALE_PG_URL'), max: 3 }
 let runs = 0;
 const host = createQueueApp(
   store,
-  async (line) => {
-    await ledgerPool.query(`INSERT INTO "${schema}".tool_ledger (line, worker) VALUES ($1, $2)`, [line, id]);
+  async (line, key) => {
+    await ledgerPool.query(`INSERT INTO "${schema}".tool_ledger (line, key, worker) VALUES ($1, $2, $3)`, [line, key, id]);
     runs++;
     if (killAfter > 0 && runs === killAfter) {
       process.stderr.write(`${id} kills itself after tool run ${runs} (${line})\n`);
@@ -29,6 +30,13 @@ const host = createQueueApp(
     }
   },
   Number(process.env.SCALE_DELAY_MS ?? 20),
+  {
+    // The kernel's session lease lapses as fast as the queue's: a killed worker's turn goes on soon.
+    leaseTtlMs: 8000,
+    onModelCall: async () => {
+      await ledgerPool.query(`INSERT INTO "${schema}".model_calls (worker) VALUES ($1)`, [id]);
+    },
+  },
 );
 await host.install();
 const agent = host.agent();
