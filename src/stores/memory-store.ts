@@ -59,8 +59,9 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
   async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
     if (checkpoint.releaseLease !== undefined) assertLeaseArguments(checkpoint.sessionId, checkpoint.releaseLease);
     const existing = this.sessions.get(checkpoint.sessionId);
-    const revision = nextRevision(checkpoint, existing);
+    // The fence first: a writer whose lease was taken over hears that, not that it is stale.
     this.assertFence(checkpoint.sessionId, checkpoint.fence);
+    const revision = nextRevision(checkpoint, existing);
     // Refuse what a durable store would refuse (BigInt, cycles), so tests on memory do not pass by luck.
     encodeCheckpoint(checkpoint);
     // Clone everything before touching the stored session: a clone that throws leaves it as it was.
@@ -99,8 +100,8 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
   /** Appends a running turn's steps; the session is created by the first step of its first turn. */
   async appendSteps(append: StepAppend): Promise<number> {
     const existing = this.sessions.get(append.sessionId);
-    const revision = nextRevision(append, existing);
     this.assertFence(append.sessionId, append.fence);
+    const revision = nextRevision(append, existing);
     const steps = encodeSteps(append);
     const now = new Date().toISOString();
     const session: MemorySession = existing ?? { id: append.sessionId, agent: append.agent, createdAt: now, updatedAt: now, revision: 0, state: {}, transcript: [], turns: [], suspension: null, steps: [], turnEvents: new Map() };

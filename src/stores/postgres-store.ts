@@ -145,11 +145,12 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal 
     const { sessionId } = checkpoint;
     return this.transaction('checkpoint a session', async (client) => {
       const head = (await client.query<StoredHead>(this.sql.lockHead, [sessionId])).rows[0];
-      const revision = nextRevision(checkpoint, head);
+      // The fence first: a writer whose lease was taken over hears that, not that it is stale.
       if (checkpoint.fence !== undefined) {
         const lease = (await client.query<{ holder: string }>(this.sql.leaseHolder, [sessionId])).rows[0];
         if (lease?.holder !== checkpoint.fence) throw leaseLost(sessionId);
       }
+      const revision = nextRevision(checkpoint, head);
       if (head) {
         // A session row at revision > 0 may have a running turn's steps; the checkpoint ends them.
         await client.query(this.sql.updateSessionEndingSteps, [sessionId, revision, encoded.state, encoded.suspension]);

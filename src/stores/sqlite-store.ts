@@ -184,8 +184,9 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
   private applyCheckpoint(checkpoint: SessionCheckpoint, encoded: EncodedBatchCheckpoint): number {
     const { sessionId } = checkpoint;
     const head = this.sql.head.get(sessionId) as SqliteHead | undefined;
-    const revision = nextRevision(checkpoint, head);
+    // The fence first: a writer whose lease was taken over hears that, not that it is stale.
     this.assertFence(sessionId, checkpoint.fence);
+    const revision = nextRevision(checkpoint, head);
     // The turn's messages are one row, numbered from where the transcript stands: nothing
     // here reads or rewrites earlier batches, so the cost follows the append, not the session.
     const seq = head?.message_count ?? 0;
@@ -209,8 +210,8 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
   private applySteps(append: StepAppend, steps: string): number {
     const { sessionId } = append;
     const head = this.sql.head.get(sessionId) as SqliteHead | undefined;
-    const revision = nextRevision(append, head);
     this.assertFence(sessionId, append.fence);
+    const revision = nextRevision(append, head);
     const now = new Date().toISOString();
     if (head) this.sql.bumpRevision.run(revision, now, sessionId);
     else this.sql.insertSession.run(sessionId, append.agent, revision, '{}', 'null', 0, 0, -1, now, now);

@@ -160,9 +160,10 @@ interface Child {
     const expectedLines = sessions.flatMap(({ users }) => users).filter((line) => !approvals.some((a) => a.decision === 'reject' && line === `approve:s${a.n}-t1`));
     expect([...byLine.keys()].sort()).toEqual([...expectedLines].sort());
     const repeated = ledger.filter((row) => row.runs > 1);
-    // Each worker killed itself right after one tool run: at most three calls were in doubt, and
-    // each ran again under the key it had, on the worker that went on with its turn.
-    expect(repeated.length).toBeLessThanOrEqual(killed.length);
+    // A killed worker cuts off every turn it had in flight (concurrency 8): the calls among them
+    // that had run and not yet journalled a result were in doubt, and each ran again under the
+    // key it had, on the worker that went on with its turn.
+    expect(repeated.length).toBeLessThanOrEqual(killed.length * 8);
     for (const row of repeated) {
       expect(row.runs).toBe(2);
       expect(row.keys).toBe(1);
