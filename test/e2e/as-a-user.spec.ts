@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import { buildDist, BUILD_TIMEOUT_MS } from './support/built-dist.js';
 
 /**
  * End to end, as a user would: build with tsc once, then run the example and the `trellis`
@@ -12,7 +13,6 @@ import { promisify } from 'node:util';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const EXAMPLE = join(ROOT, 'dist/examples/sql-report-desk/main.js');
 const CLI = join(ROOT, 'dist/src/cli/main.js');
-const BUILD_TIMEOUT_MS = 180_000;
 const RUN_TIMEOUT_MS = 30_000;
 
 interface Run {
@@ -59,7 +59,7 @@ function workdir(): string {
 }
 
 beforeAll(async () => {
-  await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, timeout: BUILD_TIMEOUT_MS });
+  await buildDist();
 }, BUILD_TIMEOUT_MS);
 
 afterAll(() => {
