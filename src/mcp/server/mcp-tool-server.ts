@@ -2,7 +2,7 @@ import type { Agent } from '../../../index.js';
 import type { Session } from '../../../index.js';
 import type { Trellis } from '../../../index.js';
 import { TrellisError } from '../../../index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, Server, type CallToolResult, type McpToolDescription } from '../sdk.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, Server, type CallToolResult, type McpToolDescription } from '../sdk.js';
 
 /** JSON-RPC error code of a call a `tool.gate` suspended: a human must approve it first. */
 export const APPROVAL_REQUIRED = -32010;
@@ -82,7 +82,7 @@ export function createMcpToolServer(host: McpToolHost, sessions: McpClientSessio
     const { name, arguments: args = {} } = request.params;
     const agent = askTools.get(name);
     if (agent) return askAgent(sessions.of(agent), args, extra.signal, sessions.hostContext);
-    if (!tools().some((t) => t.name === name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    if (!tools().some((t) => t.name === name)) throw new ProtocolError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const result = await sessions.of(host.agent).callTool(name, args, { signal: extra.signal, context: sessions.hostContext });
     switch (result.status) {
       case 'ok':
@@ -99,7 +99,7 @@ export function createMcpToolServer(host: McpToolHost, sessions: McpClientSessio
 }
 
 async function askAgent(session: Session, args: Record<string, unknown>, signal: AbortSignal, context: Readonly<Record<string, unknown>>): Promise<CallToolResult> {
-  if (typeof args.message !== 'string') throw new McpError(ErrorCode.InvalidParams, 'ask_* takes { message: string }');
+  if (typeof args.message !== 'string') throw new ProtocolError(ErrorCode.InvalidParams, 'ask_* takes { message: string }');
   const result = await session.send(args.message, { signal, context });
   if (result.status === 'completed') return { content: [{ type: 'text', text: result.reply ?? '' }] };
   if (result.status === 'suspended') throw approvalRequired(`the '${session.id}' turn`, result.suspended?.map((p) => p.ticket.message).join('; ') ?? '');
@@ -107,8 +107,23 @@ async function askAgent(session: Session, args: Record<string, unknown>, signal:
   return { isError: true, content: [{ type: 'text', text: `The turn ended ${result.status}: ${why}` }] };
 }
 
-function approvalRequired(what: string, message: string): McpError {
-  return new McpError(APPROVAL_REQUIRED, `Approval required: ${what} was suspended by a gate (${message}). A human must approve it in the Trellis host; it did not run`, {
+/**
+ * A JSON-RPC error to answer with. Not the SDK's `McpError`, whose message already starts
+ * `MCP error <code>: `: the server sends the message as it is, and the client's `McpError`
+ * puts the prefix in front again (`MCP error -32010: MCP error -32010: …`).
+ */
+class ProtocolError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+function approvalRequired(what: string, message: string): ProtocolError {
+  return new ProtocolError(APPROVAL_REQUIRED, `Approval required: ${what} was suspended by a gate (${message}). A human must approve it in the Trellis host; it did not run`, {
     code: 'ApprovalRequired',
   });
 }

@@ -87,6 +87,8 @@ describe("serveMcp over Streamable HTTP, with the SDK's Client", () => {
     expect((error as McpError).code).toBe(APPROVAL_REQUIRED);
     expect((error as McpError).message).toContain('Approval required');
     expect((error as McpError).message).toContain('Wiping needs approval');
+    // The SDK's client puts `MCP error <code>: ` in front once; the server's text does not carry it too.
+    expect((error as McpError).message).toMatch(new RegExp(`^MCP error ${APPROVAL_REQUIRED}: Approval required`));
   });
 
   it('refuses a request without a valid bearer token', async () => {
