@@ -60,5 +60,8 @@ const NAMED_COMMAND = new RegExp(`(^|[\\s(\`'"])trellis (?=(?:${COMMANDS})\\b)`,
  * command) put the way the user runs the CLI, so that it runs as printed.
  */
 export function runnableCommands(line: string, command: string): string {
-  return command === 'trellis' ? line : line.replace(NAMED_COMMAND, `$1${command} `);
+  if (command === 'trellis') return line;
+  // What comes before `trellis` in the command (`npx `): an occurrence already written that way stays.
+  const before = command.slice(0, command.lastIndexOf('trellis'));
+  return line.replace(NAMED_COMMAND, (match: string, lead: string, at: number) => (before !== '' && line.slice(0, at + lead.length).endsWith(before) ? match : `${lead}${command} `));
 }

@@ -54,5 +54,7 @@ describe('invocation: how the printed commands start', () => {
     expect(runnableCommands('trellis: No session x. List sessions with: trellis sessions', 'npx trellis')).toBe('trellis: No session x. List sessions with: npx trellis sessions');
     expect(runnableCommands('check it with `trellis doctor`, then trellis resume q1', 'npx trellis')).toBe('check it with `npx trellis doctor`, then npx trellis resume q1');
     expect(runnableCommands('List sessions with: trellis sessions', 'trellis')).toBe('List sessions with: trellis sessions');
+    expect(runnableCommands('see npx trellis sessions show q1', 'npx trellis')).toBe('see npx trellis sessions show q1');
+    expect(runnableCommands('(see trellis run --help)', 'node dist/src/cli/main.js')).toBe('(see node dist/src/cli/main.js run --help)');
   });
 });

@@ -49,6 +49,18 @@ describe('trellis CLI (in process)', () => {
     expect(io.stderr[0]).toMatch(message);
   });
 
+  it('writes the commands in its errors the way it was run, once (npx trellis)', async () => {
+    const io = { ...fakeIo(), command: 'npx trellis' };
+
+    expect(await cli(io, 'sessions', 'foo')).toBe(2);
+    expect(await cli(io, 'run', '--bogus', 'x')).toBe(2);
+    expect(await cli(io, 'resume', 'nope', '--approve', 'call_1')).toBe(1);
+
+    expect(io.stderr[0]).toMatch(/To see that session: npx trellis sessions show foo$/);
+    expect(io.stderr[1]).toBe("trellis: unknown option '--bogus' (see npx trellis run --help)");
+    expect(io.stderr[2]).toMatch(/List sessions with: npx trellis sessions$/);
+  });
+
   it('says there are no sessions yet without creating a store', async () => {
     const io = fakeIo();
 
