@@ -82,6 +82,8 @@ export { SESSION_STORE } from './src/stores/session-store.js';
 export type { SessionStore, StoredSession, SessionCheckpoint, SessionSummary, TurnRecord } from './src/stores/session-store.js';
 export { canLogTurnEvents, TURN_EVENT_LIMITS } from './src/stores/turn-event-log.js';
 export type { TurnEventLog, RecordedTurnEvent, StoredTurnEvents } from './src/stores/turn-event-log.js';
+export { canJournalSteps } from './src/stores/step-journal.js';
+export type { StepJournal, StepAppend } from './src/stores/step-journal.js';
 export { MemoryStore } from './src/stores/memory-store.js';
 export { SqliteStore, DEFAULT_SQLITE_PATH, type SqliteStoreOptions } from './src/stores/sqlite-store.js';
 export { diagnoseSqliteStore, type DoctorReport, type DoctorFinding } from './src/stores/sqlite-doctor.js';

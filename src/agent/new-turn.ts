@@ -2,7 +2,8 @@ import { ContextLevel } from '../context/context-level.js';
 import { isStop, type HookOutcome } from '../hooks/hook-engine.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import { handingOver, historyFor, runRounds } from './delegation/handoff-continuation.js';
-import { finishReply, inTurnEnvelope, turnEnv, type SessionParts, type TurnMeta } from './turn-envelope.js';
+import { finishReply, inTurnEnvelope, journalOf, turnEnv, type SessionParts, type TurnMeta } from './turn-envelope.js';
+import { isoTime } from './turn-record.js';
 import type { ChatMessage } from '../models/model-provider.js';
 import type { TurnEnv } from '../tools/turn-env.js';
 import type { TurnResult } from './turn-result.js';
@@ -13,6 +14,8 @@ export interface NewTurn {
   readonly message: string;
   readonly context: Readonly<Record<string, unknown>> | undefined;
   readonly signal: AbortSignal | undefined;
+  /** The turn's key (see `SendOptions.key`), kept in its record and its journal. */
+  readonly key: string | undefined;
 }
 
 /**
@@ -23,11 +26,11 @@ export interface NewTurn {
 export function runNewTurn(parts: SessionParts, turn: NewTurn): Promise<TurnResult> {
   const turnIndex = parts.sync.turns;
   const { message } = turn;
-  const env = turnEnv(parts, new ContextLevel({ ...turn.context, [KERNEL_KEYS.turnInput]: message, [KERNEL_KEYS.turnIndex]: turnIndex }), turn.signal, turnIndex);
+  const env = turnEnv(parts, new ContextLevel({ ...turn.context, [KERNEL_KEYS.turnInput]: message, [KERNEL_KEYS.turnIndex]: turnIndex }), turn.signal, turnIndex, true);
   // The clock reading; formatted (`isoTime`) only where a record keeps it.
   const startedAt = Date.now();
   const history = historyFor(parts);
-  const meta: TurnMeta = { turnIndex, input: message, taskInput: message, startedAt, taskStarted: false, runner: undefined };
+  const meta: TurnMeta = { turnIndex, input: message, taskInput: message, startedAt, taskStarted: false, runner: undefined, key: turn.key };
   // The body opens the turn (synchronously while its hooks are) and starts the rounds; the
   // envelope continues with `afterRounds` in its own `then`. Nothing of this frame is held
   // while the rounds run.
@@ -70,7 +73,14 @@ function plan(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readon
 function newRunner(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readonly ChatMessage[], instructions: string): TurnRunner {
   const runner = new TurnRunner(env, parts.agent.limits, meta.taskInput, instructions, history, meta.startedAt);
   runner.messages.push({ role: 'user', content: meta.taskInput });
+  runner.key = meta.key;
   meta.runner = runner;
+  const journal = journalOf(env);
+  if (journal !== undefined) {
+    // The turn as it opens, written with its first model response.
+    runner.journal = journal;
+    journal.open({ turn: meta.turnIndex, key: meta.key!, agent: parts.agent.spec.name, input: meta.input, taskInput: meta.taskInput, startedAt: isoTime(meta.startedAt), instructions, rounds: 0, messages: runner.messages, toolCalls: [], usage: {} });
+  }
   return runner;
 }
 
@@ -81,7 +91,7 @@ function rounds(env: TurnEnv, opened: TurnRunner | TurnEnd): Promise<TurnEnd> {
 }
 
 /** After the rounds: the handoffs they asked for, then `message.sending` (see `finishReply`). */
-function afterRounds(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: TurnEnd): TurnEnd | Promise<TurnEnd> {
+export function afterRounds(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: TurnEnd): TurnEnd | Promise<TurnEnd> {
   const runner = meta.runner!;
   if (end.handoff === undefined) return finishReply(parts, env, runner, end);
   return handingOver(parts, env, runner, end).then((after) => {

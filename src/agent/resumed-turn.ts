@@ -10,7 +10,7 @@ import { childDecision, parentCallOf, waitingInside, withoutCallsInside } from '
 import { historyFor, loopWithHandoffs } from './delegation/handoff-continuation.js';
 import { stashResume } from './delegation/resume-stash.js';
 import type { SuspensionRecord } from './suspension-record.js';
-import { asEnded, finishReply, inTurnEnvelope, turnEnv, type SessionParts, type TurnMeta } from './turn-envelope.js';
+import { asEnded, finishReply, inTurnEnvelope, journalOf, turnEnv, type SessionParts, type TurnMeta } from './turn-envelope.js';
 import type { Decision, TurnResult } from './turn-result.js';
 import { replyText, TurnRunner, type TurnEnd } from './turn-runner.js';
 
@@ -19,6 +19,8 @@ export interface ResumeTurn {
   readonly decisions: readonly Decision[];
   readonly context: Readonly<Record<string, unknown>> | undefined;
   readonly signal: AbortSignal | undefined;
+  /** The resume's own key (a queued job's), kept in the journal: a retry of the same resume after a crash goes on with the turn. */
+  readonly key: string | undefined;
 }
 
 /**
@@ -29,7 +31,7 @@ export interface ResumeTurn {
  * is continued exactly: see {@link reviewJournal}.
  */
 export async function runResumedTurn(parts: SessionParts, stored: SuspensionRecord, resume: ResumeTurn): Promise<TurnResult> {
-  const env = turnEnv(parts, new ContextLevel({ ...stored.turn, ...resume.context, [KERNEL_KEYS.turnInput]: stored.input, [KERNEL_KEYS.turnIndex]: stored.turnIndex }), resume.signal, stored.turnIndex);
+  const env = turnEnv(parts, new ContextLevel({ ...stored.turn, ...resume.context, [KERNEL_KEYS.turnInput]: stored.input, [KERNEL_KEYS.turnIndex]: stored.turnIndex }), resume.signal, stored.turnIndex, true);
   const { record, carryOver } = reviewJournal(stored, env.view.toolsByName);
   const carried = new Set(carryOver.map((d) => d.callId));
   // A caller's resume hands down every decision again after a crash: the ones this session
@@ -42,8 +44,8 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
   runner.restore(record);
   let journal: SuspensionRecord = { ...record, decisions: [...record.decisions, ...fresh] };
   if (fresh.some((d) => d.decision !== 'reject' && d.decision !== 'skip')) await claim(parts, journal, runner);
-  const meta: TurnMeta = { turnIndex: record.turnIndex, input: record.input, taskInput: record.input, startedAt: record.startedAt, taskStarted: true, runner };
-  const save = (next: SuspensionRecord) => parts.sync.checkpoint(record.turnIndex, record.input, { result: runner.result('suspended', undefined, undefined, next.pending), append: [], suspension: next }, record.startedAt, parts.state.session.values);
+  const meta: TurnMeta = { turnIndex: record.turnIndex, input: record.input, taskInput: record.input, startedAt: record.startedAt, taskStarted: true, runner, key: record.key };
+  const save = (next: SuspensionRecord) => parts.sync.checkpoint(record.turnIndex, record.input, { result: runner.result('suspended', undefined, undefined, next.pending), append: [], suspension: next }, record.startedAt, parts.state.session.values, false, record.key);
   return inTurnEnvelope(parts, env, meta, async (): Promise<TurnEnd> => {
     let done = record.done;
     // Decisions on calls waiting inside a sub-agent, by the call of this turn that runs it.
@@ -107,6 +109,13 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
       return { result: runner.result('suspended', undefined, undefined, journal.pending), append: [], suspension: next };
     }
     runner.pushToolMessages(record.calls, journal.results);
+    const steps = journalOf(env);
+    if (steps !== undefined) {
+      // Every decided call is done: from here the turn is journalled step by step, starting
+      // with where it stands now (written at once, so the last call's result is durable).
+      runner.journal = steps;
+      await steps.open({ turn: record.turnIndex, key: record.key ?? resume.key ?? '', ...(resume.key !== undefined && { resumedBy: resume.key }), agent: parts.agent.spec.name, input: record.input, taskInput: record.input, startedAt: record.startedAt, instructions: record.instructions, rounds: runner.rounds, messages: runner.messages, toolCalls: runner.toolCallRecords(), usage: runner.usage, handedOver: runner.handedOver, ...(done !== undefined && { done }) }, true);
+    }
     if (done !== undefined) {
       runner.messages.push({ role: 'assistant', content: done });
       return finishReply(parts, env, runner, runner.end('completed', done));
@@ -125,7 +134,7 @@ async function claim(parts: SessionParts, claimed: SuspensionRecord, runner: Tur
   if (!parts.host.store) return;
   const record = claimed;
   try {
-    await parts.sync.checkpoint(record.turnIndex, record.input, { result: runner.result('suspended', undefined, undefined, record.pending), append: [], suspension: claimed }, record.startedAt, parts.state.session.values);
+    await parts.sync.checkpoint(record.turnIndex, record.input, { result: runner.result('suspended', undefined, undefined, record.pending), append: [], suspension: claimed }, record.startedAt, parts.state.session.values, false, record.key);
   } catch (error) {
     if (!TrellisError.is(error, 'StaleState')) throw error;
     parts.sync.invalidate();
@@ -155,7 +164,7 @@ export async function cancelSuspended(parts: SessionParts, record: SuspensionRec
   runner.restore(record);
   runner.pushToolMessages(record.calls, results);
   const end = runner.end('cancelled', undefined, { code: 'Cancelled', message: CANCEL_NOTES[cause].turn });
-  await parts.sync.checkpoint(record.turnIndex, record.input, end, record.startedAt, parts.state.session.values);
+  await parts.sync.checkpoint(record.turnIndex, record.input, end, record.startedAt, parts.state.session.values, false, record.key);
 }
 
 /** A parked call's place in the round that asked for it: its index among the record's calls. */

@@ -30,6 +30,8 @@ export interface SessionHost {
   releaseSession(sessionId: string): void;
   /** How many sessions agents keep open, and how long idle ones stay. */
   readonly retention?: SessionRetention;
+  /** How long a session lease lasts without renewal (`TrellisOptions.leaseTtlMs`); default 30 s. */
+  readonly leaseTtlMs?: number;
   /** The app's agent of that name (the latest `app.agent({ name })`), for delegation. */
   agent?(name: string): DelegateAgent | undefined;
   /** Reports an error on the event stream without throwing. */
@@ -50,6 +52,11 @@ export interface DelegatedRun {
   readonly delegation: DelegationFrame;
   /** Wait this long for the child session's lease (a crashed process's lease runs out by itself). */
   readonly waitForLease?: number;
+  /**
+   * The caller's call's idempotency key: the child's turn is keyed by it, so a caller that goes
+   * on after a crash and runs the call again gets the child's turn that ran (or goes on with it).
+   */
+  readonly key?: string;
 }
 
 /** The part of a session a delegation drives: a child session of a sub-agent. */

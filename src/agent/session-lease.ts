@@ -1,9 +1,11 @@
 import { hostname } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import { TrellisError } from '../errors/trellis-error.js';
 import type { SessionStore } from '../stores/session-store.js';
+import { leaseLost } from '../stores/step-journal.js';
 
-/** How long a lease lasts without renewal; a holder that died frees the session after this. */
+/** How long a lease lasts without renewal, unless the app says otherwise (`leaseTtlMs`); a holder that died frees the session after this. */
 export const LEASE_TTL_MS = 30_000;
 
 /** The store side of the one-writer-per-session lease (DESIGN §8). */
@@ -49,6 +51,50 @@ export function leaseHolder(): string {
 export interface HeldLease {
   readonly holder: string;
   released: boolean;
+  /**
+   * Before a step with an effect outside the store (a tool run): nothing to wait for while the
+   * lease was renewed recently enough to be certainly held (by this process's monotonic clock,
+   * which a pause of the process cannot fool); otherwise renews it first, and rejects with
+   * `LeaseLost` when another holder took it meanwhile.
+   */
+  ensure(): Promise<void> | undefined;
+}
+
+/** Of the TTL, how much a holder counts on after a renewal started: the rest covers clock drift and the request's own time. */
+const TRUSTED_SHARE = 0.8;
+
+/** The lease held by {@link withLease}: when it was last known held, and whether it was lost. */
+class Holding implements HeldLease {
+  released = false;
+  #trustedUntil: number;
+  #lost = false;
+
+  constructor(
+    private readonly lease: LeaseStore,
+    private readonly sessionId: string,
+    readonly holder: string,
+    since: number,
+    private readonly ttlMs: number,
+  ) {
+    this.#trustedUntil = since + ttlMs * TRUSTED_SHARE;
+  }
+
+  ensure(): Promise<void> | undefined {
+    if (this.#lost) return Promise.reject(leaseLost(this.sessionId));
+    if (performance.now() < this.#trustedUntil) return undefined;
+    return this.renew().then((held) => {
+      if (!held) throw leaseLost(this.sessionId);
+    });
+  }
+
+  /** Renews the lease; true while this holder still has it. */
+  async renew(): Promise<boolean> {
+    const since = performance.now();
+    const renewed = await this.lease.renewLease(this.sessionId, this.holder, this.ttlMs);
+    if (renewed) this.#trustedUntil = Math.max(this.#trustedUntil, since + this.ttlMs * TRUSTED_SHARE);
+    else this.#lost = true;
+    return renewed;
+  }
 }
 
 /**
@@ -58,11 +104,11 @@ export interface HeldLease {
  * store without leases ({@link leasesOf} answers undefined) runs `work` as it is, without
  * calling this.
  */
-export async function withLease<T>(lease: LeaseStore, sessionId: string, holder: string, waitMs: number | undefined, work: (held: HeldLease) => Promise<T>, onLost: (error: TrellisError) => void): Promise<T> {
-  await acquire(lease, sessionId, holder, waitMs ?? 0);
-  const held: HeldLease = { holder, released: false };
+export async function withLease<T>(lease: LeaseStore, sessionId: string, holder: string, waitMs: number | undefined, work: (held: HeldLease) => Promise<T>, onLost: (error: TrellisError) => void, ttlMs: number = LEASE_TTL_MS): Promise<T> {
+  const since = await acquire(lease, sessionId, holder, waitMs ?? 0, ttlMs);
+  const held = new Holding(lease, sessionId, holder, since, ttlMs);
   const renewal = setInterval(() => {
-    lease.renewLease(sessionId, holder, LEASE_TTL_MS).then(
+    held.renew().then(
       (renewed) => {
         if (!renewed && !held.released) onLost(new TrellisError('SessionBusy', `The lease on session '${sessionId}' was lost while a turn ran (it expired and another writer took it)`, { hint: 'The turn\'s checkpoint will be refused if the other writer saved first; retry it' }));
       },
@@ -70,7 +116,7 @@ export async function withLease<T>(lease: LeaseStore, sessionId: string, holder:
         if (!held.released) onLost(TrellisError.is(error) ? error : new TrellisError('SessionBusy', `Renewing the lease on session '${sessionId}' failed`, { cause: error, kind: 'system' }));
       },
     );
-  }, LEASE_TTL_MS / 3);
+  }, ttlMs / 3);
   renewal.unref();
   try {
     return await work(held);
@@ -80,11 +126,13 @@ export async function withLease<T>(lease: LeaseStore, sessionId: string, holder:
   }
 }
 
-async function acquire(lease: LeaseStore, sessionId: string, holder: string, waitMs: number): Promise<void> {
+/** Takes the lease, waiting up to `waitMs`; returns when (on the monotonic clock) the attempt that got it started. */
+async function acquire(lease: LeaseStore, sessionId: string, holder: string, waitMs: number, ttlMs: number): Promise<number> {
   const deadline = Date.now() + waitMs;
   let pause = 10;
   for (;;) {
-    if (await lease.acquireLease(sessionId, holder, LEASE_TTL_MS)) return;
+    const attempt = performance.now();
+    if (await lease.acquireLease(sessionId, holder, ttlMs)) return attempt;
     if (Date.now() >= deadline) {
       throw new TrellisError('SessionBusy', `Session '${sessionId}' is busy: another writer holds its lease${waitMs > 0 ? ` (waited ${waitMs} ms)` : ''}; nothing was run`, {
         hint: 'Retry when its turn has ended, or pass { waitForLease: ms } to wait for it',

@@ -1,6 +1,7 @@
 import { TrellisError } from '../errors/trellis-error.js';
 import type { ChatMessage } from '../models/model-provider.js';
-import { canReadRevision, type SessionStore, type StoredSession } from '../stores/session-store.js';
+import { canReadRevision, type SessionStore, type StoredSession, type TurnRecord } from '../stores/session-store.js';
+import { canJournalSteps } from '../stores/step-journal.js';
 import type { AgentBinding, SessionHost } from './session-host.js';
 import type { SuspensionRecord } from './suspension-record.js';
 import { persistentValues, turnRecord, withoutHostContext, type TurnStart } from './turn-record.js';
@@ -8,15 +9,25 @@ import type { HeldLease } from './session-lease.js';
 import type { TurnEnd } from './turn-runner.js';
 
 /**
- * A session's copy of what the store holds — transcript, turn count, revision and the open
- * suspension — kept in step with it: loaded on first use, reloaded when another process
- * checkpointed since, and advanced by one atomic checkpoint per turn.
+ * A session's copy of what the store holds — transcript, turn count, revision, the open
+ * suspension, and the step journal of a turn a crash cut off — kept in step with it: loaded
+ * on first use, reloaded when another process wrote since, advanced by each step a turn
+ * journals and by one atomic checkpoint per turn. Its writes to the store go one after
+ * another, each on the revision the one before left.
  */
 export class SessionSync {
   history: ChatMessage[] = [];
   turns = 0;
   suspension: unknown = null;
+  /** The steps of a turn that was running when its process stopped (`StoredSession.steps`), until a turn goes on with them. */
+  steps: readonly unknown[] | undefined;
+  /** A step write of the running turn failed: the store and this copy may disagree, so nothing more is written. */
+  broken: unknown;
   #revision = 0;
+  /** The turns recorded under a key (`SendOptions.key`), by key. */
+  readonly #keyed = new Map<string, TurnRecord>();
+  /** Step writes not settled yet (a checkpoint waits for them). */
+  #writes: Promise<void> | undefined;
   #loading: Promise<void> | undefined;
   /** The lease the session's running work holds (see {@link holding}). */
   #lease: HeldLease | undefined;
@@ -53,14 +64,62 @@ export class SessionSync {
     this.#loading = undefined;
   }
 
+  /** Whether the store keeps a step journal (the running turn's steps are then journalled). */
+  get journals(): boolean {
+    return canJournalSteps(this.host.store);
+  }
+
+  /** The record of the turn that ran under `key`, if this session has one. */
+  recorded(key: string): TurnRecord | undefined {
+    return this.#keyed.get(key);
+  }
+
+  /**
+   * Appends steps of the running turn to the store's journal, after the writes before it and
+   * on the revision they left, fenced by the turn's lease. A failed write marks the copy
+   * `broken` (and forgets it, so the next use reloads): the turn must stop, and stays in the
+   * store for whoever goes on with it.
+   */
+  appendSteps(steps: readonly unknown[]): Promise<void> {
+    const store = this.host.store;
+    if (!canJournalSteps(store)) return Promise.resolve();
+    const write = (): Promise<void> =>
+      store.appendSteps({ sessionId: this.id, agent: this.agent.spec.name, expectedRevision: this.#revision, steps, ...(this.#lease && { fence: this.#lease.holder }) }).then((revision) => {
+        this.#revision = revision;
+      });
+    const previous = this.#writes;
+    const writing = (previous === undefined ? write() : previous.then(write)).catch((error: unknown) => {
+      this.broken ??= error;
+      this.invalidate();
+      throw error;
+    });
+    const settled = writing.then(
+      () => {
+        if (this.#writes === settled) this.#writes = undefined;
+      },
+      () => {
+        if (this.#writes === settled) this.#writes = undefined;
+      },
+    );
+    this.#writes = settled;
+    return writing;
+  }
+
+  /** Before a tool runs: the lease the turn holds is still this process's (see `HeldLease.ensure`); undefined when nothing awaits. */
+  ensureLease(): Promise<void> | undefined {
+    return this.#lease?.ensure();
+  }
+
   /**
    * Writes a turn's end in one atomic checkpoint, then takes its messages into the
    * transcript. Without a store there is nothing to wait for: it returns nothing.
    */
-  checkpoint(turnIndex: number, input: string, end: TurnEnd, startedAt: TurnStart, sessionValues: Readonly<Record<string, unknown>>, last = false): Promise<void> | undefined {
+  checkpoint(turnIndex: number, input: string, end: TurnEnd, startedAt: TurnStart, sessionValues: Readonly<Record<string, unknown>>, last = false, key?: string): Promise<void> | undefined {
     const store = this.host.store;
-    if (!store) return this.#advance(turnIndex, end);
-    return this.#save(store, turnIndex, input, end, startedAt, sessionValues, last);
+    if (!store) return this.#advance(turnIndex, end, key === undefined ? undefined : turnRecord(turnIndex, input, end.result, startedAt, key), key);
+    const writes = this.#writes;
+    if (writes !== undefined) return writes.then(() => this.#save(store, turnIndex, input, end, startedAt, sessionValues, last, key));
+    return this.#save(store, turnIndex, input, end, startedAt, sessionValues, last, key);
   }
 
   /**
@@ -76,28 +135,33 @@ export class SessionSync {
     }
   }
 
-  async #save(store: SessionStore, turnIndex: number, input: string, end: TurnEnd, startedAt: TurnStart, sessionValues: Readonly<Record<string, unknown>>, last: boolean): Promise<void> {
+  async #save(store: SessionStore, turnIndex: number, input: string, end: TurnEnd, startedAt: TurnStart, sessionValues: Readonly<Record<string, unknown>>, last: boolean, key: string | undefined): Promise<void> {
     const lease = last && store.releasesLeaseOnCheckpoint === true ? this.#lease : undefined;
+    const record = turnRecord(turnIndex, input, end.result, startedAt, key);
     this.#revision = await store.checkpoint({
       sessionId: this.id,
       agent: this.agent.spec.name,
       expectedRevision: this.#revision,
       state: persistentValues(sessionValues, this.host.registry),
       append: end.append,
-      turn: turnRecord(turnIndex, input, end.result, startedAt),
+      turn: record,
       suspension: end.suspension ?? null,
+      // A store that journals steps fences its checkpoints too: a writer whose lease lapsed lands nothing.
+      ...(this.#lease && canJournalSteps(store) && { fence: this.#lease.holder }),
       ...(lease && { releaseLease: lease.holder }),
     });
     // Written, so the lease is given up: the work's end does not release it again.
     if (lease) lease.released = true;
-    this.#advance(turnIndex, end);
+    this.#advance(turnIndex, end, record, key);
   }
 
-  /** Takes a saved turn's messages into the transcript. */
-  #advance(turnIndex: number, end: TurnEnd): undefined {
+  /** Takes a saved turn's messages into the transcript; the turn's steps are over. */
+  #advance(turnIndex: number, end: TurnEnd, record: TurnRecord | undefined, key: string | undefined): undefined {
     for (const message of end.append) this.history.push(message);
     this.suspension = end.suspension ?? null;
+    this.steps = undefined;
     this.turns = Math.max(this.turns, turnIndex + 1);
+    if (key !== undefined && record !== undefined) this.#keyed.set(key, record);
     return undefined;
   }
 
@@ -124,7 +188,13 @@ export class SessionSync {
     this.history = [...stored.transcript];
     this.turns = stored.turns.reduce((n, t) => Math.max(n, t.index + 1), 0);
     this.#revision = stored.revision;
-    this.suspension = stored.suspension ?? null;
+    // A turn that was running when its process stopped: its steps supersede the suspension it
+    // may have resumed from (which its first step closed).
+    this.steps = stored.steps !== undefined && stored.steps.length > 0 ? stored.steps : undefined;
+    this.suspension = this.steps === undefined ? (stored.suspension ?? null) : null;
+    this.broken = undefined;
+    this.#keyed.clear();
+    for (const turn of stored.turns) if (typeof turn.key === 'string') this.#keyed.set(turn.key, turn);
     this.host.sessionState(this.id).seed(withoutHostContext(stored.state));
   }
 

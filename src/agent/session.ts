@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Observable } from 'rxjs';
 import { ContextScope } from '../context/context-scope.js';
 import { TrellisError } from '../errors/trellis-error.js';
@@ -19,6 +20,10 @@ import { callToolDirectly, type DirectCallOptions, type DirectCallResult } from 
 import { reviewJournal } from './call-journal.js';
 import { withDeepPending } from './delegation/delegated-pending.js';
 import { DELEGATE } from './delegate-handle.js';
+import { runRecoveredTurn } from './recovered-turn.js';
+import { openStepOf, parseSteps } from './turn-steps.js';
+import type { TurnRecord } from '../stores/session-store.js';
+import { totalUsage } from './turn-runner.js';
 
 export interface SendOptions {
   /** Aborting it stops the model call and running tools; the turn ends `cancelled`. */
@@ -31,6 +36,14 @@ export interface SendOptions {
    * number, 0 or more (anything else is refused with `InvalidOptions`, whatever the store).
    */
   readonly waitForLease?: number;
+  /**
+   * The caller's id for this turn, unique within the session: a message id, a request id, a
+   * queued job's key. It is kept in the turn's record and step journal. A send whose key the
+   * session already recorded answers with that turn (its status, reply, rounds and usage from
+   * the record; `toolCalls` empty) and runs nothing; one whose turn a crash cut off goes on
+   * with that turn from its journal. Default: a new id for every send. At most 512 characters.
+   */
+  readonly key?: string;
 }
 
 export interface ResumeOptions {
@@ -40,6 +53,11 @@ export interface ResumeOptions {
   readonly context?: Readonly<Record<string, unknown>>;
   /** As in `send`: wait for another writer's lease this long. */
   readonly waitForLease?: number;
+  /**
+   * The caller's id for this resume (a queued job's key): when a crash cut off the turn this
+   * resume continued, a resume with the same key goes on with it and answers with its end.
+   */
+  readonly key?: string;
 }
 
 const NO_MESSAGES: readonly ChatMessage[] = [];
@@ -131,6 +149,8 @@ export class Session {
     if (typeof message !== 'string') {
       return Promise.reject(new TrellisError('InvalidOptions', `session.send() takes a string message, got ${typeof message}`, { hint: 'Pass the user message as text' }));
     }
+    const keyProblem = turnKeyProblem(options.key, 'session.send()');
+    if (keyProblem) return Promise.reject(keyProblem);
     return this.#serialize(() =>
       this.#leased('send()', options.waitForLease, () => {
         // No async frame: the turn's own promise is what the queue waits on.
@@ -143,9 +163,41 @@ export class Session {
 
   #newTurn(message: string, options: SendOptions, delegation: DelegationFrame | undefined): Promise<TurnResult> {
     this.#assertPluginsInstalled();
+    const sync = this.#parts.sync;
+    const { key } = options;
+    if (key !== undefined) {
+      // This turn ran already (a retried request, a retried job): its record is the answer.
+      const recorded = sync.recorded(key);
+      if (recorded !== undefined) return Promise.resolve(this.#resultOf(recorded));
+    }
+    if (sync.steps !== undefined) {
+      // A turn a crash cut off goes on first: it is this one (the same key), or it comes before this one.
+      const steps = parseSteps(sync.steps, this.id);
+      const same = key !== undefined && openStepOf(steps).key === key;
+      const recovering = runRecoveredTurn(this.#activeParts(delegation), steps, { context: options.context, signal: options.signal, keepsLease: !same });
+      if (same) return recovering;
+      return recovering.then(() => this.#newTurn(message, options, delegation));
+    }
     // A new message cancels the waiting calls first; then the session is no longer suspended.
     if (this.suspended) return this.#cancelSuspended('message').then(() => this.#newTurn(message, options, delegation));
-    return runNewTurn(this.#activeParts(delegation), { message, context: options.context, signal: options.signal });
+    return runNewTurn(this.#activeParts(delegation), { message, context: options.context, signal: options.signal, key: key ?? (sync.journals || this.#parts.host.store !== undefined ? randomUUID() : undefined) });
+  }
+
+  /** A recorded turn as `send` answers it: what its record keeps, and what waits now if it is suspended. */
+  #resultOf(record: TurnRecord): TurnResult {
+    const waiting = record.status === 'suspended' ? parseSuspension(this.#parts.sync.suspension, this.id) : undefined;
+    const suspended = waiting === undefined ? undefined : reviewJournal(waiting, this.#parts.host.registry.view(this.#parts.agent.spec.plugins).toolsByName).record.pending;
+    return { status: record.status, reply: record.reply, rounds: record.rounds, toolCalls: [], usage: totalUsage(record.usage), ...(suspended !== undefined && { suspended }), ...(record.error !== undefined && { error: record.error }) };
+  }
+
+  /** Goes on with a turn a crash cut off, if the session has one; its result, or undefined. */
+  async #recoverFirst(options: { readonly context?: Readonly<Record<string, unknown>>; readonly signal?: AbortSignal }, delegation: DelegationFrame | undefined): Promise<{ result: TurnResult; resumedBy: string | undefined } | undefined> {
+    const sync = this.#parts.sync;
+    if (sync.steps === undefined) return undefined;
+    const steps = parseSteps(sync.steps, this.id);
+    // The caller's own work follows (or the recovered turn is its answer, and the lease is released after it).
+    const result = await runRecoveredTurn(this.#activeParts(delegation), steps, { context: options.context, signal: options.signal, keepsLease: true });
+    return { result, resumedBy: openStepOf(steps).resumedBy };
   }
 
   /**
@@ -158,9 +210,20 @@ export class Session {
   }
 
   #resume(options: ResumeOptions, delegation: DelegationFrame | undefined): Promise<TurnResult> {
+    const keyProblem = turnKeyProblem(options.key, 'session.resume()');
+    if (keyProblem) return Promise.reject(keyProblem);
     return this.#serialize(() =>
       this.#leased('resume()', options.waitForLease, async () => {
         await this.#ready();
+        this.#assertPluginsInstalled();
+        const recovered = await this.#recoverFirst(options, delegation);
+        if (recovered !== undefined) {
+          // The resume a crash cut off, tried again: the turn it continued has gone on to its end.
+          if (options.key !== undefined && recovered.resumedBy === options.key) return recovered.result;
+          // The same decisions again, all applied already: nothing waits for them.
+          const applied = new Set(recovered.result.toolCalls.map((c) => c.callId));
+          if (recovered.result.status !== 'suspended' && Array.isArray(options.decisions) && options.decisions.length > 0 && options.decisions.every((d) => applied.has(d?.callId))) return recovered.result;
+        }
         const record = parseSuspension(this.#parts.sync.suspension, this.id);
         if (!record) {
           throw new TrellisError('InvalidDecision', `Session '${this.id}' has no suspended calls to decide on`, {
@@ -168,7 +231,7 @@ export class Session {
           });
         }
         this.#assertPluginsInstalled();
-        return runResumedTurn(this.#activeParts(delegation), record, { decisions: options.decisions, context: options.context, signal: options.signal });
+        return runResumedTurn(this.#activeParts(delegation), record, { decisions: options.decisions, context: options.context, signal: options.signal, key: options.key });
       }),
     );
   }
@@ -185,6 +248,8 @@ export class Session {
     return this.#serialize(() =>
       this.#leased('cancelPending()', options.waitForLease, async () => {
         await this.#ready();
+        // A turn a crash cut off goes on to its end first (it may end suspended, and then waits no more).
+        await this.#recoverFirst({}, undefined);
         if (!this.suspended) return false;
         await this.#cancelSuspended('withdrawn');
         return true;
@@ -337,7 +402,7 @@ export class Session {
     // A store without leases runs the work as it is: no holder or loss handler is made for it.
     const lease = leasesOf(this.#parts.host.store);
     if (!lease) return work();
-    return withLease(lease, this.id, (this.#holder ??= leaseHolder()), waitMs, (held) => this.#parts.sync.holding(held, work), (error) => this.#parts.host.reportError(error, undefined, undefined, this.id));
+    return withLease(lease, this.id, (this.#holder ??= leaseHolder()), waitMs, (held) => this.#parts.sync.holding(held, work), (error) => this.#parts.host.reportError(error, undefined, undefined, this.id), this.#parts.host.leaseTtlMs);
   }
 
   #serialize<T>(work: () => T | Promise<T>): Promise<T> {
@@ -352,6 +417,14 @@ export class Session {
   readonly #settled = (): void => {
     this.#pending--;
   };
+}
+
+/** What is wrong with a turn key (`SendOptions.key`, `ResumeOptions.key`), as the error to reject with. */
+function turnKeyProblem(key: unknown, where: string): TrellisError | undefined {
+  if (key === undefined || (typeof key === 'string' && key.length > 0 && key.length <= 512)) return undefined;
+  return new TrellisError('InvalidOptions', `${where}: key must be a non-empty string of at most 512 characters, got ${typeof key === 'string' ? `${key.length} characters` : typeof key}`, {
+    hint: 'Pass the caller\'s id for the turn (a message id, a request id), or leave it out',
+  });
 }
 
 /** The queue of a session nothing ran on yet. */

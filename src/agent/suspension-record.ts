@@ -42,6 +42,8 @@ export interface SuspensionRecord {
   readonly started?: readonly string[];
   /** Model usage of agents that handed the turn over before the one it stopped in, by agent. Optional. */
   readonly handedOver?: Readonly<Record<string, Usage>>;
+  /** The turn's key (`SendOptions.key`, or one made for it). Optional: older records have none. */
+  readonly key?: string;
 }
 
 /**
@@ -85,6 +87,7 @@ export function parseSuspension(value: unknown, sessionId: string): SuspensionRe
   if (typeof record.results !== 'object' || record.results === null) throw fail("'results' is not an object");
   if (record.turn !== undefined && (typeof record.turn !== 'object' || record.turn === null || Array.isArray(record.turn))) throw fail("'turn' is not an object");
   if (record.done !== undefined && typeof record.done !== 'string') throw fail("'done' is not text");
+  if (record.key !== undefined && typeof record.key !== 'string') throw fail("'key' is not text");
   if (record.started !== undefined && (!Array.isArray(record.started) || !record.started.every((id) => typeof id === 'string'))) throw fail("'started' is not a list of call ids");
   for (const pending of record.pending!) {
     if (typeof pending?.callId !== 'string' || typeof pending.tool !== 'string' || typeof pending.arguments !== 'string' || typeof pending.ticket?.message !== 'string') {

@@ -15,6 +15,7 @@ import type { TurnEnv } from '../tools/turn-env.js';
 import { withDelegationTools } from './delegation/delegation-tools.js';
 import { errorInfo, type TurnStart } from './turn-record.js';
 import { cancelled, TurnRunner, type TurnEnd } from './turn-runner.js';
+import { TurnJournal } from './turn-journal.js';
 import type { TurnResult } from './turn-result.js';
 
 /** The parts of one session that its turns (new and resumed) work with. */
@@ -41,15 +42,33 @@ export interface TurnMeta {
   taskStarted: boolean;
   /** The runner once the turn has one; a failure before that gets a bare one. */
   runner: TurnRunner | undefined;
+  /** The turn's key, kept in its record (absent for a turn of a session without a store and without a caller's key). */
+  readonly key?: string;
+  /** The turn goes on from its step journal after a crash. */
+  readonly recovered?: boolean;
+  /** More work follows under the same lease (a recovered turn before the message that found it): its checkpoint keeps the lease. */
+  readonly keepsLease?: boolean;
 }
 
-/** The turn's environment: the registry snapshot it keeps, its scope, hooks and events. */
-export function turnEnv(parts: SessionParts, turn: ContextLevel, signal: AbortSignal | undefined, turnIndex: number): TurnEnv {
+/**
+ * The turn's environment: the registry snapshot it keeps, its scope, hooks and events, and
+ * its step journal: `journal: true` starts one when the store keeps step journals (a new,
+ * resumed or recovered turn), a `TurnJournal` goes on with the turn's own (a handoff), and
+ * nothing (a direct tool call, a cancel) runs without one.
+ */
+export function turnEnv(parts: SessionParts, turn: ContextLevel, signal: AbortSignal | undefined, turnIndex: number, journal: TurnJournal | boolean = false): TurnEnv {
   const { host } = parts;
   const registry = host.registry;
   const view = registry.view(parts.agent.spec.plugins);
-  const env = new TurnEnvironment(parts, registry, view, { scope: new ContextScope(parts.state, turn, undefined), schema: registry, hooks: view.hooks, signal: signal ?? NEVER_ABORTED }, turnIndex);
+  const scope = new ContextScope(parts.state, turn, undefined);
+  const steps = journal === true ? (parts.sync.journals ? new TurnJournal(parts.sync, scope, registry, registry.tools) : undefined) : journal === false ? undefined : journal;
+  const env = new TurnEnvironment(parts, registry, view, { scope, schema: registry, hooks: view.hooks, signal: signal ?? NEVER_ABORTED }, turnIndex, steps);
   return withDelegationTools(env, { host, spec: parts.agent.spec });
+}
+
+/** The step journal of the turn `env` belongs to, when it has one. */
+export function journalOf(env: TurnEnv): TurnJournal | undefined {
+  return env.steps instanceof TurnJournal ? env.steps : undefined;
 }
 
 /**
@@ -73,6 +92,7 @@ class TurnEnvironment implements TurnEnv {
     readonly view: TurnEnv['view'],
     readonly site: TurnEnv['site'],
     readonly turnIndex: number,
+    readonly steps: TurnJournal | undefined,
   ) {
     const { host } = parts;
     this.hooks = host.hooks;
@@ -109,7 +129,12 @@ export function inTurnEnvelope<T>(parts: SessionParts, env: TurnEnv, meta: TurnM
   if (env.observed()) {
     const frame = parts.delegation;
     // A sub-agent's turn names the call it runs for, so traces nest it under that call.
-    env.emit(frame ? { type: 'turn.started', sessionId: parts.id, turn: meta.turnIndex, agent: parts.agent.spec.name, parent: { sessionId: frame.parentSessionId, callId: frame.parentCallId } } : { type: 'turn.started', sessionId: parts.id, turn: meta.turnIndex });
+    const recovered = meta.recovered === true ? { recovered: true as const } : undefined;
+    env.emit(
+      frame
+        ? { type: 'turn.started', sessionId: parts.id, turn: meta.turnIndex, agent: parts.agent.spec.name, parent: { sessionId: frame.parentSessionId, callId: frame.parentCallId }, ...recovered }
+        : { type: 'turn.started', sessionId: parts.id, turn: meta.turnIndex, ...recovered },
+    );
   }
   let running: Promise<T>;
   try {
@@ -117,7 +142,14 @@ export function inTurnEnvelope<T>(parts: SessionParts, env: TurnEnv, meta: TurnM
   } catch (error) {
     running = Promise.reject(error);
   }
-  const failed = (error: unknown) => settleTurn(parts, env, meta, failedTurn(parts, error, meta.runner ?? bareRunner(parts, env, meta), saved), began);
+  const failed = (error: unknown) => {
+    // The step journal could not be written (the store failed, or another writer holds the
+    // session now): the turn stops here and is left in the store as far as it was journalled,
+    // for whoever goes on with it. Nothing more is written, not even a failed turn's record.
+    const broken = parts.sync.broken;
+    if (broken !== undefined) return unsaved(env, meta, broken);
+    return settleTurn(parts, env, meta, failedTurn(parts, error, meta.runner ?? bareRunner(parts, env, meta), saved), began);
+  };
   // Continued by `then`, not awaited: no suspended frame of the envelope is held while the turn runs.
   return running.then((reached) => {
     let end: TurnEnd | Promise<TurnEnd>;
@@ -158,7 +190,7 @@ function settleTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: Turn
 
 function saveTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: TurnEnd, began: number): TurnResult | Promise<TurnResult> {
   // The turn's last write: it may end the turn's lease too (`SessionSync.holding`).
-  const saving = parts.sync.checkpoint(meta.turnIndex, meta.input, end, meta.startedAt, parts.state.session.values, true);
+  const saving = parts.sync.checkpoint(meta.turnIndex, meta.input, end, meta.startedAt, parts.state.session.values, meta.keepsLease !== true, meta.key);
   if (saving instanceof Promise) return saving.then(() => turnFinished(parts, env, meta, end, began));
   return turnFinished(parts, env, meta, end, began);
 }
@@ -194,6 +226,18 @@ function replied(parts: SessionParts, env: TurnEnv, runner: TurnRunner, end: Tur
   const finished: TurnEnd = { result: { ...end.result, reply }, append, suspension: undefined };
   if (env.site.hooks['memory.write'].length === 0) return finished;
   return Promise.resolve(env.hooks.run('memory.write', { kind: 'exchange', input: runner.input, reply, status: 'completed' }, env.site)).then(() => finished);
+}
+
+/** A turn whose journal broke: `task.end` still runs (it always does once `task.start` ran), then the store's error goes to the caller. */
+async function unsaved(env: TurnEnv, meta: TurnMeta, error: unknown): Promise<never> {
+  if (meta.taskStarted) {
+    try {
+      await env.hooks.run('task.end', { input: meta.taskInput, status: 'failed', reply: undefined }, env.site);
+    } catch {
+      // The store's error is what the caller must hear.
+    }
+  }
+  throw error;
 }
 
 /** `task.end` always runs; if it throws, the turn fails. Synchronous when no handler awaits. */

@@ -19,9 +19,10 @@ export function isoTime(start: TurnStart): string {
 }
 
 /** The stored summary of a turn, from its result. */
-export function turnRecord(index: number, input: string, result: TurnResult, startedAt: TurnStart): TurnRecord {
+export function turnRecord(index: number, input: string, result: TurnResult, startedAt: TurnStart, key?: string): TurnRecord {
   return {
     index,
+    ...(key !== undefined && { key }),
     input,
     status: result.status,
     reply: result.reply,

@@ -19,6 +19,7 @@ import { FinishedCalls } from './finished-calls.js';
 import type { TurnEnv } from '../tools/turn-env.js';
 import type { PendingApproval, ToolCallRecord, TurnResult, TurnStatus, TurnUsage } from './turn-result.js';
 import { isoTime, type TurnStart } from './turn-record.js';
+import type { TurnJournal } from './turn-journal.js';
 
 /** The limits and model a turn runs with, from the agent spec. */
 export interface TurnLimits {
@@ -28,6 +29,17 @@ export interface TurnLimits {
   readonly inference: InferenceRequest['inference'] | undefined;
   /** `final`: reply text is not streamed; the session emits the finished reply instead. */
   readonly streamText: 'live' | 'final';
+}
+
+/** A round whose model response the step journal holds (a turn going on after a crash): the loop starts there. */
+export interface ReplayedRound {
+  readonly round: number;
+  /** The response after `llm.after` when that was journalled, else as the model gave it. */
+  readonly response: ModelResponse;
+  /** Whether `llm.after` had run on it and was journalled (then it does not run again). */
+  readonly afterJournalled: boolean;
+  /** The tools offered in that round, when they were not the view's. */
+  readonly offered: readonly string[] | undefined;
 }
 
 /** How a turn ended, with what the session must store. */
@@ -58,6 +70,12 @@ export class TurnRunner {
   handedOver: Readonly<Record<string, Usage>> = NONE_HANDED_OVER;
   /** This turn's messages: the user message, then assistant and tool messages. */
   messages: ChatMessage[] = [];
+  /** The turn's step journal, when the store keeps one. */
+  journal: TurnJournal | undefined;
+  /** The turn's key (`SendOptions.key`, or one made for it), kept in its records. */
+  key: string | undefined;
+  /** Set on a turn rebuilt from its journal whose last round's calls had not all finished. */
+  replayRound: ReplayedRound | undefined;
 
   constructor(
     private readonly env: TurnEnv,
@@ -73,6 +91,8 @@ export class TurnRunner {
     this.handedOver = handedOverUsage(previous.handedOver, totalUsage(previous.usage), previous.env.agent);
     this.rounds = previous.rounds;
     this.messages = previous.messages;
+    this.journal = previous.journal;
+    this.key = previous.key;
     this.finished.addAll(previous.finished);
     Object.assign(this.usage, previous.usage);
   }
@@ -84,31 +104,45 @@ export class TurnRunner {
     for (const call of record.toolCalls) this.finished.addRecord(call);
     Object.assign(this.usage, record.usage);
     this.handedOver = record.handedOver ?? NONE_HANDED_OVER;
+    this.key = record.key;
   }
 
   /** Rounds until the turn ends; the caller runs `message.sending`, `task.end` and the checkpoint. */
   async loop(): Promise<TurnEnd> {
     const { env, limits } = this;
-    while (this.rounds < limits.maxRounds) {
+    while (this.rounds < limits.maxRounds || this.replayRound !== undefined) {
       this.checkCancelled();
       // A point without handlers is skipped here, before its payload is built or awaited.
       const hooks = env.view.hooks;
-      let recalled: readonly ChatMessage[] = NO_RECALL;
-      if (hooks['memory.read'].length > 0) {
-        const recalling = env.hooks.run('memory.read', { input: this.input, messages: this.messages }, env.site);
-        recalled = recalling instanceof Promise ? await recalling : recalling;
+      let offered: readonly RegisteredTool[];
+      let response: ModelResponse;
+      let afterDone = false;
+      const replayed = this.replayRound;
+      if (replayed === undefined) {
+        let recalled: readonly ChatMessage[] = NO_RECALL;
+        if (hooks['memory.read'].length > 0) {
+          const recalling = env.hooks.run('memory.read', { input: this.input, messages: this.messages }, env.site);
+          recalled = recalling instanceof Promise ? await recalling : recalling;
+        }
+        // A turn whose level never had a steering key (the common case) reads none of them.
+        const steered = env.site.scope.turn!.steered;
+        offered = hooks['tool.register'].length > 0 || hooks['tool.select'].length > 0 ? await this.selectTools() : steered ? filterTools(env.view.tools, env.site.scope.turn!.values) : env.view.tools;
+        // The request is built and sent by `ask`, so no variable of this frame keeps it (or its
+        // message list) while the round's tools run.
+        response = await this.ask(offered, recalled);
+      } else {
+        // The journal holds this round's model response: the model is not asked again.
+        this.replayRound = undefined;
+        offered = replayed.offered === undefined ? env.view.tools : toolsNamed(env, replayed.offered);
+        response = replayed.response;
+        afterDone = replayed.afterJournalled;
       }
-      // A turn whose level never had a steering key (the common case) reads none of them.
-      const steered = env.site.scope.turn!.steered;
-      const offered = hooks['tool.register'].length > 0 || hooks['tool.select'].length > 0 ? await this.selectTools() : steered ? filterTools(env.view.tools, env.site.scope.turn!.values) : env.view.tools;
-      // The request is built and sent by `ask`, so no variable of this frame keeps it (or its
-      // message list) while the round's tools run.
-      let response = await this.ask(offered, recalled);
       const round = this.rounds;
       // Checked here by name (a constant key), so a round without these handlers does not call the engine.
-      if (hooks['llm.after'].length > 0) {
+      if (!afterDone && hooks['llm.after'].length > 0) {
         const after = env.hooks.run('llm.after', response, env.site);
         response = after instanceof Promise ? await after : after;
+        if (this.journal !== undefined) await this.journal.after(round, response);
       }
       this.addUsage(response);
       if (env.observed()) env.emit({ type: 'round.finished', sessionId: env.sessionId, turn: env.turnIndex, round, model: response.model, usage: response.usage });
@@ -152,6 +186,15 @@ export class TurnRunner {
    * the model call. Synchronous up to the model call while the transforms and hooks are.
    */
   private ask(offered: readonly RegisteredTool[], recalled: readonly ChatMessage[]): Promise<ModelResponse> {
+    const asked = this.request(offered, recalled);
+    const journal = this.journal;
+    if (journal === undefined) return asked;
+    // The response is journalled before `llm.after` and before any of its calls runs.
+    const names = offered === this.env.view.tools ? undefined : offered.map((t) => t.name);
+    return asked.then((response) => journal.model(this.rounds, response, names).then(() => response));
+  }
+
+  private request(offered: readonly RegisteredTool[], recalled: readonly ChatMessage[]): Promise<ModelResponse> {
     const { env, limits } = this;
     const level = env.site.scope.turn!;
     const turn = level.steered ? level.values : undefined;
@@ -268,6 +311,7 @@ export class TurnRunner {
         ...(Object.keys(this.handedOver).length > 0 && { handedOver: this.handedOver }),
         turn: this.turnValues(),
         ...(done !== undefined && { done }),
+        ...(this.key !== undefined && { key: this.key }),
       };
       return { result: this.result('suspended', undefined, undefined, pending), append: [], suspension: record };
     }
@@ -405,6 +449,16 @@ export function totalUsage(byModel: Readonly<Record<string, Usage>>): TurnUsage 
     totalTokens += u.totalTokens;
   }
   return { inputTokens, outputTokens, totalTokens, byModel };
+}
+
+/** The tools a journalled round offered, by name: the view's, or any installed one `tool.register` added. */
+function toolsNamed(env: TurnEnv, names: readonly string[]): RegisteredTool[] {
+  const tools: RegisteredTool[] = [];
+  for (const name of names) {
+    const tool = env.view.toolsByName.get(name) ?? env.registry.tools.get(name);
+    if (tool !== undefined) tools.push(tool);
+  }
+  return tools;
 }
 
 function asCalls(calls: readonly ModelToolCall[]): { callId: string; tool: string }[] {

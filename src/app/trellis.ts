@@ -5,6 +5,7 @@ import { Agent } from '../agent/agent.js';
 import { DELEGATE } from '../agent/delegate-handle.js';
 import type { AgentSpec } from '../agent/agent-spec.js';
 import type { SessionHost } from '../agent/session-host.js';
+import { LEASE_TTL_MS } from '../agent/session-lease.js';
 import { DEFAULT_RETENTION, type SessionRetention } from '../agent/open-sessions.js';
 import { ContextScope } from '../context/context-scope.js';
 import { describeError } from '../errors/describe-error.js';
@@ -51,6 +52,13 @@ export interface TrellisOptions {
   readonly sessions?: Partial<SessionRetention>;
   /** A pino-shaped logger; each plugin gets `logger.child({ plugin })` on its `PluginHost`. */
   readonly logger?: PluginLogger & { child?(bindings: object): PluginLogger };
+  /**
+   * How long a session's lease lasts without renewal (default 30 s; renewed every third of it
+   * while a turn runs): after a process dies mid-turn, another one goes on with the turn this
+   * long after the last renewal. Lower it for faster recovery, keep it well above the longest
+   * pause a process may have (GC, a stopped VM). Whole milliseconds, 1,000 to 86,400,000.
+   */
+  readonly leaseTtlMs?: number;
 }
 
 const APP_SESSION = '(app)';
@@ -109,6 +117,7 @@ export class Trellis {
       events: this.#bus,
       store: options.store,
       retention: { ...DEFAULT_RETENTION, ...options.sessions },
+      leaseTtlMs: options.leaseTtlMs ?? LEASE_TTL_MS,
       sessionState: (id) => this.#sessionState(id),
       releaseSession: (id) => void this.#sessions.delete(id),
       reportError: (error, plugin, point, sessionId) => this.#reportError(error, plugin, point, sessionId),
@@ -120,6 +129,10 @@ export class Trellis {
   static create(options: TrellisOptions = {}): Trellis {
     if (options.heartbeatMs !== undefined && !(options.heartbeatMs > 0)) {
       throw new TrellisError('InvalidOptions', `heartbeatMs must be a positive number of milliseconds, got ${options.heartbeatMs}`, { hint: 'Pass e.g. heartbeatMs: 30000, or leave it out' });
+    }
+    const ttl = options.leaseTtlMs;
+    if (ttl !== undefined && !(Number.isSafeInteger(ttl) && ttl >= 1_000 && ttl <= 86_400_000)) {
+      throw new TrellisError('InvalidOptions', `leaseTtlMs must be a whole number of milliseconds from 1,000 to 86,400,000, got ${String(ttl)}`, { hint: 'Pass e.g. leaseTtlMs: 10000, or leave it out for 30 s' });
     }
     const { maxOpen, idleMs } = options.sessions ?? {};
     if ((maxOpen !== undefined && !(Number.isInteger(maxOpen) && maxOpen >= 1)) || (idleMs !== undefined && !(idleMs > 0))) {

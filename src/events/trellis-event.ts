@@ -18,6 +18,8 @@ export type TrellisEvent =
       /** A sub-agent's turn (agent as tool): its agent, and the caller's session and call it runs for. */
       readonly agent?: string;
       readonly parent?: { readonly sessionId: string; readonly callId: string };
+      /** The turn goes on from its step journal after a crash cut it off (its earlier steps are not repeated). */
+      readonly recovered?: true;
     }
   | { readonly type: 'turn.finished'; readonly sessionId: string; readonly turn: number; readonly status: string; readonly durationMs: number }
   | { readonly type: 'round.started'; readonly sessionId: string; readonly turn: number; readonly round: number }

@@ -4,6 +4,11 @@ import type { SessionLease } from './session-lease.js';
 /** The stored summary of one finished (or suspended) turn. */
 export interface TurnRecord {
   readonly index: number;
+  /**
+   * The turn's key: the caller's (`SendOptions.key`, a queued job's key) or one made for it.
+   * A `send` with a key the session already recorded answers with that turn, running nothing.
+   */
+  readonly key?: string;
   readonly input: string;
   readonly status: 'completed' | 'suspended' | 'blocked' | 'cancelled' | 'max_rounds' | 'failed';
   readonly reply?: string;

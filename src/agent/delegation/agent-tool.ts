@@ -15,10 +15,13 @@ import { childFrame, depthLimitOf, pathOf, type DelegationSite } from './delegat
 import { asCallerSees, childSessionId } from './delegated-decisions.js';
 import { takeResume } from './resume-stash.js';
 import { asDelegatedUsage } from './usage-rollup.js';
+import { LEASE_TTL_MS } from '../session-lease.js';
 
 const NO_KEYS: readonly string[] = [];
-/** A child session's lease left by a process that died is free after its 30 s TTL: wait that out. */
-export const CHILD_LEASE_WAIT_MS = 35_000;
+/** A child session's lease left by a process that died is free after its TTL: wait that out, and 5 s more. */
+export function childLeaseWaitMs(host: { readonly leaseTtlMs?: number }): number {
+  return (host.leaseTtlMs ?? LEASE_TTL_MS) + 5_000;
+}
 
 /**
  * The tool that runs `spec.agent` for the model: one full turn of that agent in a child
@@ -71,7 +74,7 @@ async function runSubAgent(env: TurnEnv, site: DelegationSite, spec: AgentToolSp
   }
   const childSessionId = childSessionIdOf(env, ctx.callId, spec.agent);
   const child = target.session(childSessionId, { context: contextFor(env, spec.context ?? NO_KEYS) });
-  const run: DelegatedRun = { signal: ctx.signal === NEVER_ABORTED ? undefined : ctx.signal, delegation: childFrame(env, site, ctx.callId, spec.agent), waitForLease: CHILD_LEASE_WAIT_MS };
+  const run: DelegatedRun = { signal: ctx.signal === NEVER_ABORTED ? undefined : ctx.signal, delegation: childFrame(env, site, ctx.callId, spec.agent), waitForLease: childLeaseWaitMs(site.host), key: ctx.idempotencyKey };
   const decisions = takeResume(env, ctx.callId);
   const result = decisions ? await resumeChild(child, decisions, run) : await child.send(messageFor(spec, args), run);
   const reported = env.hooks.run('agent.delegated', { kind: 'tool', from: self, to: spec.agent, callId: ctx.callId, childSessionId, status: result.status, path }, env.site);

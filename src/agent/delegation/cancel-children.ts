@@ -1,6 +1,6 @@
 import type { SuspensionRecord } from '../suspension-record.js';
 import type { SessionParts } from '../turn-envelope.js';
-import { CHILD_LEASE_WAIT_MS } from './agent-tool.js';
+import { childLeaseWaitMs } from './agent-tool.js';
 import { waitingChild } from './delegated-decisions.js';
 
 /**
@@ -21,6 +21,6 @@ export async function cancelChildren(parts: SessionParts, record: SuspensionReco
     const target = parts.host.agent?.(agent);
     // An app without that agent any more cannot open the child; its turn then stays as it is.
     if (!target) continue;
-    await target.session(id).cancelPending({ waitForLease: CHILD_LEASE_WAIT_MS });
+    await target.session(id).cancelPending({ waitForLease: childLeaseWaitMs(parts.host) });
   }
 }

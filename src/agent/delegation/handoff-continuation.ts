@@ -3,7 +3,8 @@ import type { ChatMessage } from '../../models/model-provider.js';
 import { KERNEL_KEYS } from '../../state/kernel-keys.js';
 import { commitKernelWrites, sessionValue, turnValue } from '../../state/kernel-writes.js';
 import type { TurnEnv } from '../../tools/turn-env.js';
-import { turnEnv, type SessionParts } from '../turn-envelope.js';
+import { journalOf, turnEnv, type SessionParts } from '../turn-envelope.js';
+import { isoTime } from '../turn-record.js';
 import { TurnRunner, type TurnEnd } from '../turn-runner.js';
 
 /** The session's active agent after a handoff: who has it, who gave it, and from which message on. */
@@ -52,11 +53,14 @@ export async function handingOver(parts: SessionParts, env: TurnEnv, runner: Tur
     commitKernelWrites(env.site.scope, env.registry, [sessionValue(KERNEL_KEYS.activeAgent, active), turnValue(KERNEL_KEYS.handoff, undefined)]);
     const callId = runner.toolCallRecords().reverse().find((c) => c.tool.length > 0)?.callId ?? '';
     parts = { ...parts, agent: target };
-    env = turnEnv(parts, env.site.scope.turn!, env.site.signal, env.turnIndex);
+    const journal = journalOf(env);
+    env = turnEnv(parts, env.site.scope.turn!, env.site.signal, env.turnIndex, journal ?? false);
     const instructions = await env.hooks.run('planning.started', target.spec.instructions, env.site);
     const next = new TurnRunner(env, target.limits, runner.input, instructions, historyFor(parts), runner.startedAt);
     next.carryOn(runner);
     runner = next;
+    // The journal opens again with the agent that has the turn now, written with its first step.
+    journal?.open({ turn: env.turnIndex, key: runner.key ?? '', agent, input: runner.input, taskInput: runner.input, startedAt: isoTime(runner.startedAt), instructions, rounds: runner.rounds, messages: runner.messages, toolCalls: runner.toolCallRecords(), usage: runner.usage, handedOver: runner.handedOver });
     const reported = env.hooks.run('agent.delegated', { kind: 'handoff', from, to: agent, callId, status: 'handed_off', path: env.delegation?.path ?? [from] }, env.site);
     if (reported instanceof Promise) await reported;
     end = await runner.loop();

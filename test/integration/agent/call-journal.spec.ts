@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { IsInt } from 'class-validator';
-import { Hook, MemoryStore, Plugin, ScriptedModel, suspend, Tool, Trellis, TrellisError, type SessionCheckpoint, type SuspensionRecord, type ToolCallInfo, type ToolContext } from '../../../index.js';
+import { Hook, MemoryStore, Plugin, ScriptedModel, suspend, Tool, Trellis, TrellisError, type SessionCheckpoint, type StepAppend, type SuspensionRecord, type ToolCallInfo, type ToolContext } from '../../../index.js';
 
 class PayInput {
   @IsInt() amount!: number;
@@ -36,14 +36,18 @@ function gate(call: ToolCallInfo) {
 }
 
 /**
- * A store that stops working after `failAfter` more checkpoints, as a process killed at
- * that point would: the writes before it are kept, nothing after.
+ * A store that stops working after `failAfter` more writes (checkpoints and journal steps),
+ * as a process killed at that point would: the writes before it are kept, nothing after.
  */
 class DyingStore extends MemoryStore {
   failAfter = Infinity;
   override async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
     if (this.failAfter-- <= 0) throw new Error('killed');
     return super.checkpoint(checkpoint);
+  }
+  override async appendSteps(append: StepAppend): Promise<number> {
+    if (this.failAfter-- <= 0) throw new Error('killed');
+    return super.appendSteps(append);
   }
 }
 

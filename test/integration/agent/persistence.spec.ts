@@ -80,7 +80,9 @@ describe('checkpoints in a MemoryStore', () => {
     expect(stored!.state['mem.visits']).toBe(2);
     expect(stored!.state).not.toHaveProperty('mem.scratch');
     expect(stored!.suspension).toBeNull();
-    expect(stored!.revision).toBe(2);
+    expect(stored!.steps).toBeUndefined();
+    // Each turn journalled its model response (one step write), then checkpointed: two writes a turn.
+    expect(stored!.revision).toBe(4);
   });
 
   it('a new app over the same store continues the session: transcript and persistent keys restored', async () => {

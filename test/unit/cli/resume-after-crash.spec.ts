@@ -3,7 +3,7 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ScriptedModel, SqliteStore, Trellis, type ModelRequest, type SessionCheckpoint, type SessionStore } from '../../../index.js';
+import { ScriptedModel, SqliteStore, Trellis, type ModelRequest, type SessionCheckpoint, type SessionStore, type StepAppend } from '../../../index.js';
 import { runCli } from '../../../src/cli/program.js';
 import { GatedNotesPlugin } from '../../fixtures/cli/gated-notes.plugin.js';
 import { fakeCliIo } from '../../support/fake-cli-io.js';
@@ -27,7 +27,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(cwd, { recursive: true, force: true }));
 
-/** The same store file, whose checkpoints stop working after `failAfter` more, as a killed process's would. */
+/** The same store file, whose writes (checkpoints and journal steps) stop working after `failAfter` more, as a killed process's would. */
 function dyingStore(path: string): SessionStore & { failAfter: number } {
   const real = SqliteStore.open(path);
   const state = { failAfter: Infinity };
@@ -38,6 +38,12 @@ function dyingStore(path: string): SessionStore & { failAfter: number } {
         return (checkpoint: SessionCheckpoint) => {
           if (state.failAfter-- <= 0) return Promise.reject(new Error('killed'));
           return target.checkpoint(checkpoint);
+        };
+      }
+      if (prop === 'appendSteps') {
+        return (append: StepAppend) => {
+          if (state.failAfter-- <= 0) return Promise.reject(new Error('killed'));
+          return target.appendSteps(append);
         };
       }
       const value = Reflect.get(target, prop, target) as unknown;
