@@ -28,6 +28,7 @@ export type { TurnResult, TurnStatus, ToolCallRecord, PendingApproval, Decision,
 export type { InferenceRequest } from './src/contract/hook-payloads.js';
 export { parseSuspension, type SuspensionRecord } from './src/agent/suspension-record.js';
 export type { ToolCallInfo, ToolCallOutcome, TurnExchange, ToolCandidate } from './src/contract/hook-payloads.js';
+export { argsOf, type ToolCallArgs } from './src/contract/tool-call-args.js';
 export type { DelegatingPayload, DelegatedPayload } from './src/contract/delegation.js';
 export type { RolledUpUsage } from './src/contract/agent-usage.js';
 

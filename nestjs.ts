@@ -19,6 +19,7 @@ export { TrellisContextInterceptor } from './src/nestjs/trellis-context.intercep
 export { TrellisHost } from './src/nestjs/trellis-host.js';
 export { TrellisSessionsModule, type TrellisSessionsOptions } from './src/nestjs/http/trellis-sessions.module.js';
 export type { CancelPendingView, SessionView } from './src/nestjs/http/sessions-controller.js';
+export type { PendingCallView, TurnResultView } from './src/nestjs/http/http-views.js';
 export { CancelPendingQuery, MAX_HTTP_LEASE_WAIT_MS } from './src/nestjs/http/cancel-pending.query.js';
 export { SendMessageDto } from './src/nestjs/http/send-message.dto.js';
 export { DecisionsDto, DecisionDto } from './src/nestjs/http/decisions.dto.js';

@@ -51,6 +51,7 @@ export type {
   MemoryReadPayload,
   ToolRegisterPayload,
 } from './src/contract/hook-payloads.js';
+export { argsOf, type ToolCallArgs } from './src/contract/tool-call-args.js';
 export type { ToolCallRecord } from './src/contract/tool-result.js';
 export type { PendingApproval } from './src/contract/suspension.js';
 export type { DelegatingPayload, DelegatedPayload } from './src/contract/delegation.js';

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { ScriptedModel, type ChatMessage, type ModelRequest, type ScriptedReply } from 'trellis';
 import { LESSONS_HEADING } from './desk-app.js';
 
@@ -16,29 +18,48 @@ export const GOOD_QUERY = [
   'GROUP BY c.id ORDER BY spent DESC LIMIT 3',
 ].join(' ');
 
-/** The file the scripted model asks `export.csv` to write. */
+/** The file the scripted model asks `export.csv` to write, when no file of that name exists yet. */
 export const EXPORT_FILENAME = 'top-customers.csv';
+
+/** Options of {@link deskScriptedModel}. */
+export interface DeskModelOptions {
+  /** The folder `export.csv` writes to, where the model looks for a free file name. Default `.trellis/exports`. */
+  readonly exportDir?: string;
+}
 
 /**
  * The desk's offline model: a `ScriptedModel` whose replies follow the conversation, so
  * the same script serves `npm start`, `trellis run` and `trellis chat`. A question is
  * answered with a query — the wrong one first, unless a lesson in the instructions says
  * otherwise — then a summary of the rows; a message asking for an export or a CSV asks for
- * `export.csv` and then reports the file (or the refusal).
+ * `export.csv` and then reports the file (or the refusal). The export goes to the first
+ * free name of `top-customers.csv`, `top-customers-2.csv`, … in the export folder, as a
+ * careful user would pick: `export.csv` never replaces a file unless asked to, so a fixed
+ * name would fail every export after the first.
  */
-export function deskScriptedModel(): ScriptedModel {
-  return new ScriptedModel(deskReply, { name: 'scripted-desk' });
+export function deskScriptedModel(options: DeskModelOptions = {}): ScriptedModel {
+  const exportDir = options.exportDir ?? '.trellis/exports';
+  return new ScriptedModel((request) => deskReply(request, () => freeExportName(exportDir)), { name: 'scripted-desk' });
 }
 
-/** The reply to one request: what `deskScriptedModel` answers. */
-export function deskReply(request: ModelRequest): ScriptedReply {
+/** The first of `top-customers.csv`, `top-customers-2.csv`, … that does not exist in `dir` (relative to the working directory). */
+export function freeExportName(dir: string): string {
+  const stem = EXPORT_FILENAME.replace(/\.csv$/, '');
+  for (let n = 1; ; n++) {
+    const name = n === 1 ? EXPORT_FILENAME : `${stem}-${n}.csv`;
+    if (!existsSync(join(resolve(dir), name))) return name;
+  }
+}
+
+/** The reply to one request: what `deskScriptedModel` answers; `exportName` picks the file of a new export. */
+export function deskReply(request: ModelRequest, exportName: () => string = () => EXPORT_FILENAME): ScriptedReply {
   const { messages } = request;
   const userAt = messages.map((m) => m.role).lastIndexOf('user');
   const question = messages[userAt]?.content ?? '';
   const since = messages.slice(userAt + 1);
   const last = since.at(-1);
   if (/\b(export|csv|file)\b/i.test(question)) {
-    if (!last) return { toolCalls: [{ id: callId(), name: 'export.csv', args: { sql: lastGoodQuery(messages) ?? GOOD_QUERY, filename: EXPORT_FILENAME } }] };
+    if (!last) return { toolCalls: [{ id: callId(), name: 'export.csv', args: { sql: lastGoodQuery(messages) ?? GOOD_QUERY, filename: exportName() } }] };
     const result = parse(last);
     if (result.error) return `I did not write the file: ${result.error.message}`;
     return `Saved ${String(result.rows)} rows to ${String(result.file)}.`;

@@ -43,14 +43,14 @@ async function main(): Promise<void> {
   let result = await session.send(EXPORT_REQUEST);
   report(result);
   while (result.status === 'suspended') {
-    for (const call of result.suspended ?? []) say(`  approval: approving ${call.tool} (${call.callId}) as the reviewer — from a shell: trellis resume ${session.id} --approve ${call.callId}`);
+    for (const call of result.suspended ?? []) say(`  approval: approving ${call.tool} (${call.callId}) as the reviewer — from a shell: npx trellis resume ${session.id} --approve ${call.callId}`);
     result = await session.resume({ decisions: (result.suspended ?? []).map((call) => ({ callId: call.callId, decision: 'approve' as const })) });
     report(result);
   }
   showExports(result);
 
   say();
-  say(`Done. The session is stored: npm run trellis -- sessions show ${session.id}`);
+  say(`Done. The session is stored: npx trellis sessions show ${session.id}`);
   say(`Tool-call logs: ${DEFAULT_DESK_LOG}`);
   await app.stop();
 }
@@ -63,9 +63,14 @@ function narrate(event: TrellisEvent): void {
 }
 
 function report(result: TurnResult): void {
-  say(`  status: ${result.status} — ${result.rounds} round(s), ${result.toolCalls.length} tool call(s), ${result.usage.totalTokens} tokens`);
+  say(`  status: ${result.status} — ${count(result.rounds, 'round')}, ${count(result.toolCalls.length, 'tool call')}, ${result.usage.totalTokens} tokens`);
   if (result.reply) for (const line of result.reply.split('\n')) say(`  assistant: ${line}`);
   if (result.error) say(`  error: ${result.error.code}: ${result.error.message}`);
+}
+
+/** `1 round`, `2 rounds`. */
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 function showExports(result: TurnResult): void {

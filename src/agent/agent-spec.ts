@@ -34,8 +34,10 @@ export interface AgentSpec {
   /** Other agents of the app this agent may hand the conversation to. */
   readonly handoffs?: readonly HandoffSpec[];
   /**
-   * How many sub-agents deep a turn of this agent may delegate (agent as tool): a call
-   * that would go deeper is refused with `DelegationDepth`. Default 3.
+   * How many sub-agents deep a turn of this agent may delegate (agent as tool), counted from
+   * the top-level turn: a call that would go deeper is refused with `DelegationDepth`. The
+   * smallest limit of the agents on the path holds, so a sub-agent cannot raise its caller's.
+   * Default 3.
    */
   readonly maxDelegationDepth?: number;
 }

@@ -11,7 +11,7 @@ import type { AgentBinding, DelegateSession, SessionHost } from './session-host.
 import { leaseHolder, leasesOf, waitForLeaseProblem, withLease } from './session-lease.js';
 import { SessionEvents } from './session-events.js';
 import { SessionSync } from './session-sync.js';
-import { isHostKey, parseSuspension, type SuspensionRecord } from './suspension-record.js';
+import { isHostKey, parseSuspension, suspendedTurnMessages, type SuspensionRecord } from './suspension-record.js';
 import type { SessionParts } from './turn-envelope.js';
 import type { DelegationFrame } from '../contract/delegation.js';
 import type { ActiveAgent } from './delegation/handoff-continuation.js';
@@ -60,6 +60,8 @@ export interface ResumeOptions {
   readonly key?: string;
 }
 
+const NO_MESSAGES: readonly ChatMessage[] = [];
+
 /**
  * One conversation with an agent. Turns of one session never interleave: a second
  * `send()` waits for the first, and with a store that has leases, a second process gets
@@ -98,9 +100,20 @@ export class Session {
     return this.#parts.state.revision;
   }
 
-  /** The conversation so far (user, assistant and tool messages). */
+  /** The conversation so far (user, assistant and tool messages) of the turns that ended. */
   get transcript(): readonly ChatMessage[] {
     return this.#parts.sync.history;
+  }
+
+  /**
+   * The messages of the turn that waits for decisions, empty when none does: the user's
+   * message, the model's replies up to the one that asked for the waiting calls, and the
+   * results of that round's calls that finished. They join {@link transcript} when the turn
+   * ends; until then a client shows them after it, so the waiting call has its reason.
+   */
+  get pendingMessages(): readonly ChatMessage[] {
+    const { suspension } = this.#parts.sync;
+    return suspension === null || suspension === undefined ? NO_MESSAGES : suspendedTurnMessages(suspension);
   }
 
   /**

@@ -47,6 +47,21 @@ export interface SuspensionRecord {
 }
 
 /**
+ * The messages of a suspended turn so far, as a reader of the conversation sees them: the
+ * user's message, the model's replies up to the one that asked for the waiting calls, and
+ * the results of that round's calls that finished. They are committed to the transcript
+ * with the rest of the turn when it ends. A stored value that is not a readable record
+ * (nothing suspended, or damaged: `resume` reports that) gives none.
+ */
+export function suspendedTurnMessages(suspension: unknown): ChatMessage[] {
+  if (typeof suspension !== 'object' || suspension === null) return [];
+  const { messages, calls, results } = suspension as Partial<SuspensionRecord>;
+  if (!Array.isArray(messages)) return [];
+  const finished = Array.isArray(calls) && typeof results === 'object' && results !== null ? calls.filter((c) => typeof results[c?.callId] === 'string') : [];
+  return [...messages, ...finished.map((c): ChatMessage => ({ role: 'tool', toolCallId: c.callId, name: c.tool, content: results![c.callId]! }))];
+}
+
+/**
  * Reads a stored suspension (`StoredSession.suspension`) before anything runs from it,
  * failing closed on anything odd.
  *

@@ -27,6 +27,7 @@ import { TurnEventRecorder } from '../dev/recording/turn-event-recorder.js';
 import { isPostgresUrl, loadCliConfig, missingConfigNote, type CliPluginEntry, type LoadedConfig } from './cli-config.js';
 import { describeError } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
+import { cliCommand } from './invocation.js';
 import { moduleLoadHint } from './module-load-hint.js';
 import { enableTypeScriptImports } from './ts-loader.js';
 
@@ -66,7 +67,7 @@ export async function openCliApp(io: CliIo): Promise<CliApp> {
     const { deskScriptedModel } = await import('../../examples/sql-report-desk/desk-model.js');
     const home = dirname(storePath);
     const app = await createDeskApp({ store, logFile, databasePath: join(home, 'sql-report-desk.db'), exportDir: join(home, 'exports') });
-    return { app, store, spec: DESK_AGENT, storePath, configFile: undefined, config: undefined, context: {}, recorder: recordTurns(app, store, io), exampleModel: deskScriptedModel };
+    return { app, store, spec: DESK_AGENT, storePath, configFile: undefined, config: undefined, context: {}, recorder: recordTurns(app, store, io), exampleModel: () => deskScriptedModel({ exportDir: join(home, 'exports') }) };
   }
   // pino is loaded here, when a command opens the app: `--help` and `--version` do not load it.
   const { pino } = await import('pino');
@@ -108,7 +109,7 @@ function recordTurns(app: Trellis, store: SessionStore, io: CliIo): TurnEventRec
  */
 export function openAgent(cli: CliApp, io: CliIo): Agent {
   if (!cli.configFile) {
-    io.err(`note: ${missingConfigNote(io.cwd)}; running the SQL report desk example, which writes its sessions, database, logs and exports under ${dirname(cli.storePath)} (trellis init creates a project of your own)`);
+    io.err(`note: ${missingConfigNote(io.cwd)}; running the SQL report desk example, which writes its sessions, database, logs and exports under ${dirname(cli.storePath)} (${cliCommand(io)} init <dir> creates a project of your own)`);
   }
   return cli.app.agent({ ...cli.spec, model: chooseModel(cli, io) });
 }
@@ -121,7 +122,7 @@ export function openSession(cli: CliApp, io: CliIo, id?: string): Session {
 function chooseModel(cli: CliApp, io: CliIo): ModelProvider {
   const configured = cli.config?.config.model;
   if (configured !== undefined && typeof configured !== 'string') return configured;
-  const fromEnv = modelFromEnv({ ...io.env, TRELLIS_MODEL: io.env.TRELLIS_MODEL || configured });
+  const fromEnv = modelFromEnv({ ...io.env, TRELLIS_MODEL: io.env.TRELLIS_MODEL || configured }, io.env.TRELLIS_MODEL ? 'TRELLIS_MODEL' : `the model of ${cli.configFile ?? 'trellis.config'}`);
   if (fromEnv) {
     io.err(`note: model ${fromEnv.label}`);
     return fromEnv.model;

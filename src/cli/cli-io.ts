@@ -1,4 +1,5 @@
 import { dirname, resolve } from 'node:path';
+import { invocation } from './invocation.js';
 
 /** Where the CLI reads and writes; the process streams by default, swappable in tests. */
 export interface CliIo {
@@ -11,6 +12,11 @@ export interface CliIo {
   readonly stdin: NodeJS.ReadableStream;
   readonly cwd: string;
   readonly env: NodeJS.ProcessEnv;
+  /**
+   * How the user runs the CLI here (`npx trellis`, `npm run trellis --`, `trellis`, `node
+   * <script>`): the start of each command the CLI prints, so it runs as printed. Default `trellis`.
+   */
+  readonly command?: string;
   /** The process exit code a command asks for (a failed turn); errors set their own. */
   exitCode: number;
   /** Calls `handler` on each Ctrl-C (SIGINT) until the returned function is called. */
@@ -37,13 +43,15 @@ export function processIo(
 ): CliIo {
   const stdout = quietOnClosedPipe(streams.stdout);
   const stderr = quietOnClosedPipe(streams.stderr);
+  const folder = cliCwd(env, cwd);
   return {
     write: (text) => stdout(text),
     out: (line = '') => stdout(`${line}\n`),
     err: (line) => stderr(`${line}\n`),
     stdin: streams.stdin,
-    cwd: cliCwd(env, cwd),
+    cwd: folder,
     env,
+    command: invocation(env, process.argv[1], folder),
     exitCode: 0,
     onInterrupt: (handler) => {
       process.on('SIGINT', handler);

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { errorLine, errorLines, exitCodeOf, EXIT_USAGE } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
+import { cliCommand, runnableCommands } from './invocation.js';
 import { trellisPackage } from './package-root.js';
 import { registerChatCommand } from './commands/chat.command.js';
 import { registerInitCommand } from './commands/init.command.js';
@@ -20,8 +21,14 @@ is used. Models come from OPENAI_API_KEY (OPENAI_BASE_URL, TRELLIS_MODEL) or ANT
 ModelProvider set as model in a .ts/.js config; running the example without a key, its scripted model
 answers offline. Sessions are kept in .trellis/trellis.db unless the config says otherwise.`;
 
-/** The `trellis` command line. Errors go to `io.err` as one line; nothing here calls `process.exit`. */
-export function buildProgram(io: CliIo): Command {
+/** Commander's errors that come from how the command line is written: they point to `--help`. */
+const USAGE_ERRORS = new Set(['commander.unknownOption', 'commander.unknownCommand', 'commander.excessArguments', 'commander.missingArgument', 'commander.optionMissingArgument', 'commander.missingMandatoryOptionValue', 'commander.invalidArgument', 'commander.conflictingOption']);
+
+/**
+ * The `trellis` command line. Errors go to `io.err` as one line; nothing here calls
+ * `process.exit`. `reported` receives Commander's own error text, which {@link runCli} prints.
+ */
+export function buildProgram(io: CliIo, reported: (text: string) => void = (text) => io.err(errorLine(text))): Command {
   const program = new Command('trellis')
     .description('Run, inspect and approve Trellis agents')
     .version(trellisPackage().version, '-V, --version')
@@ -31,7 +38,7 @@ export function buildProgram(io: CliIo): Command {
     .configureOutput({
       writeOut: (text) => io.write(text),
       writeErr: (text) => io.err(text.replace(/\n$/, '')),
-      outputError: (text, write) => write(`${errorLine(text)}\n`),
+      outputError: (text) => reported(text),
     });
   registerRunCommand(program, io);
   registerChatCommand(program, io);
@@ -48,14 +55,37 @@ export function buildProgram(io: CliIo): Command {
 
 /** Parses `argv` and runs the command; resolves to the process exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
-  const program = buildProgram(io);
+  const command = cliCommand(io);
+  let commanderText: string | undefined;
+  const program = buildProgram(io, (text) => (commanderText = text));
   try {
     await program.parseAsync([...argv]);
     return io.exitCode;
   } catch (error) {
-    // Commander has printed its own message (or the help) already.
-    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : EXIT_USAGE;
-    for (const line of errorLines(error)) io.err(line);
+    if (error instanceof CommanderError) {
+      // Commander has printed the help already, or left its one-line message to print here.
+      if (commanderText !== undefined) {
+        const help = USAGE_ERRORS.has(error.code) ? ` (see ${command} ${[...commandPath(program, argv.slice(2)), '--help'].join(' ')})` : '';
+        io.err(runnableCommands(`${errorLine(commanderText)}${help}`, command));
+      }
+      return error.exitCode === 0 ? 0 : EXIT_USAGE;
+    }
+    for (const line of errorLines(error)) io.err(runnableCommands(line, command));
     return exitCodeOf(error);
   }
+}
+
+/** The (sub)commands `args` name, in order: `['sessions', 'show']` for `sessions show x --bad`. */
+function commandPath(program: Command, args: readonly string[]): string[] {
+  const path: string[] = [];
+  let at = program;
+  for (const arg of args) {
+    if (arg === '--') break;
+    if (arg.startsWith('-')) continue;
+    const next = at.commands.find((c) => c.name() === arg || c.aliases().includes(arg));
+    if (!next) break;
+    path.push(next.name());
+    at = next;
+  }
+  return path;
 }

@@ -1,5 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire, register as registerHooks } from 'node:module';
 import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { TrellisError } from '../../index.js';
 import { describeError } from './cli-errors.js';
 import { trellisPackage } from './package-root.js';
@@ -20,8 +22,11 @@ export function findTsconfig(dir: string): string | undefined {
  * Trellis, so the user's project needs nothing more). Compiler settings come from the
  * nearest `tsconfig.json` above `dir`; without one, legacy decorators and `NodeNext`
  * modules (`templates/typescript-loader/tsconfig.json`). tsx compiles with esbuild, which
- * emits no decorator metadata: constructor parameters are injected with `@inject(Token)`.
- * Nothing happens when the process already runs under a TypeScript loader.
+ * emits no decorator metadata; where the tsconfig asks for it (`emitDecoratorMetadata`) and
+ * the project has `typescript` installed, modules with decorators are compiled by
+ * TypeScript instead ({@link ./decorator-metadata-loader.ts}), so constructor injection by
+ * type works as under tsc and ts-jest. Nothing happens when the process already runs under
+ * a TypeScript loader.
  */
 export async function enableTypeScriptImports(dir: string): Promise<void> {
   if (registeredFor !== undefined || loadsTypeScriptAlready()) return;
@@ -31,6 +36,7 @@ export async function enableTypeScriptImports(dir: string): Promise<void> {
   try {
     const { register } = await import('tsx/esm/api');
     register({ tsconfig });
+    emitDecoratorMetadata(dir, tsconfig);
   } catch (error) {
     // Jest forbids module hooks, and its transform compiles every import already.
     if (/not supported in Jest/.test(describeError(error))) return;
@@ -39,6 +45,30 @@ export async function enableTypeScriptImports(dir: string): Promise<void> {
     });
   }
   registeredFor = tsconfig;
+}
+
+/**
+ * Registers {@link ./decorator-metadata-loader.ts} after tsx (so its hooks run first) when
+ * a `typescript` package can be found from `dir` (the project's) or from Trellis itself.
+ * Without one, modules keep esbuild's output, and a constructor parameter without
+ * `@inject(Token)` fails the install with a message saying what to write.
+ */
+function emitDecoratorMetadata(dir: string, tsconfig: string): void {
+  const typescript = findTypeScript(dir);
+  if (!typescript) return;
+  registerHooks(new URL('./decorator-metadata-loader.js', import.meta.url), { data: { typescript, tsconfig } });
+}
+
+/** The `file:` URL of the `typescript` entry that `dir`'s project, else Trellis, would import. */
+function findTypeScript(dir: string): string | undefined {
+  for (const from of [join(dir, 'package.json'), join(trellisPackage().root, 'package.json')]) {
+    try {
+      return pathToFileURL(createRequire(from).resolve('typescript')).href;
+    } catch {
+      // Not installed there: try the next.
+    }
+  }
+  return undefined;
 }
 
 /**

@@ -11,6 +11,11 @@ export interface DelegationFrame {
   readonly path: readonly string[];
   readonly parentSessionId: string;
   readonly parentCallId: string;
+  /**
+   * The smallest `maxDelegationDepth` of the agents above this turn, and whose it is: a call
+   * from here may not nest deeper than that. Absent in frames written before it was added.
+   */
+  readonly depthLimit?: { readonly agent: string; readonly max: number };
 }
 
 /** What `agent.delegating` gates (DESIGN §5, gate mode): one agent about to use another. */

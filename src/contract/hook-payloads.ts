@@ -15,7 +15,7 @@ export interface ToolCallInfo {
   readonly plugin: string;
   /** The tool's `@Tool({ tags })`, so policies can act on kinds of tools. */
   readonly tags: readonly string[];
-  /** The arguments as parsed from the model's JSON (not yet validated), or the raw text if unparsable. */
+  /** The arguments as parsed from the model's JSON (not yet validated), or the raw text if unparsable; `argsOf(call)` reads them as an object without a cast. */
   readonly args: unknown;
   readonly round: number;
 }

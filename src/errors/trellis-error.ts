@@ -128,7 +128,8 @@ export class TrellisError extends Error {
 
   constructor(code: TrellisErrorCode, message: string, options: TrellisErrorOptions = {}) {
     // Messages reach models, logs and terminals: secret-shaped values never do.
-    super(redactText(options.hint ? `${message}. ${options.hint}` : message), options.cause === undefined ? undefined : { cause: options.cause });
+    // One full stop between message and hint, also when the message ends with its own (a vendor's "Connection error.").
+    super(redactText(options.hint ? `${message.replace(/\.+\s*$/, '')}. ${options.hint}` : message), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
     this.kind = options.kind ?? 'user';

@@ -37,6 +37,11 @@ export class HostedSession {
     return this.session.transcript;
   }
 
+  /** The messages of the turn that waits for decisions (see `Session.pendingMessages`). */
+  get pendingMessages(): readonly ChatMessage[] {
+    return this.session.pendingMessages;
+  }
+
   /** This session's turn events (model text deltas, rounds, tool calls), wherever its turns run. */
   get events$(): Observable<TrellisEvent> {
     return this.turns.dispatcher.events$(this.target());

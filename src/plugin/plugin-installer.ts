@@ -11,6 +11,7 @@ import { buildMiddleware, validateMiddlewareOptions, type BuiltMiddleware } from
 import type { PluginDefinition } from './plugin-definition.js';
 import type { PluginMember, StateKeyEntry } from './plugin-member.js';
 import { PLUGIN_CONFIG, SESSION_STORE, TRELLIS_APP } from './plugin-tokens.js';
+import { missingInjectionError } from './constructor-metadata.js';
 import { kernelAccessOf } from './kernel-guard.js';
 import type { PluginGrant } from './plugin-host.js';
 import type { RegistrySnapshot } from './registry-snapshot.js';
@@ -146,12 +147,15 @@ function checkGrants(plugin: string, grants: readonly PluginGrant[] | undefined)
 type PluginInstance = Record<string, (...args: unknown[]) => unknown>;
 
 function construct(definition: PluginDefinition, container: Container): PluginInstance {
-  container.bind(definition.type).toSelf().inSingletonScope();
   try {
+    // Inside the try: inversify reads the constructor's metadata when the class is bound.
+    container.bind(definition.type).toSelf().inSingletonScope();
     return container.get(definition.type) as PluginInstance;
   } catch (error) {
     const sealed = kernelAccessOf(error, definition.name);
     if (sealed) throw sealed;
+    const unnamed = missingInjectionError(error, definition.name, definition.type);
+    if (unnamed) throw unnamed;
     throw new TrellisError('InvalidPlugin', `Plugin '${definition.name}' could not be constructed: ${describeError(error)}`, {
       hint: 'Register the services it injects with Trellis.create({ providers }), or fix its constructor',
       cause: error,

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import { buildDist, BUILD_TIMEOUT_MS } from './support/built-dist.js';
 
 /**
  * End to end, as a user would: build with tsc once, then run the example and the `trellis`
@@ -12,7 +13,6 @@ import { promisify } from 'node:util';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const EXAMPLE = join(ROOT, 'dist/examples/sql-report-desk/main.js');
 const CLI = join(ROOT, 'dist/src/cli/main.js');
-const BUILD_TIMEOUT_MS = 180_000;
 const RUN_TIMEOUT_MS = 30_000;
 
 interface Run {
@@ -29,7 +29,7 @@ function offlineEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-function node(script: string, args: readonly string[], cwd: string, stdin?: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<Run> {
+function node(script: string, args: readonly string[], cwd: string, stdin?: string, extraEnv: NodeJS.ProcessEnv = {}, timeoutMs = RUN_TIMEOUT_MS): Promise<Run> {
   const child = spawn(process.execPath, [script, ...args], { cwd, env: { ...offlineEnv(), ...extraEnv }, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -39,8 +39,8 @@ function node(script: string, args: readonly string[], cwd: string, stdin?: stri
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`${script} ${args.join(' ')} did not finish in ${RUN_TIMEOUT_MS} ms:\n${stdout}\n${stderr}`));
-    }, RUN_TIMEOUT_MS);
+      reject(new Error(`${script} ${args.join(' ')} did not finish in ${timeoutMs} ms:\n${stdout}\n${stderr}`));
+    }, timeoutMs);
     child.on('exit', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
@@ -49,6 +49,13 @@ function node(script: string, args: readonly string[], cwd: string, stdin?: stri
 }
 
 const trellis = (cwd: string, ...args: string[]): Promise<Run> => node(CLI, args, cwd);
+
+/** A command line as a user pastes it: through `sh -c`, offline. */
+function shell(command: string, cwd: string): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile('sh', ['-c', command], { cwd, env: offlineEnv(), timeout: RUN_TIMEOUT_MS }, (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }));
+  });
+}
 const lines = (text: string): string[] => text.split('\n').filter((l) => l.trim() !== '');
 
 const dirs: string[] = [];
@@ -59,7 +66,7 @@ function workdir(): string {
 }
 
 beforeAll(async () => {
-  await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, timeout: BUILD_TIMEOUT_MS });
+  await buildDist();
 }, BUILD_TIMEOUT_MS);
 
 afterAll(() => {
@@ -91,7 +98,15 @@ describe('npm start: the SQL report desk example', () => {
     expect(sessionOf(again)).not.toBe(sessionOf(run));
     const listed = await trellis(cwd, 'sessions');
     expect(lines(listed.stdout).map((l) => l.split('  ')[0]).sort()).toEqual([sessionOf(run), sessionOf(again)].sort());
-  }, 3 * RUN_TIMEOUT_MS);
+    expect(again.stdout).toContain('Saved 3 rows to .trellis/exports/top-customers-2.csv.');
+
+    // Then the README's approval from the command line, after npm start wrote its files: it works the first time.
+    const asked = await trellis(cwd, 'run', 'Please export that list as a CSV file.', '-s', 'q1');
+    const approve = /^Decide with: (.+ resume q1 --approve call_\w+)  /m.exec(asked.stdout)![1]!;
+    const approved = await shell(approve, cwd);
+    expect(approved.stdout).toContain(`Saved 3 rows to ${join(cwd, '.trellis/exports/top-customers-3.csv')}.`);
+    expect(approved.stdout).not.toContain('I did not write the file');
+  }, 5 * RUN_TIMEOUT_MS);
 });
 
 describe('the trellis CLI', () => {
@@ -126,13 +141,13 @@ describe('the trellis CLI', () => {
     expect(out[0]).toBe('Top customers by paid revenue:');
     expect(out.at(-1)).toMatch(/^— completed · 3 rounds · 2 tools · \d+ tokens · \d+(\.\d)? m?s · session [\w-]+$/);
     expect(lines(run.stderr)[0]).toBe(
-      `note: no trellis.config.{ts,js,mjs,json} in ${cwd}; running the SQL report desk example, which writes its sessions, database, logs and exports under ${join(cwd, '.trellis')} (trellis init creates a project of your own)`,
+      `note: no trellis.config.{ts,js,mjs,json} in ${cwd}; running the SQL report desk example, which writes its sessions, database, logs and exports under ${join(cwd, '.trellis')} (node ${CLI} init <dir> creates a project of your own)`,
     );
     expect(lines(run.stderr)[1]).toBe("note: no OPENAI_API_KEY or ANTHROPIC_API_KEY; using the example's scripted model (offline, canned answers)");
 
     const session = /session ([\w-]+)$/.exec(out.at(-1)!)![1]!;
     const listed = await trellis(cwd, 'sessions');
-    expect(listed.stdout).toContain(`${session}  sql-report-desk  1 turn(s)`);
+    expect(listed.stdout).toContain(`${session}  sql-report-desk  1 turn  `);
     const shown = await trellis(cwd, 'sessions', 'show', session);
     expect(shown.stdout).toContain('user: Who are our best customers?');
     expect(shown.stdout).toContain('1. Barbara Liskov (US) — $500.00');
@@ -143,10 +158,14 @@ describe('the trellis CLI', () => {
     const asked = await trellis(cwd, 'run', '--session', 'exp', 'Export the top customers to CSV');
     expect(asked.code).toBe(0);
     expect(asked.stdout).toMatch(/— suspended · 1 round · 0 tools/);
-    const callId = /Decide with: trellis resume exp --approve (call_\w+)/.exec(asked.stdout)![1]!;
+    // Started with plain node outside any project, the CLI prints the command the same way.
+    const decide = /^Decide with: (.+ resume exp --approve (call_\w+))   \(or --reject call_\w+\)$/m.exec(asked.stdout)!;
+    const callId = decide[2]!;
+    expect(decide[1]).toBe(`node ${CLI} resume exp --approve ${callId}`);
     expect(existsSync(join(cwd, '.trellis/exports/top-customers.csv'))).toBe(false);
 
-    const approved = await trellis(cwd, 'resume', 'exp', '--approve', callId);
+    // What it printed runs as printed, in a shell.
+    const approved = await shell(decide[1]!, cwd);
     expect(approved.code).toBe(0);
     expect(approved.stdout).toContain(`Saved 3 rows to ${join(cwd, '.trellis/exports/top-customers.csv')}.`);
     expect(lines(readFileSync(join(cwd, '.trellis/exports/top-customers.csv'), 'utf8'))).toHaveLength(4);
@@ -155,7 +174,7 @@ describe('the trellis CLI', () => {
     const again = await trellis(cwd, 'resume', 'exp', '--approve', callId);
     expect(again.code).toBe(0);
     expect(again.stderr).toBe('');
-    expect(lines(again.stdout)).toEqual([`Nothing to do: ${callId} was already decided (see trellis sessions show exp)`]);
+    expect(lines(again.stdout)).toEqual([`Nothing to do: ${callId} was already decided (see node ${CLI} sessions show exp)`]);
     expect(lines(readFileSync(join(cwd, '.trellis/exports/top-customers.csv'), 'utf8'))).toHaveLength(4);
   }, 3 * RUN_TIMEOUT_MS);
 
@@ -300,6 +319,46 @@ describe('the trellis CLI', () => {
     const shown = await trellis(cwd, 'sessions', 'show', /session ([\w-]+)$/m.exec(run.stdout)![1]!);
     expect(shown.stdout).toContain('hello from config');
   }, 2 * RUN_TIMEOUT_MS);
+
+  it('injects a plugin\'s constructor parameters by type, as tsc and ts-jest do: the CLI compiles decorated modules with their metadata', async () => {
+    const cwd = workdir();
+    mkdirSync(join(cwd, 'plugins'));
+    writeFileSync(join(cwd, 'package.json'), JSON.stringify({ type: 'module' }));
+    writeFileSync(join(cwd, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, experimentalDecorators: true, emitDecoratorMetadata: true, isolatedModules: true, skipLibCheck: true } }));
+    writeFileSync(join(cwd, 'clock.ts'), `export class Clock { now(): string { return 'twelve o\\'clock'; } }`);
+    // The way a NestJS team writes it: no @inject, the parameter's type says what it needs.
+    writeFileSync(
+      join(cwd, 'plugins/time.plugin.ts'),
+      `import { Plugin, Tool } from '${INDEX()}';
+       import { Clock } from '../clock.js';
+       class NowInput {}
+       @Plugin({ name: 'time', version: '1.0.0' })
+       export class TimePlugin {
+         constructor(private readonly clock: Clock) {}
+         @Tool({ name: 'time.now', description: 'Tells the time. Use to test.', input: NowInput })
+         now(): string { return this.clock.now(); }
+       }`,
+    );
+    writeFileSync(
+      join(cwd, 'trellis.config.ts'),
+      `import { ScriptedModel } from '${INDEX()}';
+       import { Clock } from './clock.js';
+       import { TimePlugin } from './plugins/time.plugin.js';
+       export default {
+         plugins: [TimePlugin],
+         providers: [Clock],
+         model: new ScriptedModel([{ toolCalls: [{ name: 'time.now', args: {} }] }, 'ok']),
+       };`,
+    );
+
+    // The first start loads TypeScript too: slower than the others on a busy machine.
+    const run = await node(CLI, ['run', 'what time is it?'], cwd, undefined, {}, 3 * RUN_TIMEOUT_MS);
+
+    expect(run.stderr).not.toMatch(/^trellis:/m);
+    expect(run.code).toBe(0);
+    const shown = await trellis(cwd, 'sessions', 'show', /session ([\w-]+)$/m.exec(run.stdout)![1]!);
+    expect(shown.stdout).toContain("twelve o'clock");
+  }, 5 * RUN_TIMEOUT_MS);
 
   it('points an invalid plugin config at trellis.config, field by field, on lines of their own', async () => {
     const cwd = workdir();

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { buildDist, BUILD_TIMEOUT_MS } from './support/built-dist.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -12,11 +13,10 @@ import { TRIP_SERVER } from '../support/mcp-peers.js';
 /** `trellis mcp` and `trellis plugins` from dist/, with a config whose tools come from an MCP server (mcpServers). */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLI = join(ROOT, 'dist/src/cli/main.js');
-const BUILD_TIMEOUT_MS = 180_000;
 let dir: string;
 
 beforeAll(async () => {
-  await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, timeout: BUILD_TIMEOUT_MS });
+  await buildDist();
   dir = realpathSync(mkdtempSync(join(tmpdir(), 'trellis-mcp-')));
   writeFileSync(join(dir, 'trellis.config.json'), JSON.stringify({ mcpServers: { trips: { command: process.execPath, args: [TRIP_SERVER] } } }));
 }, BUILD_TIMEOUT_MS);

@@ -70,7 +70,7 @@ export class NotesPlugin {
   }
 }
 
-/** `search X` calls notes.search, `delete N` calls notes.delete; after a tool result the model repeats it. */
+/** `search X` calls notes.search (`think X` too, saying so first), `delete N` calls notes.delete; after a tool result the model repeats it. */
 export function notesModel(delayMs = 0): ScriptedModel {
   return new ScriptedModel(
     (request: ModelRequest): ScriptedReply => {
@@ -78,6 +78,8 @@ export function notesModel(delayMs = 0): ScriptedModel {
       if (last.role === 'tool') return { text: `Tool said: ${last.content}`, usage: { inputTokens: 40, outputTokens: 12 } };
       const [verb, rest = ''] = last.content.split(/\s+(.*)/s);
       if (verb === 'search') return { toolCalls: [{ name: 'notes.search', args: { query: rest } }], usage: { inputTokens: 30, outputTokens: 8 } };
+      // Text in both rounds: the first says what it does, then calls the tool.
+      if (verb === 'think') return { text: 'Let me look that up.', toolCalls: [{ name: 'notes.search', args: { query: rest } }], usage: { inputTokens: 30, outputTokens: 8 } };
       if (verb === 'delete') return { toolCalls: [{ name: 'notes.delete', args: { id: Number(rest) } }], usage: { inputTokens: 30, outputTokens: 8 } };
       return `You said: ${last.content}`;
     },

@@ -1,5 +1,5 @@
 import { IsInt, IsNotEmpty, IsString, Matches, Max, Min } from 'class-validator';
-import { AuthMiddleware, Describe, Hook, Middleware, Plugin, suspend, Tool, type ToolCallInfo } from 'trellis';
+import { argsOf, AuthMiddleware, Describe, Hook, Middleware, Plugin, suspend, Tool, type ToolCallInfo } from 'trellis';
 import { RefundsService, type Refund } from './refunds.service.js';
 
 /** Refunds up to this amount go through without a supervisor. */
@@ -34,7 +34,7 @@ export class RefundsPlugin {
   @Hook('tool.gate')
   approvalAboveLimit(call: ToolCallInfo) {
     if (call.tool !== 'refunds.issue') return undefined;
-    const amount = (call.args as Partial<IssueRefund> | null)?.amountCents;
+    const amount = argsOf<IssueRefund>(call).amountCents;
     if (typeof amount === 'number' && amount <= AUTO_APPROVE_LIMIT_CENTS) return undefined;
     return suspend({ message: `Refund of ${String(amount)} cents needs a supervisor`, allowedDecisions: ['approve', 'reject', 'edit'] });
   }

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { IsBoolean, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { LoggingMiddleware, RetryMiddleware } from 'trellis';
-import { Describe, Hook, inject, Middleware, Plugin, PLUGIN_CONFIG, suspend, Tool, type ToolCallInfo } from 'trellis/plugin';
+import { argsOf, Describe, Hook, inject, Middleware, Plugin, PLUGIN_CONFIG, suspend, Tool, type ToolCallInfo } from 'trellis/plugin';
 import { DESK_QUERIES } from '../desk-database.js';
 import type { ReadOnlyQueries } from '../read-only-query.js';
 import { writeExportFile } from '../safe-export-file.js';
@@ -81,7 +81,7 @@ export class ExportPlugin {
   @Hook('tool.gate')
   requireApproval(call: ToolCallInfo) {
     if (call.tool !== 'export.csv') return undefined;
-    const args = (typeof call.args === 'object' && call.args !== null ? call.args : {}) as Partial<ExportInput>;
+    const args = argsOf<ExportInput>(call);
     return suspend({
       message: `Write ${String(args.filename ?? 'a CSV file')}${args.overwrite === true ? ' (REPLACING the file if it exists)' : ''} with the rows of: ${String(args.sql ?? '(no query)')}`,
       allowedDecisions: ['approve', 'reject'],

@@ -9,9 +9,9 @@ import { dtoJsonSchema } from '../../validation/dto-json-schema.js';
 import { toolInputValidator } from '../../validation/tool-input.js';
 import { formatFieldErrors, validateDto } from '../../validation/validate-dto.js';
 import type { Decision, TurnResult } from '../turn-result.js';
-import { AgentInput, DEFAULT_MAX_DELEGATION_DEPTH, type AgentToolSpec } from './agent-tool-spec.js';
+import { AgentInput, type AgentToolSpec } from './agent-tool-spec.js';
 import type { DelegateSession, DelegatedRun } from '../session-host.js';
-import { childFrame, pathOf, type DelegationSite } from './delegation-site.js';
+import { childFrame, depthLimitOf, pathOf, type DelegationSite } from './delegation-site.js';
 import { asCallerSees, childSessionId } from './delegated-decisions.js';
 import { takeResume } from './resume-stash.js';
 import { asDelegatedUsage } from './usage-rollup.js';
@@ -60,10 +60,10 @@ async function runSubAgent(env: TurnEnv, site: DelegationSite, spec: AgentToolSp
       hint: `Answer with what you have, or use another tool; remove '${spec.agent}' from the agents of '${self}' if it should never be called from here`,
     });
   }
-  const maxDepth = site.spec.maxDelegationDepth ?? DEFAULT_MAX_DELEGATION_DEPTH;
-  if (path.length > maxDepth) {
-    throw new TrellisError('DelegationDepth', `${[...path, spec.agent].join(' → ')} would nest ${path.length} sub-agents deep; '${self}' allows ${maxDepth}`, {
-      hint: 'Answer with what you have; or raise maxDelegationDepth on the agent if the depth is intended',
+  const limit = depthLimitOf(env, site);
+  if (path.length > limit.max) {
+    throw new TrellisError('DelegationDepth', `${[...path, spec.agent].join(' → ')} would nest ${path.length} sub-agents deep; '${limit.agent}' allows ${limit.max}`, {
+      hint: `Answer with what you have; or raise maxDelegationDepth on '${limit.agent}' if the depth is intended`,
     });
   }
   const target = site.host.agent?.(spec.agent);
@@ -74,7 +74,7 @@ async function runSubAgent(env: TurnEnv, site: DelegationSite, spec: AgentToolSp
   }
   const childSessionId = childSessionIdOf(env, ctx.callId, spec.agent);
   const child = target.session(childSessionId, { context: contextFor(env, spec.context ?? NO_KEYS) });
-  const run: DelegatedRun = { signal: ctx.signal === NEVER_ABORTED ? undefined : ctx.signal, delegation: childFrame(env, self, ctx.callId, spec.agent), waitForLease: childLeaseWaitMs(site.host), key: ctx.idempotencyKey };
+  const run: DelegatedRun = { signal: ctx.signal === NEVER_ABORTED ? undefined : ctx.signal, delegation: childFrame(env, site, ctx.callId, spec.agent), waitForLease: childLeaseWaitMs(site.host), key: ctx.idempotencyKey };
   const decisions = takeResume(env, ctx.callId);
   const result = decisions ? await resumeChild(child, decisions, run) : await child.send(messageFor(spec, args), run);
   const reported = env.hooks.run('agent.delegated', { kind: 'tool', from: self, to: spec.agent, callId: ctx.callId, childSessionId, status: result.status, path }, env.site);

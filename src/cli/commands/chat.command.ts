@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { AppDescription, Decision, Session, TrellisEvent, TurnResult } from '../../../index.js';
 import { openSession, waitingCalls, withCliApp } from '../cli-app.js';
 import type { CliIo } from '../cli-io.js';
+import { cliCommand } from '../invocation.js';
 import { interruptible } from '../interruptible.js';
 import { LineReader } from '../line-reader.js';
 import { approvalLines } from '../render/approval-prompt.js';
@@ -24,7 +25,7 @@ export function registerChatCommand(program: Command, io: CliIo): void {
         io.err(`trellis chat · session ${session.id} · /exit or Ctrl-D to leave`);
         const waiting = await waitingCalls(cli, session.id);
         if (waiting.length > 0) {
-          io.err(`warning: session ${session.id} waits for approval of ${waiting.map((c) => `${c.tool} (${c.callId})`).join(', ')}; your next message cancels ${waiting.length === 1 ? 'it' : 'them'} (/exit, then trellis resume ${session.id}, to decide instead)`);
+          io.err(`warning: session ${session.id} waits for approval of ${waiting.map((c) => `${c.tool} (${c.callId})`).join(', ')}; your next message cancels ${waiting.length === 1 ? 'it' : 'them'} (/exit, then ${cliCommand(io)} resume ${session.id}, to decide instead)`);
         }
         try {
           await chatLoop(io, session, reader, cli.app.describe());
@@ -47,7 +48,7 @@ async function chatLoop(io: CliIo, session: Session, reader: LineReader, app: Ap
     while (result.status === 'suspended') {
       const decisions = await askDecisions(io, result, reader, app);
       if (!decisions) {
-        io.out(`Still waiting for approval; decide later with: trellis resume ${session.id} --approve <callId>`);
+        io.out(`Still waiting for approval; decide later with: ${cliCommand(io)} resume ${session.id} --approve <callId>`);
         return;
       }
       result = await streamTurn(io, session, retries, (signal) => session.resume({ decisions, signal }));

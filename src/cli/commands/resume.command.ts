@@ -4,6 +4,7 @@ import { TrellisError, type Decision } from '../../../index.js';
 import { openSession, reviewedSuspension, waitingCalls, withCliApp } from '../cli-app.js';
 import { usageError } from '../cli-errors.js';
 import type { CliIo } from '../cli-io.js';
+import { cliCommand } from '../invocation.js';
 import { sortDecisions } from '../decided-calls.js';
 import { openCliQueue, queuedSession, runQueuedTurn } from '../queued-turn.js';
 import { printTurn } from './run.command.js';
@@ -49,7 +50,7 @@ export function registerResumeCommand(program: Command, io: CliIo): void {
         const some = alreadyDecided.length === 1 ? `${alreadyDecided[0]} was` : `${alreadyDecided.join(', ')} were`;
         if (toApply.length === 0) {
           // A decision applied twice changes nothing: say so, and succeed.
-          io.out(`Nothing to do: ${some} already decided (see trellis sessions show ${sessionId})`);
+          io.out(`Nothing to do: ${some} already decided (see ${cliCommand(io)} sessions show ${sessionId})`);
           return;
         }
         if (alreadyDecided.length > 0) io.err(`note: ${some} already decided; deciding the rest`);

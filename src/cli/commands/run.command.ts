@@ -4,6 +4,7 @@ import type { AppDescription, Session, TurnResult } from '../../../index.js';
 import { openSession, waitingCalls, withCliApp, type CliApp } from '../cli-app.js';
 import { usageError } from '../cli-errors.js';
 import type { CliIo } from '../cli-io.js';
+import { cliCommand } from '../invocation.js';
 import { EXIT_INTERRUPTED, interruptible } from '../interruptible.js';
 import { openCliQueue, queuedSession, runQueuedTurn } from '../queued-turn.js';
 import { toolActivityLine } from '../render/tool-activity.js';
@@ -43,7 +44,7 @@ export async function warnCancelled(io: CliIo, cli: CliApp, sessionId: string): 
   const waiting = await waitingCalls(cli, sessionId);
   if (waiting.length === 0) return;
   const calls = waiting.map((c) => `${c.tool} (${c.callId})`).join(', ');
-  io.err(`warning: session ${sessionId} was waiting for approval of ${calls}; this new message cancels ${waiting.length === 1 ? 'it' : 'them'} (to decide instead: trellis resume ${sessionId} --approve/--reject <callId>)`);
+  io.err(`warning: session ${sessionId} was waiting for approval of ${calls}; this new message cancels ${waiting.length === 1 ? 'it' : 'them'} (to decide instead: ${cliCommand(io)} resume ${sessionId} --approve/--reject <callId>)`);
 }
 
 /** Runs a turn (a send or a resume) with tool activity, retries included, on stderr, then prints its outcome. */
@@ -64,7 +65,7 @@ export async function printTurn(io: CliIo, session: Pick<Session, 'id' | 'events
     activity.unsubscribe();
   }
   for (const line of replyLines(result)) io.out(line);
-  for (const line of pendingLines(result, session.id, app)) io.out(line);
+  for (const line of pendingLines(result, session.id, app, cliCommand(io))) io.out(line);
   io.out(summaryLine(result, performance.now() - started, session.id, retries));
   if (result.status === 'failed' && io.exitCode === 0) io.exitCode = 1;
   return result;

@@ -1,10 +1,13 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
+import { usageError } from '../cli-errors.js';
 import { SqliteStore, TrellisError } from '../../../index.js';
 import { cliStorePath } from '../cli-app.js';
 import type { CliIo } from '../cli-io.js';
+import { cliCommand } from '../invocation.js';
 import { escapeControl } from '../render/terminal-text.js';
 import { MESSAGE_DISPLAY_LIMIT, transcriptLines } from '../render/transcript.js';
+import { counted } from '../render/turn-summary.js';
 
 /** `trellis sessions` lists stored sessions; `show <id>` prints one transcript; `delete <id>` removes one. */
 export function registerSessionsCommand(program: Command, io: CliIo): void {
@@ -12,7 +15,13 @@ export function registerSessionsCommand(program: Command, io: CliIo): void {
   sessions
     .command('list', { isDefault: true })
     .description('list stored sessions, most recent first')
-    .action(async () => {
+    // `sessions <word>` lands here as the default command: answered below, not as a `list` error.
+    .allowExcessArguments(true)
+    .action(async (_options: unknown, command: Command) => {
+      const [word] = command.args;
+      if (word !== undefined) {
+        throw usageError(`'${escapeControl(word)}' is not a sessions command: sessions takes list, show <id> or delete <id>`, `To see that session: ${cliCommand(io)} sessions show ${escapeControl(word)}`);
+      }
       const path = await cliStorePath(io);
       if (!existsSync(path)) {
         io.out(`No sessions yet (${path} does not exist).`);
@@ -22,7 +31,7 @@ export function registerSessionsCommand(program: Command, io: CliIo): void {
       try {
         const list = await store.list();
         if (list.length === 0) io.out(`No sessions yet in ${path}.`);
-        for (const s of list) io.out(`${s.id}  ${s.agent}  ${s.turns} turn(s)  ${s.updatedAt}${s.suspended ? '  waiting for approval' : ''}`);
+        for (const s of list) io.out(`${s.id}  ${s.agent}  ${counted(s.turns, 'turn')}  ${s.updatedAt}${s.suspended ? '  waiting for approval' : ''}`);
       } finally {
         await store.close();
       }
@@ -38,7 +47,7 @@ export function registerSessionsCommand(program: Command, io: CliIo): void {
       try {
         const session = await store?.load(id);
         if (!session) throw new TrellisError('SessionNotFound', `No session '${id}' in ${path}`, { hint: 'List sessions with: trellis sessions' });
-        for (const line of transcriptLines(session, options.full === true)) io.out(line);
+        for (const line of transcriptLines(session, options.full === true, cliCommand(io))) io.out(line);
       } finally {
         await store?.close();
       }

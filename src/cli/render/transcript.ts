@@ -2,6 +2,7 @@ import type { Decision, PendingApproval, StoredSession } from '../../../index.js
 import { approvalLines } from './approval-prompt.js';
 import { escapeControl } from './terminal-text.js';
 import { clip } from './tool-activity.js';
+import { counted } from './turn-summary.js';
 
 /** A user or assistant message longer than this is cut in `sessions show`, with a note saying so. */
 export const MESSAGE_DISPLAY_LIMIT = 4000;
@@ -11,12 +12,12 @@ export const MESSAGE_DISPLAY_LIMIT = 4000;
  * message over {@link MESSAGE_DISPLAY_LIMIT} characters is cut, and a note says how much
  * was left out, unless `full` is set.
  */
-export function transcriptLines(session: StoredSession, full = false): string[] {
+export function transcriptLines(session: StoredSession, full = false, command = 'trellis'): string[] {
   const lines = [
-    `Session ${escapeControl(session.id)} · agent ${session.agent} · ${session.turns.length} turn(s) · updated ${session.updatedAt}${session.suspension ? ' · waiting for approval' : ''}`,
+    `Session ${escapeControl(session.id)} · agent ${session.agent} · ${counted(session.turns.length, 'turn')} · updated ${session.updatedAt}${session.suspension ? ' · waiting for approval' : ''}`,
   ];
   for (const turn of session.turns) {
-    lines.push(`Turn ${turn.index}: ${turn.status} · ${turn.rounds} round(s) · ${turn.toolCalls} tool call(s)${turn.error ? ` · ${turn.error.code}: ${clip(turn.error.message, 80)}` : ''}`);
+    lines.push(`Turn ${turn.index + 1}: ${turn.status} · ${counted(turn.rounds, 'round')} · ${counted(turn.toolCalls, 'tool call')}${turn.error ? ` · ${turn.error.code}: ${clip(turn.error.message, 80)}` : ''}`);
   }
   lines.push('');
   for (const message of session.transcript) {
@@ -25,7 +26,7 @@ export function transcriptLines(session: StoredSession, full = false): string[] 
       continue;
     }
     if (message.content) {
-      const text = full ? message.content : shorten(message.content, session.id);
+      const text = full ? message.content : shorten(message.content, session.id, command);
       lines.push(`${message.role}: ${escapeControl(text).split('\n').join(`\n${' '.repeat(message.role.length + 2)}`)}`);
     }
     for (const call of message.toolCalls ?? []) lines.push(`  call ${call.name} (${call.id}) ${clip(call.arguments, 140)}`);
@@ -34,7 +35,7 @@ export function transcriptLines(session: StoredSession, full = false): string[] 
   if (suspension?.input !== undefined) lines.push(`user (turn in progress): ${escapeControl(suspension.input)}`);
   for (const p of suspension?.pending ?? []) {
     lines.push(...approvalLines(p).map((line) => `  ${line}`));
-    lines.push(`    ${decideLine(session.id, p, suspension?.decisions?.find((d) => d.callId === p.callId), suspension?.started?.includes(p.callId) === true)}`);
+    lines.push(`    ${decideLine(session.id, p, suspension?.decisions?.find((d) => d.callId === p.callId), suspension?.started?.includes(p.callId) === true, command)}`);
   }
   return lines;
 }
@@ -45,20 +46,20 @@ export function transcriptLines(session: StoredSession, full = false): string[] 
  * or `--skip` (an idempotent tool is rerun by any resume); anything else takes what its
  * ticket allows.
  */
-function decideLine(sessionId: string, call: PendingApproval, claimed: Decision | undefined, started: boolean): string {
+function decideLine(sessionId: string, call: PendingApproval, claimed: Decision | undefined, started: boolean, command: string): string {
   const id = call.callId;
   if (claimed && (claimed.decision === 'reject' || claimed.decision === 'skip' || !started)) {
     return `decided (${claimed.decision}) before the process stopped; it is carried out on the next resume of ${sessionId}`;
   }
-  if (claimed) return `cut off mid-run (it may or may not have run): trellis resume ${sessionId} --retry ${id}   (or --skip ${id}; a tool marked idempotent is run again by any resume)`;
+  if (claimed) return `cut off mid-run (it may or may not have run): ${command} resume ${sessionId} --retry ${id}   (or --skip ${id}; a tool marked idempotent is run again by any resume)`;
   const allowed = call.ticket.allowedDecisions ?? ['approve', 'reject', 'edit'];
   const others = allowed.filter((d) => d !== 'approve').map((d) => (d === 'edit' ? `--edit ${id}='{…}'` : `--${d} ${id}`));
   const first = allowed.includes('approve') ? `--approve ${id}` : others.shift();
-  return `decide: trellis resume ${sessionId} ${first ?? ''}${others.length > 0 ? `   (or ${others.join(', ')})` : ''}`;
+  return `decide: ${command} resume ${sessionId} ${first ?? ''}${others.length > 0 ? `   (or ${others.join(', ')})` : ''}`;
 }
 
-function shorten(content: string, sessionId: string): string {
+function shorten(content: string, sessionId: string, command: string): string {
   if (content.length <= MESSAGE_DISPLAY_LIMIT) return content;
   const left = content.length - MESSAGE_DISPLAY_LIMIT;
-  return `${content.slice(0, MESSAGE_DISPLAY_LIMIT)}…\n[${left.toLocaleString('en-US')} more characters not shown; all of it: trellis sessions show ${sessionId} --full]`;
+  return `${content.slice(0, MESSAGE_DISPLAY_LIMIT)}…\n[${left.toLocaleString('en-US')} more characters not shown; all of it: ${command} sessions show ${sessionId} --full]`;
 }

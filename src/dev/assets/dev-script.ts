@@ -68,6 +68,8 @@ if (document.body.dataset.events) {
       return;
     }
     if (event.type === 'turn.started' && stream) stream.textContent = '';
+    // Each model call's text on a paragraph of its own, not run into the previous one's.
+    if (event.type === 'round.started' && stream && stream.textContent !== '' && !stream.textContent.endsWith('\\n\\n')) stream.textContent += '\\n\\n';
     logLine(event);
     refreshSoon();
   });

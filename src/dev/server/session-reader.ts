@@ -1,4 +1,4 @@
-import type { PendingApproval } from '../../../index.js';
+import type { ChatMessage, PendingApproval } from '../../../index.js';
 import { TrellisError } from '../../../index.js';
 import { canLogTurnEvents, type StoredTurnEvents } from '../../../index.js';
 import type { TurnEventRecorder } from '../recording/turn-event-recorder.js';
@@ -60,9 +60,11 @@ export class SessionReader {
       liveView = { turn: live.turn, timeline: buildTimeline([...before, ...live.events], middlewareOf) };
     }
     const last = stored?.turns.at(-1);
-    const pending = stored && !running && stored.suspension ? await this.pending(id) : [];
+    const waiting = stored && !running && stored.suspension ? await this.waiting(id) : undefined;
+    const pending = waiting?.pending ?? [];
     const status = running ? 'running' : pending.length > 0 ? 'suspended' : (last?.status ?? 'new');
-    return { id, agent: stored?.agent, status, transcript: stored?.transcript ?? [], turns, live: liveView, pending, traces };
+    // A suspended turn's messages (the user's, the model's call) are the session's to show, not yet the store's transcript.
+    return { id, agent: stored?.agent, status, transcript: waiting?.transcript ?? stored?.transcript ?? [], turns, live: liveView, pending, traces };
   }
 
   /** A turn's recorded events, or none when the store keeps none. */
@@ -77,12 +79,17 @@ export class SessionReader {
     return (tool) => chains.get(tool) ?? [];
   }
 
-  /** The parked calls; a session of another agent has none this server can decide on. */
-  private async pending(id: string): Promise<readonly PendingApproval[]> {
+  /**
+   * The parked calls, and the transcript with the suspended turn's messages; a session of
+   * another agent has no calls this server can decide on.
+   */
+  private async waiting(id: string): Promise<{ readonly pending: readonly PendingApproval[]; readonly transcript?: readonly ChatMessage[] }> {
     try {
-      return await this.options.agent.session(id, { context: this.options.context }).pending();
+      const session = this.options.agent.session(id, { context: this.options.context });
+      const pending = await session.pending();
+      return { pending, transcript: [...session.transcript, ...session.pendingMessages] };
     } catch (error) {
-      if (TrellisError.is(error, 'SessionNotFound')) return [];
+      if (TrellisError.is(error, 'SessionNotFound')) return { pending: [] };
       throw error;
     }
   }

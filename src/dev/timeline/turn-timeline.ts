@@ -48,7 +48,7 @@ export function buildTimeline(events: readonly RecordedTurnEvent[], middlewareOf
     const t = at - origin;
     switch (event.type) {
       case 'turn.started':
-        if (starts++ > 0) add({ kind: 'resumed', label: 'resumed', detail: `turn ${event.turn} resumed`, start: t, duration: 0 });
+        if (starts++ > 0) add({ kind: 'resumed', label: 'resumed', detail: `turn ${event.turn + 1} resumed`, start: t, duration: 0 });
         break;
       case 'round.started':
         rounds.set(event.round, t);

@@ -29,13 +29,13 @@ export function sessionMain(view: SessionView): SafeHtml {
   const turns = [...view.turns].reverse().filter((t) => !running || t.record.index !== running.turn);
   return html`<section class="session" data-session="${view.id}">
 <div class="heading"><h1>Session <code>${view.id}</code></h1>${statusBadge(view.status)}</div>
-<p class="meta">${view.agent ? html`agent <b>${view.agent}</b> · ` : html`new session · `}${view.turns.length} turns${view.traces ? '' : html` · <em>this store keeps no turn events</em>`}</p>
+<p class="meta">${view.agent ? html`agent <b>${view.agent}</b> · ` : html`new session · `}${counted(view.turns.length, 'turn')}${view.traces ? '' : html` · <em>this store keeps no turn events</em>`}</p>
 ${approvalsView(view.id, view.pending)}
 ${running ? html`<article class="turn live" data-turn="${running.turn}"><h2>Turn ${running.turn + 1} ${statusBadge('running')}</h2>${timelineView(running.timeline)}</article>` : ''}
 ${turns.map(
     ({ record, timeline, dropped }) => html`<article class="turn" data-turn="${record.index}">
 <h2>Turn ${record.index + 1} ${statusBadge(record.status)}</h2>
-<p class="meta">${record.rounds} rounds · ${record.toolCalls} tool calls · ${tokens(record)} tokens · ${formatMs(Date.parse(record.endedAt) - Date.parse(record.startedAt))}${record.error ? html` · <span class="err">${record.error.code}: ${record.error.message}</span>` : ''}</p>
+<p class="meta">${counted(record.rounds, 'round')} · ${counted(record.toolCalls, 'tool call')} · ${tokens(record)} tokens · ${formatMs(Date.parse(record.endedAt) - Date.parse(record.startedAt))}${record.error ? html` · <span class="err">${record.error.code}: ${record.error.message}</span>` : ''}</p>
 <p class="input">${record.input}</p>
 ${timelineView(timeline, dropped)}
 </article>`,
@@ -58,6 +58,11 @@ export function chatAside(sessionId: string): SafeHtml {
 <pre id="stream" class="stream"></pre>
 <ol id="live" class="live-log"></ol>
 </aside>`;
+}
+
+/** `1 turn`, `2 turns`. */
+function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 function tokens(record: TurnRecord): number {

@@ -1,10 +1,11 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Res, ValidationPipe, type Type } from '@nestjs/common';
-import type { PendingApproval, TurnResult, ChatMessage } from '../../../index.js';
+import type { ChatMessage } from '../../../index.js';
 import { TrellisError } from '../../../index.js';
 import type { HostedAgent } from '../hosted-agent.js';
 import { getAgentToken } from '../trellis-tokens.js';
 import { CancelPendingQuery } from './cancel-pending.query.js';
 import { DecisionsDto } from './decisions.dto.js';
+import { pendingCallView, turnResultView, type PendingCallView, type TurnResultView } from './http-views.js';
 import { SendMessageDto } from './send-message.dto.js';
 import { toHttpException } from './trellis-http-exception.js';
 import { turnEventStream } from './turn-event-stream.js';
@@ -12,8 +13,10 @@ import { turnEventStream } from './turn-event-stream.js';
 /** What `GET <prefix>/sessions/:id` returns. */
 export interface SessionView {
   readonly id: string;
+  /** The conversation so far, ending with a suspended turn's messages (the user's message, the model's call) while it waits. */
   readonly transcript: readonly ChatMessage[];
-  readonly pending: readonly PendingApproval[];
+  /** The calls waiting for a decision, each with its arguments as a JSON object. */
+  readonly pending: readonly PendingCallView[];
 }
 
 /** What `DELETE <prefix>/sessions/:id/pending` returns (`HostedSession.cancelPendingOutcome`). */
@@ -76,7 +79,7 @@ export function createSessionsController(prefix: string, agentName: string): Typ
     ): Promise<unknown> {
       const session = this.agent.session(id);
       const options = { key: turnKey(key) };
-      if (!wantsEvents(accept)) return http(() => session.send(dto.message, options));
+      if (!wantsEvents(accept)) return http(async () => turnResultView(await session.send(dto.message, options)));
       res.setHeader?.('Cache-Control', 'no-cache');
       res.setHeader?.('X-Accel-Buffering', 'no');
       return turnEventStream(session, (signal) => session.send(dto.message, { ...options, signal }));
@@ -89,15 +92,15 @@ export function createSessionsController(prefix: string, agentName: string): Typ
         const session = this.agent.session(id);
         const pending = await session.pending();
         if (session.transcript.length === 0 && pending.length === 0) throw notFound(id);
-        return { id, transcript: session.transcript, pending };
+        return { id, transcript: [...session.transcript, ...session.pendingMessages], pending: pending.map(pendingCallView) };
       });
     }
 
     /** Decisions on suspended calls (approve / reject / edit); the resumed turn's result. */
     @Post(':id/decisions')
     @HttpCode(200)
-    decide(@Param('id') id: string, @Body(strict) dto: DecisionsDto, @Headers('idempotency-key') key: string | undefined): Promise<TurnResult> {
-      return http(() => this.agent.session(id).resume({ decisions: dto.decisions, key: turnKey(key) }));
+    decide(@Param('id') id: string, @Body(strict) dto: DecisionsDto, @Headers('idempotency-key') key: string | undefined): Promise<TurnResultView> {
+      return http(async () => turnResultView(await this.agent.session(id).resume({ decisions: dto.decisions, key: turnKey(key) })));
     }
 
     /**

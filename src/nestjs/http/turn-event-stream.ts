@@ -2,6 +2,7 @@ import { PassThrough } from 'node:stream';
 import { HttpException, StreamableFile } from '@nestjs/common';
 import type { TurnResult } from '../../../index.js';
 import type { HostedSession } from '../hosted-session.js';
+import { turnResultView } from './http-views.js';
 import { toHttpException } from './trellis-http-exception.js';
 
 /**
@@ -26,7 +27,7 @@ export async function turnEventStream(session: HostedSession, run: (signal: Abor
   stream.on('close', () => cancel.abort(new Error('The client closed the event stream')));
   void run(cancel.signal)
     .then(
-      (result) => write('result', result),
+      (result) => write('result', turnResultView(result)),
       (error: unknown) => {
         const http = toHttpException(error);
         const body = http instanceof HttpException ? http.getResponse() : { statusCode: 500, code: 'Internal', message: 'Internal error' };

@@ -107,6 +107,14 @@ describe('Suspend and resume', () => {
     expect(model.calls).toHaveLength(1);
     expect(session.suspended).toBe(true);
     expect(session.transcript).toEqual([]);
+    // What the waiting call came from, for a client to show before the decision; committed with the turn.
+    expect(session.pendingMessages).toEqual([
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: '', toolCalls: [expect.objectContaining({ id: 'c1' }), expect.objectContaining({ id: 'c2' })] },
+      { role: 'tool', toolCallId: 'c2', name: 'g.op', content: 'did 2' },
+    ]);
+    await session.resume({ decisions: [{ callId: 'c1', decision: 'approve' }] });
+    expect(session.pendingMessages).toEqual([]);
   });
 
   it('approve runs the parked call exactly once and continues the turn; results in call order', async () => {

@@ -173,6 +173,26 @@ describe('an agent used as a tool', () => {
     await deep.stop();
   });
 
+  it('takes the smallest maxDelegationDepth along the path: a limit on the top agent holds below it', async () => {
+    const app = Trellis.create();
+    const leafModel = new ScriptedModel(['leaf answer']);
+    app.agent({ name: 'leaf', model: leafModel, instructions: 'x' });
+    const relay = (tool: string) => new ScriptedModel((request): ScriptedReply => (lastTool(request).length === 0 ? { toolCalls: [{ id: `c_${tool}`, name: tool, args: { input: 'q' } }] } : lastTool(request)[0]!.content));
+    // mid allows the default (3); top allows 1: top → mid is one deep, mid → leaf would be two.
+    app.agent({ name: 'mid', model: relay('ask_leaf'), instructions: 'x', agents: [{ agent: 'leaf', name: 'ask_leaf', description: 'Ask leaf. Tests only.' }] });
+    const top = app.agent({ name: 'top', model: relay('ask_mid'), instructions: 'x', maxDelegationDepth: 1, agents: [{ agent: 'mid', name: 'ask_mid', description: 'Ask mid. Tests only.' }] });
+
+    const result = await top.session('limited').send('q');
+
+    expect(result.reply).toContain('DelegationDepth');
+    expect(result.reply).toContain("top → mid → leaf would nest 2 sub-agents deep; 'top' allows 1");
+    expect(leafModel.callCount).toBe(0);
+    // The limit is the top's only inside its turns: mid called on its own still reaches leaf.
+    const direct = await app.agent({ name: 'mid', model: relay('ask_leaf'), instructions: 'x', agents: [{ agent: 'leaf', name: 'ask_leaf', description: 'Ask leaf. Tests only.' }] }).session('direct').send('q');
+    expect(direct.reply).toBe('leaf answer');
+    await app.stop();
+  });
+
   it('ignores a delegation frame an application passes to send(): only the kernel places a turn in a chain', async () => {
     const app = Trellis.create();
     app.agent({ name: 'leaf', model: new ScriptedModel(['leaf answer']), instructions: 'x' });

@@ -84,6 +84,27 @@ const ok = await haveService('chromium', 'trellis dev browser tests');
     expect(pageErrors).toEqual([]);
   }, 120_000);
 
+  it('shows a suspended turn\'s message before the approval, streams each model reply on a line of its own, and asks for nothing that is not there', async () => {
+    const failed: string[] = [];
+    page.on('response', (response) => void (response.status() >= 400 && failed.push(`${response.status()} ${response.url()}`)));
+    await f.agent.session('parked').send('delete 7');
+    await f.dev.recorder.flushed();
+
+    await page.goto(`${f.base}/sessions/parked`);
+    await page.locator('form.approval').waitFor();
+    // The turn waits, and the transcript already shows what asked for the call.
+    expect(await page.locator('.msg[data-role="user"] .text').allTextContents()).toEqual(['delete 7']);
+    expect(await page.locator('p.empty').count()).toBe(0);
+    expect(await page.locator('link[rel="icon"]').count()).toBe(1);
+
+    await page.fill('#message', 'think cats');
+    await page.click('aside.chat button[type="submit"]');
+    await page.locator('#stream').filter({ hasText: 'Tool said:' }).waitFor();
+    expect(await page.locator('#stream').textContent()).toMatch(/^Let me look that up\.\n\nTool said: /);
+    expect(failed).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  }, 120_000);
+
   it('shows the plugins page', async () => {
     await page.goto(`${f.base}/plugins`);
     expect(await page.locator('article.plugin[data-plugin="notes"] h2').textContent()).toContain('notes');

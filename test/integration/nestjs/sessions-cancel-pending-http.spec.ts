@@ -99,6 +99,25 @@ describe('DELETE <prefix>/sessions/:id/pending with turns in process', () => {
     expect(app.get(Ledger).lines).toEqual(['plain']);
   });
 
+  it("shows a waiting turn before the decision: the user's message and the call in the transcript, arguments as objects", async () => {
+    const server = apps[0]!.getHttpServer();
+    const posted = await request(server).post('/api/desk/sessions/v1/messages').set(signedIn).send({ message: 'approve:refund 40' }).expect(200);
+    expect(posted.body.suspended[0].arguments).toEqual({ line: 'approve:refund 40' });
+
+    const view = await request(server).get('/api/desk/sessions/v1').set(signedIn).expect(200);
+
+    expect(view.body.transcript).toEqual([
+      { role: 'user', content: 'approve:refund 40' },
+      expect.objectContaining({ role: 'assistant', toolCalls: [expect.objectContaining({ name: 'ledger.record' })] }),
+    ]);
+    expect(view.body.pending).toEqual([expect.objectContaining({ tool: 'ledger.record', arguments: { line: 'approve:refund 40' } })]);
+    const decided = await request(server).post('/api/desk/sessions/v1/decisions').set(signedIn).send({ decisions: [{ callId: posted.body.suspended[0].callId, decision: 'approve' }] }).expect(200);
+    expect(decided.body).toMatchObject({ status: 'completed' });
+    // Once the turn ends, the same messages are the stored transcript's: nothing shown twice.
+    const after = await request(server).get('/api/desk/sessions/v1').set(signedIn).expect(200);
+    expect(after.body.transcript.filter((m: { role: string }) => m.role === 'user')).toEqual([{ role: 'user', content: 'approve:refund 40' }]);
+  });
+
   it('answers 404 SessionNotFound for a session without messages, as GET :id does, and stores nothing', async () => {
     const res = await request(apps[0]!.getHttpServer()).delete('/api/desk/sessions/nobody/pending').set(signedIn).expect(404);
 

@@ -136,7 +136,7 @@ describe('trellis doctor', () => {
 
     const listed = await cli('sessions', 'list');
     expect(listed.code).toBe(0);
-    expect(listed.out).toContain('old-one  desk  0 turn(s)');
+    expect(listed.out).toContain('old-one  desk  0 turns');
     expect(version()).toBe(SQLITE_MIGRATIONS.length);
     expect((await cli('sessions', 'show', 'old-one')).out).toContain('hello');
     expect((await cli('doctor')).out).toContain('1 of 1 stored session(s) read back');

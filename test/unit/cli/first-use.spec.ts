@@ -31,7 +31,7 @@ describe('trellis run', () => {
 
     expect(await cli(io, 'run', 'Who are our best customers?')).toBe(0);
     expect(io.stderr[0]).toBe(
-      `note: no trellis.config.{ts,js,mjs,json} in ${cwd} (trellis.config.yaml is not a name the CLI reads); running the SQL report desk example, which writes its sessions, database, logs and exports under ${join(cwd, '.trellis')} (trellis init creates a project of your own)`,
+      `note: no trellis.config.{ts,js,mjs,json} in ${cwd} (trellis.config.yaml is not a name the CLI reads); running the SQL report desk example, which writes its sessions, database, logs and exports under ${join(cwd, '.trellis')} (trellis init <dir> creates a project of your own)`,
     );
   });
 

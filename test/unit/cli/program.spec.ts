@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -37,12 +37,28 @@ describe('trellis CLI (in process)', () => {
     [['resume', 's1'], 2, /^trellis: resume needs at least one --approve <callId>, --reject <callId>, --edit <callId>=<json>, --retry <callId> or --skip <callId>/],
     [['resume', 'nope', '--approve', 'call_1'], 1, /^trellis: No session 'nope' in .*List sessions with: trellis sessions$/],
     [['sessions', 'show', 'nope'], 1, /^trellis: No session 'nope' in /],
+    [['sessions', 'foo'], 2, /^trellis: 'foo' is not a sessions command: sessions takes list, show <id> or delete <id>\. To see that session: trellis sessions show foo$/],
+    [['run', '--bogus', 'hi'], 2, /^trellis: unknown option '--bogus' \(see trellis run --help\)$/],
+    [['sessions', 'show', 'x', '--bogus'], 2, /^trellis: unknown option '--bogus' \(see trellis sessions show --help\)$/],
+    [['frobnicate', '--x'], 2, /^trellis: unknown command 'frobnicate' \(see trellis --help\)$/],
   ])('`trellis %j` fails with exit %d and one line on stderr', async (args, code, message) => {
     const io = fakeIo();
 
     expect(await cli(io, ...args)).toBe(code);
     expect(io.stderr).toHaveLength(1);
     expect(io.stderr[0]).toMatch(message);
+  });
+
+  it('writes the commands in its errors the way it was run, once (npx trellis)', async () => {
+    const io = { ...fakeIo(), command: 'npx trellis' };
+
+    expect(await cli(io, 'sessions', 'foo')).toBe(2);
+    expect(await cli(io, 'run', '--bogus', 'x')).toBe(2);
+    expect(await cli(io, 'resume', 'nope', '--approve', 'call_1')).toBe(1);
+
+    expect(io.stderr[0]).toMatch(/To see that session: npx trellis sessions show foo$/);
+    expect(io.stderr[1]).toBe("trellis: unknown option '--bogus' (see npx trellis run --help)");
+    expect(io.stderr[2]).toMatch(/List sessions with: npx trellis sessions$/);
   });
 
   it('says there are no sessions yet without creating a store', async () => {
@@ -89,6 +105,22 @@ describe('trellis CLI (in process)', () => {
     const shown = fakeIo();
     expect(await cli(shown, 'sessions', 'show', 'e1')).toBe(0);
     expect(shown.stdout.join('')).toContain(`tool export.csv (${callId})`);
+  });
+
+  it('approves an export in a folder that has one already: the example picks a free file name', async () => {
+    // What `npm start` leaves behind: top-customers.csv exists, and export.csv never replaces a file unasked.
+    mkdirSync(join(cwd, '.trellis/exports'), { recursive: true });
+    writeFileSync(join(cwd, '.trellis/exports/top-customers.csv'), 'kept\n');
+
+    const asked = fakeIo();
+    expect(await cli(asked, 'run', '-s', 'q1', 'Please export that list as a CSV file.')).toBe(0);
+    expect(asked.stdout.join('')).toContain('"filename": "top-customers-2.csv"');
+    const callId = /--approve (call_\w+)/.exec(asked.stdout.join(''))![1]!;
+    const approved = fakeIo();
+    expect(await cli(approved, 'resume', 'q1', '--approve', callId)).toBe(0);
+
+    expect(approved.stdout.join('')).toContain(`Saved 3 rows to ${join(cwd, '.trellis/exports/top-customers-2.csv')}.`);
+    expect(readFileSync(join(cwd, '.trellis/exports/top-customers.csv'), 'utf8')).toBe('kept\n');
   });
 });
 
@@ -242,5 +274,23 @@ describe('modelFromEnv', () => {
     );
     expect(modelFromEnv({ ANTHROPIC_API_KEY: 'a' })?.model.name).toBe('anthropic:claude-sonnet-4-5');
     expect(modelFromEnv({})).toBeUndefined();
+  });
+
+  it('refuses a model of the other vendor than the only key set, saying which key it needs', () => {
+    expect(() => modelFromEnv({ ANTHROPIC_API_KEY: 'a', TRELLIS_MODEL: 'gpt-4o-mini' })).toThrow(
+      "The model 'gpt-4o-mini' (from TRELLIS_MODEL) is an OpenAI model, but the only key set is ANTHROPIC_API_KEY, which calls the other vendor. Set OPENAI_API_KEY to use gpt-4o-mini, or name a model of the key's vendor (e.g. claude-sonnet-4-5)",
+    );
+    expect(() => modelFromEnv({ OPENAI_API_KEY: 'k', TRELLIS_MODEL: 'claude-sonnet-4-5' }, 'the config')).toThrow(/'claude-sonnet-4-5' \(from the config\) is an Anthropic model.*Set ANTHROPIC_API_KEY/);
+    // Both keys: the model's name picks the vendor; an OpenAI-compatible endpoint may serve any name.
+    expect(modelFromEnv({ OPENAI_API_KEY: 'k', ANTHROPIC_API_KEY: 'a', TRELLIS_MODEL: 'claude-sonnet-4-5' })?.model.name).toBe('anthropic:claude-sonnet-4-5');
+    expect(modelFromEnv({ OPENAI_API_KEY: 'k', OPENAI_BASE_URL: 'http://localhost:4000/v1', TRELLIS_MODEL: 'claude-sonnet-4-5' })?.model.name).toBe('openai:claude-sonnet-4-5');
+  });
+
+  it('flags the mismatch in the CLI before any turn runs: a config naming gpt-4o-mini with only an Anthropic key', async () => {
+    writeFileSync(join(cwd, 'trellis.config.json'), JSON.stringify({ model: 'gpt-4o-mini' }));
+    const io = { ...fakeIo(), env: { ANTHROPIC_API_KEY: 'a' } };
+
+    expect(await cli(io, 'run', 'hello')).toBe(1);
+    expect(io.stderr.join('\n')).toMatch(/^trellis: The model 'gpt-4o-mini' \(from the model of .*trellis\.config\.json\) is an OpenAI model/m);
   });
 });

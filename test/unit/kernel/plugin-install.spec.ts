@@ -560,3 +560,44 @@ describe('installing a plugin', () => {
     });
   });
 });
+
+describe('a constructor parameter with nothing to say what to inject', () => {
+  class Clock {
+    now() {
+      return 'noon';
+    }
+  }
+
+  it('injects it by its type when the class has decorator metadata (tsc, ts-jest, the CLI with typescript installed)', async () => {
+    @Plugin({ name: 'timed', version: '1.0.0' })
+    class Timed {
+      constructor(readonly clock: Clock) {}
+    }
+    const app = Trellis.create({ providers: [Clock] });
+    await app.install(Timed);
+    expect(app.describe().plugins.map((p) => p.name)).toEqual(['timed']);
+  });
+
+  it('fails the install naming the parameter and what to write, when the file was compiled without metadata (esbuild)', async () => {
+    // What esbuild makes of `@Plugin(…) class Untimed { constructor(@inject(PLUGIN_CONFIG) config, clock: Clock) }`:
+    // the decorators applied, and the parameter types recorded nowhere.
+    class Untimed {
+      constructor(
+        readonly config: object,
+        readonly clock: Clock,
+      ) {}
+    }
+    inject(PLUGIN_CONFIG)(Untimed, undefined, 0);
+    Plugin({ name: 'untimed', version: '1.0.0' })(Untimed);
+    const app = Trellis.create({ providers: [Clock] });
+
+    const error = await rejectionOf(app.install(Untimed));
+
+    expect(TrellisError.is(error, 'InvalidPlugin')).toBe(true);
+    expect((error as TrellisError).message).toContain(
+      "Plugin 'untimed' could not be constructed: nothing says what to inject for constructor parameter 'clock' (#2) of Untimed — it has no @inject(…), and its file was compiled without decorator metadata",
+    );
+    expect((error as TrellisError).hint).toContain("constructor(@inject(TheType) private readonly clock: TheType) — import { inject } from 'trellis'");
+    expect((error as TrellisError).hint).toContain('npm install -D typescript');
+  });
+});

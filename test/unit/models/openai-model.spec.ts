@@ -185,3 +185,19 @@ describe('OpenAIModel against an OpenAI-compatible endpoint', () => {
     });
   });
 });
+
+describe('OpenAIModel when the endpoint cannot be reached', () => {
+  it('says so in one sentence per part: no doubled full stop between the SDK message and the hint', async () => {
+    // A port nothing listens on: the SDK answers "Connection error." itself.
+    const closed = await FakeVendorServer.start('openai');
+    const baseURL = closed.baseURL;
+    await closed.close();
+    const model = new OpenAIModel({ model: 'gpt-test', apiKey: 'test-key', baseURL, maxRetries: 0 });
+
+    const error = (await model.call(request()).catch((e: unknown) => e)) as TrellisError;
+
+    expect(error).toMatchObject({ code: 'ModelFailed', retryable: true });
+    expect(error.message).toContain('Connection error. Could not reach the model endpoint');
+    expect(error.message).not.toContain('..');
+  });
+});

@@ -10,6 +10,7 @@ import { applyMigrations, SQLITE_MIGRATIONS } from '../../../src/stores/sqlite-m
 import { SqliteStore } from '../../../src/stores/sqlite-store.js';
 import { checkpointOf, exchange, turnRecord } from '../../support/session-store-contract.js';
 import { describeStoreConformance } from '../../support/store-conformance.js';
+import { tsNodeEnv } from '../../support/ts-node-child.js';
 
 const CRASH_CHILD = fileURLToPath(new URL('../../support/sqlite-crash-child.ts', import.meta.url));
 const PROJECT_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -372,7 +373,7 @@ describe('SqliteStore', () => {
     it('leaves the previous checkpoint whole and nothing of the interrupted one', async () => {
       const child = spawn(process.execPath, ['--no-warnings', '--loader', 'ts-node/esm', CRASH_CHILD, path], {
         cwd: PROJECT_ROOT,
-        env: { ...process.env, TS_NODE_TRANSPILE_ONLY: 'true' },
+        env: tsNodeEnv(),
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
