@@ -13,7 +13,8 @@ export type ToolLedger = (line: string, key: string) => void | Promise<void>;
 /** More of the queue app: the kernel's lease TTL, and a hook on every model call the script answers. */
 export interface QueueAppOptions {
   readonly leaseTtlMs?: number;
-  readonly onModelCall?: () => void | Promise<void>;
+  /** Called for each model call with what it is for: the turn's user message and the round (`0` the tool call, `1` the answer). */
+  readonly onModelCall?: (call: string) => void | Promise<void>;
 }
 
 /**
@@ -49,8 +50,9 @@ export function createQueueApp(store: SessionStore, ledger: ToolLedger, delayMs 
 
   const reply = async (request: ModelRequest) => {
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
-    await options.onModelCall?.();
     const last = request.messages.at(-1)!;
+    const user = [...request.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+    await options.onModelCall?.(`${user}:${last.role === 'tool' ? 1 : 0}`);
     if (last.role === 'tool') return `done: ${last.content}`;
     const tool = last.content.startsWith('approve:') ? 'ledger.approve' : 'ledger.record';
     return { toolCalls: [{ id: `call_${randomUUID()}`, name: tool, args: { line: last.content } }] };

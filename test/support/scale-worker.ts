@@ -33,8 +33,8 @@ const host = createQueueApp(
   {
     // The kernel's session lease lapses as fast as the queue's: a killed worker's turn goes on soon.
     leaseTtlMs: 8000,
-    onModelCall: async () => {
-      await ledgerPool.query(`INSERT INTO "${schema}".model_calls (worker) VALUES ($1)`, [id]);
+    onModelCall: async (call) => {
+      await ledgerPool.query(`INSERT INTO "${schema}".model_calls (call, worker) VALUES ($1, $2)`, [call, id]);
     },
   },
 );
