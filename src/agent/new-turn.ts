@@ -1,3 +1,4 @@
+import type { TurnStopper } from '../context/turn-stopper.js';
 import { ContextLevel } from '../context/context-level.js';
 import { isStop, type HookOutcome } from '../hooks/hook-engine.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
@@ -13,7 +14,7 @@ import { TurnRunner, type TurnEnd } from './turn-runner.js';
 export interface NewTurn {
   readonly message: string;
   readonly context: Readonly<Record<string, unknown>> | undefined;
-  readonly signal: AbortSignal | undefined;
+  readonly signal: AbortSignal | TurnStopper | undefined;
   /** The turn's key (see `SendOptions.key`), kept in its record and its journal. */
   readonly key: string | undefined;
 }

@@ -1,3 +1,4 @@
+import type { TurnStopper } from '../context/turn-stopper.js';
 import { ContextLevel } from '../context/context-level.js';
 import type { ToolCallRecord } from '../contract/tool-result.js';
 import type { ChatMessage, ModelResponse, Usage } from '../models/model-provider.js';
@@ -18,7 +19,7 @@ import { TrellisError } from '../errors/trellis-error.js';
 /** A recovery's inputs: the host's turn-level context and the caller's signal, as a send takes them. */
 export interface RecoverTurn {
   readonly context: Readonly<Record<string, unknown>> | undefined;
-  readonly signal: AbortSignal | undefined;
+  readonly signal: AbortSignal | TurnStopper | undefined;
   /** Other work of the caller follows under the same lease: the turn's checkpoint keeps it. */
   readonly keepsLease?: boolean;
 }

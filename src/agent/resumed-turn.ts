@@ -1,3 +1,4 @@
+import type { TurnStopper } from '../context/turn-stopper.js';
 import { ContextLevel } from '../context/context-level.js';
 import type { ToolErrorInfo } from '../contract/tool-result.js';
 import { TrellisError } from '../errors/trellis-error.js';
@@ -18,7 +19,7 @@ import { replyText, TurnRunner, type TurnEnd } from './turn-runner.js';
 export interface ResumeTurn {
   readonly decisions: readonly Decision[];
   readonly context: Readonly<Record<string, unknown>> | undefined;
-  readonly signal: AbortSignal | undefined;
+  readonly signal: AbortSignal | TurnStopper | undefined;
   /** The resume's own key (a queued job's), kept in the journal: a retry of the same resume after a crash goes on with the turn. */
   readonly key: string | undefined;
 }

@@ -24,6 +24,7 @@ import { runRecoveredTurn } from './recovered-turn.js';
 import { openStepOf, parseSteps } from './turn-steps.js';
 import type { TurnRecord } from '../stores/session-store.js';
 import { totalUsage } from './turn-runner.js';
+import { TurnStopper } from '../context/turn-stopper.js';
 
 export interface SendOptions {
   /** Aborting it stops the model call and running tools; the turn ends `cancelled`. */
@@ -75,6 +76,8 @@ export class Session {
   #hostContext: Readonly<Record<string, unknown>>;
   #queue: Promise<unknown> = IDLE;
   #pending = 0;
+  /** How the turn running now (a send or a resume) is stopped; undefined between turns. */
+  #running: TurnStopper | undefined;
 
   /** @internal Sessions are opened with `agent.session(id, options)`. */
   constructor(host: SessionHost, agent: AgentBinding, readonly id: string, context: Readonly<Record<string, unknown>>) {
@@ -152,16 +155,56 @@ export class Session {
     const keyProblem = turnKeyProblem(options.key, 'session.send()');
     if (keyProblem) return Promise.reject(keyProblem);
     return this.#serialize(() =>
-      this.#leased('send()', options.waitForLease, () => {
-        // No async frame: the turn's own promise is what the queue waits on.
-        const ready = this.#ready();
-        if (ready instanceof Promise) return ready.then(() => this.#newTurn(message, options, delegation));
-        return this.#newTurn(message, options, delegation);
-      }),
+      this.#stoppable(options.signal, (stopper) =>
+        this.#leased('send()', options.waitForLease, () => {
+          // No async frame: the turn's own promise is what the queue waits on.
+          const ready = this.#ready();
+          if (ready instanceof Promise) return ready.then(() => this.#newTurn(message, options, delegation, stopper));
+          return this.#newTurn(message, options, delegation, stopper);
+        }),
+      ),
     );
   }
 
-  #newTurn(message: string, options: SendOptions, delegation: DelegationFrame | undefined): Promise<TurnResult> {
+  /**
+   * Stops the turn running on this session in this process (a `send` or a `resume` that has
+   * begun; one waiting behind it is not touched): the model call is aborted, a tool call that
+   * is running is aborted when the turn was given a signal (a queued job's turn always is) and
+   * otherwise finishes, no further step starts, and the turn ends `cancelled`. With
+   * `keepSteps` (the default) the steps it completed join the transcript — the user's message,
+   * the model's replies, the finished calls' results, each unfinished call answered
+   * `Cancelled` — and what they committed stays; with `keepSteps: false` the turn is rolled
+   * back: nothing joins the transcript and session values return to how they were.
+   *
+   * @returns whether a turn was running (and is now stopping).
+   * @example
+   * const reply = session.send('Write a long report');
+   * session.cancel();                        // (await reply).status === 'cancelled'
+   */
+  cancel(options: { readonly keepSteps?: boolean } = {}): boolean {
+    const stopper = this.#running;
+    return stopper !== undefined && stopper.stop(options.keepSteps !== false);
+  }
+
+  /** Runs `work` as the session's running turn: `cancel()` reaches it through its stopper. */
+  #stoppable<T>(signal: AbortSignal | undefined, work: (stopper: TurnStopper) => Promise<T>): Promise<T> {
+    const stopper = new TurnStopper(signal);
+    this.#running = stopper;
+    const ended = () => {
+      stopper.dispose();
+      if (this.#running === stopper) this.#running = undefined;
+    };
+    let running: Promise<T>;
+    try {
+      running = work(stopper);
+    } catch (error) {
+      running = Promise.reject(error);
+    }
+    running.then(ended, ended);
+    return running;
+  }
+
+  #newTurn(message: string, options: SendOptions, delegation: DelegationFrame | undefined, stopper: TurnStopper): Promise<TurnResult> {
     this.#assertPluginsInstalled();
     const sync = this.#parts.sync;
     const { key } = options;
@@ -174,13 +217,13 @@ export class Session {
       // A turn a crash cut off goes on first: it is this one (the same key), or it comes before this one.
       const steps = parseSteps(sync.steps, this.id);
       const same = key !== undefined && openStepOf(steps).key === key;
-      const recovering = runRecoveredTurn(this.#activeParts(delegation), steps, { context: options.context, signal: options.signal, keepsLease: !same });
+      const recovering = runRecoveredTurn(this.#activeParts(delegation), steps, { context: options.context, signal: stopper, keepsLease: !same });
       if (same) return recovering;
-      return recovering.then(() => this.#newTurn(message, options, delegation));
+      return recovering.then(() => this.#newTurn(message, options, delegation, stopper));
     }
     // A new message cancels the waiting calls first; then the session is no longer suspended.
-    if (this.suspended) return this.#cancelSuspended('message').then(() => this.#newTurn(message, options, delegation));
-    return runNewTurn(this.#activeParts(delegation), { message, context: options.context, signal: options.signal, key: key ?? (sync.journals || this.#parts.host.store !== undefined ? randomUUID() : undefined) });
+    if (this.suspended) return this.#cancelSuspended('message').then(() => this.#newTurn(message, options, delegation, stopper));
+    return runNewTurn(this.#activeParts(delegation), { message, context: options.context, signal: stopper, key: key ?? (sync.journals || this.#parts.host.store !== undefined ? randomUUID() : undefined) });
   }
 
   /** A recorded turn as `send` answers it: what its record keeps, and what waits now if it is suspended. */
@@ -191,7 +234,7 @@ export class Session {
   }
 
   /** Goes on with a turn a crash cut off, if the session has one; its result, or undefined. */
-  async #recoverFirst(options: { readonly context?: Readonly<Record<string, unknown>>; readonly signal?: AbortSignal }, delegation: DelegationFrame | undefined): Promise<{ result: TurnResult; resumedBy: string | undefined } | undefined> {
+  async #recoverFirst(options: { readonly context?: Readonly<Record<string, unknown>>; readonly signal?: AbortSignal | TurnStopper }, delegation: DelegationFrame | undefined): Promise<{ result: TurnResult; resumedBy: string | undefined } | undefined> {
     const sync = this.#parts.sync;
     if (sync.steps === undefined) return undefined;
     const steps = parseSteps(sync.steps, this.id);
@@ -213,10 +256,10 @@ export class Session {
     const keyProblem = turnKeyProblem(options.key, 'session.resume()');
     if (keyProblem) return Promise.reject(keyProblem);
     return this.#serialize(() =>
-      this.#leased('resume()', options.waitForLease, async () => {
+      this.#stoppable(options.signal, (stopper) => this.#leased('resume()', options.waitForLease, async () => {
         await this.#ready();
         this.#assertPluginsInstalled();
-        const recovered = await this.#recoverFirst(options, delegation);
+        const recovered = await this.#recoverFirst({ context: options.context, signal: stopper }, delegation);
         if (recovered !== undefined) {
           // The resume a crash cut off, tried again: the turn it continued has gone on to its end.
           if (options.key !== undefined && recovered.resumedBy === options.key) return recovered.result;
@@ -231,8 +274,8 @@ export class Session {
           });
         }
         this.#assertPluginsInstalled();
-        return runResumedTurn(this.#activeParts(delegation), record, { decisions: options.decisions, context: options.context, signal: options.signal, key: options.key });
-      }),
+        return runResumedTurn(this.#activeParts(delegation), record, { decisions: options.decisions, context: options.context, signal: stopper, key: options.key });
+      })),
     );
   }
 

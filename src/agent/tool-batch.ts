@@ -20,7 +20,7 @@ export async function runToolBatch(env: TurnEnv, calls: readonly ModelToolCall[]
     while (next < calls.length) {
       const index = next++;
       const call = calls[index]!;
-      if (stopped || env.site.signal.aborted) {
+      if (stopped || env.site.signal.aborted || env.stopper?.signal.aborted === true) {
         outcomes[index] = { kind: INTERRUPTED, callId: call.id, tool: call.name };
         continue;
       }

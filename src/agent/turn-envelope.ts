@@ -8,6 +8,7 @@ import type { TrellisEvent } from '../events/trellis-event.js';
 import { isStop, type HookOutcome } from '../hooks/hook-engine.js';
 import type { SessionState } from '../state/session-state.js';
 import { NEVER_ABORTED } from '../context/never-signal.js';
+import { TurnStopper } from '../context/turn-stopper.js';
 import type { AgentBinding, SessionHost } from './session-host.js';
 import type { SessionEvents } from './session-events.js';
 import type { SessionSync } from './session-sync.js';
@@ -17,6 +18,8 @@ import { errorInfo, type TurnStart } from './turn-record.js';
 import { cancelled, TurnRunner, type TurnEnd } from './turn-runner.js';
 import { TurnJournal } from './turn-journal.js';
 import type { TurnResult } from './turn-result.js';
+import type { ChatMessage } from '../models/model-provider.js';
+import { toolMessage } from '../tools/tool-pipeline.js';
 
 /** The parts of one session that its turns (new and resumed) work with. */
 export interface SessionParts {
@@ -56,13 +59,15 @@ export interface TurnMeta {
  * resumed or recovered turn), a `TurnJournal` goes on with the turn's own (a handoff), and
  * nothing (a direct tool call, a cancel) runs without one.
  */
-export function turnEnv(parts: SessionParts, turn: ContextLevel, signal: AbortSignal | undefined, turnIndex: number, journal: TurnJournal | boolean = false): TurnEnv {
+export function turnEnv(parts: SessionParts, turn: ContextLevel, signal: AbortSignal | TurnStopper | undefined, turnIndex: number, journal: TurnJournal | boolean = false): TurnEnv {
   const { host } = parts;
   const registry = host.registry;
   const view = registry.view(parts.agent.spec.plugins);
   const scope = new ContextScope(parts.state, turn, undefined);
   const steps = journal === true ? (parts.sync.journals ? new TurnJournal(parts.sync, scope, registry, registry.tools) : undefined) : journal === false ? undefined : journal;
-  const env = new TurnEnvironment(parts, registry, view, { scope, schema: registry, hooks: view.hooks, signal: signal ?? NEVER_ABORTED }, turnIndex, steps);
+  const stopper = signal instanceof TurnStopper ? signal : undefined;
+  const siteSignal = stopper !== undefined ? stopper.toolSignal : ((signal as AbortSignal | undefined) ?? NEVER_ABORTED);
+  const env = new TurnEnvironment(parts, registry, view, { scope, schema: registry, hooks: view.hooks, signal: siteSignal }, turnIndex, steps, stopper);
   return withDelegationTools(env, { host, spec: parts.agent.spec });
 }
 
@@ -93,6 +98,7 @@ class TurnEnvironment implements TurnEnv {
     readonly site: TurnEnv['site'],
     readonly turnIndex: number,
     readonly steps: TurnJournal | undefined,
+    readonly stopper: TurnStopper | undefined,
   ) {
     const { host } = parts;
     this.hooks = host.hooks;
@@ -148,7 +154,7 @@ export function inTurnEnvelope<T>(parts: SessionParts, env: TurnEnv, meta: TurnM
     // for whoever goes on with it. Nothing more is written, not even a failed turn's record.
     const broken = parts.sync.broken;
     if (broken !== undefined) return unsaved(env, meta, broken);
-    return settleTurn(parts, env, meta, failedTurn(parts, error, meta.runner ?? bareRunner(parts, env, meta), saved), began);
+    return settleTurn(parts, env, meta, failedTurn(parts, error, meta.runner ?? bareRunner(parts, env, meta), saved, env.stopper), began);
   };
   // Continued by `then`, not awaited: no suspended frame of the envelope is held while the turn runs.
   return running.then((reached) => {
@@ -258,13 +264,33 @@ function taskEndFailed(end: TurnEnd, error: unknown): TurnEnd {
 }
 
 /**
- * A cancelled turn leaves nothing half-written: session values go back to how they were.
- * A failed turn keeps what it committed (each commit was whole), so charges for model
- * calls that happened, or lessons from errors, are not lost with it.
+ * A cancelled turn leaves nothing half-written: session values go back to how they were,
+ * and nothing joins the transcript — unless `session.cancel()` asked to keep its completed
+ * steps (an interrupt): then its messages so far join the transcript, each tool call that
+ * did not finish answered `Cancelled` (so the transcript stays one the model accepts), and
+ * what its steps committed stays. A failed turn keeps what it committed (each commit was
+ * whole), so charges for model calls that happened, or lessons from errors, are not lost
+ * with it.
  */
-function failedTurn(parts: SessionParts, error: unknown, runner: TurnRunner, saved: Readonly<Record<string, unknown>>): TurnEnd {
-  const isCancel = TrellisError.is(error, 'Cancelled') || (error instanceof Error && error.name === 'AbortError');
-  if (isCancel) parts.state.restore(saved);
-  else parts.host.reportError(error, undefined, undefined, parts.id);
-  return { result: runner.result(isCancel ? 'cancelled' : 'failed', undefined, errorInfo(isCancel ? cancelled() : error)), append: [], suspension: undefined };
+function failedTurn(parts: SessionParts, error: unknown, runner: TurnRunner, saved: Readonly<Record<string, unknown>>, stopper: TurnStopper | undefined): TurnEnd {
+  const isCancel = TrellisError.is(error, 'Cancelled') || (error instanceof Error && error.name === 'AbortError') || (stopper !== undefined && stopper.signal.aborted);
+  const keep = isCancel && stopper !== undefined && stopper.signal.aborted && stopper.keepsSteps;
+  if (isCancel && !keep) parts.state.restore(saved);
+  else if (!isCancel) parts.host.reportError(error, undefined, undefined, parts.id);
+  return { result: runner.result(isCancel ? 'cancelled' : 'failed', undefined, errorInfo(isCancel ? cancelled() : error)), append: keep ? keptSteps(runner.messages) : [], suspension: undefined };
+}
+
+/** A cut-off turn's messages with every tool call its last model reply asked for answered. */
+function keptSteps(messages: readonly ChatMessage[]): ChatMessage[] {
+  const kept = [...messages];
+  let last = kept.length - 1;
+  while (last >= 0 && kept[last]!.role === 'tool') last--;
+  const asked = last >= 0 ? kept[last]!.toolCalls : undefined;
+  if (asked === undefined) return kept;
+  const answered = new Set(kept.slice(last + 1).map((m) => m.toolCallId));
+  for (const call of asked) {
+    if (answered.has(call.id)) continue;
+    kept.push({ role: 'tool', toolCallId: call.id, name: call.name, content: toolMessage({ ok: false, error: { code: 'Cancelled', message: 'Not finished: the turn was cancelled', retryable: false } }) });
+  }
+  return kept;
 }

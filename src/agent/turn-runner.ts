@@ -231,7 +231,7 @@ export class TurnRunner {
       messages: request.messages,
       tools: request.tools,
       inference: request.inference,
-      signal: env.site.signal,
+      signal: env.stopper !== undefined ? env.stopper.signal : env.site.signal,
       onDelta: !env.observed() ? undefined : limits.streamText === 'final' ? (delta) => delta.type !== 'text' && env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }) : (delta) => env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }),
     });
   }
@@ -240,8 +240,9 @@ export class TurnRunner {
   afterCall(call: ModelToolCall, outcome: CallEnd): TurnEnd | undefined {
     if (outcome.kind !== 'result') return this.afterCalls([call], [outcome]);
     this.finished.add(call, outcome.record);
-    this.checkCancelled();
+    // Pushed first: a turn cancelled now keeps the finished call's result (`session.cancel()`).
     this.pushToolMessage(call.id, call.name, outcome.content);
+    this.checkCancelled();
     if (!outcome.done) return undefined;
     const done = replyText(outcome.record.value);
     this.messages.push({ role: 'assistant', content: done });
@@ -271,15 +272,16 @@ export class TurnRunner {
         blocked ??= outcome;
       }
     }
-    this.checkCancelled();
     if (!blocked && (pending === undefined || pending.length === 0)) {
       for (let index = 0; index < calls.length; index++) this.pushToolMessage(calls[index]!.id, calls[index]!.name, contents[index]);
+      this.checkCancelled();
       if (done !== undefined) {
         this.messages.push({ role: 'assistant', content: done });
         return this.end('completed', done);
       }
       return undefined;
     }
+    this.checkCancelled();
     const results: Record<string, string> = {};
     for (let index = 0; index < calls.length; index++) if (contents[index] !== undefined) results[calls[index]!.id] = contents[index]!;
     if (blocked) {
@@ -422,6 +424,11 @@ export class TurnRunner {
 
   private checkCancelled(): void {
     // A turn without a caller's signal has the shared one that never aborts: no getter call (it validates its receiver).
+    const stopper = this.env.stopper;
+    if (stopper !== undefined) {
+      if (stopper.signal.aborted) throw cancelled();
+      return;
+    }
     const signal = this.env.site.signal;
     if (signal !== NEVER_ABORTED && signal.aborted) throw cancelled();
   }

@@ -4,6 +4,7 @@ import type { HookEngine, HookSite } from '../hooks/hook-engine.js';
 import type { ActiveView, RegistrySnapshot } from '../plugin/registry-snapshot.js';
 import type { StateEngine } from '../state/state-engine.js';
 import type { CallResultEnd } from './call-end.js';
+import type { TurnStopper } from '../context/turn-stopper.js';
 
 /** What one running turn carries: the registry snapshot it started with and its scope. */
 export interface TurnEnv {
@@ -13,6 +14,12 @@ export interface TurnEnv {
   readonly view: ActiveView;
   /** The turn's scope (session + turn level), schema, active hooks and cancellation signal. */
   readonly site: HookSite & { readonly signal: AbortSignal };
+  /**
+   * How the turn is stopped (`session.cancel()`, the caller's signal): its signal goes to the
+   * model call and is checked at step boundaries. Absent for work outside a turn (a direct
+   * tool call), which stops on `site.signal` alone.
+   */
+  readonly stopper?: TurnStopper;
   readonly sessionId: string;
   readonly turnIndex: number;
   /** The agent's cap on the characters of one tool result the model reads (`AgentSpec.maxToolResultChars`). */
