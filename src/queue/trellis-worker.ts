@@ -1,11 +1,13 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { Worker } from 'bullmq';
+import { Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { TrellisError } from '../../index.js';
 import { QueueNames, whenReachable, type QueueConnectionOptions } from './queue-connection.js';
 import type { JobResult } from './turn-job-result.js';
-import { TurnJobRunner, type AgentResolver } from './turn-job-runner.js';
+import { INTERRUPT_REASON, ROLLBACK_REASON, TurnJobRunner, type AgentResolver } from './turn-job-runner.js';
+import { ChannelSubscriber } from './channel-subscriber.js';
+import { cancelChannel, parseCancelMessage, SessionOrder } from './session-order.js';
 import type { TurnJobData } from './turn-request.js';
 import type { TurnStore } from './turn-store.js';
 
@@ -56,6 +58,9 @@ export class TrellisWorker {
   private readonly names: QueueNames;
   private readonly publisher: Redis;
   private readonly worker: Worker<TurnJobData, JobResult>;
+  /** Hears `TurnQueue.cancel` (and interrupting sends) for the jobs this worker runs. */
+  private readonly cancels: ChannelSubscriber;
+  private stopListening: (() => void) | undefined;
 
   constructor(options: TrellisWorkerOptions) {
     if (!options?.store || typeof options.agent !== 'function') {
@@ -75,8 +80,15 @@ export class TrellisWorker {
       publisher: this.publisher,
       leaseTtlMs: options.leaseTtlMs ?? 30_000,
       busyDelayMs: options.busyDelayMs ?? 250,
+      order: new SessionOrder(this.names, this.publisher),
+      promote: async (jobId) => {
+        const job = await Job.fromId<TurnJobData, JobResult>(this.worker, jobId);
+        if (job !== undefined && (await job.isDelayed())) await job.promote();
+      },
     });
-    this.worker = new Worker(this.names.queueName, (job, token) => runner.run(job, token), {
+    this.cancels = new ChannelSubscriber(this.names.redis());
+    // Three parameters: BullMQ hands the processor the job's AbortSignal (`worker.cancelJob`).
+    this.worker = new Worker(this.names.queueName, (job, token, signal) => runner.run(job, token, signal), {
       connection: this.names.bullConnection(),
       prefix: this.names.prefix,
       concurrency: options.concurrency ?? 4,
@@ -95,11 +107,18 @@ export class TrellisWorker {
   /** Starts taking jobs; resolves once the worker is connected. */
   async start(): Promise<void> {
     try {
-      await whenReachable(this.names, `start worker ${this.id}`, () => this.worker.waitUntilReady());
+      await whenReachable(this.names, `start worker ${this.id}`, async () => {
+        await this.worker.waitUntilReady();
+        this.stopListening = await this.cancels.listen(cancelChannel(this.names), (text) => {
+          const message = parseCancelMessage(text);
+          for (const jobId of message?.jobs ?? []) this.worker.cancelJob(jobId, message!.keepSteps ? INTERRUPT_REASON : ROLLBACK_REASON);
+        });
+      });
     } catch (error) {
       // Redis does not answer, so a graceful close would wait for it too: drop the connections.
       void this.worker.close(true).catch(() => undefined);
       this.publisher.disconnect();
+      this.cancels.disconnect();
       throw error;
     }
     void this.worker.run().catch(() => undefined);
@@ -108,6 +127,8 @@ export class TrellisWorker {
   /** Finishes the jobs it is running (unless `force`), then disconnects. */
   async close(force = false): Promise<void> {
     await this.worker.close(force);
+    this.stopListening?.();
+    await this.cancels.close();
     await this.publisher.quit().catch(() => this.publisher.disconnect());
   }
 }

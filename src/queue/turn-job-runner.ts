@@ -8,6 +8,7 @@ import type { QueueNames } from './queue-connection.js';
 import type { CancelJobResult, JobResult, PublishedOutcome, TurnJobResult } from './turn-job-result.js';
 import type { TurnJobData } from './turn-request.js';
 import { storedRevision, type TurnStore } from './turn-store.js';
+import type { SessionOrder } from './session-order.js';
 
 /** Resolves an agent name from a job to an `Agent` of the worker's app. */
 export type AgentResolver = (name: string) => Agent | Promise<Agent>;
@@ -22,7 +23,23 @@ export interface TurnJobRunnerOptions {
   readonly leaseTtlMs: number;
   /** How long a job whose session is busy waits before it is tried again. */
   readonly busyDelayMs: number;
+  /** The sessions' turn order: a job runs when it heads its session's. */
+  readonly order: SessionOrder;
+  /** Starts a delayed job now (BullMQ's `promote`); a job that is not delayed is left alone. */
+  readonly promote: (jobId: string) => Promise<void>;
 }
+
+/**
+ * How long a job waiting for its session's earlier turns sleeps before it looks again; the
+ * worker that finishes the turn before it wakes it at once (BullMQ's `promote`), so this is
+ * only the fallback for a worker that died.
+ */
+const ORDER_WAIT_MS = 1000;
+
+/** The reason a worker aborts a job's signal with when its turn is cancelled and rolled back (`TurnQueue.cancel`). */
+export const ROLLBACK_REASON = 'trellis:rollback';
+/** … when its turn is cancelled keeping its completed steps. */
+export const INTERRUPT_REASON = 'trellis:interrupt';
 
 /** Errors a later attempt may not meet. Anything else fails the job at once. */
 const RETRY_CODES = new Set(['SessionBusy', 'StaleState', 'StoreUnavailable']);
@@ -41,9 +58,24 @@ type TurnJob = Job<TurnJobData, JobResult>;
 export class TurnJobRunner {
   constructor(private readonly options: TurnJobRunnerOptions) {}
 
-  async run(job: TurnJob, token: string | undefined): Promise<JobResult> {
-    const { store, names, workerId } = this.options;
+  async run(job: TurnJob, token: string | undefined, cancel?: AbortSignal): Promise<JobResult> {
+    const { store, names, workerId, order } = this.options;
     const data = job.data;
+    // Turns of a session run in the order they were accepted: only the head of its order runs.
+    const place = await order.placeOf(data.sessionId, job.id!);
+    if (place.kind === 'wait') {
+      await job.moveToDelayed(Date.now() + ORDER_WAIT_MS, token);
+      // The turn ahead may have finished meanwhile, its worker finding this job still active (not yet delayed) to wake.
+      if ((await order.placeOf(data.sessionId, job.id!)).kind === 'run') await job.promote().catch(() => undefined);
+      throw new DelayedError();
+    }
+    if (place.cancelled !== undefined || cancel?.aborted) {
+      // Cancelled (`TurnQueue.cancel`, or a later send's interrupt / rollback) before it began: it ends without running.
+      const value = this.notRun(job);
+      await this.finish(job);
+      await this.publish(job.id!, { ok: true, value });
+      return value;
+    }
     // One holder per attempt: a stalled job that BullMQ hands back to this same worker must
     // wait for the attempt still running here, not share its lease.
     const lease = new LeaseKeeper(store, names.leaseKey(data.sessionId), `${workerId}/${job.id}/${randomUUID().slice(0, 8)}`, this.options.leaseTtlMs);
@@ -53,7 +85,8 @@ export class TurnJobRunner {
       throw new DelayedError();
     }
     try {
-      const value = await this.runLeased(job, lease.signal);
+      const value = await this.runLeased(job, lease.signal, cancel);
+      await this.finish(job);
       await this.publish(job.id!, { ok: true, value });
       return value;
     } catch (error) {
@@ -71,7 +104,22 @@ export class TurnJobRunner {
     }
   }
 
-  private async runLeased(job: TurnJob, signal: AbortSignal): Promise<JobResult> {
+  /** The job leaves its session's order, and the next turn of the session (if one waits, delayed) starts at once. */
+  private async finish(job: TurnJob): Promise<void> {
+    const next = await this.options.order.finish(job.data.sessionId, job.id!);
+    if (next === undefined) return;
+    await this.options.promote(next).catch(() => undefined);
+  }
+
+  /** What a job cancelled before it began comes to. */
+  private notRun(job: TurnJob): JobResult {
+    const data = job.data;
+    if (data.kind === 'cancel') return { jobId: job.id!, sessionId: data.sessionId, kind: 'cancel', cancelled: false, recovered: false, worker: this.options.workerId };
+    const result: TurnResult = { status: 'cancelled', reply: undefined, rounds: 0, toolCalls: [], usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, byModel: {} }, error: { code: 'Cancelled', message: 'The turn was cancelled before it began' } };
+    return this.resultOf(job, data.kind, result, false);
+  }
+
+  private async runLeased(job: TurnJob, signal: AbortSignal, cancel: AbortSignal | undefined): Promise<JobResult> {
     const data = job.data;
     const revision = await storedRevision(this.options.store, data.sessionId);
     // An earlier attempt ran part of this turn (and the process died) when the store moved on since.
@@ -86,6 +134,9 @@ export class TurnJobRunner {
     const session = agent.session(data.sessionId, { context: data.context });
     const channel = this.options.names.eventChannel(data.sessionId);
     const events = session.events$.subscribe((event) => void this.options.publisher.publish(channel, encodeEvent(event)).catch(() => undefined));
+    // `TurnQueue.cancel` (or a later send's interrupt / rollback) reaches the job's signal on this worker: the turn stops.
+    const onCancel = () => session.cancel({ keepSteps: cancel?.reason !== ROLLBACK_REASON });
+    cancel?.addEventListener('abort', onCancel, { once: true });
     try {
       if (data.kind === 'cancel') {
         const done = await this.cancel(job, session, rerun);
@@ -113,6 +164,7 @@ export class TurnJobRunner {
       // An earlier attempt ran part of this turn (the store moved on since it started): this one went on with it.
       return this.resultOf(job, data.kind, result, rerun);
     } finally {
+      cancel?.removeEventListener('abort', onCancel);
       events.unsubscribe();
     }
   }
@@ -157,6 +209,7 @@ export class TurnJobRunner {
     const retryable = TrellisError.is(error) && (error.retryable || RETRY_CODES.has(error.code));
     const attempts = job.opts.attempts ?? 1;
     if (retryable && job.attemptsMade + 1 < attempts) return error;
+    await this.finish(job).catch(() => undefined);
     await this.publish(job.id!, { ok: false, error: { code, message } });
     return new UnrecoverableError(`${code}: ${message}`);
   }

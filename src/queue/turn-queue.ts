@@ -5,6 +5,7 @@ import { ChannelSubscriber } from './channel-subscriber.js';
 import { decodeEvent } from './event-codec.js';
 import { QueueNames, settlesWithin, whenReachable, type QueueConnectionOptions } from './queue-connection.js';
 import type { CancelJobResult, JobResult, PublishedOutcome, TurnJobResult } from './turn-job-result.js';
+import { DOUBLE_TEXT_POLICIES, SessionOrder, type DoubleTextPolicy } from './session-order.js';
 import { assertTurnRequest, jobIdOf, type CancelRequest, type ResumeRequest, type SendRequest, type TurnJobData } from './turn-request.js';
 
 /** Options of {@link TurnQueue}. */
@@ -18,6 +19,19 @@ export interface TurnQueueOptions extends QueueConnectionOptions {
   readonly pollMs?: number;
   /** Attempts per job for failures a retry may fix (a store outage). Default 5. */
   readonly attempts?: number;
+  /**
+   * What a send does when its session has a turn running or queued (see
+   * {@link DoubleTextPolicy}): one policy for every agent, or one per agent name (agents not
+   * named get `enqueue`). A send's own `doubleTexting` wins. Default `enqueue`: turns run
+   * strictly in the order their sends were accepted, whichever instance accepted them.
+   */
+  readonly doubleTexting?: DoubleTextPolicy | Readonly<Record<string, DoubleTextPolicy>>;
+}
+
+/** What {@link TurnQueue.cancel} did. */
+export interface CancelledTurn {
+  /** The job whose turn was told to stop (running, or next to run); undefined when the session had none. */
+  readonly jobId: string | undefined;
 }
 
 /** A turn on the queue. */
@@ -47,6 +61,10 @@ export class TurnQueue {
   private readonly retainMs: number;
   private readonly pollMs: number;
   private readonly attempts: number;
+  private readonly doubleTexting: TurnQueueOptions['doubleTexting'];
+  /** The order of each session's turns; its connection is made at the first enqueue or cancel. */
+  private orderRedis: ReturnType<QueueNames['redis']> | undefined;
+  private orderOf: SessionOrder | undefined;
   /** The last enqueue found Redis not answering: `close()` then drops the connections at once. */
   private unreachable = false;
   /** How each result still awaited here settles; `close()` settles them all. */
@@ -57,6 +75,8 @@ export class TurnQueue {
     this.retainMs = options.retainMs ?? 86_400_000;
     this.pollMs = options.pollMs ?? 2000;
     this.attempts = options.attempts ?? 5;
+    this.doubleTexting = options.doubleTexting;
+    for (const policy of typeof options.doubleTexting === 'object' ? Object.values(options.doubleTexting) : [options.doubleTexting]) assertPolicy(policy, 'TurnQueue doubleTexting');
     this.queue = new Queue(this.names.queueName, { connection: this.names.bullConnection(), prefix: this.names.prefix });
     this.queue.on('error', () => undefined);
     this.subscriber = new ChannelSubscriber(this.names.redis());
@@ -86,7 +106,29 @@ export class TurnQueue {
   /** Queues `session.send(message)`; the result settles later. */
   async enqueueSend(request: SendRequest): Promise<QueuedTurn> {
     assertTurnRequest('send', request);
-    return this.enqueue({ kind: 'send', agent: request.agent, sessionId: request.sessionId, key: request.key, message: request.message, context: request.context });
+    assertPolicy(request.doubleTexting, 'send doubleTexting');
+    const policy = request.doubleTexting ?? (typeof this.doubleTexting === 'string' ? this.doubleTexting : this.doubleTexting?.[request.agent]) ?? 'enqueue';
+    return this.enqueue({ kind: 'send', agent: request.agent, sessionId: request.sessionId, key: request.key, message: request.message, context: request.context }, policy);
+  }
+
+  /**
+   * Stops the turn of `sessionId` that runs now (or, if none has started, the one next to run),
+   * on whichever worker has it: the job is marked cancelled in Redis and every worker is told
+   * over pub/sub; the worker running it aborts the job's signal, and its turn ends `cancelled`
+   * (`session.cancel({ keepSteps })`: by default the steps it completed are kept; with
+   * `keepSteps: false` it is rolled back). A job not started yet ends `cancelled` without
+   * running. The turn's enqueuer gets that result as usual. Turns queued behind it run.
+   */
+  async cancel(sessionId: string, options: { readonly keepSteps?: boolean } = {}): Promise<CancelledTurn> {
+    if (typeof sessionId !== 'string' || sessionId.length === 0) {
+      throw new TrellisError('InvalidOptions', 'TurnQueue.cancel() needs the session id of the turn to stop', { hint: "queue.cancel('user-42')" });
+    }
+    const order = this.order();
+    let jobId: string | undefined;
+    await whenReachable(this.names, `cancel the turn of session ${sessionId}`, async () => {
+      jobId = await order.cancelHead(sessionId, options.keepSteps !== false);
+    });
+    return { jobId };
   }
 
   /** Queues `session.resume({ decisions })`; the result settles later. */
@@ -136,31 +178,51 @@ export class TurnQueue {
     for (const settle of [...this.awaiting]) settle({ ok: false, error: { code: 'Cancelled', message } });
     // A graceful close talks to Redis; when Redis does not answer, drop the connections instead.
     if (this.unreachable) return this.drop();
-    const graceful = Promise.all([this.queue.close(), this.subscriber.close()]);
+    const graceful = Promise.all([this.queue.close(), this.subscriber.close(), this.orderRedis?.quit()]);
     const closed = await settlesWithin(this.names.connectTimeoutMs, graceful).catch(() => false);
     if (!closed) this.drop();
   }
 
   /** Drops the connections without a goodbye (Redis does not answer). */
   private drop(): void {
+    this.orderRedis?.disconnect();
     this.subscriber.disconnect();
     void this.queue.close().catch(() => undefined);
   }
 
-  private async enqueue<R extends JobResult = TurnJobResult>(data: TurnJobData): Promise<QueuedTurn<R>> {
+  private order(): SessionOrder {
+    if (this.orderOf === undefined) {
+      this.orderRedis = this.names.redis();
+      this.orderOf = new SessionOrder(this.names, this.orderRedis, this.retainMs);
+    }
+    return this.orderOf;
+  }
+
+  private async enqueue<R extends JobResult = TurnJobResult>(data: TurnJobData, policy: DoubleTextPolicy = 'enqueue'): Promise<QueuedTurn<R>> {
     const jobId = jobIdOf(data.kind, data.sessionId, data.key);
-    // Nothing is subscribed or added until Redis answers (a read): a failed enqueue leaves no job behind.
-    let duplicate = false;
+    const order = this.order();
+    // Nothing is subscribed or added until Redis answers: a failed enqueue leaves no job
+    // behind. One script checks for a duplicate, applies the policy and takes the job's
+    // place in its session's order (before the job exists, so the order is the acceptance order).
+    let placed!: Awaited<ReturnType<SessionOrder['append']>>;
     try {
       await whenReachable(this.names, `queue turn ${jobId}`, async () => {
         await this.queue.waitUntilReady();
-        duplicate = (await Job.fromId(this.queue, jobId)) !== undefined;
+        placed = await order.append(data.sessionId, jobId, policy);
       });
       this.unreachable = false;
     } catch (error) {
       this.unreachable = true;
       throw error;
     }
+    if (placed.kind === 'rejected') {
+      throw new TrellisError('SessionBusy', `Session '${data.sessionId}' has a turn running or queued (job ${placed.head}); this send was refused (doubleTexting: 'reject')`, {
+        hint: "Send again once its reply came, or use doubleTexting 'enqueue' (run after it), 'interrupt' or 'rollback' (cancel it)",
+        retryable: true,
+        details: { sessionId: data.sessionId, running: placed.head },
+      });
+    }
+    const duplicate = placed.kind === 'duplicate';
     let settle!: (outcome: PublishedOutcome) => void;
     const outcome = new Promise<PublishedOutcome>((resolve) => (settle = resolve));
     // Listen before adding, so a fast worker's result cannot slip past.
@@ -175,6 +237,7 @@ export class TurnQueue {
       });
     } catch (error) {
       unlisten();
+      if (!duplicate) await order.finish(data.sessionId, jobId).catch(() => undefined);
       throw new TrellisError('StoreUnavailable', `Cannot queue turn ${jobId}: ${error instanceof Error ? error.message : String(error)}`, {
         hint: `Check that Redis at ${new URL(this.names.url).host} is running`,
         kind: 'system',
@@ -208,4 +271,11 @@ export class TurnQueue {
     if (state === 'failed') return { ok: false, error: { code: 'QueuedTurnFailed', message: job.failedReason } };
     return undefined;
   }
+}
+
+function assertPolicy(policy: unknown, where: string): asserts policy is DoubleTextPolicy | undefined {
+  if (policy === undefined || DOUBLE_TEXT_POLICIES.includes(policy as DoubleTextPolicy)) return;
+  throw new TrellisError('InvalidOptions', `${where} must be one of ${DOUBLE_TEXT_POLICIES.map((p) => `'${p}'`).join(', ')}; got ${JSON.stringify(policy)}`, {
+    hint: "e.g. doubleTexting: 'interrupt'",
+  });
 }

@@ -1,4 +1,5 @@
 import { TrellisError, type Decision } from '../../index.js';
+import type { DoubleTextPolicy } from './session-order.js';
 
 /** What every turn request names: which agent, which session, and which turn. */
 interface TurnRequestBase {
@@ -19,6 +20,8 @@ interface TurnRequestBase {
 /** A new message for a session: `session.send(message)` on some worker. */
 export interface SendRequest extends TurnRequestBase {
   readonly message: string;
+  /** What this send does if its session is busy; default the queue's (see `TurnQueueOptions.doubleTexting`). */
+  readonly doubleTexting?: DoubleTextPolicy;
 }
 
 /** Decisions on a suspended turn: `session.resume({ decisions })` on some worker. */
