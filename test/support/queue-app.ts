@@ -23,7 +23,8 @@ export interface QueueAppOptions {
  * starting with `approve:` (which a gate parks for a human; after a crash mid-run, a human
  * decides again), and a scripted model that calls the tool once per turn with the user's
  * message as the line — with a fresh random call id every time, as real providers do — after
- * `delayMs` (a network model's latency), then answers `done: <line>`.
+ * `delayMs` (a network model's latency), then answers `done: <line>`. A `wait:` line also calls
+ * `ledger.wait`, which waits until its signal aborts (a turn to cancel).
  */
 export function createQueueApp(store: SessionStore, ledger: ToolLedger, delayMs = 0, options: QueueAppOptions = {}) {
   @Plugin({ name: 'ledger', version: '1.0.0' })
@@ -40,6 +41,21 @@ export function createQueueApp(store: SessionStore, ledger: ToolLedger, delayMs 
       return `recorded ${input.line}`;
     }
 
+    /** For lines starting `wait:`: writes `start:<line>`, then waits for its signal to abort (writing `aborted:<line>`), at most 20 s. */
+    @Tool({ name: 'ledger.wait', description: 'Waits on a line until stopped.', input: RecordInput })
+    async wait(input: RecordInput, ctx: ToolContext): Promise<string> {
+      await ledger(`start:${input.line}`, ctx.idempotencyKey);
+      const aborted = await new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), 20_000);
+        ctx.signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          resolve(true);
+        }, { once: true });
+      });
+      if (aborted) await ledger(`aborted:${input.line}`, ctx.idempotencyKey);
+      return aborted ? 'stopped' : `waited ${input.line}`;
+    }
+
     @Hook('tool.gate')
     approval(call: ToolCallInfo) {
       const line = String((call.args as { line?: unknown }).line ?? '');
@@ -54,6 +70,8 @@ export function createQueueApp(store: SessionStore, ledger: ToolLedger, delayMs 
     const user = [...request.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
     await options.onModelCall?.(`${user}:${last.role === 'tool' ? 1 : 0}`);
     if (last.role === 'tool') return `done: ${last.content}`;
+    // A `wait:` line: one call that finishes (a completed step) and one that waits until stopped.
+    if (last.content.startsWith('wait:')) return { toolCalls: [{ id: `call_${randomUUID()}`, name: 'ledger.record', args: { line: last.content } }, { id: `call_${randomUUID()}`, name: 'ledger.wait', args: { line: last.content } }] };
     const tool = last.content.startsWith('approve:') ? 'ledger.approve' : 'ledger.record';
     return { toolCalls: [{ id: `call_${randomUUID()}`, name: tool, args: { line: last.content } }] };
   };

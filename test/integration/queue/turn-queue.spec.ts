@@ -59,6 +59,17 @@ const prefix = `trellis_t${process.pid}_${Date.now().toString(36)}`;
     expect((await store.load(s1))!.turns).toHaveLength(1);
   });
 
+  it('runs 5 sends enqueued back to back to one session in their order, each started as soon as the one before it finished', async () => {
+    const started = Date.now();
+    const queued = [];
+    for (let i = 0; i < 5; i++) queued.push(await queue.enqueueSend({ agent: 'ledger-keeper', sessionId: s1, key: `m${i}`, message: `m${i}` }));
+    const results = await Promise.all(queued.map((q) => q.result));
+    expect(results.map((r) => r.result.status)).toEqual(['completed', 'completed', 'completed', 'completed', 'completed']);
+    expect(ledger).toEqual(['m0', 'm1', 'm2', 'm3', 'm4']);
+    // The worker that ends a turn wakes the next (BullMQ's promote): no turn waits out the 1 s fallback.
+    expect(Date.now() - started).toBeLessThan(2500);
+  });
+
   it('runs a turn enqueued twice under the same key once, and gives both callers its result', async () => {
     const [a, b] = await Promise.all([
       queue.enqueueSend({ agent: 'ledger-keeper', sessionId: s1, key: 'm1', message: 'once' }),
