@@ -2,7 +2,7 @@ import type { Observable } from 'rxjs';
 import { TrellisError, waitForLeaseProblem, type ChatMessage, type PendingApproval, type SendOptions, type Session, type TrellisEvent, type TurnResult } from '../../index.js';
 import type { TrellisRequestContext } from './request-context.js';
 import type { HostContext } from './trellis-module-options.js';
-import type { CancelPendingOutcome, HostedCancelOptions, HostedResumeOptions, HostedSendOptions, TurnDispatcher } from './turn-dispatcher.js';
+import type { CancelPendingOutcome, HostedCancelOptions, HostedResumeOptions, HostedSendOptions, HostedStopOptions, TurnDispatcher } from './turn-dispatcher.js';
 import type { TurnTracker } from './turn-tracker.js';
 
 /** What every hosted session of one `TrellisModule` shares: the request context, the drain, where turns run. */
@@ -97,6 +97,20 @@ export class HostedSession {
     const problem = cancelOptionsProblem(options);
     if (problem) return Promise.reject(problem);
     return this.turns.tracker.track(options.signal, (signal) => this.turns.dispatcher.cancelPending(this.target(), { ...options, signal }));
+  }
+
+  /**
+   * Stops the session's running turn, where it runs: in this process (`Session.cancel`), or on
+   * whichever worker runs it (`TurnQueue.cancel`: a Redis signal into the job's AbortSignal).
+   * The turn ends `cancelled`, keeping its completed steps unless `keepSteps: false`.
+   *
+   * @returns whether a turn was running (on the queue: running, or next to run).
+   */
+  cancel(options: HostedStopOptions = {}): Promise<boolean> {
+    if (typeof options !== 'object' || options === null || (options.keepSteps !== undefined && typeof options.keepSteps !== 'boolean')) {
+      return Promise.reject(new TrellisError('InvalidOptions', `cancel() takes { keepSteps?: boolean }, got ${JSON.stringify(options)}`, { hint: 'Call cancel(), or cancel({ keepSteps: false }) to roll the turn back' }));
+    }
+    return this.turns.dispatcher.cancel(this.target(), options);
   }
 
   /** Runs `session.end` hooks in this process; the store keeps the session. */

@@ -10,6 +10,18 @@ export interface HostedSendOptions extends SendOptions {
    * callers its result. Default: a new random key. Ignored when turns run in process.
    */
   readonly key?: string;
+  /**
+   * With `queue`: what this send does when its session has a turn running or queued
+   * (`enqueue`, `reject`, `interrupt`, `rollback`; see docs/scaling.md). Default the queue's.
+   * In process, a second send waits for the first (or gets `SessionBusy` from another writer).
+   */
+  readonly doubleTexting?: 'enqueue' | 'reject' | 'interrupt' | 'rollback';
+}
+
+/** Options of a hosted `cancel` (stopping a running turn). */
+export interface HostedStopOptions {
+  /** Keep the steps the turn completed (default true); false rolls the turn back. */
+  readonly keepSteps?: boolean;
 }
 
 /** Options of a hosted `resume`, with the turn's key on the worker queue (as in `send`). */
@@ -63,6 +75,8 @@ export interface TurnDispatcher {
   resume(target: TurnTarget, options: HostedResumeOptions): Promise<TurnResult>;
   /** Cancels the session's suspended turn where its turns run. */
   cancelPending(target: TurnTarget, options: HostedCancelOptions): Promise<CancelPendingOutcome>;
+  /** Stops the session's running turn where it runs; whether there was one. */
+  cancel(target: TurnTarget, options: HostedStopOptions): Promise<boolean>;
   /** The session's turn events, wherever its turns run. */
   events$(target: TurnTarget): Observable<TrellisEvent>;
   /** Calls `listener` with each event; resolves once no event of a turn started after it can be missed. */
@@ -71,9 +85,10 @@ export interface TurnDispatcher {
 
 /** Turns run in this process, by the kernel session itself. */
 export const inProcessTurns: TurnDispatcher = {
-  send: ({ session }, message, { key: _key, ...options }) => session.send(message, options),
+  send: ({ session }, message, { key: _key, doubleTexting: _policy, ...options }) => session.send(message, options),
   resume: ({ session }, { key: _key, ...options }) => session.resume(options),
   cancelPending: async ({ session }, { waitForLease }) => ({ cancelled: await session.cancelPending({ waitForLease }), recovered: false }),
+  cancel: async ({ session }, { keepSteps }) => session.cancel({ keepSteps }),
   events$: ({ session }) => session.events$,
   watch: async ({ session }, listener) => {
     const subscription = session.events$.subscribe(listener);

@@ -4,6 +4,7 @@ import { TrellisError } from '../../../index.js';
 import type { HostedAgent } from '../hosted-agent.js';
 import { getAgentToken } from '../trellis-tokens.js';
 import { CancelPendingQuery } from './cancel-pending.query.js';
+import { CancelTurnQuery } from './cancel-turn.query.js';
 import { DecisionsDto } from './decisions.dto.js';
 import { pendingCallView, turnResultView, type PendingCallView, type TurnResultView } from './http-views.js';
 import { SendMessageDto } from './send-message.dto.js';
@@ -117,6 +118,17 @@ export function createSessionsController(prefix: string, agentName: string): Typ
         if (!cancelled && (await session.pending()).length === 0 && session.transcript.length === 0) throw notFound(id);
         return { cancelled, recovered };
       });
+    }
+
+    /**
+     * Stops the session's running turn (`HostedSession.cancel`), wherever it runs; it ends
+     * `cancelled`, keeping its completed steps unless `?keepSteps=false`. `{ cancelled: false }`
+     * when no turn was running.
+     */
+    @Post(':id/cancel')
+    @HttpCode(200)
+    cancel(@Param('id') id: string, @Query(strict) query: CancelTurnQuery): Promise<{ cancelled: boolean }> {
+      return http(async () => ({ cancelled: await this.agent.session(id).cancel({ keepSteps: query.keepSteps }) }));
     }
   }
   Object.defineProperty(TrellisSessionsController, 'name', { value: `TrellisSessionsController(${agentName})` });

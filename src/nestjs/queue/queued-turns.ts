@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { defer, type Observable } from 'rxjs';
 import { TrellisError, type TrellisEvent, type TurnResult } from '../../../index.js';
 import type { TurnQueue } from '../../../queue.js';
-import type { CancelPendingOutcome, HostedCancelOptions, HostedResumeOptions, HostedSendOptions, TurnDispatcher, TurnTarget } from '../turn-dispatcher.js';
+import type { CancelPendingOutcome, HostedCancelOptions, HostedResumeOptions, HostedSendOptions, HostedStopOptions, TurnDispatcher, TurnTarget } from '../turn-dispatcher.js';
 import type { QueueSettings } from './queue-options.js';
 
 /**
@@ -39,7 +39,7 @@ export class QueuedTurns implements TurnDispatcher {
   }
 
   async send(target: TurnTarget, message: string, options: HostedSendOptions): Promise<TurnResult> {
-    const request = { agent: target.agent, sessionId: target.session.id, key: options.key ?? randomUUID(), context: this.context(target, options.context), message };
+    const request = { agent: target.agent, sessionId: target.session.id, key: options.key ?? randomUUID(), context: this.context(target, options.context), message, ...(options.doubleTexting !== undefined && { doubleTexting: options.doubleTexting }) };
     return (await this.run(target, options.signal, (queue) => queue.send(request))).result;
   }
 
@@ -57,6 +57,11 @@ export class QueuedTurns implements TurnDispatcher {
     const request = { agent: target.agent, sessionId: target.session.id, key: options.key ?? randomUUID(), context: target.context };
     const { cancelled, recovered } = await this.run(target, options.signal, (queue) => queue.cancelPending(request));
     return { cancelled, recovered };
+  }
+
+  /** `TurnQueue.cancel`: the worker running the session's turn stops it; whether the session had one running or next. */
+  async cancel(target: TurnTarget, options: HostedStopOptions): Promise<boolean> {
+    return (await this.queue().cancel(target.session.id, { keepSteps: options.keepSteps })).jobId !== undefined;
   }
 
   events$(target: TurnTarget): Observable<TrellisEvent> {
