@@ -9,6 +9,7 @@ import { registerMcpCommand } from './commands/mcp.command.js';
 import { registerDevCommand } from './commands/dev.command.js';
 import { registerPluginsCommand } from './commands/plugins.command.js';
 import { registerResumeCommand } from './commands/resume.command.js';
+import { registerCancelCommand } from './commands/cancel.command.js';
 import { registerRunCommand } from './commands/run.command.js';
 import { registerSessionsCommand } from './commands/sessions.command.js';
 import { registerWorkerCommand } from './commands/worker.command.js';
@@ -45,6 +46,7 @@ export function buildProgram(io: CliIo, reported: (text: string) => void = (text
   registerPluginsCommand(program, io);
   registerSessionsCommand(program, io);
   registerResumeCommand(program, io);
+  registerCancelCommand(program, io);
   registerInitCommand(program, io);
   registerWorkerCommand(program, io);
   registerDoctorCommand(program, io);

@@ -142,6 +142,35 @@ export default {
     expect(await worker).toBe(0);
   }, 60_000);
 
+  it('`trellis cancel <session>` stops the turn a `trellis worker` runs; with nothing running it says so', async () => {
+    // A model that answers after 10 s unless its call is aborted.
+    writeFileSync(join(cwd, 'trellis.config.mjs'), CONFIG(schema, queue).replace("async call(request) {", "async call(request) { await new Promise((resolve) => { const t = setTimeout(resolve, 10000); request.signal?.addEventListener('abort', () => { clearTimeout(t); resolve(); }); }); if (request.signal?.aborted) throw Object.assign(new Error('aborted'), { name: 'AbortError' });"));
+    const workerIo = fakeIo(cwd);
+    const worker = runCli(['node', 'trellis', 'worker'], workerIo);
+    const turns = new TurnQueue({ url: REDIS_URL, queueName: queue.name, prefix: queue.prefix, pollMs: 200 });
+    try {
+      while (!workerIo.stderr.some((l) => l.startsWith('worker '))) {
+        if (workerIo.stderr.some((l) => l.startsWith('trellis:'))) throw new Error(workerIo.stderr.join('\n'));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const idle = fakeIo(cwd);
+      expect(await runCli(['node', 'trellis', 'cancel', 'c1'], idle)).toBe(0);
+      expect(idle.stdout.join('')).toContain('No turn of session c1 is running or queued');
+      const started = Date.now();
+      const running = await turns.enqueueSend({ agent: 'echo', sessionId: 'c1', key: 'm1', message: 'slow' });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const io = fakeIo(cwd);
+      expect(await runCli(['node', 'trellis', 'cancel', 'c1'], io)).toBe(0);
+      expect(io.stdout.join('')).toContain(`Cancelled turn ${running.jobId} of session c1`);
+      expect((await running.result).result.status).toBe('cancelled');
+      expect(Date.now() - started).toBeLessThan(8000);
+    } finally {
+      await turns.close();
+      process.emit('SIGTERM');
+    }
+    expect(await worker).toBe(0);
+  }, 60_000);
+
   it('run --queue without a queue in the config says what to add', async () => {
     writeFileSync(join(cwd, 'trellis.config.mjs'), CONFIG(schema, { url: REDIS_URL }).replace(/queue: .*,\n/, ''));
     const io = fakeIo(cwd);
