@@ -5,8 +5,19 @@ import { TrellisError } from '../errors/trellis-error.js';
 import type { SessionStore } from '../stores/session-store.js';
 import { leaseLost } from '../stores/step-journal.js';
 
-/** How long a lease lasts without renewal, unless the app says otherwise (`leaseTtlMs`); a holder that died frees the session after this. */
-export const LEASE_TTL_MS = 30_000;
+/**
+ * How long a lease lasts without renewal, unless the app (`leaseTtlMs`) or the turn
+ * (`SendOptions.leaseTtlMs`, which a queue worker sets) says otherwise; a holder that died
+ * frees the session after this. 10 s: a killed process's turn goes on within ~10 s, and a
+ * live writer paused longer than this is fenced (its writes refused, no tool run).
+ */
+export const LEASE_TTL_MS = 10_000;
+
+/** What is wrong with a lease TTL, as the error to reject with; undefined when nothing is. */
+export function leaseTtlProblem(ttl: unknown, where: string): TrellisError | undefined {
+  if (ttl === undefined || (Number.isSafeInteger(ttl) && (ttl as number) >= 1_000 && (ttl as number) <= 86_400_000)) return undefined;
+  return new TrellisError('InvalidOptions', `${where}: leaseTtlMs must be a whole number of milliseconds from 1,000 to 86,400,000, got ${String(ttl)}`, { hint: 'Pass e.g. leaseTtlMs: 10000, or leave it out for 10 s' });
+}
 
 /** The store side of the one-writer-per-session lease (DESIGN §8). */
 export interface LeaseStore {

@@ -8,7 +8,7 @@ import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import { runNewTurn } from './new-turn.js';
 import { cancelSuspended, runResumedTurn, type CancelCause } from './resumed-turn.js';
 import type { AgentBinding, DelegateSession, SessionHost } from './session-host.js';
-import { leaseHolder, leasesOf, waitForLeaseProblem, withLease } from './session-lease.js';
+import { leaseHolder, leasesOf, leaseTtlProblem, waitForLeaseProblem, withLease } from './session-lease.js';
 import { SessionEvents } from './session-events.js';
 import { SessionSync } from './session-sync.js';
 import { isHostKey, parseSuspension, suspendedTurnMessages, type SuspensionRecord } from './suspension-record.js';
@@ -45,6 +45,12 @@ export interface SendOptions {
    * with that turn from its journal. Default: a new id for every send. At most 512 characters.
    */
   readonly key?: string;
+  /**
+   * With a store that has leases: the lease this turn holds on the session lasts this long
+   * without renewal (renewed every third of it) instead of the app's `leaseTtlMs` — a queue
+   * worker sets its own, so a killed worker's turn goes on after it. 1,000 to 86,400,000 ms.
+   */
+  readonly leaseTtlMs?: number;
 }
 
 export interface ResumeOptions {
@@ -59,6 +65,8 @@ export interface ResumeOptions {
    * resume continued, a resume with the same key goes on with it and answers with its end.
    */
   readonly key?: string;
+  /** As in `send`: the lease this resume holds lasts this long without renewal. */
+  readonly leaseTtlMs?: number;
 }
 
 const NO_MESSAGES: readonly ChatMessage[] = [];
@@ -156,7 +164,7 @@ export class Session {
     if (keyProblem) return Promise.reject(keyProblem);
     return this.#serialize(() =>
       this.#stoppable(options.signal, (stopper) =>
-        this.#leased('send()', options.waitForLease, () => {
+        this.#leased('send()', options.waitForLease, options.leaseTtlMs, () => {
           // No async frame: the turn's own promise is what the queue waits on.
           const ready = this.#ready();
           if (ready instanceof Promise) return ready.then(() => this.#newTurn(message, options, delegation, stopper));
@@ -256,7 +264,7 @@ export class Session {
     const keyProblem = turnKeyProblem(options.key, 'session.resume()');
     if (keyProblem) return Promise.reject(keyProblem);
     return this.#serialize(() =>
-      this.#stoppable(options.signal, (stopper) => this.#leased('resume()', options.waitForLease, async () => {
+      this.#stoppable(options.signal, (stopper) => this.#leased('resume()', options.waitForLease, options.leaseTtlMs, async () => {
         await this.#ready();
         this.#assertPluginsInstalled();
         const recovered = await this.#recoverFirst({ context: options.context, signal: stopper }, delegation);
@@ -287,9 +295,9 @@ export class Session {
    *
    * @returns whether a turn was waiting.
    */
-  cancelPending(options: { readonly waitForLease?: number } = {}): Promise<boolean> {
+  cancelPending(options: { readonly waitForLease?: number; readonly leaseTtlMs?: number } = {}): Promise<boolean> {
     return this.#serialize(() =>
-      this.#leased('cancelPending()', options.waitForLease, async () => {
+      this.#leased('cancelPending()', options.waitForLease, options.leaseTtlMs, async () => {
         await this.#ready();
         // A turn a crash cut off goes on to its end first (it may end suspended, and then waits no more).
         await this.#recoverFirst({}, undefined);
@@ -438,14 +446,14 @@ export class Session {
     return { ...this.#parts, agent, delegation };
   }
 
-  #leased<T>(call: string, waitMs: number | undefined, work: () => Promise<T>): Promise<T> {
+  #leased<T>(call: string, waitMs: number | undefined, ttlMs: number | undefined, work: () => Promise<T>): Promise<T> {
     // Refused whatever the store, before anything runs.
-    const problem = waitForLeaseProblem(waitMs, `session.${call}`);
+    const problem = waitForLeaseProblem(waitMs, `session.${call}`) ?? leaseTtlProblem(ttlMs, `session.${call}`);
     if (problem) return Promise.reject(problem);
     // A store without leases runs the work as it is: no holder or loss handler is made for it.
     const lease = leasesOf(this.#parts.host.store);
     if (!lease) return work();
-    return withLease(lease, this.id, (this.#holder ??= leaseHolder()), waitMs, (held) => this.#parts.sync.holding(held, work), (error) => this.#parts.host.reportError(error, undefined, undefined, this.id), this.#parts.host.leaseTtlMs);
+    return withLease(lease, this.id, (this.#holder ??= leaseHolder()), waitMs, (held) => this.#parts.sync.holding(held, work), (error) => this.#parts.host.reportError(error, undefined, undefined, this.id), ttlMs ?? this.#parts.host.leaseTtlMs);
   }
 
   #serialize<T>(work: () => T | Promise<T>): Promise<T> {

@@ -132,7 +132,7 @@ export class Trellis {
     }
     const ttl = options.leaseTtlMs;
     if (ttl !== undefined && !(Number.isSafeInteger(ttl) && ttl >= 1_000 && ttl <= 86_400_000)) {
-      throw new TrellisError('InvalidOptions', `leaseTtlMs must be a whole number of milliseconds from 1,000 to 86,400,000, got ${String(ttl)}`, { hint: 'Pass e.g. leaseTtlMs: 10000, or leave it out for 30 s' });
+      throw new TrellisError('InvalidOptions', `leaseTtlMs must be a whole number of milliseconds from 1,000 to 86,400,000, got ${String(ttl)}`, { hint: 'Pass e.g. leaseTtlMs: 10000, or leave it out for 10 s' });
     }
     const { maxOpen, idleMs } = options.sessions ?? {};
     if ((maxOpen !== undefined && !(Number.isInteger(maxOpen) && maxOpen >= 1)) || (idleMs !== undefined && !(idleMs > 0))) {

@@ -20,15 +20,17 @@ export interface TrellisWorkerOptions extends QueueConnectionOptions {
   /** Jobs run at once by this worker. Default 4. */
   readonly concurrency?: number;
   /**
-   * The per-session queue lease, renewed every third of it. A job whose worker died runs
-   * again once both this and the job lock lapsed. Keep it well above the longest pause a
-   * live worker may have (GC, an overloaded host): a worker stalled longer than this, but
-   * alive, may checkpoint after another took over (see docs/scaling.md). Default 30 s.
+   * The per-session leases a job holds — the queue's and the kernel's session lease of its
+   * turn (`SendOptions.leaseTtlMs`) — renewed every third of it. A job whose worker died runs
+   * again once both this and the job lock lapsed: with the defaults (10 s, lock 5 s) its turn
+   * goes on within about 10 s (measured: docs/scaling.md). A live worker paused longer than
+   * this (GC, an overloaded host) is fenced: its writes are refused and it runs no tool once
+   * another worker took the session (docs/durable-steps.md). 1,000 to 86,400,000 ms. Default 10 s.
    */
   readonly leaseTtlMs?: number;
   /**
    * BullMQ's job lock: a worker that stops renewing it (it died) has its job put back after
-   * about this long; the job then waits for the lease. Default 10 s.
+   * about this long; the job then waits for the leases. Default 5 s.
    */
   readonly lockDurationMs?: number;
   /** How often BullMQ looks for stalled jobs. Default half the lock duration. */
@@ -71,14 +73,18 @@ export class TrellisWorker {
     this.id = options.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     this.names = new QueueNames(options);
     this.publisher = this.names.redis();
-    const lockDuration = options.lockDurationMs ?? 10_000;
+    const lockDuration = options.lockDurationMs ?? 5_000;
+    const leaseTtlMs = options.leaseTtlMs ?? 10_000;
+    if (!(Number.isSafeInteger(leaseTtlMs) && leaseTtlMs >= 1_000 && leaseTtlMs <= 86_400_000)) {
+      throw new TrellisError('InvalidOptions', `A TrellisWorker's leaseTtlMs must be a whole number of milliseconds from 1,000 to 86,400,000; got ${String(options.leaseTtlMs)}`, { hint: 'Pass e.g. leaseTtlMs: 10000, or leave it out' });
+    }
     const runner = new TurnJobRunner({
       workerId: this.id,
       names: this.names,
       store: options.store,
       agent: options.agent,
       publisher: this.publisher,
-      leaseTtlMs: options.leaseTtlMs ?? 30_000,
+      leaseTtlMs,
       busyDelayMs: options.busyDelayMs ?? 250,
       order: new SessionOrder(this.names, this.publisher),
       promote: async (jobId) => {

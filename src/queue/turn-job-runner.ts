@@ -159,7 +159,9 @@ export class TurnJobRunner {
       }
       // The job id is the turn's key: a later attempt goes on with the turn this one started.
       const key = job.id!;
-      const result = data.kind === 'send' ? await session.send(data.message, { signal, key }) : await session.resume({ decisions, signal, key });
+      // The kernel's session lease lasts as long as the queue lease: a killed worker's turn goes on once both lapsed.
+      const leaseTtlMs = this.options.leaseTtlMs;
+      const result = data.kind === 'send' ? await session.send(data.message, { signal, key, leaseTtlMs }) : await session.resume({ decisions, signal, key, leaseTtlMs });
       if (signal.aborted) throw signal.reason;
       // An earlier attempt ran part of this turn (the store moved on since it started): this one went on with it.
       return this.resultOf(job, data.kind, result, rerun);
@@ -175,7 +177,7 @@ export class TurnJobRunner {
    * is the cancelled one: that attempt's answer is given, as recovered.
    */
   private async cancel(job: TurnJob, session: Session, rerun: boolean): Promise<CancelJobResult> {
-    const cancelled = await session.cancelPending();
+    const cancelled = await session.cancelPending({ leaseTtlMs: this.options.leaseTtlMs });
     const recovered = !cancelled && rerun && (await this.options.store.load(job.data.sessionId))?.turns.at(-1)?.status === 'cancelled';
     return { jobId: job.id!, sessionId: job.data.sessionId, kind: 'cancel', cancelled: cancelled || recovered, recovered, worker: this.options.workerId };
   }

@@ -31,8 +31,6 @@ const host = createQueueApp(
   },
   Number(process.env.SCALE_DELAY_MS ?? 20),
   {
-    // The kernel's session lease lapses as fast as the queue's: a killed worker's turn goes on soon.
-    leaseTtlMs: 8000,
     onModelCall: async (call) => {
       await ledgerPool.query(`INSERT INTO "${schema}".model_calls (call, worker) VALUES ($1, $2)`, [call, id]);
     },
@@ -48,11 +46,8 @@ const worker = new TrellisWorker({
   agent: () => agent,
   id,
   concurrency: Number(process.env.SCALE_CONCURRENCY ?? 8),
-  // A dead worker's jobs are put back after ~2 s and run once its leases lapse (8 s): far
-  // above the pauses of a live worker on an overloaded machine, which must not lose them.
-  lockDurationMs: 2000,
-  stalledIntervalMs: 1000,
-  leaseTtlMs: 8000,
+  // The defaults: a dead worker's jobs are put back after the job lock (5 s) and run once its
+  // leases lapse (10 s, the queue's and the kernel's, which the worker sets for its turns).
   busyDelayMs: 300,
 });
 await worker.start();

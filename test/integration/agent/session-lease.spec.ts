@@ -221,3 +221,27 @@ describe('a turn\'s lease ends with its last checkpoint', () => {
     await app.stop();
   });
 });
+
+describe('a turn\'s own lease TTL (SendOptions.leaseTtlMs)', () => {
+  it('is the TTL the store is asked for, and a bad one is refused before anything runs', async () => {
+    const store = new MemoryStore();
+    const asked: number[] = [];
+    const acquire = store.acquireLease.bind(store);
+    store.acquireLease = (id, holder, ttlMs) => {
+      asked.push(ttlMs);
+      return acquire(id, holder, ttlMs);
+    };
+    const app = Trellis.create({ store });
+    const session = app.agent({ name: 'a', model: new ScriptedModel(['one', 'two']), instructions: 'x' }).session('ttl');
+    await session.send('first');
+    await session.send('second', { leaseTtlMs: 2_500 });
+    // The app's default (10 s), then the turn's own.
+    expect(asked).toEqual([10_000, 2_500]);
+    for (const bad of [999, 1.5, 'soon']) {
+      const refused = await session.send('x', { leaseTtlMs: bad as never }).catch((error: unknown) => error);
+      expect(TrellisError.is(refused, 'InvalidOptions')).toBe(true);
+      expect((refused as Error).message).toContain('leaseTtlMs must be a whole number of milliseconds from 1,000');
+    }
+    expect(asked).toHaveLength(2);
+  });
+});
