@@ -76,7 +76,7 @@ export class TurnQueue {
     this.pollMs = options.pollMs ?? 2000;
     this.attempts = options.attempts ?? 5;
     this.doubleTexting = options.doubleTexting;
-    for (const policy of typeof options.doubleTexting === 'object' ? Object.values(options.doubleTexting) : [options.doubleTexting]) assertPolicy(policy, 'TurnQueue doubleTexting');
+    for (const policy of typeof options.doubleTexting === 'object' && options.doubleTexting !== null ? Object.values(options.doubleTexting) : [options.doubleTexting ?? undefined]) assertPolicy(policy, 'TurnQueue doubleTexting');
     this.queue = new Queue(this.names.queueName, { connection: this.names.bullConnection(), prefix: this.names.prefix });
     this.queue.on('error', () => undefined);
     this.subscriber = new ChannelSubscriber(this.names.redis());
