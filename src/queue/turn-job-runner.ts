@@ -157,6 +157,8 @@ export class TurnJobRunner {
           if (last) return this.resultOf(job, data.kind, turnResultOf(last, pending), true);
         }
       }
+      // Cancelled since it began here (before the turn is running, `session.cancel` would find nothing to stop).
+      if (cancel?.aborted) return this.notRun(job);
       // The job id is the turn's key: a later attempt goes on with the turn this one started.
       const key = job.id!;
       // The kernel's session lease lasts as long as the queue lease: a killed worker's turn goes on once both lapsed.
