@@ -70,6 +70,21 @@ const prefix = `trellis_t${process.pid}_${Date.now().toString(36)}`;
     expect(Date.now() - started).toBeLessThan(2500);
   });
 
+  it("applies the queue's per-agent doubleTexting policy, which a send's own overrides", async () => {
+    const strict = new TurnQueue({ url: REDIS_URL, prefix, queueName, pollMs: 200, doubleTexting: { 'ledger-keeper': 'reject' } });
+    try {
+      const running = await strict.enqueueSend({ agent: 'ledger-keeper', sessionId: s1, key: 'w', message: 'wait:policy' });
+      while (!ledger.includes('start:wait:policy')) await new Promise((resolve) => setTimeout(resolve, 10));
+      await expect(strict.enqueueSend({ agent: 'ledger-keeper', sessionId: s1, key: 'r', message: 'refused' })).rejects.toMatchObject({ code: 'SessionBusy' });
+      // The send's own policy wins: interrupt the running turn and run.
+      const next = await strict.send({ agent: 'ledger-keeper', sessionId: s1, key: 'i', message: 'interrupting', doubleTexting: 'interrupt' });
+      expect([(await running.result).result.status, next.result.status]).toEqual(['cancelled', 'completed']);
+      expect(ledger).toEqual(['wait:policy', 'start:wait:policy', 'aborted:wait:policy', 'interrupting']);
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('runs a turn enqueued twice under the same key once, and gives both callers its result', async () => {
     const [a, b] = await Promise.all([
       queue.enqueueSend({ agent: 'ledger-keeper', sessionId: s1, key: 'm1', message: 'once' }),
