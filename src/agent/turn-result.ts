@@ -43,4 +43,6 @@ export interface Decision {
   readonly args?: unknown;
   /** With `reject`: what the model is told. */
   readonly message?: string;
+  /** Why the decision was made, for the audit log (a reject's `message` serves when absent). */
+  readonly reason?: string;
 }

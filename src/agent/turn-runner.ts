@@ -312,6 +312,7 @@ export class TurnRunner {
         turn: this.turnValues(),
         ...(done !== undefined && { done }),
         ...(this.key !== undefined && { key: this.key }),
+        suspendedAt: new Date().toISOString(),
       };
       return { result: this.result('suspended', undefined, undefined, pending), append: [], suspension: record };
     }

@@ -32,6 +32,7 @@ import { describeRegistry, type AppDescription } from './app-description.js';
 import { registerKernel } from './kernel-access.js';
 import { bindProviders, type Provider } from './providers.js';
 import type { SelfTestReport } from './self-test-report.js';
+import { compileApprovalPolicies, type ApprovalSettings } from '../agent/approval/approval-policy.js';
 
 export { TRELLIS_APP } from '../plugin/plugin-tokens.js';
 
@@ -59,6 +60,11 @@ export interface TrellisOptions {
    * pause a process may have (GC, a stopped VM). Whole milliseconds, 1,000 to 86,400,000.
    */
   readonly leaseTtlMs?: number;
+  /**
+   * Who may decide on which suspended calls: approval policies per tool or tag (roles, a
+   * quorum of distinct approvers, an expiry, required reasons). See docs/governance.md.
+   */
+  readonly approvals?: ApprovalSettings;
 }
 
 const APP_SESSION = '(app)';
@@ -118,6 +124,7 @@ export class Trellis {
       store: options.store,
       retention: { ...DEFAULT_RETENTION, ...options.sessions },
       leaseTtlMs: options.leaseTtlMs ?? LEASE_TTL_MS,
+      approvals: compileApprovalPolicies(options.approvals),
       sessionState: (id) => this.#sessionState(id),
       releaseSession: (id) => void this.#sessions.delete(id),
       reportError: (error, plugin, point, sessionId) => this.#reportError(error, plugin, point, sessionId),

@@ -48,6 +48,8 @@ export interface TrellisErrorCodes {
   SessionNotFound: true;
   InvalidCheckpoint: true;
   InvalidDecision: true;
+  /** An approval policy refused a decision (role, reason, quorum): nothing of the resume was applied. */
+  ApprovalRefused: true;
   NotStarted: true;
   UnsupportedSchema: true;
   Blocked: true;
