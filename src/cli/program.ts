@@ -13,6 +13,7 @@ import { registerRunCommand } from './commands/run.command.js';
 import { registerSessionsCommand } from './commands/sessions.command.js';
 import { registerWorkerCommand } from './commands/worker.command.js';
 import { registerDoctorCommand } from './commands/doctor.command.js';
+import { registerAuditCommand } from './commands/audit.command.js';
 
 const ABOUT = `
 Configuration: trellis.config.ts, .js, .mjs or .json in the working directory (plugins with their
@@ -50,6 +51,7 @@ export function buildProgram(io: CliIo, reported: (text: string) => void = (text
   registerDoctorCommand(program, io);
   registerMcpCommand(program, io);
   registerDevCommand(program, io);
+  registerAuditCommand(program, io);
   return program;
 }
 

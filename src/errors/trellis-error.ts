@@ -50,6 +50,8 @@ export interface TrellisErrorCodes {
   InvalidDecision: true;
   /** An approval policy refused a decision (role, reason, quorum): nothing of the resume was applied. */
   ApprovalRefused: true;
+  /** The audit log's hash chain does not hold: a record was changed, removed, inserted or reordered. */
+  AuditBroken: true;
   NotStarted: true;
   UnsupportedSchema: true;
   Blocked: true;

@@ -108,7 +108,7 @@ export class TurnJobRunner {
       }
       // The job id is the turn's key: a later attempt goes on with the turn this one started.
       const key = job.id!;
-      const result = data.kind === 'send' ? await session.send(data.message, { signal, key }) : await session.resume({ decisions, signal, key });
+      const result = data.kind === 'send' ? await session.send(data.message, { signal, key }) : await session.resume({ decisions, signal, key, ...(data.approver !== undefined && { approver: data.approver }) });
       if (signal.aborted) throw signal.reason;
       // An earlier attempt ran part of this turn (the store moved on since it started): this one went on with it.
       return this.resultOf(job, data.kind, result, rerun);
