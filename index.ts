@@ -87,6 +87,8 @@ export type { StepJournal, StepAppend } from './src/stores/step-journal.js';
 export { canAudit } from './src/stores/audit-log.js';
 export type { AuditLog, AuditEntry, AuditRecord, AuditOutcome, Approver } from './src/stores/audit-log.js';
 export { verifyAuditChain, argumentsHash, AUDIT_GENESIS, type AuditVerification } from './src/stores/audit-chain.js';
+export { CONTRACT_VERSION, type PluginContract } from './src/app/plugin-contract.js';
+export { diffContracts, type ContractChange, type ContractDiff } from './src/app/contract-diff.js';
 export type { ApprovalPolicy, ApprovalSettings } from './src/agent/approval/approval-policy.js';
 export { MemoryStore } from './src/stores/memory-store.js';
 export { SqliteStore, DEFAULT_SQLITE_PATH, type SqliteStoreOptions } from './src/stores/sqlite-store.js';

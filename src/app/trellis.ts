@@ -29,6 +29,7 @@ import { StateEngine } from '../state/state-engine.js';
 import type { SessionStore } from '../stores/session-store.js';
 import type { MiddlewareDeclaration } from '../tools/tool-middleware.js';
 import { describeRegistry, type AppDescription } from './app-description.js';
+import { pluginContract, type PluginContract } from './plugin-contract.js';
 import { registerKernel } from './kernel-access.js';
 import { bindProviders, type Provider } from './providers.js';
 import type { SelfTestReport } from './self-test-report.js';
@@ -226,6 +227,15 @@ export class Trellis {
    */
   describe(): AppDescription {
     return describeRegistry(this.#current);
+  }
+
+  /**
+   * The contract of each installed plugin: what other teams may rely on (tools' input and
+   * output schemas, hook points, context keys read and written, state keys, effects, actions,
+   * dependencies). `trellis plugins --json` writes them; `trellis contract diff` compares two.
+   */
+  contracts(): PluginContract[] {
+    return this.#current.plugins.map(pluginContract);
   }
 
   /**

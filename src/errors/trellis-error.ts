@@ -52,6 +52,8 @@ export interface TrellisErrorCodes {
   ApprovalRefused: true;
   /** The audit log's hash chain does not hold: a record was changed, removed, inserted or reordered. */
   AuditBroken: true;
+  /** A plugin's contract changed in a breaking way without a major version bump (`trellis contract diff`). */
+  BreakingChange: true;
   NotStarted: true;
   UnsupportedSchema: true;
   Blocked: true;
