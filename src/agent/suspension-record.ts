@@ -47,6 +47,8 @@ export interface SuspensionRecord {
   readonly key?: string;
   /** When the calls were parked (ISO): approval policies' expiry counts from it. Optional: older records count from `startedAt`. */
   readonly suspendedAt?: string;
+  /** Model usage by round, for `usage.byPlugin`. Optional: older records attribute the rounds before the suspension as unattributed. */
+  readonly roundUsage?: Readonly<Record<number, Usage>>;
   /** Approvals given so far to calls whose policy needs a quorum, by call id. Optional. */
   readonly approvals?: Readonly<Record<string, readonly ApprovalVote[]>>;
 }
@@ -101,6 +103,7 @@ export function parseSuspension(value: unknown, sessionId: string): SuspensionRe
   if (record.done !== undefined && typeof record.done !== 'string') throw fail("'done' is not text");
   if (record.key !== undefined && typeof record.key !== 'string') throw fail("'key' is not text");
   if (record.suspendedAt !== undefined && (typeof record.suspendedAt !== 'string' || Number.isNaN(Date.parse(record.suspendedAt)))) throw fail("'suspendedAt' is not a time");
+  if (record.roundUsage !== undefined && (typeof record.roundUsage !== 'object' || record.roundUsage === null || Array.isArray(record.roundUsage))) throw fail("'roundUsage' is not an object");
   if (record.approvals !== undefined && !validVotes(record.approvals)) throw fail("'approvals' is not a map of call ids to approvals");
   if (record.started !== undefined && (!Array.isArray(record.started) || !record.started.every((id) => typeof id === 'string'))) throw fail("'started' is not a list of call ids");
   for (const pending of record.pending!) {

@@ -105,6 +105,7 @@ export class Trellis {
 
   private constructor(options: TrellisOptions) {
     this.#options = options;
+    this.#bus.ownerOf = (plugin) => this.#current.byName.get(plugin)?.definition.owner;
     bindProviders(this.#providers, options.providers ?? []);
     guardToken(this.#providers, TRELLIS_APP, 'TRELLIS_APP (the Trellis app)', LEGITIMATE_ROUTES);
     guardToken(this.#providers, Trellis as unknown as ServiceIdentifier, 'the Trellis app', LEGITIMATE_ROUTES);
@@ -368,8 +369,9 @@ export class Trellis {
     return state;
   }
 
-  #reportError(error: unknown, plugin?: string, point?: string, sessionId?: string, code?: TrellisError['code']): void {
-    this.#bus.emit({ type: 'error', code: code ?? (TrellisError.is(error) ? error.code : 'HookFailed'), message: describeError(error), plugin, point, sessionId });
+  #reportError(error: unknown, plugin?: string, point?: string, sessionId?: string, code?: TrellisError['code'], owner?: string): void {
+    // The owner is given by a plugin's own host (it may report before it is registered); the bus finds it for the rest.
+    this.#bus.emit({ type: 'error', code: code ?? (TrellisError.is(error) ? error.code : 'HookFailed'), message: describeError(error), plugin, point, sessionId, ...(owner !== undefined && { owner }) });
   }
 
   #appSite(): HookSite {
@@ -428,7 +430,7 @@ export class Trellis {
         return bus.events$;
       },
       emit: (event, data) => bus.emit({ type: 'plugin.event', plugin: name, name: event, data }),
-      reportError: (error, where = {}) => this.#reportError(error, name, where.point, where.sessionId, where.code),
+      reportError: (error, where = {}) => this.#reportError(error, name, where.point, where.sessionId, where.code, plugin.definition.owner),
       export: (token, value) => {
         if (this.#providers.isCurrentBound(token)) {
           throw new TrellisError('DuplicateRegistration', `Plugin '${name}' exports ${String(typeof token === 'function' ? token.name : token)}, which is already provided`, { hint: 'Export under a token of your own' });

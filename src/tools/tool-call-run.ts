@@ -257,10 +257,14 @@ export class ToolCallRun implements CallPlace {
     const { env, info } = this;
     const durationMs = performance.now() - this.started;
     const error: ToolErrorInfo | undefined = outcome.ok ? undefined : outcome.error;
-    if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: info.callId, tool: info.tool, ok: outcome.ok, durationMs, error });
+    // A call of an owned plugin (`@Plugin({ owner })`) says whose it is, in its event and its record.
+    const plugin = this.tool?.plugin;
+    const owner = plugin === undefined ? undefined : env.registry.byName.get(plugin)?.definition.owner;
+    if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: info.callId, tool: info.tool, ok: outcome.ok, durationMs, error, ...(owner !== undefined && { plugin, owner }) });
     let record: ToolCallRecord = outcome.ok
       ? { callId: info.callId, tool: info.tool, round: info.round, ok: true, value: outcome.value, durationMs }
       : { callId: info.callId, tool: info.tool, round: info.round, ok: false, error: outcome.error, durationMs };
+    if (owner !== undefined) record = { ...record, plugin, owner };
     if (this.#usage) record = { ...record, usage: this.#usage };
     return { kind: 'result', record, content: capToolResult(toolMessage(outcome), this.tool?.maxResultChars ?? env.maxToolResultChars), done: this.#done };
   }
