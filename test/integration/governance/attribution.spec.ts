@@ -2,6 +2,8 @@ import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { IsString } from 'class-validator';
 import { firstValueFrom, filter, toArray, take } from 'rxjs';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { MetricsPlugin, OpenTelemetryPlugin, OTEL_TRACER_PROVIDER } from '../../../plugins/observation/index.js';
 import { type PluginHost, Hook, MemoryStore, Plugin, ScriptedModel, suspend, Tool, Trellis, type ToolCallInfo, type TrellisEvent } from '../../../index.js';
 
 class Q {
@@ -102,5 +104,23 @@ describe('ownership on what a turn spends: records, events, errors, usage.byPlug
     expect(result.status).toBe('completed');
     expect(result.usage.byPlugin).toMatchObject({ '(agent)': { inputTokens: 50 }, search: { inputTokens: 70, toolCalls: 1 }, payments: { inputTokens: 90, toolCalls: 1 } });
     expect(result.usage.byOwner).toMatchObject({ 'team-search': { inputTokens: 70 }, 'team-payments': { inputTokens: 90 } });
+  });
+
+  it('labels tool metrics and spans of owned plugins with plugin and owner', async () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const app = Trellis.create({ providers: [{ provide: OTEL_TRACER_PROVIDER, useValue: provider }] });
+    const { instance: metrics } = await app.install(MetricsPlugin, { grants: ['events'] });
+    await app.install(OpenTelemetryPlugin, { grants: ['events'] });
+    await app.install(Search);
+    await app.install(Notes);
+    const model = new ScriptedModel([{ toolCalls: [{ id: id(), name: 'search.find', args: { q: 'a' } }, { id: id(), name: 'notes.add', args: { q: 'b' } }] }, 'done']);
+    await app.agent({ name: 'desk', model, instructions: '' }).session('a3').send('go');
+    const text = await (metrics as MetricsPlugin).metrics();
+    expect(text).toMatch(/tool_latency_seconds_count\{tool="search.find",outcome="ok",owner="team-search"\} 1/);
+    expect(text).toMatch(/tool_latency_seconds_count\{tool="notes.add",outcome="ok"\} 1/);
+    const span = exporter.getFinishedSpans().find((s) => s.name.includes('search.find'))!;
+    expect(span.attributes).toMatchObject({ 'trellis.plugin': 'search', 'trellis.owner': 'team-search' });
+    expect(exporter.getFinishedSpans().find((s) => s.name.includes('notes.add'))!.attributes['trellis.owner']).toBeUndefined();
   });
 });
