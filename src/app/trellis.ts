@@ -34,6 +34,7 @@ import { registerKernel } from './kernel-access.js';
 import { bindProviders, type Provider } from './providers.js';
 import type { SelfTestReport } from './self-test-report.js';
 import { compileApprovalPolicies, type ApprovalSettings } from '../agent/approval/approval-policy.js';
+import { BudgetGuard, type BudgetSettings } from '../budgets/budgets.js';
 
 export { TRELLIS_APP } from '../plugin/plugin-tokens.js';
 
@@ -66,6 +67,11 @@ export interface TrellisOptions {
    * quorum of distinct approvers, an expiry, required reasons). See docs/governance.md.
    */
   readonly approvals?: ApprovalSettings;
+  /**
+   * Spending limits per plugin or owner, enforced before each tool call (`BudgetExceeded`):
+   * tool calls per minute (shared by workers with a `RedisBudgetCounter`), tool time per turn.
+   */
+  readonly budgets?: BudgetSettings;
 }
 
 const APP_SESSION = '(app)';
@@ -127,6 +133,7 @@ export class Trellis {
       retention: { ...DEFAULT_RETENTION, ...options.sessions },
       leaseTtlMs: options.leaseTtlMs ?? LEASE_TTL_MS,
       approvals: compileApprovalPolicies(options.approvals),
+      ...(options.budgets !== undefined && { budgets: new BudgetGuard(options.budgets) }),
       sessionState: (id) => this.#sessionState(id),
       releaseSession: (id) => void this.#sessions.delete(id),
       reportError: (error, plugin, point, sessionId) => this.#reportError(error, plugin, point, sessionId),

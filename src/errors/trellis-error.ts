@@ -54,6 +54,8 @@ export interface TrellisErrorCodes {
   AuditBroken: true;
   /** A plugin's contract changed in a breaking way without a major version bump (`trellis contract diff`). */
   BreakingChange: true;
+  /** A plugin's or owner's budget is spent (`Trellis.create({ budgets })`): the call did not run. */
+  BudgetExceeded: true;
   NotStarted: true;
   UnsupportedSchema: true;
   Blocked: true;

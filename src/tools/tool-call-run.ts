@@ -17,6 +17,7 @@ import type { Phase } from '../state/state-engine.js';
 import type { StateCommand } from '../state/state-command.js';
 import { MAX_ARGUMENT_CHARS } from '../validation/argument-limits.js';
 import { formatFieldErrors, validateDto } from '../validation/validate-dto.js';
+import { budgetError, type BudgetGuard } from '../budgets/budgets.js';
 import type { CallEnd, CallResultEnd } from './call-end.js';
 import { runChain } from './middleware-chain.js';
 import { recordToolResult, toolMessage } from './tool-record.js';
@@ -185,12 +186,37 @@ export class ToolCallRun implements CallPlace {
   }
 
   private startChain(): ToolCallRun {
+    const budgets = this.env.budgets;
+    const plugin = this.tool!.plugin;
+    if (budgets !== undefined && budgets.applies(plugin, this.env.registry.byName.get(plugin)?.definition.owner)) {
+      this.running = this.budgeted(budgets);
+      return this;
+    }
     try {
       this.running = runChain(this.tool!.chain, this.#invocation!, this);
     } catch (error) {
       this.running = Promise.resolve(toolFailure(error));
     }
     return this;
+  }
+
+  /** The point of spend: the call counts against its plugin's and owner's budgets, and runs only if none is spent. */
+  private async budgeted(budgets: BudgetGuard): Promise<ToolResult> {
+    const { env, tool } = this;
+    const owner = env.registry.byName.get(tool!.plugin)?.definition.owner;
+    const refusal = await budgets.admit(tool!.plugin, owner, env.budgetKey);
+    if (refusal !== undefined) {
+      if (env.observed()) env.emit({ type: 'budget.exceeded', sessionId: env.sessionId, callId: this.call.id, tool: tool!.name, ...refusal });
+      return { ok: false, error: budgetError(refusal) };
+    }
+    const started = performance.now();
+    try {
+      return await runChain(tool!.chain, this.#invocation!, this);
+    } catch (error) {
+      return toolFailure(error);
+    } finally {
+      budgets.spent(tool!.plugin, owner, env.budgetKey, performance.now() - started);
+    }
   }
 
   private async commit(result: ToolResult, command: StateCommand): Promise<CallEnd> {
