@@ -91,6 +91,7 @@ export { CONTRACT_VERSION, type PluginContract } from './src/app/plugin-contract
 export { diffContracts, type ContractChange, type ContractDiff } from './src/app/contract-diff.js';
 export { MemoryBudgetCounter, RedisBudgetCounter, type BudgetCounter, type RedisLike } from './src/budgets/budget-counter.js';
 export type { BudgetLimit, BudgetSettings, BudgetRefusal } from './src/budgets/budgets.js';
+export type { EraseSelector, EraseRequest, EraseReport } from './src/erasure/erasure.js';
 export type { ApprovalPolicy, ApprovalSettings } from './src/agent/approval/approval-policy.js';
 export { MemoryStore } from './src/stores/memory-store.js';
 export { SqliteStore, DEFAULT_SQLITE_PATH, type SqliteStoreOptions } from './src/stores/sqlite-store.js';

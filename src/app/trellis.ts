@@ -26,10 +26,11 @@ import { SESSION_STORE, TRELLIS_APP } from '../plugin/plugin-tokens.js';
 import { RegistrySnapshot } from '../plugin/registry-snapshot.js';
 import { SessionState } from '../state/session-state.js';
 import { StateEngine } from '../state/state-engine.js';
-import type { SessionStore } from '../stores/session-store.js';
+import { canCompact, type SessionStore } from '../stores/session-store.js';
 import type { MiddlewareDeclaration } from '../tools/tool-middleware.js';
 import { describeRegistry, type AppDescription } from './app-description.js';
 import { pluginContract, type PluginContract } from './plugin-contract.js';
+import { checkSelector, sessionsToErase, type EraseReport, type EraseSelector } from '../erasure/erasure.js';
 import { registerKernel } from './kernel-access.js';
 import { bindProviders, type Provider } from './providers.js';
 import type { SelfTestReport } from './self-test-report.js';
@@ -235,6 +236,48 @@ export class Trellis {
    */
   describe(): AppDescription {
     return describeRegistry(this.#current);
+  }
+
+  /**
+   * Erases stored sessions — one, a user's (`app.user_id`), a tenant's (`app.tenant`), or those
+   * not updated since a time — with everything the store keeps of them (transcript, turns,
+   * suspension, step journal, recorded turn events), after every installed plugin's `onErase`
+   * removed what it holds of them elsewhere. Sessions open in this process are dropped from
+   * memory. The approval audit log is append-only and keeps its entries (session ids, approver
+   * ids, arguments' hashes; never the arguments). See docs/governance.md.
+   *
+   * @throws TrellisError `InvalidOptions` for an empty or bad selector; `NotStarted` without a
+   *   store; a plugin's `onErase` failure (nothing deleted then: run it again).
+   */
+  async erase(selector: EraseSelector): Promise<EraseReport> {
+    checkSelector(selector);
+    const store = this.#options.store;
+    if (!store) throw new TrellisError('NotStarted', 'erase() needs a session store: this app keeps sessions in memory only', { hint: 'Create the app with Trellis.create({ store })' });
+    const sessionIds = await sessionsToErase(store, selector);
+    const plugins: string[] = [];
+    if (sessionIds.length === 0) return { sessions: [], plugins };
+    for (const plugin of this.#current.plugins) {
+      const hook = (plugin.instance as PluginLifecycle).onErase;
+      if (typeof hook !== 'function') continue;
+      try {
+        await hook.call(plugin.instance, { sessionIds, selector });
+      } catch (error) {
+        throw new TrellisError(TrellisError.is(error) ? error.code : 'Failed', `${plugin.definition.name}.onErase failed: ${describeError(error)}`, {
+          hint: 'No session was deleted; fix the plugin and erase again (plugins that ran already are asked again)',
+          kind: 'system',
+          cause: error,
+        });
+      }
+      plugins.push(plugin.definition.name);
+    }
+    for (const id of sessionIds) {
+      await store.delete(id);
+      this.#sessions.delete(id);
+      for (const agent of this.#agents.values()) agent.forget(id);
+    }
+    // Deleted rows stay in a file's free pages until it is rewritten.
+    if (canCompact(store)) await store.compact();
+    return { sessions: sessionIds, plugins };
   }
 
   /**
@@ -455,7 +498,7 @@ export class Trellis {
     this.#exports.delete(name);
   }
 
-  async #lifecycle(plugin: InstalledPlugin, method: keyof PluginLifecycle, _options?: InstallOptions): Promise<void> {
+  async #lifecycle(plugin: InstalledPlugin, method: 'onInstall' | 'onUninstall', _options?: InstallOptions): Promise<void> {
     const hook = (plugin.instance as PluginLifecycle)[method];
     if (typeof hook !== 'function') return;
     try {

@@ -198,6 +198,19 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     this.sql.releaseLease.run(sessionId, holder);
   }
 
+  /**
+   * Rewrites the file without free pages (`VACUUM`) and empties the WAL, so erased sessions'
+   * bytes are gone from disk too. Needs no other connection writing meanwhile (else `StoreBusy`).
+   */
+  async compact(): Promise<void> {
+    this.assertWritable('compact');
+    guardStore('compact the store', this.path, () => {
+      this.db.pragma('wal_checkpoint(TRUNCATE)');
+      this.db.exec('VACUUM');
+      this.db.pragma('wal_checkpoint(TRUNCATE)');
+    });
+  }
+
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
