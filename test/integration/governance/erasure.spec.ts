@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { IsString } from 'class-validator';
 import { Plugin, ScriptedModel, SqliteStore, Tool, Trellis, type EraseRequest, type ModelRequest, type ScriptedReply, type ToolContext } from '../../../index.js';
 import { TurnEventRecorder } from '../../../src/dev/recording/turn-event-recorder.js';
+import { PostgresSchemas } from '../../support/postgres-schemas.js';
+import { haveService } from '../../support/services.js';
 
 const MARKER = 'erase-me-7f3a@example.com';
 
@@ -108,5 +110,40 @@ describe('app.erase: a user seeded everywhere leaves nothing behind', () => {
     expect(await store.list()).toEqual([]);
     await app.stop();
     await store.close();
+  });
+});
+
+let pgUp = false;
+beforeAll(async () => {
+  pgUp = await haveService('postgres', 'erasure on PostgreSQL');
+});
+
+describe('app.erase on PostgreSQL', () => {
+  it("leaves 0 matches in every table of the store's schema, and keeps the other user's session", async () => {
+    if (!pgUp) return;
+    const schemas = new PostgresSchemas();
+    try {
+      const schema = schemas.next();
+      const store = await schemas.open(schema);
+      const app = Trellis.create({ store });
+      await app.install(Notebook);
+      const agent = app.agent({ name: 'desk', model: new ScriptedModel(script), instructions: '' });
+      await agent.session('p-a', { context: { 'app.user_id': 'u-7f3a' } }).send(`my email is ${MARKER}`);
+      await agent.session('p-b', { context: { 'app.user_id': 'u-other' } }).send('keep');
+      const scan = async () => {
+        const { rows } = await schemas.admin.query<{ tablename: string }>('SELECT tablename FROM pg_tables WHERE schemaname = $1', [schema]);
+        let text = '';
+        for (const { tablename } of rows) text += (await schemas.admin.query<{ row: string }>(`SELECT t::text AS row FROM "${schema}"."${tablename}" t`)).rows.map((r) => r.row).join('\n');
+        return count(text);
+      };
+      expect(await scan()).toBeGreaterThan(0);
+      expect((await app.erase({ userId: 'u-7f3a' })).sessions).toEqual(['p-a']);
+      expect(await scan()).toBe(0);
+      expect((await store.list()).map((x) => x.id)).toEqual(['p-b']);
+      await app.stop();
+      await store.close();
+    } finally {
+      await schemas.dropAll();
+    }
   });
 });
