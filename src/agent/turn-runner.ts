@@ -151,6 +151,7 @@ export class TurnRunner {
       }
       this.addUsage(response);
       this.roundUsage[round] = response.usage;
+      if (env.budgets?.countsTokens) env.budgets.spentTokens(env.budgetKey, this.causesOf(round), response.usage.totalTokens);
       if (env.observed()) env.emit({ type: 'round.finished', sessionId: env.sessionId, turn: env.turnIndex, round, model: response.model, usage: response.usage });
       this.messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls.length > 0 ? response.toolCalls : undefined });
       if (response.toolCalls.length === 0) return this.end('completed', response.text);
@@ -425,6 +426,20 @@ export class TurnRunner {
     if (values[ROUND_KEYS[0]] !== undefined || values[ROUND_KEYS[1]] !== undefined || values[ROUND_KEYS[2]] !== undefined) {
       commitKernelWrites(this.env.site.scope, this.env.registry, ROUND_KEYS.map((key) => turnValue(key, undefined)));
     }
+  }
+
+  /** The plugins whose tools ran in the round before `round`: what its model call was asked to read. */
+  private causesOf(round: number): { plugin: string; owner?: string }[] {
+    const { registry } = this.env;
+    const causes: { plugin: string; owner?: string }[] = [];
+    for (const record of this.finished.records()) {
+      if (record.round !== round - 1) continue;
+      const plugin = registry.tools.get(record.tool)?.plugin;
+      if (plugin === undefined) continue;
+      const owner = registry.byName.get(plugin)?.definition.owner;
+      causes.push({ plugin, ...(owner !== undefined && { owner }) });
+    }
+    return causes;
   }
 
   private addUsage(response: ModelResponse): void {

@@ -20,6 +20,11 @@ export interface BudgetLimit {
   readonly toolCallsPerMinute?: number;
   /** Wall time of its tool calls within one turn, in milliseconds: a call that would start past it is refused. */
   readonly toolMsPerTurn?: number;
+  /**
+   * Model tokens attributed to it within one turn (as `usage.byPlugin` attributes them: a round's
+   * tokens to the plugins whose tool results it read): once spent, its next tool call is refused.
+   */
+  readonly tokensPerTurn?: number;
 }
 
 /** `Trellis.create({ budgets })`. */
@@ -36,7 +41,7 @@ export interface BudgetRefusal {
   readonly budget: string;
   readonly plugin: string;
   readonly owner?: string;
-  readonly limit: 'toolCallsPerMinute' | 'toolMsPerTurn';
+  readonly limit: 'toolCallsPerMinute' | 'toolMsPerTurn' | 'tokensPerTurn';
   readonly max: number;
   readonly window: string;
 }
@@ -72,6 +77,9 @@ export class BudgetGuard {
       if (limit.toolMsPerTurn !== undefined && (this.#turnMs.get(turnKey)?.get(limit.key) ?? 0) >= limit.toolMsPerTurn) {
         return { budget: limit.name, plugin, ...(owner !== undefined && { owner }), limit: 'toolMsPerTurn', max: limit.toolMsPerTurn, window: 'this turn' };
       }
+      if (limit.tokensPerTurn !== undefined && (this.#turnMs.get(turnKey)?.get(`tokens:${limit.key}`) ?? 0) >= limit.tokensPerTurn) {
+        return { budget: limit.name, plugin, ...(owner !== undefined && { owner }), limit: 'tokensPerTurn', max: limit.tokensPerTurn, window: 'this turn' };
+      }
     }
     for (const limit of this.#limits) {
       if (!matches(limit, plugin, owner) || limit.toolCallsPerMinute === undefined) continue;
@@ -91,6 +99,25 @@ export class BudgetGuard {
     }
   }
 
+  /** Adds a model call's tokens to the per-turn token limits of the plugins that caused it, shared evenly. */
+  spentTokens(turnKey: string, causes: readonly { readonly plugin: string; readonly owner?: string }[], tokens: number): void {
+    if (causes.length === 0 || tokens <= 0) return;
+    const share = tokens / causes.length;
+    for (const cause of causes) {
+      for (const limit of this.#limits) {
+        if (limit.tokensPerTurn === undefined || !matches(limit, cause.plugin, cause.owner)) continue;
+        const turn = this.#turnMs.get(turnKey) ?? new Map<string, number>();
+        turn.set(`tokens:${limit.key}`, (turn.get(`tokens:${limit.key}`) ?? 0) + share);
+        this.#turnMs.set(turnKey, turn);
+      }
+    }
+  }
+
+  /** Whether any limit counts tokens: the turn reports its model calls' spend only then. */
+  get countsTokens(): boolean {
+    return this.#limits.some((l) => l.tokensPerTurn !== undefined);
+  }
+
   endTurn(turnKey: string): void {
     this.#turnMs.delete(turnKey);
   }
@@ -99,7 +126,7 @@ export class BudgetGuard {
 /** The result the model reads for a refused call. */
 export function budgetError(refusal: BudgetRefusal): ToolErrorInfo {
   const who = refusal.owner !== undefined ? `plugin '${refusal.plugin}' (owner ${refusal.owner})` : `plugin '${refusal.plugin}'`;
-  const limit = refusal.limit === 'toolCallsPerMinute' ? `${refusal.max} tool calls per minute` : `${refusal.max} ms of tool time per turn`;
+  const limit = refusal.limit === 'toolCallsPerMinute' ? `${refusal.max} tool calls per minute` : refusal.limit === 'toolMsPerTurn' ? `${refusal.max} ms of tool time per turn` : `${refusal.max} model tokens per turn caused by its tools' results`;
   return { code: 'BudgetExceeded', message: `Budget '${refusal.budget}' of ${who} is spent: at most ${limit} (window: ${refusal.window}). The call did not run; do not retry it ${refusal.window === 'this turn' ? 'in this turn' : 'before the window ends'}`, retryable: refusal.limit === 'toolCallsPerMinute' };
 }
 
@@ -112,11 +139,11 @@ function checkLimit(limit: BudgetLimit, i: number): CheckedLimit {
   const bad = (why: string) => new TrellisError('InvalidOptions', `${where} ${why}`, { hint: "Write a limit as { owner: 'team-search', toolCallsPerMinute: 600 } or { plugin: 'payments', toolMsPerTurn: 5000 }", details: { limit } });
   if (typeof limit !== 'object' || limit === null) throw bad('must be an object');
   if ((limit.plugin === undefined) === (limit.owner === undefined)) throw bad('needs exactly one of plugin or owner');
-  for (const field of ['toolCallsPerMinute', 'toolMsPerTurn'] as const) {
+  for (const field of ['toolCallsPerMinute', 'toolMsPerTurn', 'tokensPerTurn'] as const) {
     const v = limit[field];
     if (v !== undefined && !(Number.isSafeInteger(v) && v > 0)) throw bad(`${field} must be a positive whole number, got ${String(v)}`);
   }
-  if (limit.toolCallsPerMinute === undefined && limit.toolMsPerTurn === undefined) throw bad('limits nothing: give toolCallsPerMinute or toolMsPerTurn');
+  if (limit.toolCallsPerMinute === undefined && limit.toolMsPerTurn === undefined && limit.tokensPerTurn === undefined) throw bad('limits nothing: give toolCallsPerMinute, toolMsPerTurn or tokensPerTurn');
   const target = limit.plugin !== undefined ? `plugin:${limit.plugin}` : `owner:${limit.owner}`;
   return { ...limit, name: limit.name ?? (limit.plugin ?? limit.owner)!, key: target };
 }

@@ -104,6 +104,23 @@ describe('budgets per plugin and owner, enforced at the point of spend', () => {
     expect(second.toolCalls.map((c) => (c.ok ? 'ok' : c.error!.code))).toEqual(['ok', 'ok', 'BudgetExceeded']);
   });
 
+  it("refuses a plugin's next call once the tokens of model calls reading its results reach tokensPerTurn", async () => {
+    const app = await appWith({ limits: [{ name: 'search-tokens', plugin: 'search', tokensPerTurn: 150 }] });
+    let round = 0;
+    const model = new ScriptedModel((req: ModelRequest): ScriptedReply => {
+      if (req.messages.at(-1)?.role === 'user') round = 0;
+      round++;
+      // Round 1 (the agent's, 100 tokens) asks for search; round 2 reads its result (200 tokens: search's) and asks again.
+      if (round <= 2) return { toolCalls: [{ id: `call_${randomUUID()}`, name: 'search.find', args: { q: `r${round}` } }], usage: { inputTokens: round * 90, outputTokens: round * 10 } };
+      return { text: 'done', usage: { inputTokens: 10, outputTokens: 1 } };
+    });
+    const result = await app.agent({ name: 'desk', model, instructions: '' }).session('k1').send('go');
+    expect(result.toolCalls.map((c) => (c.ok ? 'ok' : c.error!.code))).toEqual(['ok', 'BudgetExceeded']);
+    expect(result.toolCalls[1]!.error!.message).toContain("Budget 'search-tokens' of plugin 'search' (owner team-search) is spent: at most 150 model tokens per turn");
+    // Round 2's 200 and round 3's 11 (it read the refusal, a result of search's tool): 211.
+    expect(result.usage.byPlugin!['search']!.totalTokens).toBe(211);
+  });
+
   it('opens a new window each minute', async () => {
     let now = MID_MINUTE;
     const app = await appWith({ limits: [{ plugin: 'search', toolCallsPerMinute: 1 }], now: () => now });
