@@ -84,6 +84,15 @@ export { canLogTurnEvents, TURN_EVENT_LIMITS } from './src/stores/turn-event-log
 export type { TurnEventLog, RecordedTurnEvent, StoredTurnEvents } from './src/stores/turn-event-log.js';
 export { canJournalSteps } from './src/stores/step-journal.js';
 export type { StepJournal, StepAppend } from './src/stores/step-journal.js';
+export { canAudit } from './src/stores/audit-log.js';
+export type { AuditLog, AuditEntry, AuditRecord, AuditOutcome, Approver } from './src/stores/audit-log.js';
+export { verifyAuditChain, argumentsHash, AUDIT_GENESIS, type AuditVerification } from './src/stores/audit-chain.js';
+export { CONTRACT_VERSION, type PluginContract } from './src/app/plugin-contract.js';
+export { diffContracts, type ContractChange, type ContractDiff } from './src/app/contract-diff.js';
+export { MemoryBudgetCounter, RedisBudgetCounter, type BudgetCounter, type RedisLike } from './src/budgets/budget-counter.js';
+export type { BudgetLimit, BudgetSettings, BudgetRefusal } from './src/budgets/budgets.js';
+export type { EraseSelector, EraseRequest, EraseReport } from './src/erasure/erasure.js';
+export type { ApprovalPolicy, ApprovalSettings } from './src/agent/approval/approval-policy.js';
 export { MemoryStore } from './src/stores/memory-store.js';
 export { SqliteStore, DEFAULT_SQLITE_PATH, type SqliteStoreOptions } from './src/stores/sqlite-store.js';
 export { diagnoseSqliteStore, type DoctorReport, type DoctorFinding } from './src/stores/sqlite-doctor.js';

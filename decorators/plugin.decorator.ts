@@ -10,8 +10,18 @@ export interface PluginOptions {
   /** Default priority of the plugin's hooks; lower runs first. Default 100. */
   readonly priority?: number;
   readonly tags?: readonly string[];
-  /** Plugins that must be installed first; uninstalling one of them is refused while this one is installed. */
-  readonly dependsOn?: readonly string[];
+  /**
+   * The team that owns the plugin (`team-payments`): shown by `trellis plugins` and carried by
+   * its tool-call records, events, errors, spans, metrics and `usage.byOwner`. Letters, digits,
+   * `.`, `_`, `-`; at most 64 characters.
+   */
+  readonly owner?: string;
+  /**
+   * Plugins that must be installed first; uninstalling one of them is refused while this one
+   * is installed. Names, or names with the semver range of versions this plugin works with
+   * (`{ billing: '^2.1.0' }`), checked at install.
+   */
+  readonly dependsOn?: readonly string[] | Readonly<Record<string, string>>;
   /** A class-validator DTO the install-time `config` is checked against; injected as `PLUGIN_CONFIG`. */
   readonly config?: new () => object;
 }

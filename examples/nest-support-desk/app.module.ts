@@ -19,7 +19,8 @@ export interface SupportDeskOptions {
 }
 
 /**
- * The support desk: Trellis configured once, two teams' feature modules with their plugins,
+ * The support desk: Trellis configured once, two teams' feature modules with their plugins
+ * (orders, owned by team-orders; refunds, owned by team-payments, behind an approval policy),
  * the sessions API under `/api/support`, and an auth guard whose user becomes the turn's
  * host context.
  */
@@ -38,6 +39,13 @@ export class SupportDeskModule {
             const user = context.switchToHttp().getRequest<AuthenticatedRequest>().user;
             return user ? { 'app.user_id': user.id, 'app.tenant': user.tenant, 'app.scopes': user.scopes } : {};
           },
+          // Who decides a suspended call: the signed-in user. The audit log records them with each decision.
+          approver: (context) => {
+            const user = context.switchToHttp().getRequest<AuthenticatedRequest>().user;
+            return user ? { id: user.id, roles: user.roles } : undefined;
+          },
+          // The payments team's policy: only refund approvers decide refunds, within a day (then the call is rejected and the model told).
+          approvals: { policies: [{ name: 'refunds', tools: ['refunds.*'], roles: ['refund-approver'], expiresAfterMs: 24 * 60 * 60 * 1000 }] },
           queue: options.queue,
           worker: options.worker,
         }),

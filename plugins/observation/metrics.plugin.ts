@@ -89,15 +89,16 @@ export class MetricsPlugin implements PluginLifecycle {
         return;
       }
       case 'tool.finished':
-        m.toolLatency.observe({ tool: event.tool, outcome: event.ok ? 'ok' : 'error' }, event.durationMs / 1000);
-        if (!event.ok) m.errors.inc({ code: event.error?.code ?? 'Unknown', source: 'tool' });
+        // `owner` only for tools of plugins that declare one (`@Plugin({ owner })`): the others' series keep their labels.
+        m.toolLatency.observe({ tool: event.tool, outcome: event.ok ? 'ok' : 'error', ...(event.owner !== undefined && { owner: event.owner }) }, event.durationMs / 1000);
+        if (!event.ok) m.errors.inc({ code: event.error?.code ?? 'Unknown', source: 'tool', ...(event.owner !== undefined && { owner: event.owner }) });
         return;
       case 'turn.finished':
         this.roundStarts.delete(event.sessionId);
         m.turnLatency.observe({ status: event.status }, event.durationMs / 1000);
         return;
       case 'error':
-        m.errors.inc({ code: event.code, source: 'app' });
+        m.errors.inc({ code: event.code, source: 'app', ...(event.owner !== undefined && { owner: event.owner }) });
         return;
       default:
         return;

@@ -135,6 +135,10 @@ export class OpenTelemetryPlugin implements PluginLifecycle {
       case 'tool.finished': {
         const span = this.takeTool(event.sessionId, event.callId);
         if (!span) return;
+        if (event.owner !== undefined) {
+          span.setAttribute('trellis.plugin', event.plugin!);
+          span.setAttribute('trellis.owner', event.owner);
+        }
         if (!event.ok) {
           span.setAttribute(GEN_AI.errorType, event.error?.code ?? 'ToolFailed');
           span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: redactText(event.error?.message ?? '') });
@@ -153,6 +157,8 @@ export class OpenTelemetryPlugin implements PluginLifecycle {
         const spans = this.sessions.get(event.sessionId);
         const target = spans?.round ?? spans?.turn;
         target?.setAttribute(GEN_AI.errorType, event.code);
+        if (event.plugin !== undefined) target?.setAttribute('trellis.error.plugin', event.plugin);
+        if (event.owner !== undefined) target?.setAttribute('trellis.error.owner', event.owner);
         target?.setStatus({ code: this.api.SpanStatusCode.ERROR, message: redactText(event.message) });
         return;
       }

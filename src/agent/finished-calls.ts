@@ -16,7 +16,7 @@ const WHOLE = -1;
  * and the value or error, in one list; the duration and `round * 2 + ok`, in a list of
  * numbers only, which V8 stores unboxed. The public records are built by {@link records}
  * where they are read: the turn's result, a suspension record, a handoff. A record that
- * carries more than the compact form holds (a sub-agent's usage, an id or name other than
+ * carries more than the compact form holds (a sub-agent's usage, an owner, an id or name other than
  * the call's, a record restored from a suspension) is kept whole.
  */
 export class FinishedCalls {
@@ -31,7 +31,7 @@ export class FinishedCalls {
 
   /** A call of this turn that ended with `record`. */
   add(call: CallName, record: ToolCallRecord): void {
-    if (record.usage !== undefined || record.callId !== call.id || record.tool !== call.name) {
+    if (record.usage !== undefined || record.owner !== undefined || record.callId !== call.id || record.tool !== call.name) {
       this.addRecord(record);
       return;
     }

@@ -11,6 +11,8 @@ import { childDecision, parentCallOf, waitingInside, withoutCallsInside } from '
 import { historyFor, loopWithHandoffs } from './delegation/handoff-continuation.js';
 import { stashResume } from './delegation/resume-stash.js';
 import type { SuspensionRecord } from './suspension-record.js';
+import { canAudit, type Approver } from '../stores/audit-log.js';
+import { reviewApprovals } from './approval/approval-review.js';
 import { asEnded, finishReply, inTurnEnvelope, journalOf, turnEnv, type SessionParts, type TurnMeta } from './turn-envelope.js';
 import type { Decision, TurnResult } from './turn-result.js';
 import { replyText, TurnRunner, type TurnEnd } from './turn-runner.js';
@@ -22,6 +24,10 @@ export interface ResumeTurn {
   readonly signal: AbortSignal | TurnStopper | undefined;
   /** The resume's own key (a queued job's), kept in the journal: a retry of the same resume after a crash goes on with the turn. */
   readonly key: string | undefined;
+  /** Who decides, as the host vouches for them. */
+  readonly approver: Approver | undefined;
+  /** Only the expired calls are decided (`session.expirePending()`): no caller's decisions. */
+  readonly expireOnly?: boolean;
 }
 
 /**
@@ -38,13 +44,22 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
   // A caller's resume hands down every decision again after a crash: the ones this session
   // claimed already are carried over (or reopened as retry/skip) by its journal, not re-applied.
   const asked = parts.delegation ? resume.decisions.filter((d) => !stored.decisions.some((c) => c.callId === d.callId)) : resume.decisions;
-  const requested = (asked.length > 0 || !parts.delegation ? validateDecisions(record, asked, parts.id) : []).filter((d) => !carried.has(d.callId));
+  const requested = (resume.expireOnly ? [] : asked.length > 0 || !parts.delegation ? validateDecisions(record, asked, parts.id) : []).filter((d) => !carried.has(d.callId));
   checkEditedArgs(record, requested, env.view.toolsByName);
-  const fresh = [...carryOver, ...requested];
+  // A sub-agent's session takes the decisions its caller's review let through: the policies are applied once, where the human decided.
+  const review = parts.delegation ? undefined : reviewApprovals({ sessionId: parts.id, record, decisions: requested, approver: resume.approver, policies: parts.host.approvals ?? [], tools: parts.host.registry.tools, now: Date.now() });
+  const audit = parts.host.store !== undefined && canAudit(parts.host.store) ? parts.host.store : undefined;
+  if (review?.refused) {
+    if (audit) await audit.appendAudit(review.audit);
+    throw review.refused;
+  }
+  const fresh = [...carryOver, ...(review ? review.decisions : requested)];
   const runner = new TurnRunner(env, parts.agent.limits, record.input, record.instructions, historyFor(parts), record.startedAt);
   runner.restore(record);
-  let journal: SuspensionRecord = { ...record, decisions: [...record.decisions, ...fresh] };
-  if (fresh.some((d) => d.decision !== 'reject' && d.decision !== 'skip')) await claim(parts, journal, runner);
+  let journal: SuspensionRecord = { ...record, decisions: [...record.decisions, ...fresh], ...(review && { approvals: review.approvals }) };
+  // With an audit log, the decisions are stored before the log says they were made.
+  if (fresh.some((d) => d.decision !== 'reject' && d.decision !== 'skip') || (audit && review && review.audit.length > 0) || review?.voted) await claim(parts, journal, runner);
+  if (audit && review && review.audit.length > 0) await audit.appendAudit(review.audit);
   const meta: TurnMeta = { turnIndex: record.turnIndex, input: record.input, taskInput: record.input, startedAt: record.startedAt, taskStarted: true, runner, key: record.key };
   const save = (next: SuspensionRecord) => parts.sync.checkpoint(record.turnIndex, record.input, { result: runner.result('suspended', undefined, undefined, next.pending), append: [], suspension: next }, record.startedAt, parts.state.session.values, false, record.key);
   return inTurnEnvelope(parts, env, meta, async (): Promise<TurnEnd> => {

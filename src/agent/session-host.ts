@@ -11,6 +11,8 @@ import type { ChatMessage } from '../models/model-provider.js';
 import type { Decision, TurnResult } from './turn-result.js';
 import type { SessionRetention } from './open-sessions.js';
 import type { TurnLimits } from './turn-runner.js';
+import type { CompiledPolicy } from './approval/approval-policy.js';
+import type { BudgetGuard } from '../budgets/budgets.js';
 
 /**
  * The port agents and sessions run on: exactly what a turn needs from the kernel, and
@@ -32,6 +34,10 @@ export interface SessionHost {
   readonly retention?: SessionRetention;
   /** How long a session lease lasts without renewal (`TrellisOptions.leaseTtlMs`); default 30 s. */
   readonly leaseTtlMs?: number;
+  /** The app's budgets (`TrellisOptions.budgets`), when set. */
+  readonly budgets?: BudgetGuard;
+  /** The app's approval policies (`TrellisOptions.approvals`), checked; none when absent. */
+  readonly approvals?: readonly CompiledPolicy[];
   /** The app's agent of that name (the latest `app.agent({ name })`), for delegation. */
   agent?(name: string): DelegateAgent | undefined;
   /** Reports an error on the event stream without throwing. */

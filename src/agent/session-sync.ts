@@ -4,7 +4,7 @@ import { canReadRevision, type SessionStore, type StoredSession, type TurnRecord
 import { canJournalSteps } from '../stores/step-journal.js';
 import type { AgentBinding, SessionHost } from './session-host.js';
 import type { SuspensionRecord } from './suspension-record.js';
-import { persistentValues, turnRecord, withoutHostContext, type TurnStart } from './turn-record.js';
+import { persistentValues, turnRecord, withoutHostContext, withSubject, type TurnStart } from './turn-record.js';
 import type { HeldLease } from './session-lease.js';
 import type { TurnEnd } from './turn-runner.js';
 
@@ -142,7 +142,7 @@ export class SessionSync {
       sessionId: this.id,
       agent: this.agent.spec.name,
       expectedRevision: this.#revision,
-      state: persistentValues(sessionValues, this.host.registry),
+      state: withSubject(persistentValues(sessionValues, this.host.registry), sessionValues),
       append: end.append,
       turn: record,
       suspension: end.suspension ?? null,

@@ -25,6 +25,9 @@ import { openStepOf, parseSteps } from './turn-steps.js';
 import type { TurnRecord } from '../stores/session-store.js';
 import { totalUsage } from './turn-runner.js';
 import { TurnStopper } from '../context/turn-stopper.js';
+import type { Approver } from '../stores/audit-log.js';
+import { checkApprover } from './approval/approval-review.js';
+import { expiredCalls } from './approval/expiry.js';
 
 export interface SendOptions {
   /** Aborting it stops the model call and running tools; the turn ends `cancelled`. */
@@ -60,6 +63,12 @@ export interface ResumeOptions {
   readonly context?: Readonly<Record<string, unknown>>;
   /** As in `send`: wait for another writer's lease this long. */
   readonly waitForLease?: number;
+  /**
+   * Who is deciding, as the host vouches for them (the authenticated user of the request, the
+   * CLI's configured identity): approval policies check it, and the audit log records it.
+   * Never take it from the request body.
+   */
+  readonly approver?: Approver;
   /**
    * The caller's id for this resume (a queued job's key): when a crash cut off the turn this
    * resume continued, a resume with the same key goes on with it and answers with its end.
@@ -260,9 +269,34 @@ export class Session {
     return this.#resume(options, undefined);
   }
 
+  /**
+   * Rejects the waiting calls whose approval policy's `expiresAfterMs` ran out, and goes on
+   * with the turn (the model is told each was not approved in time). Call it from a timer or
+   * a heartbeat; `resume` does the same for expired calls first.
+   *
+   * @returns the resumed turn's result, or undefined when no waiting call has expired.
+   */
+  expirePending(options: { readonly waitForLease?: number; readonly signal?: AbortSignal } = {}): Promise<TurnResult | undefined> {
+    return this.#serialize(() =>
+      this.#leased('expirePending()', options.waitForLease, undefined, async () => {
+        await this.#ready();
+        await this.#recoverFirst({}, undefined);
+        const record = parseSuspension(this.#parts.sync.suspension, this.id);
+        if (!record || expiredCalls(record, this.#parts.host.approvals ?? [], this.#parts.host.registry.tools, Date.now()).length === 0) return undefined;
+        this.#assertPluginsInstalled();
+        return runResumedTurn(this.#activeParts(undefined), record, { decisions: [], context: undefined, signal: options.signal, key: undefined, approver: undefined, expireOnly: true });
+      }),
+    );
+  }
+
   #resume(options: ResumeOptions, delegation: DelegationFrame | undefined): Promise<TurnResult> {
     const keyProblem = turnKeyProblem(options.key, 'session.resume()');
     if (keyProblem) return Promise.reject(keyProblem);
+    try {
+      checkApprover(options.approver);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return this.#serialize(() =>
       this.#stoppable(options.signal, (stopper) => this.#leased('resume()', options.waitForLease, options.leaseTtlMs, async () => {
         await this.#ready();
@@ -282,7 +316,7 @@ export class Session {
           });
         }
         this.#assertPluginsInstalled();
-        return runResumedTurn(this.#activeParts(delegation), record, { decisions: options.decisions, context: options.context, signal: stopper, key: options.key });
+        return runResumedTurn(this.#activeParts(delegation), record, { decisions: options.decisions, context: options.context, signal: stopper, key: options.key, approver: options.approver });
       })),
     );
   }

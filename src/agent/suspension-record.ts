@@ -1,5 +1,6 @@
 import { TrellisError } from '../errors/trellis-error.js';
 import type { ChatMessage, Usage } from '../models/model-provider.js';
+import type { Approver } from '../stores/audit-log.js';
 import type { Decision, PendingApproval, ToolCallRecord } from './turn-result.js';
 
 export const SUSPENSION_VERSION = 1;
@@ -44,6 +45,19 @@ export interface SuspensionRecord {
   readonly handedOver?: Readonly<Record<string, Usage>>;
   /** The turn's key (`SendOptions.key`, or one made for it). Optional: older records have none. */
   readonly key?: string;
+  /** When the calls were parked (ISO): approval policies' expiry counts from it. Optional: older records count from `startedAt`. */
+  readonly suspendedAt?: string;
+  /** Model usage by round, for `usage.byPlugin`. Optional: older records attribute the rounds before the suspension as unattributed. */
+  readonly roundUsage?: Readonly<Record<number, Usage>>;
+  /** Approvals given so far to calls whose policy needs a quorum, by call id. Optional. */
+  readonly approvals?: Readonly<Record<string, readonly ApprovalVote[]>>;
+}
+
+/** One approver's approval of a call that needs several. */
+export interface ApprovalVote {
+  readonly approver: Approver;
+  readonly at: string;
+  readonly reason?: string;
 }
 
 /**
@@ -88,6 +102,9 @@ export function parseSuspension(value: unknown, sessionId: string): SuspensionRe
   if (record.turn !== undefined && (typeof record.turn !== 'object' || record.turn === null || Array.isArray(record.turn))) throw fail("'turn' is not an object");
   if (record.done !== undefined && typeof record.done !== 'string') throw fail("'done' is not text");
   if (record.key !== undefined && typeof record.key !== 'string') throw fail("'key' is not text");
+  if (record.suspendedAt !== undefined && (typeof record.suspendedAt !== 'string' || Number.isNaN(Date.parse(record.suspendedAt)))) throw fail("'suspendedAt' is not a time");
+  if (record.roundUsage !== undefined && (typeof record.roundUsage !== 'object' || record.roundUsage === null || Array.isArray(record.roundUsage))) throw fail("'roundUsage' is not an object");
+  if (record.approvals !== undefined && !validVotes(record.approvals)) throw fail("'approvals' is not a map of call ids to approvals");
   if (record.started !== undefined && (!Array.isArray(record.started) || !record.started.every((id) => typeof id === 'string'))) throw fail("'started' is not a list of call ids");
   for (const pending of record.pending!) {
     if (typeof pending?.callId !== 'string' || typeof pending.tool !== 'string' || typeof pending.arguments !== 'string' || typeof pending.ticket?.message !== 'string') {
@@ -95,6 +112,11 @@ export function parseSuspension(value: unknown, sessionId: string): SuspensionRe
     }
   }
   return record as SuspensionRecord;
+}
+
+function validVotes(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  return Object.values(value).every((votes) => Array.isArray(votes) && votes.every((v) => typeof v?.approver?.id === 'string' && typeof v.at === 'string'));
 }
 
 /**

@@ -90,6 +90,8 @@ class TurnEnvironment implements TurnEnv {
   readonly delegation: DelegationFrame | undefined;
   readonly subject: SessionEvents;
   readonly bus: SessionHost['events'];
+  readonly budgets: SessionHost['budgets'];
+  readonly budgetKey: string;
 
   constructor(
     parts: SessionParts,
@@ -109,6 +111,8 @@ class TurnEnvironment implements TurnEnv {
     this.delegation = parts.delegation;
     this.subject = parts.subject;
     this.bus = host.events;
+    this.budgets = host.budgets;
+    this.budgetKey = `${parts.id}\u0000${turnIndex}`;
   }
 
   observed(): boolean {
@@ -202,6 +206,7 @@ function saveTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: TurnEn
 }
 
 function turnFinished(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: TurnEnd, began: number): TurnResult {
+  env.budgets?.endTurn(env.budgetKey);
   if (env.observed()) env.emit({ type: 'turn.finished', sessionId: parts.id, turn: meta.turnIndex, status: end.result.status, durationMs: performance.now() - began });
   return end.result;
 }

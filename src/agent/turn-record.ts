@@ -49,6 +49,19 @@ export function persistentValues(values: Readonly<Record<string, unknown>>, sche
   return out;
 }
 
+/**
+ * The stored values with the session's subject (`trellis.subject`): the user and tenant the
+ * host's session context names now, else the subject stored before. Only for erasure.
+ */
+export function withSubject(stored: Record<string, unknown>, values: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const userId = values['app.user_id'];
+  const tenant = values['app.tenant'];
+  if (typeof userId !== 'string' && typeof tenant !== 'string') return stored;
+  const before = (values[KERNEL_KEYS.subject] ?? {}) as { userId?: string; tenant?: string };
+  stored[KERNEL_KEYS.subject] = { ...before, ...(typeof userId === 'string' && { userId }), ...(typeof tenant === 'string' && { tenant }) };
+  return stored;
+}
+
 /** Stored session values without host context, for sessions saved before host context stopped being stored. */
 export function withoutHostContext(values: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const out: Record<string, unknown> = {};

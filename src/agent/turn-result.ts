@@ -1,5 +1,6 @@
 import type { PendingApproval } from '../contract/suspension.js';
 import type { Usage } from '../models/model-provider.js';
+import type { AttributedUsage } from './usage-attribution.js';
 import type { ToolCallRecord } from '../contract/tool-result.js';
 
 export type { ToolCallRecord } from '../contract/tool-result.js';
@@ -16,6 +17,13 @@ export interface TurnUsage extends Usage {
    * include theirs, so billing of the turn sees everything its sub-agents spent).
    */
   readonly byAgent?: Readonly<Record<string, Usage>>;
+  /**
+   * The turn's spend by the plugin that caused it: its tools' time, and the tokens of the model
+   * calls that read its tools' results (see `attributeUsage`; `(agent)` for rounds no tool led to).
+   */
+  readonly byPlugin?: Readonly<Record<string, AttributedUsage>>;
+  /** The same, summed by owning team (`@Plugin({ owner })`; `(no owner)` for plugins without one). */
+  readonly byOwner?: Readonly<Record<string, AttributedUsage>>;
 }
 
 /** What `session.send()` and `session.resume()` return (DESIGN §2). */
@@ -43,4 +51,6 @@ export interface Decision {
   readonly args?: unknown;
   /** With `reject`: what the model is told. */
   readonly message?: string;
+  /** Why the decision was made, for the audit log (a reject's `message` serves when absent). */
+  readonly reason?: string;
 }

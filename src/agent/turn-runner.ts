@@ -12,6 +12,7 @@ import type { ToolResult } from '../contract/tool-result.js';
 import type { InferenceRequest } from '../contract/hook-payloads.js';
 import type { HandoffMark } from '../contract/delegation.js';
 import { handedOverUsage, rollUpUsage } from './delegation/usage-rollup.js';
+import { attributeUsage } from './usage-attribution.js';
 import { filterTools, mergeInference, ROUND_KEYS, roundMessages, toolDefinitions } from './round-request.js';
 import { carriedTurnValues, SUSPENSION_VERSION, type SuspensionRecord } from './suspension-record.js';
 import { runToolBatch, type BatchOutcome } from './tool-batch.js';
@@ -66,6 +67,8 @@ export class TurnRunner {
   /** The turn's finished calls, compact; `toolCallRecords()` is `TurnResult.toolCalls`. */
   readonly finished = new FinishedCalls();
   readonly usage: Record<string, Usage> = {};
+  /** Model usage by round (1-based), for `usage.byPlugin`: a round's tokens go to the plugins whose tools ran in the round before. */
+  readonly roundUsage: Record<number, Usage> = {};
   /** Model usage of agents that handed this turn over before its current agent, by agent. */
   handedOver: Readonly<Record<string, Usage>> = NONE_HANDED_OVER;
   /** This turn's messages: the user message, then assistant and tool messages. */
@@ -95,6 +98,7 @@ export class TurnRunner {
     this.key = previous.key;
     this.finished.addAll(previous.finished);
     Object.assign(this.usage, previous.usage);
+    Object.assign(this.roundUsage, previous.roundUsage);
   }
 
   /** Restores a suspended turn's progress before continuing it. */
@@ -103,6 +107,7 @@ export class TurnRunner {
     this.messages = [...record.messages];
     for (const call of record.toolCalls) this.finished.addRecord(call);
     Object.assign(this.usage, record.usage);
+    if (record.roundUsage) Object.assign(this.roundUsage, record.roundUsage);
     this.handedOver = record.handedOver ?? NONE_HANDED_OVER;
     this.key = record.key;
   }
@@ -145,6 +150,8 @@ export class TurnRunner {
         if (this.journal !== undefined) await this.journal.after(round, response);
       }
       this.addUsage(response);
+      this.roundUsage[round] = response.usage;
+      if (env.budgets?.countsTokens) env.budgets.spentTokens(env.budgetKey, this.causesOf(round), response.usage.totalTokens);
       if (env.observed()) env.emit({ type: 'round.finished', sessionId: env.sessionId, turn: env.turnIndex, round, model: response.model, usage: response.usage });
       this.messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls.length > 0 ? response.toolCalls : undefined });
       if (response.toolCalls.length === 0) return this.end('completed', response.text);
@@ -314,6 +321,8 @@ export class TurnRunner {
         turn: this.turnValues(),
         ...(done !== undefined && { done }),
         ...(this.key !== undefined && { key: this.key }),
+        suspendedAt: new Date().toISOString(),
+        roundUsage: this.roundUsage,
       };
       return { result: this.result('suspended', undefined, undefined, pending), append: [], suspension: record };
     }
@@ -341,7 +350,14 @@ export class TurnRunner {
 
   result(status: TurnStatus, reply: string | undefined, error?: { code: string; message: string }, suspended?: readonly PendingApproval[]): TurnResult {
     const toolCalls = this.toolCallRecords();
-    return { status, reply, rounds: this.rounds, toolCalls, usage: rollUpUsage(totalUsage(this.usage), toolCalls, this.env.agent, this.handedOver), suspended, error };
+    const usage = rollUpUsage(totalUsage(this.usage), toolCalls, this.env.agent, this.handedOver);
+    const tools = this.env.registry.tools;
+    const owners = this.env.registry.byName;
+    const split = attributeUsage(usage, this.roundUsage, toolCalls, (tool) => {
+      const plugin = tools.get(tool)?.plugin;
+      return plugin === undefined ? undefined : { plugin, owner: owners.get(plugin)?.definition.owner };
+    });
+    return { status, reply, rounds: this.rounds, toolCalls, usage: { ...usage, ...split }, suspended, error };
   }
 
   end(status: TurnStatus, reply: string | undefined, error?: { code: string; message: string }): TurnEnd {
@@ -412,6 +428,20 @@ export class TurnRunner {
     if (values[ROUND_KEYS[0]] !== undefined || values[ROUND_KEYS[1]] !== undefined || values[ROUND_KEYS[2]] !== undefined) {
       commitKernelWrites(this.env.site.scope, this.env.registry, ROUND_KEYS.map((key) => turnValue(key, undefined)));
     }
+  }
+
+  /** The plugins whose tools ran in the round before `round`: what its model call was asked to read. */
+  private causesOf(round: number): { plugin: string; owner?: string }[] {
+    const { registry } = this.env;
+    const causes: { plugin: string; owner?: string }[] = [];
+    for (const record of this.finished.records()) {
+      if (record.round !== round - 1) continue;
+      const plugin = registry.tools.get(record.tool)?.plugin;
+      if (plugin === undefined) continue;
+      const owner = registry.byName.get(plugin)?.definition.owner;
+      causes.push({ plugin, ...(owner !== undefined && { owner }) });
+    }
+    return causes;
   }
 
   private addUsage(response: ModelResponse): void {

@@ -38,8 +38,12 @@ export interface PluginInfo {
   readonly version: string;
   readonly description: string;
   readonly tags: readonly string[];
+  /** The owning team (`@Plugin({ owner })`), when given. */
+  readonly owner?: string;
   readonly enabled: boolean;
   readonly dependsOn: readonly string[];
+  /** The semver range each dependency must satisfy, by name, where one was given. */
+  readonly dependsOnRanges: Readonly<Record<string, string>>;
   readonly tools: readonly ToolInfo[];
   readonly hooks: readonly HookInfo[];
   readonly stateKeys: readonly { readonly key: string; readonly scope: string; readonly merge: string; readonly persistent: boolean }[];
@@ -60,8 +64,10 @@ export function describeRegistry(registry: RegistrySnapshot): AppDescription {
       version: p.definition.version,
       description: p.definition.description,
       tags: p.definition.tags,
+      ...(p.definition.owner !== undefined && { owner: p.definition.owner }),
       enabled: p.enabled,
       dependsOn: p.definition.dependsOn,
+      dependsOnRanges: p.definition.dependsOnRanges,
       tools: p.tools.map((t) => ({
         name: t.name,
         plugin: t.plugin,

@@ -26,12 +26,16 @@ import { SESSION_STORE, TRELLIS_APP } from '../plugin/plugin-tokens.js';
 import { RegistrySnapshot } from '../plugin/registry-snapshot.js';
 import { SessionState } from '../state/session-state.js';
 import { StateEngine } from '../state/state-engine.js';
-import type { SessionStore } from '../stores/session-store.js';
+import { canCompact, type SessionStore } from '../stores/session-store.js';
 import type { MiddlewareDeclaration } from '../tools/tool-middleware.js';
 import { describeRegistry, type AppDescription } from './app-description.js';
+import { pluginContract, type PluginContract } from './plugin-contract.js';
+import { checkSelector, sessionsToErase, type EraseReport, type EraseSelector } from '../erasure/erasure.js';
 import { registerKernel } from './kernel-access.js';
 import { bindProviders, type Provider } from './providers.js';
 import type { SelfTestReport } from './self-test-report.js';
+import { compileApprovalPolicies, type ApprovalSettings } from '../agent/approval/approval-policy.js';
+import { BudgetGuard, type BudgetSettings } from '../budgets/budgets.js';
 
 export { TRELLIS_APP } from '../plugin/plugin-tokens.js';
 
@@ -59,6 +63,16 @@ export interface TrellisOptions {
    * pause a process may have (GC, a stopped VM). Whole milliseconds, 1,000 to 86,400,000.
    */
   readonly leaseTtlMs?: number;
+  /**
+   * Who may decide on which suspended calls: approval policies per tool or tag (roles, a
+   * quorum of distinct approvers, an expiry, required reasons). See docs/governance.md.
+   */
+  readonly approvals?: ApprovalSettings;
+  /**
+   * Spending limits per plugin or owner, enforced before each tool call (`BudgetExceeded`):
+   * tool calls per minute (shared by workers with a `RedisBudgetCounter`), tool time per turn.
+   */
+  readonly budgets?: BudgetSettings;
 }
 
 const APP_SESSION = '(app)';
@@ -98,6 +112,7 @@ export class Trellis {
 
   private constructor(options: TrellisOptions) {
     this.#options = options;
+    this.#bus.ownerOf = (plugin) => this.#current.byName.get(plugin)?.definition.owner;
     bindProviders(this.#providers, options.providers ?? []);
     guardToken(this.#providers, TRELLIS_APP, 'TRELLIS_APP (the Trellis app)', LEGITIMATE_ROUTES);
     guardToken(this.#providers, Trellis as unknown as ServiceIdentifier, 'the Trellis app', LEGITIMATE_ROUTES);
@@ -118,6 +133,8 @@ export class Trellis {
       store: options.store,
       retention: { ...DEFAULT_RETENTION, ...options.sessions },
       leaseTtlMs: options.leaseTtlMs ?? LEASE_TTL_MS,
+      approvals: compileApprovalPolicies(options.approvals),
+      ...(options.budgets !== undefined && { budgets: new BudgetGuard(options.budgets) }),
       sessionState: (id) => this.#sessionState(id),
       releaseSession: (id) => void this.#sessions.delete(id),
       reportError: (error, plugin, point, sessionId) => this.#reportError(error, plugin, point, sessionId),
@@ -219,6 +236,57 @@ export class Trellis {
    */
   describe(): AppDescription {
     return describeRegistry(this.#current);
+  }
+
+  /**
+   * Erases stored sessions — one, a user's (`app.user_id`), a tenant's (`app.tenant`), or those
+   * not updated since a time — with everything the store keeps of them (transcript, turns,
+   * suspension, step journal, recorded turn events), after every installed plugin's `onErase`
+   * removed what it holds of them elsewhere. Sessions open in this process are dropped from
+   * memory. The approval audit log is append-only and keeps its entries (session ids, approver
+   * ids, arguments' hashes; never the arguments). See docs/governance.md.
+   *
+   * @throws TrellisError `InvalidOptions` for an empty or bad selector; `NotStarted` without a
+   *   store; a plugin's `onErase` failure (nothing deleted then: run it again).
+   */
+  async erase(selector: EraseSelector): Promise<EraseReport> {
+    checkSelector(selector);
+    const store = this.#options.store;
+    if (!store) throw new TrellisError('NotStarted', 'erase() needs a session store: this app keeps sessions in memory only', { hint: 'Create the app with Trellis.create({ store })' });
+    const sessionIds = await sessionsToErase(store, selector);
+    const plugins: string[] = [];
+    if (sessionIds.length === 0) return { sessions: [], plugins };
+    for (const plugin of this.#current.plugins) {
+      const hook = (plugin.instance as PluginLifecycle).onErase;
+      if (typeof hook !== 'function') continue;
+      try {
+        await hook.call(plugin.instance, { sessionIds, selector });
+      } catch (error) {
+        throw new TrellisError(TrellisError.is(error) ? error.code : 'Failed', `${plugin.definition.name}.onErase failed: ${describeError(error)}`, {
+          hint: 'No session was deleted; fix the plugin and erase again (plugins that ran already are asked again)',
+          kind: 'system',
+          cause: error,
+        });
+      }
+      plugins.push(plugin.definition.name);
+    }
+    for (const id of sessionIds) {
+      await store.delete(id);
+      this.#sessions.delete(id);
+      for (const agent of this.#agents.values()) agent.forget(id);
+    }
+    // Deleted rows stay in a file's free pages until it is rewritten.
+    if (canCompact(store)) await store.compact();
+    return { sessions: sessionIds, plugins };
+  }
+
+  /**
+   * The contract of each installed plugin: what other teams may rely on (tools' input and
+   * output schemas, hook points, context keys read and written, state keys, effects, actions,
+   * dependencies). `trellis plugins --json` writes them; `trellis contract diff` compares two.
+   */
+  contracts(): PluginContract[] {
+    return this.#current.plugins.map(pluginContract);
   }
 
   /**
@@ -351,8 +419,9 @@ export class Trellis {
     return state;
   }
 
-  #reportError(error: unknown, plugin?: string, point?: string, sessionId?: string, code?: TrellisError['code']): void {
-    this.#bus.emit({ type: 'error', code: code ?? (TrellisError.is(error) ? error.code : 'HookFailed'), message: describeError(error), plugin, point, sessionId });
+  #reportError(error: unknown, plugin?: string, point?: string, sessionId?: string, code?: TrellisError['code'], owner?: string): void {
+    // The owner is given by a plugin's own host (it may report before it is registered); the bus finds it for the rest.
+    this.#bus.emit({ type: 'error', code: code ?? (TrellisError.is(error) ? error.code : 'HookFailed'), message: describeError(error), plugin, point, sessionId, ...(owner !== undefined && { owner }) });
   }
 
   #appSite(): HookSite {
@@ -411,7 +480,7 @@ export class Trellis {
         return bus.events$;
       },
       emit: (event, data) => bus.emit({ type: 'plugin.event', plugin: name, name: event, data }),
-      reportError: (error, where = {}) => this.#reportError(error, name, where.point, where.sessionId, where.code),
+      reportError: (error, where = {}) => this.#reportError(error, name, where.point, where.sessionId, where.code, plugin.definition.owner),
       export: (token, value) => {
         if (this.#providers.isCurrentBound(token)) {
           throw new TrellisError('DuplicateRegistration', `Plugin '${name}' exports ${String(typeof token === 'function' ? token.name : token)}, which is already provided`, { hint: 'Export under a token of your own' });
@@ -429,7 +498,7 @@ export class Trellis {
     this.#exports.delete(name);
   }
 
-  async #lifecycle(plugin: InstalledPlugin, method: keyof PluginLifecycle, _options?: InstallOptions): Promise<void> {
+  async #lifecycle(plugin: InstalledPlugin, method: 'onInstall' | 'onUninstall', _options?: InstallOptions): Promise<void> {
     const hook = (plugin.instance as PluginLifecycle)[method];
     if (typeof hook !== 'function') return;
     try {

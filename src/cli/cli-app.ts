@@ -1,4 +1,5 @@
 import { readdirSync, statSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -16,6 +17,7 @@ import {
   TrellisError,
   type Agent,
   type AgentSpec,
+  type Approver,
   type ModelProvider,
   type PluginClass,
   type Session,
@@ -49,6 +51,8 @@ export interface CliApp {
   readonly recorder: TurnEventRecorder;
   /** Running the example: its scripted model, for when no API key is set. */
   readonly exampleModel?: () => ModelProvider;
+  /** Who decides the calls this CLI approves or rejects: the config's `identity`, else the OS user. */
+  readonly approver: Approver;
 }
 
 /** Opens the app and its SQLite store (created when missing). Tool-call logs go to `<store dir>/logs/trellis.log`. */
@@ -67,14 +71,14 @@ export async function openCliApp(io: CliIo): Promise<CliApp> {
     const { deskScriptedModel } = await import('../../examples/sql-report-desk/desk-model.js');
     const home = dirname(storePath);
     const app = await createDeskApp({ store, logFile, databasePath: join(home, 'sql-report-desk.db'), exportDir: join(home, 'exports') });
-    return { app, store, spec: DESK_AGENT, storePath, configFile: undefined, config: undefined, context: {}, recorder: recordTurns(app, store, io), exampleModel: () => deskScriptedModel({ exportDir: join(home, 'exports') }) };
+    return { app, store, spec: DESK_AGENT, storePath, configFile: undefined, config: undefined, context: {}, recorder: recordTurns(app, store, io), exampleModel: () => deskScriptedModel({ exportDir: join(home, 'exports') }), approver: cliApprover(undefined) };
   }
   // pino is loaded here, when a command opens the app: `--help` and `--version` do not load it.
   const { pino } = await import('pino');
   const logger = createLogger({ destination: pino.destination({ dest: logFile, mkdir: true, sync: true }) });
   let app: Trellis;
   try {
-    app = Trellis.create({ store, providers: [{ provide: TRELLIS_LOGGER, useValue: logger }, ...(loaded.config.providers ?? [])] });
+    app = Trellis.create({ store, providers: [{ provide: TRELLIS_LOGGER, useValue: logger }, ...(loaded.config.providers ?? [])], ...(loaded.config.approvals !== undefined && { approvals: loaded.config.approvals }) });
   } catch (error) {
     await store.close();
     throw error;
@@ -93,7 +97,19 @@ export async function openCliApp(io: CliIo): Promise<CliApp> {
     ...(agent.maxRounds !== undefined ? { maxRounds: agent.maxRounds } : {}),
     ...(agent.plugins !== undefined ? { plugins: agent.plugins } : {}),
   };
-  return { app, store, spec, storePath, configFile: loaded.file, config: loaded, context: loaded.config.context ?? {}, recorder: recordTurns(app, store, io) };
+  return { app, store, spec, storePath, configFile: loaded.file, config: loaded, context: loaded.config.context ?? {}, recorder: recordTurns(app, store, io), approver: cliApprover(loaded) };
+}
+
+/** The config's `identity`, else the operating system's user (`os:<name>`), with no roles. */
+export function cliApprover(loaded: LoadedConfig | undefined): Approver {
+  if (loaded?.config.identity) return loaded.config.identity;
+  let name = 'unknown';
+  try {
+    name = userInfo().username;
+  } catch {
+    // No user entry for this uid (a container): the id says so.
+  }
+  return { id: `os:${name}` };
 }
 
 function recordTurns(app: Trellis, store: SessionStore, io: CliIo): TurnEventRecorder {
@@ -288,6 +304,18 @@ export async function cliStorePath(io: CliIo): Promise<string> {
     });
   }
   return storePathOf(io, loaded);
+}
+
+/** Where the config's store is: a SQLite file, or a PostgreSQL server and schema (`where` never shows a password). */
+export type CliStoreTarget = { readonly kind: 'sqlite'; readonly path: string; readonly where: string } | { readonly kind: 'postgres'; readonly url: string; readonly schema: string | undefined; readonly where: string };
+
+/** The config's store, for commands that open it without the app (`trellis audit`). */
+export async function cliStoreTarget(io: CliIo): Promise<CliStoreTarget> {
+  const loaded = await loadCliConfig(io.cwd);
+  const url = loaded?.config.store;
+  if (isPostgresUrl(url)) return { kind: 'postgres', url, schema: loaded?.config.storeSchema, where: describePostgres(url) };
+  const path = storePathOf(io, loaded);
+  return { kind: 'sqlite', path, where: path };
 }
 
 /** `postgres://host:port/db` without user or password, for messages. */

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, extname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { isModelProvider, TrellisError, type AgentSpec, type ModelProvider, type PluginClass, type Provider } from '../../index.js';
+import { isModelProvider, TrellisError, type AgentSpec, type ApprovalSettings, type Approver, type ModelProvider, type PluginClass, type Provider } from '../../index.js';
 import type { McpServerSpec } from '../../mcp.js';
 import { describeError } from './cli-errors.js';
 import { moduleLoadHint } from './module-load-hint.js';
@@ -58,6 +58,14 @@ export interface CliConfig {
   readonly providers?: readonly Provider[];
   /** MCP servers whose tools become plugins named after them (docs/mcp.md). A stdio server's `cwd` defaults to the config's folder. */
   readonly mcpServers?: Readonly<Record<string, McpServerSpec>>;
+  /**
+   * Who decides when this CLI approves or rejects a call (`trellis resume`, `trellis chat`):
+   * the approver approval policies check and the audit log records. Default: the operating
+   * system's user, as `os:<name>`, with no roles.
+   */
+  readonly identity?: Approver;
+  /** Approval policies (`Trellis.create({ approvals })`): who may decide which calls. See docs/governance.md. */
+  readonly approvals?: ApprovalSettings;
 }
 
 /** A config file found and checked. */
@@ -68,7 +76,7 @@ export interface LoadedConfig {
   readonly config: CliConfig;
 }
 
-const FIELDS = ['plugins', 'agent', 'model', 'store', 'storeSchema', 'queue', 'context', 'providers', 'mcpServers'];
+const FIELDS = ['plugins', 'agent', 'model', 'store', 'storeSchema', 'queue', 'context', 'providers', 'mcpServers', 'identity', 'approvals'];
 const ENTRY_FIELDS = ['path', 'module', 'plugin', 'config'];
 const AGENT_FIELDS = ['name', 'instructions', 'maxRounds', 'plugins'];
 
@@ -119,7 +127,11 @@ function checkConfig(raw: unknown, file: string, mcpProblems: readonly string[])
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid(file, ['it must hold an object (a .ts/.js config default-exports it)']);
   const config = raw as Record<string, unknown>;
   for (const key of Object.keys(config)) if (!FIELDS.includes(key)) problems.push(`unknown field '${key}' (known: ${FIELDS.join(', ')})`);
-  const { plugins, agent, model, store, storeSchema, queue, context, providers, mcpServers } = config;
+  const { plugins, agent, model, store, storeSchema, queue, context, providers, mcpServers, identity, approvals } = config;
+  if (identity !== undefined && !(isPlainObject(identity) && typeof identity.id === 'string' && identity.id.length > 0 && (identity.roles === undefined || (Array.isArray(identity.roles) && identity.roles.every((r) => typeof r === 'string'))))) {
+    problems.push('identity must be { "id": "alice@example.com", "roles": ["finance"] } (roles optional)');
+  }
+  if (approvals !== undefined && !(isPlainObject(approvals) && (approvals.policies === undefined || Array.isArray(approvals.policies)))) problems.push('approvals must be { "policies": [ { "tools": [...], "roles": [...], "quorum": 2 } ] }');
   if (mcpServers !== undefined) {
     if (!isPlainObject(mcpServers)) problems.push('mcpServers must be an object: { name: { command, args, env } | { url, headers } }');
     else problems.push(...mcpProblems);

@@ -14,6 +14,8 @@ import { registerRunCommand } from './commands/run.command.js';
 import { registerSessionsCommand } from './commands/sessions.command.js';
 import { registerWorkerCommand } from './commands/worker.command.js';
 import { registerDoctorCommand } from './commands/doctor.command.js';
+import { registerAuditCommand } from './commands/audit.command.js';
+import { registerContractCommand } from './commands/contract.command.js';
 
 const ABOUT = `
 Configuration: trellis.config.ts, .js, .mjs or .json in the working directory (plugins with their
@@ -52,6 +54,8 @@ export function buildProgram(io: CliIo, reported: (text: string) => void = (text
   registerDoctorCommand(program, io);
   registerMcpCommand(program, io);
   registerDevCommand(program, io);
+  registerAuditCommand(program, io);
+  registerContractCommand(program, io);
   return program;
 }
 

@@ -1,5 +1,5 @@
 import type { Observable } from 'rxjs';
-import { TrellisError, type Decision, type TrellisEvent, type TurnResult } from '../../index.js';
+import { TrellisError, type Approver, type Decision, type TrellisEvent, type TurnResult } from '../../index.js';
 import type { TurnQueue } from '../../queue.js';
 import type { CliApp } from './cli-app.js';
 
@@ -28,7 +28,7 @@ export function queuedSession(queue: CliQueue, sessionId: string): { readonly id
 }
 
 /** What a queued turn asks a worker to do. */
-export type QueuedTurnRequest = { readonly kind: 'send'; readonly message: string } | { readonly kind: 'resume'; readonly decisions: readonly Decision[] };
+export type QueuedTurnRequest = { readonly kind: 'send'; readonly message: string } | { readonly kind: 'resume'; readonly decisions: readonly Decision[]; readonly approver?: Approver };
 
 /**
  * Enqueues one turn and waits for a worker's result. A worker runs it whatever happens
@@ -36,7 +36,7 @@ export type QueuedTurnRequest = { readonly kind: 'send'; readonly message: strin
  */
 export async function runQueuedTurn(queue: CliQueue, sessionId: string, key: string, request: QueuedTurnRequest, context: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<TurnResult> {
   const base = { agent: queue.agent, sessionId, key, context: Object.keys(context).length > 0 ? context : undefined };
-  const queued = request.kind === 'send' ? await queue.queue.enqueueSend({ ...base, message: request.message }) : await queue.queue.enqueueResume({ ...base, decisions: request.decisions });
+  const queued = request.kind === 'send' ? await queue.queue.enqueueSend({ ...base, message: request.message }) : await queue.queue.enqueueResume({ ...base, decisions: request.decisions, ...(request.approver !== undefined && { approver: request.approver }) });
   const stopped = new Promise<never>((_, reject) => {
     const stop = () =>
       reject(

@@ -25,6 +25,9 @@ export type ToolCallRecord = {
   readonly tool: string;
   readonly round: number;
   readonly durationMs: number;
+  /** Set for a tool of a plugin with an owner (`@Plugin({ owner })`): the plugin and its owning team. */
+  readonly plugin?: string;
+  readonly owner?: string;
   /** A sub-agent's call (agent as tool): the tokens its turn used, counted into this turn's usage. */
   readonly usage?: RolledUpUsage;
 } & ({ readonly ok: true; readonly value: unknown; readonly error?: undefined } | { readonly ok: false; readonly value?: undefined; readonly error: ToolErrorInfo });

@@ -48,6 +48,14 @@ export interface TrellisErrorCodes {
   SessionNotFound: true;
   InvalidCheckpoint: true;
   InvalidDecision: true;
+  /** An approval policy refused a decision (role, reason, quorum): nothing of the resume was applied. */
+  ApprovalRefused: true;
+  /** The audit log's hash chain does not hold: a record was changed, removed, inserted or reordered. */
+  AuditBroken: true;
+  /** A plugin's contract changed in a breaking way without a major version bump (`trellis contract diff`). */
+  BreakingChange: true;
+  /** A plugin's or owner's budget is spent (`Trellis.create({ budgets })`): the call did not run. */
+  BudgetExceeded: true;
   NotStarted: true;
   UnsupportedSchema: true;
   Blocked: true;

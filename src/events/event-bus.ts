@@ -10,13 +10,20 @@ import type { TrellisEvent } from './trellis-event.js';
 export class EventBus {
   private readonly subject = new Subject<TrellisEvent>();
   readonly events$: Observable<TrellisEvent> = this.subject.asObservable();
+  /** The owning team of a plugin (`@Plugin({ owner })`), set by the app: error events naming a plugin carry it. */
+  ownerOf: (plugin: string) => string | undefined = () => undefined;
 
   get observed(): boolean {
     return this.subject.observed;
   }
 
   emit(event: TrellisEvent): void {
-    if (this.subject.observed) this.subject.next(redactEvent(event));
+    if (!this.subject.observed) return;
+    if (event.type === 'error' && event.plugin !== undefined && event.owner === undefined) {
+      const owner = this.ownerOf(event.plugin);
+      if (owner !== undefined) event = { ...event, owner };
+    }
+    this.subject.next(redactEvent(event));
   }
 
   complete(): void {

@@ -70,7 +70,9 @@ export class HostedSession {
   /** Continues a suspended turn; the decider's host context is the turn context of what runs now. */
   resume(options: HostedResumeOptions): Promise<TurnResult> {
     const context = this.context(options.context);
-    return this.turns.tracker.track(options.signal, (signal) => this.turns.dispatcher.resume(this.target(), { ...options, context, signal }));
+    // The request's approver unless the caller names one (host code deciding for a system).
+    const approver = options.approver ?? this.turns.requestContext.currentApprover();
+    return this.turns.tracker.track(options.signal, (signal) => this.turns.dispatcher.resume(this.target(), { ...options, context, signal, ...(approver !== undefined && { approver }) }));
   }
 
   /**

@@ -41,7 +41,7 @@ export class TrellisHost implements OnModuleInit, OnApplicationBootstrap, OnModu
     private readonly requestContext: TrellisRequestContext,
   ) {
     const queue = queueSettings(options);
-    this.app = Trellis.create({ store: options.store, middleware: options.middleware, providers: options.providers, heartbeatMs: options.heartbeatMs });
+    this.app = Trellis.create({ store: options.store, middleware: options.middleware, providers: options.providers, heartbeatMs: options.heartbeatMs, approvals: options.approvals });
     this.#queued = queue && new QueuedTurns(queue);
     this.#worker = queue?.worker && new HostedWorker(queue.worker, queue.store, this.#kernelAgents);
     const turns = { requestContext, tracker: this.tracker, dispatcher: this.#queued ?? inProcessTurns };

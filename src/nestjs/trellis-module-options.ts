@@ -1,4 +1,4 @@
-import type { AgentSpec, MiddlewareDeclaration, ModelProvider, Provider, SessionStore } from '../../index.js';
+import type { AgentSpec, ApprovalSettings, Approver, MiddlewareDeclaration, ModelProvider, Provider, SessionStore } from '../../index.js';
 import type { TrellisQueueOptions, TrellisWorkerHostOptions } from './queue/queue-options.js';
 
 /** An agent of the module: an `AgentSpec` whose model may also name one of `models`. */
@@ -39,6 +39,14 @@ export interface TrellisModuleOptions {
    * agent while it is handled (`TrellisContextInterceptor` calls it after the guards ran).
    */
   readonly requestContext?: (context: import('@nestjs/common').ExecutionContext) => HostContext | Promise<HostContext>;
+  /**
+   * Who the request is from, for approval policies and the audit log: `resume` (and the
+   * sessions API's decisions) decide as them. Default: the request's `user` (set by your auth
+   * guard): its `id`, `sub`, `email` or `username`, and its `roles`.
+   */
+  readonly approver?: (context: import('@nestjs/common').ExecutionContext) => Approver | undefined | Promise<Approver | undefined>;
+  /** Approval policies (`Trellis.create({ approvals })`): who may decide which calls. See docs/governance.md. */
+  readonly approvals?: ApprovalSettings;
   /** On shutdown, wait this long for running turns to finish before cancelling them. Default 10000. */
   readonly shutdownTimeoutMs?: number;
   /**

@@ -15,7 +15,11 @@ export interface PluginDefinition {
   readonly description: string;
   readonly priority: number;
   readonly tags: readonly string[];
+  /** The owning team (`@Plugin({ owner })`), when given. */
+  readonly owner?: string;
   readonly dependsOn: readonly string[];
+  /** The semver range each dependency must satisfy, by name (`dependsOn: { billing: '^2.1.0' }`); names given without one have none. */
+  readonly dependsOnRanges: Readonly<Record<string, string>>;
   readonly configType?: new () => object;
   readonly classRequires: readonly ContextKeySpec[];
   readonly classMiddleware: readonly MiddlewareDeclaration[];

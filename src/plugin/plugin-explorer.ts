@@ -7,6 +7,7 @@ import type { StateKeyMetadata } from '../../decorators/state-key.decorator.js';
 import type { KeyedHandlerMetadata } from '../../decorators/on-effect.decorator.js';
 import { CLASS_MEMBER } from '../../decorators/requires.decorator.js';
 import type { ContextKeySpec } from '../context/context-key.js';
+import semver from 'semver';
 import { TrellisError } from '../errors/trellis-error.js';
 import { isHookPoint, HOOK_POINT_NAMES } from '../hooks/hook-points.js';
 import type { MiddlewareDeclaration } from '../tools/tool-middleware.js';
@@ -47,6 +48,8 @@ export function explorePlugin(type: unknown): PluginDefinition {
   if (typeof options.name !== 'string' || !NAME.test(options.name)) problems.push(`name '${String(options.name)}' must be letters, digits, '-', '_' in dot-separated parts`);
   if (typeof options.version !== 'string' || options.version.length === 0) problems.push('version is required');
   if (typeof options.name === 'string' && isReserved(options.name)) problems.push(`name '${options.name}' is reserved: 'trellis' and 'trellis.*' belong to the kernel`);
+  if (options.owner !== undefined && (typeof options.owner !== 'string' || !OWNER.test(options.owner))) problems.push(`owner ${JSON.stringify(options.owner)} must be a team name: letters, digits, '.', '_', '-', at most 64 characters (e.g. 'team-payments')`);
+  const dependencies = readDependencies(options.dependsOn, problems);
   const proto = type.prototype as Record<string, unknown>;
   const requiresMap = (Reflect.getOwnMetadata(METADATA.requires, type) as Map<string, ContextKeySpec[]> | undefined) ?? new Map();
   const middlewareMap = (Reflect.getOwnMetadata(METADATA.middleware, type) as Map<string, MiddlewareDeclaration[]> | undefined) ?? new Map();
@@ -105,7 +108,9 @@ export function explorePlugin(type: unknown): PluginDefinition {
     description: options.description ?? '',
     priority,
     tags: options.tags ?? [],
-    dependsOn: options.dependsOn ?? [],
+    ...(options.owner !== undefined && { owner: options.owner }),
+    dependsOn: dependencies.names,
+    dependsOnRanges: dependencies.ranges,
     configType: options.config,
     classRequires: requires(CLASS_MEMBER),
     classMiddleware: middlewareMap.get(CLASS_MEMBER) ?? [],
@@ -117,4 +122,26 @@ export function explorePlugin(type: unknown): PluginDefinition {
     actions: keyed(readList(METADATA.actions, type), '@OnAction'),
     selfTests,
   };
+}
+
+/** A team name: what `@Plugin({ owner })` takes. */
+const OWNER = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** `dependsOn` as names, or names with semver ranges; each range checked with `semver.validRange`. */
+function readDependencies(dependsOn: PluginOptions['dependsOn'], problems: string[]): { names: string[]; ranges: Record<string, string> } {
+  if (dependsOn === undefined) return { names: [], ranges: {} };
+  if (Array.isArray(dependsOn)) {
+    if (!dependsOn.every((n) => typeof n === 'string' && n.length > 0)) problems.push('dependsOn must list plugin names, or map names to semver ranges');
+    return { names: [...dependsOn], ranges: {} };
+  }
+  if (typeof dependsOn !== 'object' || dependsOn === null) {
+    problems.push("dependsOn must list plugin names, or map names to semver ranges ({ billing: '^2.1.0' })");
+    return { names: [], ranges: {} };
+  }
+  const ranges: Record<string, string> = {};
+  for (const [name, range] of Object.entries(dependsOn)) {
+    if (typeof range !== 'string' || semver.validRange(range) === null) problems.push(`dependsOn.${name}: ${JSON.stringify(range)} is not a semver range (e.g. '^2.1.0', '>=1.4 <3')`);
+    else ranges[name] = range;
+  }
+  return { names: Object.keys(dependsOn), ranges };
 }

@@ -1,6 +1,7 @@
 import { describeError } from '../errors/describe-error.js';
 import { Container } from 'inversify';
 import { normalizeKey, type ContextKeySpec } from '../context/context-key.js';
+import semver from 'semver';
 import { TrellisError } from '../errors/trellis-error.js';
 import type { MiddlewareDeclaration } from '../tools/tool-middleware.js';
 import { dtoJsonSchema } from '../validation/dto-json-schema.js';
@@ -63,6 +64,7 @@ export function preparePlugin(definition: PluginDefinition, options: InstallOpti
       details: { plugin: definition.name, missing },
     });
   }
+  checkDependencyVersions(definition, current);
   const config = validateConfig(definition, options.config);
   const where = `Plugin '${definition.name}'`;
   const pluginDeclarations = [...definition.classMiddleware, ...(options.middleware ?? [])];
@@ -219,4 +221,18 @@ function checkUnique(definition: PluginDefinition, current: RegistrySnapshot, re
       details: { plugin: definition.name, clashes },
     });
   }
+}
+
+/** Each `dependsOn` range against the version installed: a contract this plugin was not written for is refused at install. */
+function checkDependencyVersions(definition: PluginDefinition, current: RegistrySnapshot): void {
+  const wrong = Object.entries(definition.dependsOnRanges).flatMap(([name, range]) => {
+    const installed = current.byName.get(name)?.definition.version;
+    if (installed === undefined || semver.satisfies(installed, range, { includePrerelease: true })) return [];
+    return [{ name, range, installed }];
+  });
+  if (wrong.length === 0) return;
+  throw new TrellisError('MissingDependency', `Plugin '${definition.name}' needs ${wrong.map((w) => `'${w.name}' ${w.range}, but ${w.installed} is installed`).join('; ')}`, {
+    hint: `Install a version of ${wrong.map((w) => `'${w.name}'`).join(', ')} in that range, or a version of '${definition.name}' written for the one installed`,
+    details: { plugin: definition.name, versions: wrong },
+  });
 }

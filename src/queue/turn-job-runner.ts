@@ -163,7 +163,7 @@ export class TurnJobRunner {
       const key = job.id!;
       // The kernel's session lease lasts as long as the queue lease: a killed worker's turn goes on once both lapsed.
       const leaseTtlMs = this.options.leaseTtlMs;
-      const result = data.kind === 'send' ? await session.send(data.message, { signal, key, leaseTtlMs }) : await session.resume({ decisions, signal, key, leaseTtlMs });
+      const result = data.kind === 'send' ? await session.send(data.message, { signal, key, leaseTtlMs }) : await session.resume({ decisions, signal, key, leaseTtlMs, ...(data.approver !== undefined && { approver: data.approver }) });
       if (signal.aborted) throw signal.reason;
       // An earlier attempt ran part of this turn (the store moved on since it started): this one went on with it.
       return this.resultOf(job, data.kind, result, rerun);

@@ -1,4 +1,4 @@
-import { TrellisError, type Decision } from '../../index.js';
+import { TrellisError, type Approver, type Decision } from '../../index.js';
 import type { DoubleTextPolicy } from './session-order.js';
 
 /** What every turn request names: which agent, which session, and which turn. */
@@ -27,6 +27,8 @@ export interface SendRequest extends TurnRequestBase {
 /** Decisions on a suspended turn: `session.resume({ decisions })` on some worker. */
 export interface ResumeRequest extends TurnRequestBase {
   readonly decisions: readonly Decision[];
+  /** Who decided, as the enqueuing host vouches for them: the worker passes it to `resume` for the approval policies and the audit log. */
+  readonly approver?: Approver;
 }
 
 /**

@@ -18,6 +18,12 @@ export const KERNEL_KEYS = {
   activeAgent: 'trellis.active_agent',
   /** A handoff asked for in this round: `{ agent, from }`, acted on when the round's calls are done. */
   handoff: 'trellis.handoff',
+  /**
+   * Whom the session is about: `{ userId?, tenant? }` from the host's session context
+   * (`app.user_id`, `app.tenant`), persisted so that `app.erase({ userId })` finds a user's
+   * sessions. Never read back as host context.
+   */
+  subject: 'trellis.subject',
 } as const;
 
 /**
@@ -60,4 +66,5 @@ export const KERNEL_STATE_KEYS: readonly StateKeyEntry[] = [
   entry(KERNEL_KEYS.roundExcludeTools, 'turn', 'commutative'),
   { ...entry(KERNEL_KEYS.activeAgent, 'session', 'exclusive'), persistent: true },
   entry(KERNEL_KEYS.handoff, 'turn', 'exclusive'),
+  { ...entry(KERNEL_KEYS.subject, 'session', 'exclusive'), persistent: true },
 ];

@@ -6,6 +6,8 @@ import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, S
 import { leaseLost, type StepAppend, type StepJournal } from './step-journal.js';
 import { admitTurnEvents, noSessionForEvents, type TurnEventUsage } from './turn-event-budget.js';
 import type { RecordedTurnEvent, StoredTurnEvents, TurnEventLog } from './turn-event-log.js';
+import { chainAuditEntries } from './audit-chain.js';
+import type { AuditEntry, AuditLog, AuditRecord } from './audit-log.js';
 
 interface MemoryLease {
   readonly holder: string;
@@ -36,9 +38,11 @@ interface MemorySession {
  * @example
  * const app = await Trellis.create({ store: new MemoryStore() });
  */
-export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal {
+export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal, AuditLog {
   private readonly sessions = new Map<string, MemorySession>();
   private readonly leases = new Map<string, MemoryLease>();
+  /** The audit log as JSON text per record, so a caller holding a record cannot change the stored one. */
+  private readonly audit: string[] = [];
 
   async load(sessionId: string): Promise<StoredSession | undefined> {
     const session = this.sessions.get(sessionId);
@@ -130,6 +134,19 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
     const log = this.sessions.get(sessionId)?.turnEvents.get(turnIndex);
     if (!log) return { events: [], dropped: 0 };
     return { events: log.rows.map((row) => JSON.parse(row) as RecordedTurnEvent), dropped: log.usage.dropped };
+  }
+
+  async appendAudit(entries: readonly AuditEntry[]): Promise<readonly AuditRecord[]> {
+    const last = this.audit.length === 0 ? undefined : (JSON.parse(this.audit.at(-1)!) as AuditRecord);
+    const records = chainAuditEntries(last, structuredClone(entries));
+    this.audit.push(...records.map((r) => JSON.stringify(r)));
+    return records;
+  }
+
+  async readAudit(options: { readonly after?: number; readonly limit?: number } = {}): Promise<readonly AuditRecord[]> {
+    const from = Math.max(0, options.after ?? 0);
+    const rows = this.audit.slice(from, options.limit === undefined ? undefined : from + options.limit);
+    return rows.map((row) => JSON.parse(row) as AuditRecord);
   }
 
   async delete(sessionId: string): Promise<boolean> {

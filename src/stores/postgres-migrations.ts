@@ -67,6 +67,25 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       );
       CREATE INDEX turn_steps_by_session ON ${s}.turn_steps (session_id, id);`,
   },
+  {
+    version: 4,
+    name: 'audit-log',
+    // The approval audit log: append-only (a trigger refuses UPDATE, DELETE and TRUNCATE),
+    // each row chained to the one before by its hash. Entries outlive their sessions.
+    up: (s) => `
+      CREATE TABLE ${s}.audit_log (
+        seq       bigint PRIMARY KEY,
+        prev_hash text NOT NULL,
+        hash      text NOT NULL,
+        entry     json NOT NULL
+      );
+      CREATE FUNCTION ${s}.audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'the Trellis audit log is append-only'; END $$;
+      CREATE TRIGGER audit_log_no_change BEFORE UPDATE OR DELETE ON ${s}.audit_log
+        FOR EACH ROW EXECUTE FUNCTION ${s}.audit_log_append_only();
+      CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON ${s}.audit_log
+        FOR EACH STATEMENT EXECUTE FUNCTION ${s}.audit_log_append_only();`,
+  },
 ];
 
 /**

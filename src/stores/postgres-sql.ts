@@ -8,6 +8,10 @@ export function postgresStatements(s: string) {
   const now = `date_trunc('milliseconds', clock_timestamp())`;
   const ttl = `make_interval(secs => $3::double precision / 1000)`;
   return {
+    lastAudit: `SELECT seq, hash FROM ${s}.audit_log ORDER BY seq DESC LIMIT 1`,
+    insertAudit: `INSERT INTO ${s}.audit_log (seq, prev_hash, hash, entry)
+      SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::json[])`,
+    selectAudit: `SELECT seq, prev_hash, hash, entry::text AS entry FROM ${s}.audit_log WHERE seq > $1 ORDER BY seq LIMIT $2`,
     // One statement, so one snapshot: a load never mixes two checkpoints.
     load: `
       SELECT s.id, s.agent, s.revision, s.state::text AS state, s.suspension::text AS suspension,

@@ -9,6 +9,8 @@ import { postgresStatements, type PostgresStatements } from './postgres-sql.js';
 import { assertLeaseArguments } from './session-lease.js';
 import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession } from './session-store.js';
 import { leaseLost, type StepAppend, type StepJournal } from './step-journal.js';
+import { chainAuditEntries } from './audit-chain.js';
+import type { AuditEntry, AuditLog, AuditRecord } from './audit-log.js';
 
 /** The schema {@link PostgresStore} uses when none is given. */
 export const DEFAULT_POSTGRES_SCHEMA = 'trellis';
@@ -71,7 +73,7 @@ const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
  * const store = await PostgresStore.open({ url: process.env.DATABASE_URL! });
  * const app = await Trellis.create({ store });
  */
-export class PostgresStore implements SessionStore, RevisionReader, StepJournal {
+export class PostgresStore implements SessionStore, RevisionReader, StepJournal, AuditLog {
   /** The schema this store's tables live in. */
   readonly schema: string;
   private closed = false;
@@ -178,6 +180,24 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal 
     nextRevision(append, head);
     // The snapshot agreed, so a concurrent writer moved the session between it and the write.
     throw nextRevisionRace(sessionId, append.expectedRevision);
+  }
+
+  /** One transaction under an advisory lock: instances append in one order, each row chained to the last. */
+  async appendAudit(entries: readonly AuditEntry[]): Promise<readonly AuditRecord[]> {
+    if (entries.length === 0) return [];
+    return this.transaction('append to the audit log', async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`trellis.audit:${this.schema}`]);
+      const last = (await client.query<{ seq: string; hash: string }>(this.sql.lastAudit, [])).rows[0];
+      const records = chainAuditEntries(last && { seq: Number(last.seq), hash: last.hash }, entries);
+      await client.query(this.sql.insertAudit, [records.map((r) => r.seq), records.map((r) => r.prevHash), records.map((r) => r.hash), records.map((r) => JSON.stringify(r.entry))]);
+      return records;
+    });
+  }
+
+  async readAudit(options: { readonly after?: number; readonly limit?: number } = {}): Promise<readonly AuditRecord[]> {
+    const { rows } = await this.query<{ seq: string; prev_hash: string; hash: string; entry: string }>('read the audit log', this.sql.selectAudit, [options.after ?? 0, options.limit ?? null]);
+    const decode = new StoredRowDecoder('(audit log)', 'database');
+    return rows.map((row) => ({ seq: Number(row.seq), prevHash: row.prev_hash, hash: row.hash, entry: decode.parse(row.entry, `audit_log.entry (seq ${row.seq})`) as AuditEntry }));
   }
 
   async list(): Promise<readonly SessionSummary[]> {

@@ -108,6 +108,19 @@ export interface RevisionReader {
   revision(sessionId: string): Promise<number | undefined>;
 }
 
+/**
+ * An optional capability: rewrites the store so that deleted rows leave no bytes behind (free
+ * pages, old WAL frames). `app.erase` calls it after deleting sessions. Costs a rewrite of the
+ * whole store: for erasure and retention runs, not for every delete.
+ */
+export interface Compactable {
+  compact(): Promise<void>;
+}
+
+export function canCompact(store: SessionStore): store is SessionStore & Compactable {
+  return typeof (store as Partial<Compactable>).compact === 'function';
+}
+
 export function canReadRevision(store: SessionStore): store is SessionStore & RevisionReader {
   return typeof (store as Partial<RevisionReader>).revision === 'function';
 }

@@ -184,6 +184,25 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       CREATE INDEX turn_steps_by_session ON turn_steps (session_id);
     `,
   },
+  {
+    version: 8,
+    name: 'audit-log',
+    // The approval audit log: append-only (triggers refuse UPDATE and DELETE), each row
+    // chained to the one before by its hash (src/stores/audit-chain.ts). No foreign key:
+    // entries outlive the sessions they are about.
+    up: `
+      CREATE TABLE audit_log (
+        seq       INTEGER PRIMARY KEY,
+        prev_hash TEXT NOT NULL,
+        hash      TEXT NOT NULL,
+        entry     TEXT NOT NULL
+      );
+      CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+        BEGIN SELECT RAISE(ABORT, 'the Trellis audit log is append-only'); END;
+      CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
+        BEGIN SELECT RAISE(ABORT, 'the Trellis audit log is append-only'); END;
+    `,
+  },
 ];
 
 const LEDGER = `

@@ -13,6 +13,8 @@ import { leaseLost, type StepAppend, type StepJournal } from './step-journal.js'
 import { applyMigrations, assertSchemaCurrent } from './sqlite-migrations.js';
 import { admitTurnEvents, noSessionForEvents, type TurnEventUsage } from './turn-event-budget.js';
 import type { RecordedTurnEvent, StoredTurnEvents, TurnEventLog } from './turn-event-log.js';
+import { chainAuditEntries } from './audit-chain.js';
+import type { AuditEntry, AuditLog, AuditRecord } from './audit-log.js';
 
 /** Where {@link SqliteStore} puts its file when no path is given, relative to the working directory. */
 export const DEFAULT_SQLITE_PATH = '.trellis/trellis.db';
@@ -70,7 +72,7 @@ interface SummaryRow {
  * const store = SqliteStore.open('.trellis/orders.db');
  * const app = await Trellis.create({ store });
  */
-export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal {
+export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal, AuditLog {
   /** The file (or `:memory:`) this store opened. */
   readonly path: string;
   /** Whether the store was opened with `readonly: true`. */
@@ -81,6 +83,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
   private readonly readSession: (sessionId: string) => StoredSession | undefined;
   private readonly writeTurnEvents: (sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]) => void;
   private readonly writeSteps: (append: StepAppend, steps: string) => number;
+  private readonly writeAudit: (entries: readonly AuditEntry[]) => AuditRecord[];
 
   constructor(options: SqliteStoreOptions = {}) {
     this.path = options.path ?? DEFAULT_SQLITE_PATH;
@@ -93,6 +96,12 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     this.readSession = this.db.transaction((sessionId: string) => this.readRows(sessionId)).deferred;
     this.writeTurnEvents = this.db.transaction((sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]) => this.applyTurnEvents(sessionId, turnIndex, events)).immediate;
     this.writeSteps = this.db.transaction((append: StepAppend, steps: string) => this.applySteps(append, steps)).immediate;
+    // Immediate: the last row is read under the write lock, so processes sharing the file chain in one order.
+    this.writeAudit = this.db.transaction((entries: readonly AuditEntry[]) => {
+      const records = chainAuditEntries(this.sql.lastAudit.get() as { seq: number; hash: string } | undefined, entries);
+      for (const r of records) this.sql.insertAudit.run(r.seq, r.prevHash, r.hash, JSON.stringify(r.entry));
+      return records;
+    }).immediate;
   }
 
   /** Opens (creating and migrating when needed) the store at `path`. */
@@ -151,6 +160,18 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     return { events, dropped: usage?.dropped ?? 0 };
   }
 
+  async appendAudit(entries: readonly AuditEntry[]): Promise<readonly AuditRecord[]> {
+    this.assertWritable('append to the audit log');
+    if (entries.length === 0) return [];
+    return guardStore('append to the audit log', this.path, () => this.writeAudit(entries));
+  }
+
+  async readAudit(options: { readonly after?: number; readonly limit?: number } = {}): Promise<readonly AuditRecord[]> {
+    const rows = guardStore('read the audit log', this.path, () => this.sql.selectAudit.all(options.after ?? 0, options.limit ?? -1)) as { seq: number; prev_hash: string; hash: string; entry: string }[];
+    const decode = new StoredRowDecoder('(audit log)', 'file');
+    return rows.map((row) => ({ seq: row.seq, prevHash: row.prev_hash, hash: row.hash, entry: decode.parse(row.entry, `audit_log.entry (seq ${row.seq})`) as AuditEntry }));
+  }
+
   async delete(sessionId: string): Promise<boolean> {
     this.assertWritable('delete');
     // Checkpoint rows and turn events go with the session through ON DELETE CASCADE.
@@ -175,6 +196,19 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     assertLeaseArguments(sessionId, holder);
     this.assertWritable('release a session lease');
     this.sql.releaseLease.run(sessionId, holder);
+  }
+
+  /**
+   * Rewrites the file without free pages (`VACUUM`) and empties the WAL, so erased sessions'
+   * bytes are gone from disk too. Needs no other connection writing meanwhile (else `StoreBusy`).
+   */
+  async compact(): Promise<void> {
+    this.assertWritable('compact');
+    guardStore('compact the store', this.path, () => {
+      this.db.pragma('wal_checkpoint(TRUNCATE)');
+      this.db.exec('VACUUM');
+      this.db.pragma('wal_checkpoint(TRUNCATE)');
+    });
   }
 
   async close(): Promise<void> {
@@ -411,5 +445,8 @@ function prepareStatements(db: Database.Database) {
     insertSteps: db.prepare('INSERT INTO turn_steps (session_id, steps) VALUES (?, ?)'),
     selectSteps: db.prepare('SELECT id, steps FROM turn_steps WHERE session_id = ? ORDER BY id'),
     deleteSteps: db.prepare('DELETE FROM turn_steps WHERE session_id = ?'),
+    lastAudit: db.prepare('SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1'),
+    insertAudit: db.prepare('INSERT INTO audit_log (seq, prev_hash, hash, entry) VALUES (?, ?, ?, ?)'),
+    selectAudit: db.prepare('SELECT seq, prev_hash, hash, entry FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?'),
   };
 }

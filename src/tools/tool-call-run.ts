@@ -17,6 +17,7 @@ import type { Phase } from '../state/state-engine.js';
 import type { StateCommand } from '../state/state-command.js';
 import { MAX_ARGUMENT_CHARS } from '../validation/argument-limits.js';
 import { formatFieldErrors, validateDto } from '../validation/validate-dto.js';
+import { budgetError, type BudgetGuard } from '../budgets/budgets.js';
 import type { CallEnd, CallResultEnd } from './call-end.js';
 import { runChain } from './middleware-chain.js';
 import { recordToolResult, toolMessage } from './tool-record.js';
@@ -185,12 +186,37 @@ export class ToolCallRun implements CallPlace {
   }
 
   private startChain(): ToolCallRun {
+    const budgets = this.env.budgets;
+    const plugin = this.tool!.plugin;
+    if (budgets !== undefined && budgets.applies(plugin, this.env.registry.byName.get(plugin)?.definition.owner)) {
+      this.running = this.budgeted(budgets);
+      return this;
+    }
     try {
       this.running = runChain(this.tool!.chain, this.#invocation!, this);
     } catch (error) {
       this.running = Promise.resolve(toolFailure(error));
     }
     return this;
+  }
+
+  /** The point of spend: the call counts against its plugin's and owner's budgets, and runs only if none is spent. */
+  private async budgeted(budgets: BudgetGuard): Promise<ToolResult> {
+    const { env, tool } = this;
+    const owner = env.registry.byName.get(tool!.plugin)?.definition.owner;
+    const refusal = await budgets.admit(tool!.plugin, owner, env.budgetKey);
+    if (refusal !== undefined) {
+      if (env.observed()) env.emit({ type: 'budget.exceeded', sessionId: env.sessionId, callId: this.call.id, tool: tool!.name, ...refusal });
+      return { ok: false, error: budgetError(refusal) };
+    }
+    const started = performance.now();
+    try {
+      return await runChain(tool!.chain, this.#invocation!, this);
+    } catch (error) {
+      return toolFailure(error);
+    } finally {
+      budgets.spent(tool!.plugin, owner, env.budgetKey, performance.now() - started);
+    }
   }
 
   private async commit(result: ToolResult, command: StateCommand): Promise<CallEnd> {
@@ -257,10 +283,14 @@ export class ToolCallRun implements CallPlace {
     const { env, info } = this;
     const durationMs = performance.now() - this.started;
     const error: ToolErrorInfo | undefined = outcome.ok ? undefined : outcome.error;
-    if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: info.callId, tool: info.tool, ok: outcome.ok, durationMs, error });
+    // A call of an owned plugin (`@Plugin({ owner })`) says whose it is, in its event and its record.
+    const plugin = this.tool?.plugin;
+    const owner = plugin === undefined ? undefined : env.registry.byName.get(plugin)?.definition.owner;
+    if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: info.callId, tool: info.tool, ok: outcome.ok, durationMs, error, ...(owner !== undefined && { plugin, owner }) });
     let record: ToolCallRecord = outcome.ok
       ? { callId: info.callId, tool: info.tool, round: info.round, ok: true, value: outcome.value, durationMs }
       : { callId: info.callId, tool: info.tool, round: info.round, ok: false, error: outcome.error, durationMs };
+    if (owner !== undefined) record = { ...record, plugin, owner };
     if (this.#usage) record = { ...record, usage: this.#usage };
     return { kind: 'result', record, content: capToolResult(toolMessage(outcome), this.tool?.maxResultChars ?? env.maxToolResultChars), done: this.#done };
   }

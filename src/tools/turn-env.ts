@@ -5,6 +5,7 @@ import type { ActiveView, RegistrySnapshot } from '../plugin/registry-snapshot.j
 import type { StateEngine } from '../state/state-engine.js';
 import type { CallResultEnd } from './call-end.js';
 import type { TurnStopper } from '../context/turn-stopper.js';
+import type { BudgetGuard } from '../budgets/budgets.js';
 
 /** What one running turn carries: the registry snapshot it started with and its scope. */
 export interface TurnEnv {
@@ -30,6 +31,10 @@ export interface TurnEnv {
   readonly delegation?: DelegationFrame;
   /** The turn's step journal, when its store keeps one (durable steps, DESIGN §7.5); absent otherwise. */
   readonly steps?: CallSteps;
+  /** The app's budgets (`TrellisOptions.budgets`), checked before each tool call of a plugin they limit. */
+  readonly budgets?: BudgetGuard;
+  /** This turn's key for per-turn budgets. */
+  readonly budgetKey: string;
   /** Whether anybody listens to events, checked before building one. */
   observed(): boolean;
   emit(event: TrellisEvent): void;

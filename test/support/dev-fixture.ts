@@ -22,6 +22,8 @@ import {
   type ToolContext,
   type ToolInvocation,
   type ToolResult,
+  type ApprovalSettings,
+  type Approver,
 } from '../../index.js';
 import { startDevServer, type DevServer } from '../../src/dev/dev-server.js';
 
@@ -98,14 +100,14 @@ export interface DevFixture {
   close(): Promise<void>;
 }
 
-export async function startDevFixture(options: { token?: string; delayMs?: number } = {}): Promise<DevFixture> {
+export async function startDevFixture(options: { token?: string; delayMs?: number; approver?: Approver; approvals?: ApprovalSettings } = {}): Promise<DevFixture> {
   NotesPlugin.deleted = [];
   const dir = mkdtempSync(join(tmpdir(), 'trellis-dev-'));
   const store = SqliteStore.open(join(dir, 'trellis.db'));
-  const app = Trellis.create({ store });
+  const app = Trellis.create({ store, ...(options.approvals && { approvals: options.approvals }) });
   await app.install(NotesPlugin);
   const agent = app.agent({ name: 'notes-agent', model: notesModel(options.delayMs), instructions: 'Help with notes.' });
-  const dev = await startDevServer({ app, agent, store, port: 0, token: options.token });
+  const dev = await startDevServer({ app, agent, store, port: 0, token: options.token, ...(options.approver && { approver: options.approver }) });
   const base = new URL(dev.url).origin;
   return {
     app,

@@ -3,6 +3,8 @@ export interface DeskUser {
   readonly id: string;
   readonly tenant: string;
   readonly scopes: readonly string[];
+  /** What approval policies check: who may decide which suspended calls. */
+  readonly roles: readonly string[];
 }
 
 /**
@@ -10,7 +12,9 @@ export interface DeskUser {
  * the shape it hands on is the same.
  */
 export const USERS_BY_TOKEN: Readonly<Record<string, DeskUser>> = {
-  'alice-token': { id: 'alice', tenant: 'acme', scopes: ['orders:read', 'refunds:write'] },
-  'bob-token': { id: 'bob', tenant: 'acme', scopes: ['orders:read'] },
-  'sam-token': { id: 'sam', tenant: 'acme', scopes: ['orders:read', 'refunds:write', 'refunds:approve'] },
+  'alice-token': { id: 'alice', tenant: 'acme', scopes: ['orders:read', 'refunds:write'], roles: ['support-agent'] },
+  'bob-token': { id: 'bob', tenant: 'acme', scopes: ['orders:read'], roles: [] },
+  // A team lead who may pass the scope check on decisions but is no refund approver: the payments team's policy refuses her.
+  'dana-token': { id: 'dana', tenant: 'acme', scopes: ['orders:read', 'refunds:approve'], roles: ['team-lead'] },
+  'sam-token': { id: 'sam', tenant: 'acme', scopes: ['orders:read', 'refunds:write', 'refunds:approve'], roles: ['refund-approver'] },
 };

@@ -12,7 +12,7 @@ export class LookupOrder {
  * The orders team's plugin. Nest builds it with the module's `OrdersService`; Trellis
  * installs it at bootstrap. Every tool needs the `orders:read` scope from the request context.
  */
-@Plugin({ name: 'orders', version: '1.0.0', description: 'Order lookups' })
+@Plugin({ name: 'orders', version: '1.0.0', owner: 'team-orders', description: 'Order lookups' })
 @Middleware(AuthMiddleware, { scopes: ['orders:read'] })
 export class OrdersPlugin {
   constructor(private readonly orders: OrdersService) {}

@@ -21,7 +21,7 @@ export class IssueRefund {
  * The refunds team's plugin: pays refunds through the module's `RefundsService`. Needs the
  * `refunds:write` scope; a refund over the limit is parked for a supervisor's decision.
  */
-@Plugin({ name: 'refunds', version: '1.0.0', description: 'Refunds, behind an approval above a limit' })
+@Plugin({ name: 'refunds', version: '1.0.0', owner: 'team-payments', description: 'Refunds, behind an approval above a limit' })
 @Middleware(AuthMiddleware, { scopes: ['refunds:write'] })
 export class RefundsPlugin {
   constructor(private readonly refunds: RefundsService) {}

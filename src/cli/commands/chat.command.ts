@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { AppDescription, Decision, Session, TrellisEvent, TurnResult } from '../../../index.js';
+import type { AppDescription, Approver, Decision, Session, TrellisEvent, TurnResult } from '../../../index.js';
 import { openSession, waitingCalls, withCliApp } from '../cli-app.js';
 import type { CliIo } from '../cli-io.js';
 import { cliCommand } from '../invocation.js';
@@ -28,7 +28,7 @@ export function registerChatCommand(program: Command, io: CliIo): void {
           io.err(`warning: session ${session.id} waits for approval of ${waiting.map((c) => `${c.tool} (${c.callId})`).join(', ')}; your next message cancels ${waiting.length === 1 ? 'it' : 'them'} (/exit, then ${cliCommand(io)} resume ${session.id}, to decide instead)`);
         }
         try {
-          await chatLoop(io, session, reader, cli.app.describe());
+          await chatLoop(io, session, reader, cli.app.describe(), cli.approver);
         } finally {
           reader.close();
         }
@@ -36,7 +36,7 @@ export function registerChatCommand(program: Command, io: CliIo): void {
     });
 }
 
-async function chatLoop(io: CliIo, session: Session, reader: LineReader, app: AppDescription): Promise<void> {
+async function chatLoop(io: CliIo, session: Session, reader: LineReader, app: AppDescription, approver: Approver): Promise<void> {
   for (;;) {
     io.write('you> ');
     const line = await reader.next();
@@ -51,7 +51,7 @@ async function chatLoop(io: CliIo, session: Session, reader: LineReader, app: Ap
         io.out(`Still waiting for approval; decide later with: ${cliCommand(io)} resume ${session.id} --approve <callId>`);
         return;
       }
-      result = await streamTurn(io, session, retries, (signal) => session.resume({ decisions, signal }));
+      result = await streamTurn(io, session, retries, (signal) => session.resume({ decisions, signal, approver }));
     }
     io.out(summaryLine(result, performance.now() - started, session.id, retries.count));
   }

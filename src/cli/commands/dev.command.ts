@@ -41,6 +41,7 @@ export function registerDevCommand(program: Command, io: CliIo, stopped: () => P
           host: options.host,
           port,
           token,
+          approver: cli.approver,
           recorder: cli.recorder,
           onError: (error) => io.err(`note: ${describeError(error)}`),
         });

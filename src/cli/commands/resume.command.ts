@@ -18,6 +18,7 @@ interface ResumeFlags {
   readonly retry: string[];
   readonly skip: string[];
   readonly message?: string;
+  readonly reason?: string;
   readonly queue?: boolean;
 }
 
@@ -33,6 +34,7 @@ export function registerResumeCommand(program: Command, io: CliIo): void {
     .option('--retry <callId>', 'run again a call a crash cut off mid-run; it gets the same idempotency key (repeatable)', collect, [])
     .option('--skip <callId>', 'do not run again a call a crash cut off mid-run; it is reported skipped (repeatable)', collect, [])
     .option('-m, --message <text>', 'with --reject: what the model is told')
+    .option('-r, --reason <text>', 'why you decided, for the audit log (some approval policies require one)')
     .option('-q, --queue', "send the resume to the config's queue for a `trellis worker` to run, instead of running it here")
     .action(async (sessionId: string, flags: ResumeFlags) => {
       const decisions = decisionsOf(flags);
@@ -59,14 +61,14 @@ export function registerResumeCommand(program: Command, io: CliIo): void {
           try {
             // The key names the session's revision and the decisions: the same resume enqueued twice runs once.
             const key = `decide-r${stored.revision}-${createHash('sha256').update(JSON.stringify(toApply)).digest('hex').slice(0, 16)}`;
-            await printTurn(io, queuedSession(queue, sessionId), (signal) => runQueuedTurn(queue, sessionId, key, { kind: 'resume', decisions: toApply }, cli.context, signal), cli.app.describe());
+            await printTurn(io, queuedSession(queue, sessionId), (signal) => runQueuedTurn(queue, sessionId, key, { kind: 'resume', decisions: toApply, approver: cli.approver }, cli.context, signal), cli.app.describe());
           } finally {
             await queue.queue.close();
           }
           return;
         }
         const session = openSession(cli, io, sessionId);
-        await printTurn(io, session, (signal) => session.resume({ decisions: toApply, signal }), cli.app.describe());
+        await printTurn(io, session, (signal) => session.resume({ decisions: toApply, signal, approver: cli.approver }), cli.app.describe());
       });
     });
 }
@@ -84,13 +86,14 @@ export function decisionsOf(flags: ResumeFlags): Decision[] {
   for (const [callId, set] of kinds) {
     if (set.size > 1) throw usageError(`The same call cannot be both ${[...set].join(' and ')}: ${callId}`, 'Give each call one decision');
   }
-  return [
+  const decisions: Decision[] = [
     ...flags.approve.map((callId) => ({ callId, decision: 'approve' as const })),
     ...flags.reject.map((callId) => ({ callId, decision: 'reject' as const, ...(flags.message ? { message: flags.message } : {}) })),
     ...edits,
     ...(flags.retry ?? []).map((callId) => ({ callId, decision: 'retry' as const })),
     ...(flags.skip ?? []).map((callId) => ({ callId, decision: 'skip' as const })),
   ];
+  return flags.reason ? decisions.map((d) => ({ ...d, reason: flags.reason })) : decisions;
 }
 
 function parseEdit(value: string): Decision {

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { usageError } from '../cli-errors.js';
 import { SqliteStore, TrellisError } from '../../../index.js';
-import { cliStorePath } from '../cli-app.js';
+import { cliStorePath, withCliApp } from '../cli-app.js';
 import type { CliIo } from '../cli-io.js';
 import { cliCommand } from '../invocation.js';
 import { escapeControl } from '../render/terminal-text.js';
@@ -11,7 +11,7 @@ import { counted } from '../render/turn-summary.js';
 
 /** `trellis sessions` lists stored sessions; `show <id>` prints one transcript; `delete <id>` removes one. */
 export function registerSessionsCommand(program: Command, io: CliIo): void {
-  const sessions = program.command('sessions').description('list stored sessions, show one transcript, or delete one');
+  const sessions = program.command('sessions').description('list stored sessions, show one transcript, delete one, or erase a user\'s');
   sessions
     .command('list', { isDefault: true })
     .description('list stored sessions, most recent first')
@@ -20,7 +20,7 @@ export function registerSessionsCommand(program: Command, io: CliIo): void {
     .action(async (_options: unknown, command: Command) => {
       const [word] = command.args;
       if (word !== undefined) {
-        throw usageError(`'${escapeControl(word)}' is not a sessions command: sessions takes list, show <id> or delete <id>`, `To see that session: ${cliCommand(io)} sessions show ${escapeControl(word)}`);
+        throw usageError(`'${escapeControl(word)}' is not a sessions command: sessions takes list, show <id>, delete <id> or erase --user <id>`, `To see that session: ${cliCommand(io)} sessions show ${escapeControl(word)}`);
       }
       const path = await cliStorePath(io);
       if (!existsSync(path)) {
@@ -53,6 +53,21 @@ export function registerSessionsCommand(program: Command, io: CliIo): void {
       }
     });
   sessions
+    .command('erase')
+    .description("erase a user's (or a tenant's, one session's, old) sessions everywhere the app keeps them: the store, turn events, plugins' own data (onErase); compacts a SQLite file")
+    .option('--user <id>', "the user's sessions (app.user_id in their session context)")
+    .option('--tenant <id>', "the tenant's sessions (app.tenant)")
+    .option('--session <id>', 'one session')
+    .option('--older-than <age>', 'sessions not updated for this long: 30d, 12h, 90m', parseAge)
+    .action(async (options: { user?: string; tenant?: string; session?: string; olderThan?: Date }) => {
+      const selector = { ...(options.user !== undefined && { userId: options.user }), ...(options.tenant !== undefined && { tenant: options.tenant }), ...(options.session !== undefined && { sessionId: options.session }), ...(options.olderThan !== undefined && { olderThan: options.olderThan }) };
+      if (Object.keys(selector).length === 0) throw usageError('sessions erase needs --user, --tenant, --session or --older-than', 'e.g. trellis sessions erase --user u-42');
+      await withCliApp(io, async (cli) => {
+        const report = await cli.app.erase(selector);
+        io.out(report.sessions.length === 0 ? 'Nothing to erase: no stored session matches.' : `Erased ${counted(report.sessions.length, 'session')}: ${report.sessions.map(escapeControl).join(', ')}${report.plugins.length > 0 ? `; plugins' own data erased by ${report.plugins.join(', ')}` : ''}.`);
+      });
+    });
+  sessions
     .command('delete')
     .description('delete a stored session with its transcript and turns (also one that can no longer be read)')
     .argument('<id>', 'the session id')
@@ -67,4 +82,12 @@ export function registerSessionsCommand(program: Command, io: CliIo): void {
         await store.close();
       }
     });
+}
+
+/** `30d`, `12h`, `90m`, `45s` → the time that long ago. */
+function parseAge(value: string): Date {
+  const match = /^(\d+)(d|h|m|s)$/.exec(value.trim());
+  if (!match) throw usageError(`--older-than takes an age such as 30d, 12h, 90m or 45s, got '${value}'`);
+  const unit = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000 }[match[2] as 'd' | 'h' | 'm' | 's'];
+  return new Date(Date.now() - Number(match[1]) * unit);
 }

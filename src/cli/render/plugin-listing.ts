@@ -7,6 +7,7 @@ export function pluginListing(app: AppDescription): string[] {
   for (const plugin of app.plugins) {
     const { name, version, description } = plugin;
     lines.push(`${name} ${version}${description ? ` — ${description}` : ''}${plugin.enabled ? '' : ' (disabled)'}`);
+    lines.push(`  owner: ${plugin.owner ?? '(none)'}${Object.keys(plugin.dependsOnRanges).length > 0 ? ` · depends on ${Object.entries(plugin.dependsOnRanges).map(([n, r]) => `${n} ${r}`).join(', ')}` : ''}`);
     for (const tool of plugin.tools) {
       lines.push(`  tool ${tool.name}`);
       lines.push(`    ${tool.description}`);

@@ -37,7 +37,7 @@ export function devApi(options: DevServerOptions, reader: SessionReader): Hono {
     const decisions = (body as { decisions?: unknown } | undefined)?.decisions;
     if (!Array.isArray(decisions)) return refuse(c, badRequest('The request needs a "decisions" list', 'Send { "decisions": [{ "callId": "…", "decision": "approve" | "reject" | "edit", "args"?: {…}, "message"?: "…" }] }'));
     // session.resume checks each decision, and edited arguments against the tool's input, before anything runs.
-    return runTurn(c, reader, (session) => session.resume({ decisions: decisions as Decision[] }));
+    return runTurn(c, reader, (session) => session.resume({ decisions: decisions as Decision[], ...(options.approver !== undefined && { approver: options.approver }) }));
   });
   return api;
 

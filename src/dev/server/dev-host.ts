@@ -2,7 +2,7 @@ import type { Observable } from 'rxjs';
 import type { Agent } from '../../../index.js';
 import type { TrellisEvent } from '../../../index.js';
 import type { AppDescription } from '../../../index.js';
-import type { SessionStore } from '../../../index.js';
+import type { Approver, SessionStore } from '../../../index.js';
 import type { TurnEventRecorder } from '../recording/turn-event-recorder.js';
 
 /** What `trellis dev` needs of the app: its event stream and what is installed (a `Trellis` is one). */
@@ -22,6 +22,12 @@ export interface DevServerOptions {
   readonly context?: Readonly<Record<string, unknown>>;
   /** Required when `host` is not a loopback address; then every request must carry it. */
   readonly token?: string;
+  /**
+   * Who decides the calls approved or rejected on the page: the holder of its token (or, on
+   * loopback without one, the person at this machine). `trellis dev` passes the CLI's
+   * identity. Approval policies check it; the audit log records it.
+   */
+  readonly approver?: Approver;
   /** Bind address; default `127.0.0.1`. */
   readonly host?: string;
   /** Port; default 4477, `0` for any free port. */

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { ArrayNotEmpty, IsArray, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, ValidateIf, ValidateNested } from 'class-validator';
+import { ArrayNotEmpty, IsArray, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
 
 /** One decision on a suspended call. */
 export class DecisionDto {
@@ -17,6 +17,10 @@ export class DecisionDto {
   /** With `reject`: what the model is told. */
   @IsOptional() @IsString()
   message?: string;
+
+  /** Why it was decided, for the audit log (approval policies may require one). Who decided comes from the request's user, never from here. */
+  @IsOptional() @IsString() @MaxLength(2000)
+  reason?: string;
 }
 
 /** Body of `POST /sessions/:id/decisions`. */

@@ -44,7 +44,7 @@ export class QueuedTurns implements TurnDispatcher {
   }
 
   async resume(target: TurnTarget, options: HostedResumeOptions): Promise<TurnResult> {
-    const request = { agent: target.agent, sessionId: target.session.id, key: options.key ?? randomUUID(), context: this.context(target, options.context), decisions: options.decisions };
+    const request = { agent: target.agent, sessionId: target.session.id, key: options.key ?? randomUUID(), context: this.context(target, options.context), decisions: options.decisions, ...(options.approver !== undefined && { approver: options.approver }) };
     return (await this.run(target, options.signal, (queue) => queue.resume(request))).result;
   }
 
