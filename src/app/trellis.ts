@@ -15,7 +15,8 @@ import type { TrellisEvent } from '../events/trellis-event.js';
 import { HookEngine, type HookSite } from '../hooks/hook-engine.js';
 import { importPlugins, pluginModules, type LoadReport } from '../plugin/directory-loader.js';
 import type { InstalledPlugin } from '../plugin/installed-plugin.js';
-import { guardToken, LEGITIMATE_ROUTES } from '../plugin/kernel-guard.js';
+import { describeToken, guardToken, LEGITIMATE_ROUTES } from '../plugin/kernel-guard.js';
+import { reservedBy, reservedNamespace, tokenName } from '../plugin/namespaces.js';
 import { buildMiddleware, validateMiddlewareOptions, type BuiltMiddleware } from '../plugin/middleware-factory.js';
 import type { PluginClass, PluginDefinition } from '../plugin/plugin-definition.js';
 import { explorePlugin } from '../plugin/plugin-explorer.js';
@@ -413,6 +414,20 @@ export class Trellis {
       emit: (event, data) => bus.emit({ type: 'plugin.event', plugin: name, name: event, data }),
       reportError: (error, where = {}) => this.#reportError(error, name, where.point, where.sessionId, where.code),
       export: (token, value) => {
+        const tokenNamed = tokenName(token);
+        const reserved = tokenNamed === undefined ? undefined : reservedNamespace(tokenNamed);
+        if (reserved !== undefined) {
+          throw new TrellisError('ExportRefused', `Plugin '${name}' exports ${describeToken(token)}, which no plugin may export: ${reservedBy(reserved)}`, {
+            hint: 'Export a token of your own, named in your plugin\'s namespace; the host binds kernel tokens with Trellis.create({ providers })',
+            details: { plugin: name, token: describeToken(token) },
+          });
+        }
+        if (!plugin.definition.exports.includes(token)) {
+          throw new TrellisError('ExportRefused', `Plugin '${name}' exports ${describeToken(token)}, which it does not declare`, {
+            hint: `A token belongs to the plugin that declares it: @Plugin({ name: '${name}', exports: [${describeToken(token)}] })`,
+            details: { plugin: name, token: describeToken(token) },
+          });
+        }
         if (this.#providers.isCurrentBound(token)) {
           throw new TrellisError('DuplicateRegistration', `Plugin '${name}' exports ${String(typeof token === 'function' ? token.name : token)}, which is already provided`, { hint: 'Export under a token of your own' });
         }

@@ -12,7 +12,8 @@ import type { PluginDefinition } from './plugin-definition.js';
 import type { PluginMember, StateKeyEntry } from './plugin-member.js';
 import { PLUGIN_CONFIG, SESSION_STORE, TRELLIS_APP } from './plugin-tokens.js';
 import { missingInjectionError } from './constructor-metadata.js';
-import { kernelAccessOf } from './kernel-guard.js';
+import { describeToken, kernelAccessOf } from './kernel-guard.js';
+import { inNamespace } from './namespaces.js';
 import type { PluginGrant } from './plugin-host.js';
 import type { RegistrySnapshot } from './registry-snapshot.js';
 
@@ -213,10 +214,36 @@ function checkUnique(definition: PluginDefinition, current: RegistrySnapshot, re
   owners('state key', definition.stateKeys.map((k) => k.key), (n) => current.stateKeys.get(n)?.owner);
   owners('effect', [...new Set(definition.effects.map((e) => e.key))], (n) => others.find((p) => p.effects.some((e) => e.key === n))?.definition.name);
   owners('action', [...new Set(definition.actions.map((a) => a.key))], (n) => current.actions.get(n)?.plugin);
+  clashes.push(...namespaceClashes(definition, current, replacing));
+  for (const token of definition.exports) {
+    const owner = others.find((p) => p.definition.name !== replacing && p.definition.exports.includes(token));
+    if (owner) clashes.push(`token ${describeToken(token)} is declared by both '${owner.definition.name}' and '${definition.name}'`);
+  }
   if (clashes.length > 0) {
     throw new TrellisError('DuplicateRegistration', `Plugin '${definition.name}' clashes with what is installed:\n- ${clashes.join('\n- ')}`, {
       hint: 'Names are global: prefix them with the plugin name, or uninstall the other owner',
       details: { plugin: definition.name, clashes },
     });
   }
+}
+
+/**
+ * A plugin owns its namespace `<name>.*`: no other plugin's name, tool or action may be inside
+ * it, whichever of the two is installed first (a tool `vault.reset` of plugin `mallory` would
+ * own the key `vault.reset.result` and answer the model under vault's name).
+ */
+function namespaceClashes(definition: PluginDefinition, current: RegistrySnapshot, replacing: string | undefined): string[] {
+  const clashes: string[] = [];
+  const name = definition.name;
+  const others = current.plugins.filter((p) => p.definition.name !== replacing && p.definition.name !== name);
+  const ownNames = [...definition.tools.map((t) => ['tool', t.options.name] as const), ...definition.actions.map((a) => ['action', a.key] as const)];
+  for (const other of others) {
+    const theirs = other.definition.name;
+    if (inNamespace(name, theirs)) clashes.push(`plugin name '${name}' is inside the namespace of plugin '${theirs}'`);
+    else if (inNamespace(theirs, name)) clashes.push(`plugin '${theirs}' is inside this plugin's namespace '${name}.*'`);
+    for (const [kind, own] of ownNames) if (inNamespace(own, theirs)) clashes.push(`${kind} '${own}' is in the namespace of plugin '${theirs}'`);
+    const foreign = [...other.tools.map((t) => ['tool', t.name] as const), ...other.actions.map((a) => ['action', a.key] as const)];
+    for (const [kind, their] of foreign) if (inNamespace(their, name) && !inNamespace(their, theirs)) clashes.push(`${kind} '${their}' of plugin '${theirs}' is in this plugin's namespace '${name}.*'`);
+  }
+  return clashes;
 }
