@@ -81,3 +81,7 @@ export class Agent implements AgentBinding {
     this.#sessions.delete(id);
   }
 }
+
+// Sealed: a plugin in the same process cannot patch Agent's methods to capture sessions or transcripts (issue 34).
+Object.freeze(Agent.prototype);
+Object.freeze(Agent);

@@ -21,7 +21,7 @@ import { buildMiddleware, validateMiddlewareOptions, type BuiltMiddleware } from
 import type { PluginClass, PluginDefinition } from '../plugin/plugin-definition.js';
 import { explorePlugin } from '../plugin/plugin-explorer.js';
 import type { PluginHost, PluginLogger } from '../plugin/plugin-host.js';
-import { preparePlugin, type InstallEnvironment, type InstallOptions } from '../plugin/plugin-installer.js';
+import { ownInstallOptions, preparePlugin, type InstallEnvironment, type InstallOptions } from '../plugin/plugin-installer.js';
 import type { PluginLifecycle } from '../plugin/plugin-lifecycle.js';
 import { SESSION_STORE, TRELLIS_APP } from '../plugin/plugin-tokens.js';
 import { RegistrySnapshot } from '../plugin/registry-snapshot.js';
@@ -148,7 +148,8 @@ export class Trellis {
    * dependency, invalid config or middleware options, a constructor that asks for the
    * kernel (`KernelAccess`), or a failing `onInstall`.
    */
-  install<T extends object>(type: PluginClass<T>, options: InstallOptions = {}): Promise<InstalledRef<T>> {
+  install<T extends object>(type: PluginClass<T>, given: InstallOptions = {}): Promise<InstalledRef<T>> {
+    const options = ownInstallOptions(given);
     return this.#serialize(async () => {
       const definition = explorePlugin(type);
       const plugin = this.#prepare(definition, options, this.#installEnv(++this.#seq));
@@ -185,14 +186,15 @@ export class Trellis {
    * Swaps a plugin for a new version in one step: turns that start afterwards see only the
    * new one, turns already running keep the old. State keys are kept.
    */
-  reload<T extends object>(name: string, type: PluginClass<T>, options: InstallOptions = {}): Promise<InstalledRef<T>> {
+  reload<T extends object>(name: string, type: PluginClass<T>, given: InstallOptions = {}): Promise<InstalledRef<T>> {
+    const options = ownInstallOptions(given);
     return this.#serialize(async () => {
       const old = this.#plugin(name);
       const definition = explorePlugin(type);
       if (definition.name !== name) {
         throw new TrellisError('InvalidPlugin', `reload('${name}') was given ${type.name}, which is named '${definition.name}'`, { hint: 'Reload with a class of the same plugin name' });
       }
-      const merged: InstallOptions = { config: old.config, enabled: old.enabled, grants: old.grants, ...options };
+      const merged = ownInstallOptions({ config: old.config, enabled: old.enabled, grants: old.grants, ...options });
       const next = this.#prepare(definition, merged, { ...this.#installEnv(old.seq), replacing: name });
       this.#unexport(name);
       await this.#lifecycle(next, 'onInstall', merged);
@@ -466,6 +468,10 @@ export class Trellis {
     return run;
   }
 }
+
+// Sealed: a plugin in the same process cannot patch Trellis's methods to capture sessions or transcripts (issue 34).
+Object.freeze(Trellis.prototype);
+Object.freeze(Trellis);
 
 /**
  * What `install` and `reload` return to the host: the plugin's name, version and the

@@ -50,12 +50,26 @@ export interface InstallEnvironment {
   readonly replacing?: string;
 }
 
+const INSTALL_OPTION_NAMES = ['config', 'middleware', 'enabled', 'grants', 'instance'] as const;
+
+/**
+ * The host's install options, read as own properties only, into an object with no prototype:
+ * a key set on `Object.prototype` (`Object.prototype.grants = ['app']`) is no option.
+ */
+export function ownInstallOptions(options: InstallOptions | undefined): InstallOptions {
+  const own = Object.create(null) as Record<string, unknown>;
+  if (typeof options !== 'object' || options === null) return own;
+  for (const name of INSTALL_OPTION_NAMES) if (Object.prototype.hasOwnProperty.call(options, name) && options[name] !== undefined) own[name] = options[name];
+  return own;
+}
+
 /**
  * Checks a definition against the installed set and builds it: config validated, class
  * bound in its own child container, middleware built, members bound. Throws before
  * anything is registered; the caller publishes the result.
  */
-export function preparePlugin(definition: PluginDefinition, options: InstallOptions, current: RegistrySnapshot, env: InstallEnvironment): InstalledPlugin {
+export function preparePlugin(definition: PluginDefinition, given: InstallOptions, current: RegistrySnapshot, env: InstallEnvironment): InstalledPlugin {
+  const options = ownInstallOptions(given);
   checkUnique(definition, current, env.replacing);
   const missing = definition.dependsOn.filter((name) => !current.byName.has(name) || name === env.replacing);
   if (missing.length > 0) {
@@ -75,7 +89,7 @@ export function preparePlugin(definition: PluginDefinition, options: InstallOpti
   container.bind(PLUGIN_CONFIG).toConstantValue(config ?? {});
   if (grants.includes('app')) container.bind(TRELLIS_APP).toConstantValue(env.grantable.app);
   if (grants.includes('store') && env.grantable.store !== undefined) container.bind(SESSION_STORE).toConstantValue(env.grantable.store);
-  const instance = options.instance === undefined ? construct(definition, container) : given(definition, options.instance, container);
+  const instance = options.instance === undefined ? construct(definition, container) : hostBuilt(definition, options.instance, container);
   const pluginMiddleware = pluginDeclarations.map((d, i) => buildMiddleware(d, pluginOptions[i], container));
 
   const name = definition.name;
@@ -165,7 +179,7 @@ function construct(definition: PluginDefinition, container: Container): PluginIn
 }
 
 /** A host-built instance: of exactly this class, never a look-alike or a subclass swapped in. */
-function given(definition: PluginDefinition, instance: object, container: Container): PluginInstance {
+function hostBuilt(definition: PluginDefinition, instance: object, container: Container): PluginInstance {
   if (typeof instance !== 'object' || instance === null || Object.getPrototypeOf(instance)?.constructor !== definition.type) {
     const got = typeof instance === 'object' && instance !== null ? `an instance of ${Object.getPrototypeOf(instance)?.constructor?.name ?? 'an unknown class'}` : String(instance);
     throw new TrellisError('InvalidPlugin', `Plugin '${definition.name}' was installed with an instance that is not a ${definition.type.name}: got ${got}`, {

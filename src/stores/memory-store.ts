@@ -167,6 +167,10 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
   async close(): Promise<void> {}
 }
 
+// Sealed: a plugin in the same process cannot patch MemoryStore's methods to capture sessions or transcripts (issue 34).
+Object.freeze(MemoryStore.prototype);
+Object.freeze(MemoryStore);
+
 /** Replaces the record with the same index, else inserts it; turns stay ordered by index like SQLite's. */
 function putTurn(turns: TurnRecord[], turn: TurnRecord): void {
   const at = turns.findIndex((t) => t.index >= turn.index);

@@ -254,6 +254,10 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal 
   }
 }
 
+// Sealed: a plugin in the same process cannot patch PostgresStore's methods to capture sessions or transcripts (issue 34).
+Object.freeze(PostgresStore.prototype);
+Object.freeze(PostgresStore);
+
 /** The session moved on while the statement ran: another writer's step or checkpoint landed first. */
 function nextRevisionRace(sessionId: string, expectedRevision: number): TrellisError {
   return new TrellisError('StaleState', `Session "${sessionId}" was written by another writer while this step was journalled on revision ${expectedRevision}`, {

@@ -278,6 +278,10 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
   }
 }
 
+// Sealed: a plugin in the same process cannot patch SqliteStore's methods to capture sessions or transcripts (issue 34).
+Object.freeze(SqliteStore.prototype);
+Object.freeze(SqliteStore);
+
 /** One row of `checkpoints`: the messages a checkpoint appended and the turn record it wrote. */
 interface CheckpointRow {
   readonly seq: number;
