@@ -1,3 +1,4 @@
+import { assertSessionId } from '../stores/session-id.js';
 import { randomUUID } from 'node:crypto';
 import { TrellisError } from '../errors/trellis-error.js';
 import { FallbackModel } from '../models/fallback-model.js';
@@ -56,6 +57,7 @@ export class Agent implements AgentBinding {
    * open session with other context replaces the old.
    */
   session(id: string = randomUUID(), options: SessionOptions = {}): Session {
+    assertSessionId(id);
     let session = this.#sessions.get(id);
     if (!session) {
       session = new Session(this.#host, this, id, options.context ?? {});

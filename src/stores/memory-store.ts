@@ -1,4 +1,5 @@
 import type { ChatMessage } from '../models/model-provider.js';
+import { assertSessionId } from './session-id.js';
 import { encodeCheckpoint, encodeSteps } from './checkpoint-codec.js';
 import { nextRevision } from './checkpoint-revision.js';
 import { assertLeaseArguments } from './session-lease.js';
@@ -41,6 +42,7 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
   private readonly leases = new Map<string, MemoryLease>();
 
   async load(sessionId: string): Promise<StoredSession | undefined> {
+    assertSessionId(sessionId);
     const session = this.sessions.get(sessionId);
     if (!session) return undefined;
     const { turnEvents: _events, steps, ...stored } = session;
@@ -50,6 +52,7 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
   }
 
   async revision(sessionId: string): Promise<number | undefined> {
+    assertSessionId(sessionId);
     return this.sessions.get(sessionId)?.revision;
   }
 
@@ -57,6 +60,7 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
   readonly releasesLeaseOnCheckpoint: boolean = true;
 
   async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
+    assertSessionId(checkpoint.sessionId);
     if (checkpoint.releaseLease !== undefined) assertLeaseArguments(checkpoint.sessionId, checkpoint.releaseLease);
     const existing = this.sessions.get(checkpoint.sessionId);
     // The fence first: a writer whose lease was taken over hears that, not that it is stale.
@@ -99,6 +103,7 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
 
   /** Appends a running turn's steps; the session is created by the first step of its first turn. */
   async appendSteps(append: StepAppend): Promise<number> {
+    assertSessionId(append.sessionId);
     const existing = this.sessions.get(append.sessionId);
     this.assertFence(append.sessionId, append.fence);
     const revision = nextRevision(append, existing);
@@ -133,6 +138,7 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
   }
 
   async delete(sessionId: string): Promise<boolean> {
+    assertSessionId(sessionId);
     return this.sessions.delete(sessionId);
   }
 

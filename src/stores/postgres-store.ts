@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { assertSessionId } from './session-id.js';
 import type pg from 'pg';
 import { TrellisError } from '../errors/trellis-error.js';
 import { encodeCheckpoint, encodeSteps, StoredRowDecoder } from './checkpoint-codec.js';
@@ -116,6 +117,7 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal 
   }
 
   async load(sessionId: string): Promise<StoredSession | undefined> {
+    assertSessionId(sessionId);
     const { rows } = await this.query<SessionRow>('load a session', this.sql.load, [sessionId]);
     const row = rows[0];
     if (!row) return undefined;
@@ -136,11 +138,13 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal 
   }
 
   async revision(sessionId: string): Promise<number | undefined> {
+    assertSessionId(sessionId);
     const { rows } = await this.query<{ revision: number }>('read a session revision', this.sql.revision, [sessionId]);
     return rows[0]?.revision;
   }
 
   async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
+    assertSessionId(checkpoint.sessionId);
     const encoded = encodeCheckpoint(checkpoint);
     const { sessionId } = checkpoint;
     return this.transaction('checkpoint a session', async (client) => {
@@ -166,6 +170,7 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal 
 
   /** One statement: the fence, the revision rule and the steps' row (see `postgresStatements().appendSteps`). */
   async appendSteps(append: StepAppend): Promise<number> {
+    assertSessionId(append.sessionId);
     const steps = encodeSteps(append);
     const { sessionId } = append;
     if (append.fence !== undefined) assertLeaseArguments(sessionId, append.fence);
@@ -186,6 +191,7 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal 
   }
 
   async delete(sessionId: string): Promise<boolean> {
+    assertSessionId(sessionId);
     // Messages and turns go with the session through ON DELETE CASCADE.
     return ((await this.query('delete a session', this.sql.deleteSession, [sessionId])).rowCount ?? 0) > 0;
   }
