@@ -31,7 +31,35 @@ export type PostgresStoreOptions = (
 ) & {
   /** The schema holding Trellis's tables, created when missing. Default `trellis`. */
   readonly schema?: string;
+  /**
+   * How long a write transaction (checkpoint, journalled step, delete) waits for a row lock
+   * held elsewhere before it fails with a retryable `StoreFailed` (`lock_timeout`). Default 5,000.
+   */
+  readonly lockTimeoutMs?: number;
+  /** How long one statement of a write transaction may run (`statement_timeout`). Default 30,000. */
+  readonly statementTimeoutMs?: number;
 };
+
+/** The waits a {@link PostgresStore}'s transactions are bounded by. */
+export interface PostgresTimeouts {
+  readonly lockTimeoutMs: number;
+  readonly statementTimeoutMs: number;
+}
+
+const DEFAULT_TIMEOUTS: PostgresTimeouts = { lockTimeoutMs: 5_000, statementTimeoutMs: 30_000 };
+
+function timeoutsOf(options: PostgresStoreOptions): PostgresTimeouts {
+  const timeouts = { lockTimeoutMs: options.lockTimeoutMs ?? DEFAULT_TIMEOUTS.lockTimeoutMs, statementTimeoutMs: options.statementTimeoutMs ?? DEFAULT_TIMEOUTS.statementTimeoutMs };
+  for (const [name, value] of Object.entries(timeouts)) {
+    if (!Number.isSafeInteger(value) || value < 1 || value > 3_600_000) {
+      throw new TrellisError('InvalidOptions', `PostgresStore ${name} must be a whole number of milliseconds from 1 to 3,600,000; got ${String(value)}`, {
+        hint: `Pass e.g. ${name}: ${DEFAULT_TIMEOUTS[name as keyof PostgresTimeouts]}, or leave it out`,
+        details: { [name]: value },
+      });
+    }
+  }
+  return timeouts;
+}
 
 interface SessionRow {
   readonly id: string;
@@ -75,15 +103,22 @@ const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 export class PostgresStore implements SessionStore, RevisionReader, StepJournal {
   /** The schema this store's tables live in. */
   readonly schema: string;
+  /** The lock and statement timeouts every write transaction sets (`SET LOCAL`). */
+  readonly timeouts: PostgresTimeouts;
   private closed = false;
+  /** `BEGIN` and the transaction's timeouts, in one round trip. */
+  private readonly begin: string;
 
   private constructor(
     private readonly pool: pg.Pool,
     private readonly ownsPool: boolean,
     private readonly target: PostgresTarget,
     private readonly sql: PostgresStatements,
+    timeouts: PostgresTimeouts,
   ) {
     this.schema = target.schema;
+    this.timeouts = timeouts;
+    this.begin = `BEGIN; SET LOCAL lock_timeout = ${timeouts.lockTimeoutMs}; SET LOCAL statement_timeout = ${timeouts.statementTimeoutMs}`;
   }
 
   /**
@@ -100,7 +135,8 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal 
         details: { schema },
       });
     }
-    const { pool, owns, server } = poolFrom(options);
+    const timeouts = timeoutsOf(options);
+    const { pool, owns, server } = poolFrom(options, timeouts);
     const target = { server, schema };
     try {
       const client = await pool.connect();
@@ -113,7 +149,7 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal 
       if (owns) await pool.end().catch(() => undefined);
       throw postgresError(error, 'open the session store', target);
     }
-    return new PostgresStore(pool, owns, target, postgresStatements(quoteIdentifier(schema)));
+    return new PostgresStore(pool, owns, target, postgresStatements(quoteIdentifier(schema)), timeouts);
   }
 
   async load(sessionId: string): Promise<StoredSession | undefined> {
@@ -238,7 +274,8 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal 
     }
     let broken = false;
     try {
-      await client.query('BEGIN');
+      // Bounded waits: a row lock held elsewhere, or a statement stuck, fails the write (retryable) rather than hanging it.
+      await client.query(this.begin);
       const result = await work(client);
       await client.query('COMMIT');
       return result;
@@ -280,7 +317,7 @@ function createdMeanwhile(sessionId: string): TrellisError {
   });
 }
 
-function poolFrom(options: PostgresStoreOptions): { pool: pg.Pool; owns: boolean; server: string } {
+function poolFrom(options: PostgresStoreOptions, timeouts: PostgresTimeouts): { pool: pg.Pool; owns: boolean; server: string } {
   if (options.pool && options.url === undefined) return { pool: options.pool, owns: false, server: 'a host-supplied pool' };
   if (typeof options.url !== 'string' || options.pool) {
     throw new TrellisError('InvalidOptions', 'PostgresStore.open() needs exactly one of `pool` (a pg.Pool) or `url` (postgres://…)', {
@@ -293,7 +330,8 @@ function poolFrom(options: PostgresStoreOptions): { pool: pg.Pool; owns: boolean
   }
   // pg loads when a store opens by URL, not when Trellis is imported.
   const { Pool } = createRequire(import.meta.url)('pg') as typeof pg;
-  const pool = new Pool({ connectionString: options.url, max: max ?? 10, connectionTimeoutMillis: 10_000, application_name: 'trellis' });
+  // Its connections bound single statements too (reads, lease calls); a host's own pool keeps its settings, and writes set theirs per transaction.
+  const pool = new Pool({ connectionString: options.url, max: max ?? 10, connectionTimeoutMillis: 10_000, application_name: 'trellis', lock_timeout: timeouts.lockTimeoutMs, statement_timeout: timeouts.statementTimeoutMs });
   // An idle connection that the server drops emits 'error' on the pool; unheard, it would
   // kill the process. The next query simply gets a fresh connection or a StoreUnavailable.
   pool.on('error', () => undefined);
