@@ -20,6 +20,13 @@ export interface AgentSpec {
    * calls, or a hostile endpoint, cannot run thousands of calls in one round). Default 128.
    */
   readonly maxToolCallsPerRound?: number;
+  /**
+   * A deadline for each turn, resume or recovery of this agent, in milliseconds: when it
+   * passes the turn's signal aborts (the model call, tools honouring `ctx.signal`), and the
+   * turn ends `cancelled` with a message naming `turnTimeoutMs`, releasing its lease. A model
+   * stream that stalls cannot hold a session forever. Default: none.
+   */
+  readonly turnTimeoutMs?: number;
   /** Default inference settings; turn and round overrides merge over them field by field. */
   readonly inference?: InferenceSettings;
   /**

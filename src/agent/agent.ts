@@ -34,6 +34,7 @@ export class Agent implements AgentBinding {
     const maxRounds = spec?.maxRounds ?? DEFAULT_MAX_ROUNDS;
     const toolConcurrency = spec?.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY;
     const maxToolCallsPerRound = spec?.maxToolCallsPerRound ?? DEFAULT_MAX_TOOL_CALLS_PER_ROUND;
+    if (spec?.turnTimeoutMs !== undefined && !(Number.isSafeInteger(spec.turnTimeoutMs) && spec.turnTimeoutMs >= 1)) problems.push(`turnTimeoutMs must be a whole number of milliseconds ≥ 1, got ${String(spec.turnTimeoutMs)}`);
     if (!Number.isInteger(maxToolCallsPerRound) || maxToolCallsPerRound < 1) problems.push(`maxToolCallsPerRound must be a whole number ≥ 1, got ${String(maxToolCallsPerRound)}`);
     if (!Number.isInteger(maxRounds) || maxRounds < 1) problems.push(`maxRounds must be a whole number ≥ 1, got ${String(maxRounds)}`);
     if (!Number.isInteger(toolConcurrency) || toolConcurrency < 1) problems.push(`toolConcurrency must be a whole number ≥ 1, got ${String(toolConcurrency)}`);
@@ -50,7 +51,7 @@ export class Agent implements AgentBinding {
         : new FallbackModel(models as ModelProvider[], {
             onFallback: ({ from, to, error }) => host.events.emit({ type: 'model.fallback', from: from.name, to: to.name, reason: error.message }),
           });
-    this.limits = { model, maxRounds, toolConcurrency, maxToolCallsPerRound, inference: spec.inference, streamText: spec.streamText ?? 'live' };
+    this.limits = { model, maxRounds, toolConcurrency, maxToolCallsPerRound, turnTimeoutMs: spec.turnTimeoutMs, inference: spec.inference, streamText: spec.streamText ?? 'live' };
   }
 
   /**

@@ -56,8 +56,10 @@ export interface TurnMeta {
  * resumed or recovered turn), a `TurnJournal` goes on with the turn's own (a handoff), and
  * nothing (a direct tool call, a cancel) runs without one.
  */
-export function turnEnv(parts: SessionParts, turn: ContextLevel, signal: AbortSignal | undefined, turnIndex: number, journal: TurnJournal | boolean = false): TurnEnv {
+export function turnEnv(parts: SessionParts, turn: ContextLevel, given: AbortSignal | undefined, turnIndex: number, journal: TurnJournal | boolean = false): TurnEnv {
   const { host } = parts;
+  const deadline = parts.agent.limits.turnTimeoutMs;
+  const signal = deadline === undefined ? given : withDeadline(given, deadline);
   const registry = host.registry;
   const view = registry.view(parts.agent.spec.plugins);
   const scope = new ContextScope(parts.state, turn, undefined);
@@ -148,7 +150,7 @@ export function inTurnEnvelope<T>(parts: SessionParts, env: TurnEnv, meta: TurnM
     // for whoever goes on with it. Nothing more is written, not even a failed turn's record.
     const broken = parts.sync.broken;
     if (broken !== undefined) return unsaved(env, meta, broken);
-    return settleTurn(parts, env, meta, failedTurn(parts, error, meta.runner ?? bareRunner(parts, env, meta), saved), began);
+    return settleTurn(parts, env, meta, failedTurn(parts, error, meta.runner ?? bareRunner(parts, env, meta), saved, env.site.signal), began);
   };
   // Continued by `then`, not awaited: no suspended frame of the envelope is held while the turn runs.
   return running.then((reached) => {
@@ -262,9 +264,34 @@ function taskEndFailed(end: TurnEnd, error: unknown): TurnEnd {
  * A failed turn keeps what it committed (each commit was whole), so charges for model
  * calls that happened, or lessons from errors, are not lost with it.
  */
-function failedTurn(parts: SessionParts, error: unknown, runner: TurnRunner, saved: Readonly<Record<string, unknown>>): TurnEnd {
+function failedTurn(parts: SessionParts, error: unknown, runner: TurnRunner, saved: Readonly<Record<string, unknown>>, signal: AbortSignal): TurnEnd {
   const isCancel = TrellisError.is(error, 'Cancelled') || (error instanceof Error && error.name === 'AbortError');
   if (isCancel) parts.state.restore(saved);
   else parts.host.reportError(error, undefined, undefined, parts.id);
-  return { result: runner.result(isCancel ? 'cancelled' : 'failed', undefined, errorInfo(isCancel ? cancelled() : error)), append: [], suspension: undefined };
+  // A turn cut by its deadline says so; any other cancel is the caller's.
+  const reason: unknown = signal.aborted ? signal.reason : undefined;
+  const cancel = isDeadline(reason) ? reason : cancelled();
+  return { result: runner.result(isCancel ? 'cancelled' : 'failed', undefined, errorInfo(isCancel ? cancel : error)), append: [], suspension: undefined };
+}
+
+const DEADLINE = Symbol('trellis.turn-deadline');
+
+/** The caller's signal, aborted too when the turn's deadline (`AgentSpec.turnTimeoutMs`) passes. */
+function withDeadline(given: AbortSignal | undefined, ms: number): AbortSignal {
+  const controller = new AbortController();
+  const reason = Object.assign(
+    new TrellisError('Cancelled', `The turn passed its deadline of ${ms} ms (turnTimeoutMs) and was cancelled`, {
+      hint: 'Raise turnTimeoutMs in the agent spec if turns are meant to run that long, or check the model endpoint (a stalled stream) and the tools',
+      details: { turnTimeoutMs: ms },
+    }),
+    { [DEADLINE]: true },
+  );
+  const timer = setTimeout(() => controller.abort(reason), ms);
+  timer.unref();
+  controller.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+  return given === undefined ? controller.signal : AbortSignal.any([given, controller.signal]);
+}
+
+function isDeadline(reason: unknown): reason is TrellisError {
+  return typeof reason === 'object' && reason !== null && Object.prototype.hasOwnProperty.call(reason, DEADLINE);
 }

@@ -28,6 +28,8 @@ export interface TurnLimits {
   readonly toolConcurrency: number;
   /** The most tool calls one response may ask for; more fail the turn before any runs. */
   readonly maxToolCallsPerRound: number;
+  /** The turn's deadline in ms: its signal aborts when it passes. */
+  readonly turnTimeoutMs?: number;
   readonly inference: InferenceRequest['inference'] | undefined;
   /** `final`: reply text is not streamed; the session emits the finished reply instead. */
   readonly streamText: 'live' | 'final';
