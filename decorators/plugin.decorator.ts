@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { injectable } from 'inversify';
+import { injectable, type ServiceIdentifier } from 'inversify';
 import { METADATA } from './metadata-keys.js';
 
 export interface PluginOptions {
@@ -24,6 +24,13 @@ export interface PluginOptions {
   readonly dependsOn?: readonly string[] | Readonly<Record<string, string>>;
   /** A class-validator DTO the install-time `config` is checked against; injected as `PLUGIN_CONFIG`. */
   readonly config?: new () => object;
+  /**
+   * The DI tokens this plugin owns and may `host.export` from `onInstall`: an undeclared
+   * export is refused, and a token declared by an installed plugin cannot be declared by
+   * another. A dotted token name (`Symbol.for('vault.client')`, `'vault.client'`) must be in
+   * the plugin's namespace; `trellis.*` and `app.*` tokens are never a plugin's.
+   */
+  readonly exports?: readonly ServiceIdentifier[];
 }
 
 /**

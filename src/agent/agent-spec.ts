@@ -14,6 +14,19 @@ export interface AgentSpec {
   readonly maxRounds?: number;
   /** Tool calls of one round run at most this many at once. Default 4. */
   readonly toolConcurrency?: number;
+  /**
+   * The most tool calls one model response may ask for. A response asking for more runs none
+   * of them and fails the turn with `ModelFailed` naming the count (a model looping on tool
+   * calls, or a hostile endpoint, cannot run thousands of calls in one round). Default 128.
+   */
+  readonly maxToolCallsPerRound?: number;
+  /**
+   * A deadline for each turn, resume or recovery of this agent, in milliseconds: when it
+   * passes the turn's signal aborts (the model call, tools honouring `ctx.signal`), and the
+   * turn ends `cancelled` with a message naming `turnTimeoutMs`, releasing its lease. A model
+   * stream that stalls cannot hold a session forever. Default: none.
+   */
+  readonly turnTimeoutMs?: number;
   /** Default inference settings; turn and round overrides merge over them field by field. */
   readonly inference?: InferenceSettings;
   /**
@@ -44,3 +57,4 @@ export interface AgentSpec {
 
 export const DEFAULT_MAX_ROUNDS = 10;
 export const DEFAULT_TOOL_CONCURRENCY = 4;
+export const DEFAULT_MAX_TOOL_CALLS_PER_ROUND = 128;

@@ -1,8 +1,9 @@
+import { assertSessionId } from '../stores/session-id.js';
 import { randomUUID } from 'node:crypto';
 import { TrellisError } from '../errors/trellis-error.js';
 import { FallbackModel } from '../models/fallback-model.js';
 import { isModelProvider, type ModelProvider } from '../models/model-provider.js';
-import { DEFAULT_MAX_ROUNDS, DEFAULT_TOOL_CONCURRENCY, type AgentSpec } from './agent-spec.js';
+import { DEFAULT_MAX_ROUNDS, DEFAULT_MAX_TOOL_CALLS_PER_ROUND, DEFAULT_TOOL_CONCURRENCY, type AgentSpec } from './agent-spec.js';
 import { DEFAULT_RETENTION, OpenSessions } from './open-sessions.js';
 import { delegationProblems } from './delegation/delegation-spec-check.js';
 import { Session } from './session.js';
@@ -32,6 +33,9 @@ export class Agent implements AgentBinding {
     if (models.length === 0 || !models.every(isModelProvider)) problems.push('model must be a ModelProvider or a non-empty list of them');
     const maxRounds = spec?.maxRounds ?? DEFAULT_MAX_ROUNDS;
     const toolConcurrency = spec?.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY;
+    const maxToolCallsPerRound = spec?.maxToolCallsPerRound ?? DEFAULT_MAX_TOOL_CALLS_PER_ROUND;
+    if (spec?.turnTimeoutMs !== undefined && !(Number.isSafeInteger(spec.turnTimeoutMs) && spec.turnTimeoutMs >= 1)) problems.push(`turnTimeoutMs must be a whole number of milliseconds ≥ 1, got ${String(spec.turnTimeoutMs)}`);
+    if (!Number.isInteger(maxToolCallsPerRound) || maxToolCallsPerRound < 1) problems.push(`maxToolCallsPerRound must be a whole number ≥ 1, got ${String(maxToolCallsPerRound)}`);
     if (!Number.isInteger(maxRounds) || maxRounds < 1) problems.push(`maxRounds must be a whole number ≥ 1, got ${String(maxRounds)}`);
     if (!Number.isInteger(toolConcurrency) || toolConcurrency < 1) problems.push(`toolConcurrency must be a whole number ≥ 1, got ${String(toolConcurrency)}`);
     if (spec?.streamText !== undefined && spec.streamText !== 'live' && spec.streamText !== 'final') problems.push(`streamText must be 'live' or 'final', got ${String(spec.streamText)}`);
@@ -47,7 +51,7 @@ export class Agent implements AgentBinding {
         : new FallbackModel(models as ModelProvider[], {
             onFallback: ({ from, to, error }) => host.events.emit({ type: 'model.fallback', from: from.name, to: to.name, reason: error.message }),
           });
-    this.limits = { model, maxRounds, toolConcurrency, inference: spec.inference, streamText: spec.streamText ?? 'live' };
+    this.limits = { model, maxRounds, toolConcurrency, maxToolCallsPerRound, turnTimeoutMs: spec.turnTimeoutMs, inference: spec.inference, streamText: spec.streamText ?? 'live' };
   }
 
   /**
@@ -56,6 +60,7 @@ export class Agent implements AgentBinding {
    * open session with other context replaces the old.
    */
   session(id: string = randomUUID(), options: SessionOptions = {}): Session {
+    assertSessionId(id);
     let session = this.#sessions.get(id);
     if (!session) {
       session = new Session(this.#host, this, id, options.context ?? {});
@@ -81,3 +86,7 @@ export class Agent implements AgentBinding {
     this.#sessions.delete(id);
   }
 }
+
+// Sealed: a plugin in the same process cannot patch Agent's methods to capture sessions or transcripts (issue 34).
+Object.freeze(Agent.prototype);
+Object.freeze(Agent);

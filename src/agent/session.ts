@@ -504,6 +504,10 @@ export class Session {
   };
 }
 
+// Sealed: a plugin in the same process cannot patch Session's methods to capture sessions or transcripts (issue 34).
+Object.freeze(Session.prototype);
+Object.freeze(Session);
+
 /** What is wrong with a turn key (`SendOptions.key`, `ResumeOptions.key`), as the error to reject with. */
 function turnKeyProblem(key: unknown, where: string): TrellisError | undefined {
   if (key === undefined || (typeof key === 'string' && key.length > 0 && key.length <= 512)) return undefined;

@@ -59,14 +59,21 @@ export interface TurnMeta {
  * resumed or recovered turn), a `TurnJournal` goes on with the turn's own (a handoff), and
  * nothing (a direct tool call, a cancel) runs without one.
  */
-export function turnEnv(parts: SessionParts, turn: ContextLevel, signal: AbortSignal | TurnStopper | undefined, turnIndex: number, journal: TurnJournal | boolean = false): TurnEnv {
+export function turnEnv(parts: SessionParts, turn: ContextLevel, given: AbortSignal | TurnStopper | undefined, turnIndex: number, journal: TurnJournal | boolean = false): TurnEnv {
   const { host } = parts;
+  const stopper = given instanceof TurnStopper ? given : undefined;
+  const deadline = parts.agent.limits.turnTimeoutMs;
+  let signal = stopper !== undefined ? undefined : (given as AbortSignal | undefined);
+  // The deadline stops the turn as a cancel does: through its stopper, or through the signal tools see.
+  if (deadline !== undefined) {
+    if (stopper !== undefined) stopper.expireAfter(deadline, deadlineError(deadline));
+    else signal = withDeadline(signal, deadline);
+  }
   const registry = host.registry;
   const view = registry.view(parts.agent.spec.plugins);
   const scope = new ContextScope(parts.state, turn, undefined);
   const steps = journal === true ? (parts.sync.journals ? new TurnJournal(parts.sync, scope, registry, registry.tools) : undefined) : journal === false ? undefined : journal;
-  const stopper = signal instanceof TurnStopper ? signal : undefined;
-  const siteSignal = stopper !== undefined ? stopper.toolSignal : ((signal as AbortSignal | undefined) ?? NEVER_ABORTED);
+  const siteSignal = stopper !== undefined ? stopper.toolSignal : (signal ?? NEVER_ABORTED);
   const env = new TurnEnvironment(parts, registry, view, { scope, schema: registry, hooks: view.hooks, signal: siteSignal }, turnIndex, steps, stopper);
   return withDelegationTools(env, { host, spec: parts.agent.spec });
 }
@@ -158,7 +165,7 @@ export function inTurnEnvelope<T>(parts: SessionParts, env: TurnEnv, meta: TurnM
     // for whoever goes on with it. Nothing more is written, not even a failed turn's record.
     const broken = parts.sync.broken;
     if (broken !== undefined) return unsaved(env, meta, broken);
-    return settleTurn(parts, env, meta, failedTurn(parts, error, meta.runner ?? bareRunner(parts, env, meta), saved, env.stopper), began);
+    return settleTurn(parts, env, meta, failedTurn(parts, error, meta.runner ?? bareRunner(parts, env, meta), saved, env.stopper, env.site.signal), began);
   };
   // Continued by `then`, not awaited: no suspended frame of the envelope is held while the turn runs.
   return running.then((reached) => {
@@ -277,12 +284,15 @@ function taskEndFailed(end: TurnEnd, error: unknown): TurnEnd {
  * whole), so charges for model calls that happened, or lessons from errors, are not lost
  * with it.
  */
-function failedTurn(parts: SessionParts, error: unknown, runner: TurnRunner, saved: Readonly<Record<string, unknown>>, stopper: TurnStopper | undefined): TurnEnd {
+function failedTurn(parts: SessionParts, error: unknown, runner: TurnRunner, saved: Readonly<Record<string, unknown>>, stopper: TurnStopper | undefined, signal: AbortSignal): TurnEnd {
   const isCancel = TrellisError.is(error, 'Cancelled') || (error instanceof Error && error.name === 'AbortError') || (stopper !== undefined && stopper.signal.aborted);
   const keep = isCancel && stopper !== undefined && stopper.signal.aborted && stopper.keepsSteps;
   if (isCancel && !keep) parts.state.restore(saved);
   else if (!isCancel) parts.host.reportError(error, undefined, undefined, parts.id);
-  return { result: runner.result(isCancel ? 'cancelled' : 'failed', undefined, errorInfo(isCancel ? cancelled() : error)), append: keep ? keptSteps(runner.messages) : [], suspension: undefined };
+  // A turn cut by its deadline says so; any other cancel is the caller's.
+  const reason: unknown = stopper?.signal.aborted ? stopper.signal.reason : signal.aborted ? signal.reason : undefined;
+  const cancel = isDeadline(reason) ? reason : cancelled();
+  return { result: runner.result(isCancel ? 'cancelled' : 'failed', undefined, errorInfo(isCancel ? cancel : error)), append: keep ? keptSteps(runner.messages) : [], suspension: undefined };
 }
 
 /** A cut-off turn's messages with every tool call its last model reply asked for answered. */
@@ -298,4 +308,31 @@ function keptSteps(messages: readonly ChatMessage[]): ChatMessage[] {
     kept.push({ role: 'tool', toolCallId: call.id, name: call.name, content: toolMessage({ ok: false, error: { code: 'Cancelled', message: 'Not finished: the turn was cancelled', retryable: false } }) });
   }
   return kept;
+}
+
+const DEADLINE = Symbol('trellis.turn-deadline');
+
+/** The caller's signal, aborted too when the turn's deadline (`AgentSpec.turnTimeoutMs`) passes. */
+function withDeadline(given: AbortSignal | undefined, ms: number): AbortSignal {
+  const controller = new AbortController();
+  const reason = deadlineError(ms);
+  const timer = setTimeout(() => controller.abort(reason), ms);
+  timer.unref();
+  controller.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+  return given === undefined ? controller.signal : AbortSignal.any([given, controller.signal]);
+}
+
+/** The reason a turn past its deadline is cancelled with. */
+function deadlineError(ms: number): TrellisError {
+  return Object.assign(
+    new TrellisError('Cancelled', `The turn passed its deadline of ${ms} ms (turnTimeoutMs) and was cancelled`, {
+      hint: 'Raise turnTimeoutMs in the agent spec if turns are meant to run that long, or check the model endpoint (a stalled stream) and the tools',
+      details: { turnTimeoutMs: ms },
+    }),
+    { [DEADLINE]: true },
+  );
+}
+
+function isDeadline(reason: unknown): reason is TrellisError {
+  return typeof reason === 'object' && reason !== null && Object.prototype.hasOwnProperty.call(reason, DEADLINE);
 }

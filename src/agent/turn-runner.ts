@@ -27,6 +27,10 @@ export interface TurnLimits {
   readonly model: ModelProvider;
   readonly maxRounds: number;
   readonly toolConcurrency: number;
+  /** The most tool calls one response may ask for; more fail the turn before any runs. */
+  readonly maxToolCallsPerRound: number;
+  /** The turn's deadline in ms: its signal aborts when it passes. */
+  readonly turnTimeoutMs?: number;
   readonly inference: InferenceRequest['inference'] | undefined;
   /** `final`: reply text is not streamed; the session emits the finished reply instead. */
   readonly streamText: 'live' | 'final';
@@ -155,6 +159,7 @@ export class TurnRunner {
       if (env.observed()) env.emit({ type: 'round.finished', sessionId: env.sessionId, turn: env.turnIndex, round, model: response.model, usage: response.usage });
       this.messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls.length > 0 ? response.toolCalls : undefined });
       if (response.toolCalls.length === 0) return this.end('completed', response.text);
+      if (response.toolCalls.length > limits.maxToolCallsPerRound) return this.tooManyCalls(response, limits.maxToolCallsPerRound);
       const byName = offered === env.view.tools ? env.view.toolsByName : new Map(offered.map((t) => [t.name, t] as const));
       const calls = response.toolCalls;
       // Not needed while the calls run: a suspended frame keeps its registers, and this one
@@ -358,6 +363,14 @@ export class TurnRunner {
       return plugin === undefined ? undefined : { plugin, owner: owners.get(plugin)?.definition.owner };
     });
     return { status, reply, rounds: this.rounds, toolCalls, usage: { ...usage, ...split }, suspended, error };
+  }
+
+  /** A response asking for more calls than the agent allows: none runs, and the turn fails saying so. */
+  private tooManyCalls(response: ModelResponse, limit: number): TurnEnd {
+    const message = `The model (${response.model}) asked for ${response.toolCalls.length} tool calls in one round, more than the agent's maxToolCallsPerRound (${limit}); none of them ran. Raise maxToolCallsPerRound in the agent spec if the model means it, or check the model`;
+    // The assistant message goes unrecorded: its calls have no results, which a provider would refuse next turn.
+    this.messages.pop();
+    return this.end('failed', undefined, { code: 'ModelFailed', message });
   }
 
   end(status: TurnStatus, reply: string | undefined, error?: { code: string; message: string }): TurnEnd {

@@ -15,12 +15,13 @@ import type { TrellisEvent } from '../events/trellis-event.js';
 import { HookEngine, type HookSite } from '../hooks/hook-engine.js';
 import { importPlugins, pluginModules, type LoadReport } from '../plugin/directory-loader.js';
 import type { InstalledPlugin } from '../plugin/installed-plugin.js';
-import { guardToken, LEGITIMATE_ROUTES } from '../plugin/kernel-guard.js';
+import { describeToken, guardToken, LEGITIMATE_ROUTES } from '../plugin/kernel-guard.js';
+import { reservedBy, reservedNamespace, tokenName } from '../plugin/namespaces.js';
 import { buildMiddleware, validateMiddlewareOptions, type BuiltMiddleware } from '../plugin/middleware-factory.js';
 import type { PluginClass, PluginDefinition } from '../plugin/plugin-definition.js';
 import { explorePlugin } from '../plugin/plugin-explorer.js';
 import type { PluginHost, PluginLogger } from '../plugin/plugin-host.js';
-import { preparePlugin, type InstallEnvironment, type InstallOptions } from '../plugin/plugin-installer.js';
+import { ownInstallOptions, preparePlugin, type InstallEnvironment, type InstallOptions } from '../plugin/plugin-installer.js';
 import type { PluginLifecycle } from '../plugin/plugin-lifecycle.js';
 import { SESSION_STORE, TRELLIS_APP } from '../plugin/plugin-tokens.js';
 import { RegistrySnapshot } from '../plugin/registry-snapshot.js';
@@ -164,7 +165,8 @@ export class Trellis {
    * dependency, invalid config or middleware options, a constructor that asks for the
    * kernel (`KernelAccess`), or a failing `onInstall`.
    */
-  install<T extends object>(type: PluginClass<T>, options: InstallOptions = {}): Promise<InstalledRef<T>> {
+  install<T extends object>(type: PluginClass<T>, given: InstallOptions = {}): Promise<InstalledRef<T>> {
+    const options = ownInstallOptions(given);
     return this.#serialize(async () => {
       const definition = explorePlugin(type);
       const plugin = this.#prepare(definition, options, this.#installEnv(++this.#seq));
@@ -201,14 +203,15 @@ export class Trellis {
    * Swaps a plugin for a new version in one step: turns that start afterwards see only the
    * new one, turns already running keep the old. State keys are kept.
    */
-  reload<T extends object>(name: string, type: PluginClass<T>, options: InstallOptions = {}): Promise<InstalledRef<T>> {
+  reload<T extends object>(name: string, type: PluginClass<T>, given: InstallOptions = {}): Promise<InstalledRef<T>> {
+    const options = ownInstallOptions(given);
     return this.#serialize(async () => {
       const old = this.#plugin(name);
       const definition = explorePlugin(type);
       if (definition.name !== name) {
         throw new TrellisError('InvalidPlugin', `reload('${name}') was given ${type.name}, which is named '${definition.name}'`, { hint: 'Reload with a class of the same plugin name' });
       }
-      const merged: InstallOptions = { config: old.config, enabled: old.enabled, grants: old.grants, ...options };
+      const merged = ownInstallOptions({ config: old.config, enabled: old.enabled, grants: old.grants, ...options });
       const next = this.#prepare(definition, merged, { ...this.#installEnv(old.seq), replacing: name });
       this.#unexport(name);
       await this.#lifecycle(next, 'onInstall', merged);
@@ -482,6 +485,20 @@ export class Trellis {
       emit: (event, data) => bus.emit({ type: 'plugin.event', plugin: name, name: event, data }),
       reportError: (error, where = {}) => this.#reportError(error, name, where.point, where.sessionId, where.code, plugin.definition.owner),
       export: (token, value) => {
+        const tokenNamed = tokenName(token);
+        const reserved = tokenNamed === undefined ? undefined : reservedNamespace(tokenNamed);
+        if (reserved !== undefined) {
+          throw new TrellisError('ExportRefused', `Plugin '${name}' exports ${describeToken(token)}, which no plugin may export: ${reservedBy(reserved)}`, {
+            hint: 'Export a token of your own, named in your plugin\'s namespace; the host binds kernel tokens with Trellis.create({ providers })',
+            details: { plugin: name, token: describeToken(token) },
+          });
+        }
+        if (!plugin.definition.exports.includes(token)) {
+          throw new TrellisError('ExportRefused', `Plugin '${name}' exports ${describeToken(token)}, which it does not declare`, {
+            hint: `A token belongs to the plugin that declares it: @Plugin({ name: '${name}', exports: [${describeToken(token)}] })`,
+            details: { plugin: name, token: describeToken(token) },
+          });
+        }
         if (this.#providers.isCurrentBound(token)) {
           throw new TrellisError('DuplicateRegistration', `Plugin '${name}' exports ${String(typeof token === 'function' ? token.name : token)}, which is already provided`, { hint: 'Export under a token of your own' });
         }
@@ -520,6 +537,10 @@ export class Trellis {
     return run;
   }
 }
+
+// Sealed: a plugin in the same process cannot patch Trellis's methods to capture sessions or transcripts (issue 34).
+Object.freeze(Trellis.prototype);
+Object.freeze(Trellis);
 
 /**
  * What `install` and `reload` return to the host: the plugin's name, version and the

@@ -66,12 +66,17 @@ export interface ContextSnapshot {
 
 /** Reads a key from a snapshot, nearest level first; `undefined` when no level has it. */
 export function lookup(snapshot: ContextSnapshot, key: string): unknown {
-  let value = snapshot.execution?.[key];
-  if (value !== undefined) return value;
-  value = snapshot.turn?.[key];
-  if (value !== undefined) return value;
-  return snapshot.session[key];
+  const { execution, turn, session } = snapshot;
+  // Own properties only: a key set on Object.prototype (`'app.scopes'`) is no context value.
+  let value = execution?.[key];
+  if (value !== undefined && hasOwn(execution!, key)) return value;
+  value = turn?.[key];
+  if (value !== undefined && hasOwn(turn!, key)) return value;
+  value = session[key];
+  return value !== undefined && hasOwn(session, key) ? value : undefined;
 }
+
+const hasOwn = (values: Values, key: string): boolean => Object.prototype.hasOwnProperty.call(values, key);
 
 /** The levels a lookup searched, for `MissingContext` messages. */
 export function searchedLevels(snapshot: ContextSnapshot): string[] {

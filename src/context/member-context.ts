@@ -1,7 +1,7 @@
 import { TrellisError } from '../errors/trellis-error.js';
 import type { StateSchema } from '../state/state-schema.js';
 import type { EmittedEffect, ScheduledAction, StateCommand, StateWrite } from '../state/state-command.js';
-import { KERNEL_MEMBER, type PluginMember } from '../plugin/plugin-member.js';
+import { isKernelMember, type PluginMember } from '../plugin/plugin-member.js';
 import { lookup, type ContextSnapshot } from './context-level.js';
 import { NEVER_ABORTED } from './never-signal.js';
 import type { HookContext, ToolContext } from './plugin-context.js';
@@ -205,7 +205,7 @@ export class MemberContext implements HookContext, ToolContext {
   }
 
   #owns(key: string): boolean {
-    if (this.#member[KERNEL_MEMBER] === true) return true;
+    if (isKernelMember(this.#member)) return true;
     const plugin = this.#member.plugin;
     if (!(key.length > plugin.length && key.startsWith(plugin) && key.charCodeAt(plugin.length) === 46)) return false;
     // Plugin 'team' must not own the declared keys of plugin 'team.sub'.

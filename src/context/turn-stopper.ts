@@ -12,6 +12,7 @@ export class TurnStopper {
   readonly #controller = new AbortController();
   readonly #caller: AbortSignal | undefined;
   #keepSteps = false;
+  #deadline: ReturnType<typeof setTimeout> | undefined;
   readonly #follow = (): void => this.#controller.abort(this.#caller!.reason);
 
   constructor(caller: AbortSignal | undefined) {
@@ -44,8 +45,16 @@ export class TurnStopper {
     return true;
   }
 
-  /** The turn ended: stops following the caller's signal. */
+  /** Stops the turn with `reason` (steps discarded) once `ms` have passed, unless it ends first; the first deadline set holds. */
+  expireAfter(ms: number, reason: unknown): void {
+    if (this.#deadline !== undefined || this.#controller.signal.aborted) return;
+    this.#deadline = setTimeout(() => this.#controller.signal.aborted || this.#controller.abort(reason), ms);
+    this.#deadline.unref();
+  }
+
+  /** The turn ended: stops following the caller's signal, and its deadline. */
   dispose(): void {
+    if (this.#deadline !== undefined) clearTimeout(this.#deadline);
     this.#caller?.removeEventListener('abort', this.#follow);
   }
 }

@@ -1,3 +1,4 @@
+import type { ServiceIdentifier } from 'inversify';
 import type { PluginOptions } from '../../decorators/plugin.decorator.js';
 import type { ToolOptions } from '../../decorators/tool.decorator.js';
 import type { StateKeyMetadata } from '../../decorators/state-key.decorator.js';
@@ -20,6 +21,8 @@ export interface PluginDefinition {
   readonly dependsOn: readonly string[];
   /** The semver range each dependency must satisfy, by name (`dependsOn: { billing: '^2.1.0' }`); names given without one have none. */
   readonly dependsOnRanges: Readonly<Record<string, string>>;
+  /** The DI tokens this plugin owns and may `host.export`; no other plugin may declare or export them. */
+  readonly exports: readonly ServiceIdentifier[];
   readonly configType?: new () => object;
   readonly classRequires: readonly ContextKeySpec[];
   readonly classMiddleware: readonly MiddlewareDeclaration[];

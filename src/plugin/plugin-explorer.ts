@@ -11,16 +11,11 @@ import semver from 'semver';
 import { TrellisError } from '../errors/trellis-error.js';
 import { isHookPoint, HOOK_POINT_NAMES } from '../hooks/hook-points.js';
 import type { MiddlewareDeclaration } from '../tools/tool-middleware.js';
+import { describeToken } from './kernel-guard.js';
+import { inNamespace, reservedBy, reservedNamespace, tokenName } from './namespaces.js';
 import type { PluginClass, PluginDefinition } from './plugin-definition.js';
 
 const NAME = /^[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*$/i;
-const KERNEL_NAME = 'trellis';
-
-/** `trellis` and `trellis.*` name the kernel and its keys; no plugin may take them. */
-function isReserved(name: string): boolean {
-  const lower = name.toLowerCase();
-  return lower === KERNEL_NAME || lower.startsWith(`${KERNEL_NAME}.`);
-}
 export const DEFAULT_PRIORITY = 100;
 
 /**
@@ -47,7 +42,8 @@ export function explorePlugin(type: unknown): PluginDefinition {
   const problems: string[] = [];
   if (typeof options.name !== 'string' || !NAME.test(options.name)) problems.push(`name '${String(options.name)}' must be letters, digits, '-', '_' in dot-separated parts`);
   if (typeof options.version !== 'string' || options.version.length === 0) problems.push('version is required');
-  if (typeof options.name === 'string' && isReserved(options.name)) problems.push(`name '${options.name}' is reserved: 'trellis' and 'trellis.*' belong to the kernel`);
+  const reserved = typeof options.name === 'string' ? reservedNamespace(options.name) : undefined;
+  if (reserved !== undefined) problems.push(`name '${options.name}' is reserved: ${reservedBy(reserved)}`);
   if (options.owner !== undefined && (typeof options.owner !== 'string' || !OWNER.test(options.owner))) problems.push(`owner ${JSON.stringify(options.owner)} must be a team name: letters, digits, '.', '_', '-', at most 64 characters (e.g. 'team-payments')`);
   const dependencies = readDependencies(options.dependsOn, problems);
   const proto = type.prototype as Record<string, unknown>;
@@ -62,7 +58,8 @@ export function explorePlugin(type: unknown): PluginDefinition {
   const tools = readList<ToolMetadata>(METADATA.tools, type).map(({ method, options: tool }) => {
     checkMethod(method, '@Tool');
     if (typeof tool.name !== 'string' || !NAME.test(tool.name)) problems.push(`tool name '${String(tool.name)}' on ${method} must be letters, digits, '-', '_' in dot-separated parts`);
-    if (typeof tool.name === 'string' && isReserved(tool.name)) problems.push(`tool name '${tool.name}' on ${method} is reserved: 'trellis.*' belongs to the kernel`);
+    const toolReserved = typeof tool.name === 'string' ? reservedNamespace(tool.name) : undefined;
+    if (toolReserved !== undefined) problems.push(`tool name '${tool.name}' on ${method} is reserved: ${reservedBy(toolReserved)}`);
     if (typeof tool.description !== 'string' || tool.description.trim().length === 0) problems.push(`tool '${tool.name}' needs a description (it is the model's prompt for the tool)`);
     const hasSchema = typeof tool.inputSchema === 'object' && tool.inputSchema !== null && !Array.isArray(tool.inputSchema);
     if ((typeof tool.input === 'function') === hasSchema) problems.push(`tool '${tool.name}' needs exactly one of input (a DTO class) or inputSchema (a JSON Schema object)`);
@@ -86,12 +83,24 @@ export function explorePlugin(type: unknown): PluginDefinition {
     if (!['exclusive', 'commutative'].includes(key.merge)) problems.push(`state key '${key.key}': merge must be exclusive or commutative`);
     if (key.persistent && key.scope !== 'session') problems.push(`state key '${key.key}': only session keys can be persistent`);
   }
+  // An effect handler listens to effects others emit (in their namespaces); an action handler owns its action.
   const keyed = (list: readonly KeyedHandlerMetadata[], what: string) =>
     list.map(({ method, key }) => {
       checkMethod(method, what);
-      if (typeof key === 'string' && isReserved(key)) problems.push(`${what}('${key}') on ${method}: 'trellis.*' names belong to the kernel`);
+      const keyReserved = typeof key === 'string' ? reservedNamespace(key) : undefined;
+      if (keyReserved === 'trellis' || (keyReserved !== undefined && what === '@OnAction')) problems.push(`${what}('${key}') on ${method}: ${reservedBy(keyReserved)}`);
       return { method, key, requires: requires(method) };
     });
+  const exports = options.exports ?? [];
+  if (!Array.isArray(exports)) problems.push('exports must be a list of DI tokens');
+  for (const token of Array.isArray(exports) ? exports : []) {
+    const name = tokenName(token);
+    const tokenReserved = name === undefined ? undefined : reservedNamespace(name);
+    if (tokenReserved !== undefined) problems.push(`exported token '${name}' is reserved: ${reservedBy(tokenReserved)}`);
+    else if (name !== undefined && name.includes('.') && typeof options.name === 'string' && !inNamespace(name, options.name)) {
+      problems.push(`exported token '${name}' is named in another namespace: a dotted token name must be in '${options.name}.*'`);
+    } else if (typeof token !== 'string' && typeof token !== 'symbol' && typeof token !== 'function') problems.push(`exported token ${describeToken(token)} is not a class, symbol or string`);
+  }
   const selfTests = readList<string>(METADATA.selfTests, type);
   selfTests.forEach((method) => checkMethod(method, '@SelfTest'));
 
@@ -111,6 +120,7 @@ export function explorePlugin(type: unknown): PluginDefinition {
     ...(options.owner !== undefined && { owner: options.owner }),
     dependsOn: dependencies.names,
     dependsOnRanges: dependencies.ranges,
+    exports: Array.isArray(exports) ? exports : [],
     configType: options.config,
     classRequires: requires(CLASS_MEMBER),
     classMiddleware: middlewareMap.get(CLASS_MEMBER) ?? [],

@@ -13,7 +13,8 @@ import type { PluginDefinition } from './plugin-definition.js';
 import type { PluginMember, StateKeyEntry } from './plugin-member.js';
 import { PLUGIN_CONFIG, SESSION_STORE, TRELLIS_APP } from './plugin-tokens.js';
 import { missingInjectionError } from './constructor-metadata.js';
-import { kernelAccessOf } from './kernel-guard.js';
+import { describeToken, kernelAccessOf } from './kernel-guard.js';
+import { inNamespace } from './namespaces.js';
 import type { PluginGrant } from './plugin-host.js';
 import type { RegistrySnapshot } from './registry-snapshot.js';
 
@@ -50,12 +51,26 @@ export interface InstallEnvironment {
   readonly replacing?: string;
 }
 
+const INSTALL_OPTION_NAMES = ['config', 'middleware', 'enabled', 'grants', 'instance'] as const;
+
+/**
+ * The host's install options, read as own properties only, into an object with no prototype:
+ * a key set on `Object.prototype` (`Object.prototype.grants = ['app']`) is no option.
+ */
+export function ownInstallOptions(options: InstallOptions | undefined): InstallOptions {
+  const own = Object.create(null) as Record<string, unknown>;
+  if (typeof options !== 'object' || options === null) return own;
+  for (const name of INSTALL_OPTION_NAMES) if (Object.prototype.hasOwnProperty.call(options, name) && options[name] !== undefined) own[name] = options[name];
+  return own;
+}
+
 /**
  * Checks a definition against the installed set and builds it: config validated, class
  * bound in its own child container, middleware built, members bound. Throws before
  * anything is registered; the caller publishes the result.
  */
-export function preparePlugin(definition: PluginDefinition, options: InstallOptions, current: RegistrySnapshot, env: InstallEnvironment): InstalledPlugin {
+export function preparePlugin(definition: PluginDefinition, given: InstallOptions, current: RegistrySnapshot, env: InstallEnvironment): InstalledPlugin {
+  const options = ownInstallOptions(given);
   checkUnique(definition, current, env.replacing);
   const missing = definition.dependsOn.filter((name) => !current.byName.has(name) || name === env.replacing);
   if (missing.length > 0) {
@@ -76,7 +91,7 @@ export function preparePlugin(definition: PluginDefinition, options: InstallOpti
   container.bind(PLUGIN_CONFIG).toConstantValue(config ?? {});
   if (grants.includes('app')) container.bind(TRELLIS_APP).toConstantValue(env.grantable.app);
   if (grants.includes('store') && env.grantable.store !== undefined) container.bind(SESSION_STORE).toConstantValue(env.grantable.store);
-  const instance = options.instance === undefined ? construct(definition, container) : given(definition, options.instance, container);
+  const instance = options.instance === undefined ? construct(definition, container) : hostBuilt(definition, options.instance, container);
   const pluginMiddleware = pluginDeclarations.map((d, i) => buildMiddleware(d, pluginOptions[i], container));
 
   const name = definition.name;
@@ -166,7 +181,7 @@ function construct(definition: PluginDefinition, container: Container): PluginIn
 }
 
 /** A host-built instance: of exactly this class, never a look-alike or a subclass swapped in. */
-function given(definition: PluginDefinition, instance: object, container: Container): PluginInstance {
+function hostBuilt(definition: PluginDefinition, instance: object, container: Container): PluginInstance {
   if (typeof instance !== 'object' || instance === null || Object.getPrototypeOf(instance)?.constructor !== definition.type) {
     const got = typeof instance === 'object' && instance !== null ? `an instance of ${Object.getPrototypeOf(instance)?.constructor?.name ?? 'an unknown class'}` : String(instance);
     throw new TrellisError('InvalidPlugin', `Plugin '${definition.name}' was installed with an instance that is not a ${definition.type.name}: got ${got}`, {
@@ -215,6 +230,11 @@ function checkUnique(definition: PluginDefinition, current: RegistrySnapshot, re
   owners('state key', definition.stateKeys.map((k) => k.key), (n) => current.stateKeys.get(n)?.owner);
   owners('effect', [...new Set(definition.effects.map((e) => e.key))], (n) => others.find((p) => p.effects.some((e) => e.key === n))?.definition.name);
   owners('action', [...new Set(definition.actions.map((a) => a.key))], (n) => current.actions.get(n)?.plugin);
+  clashes.push(...namespaceClashes(definition, current, replacing));
+  for (const token of definition.exports) {
+    const owner = others.find((p) => p.definition.name !== replacing && p.definition.exports.includes(token));
+    if (owner) clashes.push(`token ${describeToken(token)} is declared by both '${owner.definition.name}' and '${definition.name}'`);
+  }
   if (clashes.length > 0) {
     throw new TrellisError('DuplicateRegistration', `Plugin '${definition.name}' clashes with what is installed:\n- ${clashes.join('\n- ')}`, {
       hint: 'Names are global: prefix them with the plugin name, or uninstall the other owner',
@@ -235,4 +255,25 @@ function checkDependencyVersions(definition: PluginDefinition, current: Registry
     hint: `Install a version of ${wrong.map((w) => `'${w.name}'`).join(', ')} in that range, or a version of '${definition.name}' written for the one installed`,
     details: { plugin: definition.name, versions: wrong },
   });
+}
+
+/**
+ * A plugin owns its namespace `<name>.*`: no other plugin's name, tool or action may be inside
+ * it, whichever of the two is installed first (a tool `vault.reset` of plugin `mallory` would
+ * own the key `vault.reset.result` and answer the model under vault's name).
+ */
+function namespaceClashes(definition: PluginDefinition, current: RegistrySnapshot, replacing: string | undefined): string[] {
+  const clashes: string[] = [];
+  const name = definition.name;
+  const others = current.plugins.filter((p) => p.definition.name !== replacing && p.definition.name !== name);
+  const ownNames = [...definition.tools.map((t) => ['tool', t.options.name] as const), ...definition.actions.map((a) => ['action', a.key] as const)];
+  for (const other of others) {
+    const theirs = other.definition.name;
+    if (inNamespace(name, theirs)) clashes.push(`plugin name '${name}' is inside the namespace of plugin '${theirs}'`);
+    else if (inNamespace(theirs, name)) clashes.push(`plugin '${theirs}' is inside this plugin's namespace '${name}.*'`);
+    for (const [kind, own] of ownNames) if (inNamespace(own, theirs)) clashes.push(`${kind} '${own}' is in the namespace of plugin '${theirs}'`);
+    const foreign = [...other.tools.map((t) => ['tool', t.name] as const), ...other.actions.map((a) => ['action', a.key] as const)];
+    for (const [kind, their] of foreign) if (inNamespace(their, name) && !inNamespace(their, theirs)) clashes.push(`${kind} '${their}' of plugin '${theirs}' is in this plugin's namespace '${name}.*'`);
+  }
+  return clashes;
 }

@@ -6,19 +6,28 @@ import type { ToolMiddleware } from '../tools/tool-middleware.js';
 import type { JsonSchema } from '../models/model-provider.js';
 import type { ToolInputValidator } from '../validation/tool-input.js';
 
+const KERNEL_MEMBERS = new WeakSet<object>();
+
 /**
- * Marks the kernel's own handlers (built-in actions), which may write `trellis.*` keys.
- * Not exported from any public entry and not a `Symbol.for`, so no plugin can forge it:
- * ownership never depends on a plugin's name.
+ * Marks one of the kernel's own handlers (built-in actions), which may write `trellis.*` keys.
+ * The mark is kept in a module-private WeakSet, not on the object: no property a plugin can
+ * set (on the member or on `Object.prototype`) makes a member the kernel's, and ownership
+ * never depends on a plugin's name.
  */
-export const KERNEL_MEMBER: unique symbol = Symbol('trellis.kernel-member');
+export function kernelMember<T extends object>(member: T): T {
+  KERNEL_MEMBERS.add(member);
+  return member;
+}
+
+/** Whether `member` is one the kernel marked with {@link kernelMember}. */
+export function isKernelMember(member: object): boolean {
+  return KERNEL_MEMBERS.has(member);
+}
 
 /** A bound method of an installed plugin, with what it may read. */
 export interface PluginMember {
   /** The owning plugin's name (`trellis` for the kernel's own handlers). */
   readonly plugin: string;
-  /** Set only on the kernel's own handlers. */
-  readonly [KERNEL_MEMBER]?: true;
   /** The method name, for error messages. */
   readonly method: string;
   /** Declared `@Requires` keys (member and class level), resolved before the member runs. */

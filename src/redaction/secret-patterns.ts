@@ -25,6 +25,8 @@ export const SECRET_VALUE_PATTERNS: readonly RegExp[] = [
   /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g,
   /\bAIza[0-9A-Za-z_-]{35}/g,
   /\bnpm_[A-Za-z0-9]{36}\b/g,
-  // `password=…`, `"api_key": "…"`, `token: …` written out in text, URLs and echoed JSON.
-  /((?<![A-Za-z0-9])["']?(?:[a-z]+[-_])?(?:password|passwd|secret|api[-_]?key|access[-_]?token|refresh[-_]?token|token|authorization)["']?\s*[:=]\s*["']?)(?!\[Redacted\]|Bearer\b|Basic\b)[^\s"'&,;}]{4,}/gi,
+  // `password=…`, `"api_key": "…"`, `token: …` written out in text, URLs and echoed JSON. A quote
+  // after the name counts only with its opening quote right before it: in `'vault.token': merge`
+  // (an install error naming a key) the quotes hold a longer name, and `merge` is no secret.
+  /((?<![A-Za-z0-9])(?:(["'])(?:[a-z]+[-_])?(?:password|passwd|secret|api[-_]?key|access[-_]?token|refresh[-_]?token|token|authorization)\2|(?:[a-z]+[-_])?(?:password|passwd|secret|api[-_]?key|access[-_]?token|refresh[-_]?token|token|authorization))\s*[:=]\s*["']?)(?!\[Redacted\]|Bearer\b|Basic\b)[^\s"'&,;}]{4,}/gi,
 ];

@@ -1,7 +1,7 @@
 import type { PluginContext } from '../context/plugin-context.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import type { ChatMessage, InferenceSettings } from '../models/model-provider.js';
-import { KERNEL_MEMBER, type KeyedHandler } from '../plugin/plugin-member.js';
+import { kernelMember, type KeyedHandler } from '../plugin/plugin-member.js';
 import { KERNEL_KEYS } from './kernel-keys.js';
 
 /** The actions every app handles (DESIGN §6). */
@@ -66,15 +66,15 @@ function includeOnlyTools(payload: unknown, ctx: PluginContext): void {
   ctx.update<string[]>(scope === 'round' ? KERNEL_KEYS.roundIncludeTools : KERNEL_KEYS.includeTools, (list) => union(list, tools));
 }
 
-const handler = (key: string, method: string, fn: (payload: unknown, ctx: PluginContext) => void): KeyedHandler => ({
-  plugin: 'trellis',
-  [KERNEL_MEMBER]: true,
-  method,
-  key,
-  requires: [],
-  declared: new Set(),
-  fn: fn as KeyedHandler['fn'],
-});
+const handler = (key: string, method: string, fn: (payload: unknown, ctx: PluginContext) => void): KeyedHandler =>
+  kernelMember({
+    plugin: 'trellis',
+    method,
+    key,
+    requires: [],
+    declared: new Set<string>(),
+    fn: fn as KeyedHandler['fn'],
+  });
 
 export const BUILT_IN_ACTION_HANDLERS: readonly KeyedHandler[] = [
   handler(BuiltInActions.AddContextMessage, 'addContextMessage', addContextMessage),

@@ -1,4 +1,5 @@
 import type { ChatMessage } from '../models/model-provider.js';
+import { assertSessionId } from './session-id.js';
 import { encodeCheckpoint, encodeSteps } from './checkpoint-codec.js';
 import { nextRevision } from './checkpoint-revision.js';
 import { assertLeaseArguments } from './session-lease.js';
@@ -45,6 +46,7 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
   private readonly audit: string[] = [];
 
   async load(sessionId: string): Promise<StoredSession | undefined> {
+    assertSessionId(sessionId);
     const session = this.sessions.get(sessionId);
     if (!session) return undefined;
     const { turnEvents: _events, steps, ...stored } = session;
@@ -54,6 +56,7 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
   }
 
   async revision(sessionId: string): Promise<number | undefined> {
+    assertSessionId(sessionId);
     return this.sessions.get(sessionId)?.revision;
   }
 
@@ -61,6 +64,7 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
   readonly releasesLeaseOnCheckpoint: boolean = true;
 
   async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
+    assertSessionId(checkpoint.sessionId);
     if (checkpoint.releaseLease !== undefined) assertLeaseArguments(checkpoint.sessionId, checkpoint.releaseLease);
     const existing = this.sessions.get(checkpoint.sessionId);
     // The fence first: a writer whose lease was taken over hears that, not that it is stale.
@@ -103,6 +107,7 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
 
   /** Appends a running turn's steps; the session is created by the first step of its first turn. */
   async appendSteps(append: StepAppend): Promise<number> {
+    assertSessionId(append.sessionId);
     const existing = this.sessions.get(append.sessionId);
     this.assertFence(append.sessionId, append.fence);
     const revision = nextRevision(append, existing);
@@ -150,6 +155,7 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
   }
 
   async delete(sessionId: string): Promise<boolean> {
+    assertSessionId(sessionId);
     return this.sessions.delete(sessionId);
   }
 
@@ -183,6 +189,10 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
   /** Keeps the sessions: one MemoryStore may outlive an app, e.g. to resume in a second app as if in another process. */
   async close(): Promise<void> {}
 }
+
+// Sealed: a plugin in the same process cannot patch MemoryStore's methods to capture sessions or transcripts (issue 34).
+Object.freeze(MemoryStore.prototype);
+Object.freeze(MemoryStore);
 
 /** Replaces the record with the same index, else inserts it; turns stay ordered by index like SQLite's. */
 function putTurn(turns: TurnRecord[], turn: TurnRecord): void {

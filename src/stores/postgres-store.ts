@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { assertSessionId } from './session-id.js';
 import type pg from 'pg';
 import { TrellisError } from '../errors/trellis-error.js';
 import { encodeCheckpoint, encodeSteps, StoredRowDecoder } from './checkpoint-codec.js';
@@ -32,7 +33,35 @@ export type PostgresStoreOptions = (
 ) & {
   /** The schema holding Trellis's tables, created when missing. Default `trellis`. */
   readonly schema?: string;
+  /**
+   * How long a write transaction (checkpoint, journalled step, delete) waits for a row lock
+   * held elsewhere before it fails with a retryable `StoreFailed` (`lock_timeout`). Default 5,000.
+   */
+  readonly lockTimeoutMs?: number;
+  /** How long one statement of a write transaction may run (`statement_timeout`). Default 30,000. */
+  readonly statementTimeoutMs?: number;
 };
+
+/** The waits a {@link PostgresStore}'s transactions are bounded by. */
+export interface PostgresTimeouts {
+  readonly lockTimeoutMs: number;
+  readonly statementTimeoutMs: number;
+}
+
+const DEFAULT_TIMEOUTS: PostgresTimeouts = { lockTimeoutMs: 5_000, statementTimeoutMs: 30_000 };
+
+function timeoutsOf(options: PostgresStoreOptions): PostgresTimeouts {
+  const timeouts = { lockTimeoutMs: options.lockTimeoutMs ?? DEFAULT_TIMEOUTS.lockTimeoutMs, statementTimeoutMs: options.statementTimeoutMs ?? DEFAULT_TIMEOUTS.statementTimeoutMs };
+  for (const [name, value] of Object.entries(timeouts)) {
+    if (!Number.isSafeInteger(value) || value < 1 || value > 3_600_000) {
+      throw new TrellisError('InvalidOptions', `PostgresStore ${name} must be a whole number of milliseconds from 1 to 3,600,000; got ${String(value)}`, {
+        hint: `Pass e.g. ${name}: ${DEFAULT_TIMEOUTS[name as keyof PostgresTimeouts]}, or leave it out`,
+        details: { [name]: value },
+      });
+    }
+  }
+  return timeouts;
+}
 
 interface SessionRow {
   readonly id: string;
@@ -76,15 +105,22 @@ const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 export class PostgresStore implements SessionStore, RevisionReader, StepJournal, AuditLog {
   /** The schema this store's tables live in. */
   readonly schema: string;
+  /** The lock and statement timeouts every write transaction sets (`SET LOCAL`). */
+  readonly timeouts: PostgresTimeouts;
   private closed = false;
+  /** `BEGIN` and the transaction's timeouts, in one round trip. */
+  private readonly begin: string;
 
   private constructor(
     private readonly pool: pg.Pool,
     private readonly ownsPool: boolean,
     private readonly target: PostgresTarget,
     private readonly sql: PostgresStatements,
+    timeouts: PostgresTimeouts,
   ) {
     this.schema = target.schema;
+    this.timeouts = timeouts;
+    this.begin = `BEGIN; SET LOCAL lock_timeout = ${timeouts.lockTimeoutMs}; SET LOCAL statement_timeout = ${timeouts.statementTimeoutMs}`;
   }
 
   /**
@@ -101,7 +137,8 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
         details: { schema },
       });
     }
-    const { pool, owns, server } = poolFrom(options);
+    const timeouts = timeoutsOf(options);
+    const { pool, owns, server } = poolFrom(options, timeouts);
     const target = { server, schema };
     try {
       const client = await pool.connect();
@@ -114,10 +151,11 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
       if (owns) await pool.end().catch(() => undefined);
       throw postgresError(error, 'open the session store', target);
     }
-    return new PostgresStore(pool, owns, target, postgresStatements(quoteIdentifier(schema)));
+    return new PostgresStore(pool, owns, target, postgresStatements(quoteIdentifier(schema)), timeouts);
   }
 
   async load(sessionId: string): Promise<StoredSession | undefined> {
+    assertSessionId(sessionId);
     const { rows } = await this.query<SessionRow>('load a session', this.sql.load, [sessionId]);
     const row = rows[0];
     if (!row) return undefined;
@@ -138,11 +176,13 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
   }
 
   async revision(sessionId: string): Promise<number | undefined> {
+    assertSessionId(sessionId);
     const { rows } = await this.query<{ revision: number }>('read a session revision', this.sql.revision, [sessionId]);
     return rows[0]?.revision;
   }
 
   async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
+    assertSessionId(checkpoint.sessionId);
     const encoded = encodeCheckpoint(checkpoint);
     const { sessionId } = checkpoint;
     return this.transaction('checkpoint a session', async (client) => {
@@ -168,6 +208,7 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
 
   /** One statement: the fence, the revision rule and the steps' row (see `postgresStatements().appendSteps`). */
   async appendSteps(append: StepAppend): Promise<number> {
+    assertSessionId(append.sessionId);
     const steps = encodeSteps(append);
     const { sessionId } = append;
     if (append.fence !== undefined) assertLeaseArguments(sessionId, append.fence);
@@ -206,6 +247,7 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
   }
 
   async delete(sessionId: string): Promise<boolean> {
+    assertSessionId(sessionId);
     // Messages and turns go with the session through ON DELETE CASCADE.
     return ((await this.query('delete a session', this.sql.deleteSession, [sessionId])).rowCount ?? 0) > 0;
   }
@@ -252,7 +294,8 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
     }
     let broken = false;
     try {
-      await client.query('BEGIN');
+      // Bounded waits: a row lock held elsewhere, or a statement stuck, fails the write (retryable) rather than hanging it.
+      await client.query(this.begin);
       const result = await work(client);
       await client.query('COMMIT');
       return result;
@@ -274,6 +317,10 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
   }
 }
 
+// Sealed: a plugin in the same process cannot patch PostgresStore's methods to capture sessions or transcripts (issue 34).
+Object.freeze(PostgresStore.prototype);
+Object.freeze(PostgresStore);
+
 /** The session moved on while the statement ran: another writer's step or checkpoint landed first. */
 function nextRevisionRace(sessionId: string, expectedRevision: number): TrellisError {
   return new TrellisError('StaleState', `Session "${sessionId}" was written by another writer while this step was journalled on revision ${expectedRevision}`, {
@@ -290,7 +337,7 @@ function createdMeanwhile(sessionId: string): TrellisError {
   });
 }
 
-function poolFrom(options: PostgresStoreOptions): { pool: pg.Pool; owns: boolean; server: string } {
+function poolFrom(options: PostgresStoreOptions, timeouts: PostgresTimeouts): { pool: pg.Pool; owns: boolean; server: string } {
   if (options.pool && options.url === undefined) return { pool: options.pool, owns: false, server: 'a host-supplied pool' };
   if (typeof options.url !== 'string' || options.pool) {
     throw new TrellisError('InvalidOptions', 'PostgresStore.open() needs exactly one of `pool` (a pg.Pool) or `url` (postgres://…)', {
@@ -303,7 +350,8 @@ function poolFrom(options: PostgresStoreOptions): { pool: pg.Pool; owns: boolean
   }
   // pg loads when a store opens by URL, not when Trellis is imported.
   const { Pool } = createRequire(import.meta.url)('pg') as typeof pg;
-  const pool = new Pool({ connectionString: options.url, max: max ?? 10, connectionTimeoutMillis: 10_000, application_name: 'trellis' });
+  // Its connections bound single statements too (reads, lease calls); a host's own pool keeps its settings, and writes set theirs per transaction.
+  const pool = new Pool({ connectionString: options.url, max: max ?? 10, connectionTimeoutMillis: 10_000, application_name: 'trellis', lock_timeout: timeouts.lockTimeoutMs, statement_timeout: timeouts.statementTimeoutMs });
   // An idle connection that the server drops emits 'error' on the pool; unheard, it would
   // kill the process. The next query simply gets a fresh connection or a StoreUnavailable.
   pool.on('error', () => undefined);

@@ -1,3 +1,4 @@
+import { assertSessionId } from './session-id.js';
 import { TrellisError } from '../errors/trellis-error.js';
 
 /**
@@ -49,6 +50,7 @@ export function assertLeaseArguments(sessionId: string, holder: string, ttlMs?: 
       hint: 'Pass the id of the session the turn runs on',
     });
   }
+  assertSessionId(sessionId);
   if (typeof holder !== 'string' || holder.length === 0) {
     throw new TrellisError('InvalidOptions', `The lease of session "${sessionId}" needs a holder; got ${JSON.stringify(holder)}`, {
       hint: 'Pass a string unique to this process and turn, e.g. `${hostname}:${pid}:${randomUUID()}`',

@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
+import { assertSessionId } from './session-id.js';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
@@ -110,12 +111,14 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
   }
 
   async load(sessionId: string): Promise<StoredSession | undefined> {
+    assertSessionId(sessionId);
     // A session that does not exist (every new session's first turn) is one statement, not
     // a transaction of three; one that does is read whole inside the transaction.
     return guardStore('load a session', this.path, () => (this.sql.head.get(sessionId) === undefined ? undefined : this.readSession(sessionId)));
   }
 
   async revision(sessionId: string): Promise<number | undefined> {
+    assertSessionId(sessionId);
     return guardStore('read a revision', this.path, () => (this.sql.head.get(sessionId) as { revision: number } | undefined)?.revision);
   }
 
@@ -123,6 +126,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
   readonly releasesLeaseOnCheckpoint: boolean = true;
 
   async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
+    assertSessionId(checkpoint.sessionId);
     this.assertWritable('checkpoint');
     if (checkpoint.releaseLease !== undefined) assertLeaseArguments(checkpoint.sessionId, checkpoint.releaseLease);
     const encoded = encodeBatchCheckpoint(checkpoint);
@@ -131,6 +135,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
 
   /** One immediate transaction: the revision rule, the fence, the step row; the session row is created by its first step. */
   async appendSteps(append: StepAppend): Promise<number> {
+    assertSessionId(append.sessionId);
     this.assertWritable('journal a step');
     if (append.fence !== undefined) assertLeaseArguments(append.sessionId, append.fence);
     const steps = encodeSteps(append);
@@ -173,6 +178,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
   }
 
   async delete(sessionId: string): Promise<boolean> {
+    assertSessionId(sessionId);
     this.assertWritable('delete');
     // Checkpoint rows and turn events go with the session through ON DELETE CASCADE.
     return guardStore('delete a session', this.path, () => this.sql.deleteSession.run(sessionId).changes > 0);
@@ -311,6 +317,10 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     });
   }
 }
+
+// Sealed: a plugin in the same process cannot patch SqliteStore's methods to capture sessions or transcripts (issue 34).
+Object.freeze(SqliteStore.prototype);
+Object.freeze(SqliteStore);
 
 /** One row of `checkpoints`: the messages a checkpoint appended and the turn record it wrote. */
 interface CheckpointRow {

@@ -13,8 +13,9 @@ const INVALID_REQUEST = -32600;
  * SDK's own closes the connection (and `trellis mcp` exits) when one line passes 10 MB;
  * this one drops the line, answers the JSON-RPC error `-32600` (with the request's id when
  * its opening bytes show one) and goes on with the next. A line that is not JSON is answered
- * `-32700`. Until the client sent `initialize`, any other request is answered `-32600`
- * ("not initialized") rather than served: the protocol's lifecycle starts there.
+ * `-32700`. Until the server answered an `initialize` request with a result, any other request
+ * is answered `-32600` ("not initialized") rather than served: the protocol's lifecycle starts
+ * there (an `initialize` notification, or one the server refused, initializes nothing).
  */
 export class BoundedStdioTransport implements McpTransport {
   onclose?: () => void;
@@ -26,6 +27,8 @@ export class BoundedStdioTransport implements McpTransport {
   /** Dropping an over-long line until its newline; the start of it, for its id. */
   #dropping: string | undefined;
   #initialized = false;
+  /** Ids of `initialize` requests not answered yet: the connection is initialized when one is answered with a result. */
+  readonly #initializing = new Set<string | number>();
   #closed = false;
 
   constructor(
@@ -41,6 +44,7 @@ export class BoundedStdioTransport implements McpTransport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
+    if (!this.#initialized && 'id' in message && this.#initializing.delete(message.id as string | number) && 'result' in message) this.#initialized = true;
     return new Promise((resolve) => {
       if (this.#closed) return resolve();
       if (this.stdout.write(`${JSON.stringify(message)}\n`)) resolve();
@@ -115,8 +119,11 @@ export class BoundedStdioTransport implements McpTransport {
     }
     const message = parsed.data;
     if (!this.#initialized && 'method' in message) {
-      if (message.method === 'initialize') this.#initialized = true;
-      else if ('id' in message && message.method !== 'ping') {
+      // Only an initialize request the server answers with a result initializes: not a notification, nor one it refused.
+      if (message.method === 'initialize') {
+        if (!('id' in message)) return;
+        this.#initializing.add(message.id);
+      } else if ('id' in message && message.method !== 'ping') {
         return this.#reply(message.id, INVALID_REQUEST, `The server is not initialized: send 'initialize' before '${message.method}'`);
       }
     }

@@ -80,6 +80,34 @@ describe('serveMcp over stdio: the lifecycle and bounded messages', () => {
     expect(await peer.request(3, 'tools/call', { name: 'calc.add', arguments: { a: 1, b: 2 } })).toMatchObject({ id: 3, result: { content: [{ type: 'text', text: '3' }] } });
   });
 
+  it('is not initialized by an initialize the server refused, nor by an initialize notification', async () => {
+    let ran = 0;
+    const counted = Trellis.create();
+    @Plugin({ name: 'count', version: '1.0.0' })
+    class Count {
+      @Tool({ name: 'count.up', description: 'Counts. Use in tests.', input: Add })
+      up() {
+        return ++ran;
+      }
+    }
+    await counted.install(Count);
+    const raw = new RawPeer();
+    const served = await serveMcp(counted, { transport: { kind: 'stdio', stdin: raw.stdin, stdout: raw.stdout } });
+    try {
+      raw.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'initialize', params: INITIALIZE })}\n`);
+      const refused = await raw.request(1, 'initialize', { protocolVersion: 42 });
+      expect(refused).toHaveProperty('error');
+      const early = await raw.request(2, 'tools/call', { name: 'count.up', arguments: { a: 1, b: 2 } });
+      expect(early).toMatchObject({ id: 2, error: { code: -32600 } });
+      expect(ran).toBe(0);
+      expect(await raw.request(3, 'initialize', INITIALIZE)).toMatchObject({ id: 3, result: { serverInfo: { name: 'trellis' } } });
+      expect(await raw.request(4, 'tools/call', { name: 'count.up', arguments: { a: 1, b: 2 } })).toMatchObject({ id: 4, result: { content: [{ text: '1' }] } });
+    } finally {
+      await served.close();
+      await counted.stop();
+    }
+  });
+
   it('answers a 20 MB message with a JSON-RPC error naming its id, and keeps serving', async () => {
     await peer.request(1, 'initialize', INITIALIZE);
     const huge = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'calc.add', arguments: { a: 1, b: 2, pad: 'x'.repeat(20 * 1024 * 1024) } } });

@@ -175,7 +175,7 @@ describe('the kernel boundary: a plugin reaches only what it is given', () => {
           return ['a'];
         }
       }
-      @Plugin({ name: 'exporter', version: '1.0.0' })
+      @Plugin({ name: 'exporter', version: '1.0.0', exports: [RATES] })
       class Exporter implements PluginLifecycle {
         onInstall(host: PluginHost) {
           host.export(RATES, { eur: 1.1 });

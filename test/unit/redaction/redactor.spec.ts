@@ -43,6 +43,14 @@ describe('secret values by shape, inside any text', () => {
     expect(redactText(text)).toBe(expected);
   });
 
+  it("leaves a quoted name that ends in a secret word alone: an install error's 'vault.token': merge", () => {
+    const text = "Plugin Vault is invalid:\n- state key 'vault.token': merge must be exclusive or commutative";
+    expect(redactText(text)).toBe(text);
+    expect(redactText("{'api_key': 'abcd1234efgh'}")).toBe("{'api_key': '[Redacted]'}");
+    expect(redactText('token: abcd1234efgh')).toBe('token: [Redacted]');
+    expect(redactText('vault.token=abcd1234efgh')).toBe('vault.token=[Redacted]');
+  });
+
   it('leaves ordinary text alone', () => {
     const text = 'SELECT name FROM customers; max_tokens: 100; 4 tokens used; sk is short';
     expect(redactText(text)).toBe(text);
