@@ -227,10 +227,13 @@ describe('a turn\'s own lease TTL (SendOptions.leaseTtlMs)', () => {
     const store = new MemoryStore();
     const asked: number[] = [];
     const acquire = store.acquireLease.bind(store);
-    store.acquireLease = (id, holder, ttlMs) => {
-      asked.push(ttlMs);
-      return acquire(id, holder, ttlMs);
-    };
+    // The store's prototype is frozen (the seal): a spy is an own property defined on the instance.
+    Object.defineProperty(store, 'acquireLease', {
+      value: (id: string, holder: string, ttlMs: number) => {
+        asked.push(ttlMs);
+        return acquire(id, holder, ttlMs);
+      },
+    });
     const app = Trellis.create({ store });
     const session = app.agent({ name: 'a', model: new ScriptedModel(['one', 'two']), instructions: 'x' }).session('ttl');
     await session.send('first');

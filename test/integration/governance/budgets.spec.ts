@@ -25,7 +25,7 @@ class Search {
 
 @Plugin({ name: 'search-extra', version: '1.0.0', owner: 'team-search' })
 class SearchExtra {
-  @Tool({ name: 'search.suggest', description: 'Suggests.', input: Q })
+  @Tool({ name: 'search-extra.suggest', description: 'Suggests.', input: Q })
   suggest(input: Q) {
     ran.push(`suggest ${input.q}`);
     return 'suggested';
@@ -64,13 +64,13 @@ describe('budgets per plugin and owner, enforced at the point of spend', () => {
     const app = await appWith({ limits: [{ name: 'search-team', owner: 'team-search', toolCallsPerMinute: 3 }], now: () => MID_MINUTE });
     const seen: TrellisEvent[] = [];
     app.events$.subscribe((e) => e.type === 'budget.exceeded' && seen.push(e));
-    const calls = [...['a', 'b', 'c'].map((q) => ({ name: 'search.find', q })), { name: 'search.suggest', q: 'd' }, { name: 'search.find', q: 'e' }, { name: 'notes.add', q: 'f' }];
+    const calls = [...['a', 'b', 'c'].map((q) => ({ name: 'search.find', q })), { name: 'search-extra.suggest', q: 'd' }, { name: 'search.find', q: 'e' }, { name: 'notes.add', q: 'f' }];
     const result = await app.agent({ name: 'desk', model: new ScriptedModel(oneRound(calls)), instructions: '', toolConcurrency: 1 }).session('b1').send('go');
     expect(result.status).toBe('completed');
     // Calls run in order here: three of team-search's pass; its next two are refused; team-notes pays nothing.
     expect(ran).toEqual(['find a', 'find b', 'find c', 'note f']);
     const refused = result.toolCalls.filter((c) => !c.ok);
-    expect(refused.map((c) => c.tool)).toEqual(['search.suggest', 'search.find']);
+    expect(refused.map((c) => c.tool)).toEqual(['search-extra.suggest', 'search.find']);
     expect(refused[0]!.error).toMatchObject({ code: 'BudgetExceeded', retryable: true });
     expect(refused[0]!.error!.message).toContain("Budget 'search-team' of plugin 'search-extra' (owner team-search) is spent: at most 3 tool calls per minute (window: 1 minute)");
     expect(seen).toEqual([
@@ -150,7 +150,7 @@ describe('budgets across workers (Redis)', () => {
     const clients = [new Redis(REDIS_URL), new Redis(REDIS_URL)];
     try {
       const workers = await Promise.all(clients.map((redis) => appWith({ limits: [{ owner: 'team-search', toolCallsPerMinute: 7 }], counter: new RedisBudgetCounter(redis, prefix), now: () => MID_MINUTE })));
-      const agents = workers.map((app) => app.agent({ name: 'desk', model: new ScriptedModel(oneRound([{ name: 'search.find', q: 'x' }, { name: 'search.suggest', q: 'y' }])), instructions: '' }));
+      const agents = workers.map((app) => app.agent({ name: 'desk', model: new ScriptedModel(oneRound([{ name: 'search.find', q: 'x' }, { name: 'search-extra.suggest', q: 'y' }])), instructions: '' }));
       const results = await Promise.all(Array.from({ length: 10 }, (_, i) => agents[i % 2]!.session(`w${i}`).send('go')));
       const calls = results.flatMap((r) => r.toolCalls);
       expect(calls).toHaveLength(20);
