@@ -67,6 +67,18 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       );
       CREATE INDEX turn_steps_by_session ON ${s}.turn_steps (session_id, id);`,
   },
+  {
+    version: 4,
+    name: 'part-blobs',
+    // Image and file bytes over PART_INLINE_BYTES, referred to from the transcript by id.
+    up: (s) => `
+      CREATE TABLE ${s}.part_blobs (
+        session_id text NOT NULL REFERENCES ${s}.sessions (id) ON DELETE CASCADE,
+        id         text NOT NULL,
+        data       text NOT NULL,
+        PRIMARY KEY (session_id, id)
+      );`,
+  },
 ];
 
 /**

@@ -184,6 +184,19 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       CREATE INDEX turn_steps_by_session ON turn_steps (session_id);
     `,
   },
+  {
+    version: 8,
+    name: 'part-blobs',
+    // Image and file bytes over PART_INLINE_BYTES, referred to from the transcript by id.
+    up: `
+      CREATE TABLE part_blobs (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        id         TEXT NOT NULL,
+        data       TEXT NOT NULL,
+        PRIMARY KEY (session_id, id)
+      );
+    `,
+  },
 ];
 
 const LEDGER = `
