@@ -75,6 +75,7 @@ export {
   toolContent,
   isToolContent,
   messageParts,
+  hasMediaParts,
   describePart,
   describeParts,
   partsText,

@@ -61,6 +61,7 @@ export {
   toolContent,
   isToolContent,
   messageParts,
+  hasMediaParts,
   describePart,
   describeParts,
   partsText,
