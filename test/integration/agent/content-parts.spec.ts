@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { IsString } from 'class-validator';
-import { Trellis, Plugin, Tool, ScriptedModel, MemoryStore, messageParts, toolContent, MAX_IMAGE_BYTES, type ToolContext, type ModelRequest } from '../../../index.js';
+import { Trellis, Plugin, Tool, Hook, ScriptedModel, MemoryStore, messageParts, toolContent, MAX_IMAGE_BYTES, type ToolContext, type ModelRequest } from '../../../index.js';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
 
@@ -13,6 +13,14 @@ class ScansPlugin {
   @Tool({ name: 'scans.fetch', description: 'Fetches the scan of an invoice as an image. Use when asked about an invoice.', input: ScanInput })
   fetch(input: ScanInput, _ctx: ToolContext) {
     return toolContent({ type: 'text', text: `Scan of ${input.id}` }, { type: 'image', data: PNG, mediaType: 'image/png' });
+  }
+}
+
+@Plugin({ name: 'redact', version: '1.0.0' })
+class RedactPlugin {
+  @Hook('message.received')
+  redact(text: string) {
+    return text.replace(/\d{4}-\d{4}/g, '[card]');
   }
 }
 
@@ -33,6 +41,16 @@ describe('content parts', () => {
     const user = lastUser(model.calls[0]!);
     expect(user.content).toBe('What is on it?');
     expect(user.parts).toEqual([{ type: 'text', text: 'What is on it?' }, { type: 'image', data: PNG.toString('base64'), mediaType: 'image/png' }]);
+  });
+
+  it('a message.received rewrite replaces the text parts; the image stays', async () => {
+    const model = new ScriptedModel(['ok']);
+    const app = Trellis.create();
+    app.install(RedactPlugin);
+    await app.start();
+    await app.agent({ name: 'a', model, instructions: 'x' }).session('s5').send([{ type: 'image', data: PNG, mediaType: 'image/png' }, { type: 'text', text: 'card 1234-5678' }]);
+    expect(lastUser(model.calls[0]!)).toEqual({ role: 'user', content: 'card [card]', parts: [{ type: 'text', text: 'card [card]' }, { type: 'image', data: PNG.toString('base64'), mediaType: 'image/png' }] });
+    await app.stop();
   });
 
   it('keeps the parts in the stored transcript: a new app on the same store shows them to the model', async () => {
