@@ -93,6 +93,8 @@ export {
 export { addUsage, subtractUsage } from './src/models/usage-sum.js';
 export { OpenAIModel, type OpenAIModelOptions } from './src/models/openai-model.js';
 export { AnthropicModel, type AnthropicModelOptions } from './src/models/anthropic-model.js';
+export type { AnthropicPromptCache, CacheBreakpoint } from './src/models/anthropic-messages.js';
+export { PART_INLINE_BYTES } from './src/stores/part-blobs.js';
 export { FallbackModel } from './src/models/fallback-model.js';
 export { ScriptedModel, type ScriptedReply } from './src/models/scripted-model.js';
 export { modelFromEnv, type EnvModel } from './src/models/model-from-env.js';
