@@ -71,8 +71,30 @@ export {
 // Models
 export { isModelProvider } from './src/models/model-provider.js';
 export type { ModelProvider, ModelRequest, ModelResponse, ModelDelta, ChatMessage, ModelToolCall, ToolDefinition, InferenceSettings, Usage, JsonSchema } from './src/models/model-provider.js';
+export {
+  toolContent,
+  isToolContent,
+  messageParts,
+  hasMediaParts,
+  describePart,
+  describeParts,
+  partsText,
+  IMAGE_MEDIA_TYPES,
+  FILE_MEDIA_TYPES,
+  MAX_IMAGE_BYTES,
+  MAX_FILE_BYTES,
+  type ContentPart,
+  type ContentPartInput,
+  type TextPart,
+  type ImagePart,
+  type FilePart,
+  type ToolContent,
+} from './src/models/content-part.js';
+export { addUsage, subtractUsage } from './src/models/usage-sum.js';
 export { OpenAIModel, type OpenAIModelOptions } from './src/models/openai-model.js';
 export { AnthropicModel, type AnthropicModelOptions } from './src/models/anthropic-model.js';
+export type { AnthropicPromptCache, CacheBreakpoint } from './src/models/anthropic-messages.js';
+export { PART_INLINE_BYTES } from './src/stores/part-blobs.js';
 export { FallbackModel } from './src/models/fallback-model.js';
 export { ScriptedModel, type ScriptedReply } from './src/models/scripted-model.js';
 export { modelFromEnv, type EnvModel } from './src/models/model-from-env.js';

@@ -57,6 +57,26 @@ export type { PendingApproval } from './src/contract/suspension.js';
 export type { DelegatingPayload, DelegatedPayload } from './src/contract/delegation.js';
 export type { RolledUpUsage } from './src/contract/agent-usage.js';
 export type { ModelProvider, ModelRequest, ModelResponse, ModelDelta, ChatMessage, ModelToolCall, ToolDefinition, InferenceSettings, Usage, JsonSchema } from './src/models/model-provider.js';
+export {
+  toolContent,
+  isToolContent,
+  messageParts,
+  hasMediaParts,
+  describePart,
+  describeParts,
+  partsText,
+  IMAGE_MEDIA_TYPES,
+  FILE_MEDIA_TYPES,
+  MAX_IMAGE_BYTES,
+  MAX_FILE_BYTES,
+  type ContentPart,
+  type ContentPartInput,
+  type TextPart,
+  type ImagePart,
+  type FilePart,
+  type ToolContent,
+} from './src/models/content-part.js';
+export { addUsage, subtractUsage } from './src/models/usage-sum.js';
 export type { TrellisEvent, TrellisEventType } from './src/events/trellis-event.js';
 
 // Errors

@@ -30,10 +30,18 @@ export class BillingAccounts {
     return balances?.[user] ?? this.users.get(user)?.credits ?? plan.credits;
   }
 
-  /** What a model call with this usage costs on this plan. */
+  /**
+   * What a model call with this usage costs on this plan: cached and cache-write input
+   * tokens at their own prices, every other token at `pricePer1kTokens`.
+   */
   cost(usage: Usage, plan: BillingPlan): number {
     const price = plan.pricePer1kTokens ?? this.config.pricePer1kTokens;
-    return round((usage.totalTokens / 1000) * price);
+    const cachedPrice = plan.pricePer1kCachedInputTokens ?? this.config.pricePer1kCachedInputTokens ?? price;
+    const writePrice = plan.pricePer1kCacheWriteTokens ?? this.config.pricePer1kCacheWriteTokens ?? price;
+    const cached = usage.cachedInputTokens ?? 0;
+    const written = usage.cacheWriteInputTokens ?? 0;
+    const plain = usage.totalTokens - cached - written;
+    return round((plain * price + cached * cachedPrice + written * writePrice) / 1000);
   }
 }
 

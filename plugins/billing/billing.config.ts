@@ -20,6 +20,14 @@ export class BillingPlan {
   /** Credits charged per 1,000 tokens (input and output); default the config's `pricePer1kTokens`. */
   @IsOptional() @IsNumber(AMOUNT) @Min(0)
   pricePer1kTokens?: number;
+
+  /** Credits per 1,000 input tokens read from the provider's prompt cache; default the config's, else this plan's `pricePer1kTokens`. */
+  @IsOptional() @IsNumber(AMOUNT) @Min(0)
+  pricePer1kCachedInputTokens?: number;
+
+  /** Credits per 1,000 input tokens written to the provider's prompt cache; default the config's, else this plan's `pricePer1kTokens`. */
+  @IsOptional() @IsNumber(AMOUNT) @Min(0)
+  pricePer1kCacheWriteTokens?: number;
 }
 
 /** Credits (and optionally a plan) for one named user, overriding their plan's. */
@@ -60,6 +68,17 @@ export class BillingConfig {
   /** Credits charged per 1,000 tokens where a plan sets no price. Default 1. */
   @IsNumber(AMOUNT) @Min(0)
   pricePer1kTokens = 1;
+
+  /**
+   * Credits per 1,000 input tokens read from a prompt cache (`usage.cachedInputTokens`),
+   * where a plan sets none; default `pricePer1kTokens` (cached tokens cost like others).
+   */
+  @IsOptional() @IsNumber(AMOUNT) @Min(0)
+  pricePer1kCachedInputTokens?: number;
+
+  /** Credits per 1,000 input tokens written to a prompt cache (`usage.cacheWriteInputTokens`); default `pricePer1kTokens`. */
+  @IsOptional() @IsNumber(AMOUNT) @Min(0)
+  pricePer1kCacheWriteTokens?: number;
 
   /** Per-user credits and plans. */
   @IsArray() @ValidateNested({ each: true }) @Type(() => UserAccount) @UserPlansExist()

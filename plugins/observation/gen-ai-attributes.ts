@@ -14,6 +14,10 @@ export const GEN_AI = {
   responseModel: 'gen_ai.response.model',
   inputTokens: 'gen_ai.usage.input_tokens',
   outputTokens: 'gen_ai.usage.output_tokens',
+  /** Input tokens read from the provider's prompt cache (a part of `input_tokens`). */
+  cacheReadInputTokens: 'gen_ai.usage.cache_read.input_tokens',
+  /** Input tokens written to the provider's prompt cache (a part of `input_tokens`). */
+  cacheCreationInputTokens: 'gen_ai.usage.cache_creation.input_tokens',
   toolName: 'gen_ai.tool.name',
   toolCallId: 'gen_ai.tool.call.id',
   toolType: 'gen_ai.tool.type',

@@ -86,6 +86,9 @@ export class MetricsPlugin implements PluginLifecycle {
         }
         m.tokens.inc({ model: event.model, type: 'input' }, event.usage.inputTokens);
         m.tokens.inc({ model: event.model, type: 'output' }, event.usage.outputTokens);
+        // Parts of the input count, reported where the provider gave them.
+        if (event.usage.cachedInputTokens) m.tokens.inc({ model: event.model, type: 'cached_input' }, event.usage.cachedInputTokens);
+        if (event.usage.cacheWriteInputTokens) m.tokens.inc({ model: event.model, type: 'cache_write_input' }, event.usage.cacheWriteInputTokens);
         return;
       }
       case 'tool.finished':

@@ -114,6 +114,8 @@ export class OpenTelemetryPlugin implements PluginLifecycle {
         span.setAttribute(GEN_AI.responseModel, event.model);
         span.setAttribute(GEN_AI.inputTokens, event.usage.inputTokens);
         span.setAttribute(GEN_AI.outputTokens, event.usage.outputTokens);
+        if (event.usage.cachedInputTokens !== undefined) span.setAttribute(GEN_AI.cacheReadInputTokens, event.usage.cachedInputTokens);
+        if (event.usage.cacheWriteInputTokens !== undefined) span.setAttribute(GEN_AI.cacheCreationInputTokens, event.usage.cacheWriteInputTokens);
         if (!spans.roundModel) {
           // No explicit model was requested: the provider's default answered.
           span.setAttribute(GEN_AI.requestModel, event.model);

@@ -1,10 +1,11 @@
-import type { Usage } from 'trellis/plugin';
+import { addUsage as addModelUsage, type Usage } from 'trellis/plugin';
 
-/** Token totals: overall, by model, and the number of model calls they came from. */
-export interface TokenTotals {
-  readonly inputTokens: number;
-  readonly outputTokens: number;
-  readonly totalTokens: number;
+/**
+ * Token totals: overall, by model, and the number of model calls they came from.
+ * `cachedInputTokens` / `cacheWriteInputTokens` are parts of `inputTokens`, present once
+ * a provider reported them.
+ */
+export interface TokenTotals extends Usage {
   readonly calls: number;
   readonly byModel: Readonly<Record<string, Usage>>;
 }
@@ -15,21 +16,9 @@ export const EMPTY_TOTALS: TokenTotals = Object.freeze({ inputTokens: 0, outputT
 /** Totals plus one model call's usage; a new object, the old one untouched. */
 export function addUsage(totals: TokenTotals | undefined, model: string, usage: Usage, byModel = true): TokenTotals {
   const base = totals ?? EMPTY_TOTALS;
-  const previous = base.byModel[model];
   return {
-    inputTokens: base.inputTokens + usage.inputTokens,
-    outputTokens: base.outputTokens + usage.outputTokens,
-    totalTokens: base.totalTokens + usage.totalTokens,
+    ...addModelUsage(base, usage),
     calls: base.calls + 1,
-    byModel: byModel
-      ? {
-          ...base.byModel,
-          [model]: {
-            inputTokens: (previous?.inputTokens ?? 0) + usage.inputTokens,
-            outputTokens: (previous?.outputTokens ?? 0) + usage.outputTokens,
-            totalTokens: (previous?.totalTokens ?? 0) + usage.totalTokens,
-          },
-        }
-      : base.byModel,
+    byModel: byModel ? { ...base.byModel, [model]: addModelUsage(base.byModel[model], usage) } : base.byModel,
   };
 }

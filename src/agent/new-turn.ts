@@ -6,6 +6,7 @@ import { handingOver, historyFor, runRounds } from './delegation/handoff-continu
 import { finishReply, inTurnEnvelope, journalOf, turnEnv, type SessionParts, type TurnMeta } from './turn-envelope.js';
 import { isoTime } from './turn-record.js';
 import type { ChatMessage } from '../models/model-provider.js';
+import type { ContentPart } from '../models/content-part.js';
 import type { TurnEnv } from '../tools/turn-env.js';
 import type { TurnResult } from './turn-result.js';
 import { TurnRunner, type TurnEnd } from './turn-runner.js';
@@ -13,6 +14,8 @@ import { TurnRunner, type TurnEnd } from './turn-runner.js';
 /** A new turn's inputs: the message, the host's turn-level context, the caller's signal. */
 export interface NewTurn {
   readonly message: string;
+  /** The message's parts when it has images or files; `message` is then its text parts joined. */
+  readonly parts?: readonly ContentPart[];
   readonly context: Readonly<Record<string, unknown>> | undefined;
   readonly signal: AbortSignal | TurnStopper | undefined;
   /** The turn's key (see `SendOptions.key`), kept in its record and its journal. */
@@ -31,7 +34,7 @@ export function runNewTurn(parts: SessionParts, turn: NewTurn): Promise<TurnResu
   // The clock reading; formatted (`isoTime`) only where a record keeps it.
   const startedAt = Date.now();
   const history = historyFor(parts);
-  const meta: TurnMeta = { turnIndex, input: message, taskInput: message, startedAt, taskStarted: false, runner: undefined, key: turn.key };
+  const meta: TurnMeta = { turnIndex, input: message, taskInput: message, startedAt, taskStarted: false, runner: undefined, key: turn.key, parts: turn.parts };
   // The body opens the turn (synchronously while its hooks are) and starts the rounds; the
   // envelope continues with `afterRounds` in its own `then`. Nothing of this frame is held
   // while the rounds run.
@@ -73,7 +76,7 @@ function plan(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readon
 
 function newRunner(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readonly ChatMessage[], instructions: string): TurnRunner {
   const runner = new TurnRunner(env, parts.agent.limits, meta.taskInput, instructions, history, meta.startedAt);
-  runner.messages.push({ role: 'user', content: meta.taskInput });
+  runner.messages.push(userMessage(meta));
   runner.key = meta.key;
   meta.runner = runner;
   const journal = journalOf(env);
@@ -99,4 +102,17 @@ export function afterRounds(parts: SessionParts, env: TurnEnv, meta: TurnMeta, e
     meta.runner = after.runner;
     return finishReply(after.parts, after.env, after.runner, after.end);
   });
+}
+
+/**
+ * The turn's user message: its text, and its parts when it has images or files. When
+ * `message.received` rewrote the text (a redaction), the text parts give way to the new
+ * text, first, and the images and files follow in their order.
+ */
+function userMessage(meta: TurnMeta): ChatMessage {
+  const { parts, taskInput } = meta;
+  if (parts === undefined) return { role: 'user', content: taskInput };
+  if (taskInput === meta.input) return { role: 'user', content: taskInput, parts };
+  const media = parts.filter((part) => part.type !== 'text');
+  return { role: 'user', content: taskInput, parts: taskInput ? [{ type: 'text', text: taskInput }, ...media] : media };
 }

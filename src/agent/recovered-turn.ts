@@ -2,6 +2,7 @@ import type { TurnStopper } from '../context/turn-stopper.js';
 import { ContextLevel } from '../context/context-level.js';
 import type { ToolCallRecord } from '../contract/tool-result.js';
 import type { ChatMessage, ModelResponse, Usage } from '../models/model-provider.js';
+import { addUsage } from '../models/usage-sum.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import type { CallResultEnd } from '../tools/call-end.js';
 import { historyFor, runRounds } from './delegation/handoff-continuation.js';
@@ -160,9 +161,8 @@ function rebuild(steps: readonly TurnStep[], tools: ReadonlyMap<string, unknown>
 /** A round whose calls all finished, applied as `TurnRunner` applies one; the reply of a call's `done(...)`, if one gave it. */
 function finishRound(state: Rebuilt, round: JournalRound): string | undefined {
   const response = round.after ?? round.model.response;
-  const u = response.usage;
   const previous = state.usage[response.model];
-  state.usage[response.model] = previous ? { inputTokens: previous.inputTokens + u.inputTokens, outputTokens: previous.outputTokens + u.outputTokens, totalTokens: previous.totalTokens + u.totalTokens } : u;
+  state.usage[response.model] = previous ? addUsage(previous, response.usage) : response.usage;
   const calls = response.toolCalls;
   state.messages.push({ role: 'assistant', content: response.text, toolCalls: calls.length > 0 ? calls : undefined });
   let done: string | undefined;

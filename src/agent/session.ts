@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { normalizeParts, partsText, type ContentPart, type ContentPartInput } from '../models/content-part.js';
 import type { Observable } from 'rxjs';
 import { ContextScope } from '../context/context-scope.js';
 import { TrellisError } from '../errors/trellis-error.js';
@@ -160,14 +161,28 @@ export class Session {
     });
   }
 
-  /** Runs one turn: the message in, the reply (or why there is none) out. */
-  send(message: string, options: SendOptions = {}): Promise<TurnResult> {
-    return this.#send(message, options, undefined);
+  /**
+   * Runs one turn: the message in, the reply (or why there is none) out. The message is
+   * text, or parts (text, images, files): hooks and memory see the text parts joined, the
+   * model sees every part.
+   *
+   * @example
+   * await session.send([{ type: 'text', text: 'What is the total?' }, { type: 'image', data: png, mediaType: 'image/png' }]);
+   */
+  send(message: string | readonly ContentPartInput[], options: SendOptions = {}): Promise<TurnResult> {
+    if (typeof message === 'string' || !Array.isArray(message)) return this.#send(message as string, options, undefined);
+    let parts: ContentPart[];
+    try {
+      parts = normalizeParts(message, 'session.send()');
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#send(partsText(parts), options, undefined, parts.some((part) => part.type !== 'text') ? parts : undefined);
   }
 
-  #send(message: string, options: SendOptions, delegation: DelegationFrame | undefined): Promise<TurnResult> {
+  #send(message: string, options: SendOptions, delegation: DelegationFrame | undefined, parts?: readonly ContentPart[]): Promise<TurnResult> {
     if (typeof message !== 'string') {
-      return Promise.reject(new TrellisError('InvalidOptions', `session.send() takes a string message, got ${typeof message}`, { hint: 'Pass the user message as text' }));
+      return Promise.reject(new TrellisError('InvalidOptions', `session.send() takes a string message or an array of parts, got ${typeof message}`, { hint: 'Pass the user message as text, or as [{ type: "text", text }, { type: "image", … }]' }));
     }
     const keyProblem = turnKeyProblem(options.key, 'session.send()');
     if (keyProblem) return Promise.reject(keyProblem);
@@ -176,8 +191,8 @@ export class Session {
         this.#leased('send()', options.waitForLease, options.leaseTtlMs, () => {
           // No async frame: the turn's own promise is what the queue waits on.
           const ready = this.#ready();
-          if (ready instanceof Promise) return ready.then(() => this.#newTurn(message, options, delegation, stopper));
-          return this.#newTurn(message, options, delegation, stopper);
+          if (ready instanceof Promise) return ready.then(() => this.#newTurn(message, options, delegation, stopper, parts));
+          return this.#newTurn(message, options, delegation, stopper, parts);
         }),
       ),
     );
@@ -221,7 +236,7 @@ export class Session {
     return running;
   }
 
-  #newTurn(message: string, options: SendOptions, delegation: DelegationFrame | undefined, stopper: TurnStopper): Promise<TurnResult> {
+  #newTurn(message: string, options: SendOptions, delegation: DelegationFrame | undefined, stopper: TurnStopper, parts?: readonly ContentPart[]): Promise<TurnResult> {
     this.#assertPluginsInstalled();
     const sync = this.#parts.sync;
     const { key } = options;
@@ -236,11 +251,11 @@ export class Session {
       const same = key !== undefined && openStepOf(steps).key === key;
       const recovering = runRecoveredTurn(this.#activeParts(delegation), steps, { context: options.context, signal: stopper, keepsLease: !same });
       if (same) return recovering;
-      return recovering.then(() => this.#newTurn(message, options, delegation, stopper));
+      return recovering.then(() => this.#newTurn(message, options, delegation, stopper, parts));
     }
     // A new message cancels the waiting calls first; then the session is no longer suspended.
-    if (this.suspended) return this.#cancelSuspended('message').then(() => this.#newTurn(message, options, delegation, stopper));
-    return runNewTurn(this.#activeParts(delegation), { message, context: options.context, signal: stopper, key: key ?? (sync.journals || this.#parts.host.store !== undefined ? randomUUID() : undefined) });
+    if (this.suspended) return this.#cancelSuspended('message').then(() => this.#newTurn(message, options, delegation, stopper, parts));
+    return runNewTurn(this.#activeParts(delegation), { message, parts, context: options.context, signal: stopper, key: key ?? (sync.journals || this.#parts.host.store !== undefined ? randomUUID() : undefined) });
   }
 
   /** A recorded turn as `send` answers it: what its record keeps, and what waits now if it is suspended. */

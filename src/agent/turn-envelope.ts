@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import type { ContentPart } from '../models/content-part.js';
 import type { DelegationFrame } from '../contract/delegation.js';
 import type { ContextLevel } from '../context/context-level.js';
 import { ContextScope } from '../context/context-scope.js';
@@ -49,6 +50,8 @@ export interface TurnMeta {
   readonly key?: string;
   /** The turn goes on from its step journal after a crash. */
   readonly recovered?: boolean;
+  /** The message's parts when it has images or files (see `NewTurn.parts`). */
+  readonly parts?: readonly ContentPart[];
   /** More work follows under the same lease (a recovered turn before the message that found it): its checkpoint keeps the lease. */
   readonly keepsLease?: boolean;
 }

@@ -3,6 +3,7 @@ import { callMember, type MemberSite } from '../context/member-invoker.js';
 import type { ToolCandidate } from '../contract/hook-payloads.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import type { ChatMessage, ModelProvider, ModelResponse, ModelToolCall, Usage } from '../models/model-provider.js';
+import { addUsage } from '../models/usage-sum.js';
 import type { PluginMember, RegisteredTool } from '../plugin/plugin-member.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import { NEVER_ABORTED } from '../context/never-signal.js';
@@ -459,10 +460,7 @@ export class TurnRunner {
 
   private addUsage(response: ModelResponse): void {
     const previous = this.usage[response.model];
-    const u = response.usage;
-    this.usage[response.model] = previous
-      ? { inputTokens: previous.inputTokens + u.inputTokens, outputTokens: previous.outputTokens + u.outputTokens, totalTokens: previous.totalTokens + u.totalTokens }
-      : u;
+    this.usage[response.model] = previous ? addUsage(previous, response.usage) : response.usage;
   }
 
   private checkCancelled(): void {
@@ -490,15 +488,9 @@ export function cancelled(): TrellisError {
 }
 
 export function totalUsage(byModel: Readonly<Record<string, Usage>>): TurnUsage {
-  let inputTokens = 0;
-  let outputTokens = 0;
-  let totalTokens = 0;
-  for (const u of Object.values(byModel)) {
-    inputTokens += u.inputTokens;
-    outputTokens += u.outputTokens;
-    totalTokens += u.totalTokens;
-  }
-  return { inputTokens, outputTokens, totalTokens, byModel };
+  let sum: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+  for (const u of Object.values(byModel)) sum = addUsage(sum, u);
+  return { ...sum, byModel };
 }
 
 /** The tools a journalled round offered, by name: the view's, or any installed one `tool.register` added. */

@@ -101,6 +101,12 @@ export interface TrellisErrorCodes {
    * the write landed; the new holder goes on with the turn.
    */
   LeaseLost: true;
+  /** A message part is malformed (no data, no name, not base64). */
+  InvalidContent: true;
+  /** An image or file part has a media type that no provider adapter maps. */
+  UnsupportedMediaType: true;
+  /** An image or file part is over its size limit. */
+  ContentTooLarge: true;
 }
 
 /** A code of {@link TrellisErrorCodes}. */

@@ -1,15 +1,10 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import type {
-  ContentBlockParam,
-  MessageCreateParamsStreaming,
-  MessageParam,
-  RawMessageStreamEvent,
-  Tool,
-} from '@anthropic-ai/sdk/resources/messages';
+import type { MessageCreateParamsStreaming, RawMessageStreamEvent, Tool } from '@anthropic-ai/sdk/resources/messages';
 import { TrellisError } from '../errors/trellis-error.js';
-import type { ChatMessage, ModelProvider, ModelRequest, ModelResponse, ModelToolCall } from './model-provider.js';
+import type { ModelProvider, ModelRequest, ModelResponse, ModelToolCall, Usage } from './model-provider.js';
 import { modelCancelledError, modelFailedError, type ModelIdentity } from './model-error.js';
 import { ToolNameCodec } from './tool-name-codec.js';
+import { addCacheBreakpoints, toAnthropicMessages, type AnthropicPromptCache } from './anthropic-messages.js';
 
 type AnthropicSdk = typeof import('@anthropic-ai/sdk');
 let sdk: Promise<AnthropicSdk> | undefined;
@@ -40,6 +35,12 @@ export interface AnthropicModelOptions {
   readonly client?: Anthropic;
   /** Provider name for logs and usage; default `anthropic:<model>`. */
   readonly name?: string;
+  /**
+   * Prompt caching: `cache_control` breakpoints on the stable prefix (tools, system, the
+   * transcript before the newest user message, the last block). Default on, all four, 5m;
+   * `false` sends none. See `AnthropicPromptCache`.
+   */
+  readonly promptCache?: AnthropicPromptCache;
 }
 
 /**
@@ -50,7 +51,10 @@ export interface AnthropicModelOptions {
  * consecutive ones merged into one message as the API requires. Tool names are sent in
  * the vendor's alphabet (`orders.lookup` → `orders__lookup`) and decoded on the way back
  * (see `ToolNameCodec`). `reasoningEffort` is not sent: extended thinking needs a token
- * budget, not an effort level.
+ * budget, not an effort level. Image and file parts become `image` and `document` blocks
+ * (see `toAnthropicMessages`). Prompt caching: `cache_control` breakpoints on the stable
+ * prefix (see `promptCache`); usage reports `cachedInputTokens` (cache reads) and
+ * `cacheWriteInputTokens` (cache writes), both counted in `inputTokens`.
  *
  * Failures are `TrellisError('ModelFailed')`, retryable for rate limits, overload, 5xx and
  * network faults once the SDK's own retries are spent; an aborted `signal` gives
@@ -103,14 +107,14 @@ export class AnthropicModel implements ModelProvider {
 
   private params(request: ModelRequest, model: string, codec: ToolNameCodec): MessageCreateParamsStreaming {
     const { temperature, maxTokens, topP } = request.inference;
-    const { system, messages } = toAnthropicMessages(request.messages, codec);
+    const { system, messages, newestUser } = toAnthropicMessages(request.messages, codec);
+    const tools = request.tools.map((tool): Tool => ({ name: codec.encode(tool.name), description: tool.description, input_schema: tool.inputSchema as Tool.InputSchema }));
+    const cache = this.options.promptCache;
+    addCacheBreakpoints({ system, messages, tools }, newestUser, cache);
     const params: MessageCreateParamsStreaming = { model, max_tokens: maxTokens ?? this.options.maxTokens ?? 1024, messages, stream: true };
-    if (system) params.system = system;
-    if (request.tools.length > 0) {
-      params.tools = request.tools.map(
-        (tool): Tool => ({ name: codec.encode(tool.name), description: tool.description, input_schema: tool.inputSchema as Tool.InputSchema }),
-      );
-    }
+    // Without caching the system prompt goes as plain text, as before blocks could carry a breakpoint.
+    if (system.length > 0) params.system = cache === false ? system[0]!.text : system;
+    if (tools.length > 0) params.tools = tools;
     if (temperature !== undefined) params.temperature = temperature;
     if (topP !== undefined) params.top_p = topP;
     return params;
@@ -127,57 +131,6 @@ export class AnthropicModel implements ModelProvider {
       if (error instanceof loaded.APIError) return modelFailedError({ status: error.status, type: error.type, message, cause: error }, who);
     }
     return modelFailedError({ message, cause: error }, who);
-  }
-}
-
-/** Splits out the system prompt and maps the rest into alternating user/assistant messages. */
-function toAnthropicMessages(source: readonly ChatMessage[], codec: ToolNameCodec): { system: string; messages: MessageParam[] } {
-  const systemParts: string[] = [];
-  const messages: MessageParam[] = [];
-  for (const message of source) {
-    if (message.role === 'system') {
-      systemParts.push(message.content);
-      continue;
-    }
-    const role = message.role === 'assistant' ? 'assistant' : 'user';
-    const content = toContent(message, codec);
-    const last = messages[messages.length - 1];
-    // Tool results of one round arrive as several tool messages but belong in one user turn.
-    if (last?.role === role && (message.role === 'tool' || Array.isArray(last.content))) {
-      last.content = [...asBlocks(last.content), ...asBlocks(content)];
-    } else {
-      messages.push({ role, content });
-    }
-  }
-  return { system: systemParts.join('\n\n'), messages };
-}
-
-function toContent(message: ChatMessage, codec: ToolNameCodec): string | ContentBlockParam[] {
-  if (message.role === 'tool') {
-    return [{ type: 'tool_result', tool_use_id: message.toolCallId ?? '', content: message.content }];
-  }
-  if (message.role === 'assistant' && message.toolCalls?.length) {
-    const blocks: ContentBlockParam[] = message.content ? [{ type: 'text', text: message.content }] : [];
-    for (const call of message.toolCalls) {
-      blocks.push({ type: 'tool_use', id: call.id, name: codec.encode(call.name), input: parseToolInput(call.arguments) });
-    }
-    return blocks;
-  }
-  return message.content;
-}
-
-function asBlocks(content: string | ContentBlockParam[]): ContentBlockParam[] {
-  if (typeof content !== 'string') return content;
-  return content ? [{ type: 'text', text: content }] : [];
-}
-
-/** `tool_use.input` must be an object; arguments the model garbled are replayed as `{}`. */
-function parseToolInput(args: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(args || '{}');
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
   }
 }
 
@@ -198,6 +151,8 @@ class EventAssembler {
   private readonly toolCallsByBlock = new Map<number, PendingToolCall>();
   private inputTokens = 0;
   private outputTokens = 0;
+  private cacheRead: number | undefined;
+  private cacheWrite: number | undefined;
   private stopReason: string | undefined;
 
   constructor(
@@ -212,6 +167,7 @@ class EventAssembler {
         this.model = event.message.model || this.model;
         this.inputTokens = event.message.usage.input_tokens ?? 0;
         this.outputTokens = event.message.usage.output_tokens ?? 0;
+        this.addCacheUsage(event.message.usage);
         break;
       case 'content_block_start':
         if (event.content_block.type === 'tool_use') this.startToolCall(event.index, event.content_block.id, event.content_block.name, event.content_block.input);
@@ -226,8 +182,15 @@ class EventAssembler {
         // message_delta usage is cumulative; input_tokens appears there only on some servers.
         if (event.usage.input_tokens != null) this.inputTokens = event.usage.input_tokens;
         this.outputTokens = event.usage.output_tokens;
+        this.addCacheUsage(event.usage);
         break;
     }
+  }
+
+  /** Cache counts as `message_start` or (cumulative) `message_delta` report them. */
+  private addCacheUsage(usage: { readonly cache_read_input_tokens?: number | null; readonly cache_creation_input_tokens?: number | null }): void {
+    if (usage.cache_read_input_tokens != null) this.cacheRead = usage.cache_read_input_tokens;
+    if (usage.cache_creation_input_tokens != null) this.cacheWrite = usage.cache_creation_input_tokens;
   }
 
   private addText(text: string): void {
@@ -249,6 +212,19 @@ class EventAssembler {
     this.onDelta?.({ type: 'tool_call', index: call.index, argumentsDelta: json });
   }
 
+  /**
+   * Anthropic's `input_tokens` leaves out the tokens read from or written to the cache;
+   * Trellis's `inputTokens` counts all of them, as OpenAI's `prompt_tokens` does.
+   */
+  private usage(): Usage {
+    const read = this.cacheRead ?? 0;
+    const written = this.cacheWrite ?? 0;
+    const inputTokens = this.inputTokens + read + written;
+    const usage: Usage = { inputTokens, outputTokens: this.outputTokens, totalTokens: inputTokens + this.outputTokens };
+    if (this.cacheRead === undefined && this.cacheWrite === undefined) return usage;
+    return { ...usage, cachedInputTokens: read, cacheWriteInputTokens: written };
+  }
+
   response(): ModelResponse {
     const toolCalls: ModelToolCall[] = this.toolCalls.map((call) => ({
       id: call.id,
@@ -258,7 +234,7 @@ class EventAssembler {
     return {
       text: this.text,
       toolCalls,
-      usage: { inputTokens: this.inputTokens, outputTokens: this.outputTokens, totalTokens: this.inputTokens + this.outputTokens },
+      usage: this.usage(),
       model: this.model,
       finishReason: this.stopReason,
     };

@@ -1,7 +1,16 @@
-/** A message of the conversation, in a vendor-neutral shape. */
+import type { ContentPart } from './content-part.js';
+
+/**
+ * A message of the conversation, in a vendor-neutral shape. `content` is always its text;
+ * a message with images or files also has `parts` (text parts included, in order), and
+ * `content` is then the text parts joined. A tool message whose tool returned
+ * `toolContent(...)` keeps the parts as JSON in `content` (see `messageParts`).
+ */
 export interface ChatMessage {
   readonly role: 'system' | 'user' | 'assistant' | 'tool';
   readonly content: string;
+  /** Text, image and file parts, when the message has more than text. */
+  readonly parts?: readonly ContentPart[];
   /** On an assistant message: the tool calls it asked for. */
   readonly toolCalls?: readonly ModelToolCall[];
   /** On a tool message: the call it answers. */
@@ -36,10 +45,19 @@ export interface InferenceSettings {
   readonly reasoningEffort?: 'low' | 'medium' | 'high';
 }
 
+/**
+ * Tokens of one model call (or a sum of them). `inputTokens` counts every input token,
+ * cached or not; `cachedInputTokens` is the part of it read from the provider's prompt
+ * cache (billed at a discount), `cacheWriteInputTokens` the part written to the cache
+ * (Anthropic bills it at a premium; OpenAI does not report it). Both are absent when the
+ * provider reported none.
+ */
 export interface Usage {
   readonly inputTokens: number;
   readonly outputTokens: number;
   readonly totalTokens: number;
+  readonly cachedInputTokens?: number;
+  readonly cacheWriteInputTokens?: number;
 }
 
 /** A piece of the model's answer as it streams in. */

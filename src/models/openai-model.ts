@@ -2,13 +2,13 @@ import type OpenAI from 'openai';
 import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsStreaming,
-  ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import { TrellisError } from '../errors/trellis-error.js';
-import type { ChatMessage, ModelProvider, ModelRequest, ModelResponse, ModelToolCall, ToolDefinition, Usage } from './model-provider.js';
+import type { ModelProvider, ModelRequest, ModelResponse, ModelToolCall, ToolDefinition, Usage } from './model-provider.js';
 import { modelCancelledError, modelFailedError, type ModelIdentity } from './model-error.js';
 import { ToolNameCodec } from './tool-name-codec.js';
+import { toOpenAIMessages } from './openai-messages.js';
 
 type OpenAISdk = typeof import('openai');
 let sdk: Promise<OpenAISdk> | undefined;
@@ -51,7 +51,10 @@ interface PendingToolCall {
  * with any OpenAI-compatible endpoint through `baseURL` (DeepSeek, Ollama, vLLM).
  *
  * Tool names are sent in the vendor's alphabet: `orders.lookup` goes out as
- * `orders__lookup` and comes back decoded (see `ToolNameCodec`). Failures are
+ * `orders__lookup` and comes back decoded (see `ToolNameCodec`). Image and file parts map
+ * as `toOpenAIMessages` says; the request body is a pure function of the messages, so the
+ * prefix a session repeats stays byte-identical and OpenAI's automatic prompt caching
+ * applies; usage reports `prompt_tokens_details.cached_tokens` as `cachedInputTokens`. Failures are
  * `TrellisError('ModelFailed')`, retryable for rate limits, 5xx and network faults once
  * the SDK's own retries are spent; an aborted `signal` gives `TrellisError('Cancelled')`.
  *
@@ -105,7 +108,7 @@ export class OpenAIModel implements ModelProvider {
     const { temperature, maxTokens, topP, reasoningEffort } = request.inference;
     const params: ChatCompletionCreateParamsStreaming = {
       model,
-      messages: request.messages.map((message) => toOpenAIMessage(message, codec)),
+      messages: toOpenAIMessages(request.messages, codec),
       stream: true,
       stream_options: { include_usage: true },
     };
@@ -139,29 +142,6 @@ function toOpenAITool(tool: ToolDefinition, codec: ToolNameCodec): ChatCompletio
   };
 }
 
-function toOpenAIMessage(message: ChatMessage, codec: ToolNameCodec): ChatCompletionMessageParam {
-  switch (message.role) {
-    case 'system':
-      return { role: 'system', content: message.content };
-    case 'user':
-      return { role: 'user', content: message.content };
-    case 'tool':
-      return { role: 'tool', tool_call_id: message.toolCallId ?? '', content: message.content };
-    case 'assistant':
-      if (!message.toolCalls?.length) return { role: 'assistant', content: message.content };
-      return {
-        role: 'assistant',
-        // OpenAI wants null rather than '' beside tool calls.
-        content: message.content || null,
-        tool_calls: message.toolCalls.map((call) => ({
-          id: call.id,
-          type: 'function' as const,
-          function: { name: codec.encode(call.name), arguments: call.arguments },
-        })),
-      };
-  }
-}
-
 /** Folds streamed chunks into one response, forwarding deltas as they arrive. */
 class ChunkAssembler {
   private text = '';
@@ -178,8 +158,11 @@ class ChunkAssembler {
   add(chunk: ChatCompletionChunk): void {
     if (chunk.model) this.model = chunk.model;
     if (chunk.usage) {
-      const { prompt_tokens, completion_tokens, total_tokens } = chunk.usage;
+      const { prompt_tokens, completion_tokens, total_tokens, prompt_tokens_details } = chunk.usage;
       this.usage = { inputTokens: prompt_tokens, outputTokens: completion_tokens, totalTokens: total_tokens ?? prompt_tokens + completion_tokens };
+      // `prompt_tokens` counts the cached ones too; compatible servers often omit the details.
+      const cached = prompt_tokens_details?.cached_tokens;
+      if (typeof cached === 'number') this.usage = { ...this.usage, cachedInputTokens: cached };
     }
     const choice = chunk.choices[0];
     if (!choice) return;

@@ -1,6 +1,7 @@
 import { asTrellisError, TrellisError } from '../errors/trellis-error.js';
 import type { ChatMessage, ModelProvider, ModelRequest, ModelResponse, ModelToolCall, Usage } from './model-provider.js';
 import { modelCancelledError } from './model-error.js';
+import { hasMediaParts, messageParts } from './content-part.js';
 
 /** One tool call in a scripted reply. `args` objects are JSON-encoded; a string is sent raw (so it may be invalid JSON). */
 export interface ScriptedToolCall {
@@ -46,6 +47,8 @@ export interface ScriptedModelOptions {
 export const DEFAULT_KEEP_CALLS = 1_000;
 
 const CHARS_PER_TOKEN = 4;
+/** What an image or file part counts for in the estimated input tokens. */
+const MEDIA_TOKENS = 256;
 const NO_CALLS: readonly ScriptedToolCall[] = [];
 /** Text is streamed in about this many pieces, so consumers see real streaming. */
 const TEXT_CHUNKS = 3;
@@ -54,6 +57,8 @@ const TEXT_CHUNKS = 3;
  * A deterministic `ModelProvider` for tests and offline runs: answers from a list of
  * replies, in order, or from a function of the request. It streams through `onDelta`,
  * honours `signal`, and records the latest requests it got (by reference) in `calls` —
+ * image and file parts included (read them with `messageParts(message)`), so tests see
+ * what a real model would be shown —
  * the last `keepCalls` (default 1,000); `callCount` counts them all.
  *
  * @example
@@ -166,11 +171,24 @@ export class ScriptedModel implements ModelProvider {
     let inputTokens = given?.inputTokens;
     if (inputTokens === undefined) {
       let inputChars = 0;
-      for (const message of messages) inputChars += message.content.length;
-      inputTokens = Math.ceil(inputChars / CHARS_PER_TOKEN);
+      let mediaTokens = 0;
+      for (const message of messages) {
+        if (!hasMediaParts(message)) {
+          inputChars += message.content.length;
+          continue;
+        }
+        // Bytes are not text: an image or a file counts a flat MEDIA_TOKENS.
+        for (const part of messageParts(message)) {
+          if (part.type === 'text') inputChars += part.text.length;
+          else mediaTokens += MEDIA_TOKENS;
+        }
+      }
+      inputTokens = Math.ceil(inputChars / CHARS_PER_TOKEN) + mediaTokens;
     }
     const outputTokens = given?.outputTokens ?? Math.ceil(outputChars / CHARS_PER_TOKEN);
-    return { inputTokens, outputTokens, totalTokens: given?.totalTokens ?? inputTokens + outputTokens };
+    const usage: Usage = { inputTokens, outputTokens, totalTokens: given?.totalTokens ?? inputTokens + outputTokens };
+    if (given?.cachedInputTokens === undefined && given?.cacheWriteInputTokens === undefined) return usage;
+    return { ...usage, ...(given.cachedInputTokens !== undefined && { cachedInputTokens: given.cachedInputTokens }), ...(given.cacheWriteInputTokens !== undefined && { cacheWriteInputTokens: given.cacheWriteInputTokens }) };
   }
 
   private throwIfAborted(signal: AbortSignal | undefined): void {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { TrellisError, type Agent, type PendingApproval, type Session, type TurnResult } from '../../index.js';
+import { TrellisError, addUsage, type Usage, type Agent, type PendingApproval, type Session, type TurnResult } from '../../index.js';
 import { encodeEvent, toJsonData } from './event-codec.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import type { QueueNames } from './queue-connection.js';
@@ -227,7 +227,7 @@ type StoredTurn = NonNullable<Awaited<ReturnType<TurnStore['load']>>>['turns'][n
 
 /** A stored turn record as the `TurnResult` its job reports (tool calls are not stored per turn). */
 function turnResultOf(record: StoredTurn, pending: readonly PendingApproval[]): TurnResult {
-  const usage = Object.values(record.usage).reduce((sum, u) => ({ inputTokens: sum.inputTokens + u.inputTokens, outputTokens: sum.outputTokens + u.outputTokens, totalTokens: sum.totalTokens + u.totalTokens }), { inputTokens: 0, outputTokens: 0, totalTokens: 0 });
+  const usage = Object.values(record.usage).reduce<Usage>((sum, u) => addUsage(sum, u), { inputTokens: 0, outputTokens: 0, totalTokens: 0 });
   return { status: record.status, reply: record.reply, rounds: record.rounds, toolCalls: [], usage: { ...usage, byModel: record.usage }, suspended: record.status === 'suspended' ? pending : undefined, error: record.error };
 }
 

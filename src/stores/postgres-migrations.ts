@@ -86,6 +86,18 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON ${s}.audit_log
         FOR EACH STATEMENT EXECUTE FUNCTION ${s}.audit_log_append_only();`,
   },
+  {
+    version: 5,
+    name: 'part-blobs',
+    // Image and file bytes over PART_INLINE_BYTES, referred to from the transcript by id.
+    up: (s) => `
+      CREATE TABLE ${s}.part_blobs (
+        session_id text NOT NULL REFERENCES ${s}.sessions (id) ON DELETE CASCADE,
+        id         text NOT NULL,
+        data       text NOT NULL,
+        PRIMARY KEY (session_id, id)
+      );`,
+  },
 ];
 
 /**

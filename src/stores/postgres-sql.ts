@@ -70,6 +70,12 @@ export function postgresStatements(s: string) {
       SELECT $1, base.next + u.ord - 1, u.message::json
       FROM unnest($2::text[]) WITH ORDINALITY AS u(message, ord),
            (SELECT COALESCE(MAX(seq) + 1, 0) AS next FROM ${s}.messages WHERE session_id = $1) AS base`,
+    // Content-addressed within a session: the same bytes sent twice are stored once.
+    insertBlobs: `
+      INSERT INTO ${s}.part_blobs (session_id, id, data)
+      SELECT $1, u.id, u.data FROM unnest($2::text[], $3::text[]) AS u(id, data)
+      ON CONFLICT (session_id, id) DO NOTHING`,
+    selectBlobs: `SELECT id, data FROM ${s}.part_blobs WHERE session_id = $1 AND id = ANY($2::text[])`,
     upsertTurn: `
       INSERT INTO ${s}.turns (session_id, turn_index, record) VALUES ($1, $2, $3::json)
       ON CONFLICT (session_id, turn_index) DO UPDATE SET record = EXCLUDED.record`,

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { assertSessionId } from './session-id.js';
 import type pg from 'pg';
 import { TrellisError } from '../errors/trellis-error.js';
+import { offloadParts, referencedBlobs, restoreParts } from './part-blobs.js';
 import { encodeCheckpoint, encodeSteps, StoredRowDecoder } from './checkpoint-codec.js';
 import { nextRevision, type StoredHead } from './checkpoint-revision.js';
 import { applyPostgresMigrations, quoteIdentifier } from './postgres-migrations.js';
@@ -160,6 +161,13 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
     const row = rows[0];
     if (!row) return undefined;
     const decode = new StoredRowDecoder(sessionId, 'database');
+    const stored = row.messages.map((message, i) => decode.message(message, row.seqs[i]!, 'messages'));
+    const refs = referencedBlobs(stored);
+    let transcript = stored;
+    if (refs.length > 0) {
+      const blobs = await this.query<{ id: string; data: string }>('load a session', this.sql.selectBlobs, [sessionId, refs]);
+      transcript = restoreParts(stored, new Map(blobs.rows.map((blob) => [blob.id, blob.data])), sessionId);
+    }
     const steps = row.steps.length === 0 ? undefined : row.steps.flatMap((raw, i) => decode.steps(raw, i, 'turn_steps'));
     return {
       id: row.id,
@@ -168,7 +176,7 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
       updatedAt: row.updated_at,
       revision: row.revision,
       state: decode.state(row.state, 'sessions.state'),
-      transcript: row.messages.map((message, i) => decode.message(message, row.seqs[i]!, 'messages')),
+      transcript,
       turns: row.turns.map((record, i) => decode.turn(record, row.turn_indexes[i]!, 'turns')),
       suspension: decode.parse(row.suspension, 'sessions.suspension'),
       ...(steps && { steps }),
@@ -183,7 +191,9 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
 
   async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
     assertSessionId(checkpoint.sessionId);
-    const encoded = encodeCheckpoint(checkpoint);
+    // Large image and file bytes go to part_blobs; the transcript keeps a reference.
+    const { messages, blobs } = offloadParts(checkpoint.append);
+    const encoded = encodeCheckpoint(messages === checkpoint.append ? checkpoint : { ...checkpoint, append: messages });
     const { sessionId } = checkpoint;
     return this.transaction('checkpoint a session', async (client) => {
       const head = (await client.query<StoredHead>(this.sql.lockHead, [sessionId])).rows[0];
@@ -200,6 +210,7 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
         const created = await client.query(this.sql.insertSession, [sessionId, checkpoint.agent, revision, encoded.state, encoded.suspension]);
         if (created.rowCount === 0) throw createdMeanwhile(sessionId);
       }
+      if (blobs.length > 0) await client.query(this.sql.insertBlobs, [sessionId, blobs.map((blob) => blob.id), blobs.map((blob) => blob.data)]);
       if (encoded.messages.length > 0) await client.query(this.sql.appendMessages, [sessionId, encoded.messages]);
       await client.query(this.sql.upsertTurn, [sessionId, checkpoint.turn.index, encoded.turn]);
       return revision;

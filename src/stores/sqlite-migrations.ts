@@ -203,6 +203,19 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
         BEGIN SELECT RAISE(ABORT, 'the Trellis audit log is append-only'); END;
     `,
   },
+  {
+    version: 9,
+    name: 'part-blobs',
+    // Image and file bytes over PART_INLINE_BYTES, referred to from the transcript by id.
+    up: `
+      CREATE TABLE part_blobs (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        id         TEXT NOT NULL,
+        data       TEXT NOT NULL,
+        PRIMARY KEY (session_id, id)
+      );
+    `,
+  },
 ];
 
 const LEDGER = `

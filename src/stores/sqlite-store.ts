@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import { asTrellisError, TrellisError } from '../errors/trellis-error.js';
+import { offloadParts, referencedBlobs, restoreParts, type PartBlob } from './part-blobs.js';
 import { encodeBatchCheckpoint, encodeSteps, StoredRowDecoder, type EncodedBatchCheckpoint } from './checkpoint-codec.js';
 import { nextRevision, type StoredHead } from './checkpoint-revision.js';
 import { assertLeaseArguments } from './session-lease.js';
@@ -80,7 +81,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
   readonly readonly: boolean;
   private readonly db: Database.Database;
   private readonly sql: ReturnType<typeof prepareStatements>;
-  private readonly writeCheckpoint: (checkpoint: SessionCheckpoint, encoded: EncodedBatchCheckpoint) => number;
+  private readonly writeCheckpoint: (checkpoint: SessionCheckpoint, encoded: EncodedBatchCheckpoint, blobs: readonly PartBlob[]) => number;
   private readonly readSession: (sessionId: string) => StoredSession | undefined;
   private readonly writeTurnEvents: (sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]) => void;
   private readonly writeSteps: (append: StepAppend, steps: string) => number;
@@ -92,7 +93,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     if (this.readonly && options.upgrade === true) migrateOnce(this.path);
     this.db = openDatabase(this.path, this.readonly);
     this.sql = guardStore('prepare its statements', this.path, () => prepareStatements(this.db));
-    this.writeCheckpoint = this.db.transaction((checkpoint: SessionCheckpoint, encoded: EncodedBatchCheckpoint) => this.applyCheckpoint(checkpoint, encoded)).immediate;
+    this.writeCheckpoint = this.db.transaction((checkpoint: SessionCheckpoint, encoded: EncodedBatchCheckpoint, blobs: readonly PartBlob[]) => this.applyCheckpoint(checkpoint, encoded, blobs)).immediate;
     // A read transaction gives load() one snapshot even while another process commits.
     this.readSession = this.db.transaction((sessionId: string) => this.readRows(sessionId)).deferred;
     this.writeTurnEvents = this.db.transaction((sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]) => this.applyTurnEvents(sessionId, turnIndex, events)).immediate;
@@ -129,8 +130,10 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     assertSessionId(checkpoint.sessionId);
     this.assertWritable('checkpoint');
     if (checkpoint.releaseLease !== undefined) assertLeaseArguments(checkpoint.sessionId, checkpoint.releaseLease);
-    const encoded = encodeBatchCheckpoint(checkpoint);
-    return guardStore('checkpoint', this.path, () => this.writeCheckpoint(checkpoint, encoded));
+    // Large image and file bytes go to part_blobs; the transcript keeps a reference.
+    const { messages, blobs } = offloadParts(checkpoint.append);
+    const encoded = encodeBatchCheckpoint(messages === checkpoint.append ? checkpoint : { ...checkpoint, append: messages });
+    return guardStore('checkpoint', this.path, () => this.writeCheckpoint(checkpoint, encoded, blobs));
   }
 
   /** One immediate transaction: the revision rule, the fence, the step row; the session row is created by its first step. */
@@ -221,7 +224,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     if (this.db.open) this.db.close();
   }
 
-  private applyCheckpoint(checkpoint: SessionCheckpoint, encoded: EncodedBatchCheckpoint): number {
+  private applyCheckpoint(checkpoint: SessionCheckpoint, encoded: EncodedBatchCheckpoint, blobs: readonly PartBlob[]): number {
     const { sessionId } = checkpoint;
     const head = this.sql.head.get(sessionId) as SqliteHead | undefined;
     // The fence first: a writer whose lease was taken over hears that, not that it is stale.
@@ -237,6 +240,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     // Positional parameters: binding by name costs better-sqlite3 a property lookup per name.
     if (head) this.sql.updateSession.run(revision, encoded.state, encoded.suspension, seq + encoded.count, turns.count, turns.last, now, sessionId);
     else this.sql.insertSession.run(sessionId, checkpoint.agent, revision, encoded.state, encoded.suspension, seq + encoded.count, turns.count, turns.last, now, now);
+    for (const blob of blobs) this.sql.insertBlob.run(sessionId, blob.id, blob.data);
     // One row holds the turn's messages and its record; a resumed turn's record is a new row
     // too, and the load keeps the last record of each index.
     this.sql.insertCheckpoint.run(sessionId, seq, turnIndex, encoded.turn, encoded.messages);
@@ -292,7 +296,9 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     const decode = new StoredRowDecoder(sessionId, 'file');
     const state = decode.state(row.state, 'sessions.state');
     const rows = this.sql.selectCheckpoints.all(sessionId) as CheckpointRow[];
-    const transcript = readTranscript(rows, row.message_count, decode);
+    const stored = readTranscript(rows, row.message_count, decode);
+    const refs = referencedBlobs(stored);
+    const transcript = refs.length === 0 ? stored : restoreParts(stored, this.blobsOf(sessionId, refs), sessionId);
     const turns = readTurns(rows, decode);
     const stepRows = this.sql.selectSteps.all(sessionId) as { id: number; steps: string }[];
     const steps = stepRows.length === 0 ? undefined : stepRows.flatMap((step) => decode.steps(step.steps, step.id, 'turn_steps'));
@@ -308,6 +314,15 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
       suspension: decode.parse(row.suspension, 'sessions.suspension'),
       ...(steps && { steps }),
     };
+  }
+
+  private blobsOf(sessionId: string, ids: readonly string[]): Map<string, string> {
+    const found = new Map<string, string>();
+    for (const id of ids) {
+      const row = this.sql.selectBlob.get(sessionId, id) as { data: string } | undefined;
+      if (row) found.set(id, row.data);
+    }
+    return found;
   }
 
   private assertWritable(operation: string): void {
@@ -434,6 +449,9 @@ function prepareStatements(db: Database.Database) {
        FROM sessions ORDER BY updated_at DESC, id`,
     ),
     deleteSession: db.prepare('DELETE FROM sessions WHERE id = ?'),
+    // Content-addressed within a session: the same bytes sent twice are stored once.
+    insertBlob: db.prepare('INSERT OR IGNORE INTO part_blobs (session_id, id, data) VALUES (?, ?, ?)'),
+    selectBlob: db.prepare('SELECT data FROM part_blobs WHERE session_id = ? AND id = ?'),
     selectEventUsage: db.prepare('SELECT events, bytes, dropped FROM turn_event_usage WHERE session_id = ? AND turn_index = ?'),
     upsertEventUsage: db.prepare(
       `INSERT INTO turn_event_usage (session_id, turn_index, events, bytes, dropped) VALUES (@sessionId, @turnIndex, @events, @bytes, @dropped)

@@ -1,3 +1,4 @@
+import type { ToolContent } from '../models/content-part.js';
 /** Tool results longer than this many characters are cut before the model reads them. */
 export const DEFAULT_MAX_TOOL_RESULT_CHARS = 100_000;
 
@@ -13,4 +14,13 @@ export const DEFAULT_MAX_TOOL_RESULT_CHARS = 100_000;
 export function capToolResult(content: string, limit: number = DEFAULT_MAX_TOOL_RESULT_CHARS): string {
   if (content.length <= limit) return content;
   return `${content.slice(0, limit)}\n[Trellis: result truncated: ${content.length} characters, the first ${limit} shown. Ask for less: a narrower query, fewer rows or fields]`;
+}
+
+/**
+ * A tool's parts (see `toolContent`) as the JSON text its tool message keeps, each text part
+ * capped as {@link capToolResult} caps a result; images and files are kept whole.
+ */
+export function capToolContent(value: ToolContent, limit: number = DEFAULT_MAX_TOOL_RESULT_CHARS): string {
+  const parts = value.parts.map((part) => (part.type === 'text' ? { type: 'text' as const, text: capToolResult(part.text, limit) } : part));
+  return JSON.stringify({ type: 'trellis.content', parts });
 }

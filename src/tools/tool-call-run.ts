@@ -11,6 +11,7 @@ import { interruptedTicket } from '../contract/suspension.js';
 import { errorResult, type ToolCallRecord, type ToolErrorInfo, type ToolResult } from '../contract/tool-result.js';
 import { isStop, type GateDecision, type HookOutcome } from '../hooks/hook-engine.js';
 import type { ModelToolCall } from '../models/model-provider.js';
+import { isToolContent } from '../models/content-part.js';
 import type { RegisteredTool } from '../plugin/plugin-member.js';
 import { maskFields, secretFields } from '../redaction/redactor.js';
 import type { Phase } from '../state/state-engine.js';
@@ -22,7 +23,7 @@ import type { CallEnd, CallResultEnd } from './call-end.js';
 import { runChain } from './middleware-chain.js';
 import { recordToolResult, toolMessage } from './tool-record.js';
 import { fromError, invokeTool, toolFailure } from './tool-invoke.js';
-import { capToolResult } from './result-cap.js';
+import { capToolContent, capToolResult } from './result-cap.js';
 import type { ToolInvocation, ToolNotice } from './tool-middleware.js';
 import type { CallPlace, TurnEnv } from './turn-env.js';
 
@@ -292,7 +293,10 @@ export class ToolCallRun implements CallPlace {
       : { callId: info.callId, tool: info.tool, round: info.round, ok: false, error: outcome.error, durationMs };
     if (owner !== undefined) record = { ...record, plugin, owner };
     if (this.#usage) record = { ...record, usage: this.#usage };
-    return { kind: 'result', record, content: capToolResult(toolMessage(outcome), this.tool?.maxResultChars ?? env.maxToolResultChars), done: this.#done };
+    const limit = this.tool?.maxResultChars ?? env.maxToolResultChars;
+    // Parts keep their bytes whole: only their text is capped (images and files have their own size limits).
+    const content = outcome.ok && isToolContent(outcome.value) ? capToolContent(outcome.value, limit) : capToolResult(toolMessage(outcome), limit);
+    return { kind: 'result', record, content, done: this.#done };
   }
 
   /** The last stage: the finished call in the step journal, durable before the turn goes on. */

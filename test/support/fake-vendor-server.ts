@@ -40,7 +40,13 @@ export interface FakeHangReply {
   readonly type: 'hang';
 }
 
-export type FakeReply = FakeStreamReply | FakeErrorReply | FakeStallReply | FakeHangReply;
+/** Server-sent-event frames sent verbatim (a vendor's documented stream, replayed). */
+export interface FakeRawReply {
+  readonly type: 'raw';
+  readonly frames: readonly string[];
+}
+
+export type FakeReply = FakeStreamReply | FakeErrorReply | FakeStallReply | FakeHangReply | FakeRawReply;
 
 /** One request as the server received it. */
 export interface RecordedRequest {
@@ -48,6 +54,8 @@ export interface RecordedRequest {
   readonly path: string;
   readonly headers: IncomingHttpHeaders;
   readonly body: Record<string, any>;
+  /** The body exactly as the client sent it. */
+  readonly raw: string;
 }
 
 const MODEL = 'fake-model-001';
@@ -95,12 +103,16 @@ export class FakeVendorServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let raw = '';
     for await (const chunk of req) raw += chunk;
-    this.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: raw ? JSON.parse(raw) : {} });
+    this.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: raw ? JSON.parse(raw) : {}, raw });
     const reply = this.queue.shift();
     if (!reply) return this.sendError(res, { type: 'error', status: 400, message: 'fake server: no scripted reply left' });
     if (reply.type === 'error') return this.sendError(res, reply);
     if (reply.type === 'hang') return;
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    if (reply.type === 'raw') {
+      res.end(reply.frames.join(''));
+      return;
+    }
     if (reply.type === 'stall') {
       const frames = this.vendor === 'openai' ? openAIFrames({ type: 'stream', textPieces: reply.textPieces }) : anthropicFrames({ type: 'stream', textPieces: reply.textPieces });
       // Everything but the closing frames (finish and usage), then silence until the client gives up.

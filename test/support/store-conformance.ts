@@ -3,6 +3,7 @@ import { describeSessionStore } from './session-store-contract.js';
 import { describeConcurrencyContract } from './store-concurrency-contract.js';
 import { describeLeaseContract } from './session-lease-contract.js';
 import { describeStepJournalContract } from './step-journal-contract.js';
+import { describeContentPartsContract } from './content-parts-contract.js';
 
 /**
  * How the conformance suite reaches one store implementation. Every test opens a fresh,
@@ -40,4 +41,5 @@ export function describeStoreConformance(name: string, harness: StoreHarness): v
   describeLeaseContract(name, harness.open.bind(harness), dispose);
   describeConcurrencyContract(name, harness, dispose);
   describeStepJournalContract(name, harness, dispose);
+  describeContentPartsContract(name, harness, dispose);
 }

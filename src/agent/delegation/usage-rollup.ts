@@ -1,6 +1,7 @@
 import type { RolledUpUsage } from '../../contract/agent-usage.js';
 import type { ToolCallRecord } from '../../contract/tool-result.js';
 import type { Usage } from '../../models/model-provider.js';
+import { addUsage, plainUsage, subtractUsage } from '../../models/usage-sum.js';
 import type { TurnUsage } from '../turn-result.js';
 
 /**
@@ -43,15 +44,6 @@ export function asDelegatedUsage(usage: TurnUsage, agent: string): RolledUpUsage
   return { ...plain(usage), byModel: usage.byModel, byAgent: usage.byAgent ?? { [agent]: plain(usage) } };
 }
 
-function plain(u: Usage): Usage {
-  return { inputTokens: u.inputTokens, outputTokens: u.outputTokens, totalTokens: u.totalTokens };
-}
-
-function add(a: Usage | undefined, b: Usage): Usage {
-  if (!a) return plain(b);
-  return { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens, totalTokens: a.totalTokens + b.totalTokens };
-}
-
-function subtract(a: Usage, b: Usage): Usage {
-  return { inputTokens: a.inputTokens - b.inputTokens, outputTokens: a.outputTokens - b.outputTokens, totalTokens: a.totalTokens - b.totalTokens };
-}
+const plain = plainUsage;
+const add = addUsage;
+const subtract = subtractUsage;

@@ -1,4 +1,4 @@
-import type { Decision, PendingApproval, StoredSession } from '../../../index.js';
+import { describeParts, hasMediaParts, messageParts, type Decision, type PendingApproval, type StoredSession } from '../../../index.js';
 import { approvalLines } from './approval-prompt.js';
 import { escapeControl } from './terminal-text.js';
 import { clip } from './tool-activity.js';
@@ -21,12 +21,14 @@ export function transcriptLines(session: StoredSession, full = false, command = 
   }
   lines.push('');
   for (const message of session.transcript) {
+    // Images and files show as a placeholder with media type, name and size.
+    const content = hasMediaParts(message) ? describeParts(messageParts(message)) : message.content;
     if (message.role === 'tool') {
-      lines.push(`  tool ${message.name ?? ''} (${message.toolCallId ?? '?'}): ${clip(message.content, 160)}`);
+      lines.push(`  tool ${message.name ?? ''} (${message.toolCallId ?? '?'}): ${escapeControl(clip(content, 160))}`);
       continue;
     }
-    if (message.content) {
-      const text = full ? message.content : shorten(message.content, session.id, command);
+    if (content) {
+      const text = full ? content : shorten(content, session.id, command);
       lines.push(`${message.role}: ${escapeControl(text).split('\n').join(`\n${' '.repeat(message.role.length + 2)}`)}`);
     }
     for (const call of message.toolCalls ?? []) lines.push(`  call ${call.name} (${call.id}) ${clip(call.arguments, 140)}`);

@@ -162,3 +162,21 @@ if (available) describeStoreConformance('PostgresStore', {
     );
   });
 });
+
+describe('PostgresStore: large part bytes by reference', () => {
+  it('keeps bytes over PART_INLINE_BYTES out of the messages row, in part_blobs', async () => {
+    if (!schemas) return;
+    const { PART_INLINE_BYTES } = await import('../../../src/stores/part-blobs.js');
+    const { checkpointOf } = await import('../../support/session-store-contract.js');
+    const store = await schemas.open();
+    const large = Buffer.alloc(PART_INLINE_BYTES + 1, 7).toString('base64');
+    await store.checkpoint(checkpointOf('b1', 0, 0, { append: [{ role: 'user', content: '', parts: [{ type: 'file', data: large, mediaType: 'application/pdf', name: 'big.pdf' }] }] }));
+    const { rows } = await schemas.admin.query(`SELECT message::text AS message FROM "${store.schema}".messages WHERE session_id = 'b1'`);
+    expect(rows[0].message).not.toContain(large.slice(0, 1000));
+    expect(rows[0].message).toContain('"blob":"sha256-');
+    const blobs = await schemas.admin.query(`SELECT COUNT(*)::int AS n FROM "${store.schema}".part_blobs WHERE session_id = 'b1'`);
+    expect(blobs.rows[0].n).toBe(1);
+    expect((await store.load('b1'))!.transcript[0]!.parts).toEqual([{ type: 'file', data: large, mediaType: 'application/pdf', name: 'big.pdf' }]);
+    await store.close();
+  });
+});

@@ -72,7 +72,7 @@ describe('AnthropicModel against a Messages API endpoint', () => {
   });
 
   describe('the request sent', () => {
-    it('moves system messages to `system`, sends tools with encoded names, and maps tool calls and results', async () => {
+    it('moves system messages to `system`, sends tools with encoded names, maps tool calls and results, and marks the cache breakpoints', async () => {
       server.enqueue({ type: 'stream', textPieces: ['ok'] });
       await model.call(
         request({
@@ -103,8 +103,8 @@ describe('AnthropicModel against a Messages API endpoint', () => {
         stream: true,
         temperature: 0.1,
         top_p: 0.5,
-        system: 'Be brief.\n\nAnswer in English.',
-        tools: [{ name: 'orders__lookup', description: lookupTool.description, input_schema: lookupTool.inputSchema }],
+        system: [{ type: 'text', text: 'Be brief.\n\nAnswer in English.', cache_control: { type: 'ephemeral' } }],
+        tools: [{ name: 'orders__lookup', description: lookupTool.description, input_schema: lookupTool.inputSchema, cache_control: { type: 'ephemeral' } }],
         messages: [
           { role: 'user', content: 'Where are A1 and B2?' },
           {
@@ -119,7 +119,7 @@ describe('AnthropicModel against a Messages API endpoint', () => {
             role: 'user',
             content: [
               { type: 'tool_result', tool_use_id: 'toolu_a', content: 'shipped' },
-              { type: 'tool_result', tool_use_id: 'toolu_b', content: 'pending' },
+              { type: 'tool_result', tool_use_id: 'toolu_b', content: 'pending', cache_control: { type: 'ephemeral' } },
             ],
           },
         ],

@@ -411,3 +411,30 @@ describe('SqliteStore', () => {
     });
   });
 });
+
+describe('SqliteStore: large part bytes by reference', () => {
+  it('keeps bytes over PART_INLINE_BYTES out of the transcript row, in part_blobs, once per session', async () => {
+    const { PART_INLINE_BYTES } = await import('../../../src/stores/part-blobs.js');
+    const path = join(tempDir(), 'blobs.db');
+    const store = await SqliteStore.open(path);
+    const large = Buffer.alloc(PART_INLINE_BYTES + 1, 7).toString('base64');
+    const small = Buffer.alloc(100, 9).toString('base64');
+    const user = { role: 'user' as const, content: '', parts: [{ type: 'image' as const, data: large, mediaType: 'image/png' }, { type: 'image' as const, data: small, mediaType: 'image/png' }] };
+    await store.checkpoint(checkpointOf('b1', 0, 0, { append: [user, user] }));
+    await store.close();
+    const db = new Database(path, { readonly: true });
+    const row = db.prepare('SELECT messages FROM checkpoints WHERE session_id = ?').get('b1') as { messages: string };
+    expect(row.messages).not.toContain(large);
+    expect(row.messages).toContain(small);
+    expect(row.messages).toContain('"blob":"sha256-');
+    expect(db.prepare('SELECT COUNT(*) FROM part_blobs WHERE session_id = ?').pluck().get('b1')).toBe(1);
+    // A blob removed by hand is a corrupt store, said so, not a transcript with a hole.
+    db.close();
+    const writable = new Database(path);
+    writable.prepare('DELETE FROM part_blobs').run();
+    writable.close();
+    const reopened = await SqliteStore.open(path);
+    await expect(reopened.load('b1')).rejects.toMatchObject({ code: 'StoreCorrupt', message: expect.stringContaining('part_blobs') });
+    await reopened.close();
+  });
+});
