@@ -24,6 +24,7 @@ import { runRecoveredTurn } from './recovered-turn.js';
 import { openStepOf, parseSteps } from './turn-steps.js';
 import type { TurnRecord } from '../stores/session-store.js';
 import { totalUsage } from './turn-runner.js';
+import { accessProblem, enforceAccess, ownerOf, type SessionAccess } from './session-owner.js';
 
 export interface SendOptions {
   /** Aborting it stops the model call and running tools; the turn ends `cancelled`. */
@@ -44,6 +45,12 @@ export interface SendOptions {
    * with that turn from its journal. Default: a new id for every send. At most 512 characters.
    */
   readonly key?: string;
+  /**
+   * The caller and the owner a host checked their access against (see {@link SessionAccess}):
+   * checked again under the session's lease before anything runs (`AuthDenied` when the owner
+   * changed meanwhile); a session without an owner gets the caller as its owner.
+   */
+  readonly access?: SessionAccess;
 }
 
 export interface ResumeOptions {
@@ -58,6 +65,8 @@ export interface ResumeOptions {
    * resume continued, a resume with the same key goes on with it and answers with its end.
    */
   readonly key?: string;
+  /** As in `send`, without giving the session an owner. */
+  readonly access?: SessionAccess;
 }
 
 const NO_MESSAGES: readonly ChatMessage[] = [];
@@ -93,6 +102,14 @@ export class Session {
    */
   get values(): Readonly<Record<string, unknown>> {
     return this.#parts.state.session.values;
+  }
+
+  /**
+   * The principal that opened the session (the `access.principal` of its first turn), as far
+   * as this object knows: `pending()` reads the store first. Undefined for a session nobody owns.
+   */
+  get owner(): string | undefined {
+    return ownerOf(this.#parts);
   }
 
   /** The session state's revision: one more for every commit. */
@@ -149,7 +166,7 @@ export class Session {
     if (typeof message !== 'string') {
       return Promise.reject(new TrellisError('InvalidOptions', `session.send() takes a string message, got ${typeof message}`, { hint: 'Pass the user message as text' }));
     }
-    const keyProblem = turnKeyProblem(options.key, 'session.send()');
+    const keyProblem = turnKeyProblem(options.key, 'session.send()') ?? accessProblem(options.access, 'session.send()');
     if (keyProblem) return Promise.reject(keyProblem);
     return this.#serialize(() =>
       this.#leased('send()', options.waitForLease, () => {
@@ -163,6 +180,7 @@ export class Session {
 
   #newTurn(message: string, options: SendOptions, delegation: DelegationFrame | undefined): Promise<TurnResult> {
     this.#assertPluginsInstalled();
+    enforceAccess(this.#parts, options.access, true);
     const sync = this.#parts.sync;
     const { key } = options;
     if (key !== undefined) {
@@ -210,12 +228,13 @@ export class Session {
   }
 
   #resume(options: ResumeOptions, delegation: DelegationFrame | undefined): Promise<TurnResult> {
-    const keyProblem = turnKeyProblem(options.key, 'session.resume()');
+    const keyProblem = turnKeyProblem(options.key, 'session.resume()') ?? accessProblem(options.access, 'session.resume()');
     if (keyProblem) return Promise.reject(keyProblem);
     return this.#serialize(() =>
       this.#leased('resume()', options.waitForLease, async () => {
         await this.#ready();
         this.#assertPluginsInstalled();
+        enforceAccess(this.#parts, options.access, false);
         const recovered = await this.#recoverFirst(options, delegation);
         if (recovered !== undefined) {
           // The resume a crash cut off, tried again: the turn it continued has gone on to its end.
@@ -244,10 +263,13 @@ export class Session {
    *
    * @returns whether a turn was waiting.
    */
-  cancelPending(options: { readonly waitForLease?: number } = {}): Promise<boolean> {
+  cancelPending(options: { readonly waitForLease?: number; readonly access?: SessionAccess } = {}): Promise<boolean> {
+    const problem = accessProblem(options.access, 'session.cancelPending()');
+    if (problem) return Promise.reject(problem);
     return this.#serialize(() =>
       this.#leased('cancelPending()', options.waitForLease, async () => {
         await this.#ready();
+        enforceAccess(this.#parts, options.access, false);
         // A turn a crash cut off goes on to its end first (it may end suspended, and then waits no more).
         await this.#recoverFirst({}, undefined);
         if (!this.suspended) return false;

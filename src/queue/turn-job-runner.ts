@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { TrellisError, type Agent, type PendingApproval, type Session, type TurnResult } from '../../index.js';
+import { TrellisError, type Agent, type PendingApproval, type Session, type SessionAccess, type TurnResult } from '../../index.js';
 import { encodeEvent, toJsonData } from './event-codec.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import type { QueueNames } from './queue-connection.js';
@@ -88,7 +88,7 @@ export class TurnJobRunner {
     const events = session.events$.subscribe((event) => void this.options.publisher.publish(channel, encodeEvent(event)).catch(() => undefined));
     try {
       if (data.kind === 'cancel') {
-        const done = await this.cancel(job, session, rerun);
+        const done = await this.cancel(job, session, rerun, data.access);
         // The queue lease was lost meanwhile, as for a turn: the next attempt reports it.
         if (signal.aborted) throw signal.reason;
         return done;
@@ -108,7 +108,8 @@ export class TurnJobRunner {
       }
       // The job id is the turn's key: a later attempt goes on with the turn this one started.
       const key = job.id!;
-      const result = data.kind === 'send' ? await session.send(data.message, { signal, key }) : await session.resume({ decisions, signal, key });
+      const { access } = data;
+      const result = data.kind === 'send' ? await session.send(data.message, { signal, key, access }) : await session.resume({ decisions, signal, key, access });
       if (signal.aborted) throw signal.reason;
       // An earlier attempt ran part of this turn (the store moved on since it started): this one went on with it.
       return this.resultOf(job, data.kind, result, rerun);
@@ -122,8 +123,8 @@ export class TurnJobRunner {
    * and died before the job was marked done, the session no longer waits and its last turn
    * is the cancelled one: that attempt's answer is given, as recovered.
    */
-  private async cancel(job: TurnJob, session: Session, rerun: boolean): Promise<CancelJobResult> {
-    const cancelled = await session.cancelPending();
+  private async cancel(job: TurnJob, session: Session, rerun: boolean, access: SessionAccess | undefined): Promise<CancelJobResult> {
+    const cancelled = await session.cancelPending({ access });
     const recovered = !cancelled && rerun && (await this.options.store.load(job.data.sessionId))?.turns.at(-1)?.status === 'cancelled';
     return { jobId: job.id!, sessionId: job.data.sessionId, kind: 'cancel', cancelled: cancelled || recovered, recovered, worker: this.options.workerId };
   }

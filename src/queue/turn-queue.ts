@@ -80,19 +80,19 @@ export class TurnQueue {
    */
   async cancelPending(request: CancelRequest): Promise<CancelJobResult> {
     assertTurnRequest('cancel', request);
-    return (await this.enqueue<CancelJobResult>({ kind: 'cancel', agent: request.agent, sessionId: request.sessionId, key: request.key, context: request.context })).result;
+    return (await this.enqueue<CancelJobResult>({ kind: 'cancel', agent: request.agent, sessionId: request.sessionId, key: request.key, context: request.context, ...(request.access && { access: request.access }) })).result;
   }
 
   /** Queues `session.send(message)`; the result settles later. */
   async enqueueSend(request: SendRequest): Promise<QueuedTurn> {
     assertTurnRequest('send', request);
-    return this.enqueue({ kind: 'send', agent: request.agent, sessionId: request.sessionId, key: request.key, message: request.message, context: request.context });
+    return this.enqueue({ kind: 'send', agent: request.agent, sessionId: request.sessionId, key: request.key, message: request.message, context: request.context, ...(request.access && { access: request.access }) });
   }
 
   /** Queues `session.resume({ decisions })`; the result settles later. */
   async enqueueResume(request: ResumeRequest): Promise<QueuedTurn> {
     assertTurnRequest('resume', request);
-    return this.enqueue({ kind: 'resume', agent: request.agent, sessionId: request.sessionId, key: request.key, decisions: request.decisions, context: request.context });
+    return this.enqueue({ kind: 'resume', agent: request.agent, sessionId: request.sessionId, key: request.key, decisions: request.decisions, context: request.context, ...(request.access && { access: request.access }) });
   }
 
   /**

@@ -6,6 +6,7 @@ const STATUS: Readonly<Record<string, HttpStatus>> = {
   InvalidOptions: HttpStatus.BAD_REQUEST,
   ToolInput: HttpStatus.BAD_REQUEST,
   AuthDenied: HttpStatus.FORBIDDEN,
+  Unauthenticated: HttpStatus.UNAUTHORIZED,
   SessionNotFound: HttpStatus.NOT_FOUND,
   SessionBusy: HttpStatus.CONFLICT,
   StaleState: HttpStatus.CONFLICT,
