@@ -94,6 +94,8 @@ export type { SessionLease } from './src/stores/session-lease.js';
 
 // Validation helpers for DTOs
 export { Describe } from './src/validation/describe.decorator.js';
+export { checkArgumentShape, checkArgumentSize, MAX_ARGUMENT_CHARS, MAX_ARGUMENT_DEPTH } from './src/validation/argument-limits.js';
+export type { FieldError } from './src/validation/field-error.js';
 
 // Built-in plugins: policy
 export { PermissionsPlugin, PermissionsConfig, PermissionRule, ArgumentCondition, PermissionPolicy, type PermissionEffect, type PermissionDecision } from './plugins/permissions/index.js';

@@ -1,10 +1,11 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Res, ValidationPipe, type Type } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Res, type Type } from '@nestjs/common';
 import type { ChatMessage, SessionAccess } from '../../../index.js';
 import { TrellisError } from '../../../index.js';
 import type { HostedAgent } from '../hosted-agent.js';
 import { TrellisRequestContext } from '../request-context.js';
 import type { HostContext } from '../trellis-module-options.js';
 import { getAgentToken } from '../trellis-tokens.js';
+import { BoundedValidationPipe } from './bounded-validation.pipe.js';
 import { CancelPendingQuery } from './cancel-pending.query.js';
 import { DecisionsDto } from './decisions.dto.js';
 import { pendingCallView, turnResultView, type PendingCallView, type TurnResultView } from './http-views.js';
@@ -30,7 +31,7 @@ export interface CancelPendingView {
   readonly recovered: boolean;
 }
 
-const strict = new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true });
+const strict = new BoundedValidationPipe();
 
 /** Any header an SSE client sends says it wants events: `Accept: text/event-stream`. */
 function wantsEvents(accept: string | undefined): boolean {
