@@ -23,7 +23,7 @@ export { Session, type SendOptions, type ResumeOptions } from './src/agent/sessi
 export type { SessionAccess } from './src/agent/session-owner.js';
 export { waitForLeaseProblem } from './src/agent/session-lease.js';
 export type { AgentSpec } from './src/agent/agent-spec.js';
-export { AgentInput, type AgentToolSpec, type HandoffSpec } from './src/agent/delegation/agent-tool-spec.js';
+export { AgentInput, type AgentToolSpec, type HandoffSpec, type RemoteAgent, type RemoteAgentCall, type RemoteAgentReply } from './src/agent/delegation/agent-tool-spec.js';
 export type { DirectCallOptions, DirectCallResult } from './src/agent/direct-tool-call.js';
 export type { TurnResult, TurnStatus, ToolCallRecord, PendingApproval, Decision, TurnUsage } from './src/agent/turn-result.js';
 export type { InferenceRequest } from './src/contract/hook-payloads.js';

@@ -1,8 +1,7 @@
-import { TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import { IsOptional, IsString, MaxLength } from 'class-validator';
 import { Plugin, Tool, TrellisError, type PluginClass, type ToolContext, type Trellis } from '../../index.js';
-import { a2aMessage, dataOf, textOf, textPart } from './a2a-parts.js';
+import { A2aRemoteAgent } from './a2a-remote-agent.js';
 
 /** The input of a remote agent's `<name>.ask` tool. */
 export class AskRemoteAgent {
@@ -49,7 +48,7 @@ export interface A2aClientOptions {
 export class A2aAgentClient {
   private constructor(
     readonly name: string,
-    private readonly client: Client,
+    private readonly remote: A2aRemoteAgent,
   ) {}
 
   /**
@@ -69,29 +68,15 @@ export class A2aAgentClient {
       });
     }
     const card = await client.getAgentCard();
-    const remote = new A2aAgentClient(name, client);
+    const remote = new A2aAgentClient(name, new A2aRemoteAgent(name, url, options.factory, client));
     await app.install(remote.pluginClass(options.description ?? `Ask the remote agent '${card.name}': ${card.description}. Give it a whole question; its answer is text. If it answers input-required, relay its question and call again with the answer and its taskId.`));
     return remote;
   }
 
   /** Sends one message to the remote agent and waits for the task to settle (or ask for input). */
   async ask(input: AskRemoteAgent, contextId: string, signal?: AbortSignal): Promise<RemoteAgentAnswer> {
-    const message: Message = a2aMessage('user', [textPart(input.message)], { contextId, taskId: input.taskId });
-    let result: Message | Task;
-    try {
-      result = await this.client.sendMessage({ tenant: '', message, configuration: { acceptedOutputModes: ['text/plain', 'application/json'], taskPushNotificationConfig: undefined, returnImmediately: false }, metadata: {} }, { signal });
-    } catch (error) {
-      if (signal?.aborted) throw new TrellisError('Cancelled', `The call to the A2A agent '${this.name}' was cancelled`);
-      throw new TrellisError('ToolFailed', `The A2A agent '${this.name}' failed: ${error instanceof Error ? error.message : String(error)}`, { kind: 'system', cause: error });
-    }
-    if ('messageId' in result && !('status' in result)) return { state: 'completed', text: textOf(result) };
-    const task = result as Task;
-    const state = stateName(task.status?.state);
-    const said = task.status?.message;
-    const reply = task.artifacts.find((a) => a.artifactId === 'reply') ?? task.artifacts.at(-1);
-    const text = state === 'completed' ? textOf(said) || (reply ? textOf({ parts: reply.parts } as Message) : '') : textOf(said);
-    const data = dataOf(said);
-    return { state, taskId: task.id, text, ...(data.length > 0 ? { data } : {}) };
+    const sessionId = contextId.replace(/^trellis:/, '');
+    return this.remote.ask(input.message, { sessionId, callId: '', idempotencyKey: '', ...(input.taskId !== undefined ? { taskId: input.taskId } : {}), ...(signal ? { signal } : {}) });
   }
 
   private pluginClass(description: string): PluginClass {
@@ -107,26 +92,5 @@ export class A2aAgentClient {
     Tool({ name: `${this.name}.ask`, description, input: AskRemoteAgent, tags: ['a2a'] })(proto, 'ask', Object.getOwnPropertyDescriptor(proto, 'ask')!);
     Plugin({ name: this.name, version: '1.0.0', description: `The remote A2A agent '${this.name}'`, tags: ['a2a'] })(type);
     return type;
-  }
-}
-
-function stateName(state: TaskState | undefined): string {
-  switch (state) {
-    case TaskState.TASK_STATE_COMPLETED:
-      return 'completed';
-    case TaskState.TASK_STATE_INPUT_REQUIRED:
-      return 'input-required';
-    case TaskState.TASK_STATE_AUTH_REQUIRED:
-      return 'auth-required';
-    case TaskState.TASK_STATE_FAILED:
-      return 'failed';
-    case TaskState.TASK_STATE_CANCELED:
-      return 'canceled';
-    case TaskState.TASK_STATE_REJECTED:
-      return 'rejected';
-    case TaskState.TASK_STATE_WORKING:
-      return 'working';
-    default:
-      return 'submitted';
   }
 }

@@ -1,4 +1,4 @@
-import { IsString } from 'class-validator';
+import { IsOptional, IsString, MaxLength } from 'class-validator';
 import type { ChatMessage } from '../../models/model-provider.js';
 
 /**
@@ -29,6 +29,52 @@ export interface AgentToolSpec {
    * not its plugins' state.
    */
   readonly context?: readonly string[];
+  /**
+   * The agent runs elsewhere (another service, e.g. over A2A: `a2aAgent(…)` from
+   * `trellis/a2a`): the call asks it instead of running a local agent's turn. `agent` is then
+   * the remote agent's label in events and errors; `context` is not sent.
+   */
+  readonly remote?: RemoteAgent;
+}
+
+/**
+ * An agent served by another process or service, called as a tool by a local agent. The call
+ * goes through gates, permissions, middleware and events like any tool; the answer is the
+ * tool's result (the reply text, or `{ state, taskId, text }` when the remote agent waits for
+ * input, so the model can relay its question and call again with the answer and `taskId`).
+ */
+export interface RemoteAgent {
+  /** Tags of the tool (e.g. `a2a`), beside `agent`. */
+  readonly tags?: readonly string[];
+  /**
+   * What a crash during the call leaves: `ask` (the default) puts the call in doubt before
+   * a human; `retry` when the remote agent deduplicates a repeated request.
+   */
+  readonly onCrash?: 'retry' | 'ask';
+  /** Sends one message to the remote agent and waits for its answer. */
+  ask(message: string, call: RemoteAgentCall): Promise<RemoteAgentReply>;
+}
+
+/** Where a remote agent's call comes from. */
+export interface RemoteAgentCall {
+  /** The calling session: one remote conversation per local session. */
+  readonly sessionId: string;
+  readonly callId: string;
+  /** Stable across a re-run of the same call (see docs/durable-steps.md). */
+  readonly idempotencyKey: string;
+  /** The remote task to continue, when the model passes the `taskId` of an earlier answer. */
+  readonly taskId?: string;
+  readonly signal?: AbortSignal;
+}
+
+/** A remote agent's answer. */
+export interface RemoteAgentReply {
+  /** `completed`, or the remote task's other state: `input-required`, `failed`, `rejected`, … */
+  readonly state: string;
+  readonly text: string;
+  readonly taskId?: string;
+  /** Structured parts of the answer (e.g. the calls the remote agent waits on). */
+  readonly data?: readonly unknown[];
 }
 
 /**
@@ -57,6 +103,17 @@ export class AgentInput {
   /** What to ask the sub-agent, in full: it sees nothing else of this conversation. */
   @IsString()
   input!: string;
+}
+
+/** The default input of a remote agent's tool: the message, and the remote task it continues. */
+export class RemoteAgentInput {
+  /** What to ask the remote agent, in full, or the answer to its question. */
+  @IsString() @MaxLength(100_000)
+  input!: string;
+
+  /** The `taskId` of the remote agent's earlier answer, when it asked for input. */
+  @IsOptional() @IsString() @MaxLength(200)
+  taskId?: string;
 }
 
 /** The most sub-agents nested inside one top-level turn, unless an agent sets `maxDelegationDepth`. */

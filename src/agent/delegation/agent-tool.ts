@@ -9,7 +9,7 @@ import { dtoJsonSchema } from '../../validation/dto-json-schema.js';
 import { toolInputValidator } from '../../validation/tool-input.js';
 import { formatFieldErrors, validateDto } from '../../validation/validate-dto.js';
 import type { Decision, TurnResult } from '../turn-result.js';
-import { AgentInput, type AgentToolSpec } from './agent-tool-spec.js';
+import { AgentInput, RemoteAgentInput, type AgentToolSpec, type RemoteAgent } from './agent-tool-spec.js';
 import type { DelegateSession, DelegatedRun } from '../session-host.js';
 import { childFrame, depthLimitOf, pathOf, type DelegationSite } from './delegation-site.js';
 import { asCallerSees, childSessionId } from './delegated-decisions.js';
@@ -29,7 +29,7 @@ export function childLeaseWaitMs(host: { readonly leaseTtlMs?: number }): number
  * before anything runs when it would loop (A → B → A) or nest too deep.
  */
 export function agentTool(current: () => TurnEnv, site: DelegationSite, spec: AgentToolSpec): RegisteredTool {
-  const input = spec.input ?? AgentInput;
+  const input = spec.input ?? (spec.remote ? RemoteAgentInput : AgentInput);
   const { schema, validateInput } = shapeOf(input, spec.name);
   const self = site.spec.name;
   return {
@@ -42,14 +42,34 @@ export function agentTool(current: () => TurnEnv, site: DelegationSite, spec: Ag
     input,
     validateInput,
     schema,
-    tags: ['agent'],
+    tags: spec.remote ? ['agent', ...(spec.remote.tags ?? [])] : ['agent'],
     // A sub-agent's turn journals its own steps and a handoff only marks the turn: run again, either repeats nothing.
-    onCrash: 'retry',
+    // A remote agent's does not, unless it says it deduplicates.
+    onCrash: spec.remote ? (spec.remote.onCrash ?? 'ask') : 'retry',
     chain: [],
     chainNames: [],
     delegation: (call) => ({ kind: 'tool', from: self, to: spec.agent, callId: call.callId, input: call.args, path: pathOf(current(), self) }),
-    fn: (args: unknown, ctx: never) => runSubAgent(current(), site, spec, args as object, ctx as MemberContext),
+    fn: spec.remote
+      ? (args: unknown, ctx: never) => askRemote(current(), spec, spec.remote!, args as object, ctx as MemberContext)
+      : (args: unknown, ctx: never) => runSubAgent(current(), site, spec, args as object, ctx as MemberContext),
   };
+}
+
+/** A remote agent's call: its reply is the result; any other state goes back to the model as `{ state, taskId, text }`. */
+async function askRemote(env: TurnEnv, spec: AgentToolSpec, remote: RemoteAgent, args: object, ctx: MemberContext): Promise<unknown> {
+  const taskId = spec.input ? undefined : (args as RemoteAgentInput).taskId;
+  const reply = await remote.ask(spec.input ? messageFor(spec, args) : (args as RemoteAgentInput).input, {
+    sessionId: env.sessionId,
+    callId: ctx.callId,
+    idempotencyKey: ctx.idempotencyKey,
+    ...(taskId !== undefined ? { taskId } : {}),
+    ...(ctx.signal === NEVER_ABORTED ? {} : { signal: ctx.signal }),
+  });
+  if (reply.state !== 'completed') return { state: reply.state, text: reply.text, ...(reply.taskId ? { taskId: reply.taskId } : {}), ...(reply.data?.length ? { data: reply.data } : {}) };
+  if (!spec.output) return reply.text;
+  const result = structured(spec, reply.text);
+  if (!result.ok) throw new TrellisError('ToolOutput', result.error.message);
+  return result.value;
 }
 
 async function runSubAgent(env: TurnEnv, site: DelegationSite, spec: AgentToolSpec, args: object, ctx: MemberContext): Promise<DelegatedOutcome> {

@@ -9,6 +9,7 @@ export function delegationProblems(spec: AgentSpec | undefined): string[] {
     else
       spec.agents.forEach((entry, index) => {
         if (!text(entry?.agent) || !text(entry?.name) || !text(entry?.description)) problems.push(`agents[${index}] needs agent, name and description (non-empty strings)`);
+        if (entry?.remote !== undefined && typeof (entry.remote as { ask?: unknown } | null)?.ask !== 'function') problems.push(`agents[${index}].remote must be a remote agent (an object with ask(), e.g. a2aAgent(…) from trellis/a2a)`);
         if (entry?.context !== undefined && (!Array.isArray(entry.context) || !entry.context.every(text))) problems.push(`agents[${index}].context must be a list of context keys`);
       });
   }

@@ -8,7 +8,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { Hook, ScriptedModel, suspend, Trellis, type ToolCallInfo, type TrellisEvent } from 'trellis';
-import { A2aAgentClient, agentCardOf, serveA2a, type A2aServing } from 'trellis/a2a';
+import { A2aAgentClient, a2aAgent, agentCardOf, serveA2a, type A2aServing } from 'trellis/a2a';
 import { exportApp, exportRuns } from '../../support/export-desk.js';
 
 const text = (value: string) => ({ content: { $case: 'text' as const, value }, metadata: undefined, filename: '', mediaType: 'text/plain' });
@@ -145,6 +145,69 @@ describe('a remote A2A agent as a tool of a Trellis agent (the remote is the SDK
     const result = await app.agent({ name: 'front', model, instructions: '' }).session('s2').send('Refund order 7');
     expect(result.reply).toContain('Refund done (yes)');
     expect(asked).toEqual(['refund order 7', 'yes']);
+    await app.stop();
+  });
+
+  it("as an entry of the agent's `agents` (a2aAgent): gated, tagged and evented like any tool, the reply reaches the model", async () => {
+    const app = Trellis.create();
+    const gated: ToolCallInfo[] = [];
+    class Gate {
+      @Hook('tool.gate')
+      gate(call: ToolCallInfo) {
+        gated.push(call);
+        return call.tags.includes('a2a') ? suspend('Ask billing?') : undefined;
+      }
+    }
+    const { Plugin } = await import('trellis');
+    Plugin({ name: 'gatekeeper', version: '1.0.0' })(Gate);
+    await app.install(Gate);
+    const model = new ScriptedModel((req) => (req.messages.at(-1)!.role === 'user' ? { toolCalls: [{ id: `c_${randomUUID()}`, name: 'ask_billing', args: { input: 'What is the invoice total?' } }] } : `Billing says: ${req.messages.at(-1)!.content}`));
+    const agent = app.agent({ name: 'front', model, instructions: '', agents: [a2aAgent({ name: 'ask_billing', agent: 'billing', url: remoteUrl })] });
+    const session = agent.session('s3');
+    const events: TrellisEvent[] = [];
+    session.events$.subscribe((e) => events.push(e));
+    const parked = await session.send('How much do I owe?');
+    expect(parked.status).toBe('suspended');
+    expect(gated.map((c) => [c.tool, [...c.tags].sort()])).toEqual([['ask_billing', ['a2a', 'agent']]]);
+    expect(asked).toEqual([]);
+    const result = await session.resume({ decisions: [{ callId: parked.suspended![0]!.callId, decision: 'approve' }] });
+    expect(result.status).toBe('completed');
+    expect(result.reply).toBe('Billing says: Invoice total: 120 EUR (trellis:s3)');
+    expect(asked).toEqual(['What is the invoice total?']);
+    expect(events.filter((e) => e.type === 'tool.finished').map((e) => (e as { tool: string; ok: boolean }).tool)).toEqual(['ask_billing']);
+    await app.stop();
+  });
+
+  it('as an entry of `agents`: an input-required answer carries its taskId, and the call with it continues that task', async () => {
+    const app = Trellis.create();
+    const model = new ScriptedModel((req, call) => {
+      if (call === 0) return { toolCalls: [{ id: `c_${randomUUID()}`, name: 'ask_billing', args: { input: 'refund order 9' } }] };
+      if (call === 1) {
+        const answer = JSON.parse(String(req.messages.at(-1)!.content)) as { state: string; taskId: string; text: string };
+        expect(answer).toMatchObject({ state: 'input-required', text: 'Confirm the refund of 40 EUR?' });
+        return { toolCalls: [{ id: `c_${randomUUID()}`, name: 'ask_billing', args: { input: 'yes', taskId: answer.taskId } }] };
+      }
+      return `Done: ${req.messages.at(-1)!.content}`;
+    });
+    const result = await app.agent({ name: 'front', model, instructions: '', agents: [a2aAgent({ name: 'ask_billing', url: remoteUrl })] }).session('s4').send('Refund order 9');
+    expect(result.reply).toBe('Done: Refund done (yes)');
+    expect(asked).toEqual(['refund order 9', 'yes']);
+    await app.stop();
+  });
+
+  it('as an entry of `agents`: an agent that is not up fails the call with A2aUnavailable for the model, and is reached once it is', async () => {
+    const app = Trellis.create();
+    const seen: string[] = [];
+    const model = new ScriptedModel((req) => {
+      const last = req.messages.at(-1)!;
+      if (last.role === 'user') return { toolCalls: [{ id: `c_${randomUUID()}`, name: 'ask_later', args: { input: 'hello' } }] };
+      seen.push(String(last.content));
+      return 'ok';
+    });
+    const result = await app.agent({ name: 'front', model, instructions: '', agents: [a2aAgent({ name: 'ask_later', url: 'http://127.0.0.1:1/' })] }).session('s5').send('hi');
+    expect(result.status).toBe('completed');
+    expect(seen.join('\n')).toContain('A2aUnavailable');
+    expect(() => app.agent({ name: 'bad', model, instructions: '', agents: [{ agent: 'x', name: 'x', description: 'x', remote: {} as never }] })).toThrow(/agents\[0\]\.remote must be a remote agent/);
     await app.stop();
   });
 
