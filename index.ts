@@ -20,6 +20,7 @@ export { PLUGIN_CONFIG } from './src/plugin/plugin-tokens.js';
 // Agents, sessions, turns
 export { Agent, type SessionOptions } from './src/agent/agent.js';
 export { Session, type SendOptions, type ResumeOptions } from './src/agent/session.js';
+export type { SessionAccess } from './src/agent/session-owner.js';
 export { waitForLeaseProblem } from './src/agent/session-lease.js';
 export type { AgentSpec } from './src/agent/agent-spec.js';
 export { AgentInput, type AgentToolSpec, type HandoffSpec, type RemoteAgent, type RemoteAgentCall, type RemoteAgentReply } from './src/agent/delegation/agent-tool-spec.js';
@@ -124,6 +125,8 @@ export type { SessionLease } from './src/stores/session-lease.js';
 
 // Validation helpers for DTOs
 export { Describe } from './src/validation/describe.decorator.js';
+export { checkArgumentShape, checkArgumentSize, MAX_ARGUMENT_CHARS, MAX_ARGUMENT_DEPTH } from './src/validation/argument-limits.js';
+export type { FieldError } from './src/validation/field-error.js';
 
 // Built-in plugins: policy
 export { PermissionsPlugin, PermissionsConfig, PermissionRule, ArgumentCondition, PermissionPolicy, type PermissionEffect, type PermissionDecision } from './plugins/permissions/index.js';

@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { MemoryStore, type ModelProvider, type SessionStore } from 'trellis';
-import { TrellisModule, TrellisSessionsModule, type TrellisQueueOptions, type TrellisWorkerHostOptions } from 'trellis/nestjs';
+import { ownerOnlySessionPolicy, TrellisModule, TrellisSessionsModule, type SessionAccessRequest, type TrellisQueueOptions, type TrellisWorkerHostOptions } from 'trellis/nestjs';
 import type { AuthenticatedRequest } from './auth/auth.guard.js';
 import { AuthGuard } from './auth/auth.guard.js';
 import { OrdersModule } from './orders/orders.module.js';
@@ -16,6 +16,19 @@ export interface SupportDeskOptions {
   readonly queue?: TrellisQueueOptions;
   /** Also run a worker for that queue in this app. */
   readonly worker?: boolean | TrellisWorkerHostOptions;
+}
+
+/**
+ * Who may touch a session: its owner (who opened it) reads it, writes to it and withdraws its
+ * waiting calls; a supervisor (`refunds:approve`) reads any session and
+ * decides on waiting calls — nobody else decides, the owner included.
+ */
+export function deskPolicy(request: SessionAccessRequest): boolean {
+  const scopes = request.context['app.scopes'];
+  const supervisor = Array.isArray(scopes) && scopes.includes('refunds:approve');
+  if (request.action === 'decide') return supervisor && request.opened;
+  if (request.action === 'read' && supervisor && request.opened) return true;
+  return ownerOnlySessionPolicy(request);
 }
 
 /**
@@ -51,7 +64,7 @@ export class SupportDeskModule {
         }),
         OrdersModule,
         RefundsModule,
-        TrellisSessionsModule.register({ prefix: 'api/support', agent: 'support' }),
+        TrellisSessionsModule.register({ prefix: 'api/support', agent: 'support', policy: deskPolicy }),
       ],
       providers: [{ provide: APP_GUARD, useClass: AuthGuard }],
     };

@@ -3,6 +3,8 @@ import { ContextLevel } from '../context/context-level.js';
 import type { ToolErrorInfo } from '../contract/tool-result.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import { executeToolCall } from '../tools/tool-pipeline.js';
+import { checkArgumentShape, checkArgumentSize } from '../validation/argument-limits.js';
+import { formatFieldErrors } from '../validation/validate-dto.js';
 import { turnEnv, type SessionParts } from './turn-envelope.js';
 import type { PendingApproval } from './turn-result.js';
 
@@ -40,6 +42,9 @@ export async function callToolDirectly(parts: SessionParts, name: string, args: 
   const turnIndex = parts.sync.turns;
   const env = turnEnv(parts, new ContextLevel({ ...options.context, [KERNEL_KEYS.turnIndex]: turnIndex }), options.signal, turnIndex);
   const callId = `direct_${randomUUID()}`;
+  // A value too large or too deep to turn into text (JSON.stringify recurses) is refused as its text would be.
+  const problems = typeof args === 'string' ? [] : valueProblems(args);
+  if (problems.length > 0) return { status: 'error', callId, error: { code: 'ToolInput', message: `Invalid arguments for ${name}:\n${problems}`, retryable: false } };
   const text = typeof args === 'string' ? args : JSON.stringify(args ?? {});
   const outcome = await executeToolCall(env, { id: callId, name, arguments: text }, 0, -1, env.view.toolsByName, options.approved === true ? { approved: true } : undefined);
   switch (outcome.kind) {
@@ -52,4 +57,11 @@ export async function callToolDirectly(parts: SessionParts, name: string, args: 
       return record.ok ? { status: 'ok', callId, value: record.value } : { status: 'error', callId, error: record.error };
     }
   }
+}
+
+/** What the argument limits say about arguments given as a value, formatted; empty when they fit. */
+function valueProblems(args: unknown): string {
+  const tooBig = checkArgumentSize(args);
+  const errors = tooBig ? [tooBig] : checkArgumentShape(args);
+  return errors.length === 0 ? '' : formatFieldErrors(errors);
 }

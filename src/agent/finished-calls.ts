@@ -1,3 +1,4 @@
+import { redactSecrets } from '../redaction/redactor.js';
 import type { ToolCallRecord, ToolErrorInfo } from '../contract/tool-result.js';
 
 /** What a finished call is known by: the model's call (`ModelToolCall`), whose id and name the record repeats. */
@@ -51,7 +52,11 @@ export class FinishedCalls {
     this.#numbers.push(...other.#numbers);
   }
 
-  /** The public records, in the order the calls finished: `TurnResult.toolCalls`. */
+  /**
+   * The public records, in the order the calls finished: `TurnResult.toolCalls`. Values are
+   * copies without secrets (by key name, shape and `@Secret()`), as every other sink shows
+   * them; the model read the tool's own value.
+   */
   records(): ToolCallRecord[] {
     const refs = this.#refs;
     const numbers = this.#numbers;
@@ -68,7 +73,7 @@ export class FinishedCalls {
       // The fields in the order the pipeline's records have them (`callEnd`).
       records.push(
         (meta & 1) === 1
-          ? { callId: call.id, tool: call.name, round, ok: true, value: refs[slot + 1], durationMs }
+          ? { callId: call.id, tool: call.name, round, ok: true, value: redactSecrets(refs[slot + 1]), durationMs }
           : { callId: call.id, tool: call.name, round, ok: false, error: refs[slot + 1] as ToolErrorInfo, durationMs },
       );
     }

@@ -29,6 +29,7 @@ import { TurnStopper } from '../context/turn-stopper.js';
 import type { Approver } from '../stores/audit-log.js';
 import { checkApprover } from './approval/approval-review.js';
 import { expiredCalls } from './approval/expiry.js';
+import { accessProblem, enforceAccess, ownerOf, type SessionAccess } from './session-owner.js';
 
 export interface SendOptions {
   /** Aborting it stops the model call and running tools; the turn ends `cancelled`. */
@@ -55,6 +56,12 @@ export interface SendOptions {
    * worker sets its own, so a killed worker's turn goes on after it. 1,000 to 86,400,000 ms.
    */
   readonly leaseTtlMs?: number;
+  /**
+   * The caller and the owner a host checked their access against (see {@link SessionAccess}):
+   * checked again under the session's lease before anything runs (`AuthDenied` when the owner
+   * changed meanwhile); a session without an owner gets the caller as its owner.
+   */
+  readonly access?: SessionAccess;
 }
 
 export interface ResumeOptions {
@@ -77,6 +84,8 @@ export interface ResumeOptions {
   readonly key?: string;
   /** As in `send`: the lease this resume holds lasts this long without renewal. */
   readonly leaseTtlMs?: number;
+  /** As in `send`, without giving the session an owner. */
+  readonly access?: SessionAccess;
 }
 
 const NO_MESSAGES: readonly ChatMessage[] = [];
@@ -114,6 +123,14 @@ export class Session {
    */
   get values(): Readonly<Record<string, unknown>> {
     return this.#parts.state.session.values;
+  }
+
+  /**
+   * The principal that opened the session (the `access.principal` of its first turn), as far
+   * as this object knows: `pending()` reads the store first. Undefined for a session nobody owns.
+   */
+  get owner(): string | undefined {
+    return ownerOf(this.#parts);
   }
 
   /** The session state's revision: one more for every commit. */
@@ -184,7 +201,7 @@ export class Session {
     if (typeof message !== 'string') {
       return Promise.reject(new TrellisError('InvalidOptions', `session.send() takes a string message or an array of parts, got ${typeof message}`, { hint: 'Pass the user message as text, or as [{ type: "text", text }, { type: "image", … }]' }));
     }
-    const keyProblem = turnKeyProblem(options.key, 'session.send()');
+    const keyProblem = turnKeyProblem(options.key, 'session.send()') ?? accessProblem(options.access, 'session.send()');
     if (keyProblem) return Promise.reject(keyProblem);
     return this.#serialize(() =>
       this.#stoppable(options.signal, (stopper) =>
@@ -238,6 +255,7 @@ export class Session {
 
   #newTurn(message: string, options: SendOptions, delegation: DelegationFrame | undefined, stopper: TurnStopper, parts?: readonly ContentPart[]): Promise<TurnResult> {
     this.#assertPluginsInstalled();
+    enforceAccess(this.#parts, options.access, true);
     const sync = this.#parts.sync;
     const { key } = options;
     if (key !== undefined) {
@@ -305,7 +323,7 @@ export class Session {
   }
 
   #resume(options: ResumeOptions, delegation: DelegationFrame | undefined): Promise<TurnResult> {
-    const keyProblem = turnKeyProblem(options.key, 'session.resume()');
+    const keyProblem = turnKeyProblem(options.key, 'session.resume()') ?? accessProblem(options.access, 'session.resume()');
     if (keyProblem) return Promise.reject(keyProblem);
     try {
       checkApprover(options.approver);
@@ -316,6 +334,7 @@ export class Session {
       this.#stoppable(options.signal, (stopper) => this.#leased('resume()', options.waitForLease, options.leaseTtlMs, async () => {
         await this.#ready();
         this.#assertPluginsInstalled();
+        enforceAccess(this.#parts, options.access, false);
         const recovered = await this.#recoverFirst({ context: options.context, signal: stopper }, delegation);
         if (recovered !== undefined) {
           // The resume a crash cut off, tried again: the turn it continued has gone on to its end.
@@ -344,10 +363,13 @@ export class Session {
    *
    * @returns whether a turn was waiting.
    */
-  cancelPending(options: { readonly waitForLease?: number; readonly leaseTtlMs?: number } = {}): Promise<boolean> {
+  cancelPending(options: { readonly waitForLease?: number; readonly leaseTtlMs?: number; readonly access?: SessionAccess } = {}): Promise<boolean> {
+    const problem = accessProblem(options.access, 'session.cancelPending()');
+    if (problem) return Promise.reject(problem);
     return this.#serialize(() =>
       this.#leased('cancelPending()', options.waitForLease, options.leaseTtlMs, async () => {
         await this.#ready();
+        enforceAccess(this.#parts, options.access, false);
         // A turn a crash cut off goes on to its end first (it may end suspended, and then waits no more).
         await this.#recoverFirst({}, undefined);
         if (!this.suspended) return false;

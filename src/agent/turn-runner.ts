@@ -1,4 +1,5 @@
 import { describeError } from '../errors/describe-error.js';
+import { DeltaRedactor } from '../redaction/delta-redactor.js';
 import { callMember, type MemberSite } from '../context/member-invoker.js';
 import type { ToolCandidate } from '../contract/hook-payloads.js';
 import { TrellisError } from '../errors/trellis-error.js';
@@ -240,13 +241,29 @@ export class TurnRunner {
     if (env.observed()) env.emit({ type: 'round.started', sessionId: env.sessionId, turn: env.turnIndex, round });
     // Named fields, not `...request`: spreading the transformed request and adding fields
     // takes V8's slow object-clone path every round.
-    return limits.model.call({
-      messages: request.messages,
-      tools: request.tools,
-      inference: request.inference,
-      signal: env.stopper !== undefined ? env.stopper.signal : env.site.signal,
-      onDelta: !env.observed() ? undefined : limits.streamText === 'final' ? (delta) => delta.type !== 'text' && env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }) : (delta) => env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }),
-    });
+    if (!env.observed()) return limits.model.call({ messages: request.messages, tools: request.tools, inference: request.inference, signal: env.stopper !== undefined ? env.stopper.signal : env.site.signal, onDelta: undefined });
+    // Deltas are scrubbed as one stream, so a secret split across pieces is still recognised.
+    const final = limits.streamText === 'final';
+    const deltas = new DeltaRedactor((delta) => env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }));
+    const flush = () => deltas.flush();
+    return limits.model
+      .call({
+        messages: request.messages,
+        tools: request.tools,
+        inference: request.inference,
+        signal: env.stopper !== undefined ? env.stopper.signal : env.site.signal,
+        onDelta: final ? (delta) => delta.type !== 'text' && deltas.push(delta) : (delta) => deltas.push(delta),
+      })
+      .then(
+        (response) => {
+          flush();
+          return response;
+        },
+        (error: unknown) => {
+          flush();
+          throw error;
+        },
+      );
   }
 
   /** `afterCalls` for a round of one call: a result (the common case) builds no list. */

@@ -39,6 +39,8 @@ export interface TrellisErrorCodes {
   ToolTimeout: true;
   ToolNotFound: true;
   AuthDenied: true;
+  /** A host API was called without a signed-in caller (the sessions API's principal). */
+  Unauthenticated: true;
   RateLimited: true;
   Interrupted: true;
   Rejected: true;

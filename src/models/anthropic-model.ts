@@ -5,6 +5,10 @@ import type { ModelProvider, ModelRequest, ModelResponse, ModelToolCall, Usage }
 import { modelCancelledError, modelFailedError, type ModelIdentity } from './model-error.js';
 import { ToolNameCodec } from './tool-name-codec.js';
 import { addCacheBreakpoints, toAnthropicMessages, type AnthropicPromptCache } from './anthropic-messages.js';
+import { assertCompleted, boundedFetch, resolveStreamLimits, streamFailedError, withIdleTimeout, type ResolvedStreamLimits, type StreamLimits } from './stream-guard.js';
+
+/** Stop reasons of a message that completed: anything else with tool calls is refused. */
+const COMPLETED = new Set(['end_turn', 'tool_use', 'stop_sequence']);
 
 type AnthropicSdk = typeof import('@anthropic-ai/sdk');
 let sdk: Promise<AnthropicSdk> | undefined;
@@ -41,6 +45,12 @@ export interface AnthropicModelOptions {
    * `false` sends none. See `AnthropicPromptCache`.
    */
   readonly promptCache?: AnthropicPromptCache;
+  /**
+   * Bounds on the streamed answer: an idle timeout between events (default 2 minutes), the
+   * longest event-stream line, the largest response, the most tool calls. Line and body size
+   * are enforced on the HTTP body when Trellis builds the client (not with `client`).
+   */
+  readonly stream?: StreamLimits;
 }
 
 /**
@@ -66,10 +76,12 @@ export interface AnthropicModelOptions {
 export class AnthropicModel implements ModelProvider {
   readonly name: string;
   private client: Anthropic | undefined;
+  private readonly limits: ResolvedStreamLimits;
 
   constructor(private readonly options: AnthropicModelOptions) {
     this.name = options.name ?? `anthropic:${options.model}`;
     this.client = options.client;
+    this.limits = resolveStreamLimits(options.stream, 'AnthropicModel');
   }
 
   async call(request: ModelRequest): Promise<ModelResponse> {
@@ -78,16 +90,28 @@ export class AnthropicModel implements ModelProvider {
     const codec = new ToolNameCodec(request.tools.map((tool) => tool.name));
     if (request.signal?.aborted) throw modelCancelledError(this.name, request.signal.reason);
     let loaded: AnthropicSdk | undefined;
+    // Aborted when the stream goes idle; the caller's signal aborts it too.
+    const idle = new AbortController();
+    let stalled: TrellisError | undefined;
     try {
       loaded = await loadAnthropicSdk();
-      const stream = await this.getClient(who, loaded).messages.create(this.params(request, model, codec), { signal: request.signal });
-      const assembler = new EventAssembler(model, codec, request.onDelta);
-      for await (const event of stream) assembler.add(event);
+      const signal = request.signal ? AbortSignal.any([request.signal, idle.signal]) : idle.signal;
+      const stream = await this.getClient(who, loaded).messages.create(this.params(request, model, codec), { signal });
+      const assembler = new EventAssembler(model, codec, request.onDelta, this.limits, who);
+      const onIdle = () => {
+        stalled = streamFailedError(who, 'idle', `the stream sent nothing for ${this.limits.idleTimeoutMs} ms`);
+        idle.abort(stalled);
+        return stalled;
+      };
+      for await (const event of withIdleTimeout(stream, this.limits.idleTimeoutMs, onIdle)) assembler.add(event);
       // The SDK ends the iteration quietly when the signal aborts mid-stream.
       if (request.signal?.aborted) throw modelCancelledError(this.name, request.signal.reason);
-      return assembler.response();
+      if (stalled) throw stalled;
+      const response = assembler.response();
+      assertCompleted(response, who, COMPLETED);
+      return response;
     } catch (error) {
-      throw this.toTrellisError(error, who, request.signal, loaded);
+      throw stalled ?? this.toTrellisError(error, who, request.signal, loaded);
     }
   }
 
@@ -101,7 +125,8 @@ export class AnthropicModel implements ModelProvider {
         details: { provider: who.provider },
       });
     }
-    this.client = new loaded.Anthropic({ apiKey: key, baseURL, maxRetries: maxRetries ?? 2, timeout: timeoutMs });
+    const fetch = boundedFetch(this.limits, () => ({ ...who, model: this.options.model }));
+    this.client = new loaded.Anthropic({ apiKey: key, baseURL, maxRetries: maxRetries ?? 2, timeout: timeoutMs, fetch });
     return this.client;
   }
 
@@ -123,6 +148,9 @@ export class AnthropicModel implements ModelProvider {
   /** `loaded` is the SDK when it could be loaded; without it only cancellation is told apart. */
   private toTrellisError(error: unknown, who: ModelIdentity, signal: AbortSignal | undefined, loaded: AnthropicSdk | undefined): TrellisError {
     if (TrellisError.is(error)) return error;
+    // A bounded body's refusal, wrapped by the SDK as a connection error.
+    const cause = (error as { cause?: unknown } | null)?.cause;
+    if (TrellisError.is(cause)) return cause;
     if (signal?.aborted || (loaded && error instanceof loaded.APIUserAbortError)) return modelCancelledError(this.name, error);
     const message = error instanceof Error ? error.message : String(error);
     if (loaded) {
@@ -154,12 +182,22 @@ class EventAssembler {
   private cacheRead: number | undefined;
   private cacheWrite: number | undefined;
   private stopReason: string | undefined;
+  /** Characters of text and arguments so far, bounded by `maxResponseBytes`. */
+  private size = 0;
 
   constructor(
     private model: string,
     private readonly codec: ToolNameCodec,
     private readonly onDelta: ModelRequest['onDelta'],
+    private readonly limits: ResolvedStreamLimits,
+    private readonly who: ModelIdentity,
   ) {}
+
+  /** Refuses a response past `maxResponseBytes` characters, however it arrived. */
+  private count(piece: string | null | undefined): void {
+    this.size += piece?.length ?? 0;
+    if (this.size > this.limits.maxResponseBytes) throw streamFailedError(this.who, 'size', `the response is longer than ${this.limits.maxResponseBytes} characters (stream.maxResponseBytes)`);
+  }
 
   add(event: RawMessageStreamEvent): void {
     switch (event.type) {
@@ -194,11 +232,16 @@ class EventAssembler {
   }
 
   private addText(text: string): void {
+    this.count(text);
     this.text += text;
     this.onDelta?.({ type: 'text', text });
   }
 
   private startToolCall(block: number, id: string, wireName: string, initialInput: unknown): void {
+    if (this.toolCalls.length >= this.limits.maxToolCalls) {
+      throw streamFailedError(this.who, 'index', `the response asks for more than ${this.limits.maxToolCalls} tool calls (stream.maxToolCalls)`);
+    }
+    this.count(wireName);
     const call: PendingToolCall = { index: this.toolCalls.length, id, name: this.codec.decode(wireName), arguments: '', initialInput };
     this.toolCalls.push(call);
     this.toolCallsByBlock.set(block, call);
@@ -208,6 +251,7 @@ class EventAssembler {
   private addArguments(block: number, json: string): void {
     const call = this.toolCallsByBlock.get(block);
     if (!call || !json) return;
+    this.count(json);
     call.arguments += json;
     this.onDelta?.({ type: 'tool_call', index: call.index, argumentsDelta: json });
   }

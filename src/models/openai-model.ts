@@ -9,6 +9,10 @@ import type { ModelProvider, ModelRequest, ModelResponse, ModelToolCall, ToolDef
 import { modelCancelledError, modelFailedError, type ModelIdentity } from './model-error.js';
 import { ToolNameCodec } from './tool-name-codec.js';
 import { toOpenAIMessages } from './openai-messages.js';
+import { assertCompleted, boundedFetch, resolveStreamLimits, streamFailedError, withIdleTimeout, type ResolvedStreamLimits, type StreamLimits } from './stream-guard.js';
+
+/** Finish reasons of a response that completed: anything else with tool calls is refused. */
+const COMPLETED = new Set(['stop', 'tool_calls', 'function_call']);
 
 type OpenAISdk = typeof import('openai');
 let sdk: Promise<OpenAISdk> | undefined;
@@ -37,6 +41,12 @@ export interface OpenAIModelOptions {
   readonly client?: OpenAI;
   /** Provider name for logs and usage; default `openai:<model>`. */
   readonly name?: string;
+  /**
+   * Bounds on the streamed answer: an idle timeout between chunks (default 2 minutes), the
+   * longest event-stream line, the largest response, the most tool calls. Line and body size
+   * are enforced on the HTTP body when Trellis builds the client (not with `client`).
+   */
+  readonly stream?: StreamLimits;
 }
 
 /** A tool call being assembled from stream deltas. */
@@ -64,10 +74,12 @@ interface PendingToolCall {
 export class OpenAIModel implements ModelProvider {
   readonly name: string;
   private client: OpenAI | undefined;
+  private readonly limits: ResolvedStreamLimits;
 
   constructor(private readonly options: OpenAIModelOptions) {
     this.name = options.name ?? `openai:${options.model}`;
     this.client = options.client;
+    this.limits = resolveStreamLimits(options.stream, 'OpenAIModel');
   }
 
   async call(request: ModelRequest): Promise<ModelResponse> {
@@ -76,16 +88,28 @@ export class OpenAIModel implements ModelProvider {
     const codec = new ToolNameCodec(request.tools.map((tool) => tool.name));
     if (request.signal?.aborted) throw modelCancelledError(this.name, request.signal.reason);
     let loaded: OpenAISdk | undefined;
+    // Aborted when the stream goes idle; the caller's signal aborts it too.
+    const idle = new AbortController();
+    let stalled: TrellisError | undefined;
     try {
       loaded = await loadOpenAISdk();
-      const stream = await this.getClient(who, loaded).chat.completions.create(this.params(request, model, codec), { signal: request.signal });
-      const assembler = new ChunkAssembler(model, codec, request.onDelta);
-      for await (const chunk of stream) assembler.add(chunk);
+      const signal = request.signal ? AbortSignal.any([request.signal, idle.signal]) : idle.signal;
+      const stream = await this.getClient(who, loaded).chat.completions.create(this.params(request, model, codec), { signal });
+      const assembler = new ChunkAssembler(model, codec, request.onDelta, this.limits, who);
+      const onIdle = () => {
+        stalled = streamFailedError(who, 'idle', `the stream sent nothing for ${this.limits.idleTimeoutMs} ms`);
+        idle.abort(stalled);
+        return stalled;
+      };
+      for await (const chunk of withIdleTimeout(stream, this.limits.idleTimeoutMs, onIdle)) assembler.add(chunk);
       // The SDK ends the iteration quietly when the signal aborts mid-stream.
       if (request.signal?.aborted) throw modelCancelledError(this.name, request.signal.reason);
-      return assembler.response();
+      if (stalled) throw stalled;
+      const response = assembler.response();
+      assertCompleted(response, who, COMPLETED);
+      return response;
     } catch (error) {
-      throw this.toTrellisError(error, who, request.signal, loaded);
+      throw stalled ?? this.toTrellisError(error, who, request.signal, loaded);
     }
   }
 
@@ -100,7 +124,8 @@ export class OpenAIModel implements ModelProvider {
       });
     }
     // Local OpenAI-compatible servers ignore the key, but the SDK insists on one.
-    this.client = new loaded.OpenAI({ apiKey: key || 'not-needed', baseURL, maxRetries: maxRetries ?? 2, timeout: timeoutMs });
+    const fetch = boundedFetch(this.limits, () => ({ ...who, model: this.options.model }));
+    this.client = new loaded.OpenAI({ apiKey: key || 'not-needed', baseURL, maxRetries: maxRetries ?? 2, timeout: timeoutMs, fetch });
     return this.client;
   }
 
@@ -124,6 +149,9 @@ export class OpenAIModel implements ModelProvider {
   /** `loaded` is the SDK when it could be loaded; without it only cancellation is told apart. */
   private toTrellisError(error: unknown, who: ModelIdentity, signal: AbortSignal | undefined, loaded: OpenAISdk | undefined): TrellisError {
     if (TrellisError.is(error)) return error;
+    // A bounded body's refusal, wrapped by the SDK as a connection error.
+    const cause = (error as { cause?: unknown } | null)?.cause;
+    if (TrellisError.is(cause)) return cause;
     if (signal?.aborted || (loaded && error instanceof loaded.APIUserAbortError)) return modelCancelledError(this.name, error);
     const message = error instanceof Error ? error.message : String(error);
     if (loaded) {
@@ -148,11 +176,15 @@ class ChunkAssembler {
   private readonly toolCalls: PendingToolCall[] = [];
   private usage: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
   private finishReason: string | undefined;
+  /** Characters of text and arguments so far, bounded by `maxResponseBytes`. */
+  private size = 0;
 
   constructor(
     private model: string,
     private readonly codec: ToolNameCodec,
     private readonly onDelta: ModelRequest['onDelta'],
+    private readonly limits: ResolvedStreamLimits,
+    private readonly who: ModelIdentity,
   ) {}
 
   add(chunk: ChatCompletionChunk): void {
@@ -168,6 +200,7 @@ class ChunkAssembler {
     if (!choice) return;
     if (choice.finish_reason) this.finishReason = choice.finish_reason;
     const { content, tool_calls } = choice.delta;
+    this.count(content);
     if (content) {
       this.text += content;
       this.onDelta?.({ type: 'text', text: content });
@@ -175,7 +208,19 @@ class ChunkAssembler {
     for (const piece of tool_calls ?? []) this.addToolCallPiece(piece);
   }
 
+  /** Refuses a response past `maxResponseBytes` characters, however it arrived. */
+  private count(piece: string | null | undefined): void {
+    this.size += piece?.length ?? 0;
+    if (this.size > this.limits.maxResponseBytes) throw streamFailedError(this.who, 'size', `the response is longer than ${this.limits.maxResponseBytes} characters (stream.maxResponseBytes)`);
+  }
+
   private addToolCallPiece(piece: ChatCompletionChunk.Choice.Delta.ToolCall): void {
+    // An index past the bound would make a sparse array of that length (1e9 took the process down).
+    if (!Number.isSafeInteger(piece.index) || piece.index < 0 || piece.index >= this.limits.maxToolCalls) {
+      throw streamFailedError(this.who, 'index', `a streamed tool call has index ${String(piece.index)}; at most ${this.limits.maxToolCalls} calls (indices 0–${this.limits.maxToolCalls - 1}) are taken (stream.maxToolCalls)`);
+    }
+    this.count(piece.function?.arguments);
+    this.count(piece.function?.name);
     const call = (this.toolCalls[piece.index] ??= { id: '', name: '', arguments: '' });
     if (piece.id) call.id = piece.id;
     const wireName = piece.function?.name;

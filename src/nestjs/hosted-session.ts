@@ -37,6 +37,11 @@ export class HostedSession {
     return this.session.transcript;
   }
 
+  /** The principal that opened the session (see `Session.owner`); read `pending()` first for the store's word. */
+  get owner(): string | undefined {
+    return this.session.owner;
+  }
+
   /** The messages of the turn that waits for decisions (see `Session.pendingMessages`). */
   get pendingMessages(): readonly ChatMessage[] {
     return this.session.pendingMessages;

@@ -1,5 +1,5 @@
 import type { Observable } from 'rxjs';
-import type { ResumeOptions, SendOptions, Session, TrellisEvent, TurnResult } from '../../index.js';
+import type { ResumeOptions, SendOptions, Session, SessionAccess, TrellisEvent, TurnResult } from '../../index.js';
 import type { HostContext } from './trellis-module-options.js';
 
 /** Options of a hosted `send`: the kernel's, plus the turn's key on the worker queue. */
@@ -42,6 +42,8 @@ export interface HostedCancelOptions {
   readonly key?: string;
   /** With `queue`, stops the waiting for the worker's answer; the cancel itself (no model, no tool) is not interrupted. */
   readonly signal?: AbortSignal;
+  /** The caller and the owner their access was checked against, as `SendOptions.access`. */
+  readonly access?: SessionAccess;
 }
 
 /** What a hosted `cancelPending` came to. */
@@ -87,7 +89,7 @@ export interface TurnDispatcher {
 export const inProcessTurns: TurnDispatcher = {
   send: ({ session }, message, { key: _key, doubleTexting: _policy, ...options }) => session.send(message, options),
   resume: ({ session }, { key: _key, ...options }) => session.resume(options),
-  cancelPending: async ({ session }, { waitForLease }) => ({ cancelled: await session.cancelPending({ waitForLease }), recovered: false }),
+  cancelPending: async ({ session }, { waitForLease, access }) => ({ cancelled: await session.cancelPending({ waitForLease, access }), recovered: false }),
   cancel: async ({ session }, { keepSteps }) => session.cancel({ keepSteps }),
   events$: ({ session }) => session.events$,
   watch: async ({ session }, listener) => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { TrellisError, addUsage, type Usage, type Agent, type PendingApproval, type Session, type TurnResult } from '../../index.js';
+import { TrellisError, addUsage, type Usage, type Agent, type PendingApproval, type Session, type SessionAccess, type TurnResult } from '../../index.js';
 import { encodeEvent, toJsonData } from './event-codec.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import type { QueueNames } from './queue-connection.js';
@@ -139,7 +139,7 @@ export class TurnJobRunner {
     cancel?.addEventListener('abort', onCancel, { once: true });
     try {
       if (data.kind === 'cancel') {
-        const done = await this.cancel(job, session, rerun);
+        const done = await this.cancel(job, session, rerun, data.access);
         // The queue lease was lost meanwhile, as for a turn: the next attempt reports it.
         if (signal.aborted) throw signal.reason;
         return done;
@@ -163,7 +163,8 @@ export class TurnJobRunner {
       const key = job.id!;
       // The kernel's session lease lasts as long as the queue lease: a killed worker's turn goes on once both lapsed.
       const leaseTtlMs = this.options.leaseTtlMs;
-      const result = data.kind === 'send' ? await session.send(data.message, { signal, key, leaseTtlMs }) : await session.resume({ decisions, signal, key, leaseTtlMs, ...(data.approver !== undefined && { approver: data.approver }) });
+      const { access } = data;
+      const result = data.kind === 'send' ? await session.send(data.message, { signal, key, leaseTtlMs, access }) : await session.resume({ decisions, signal, key, leaseTtlMs, access, ...(data.approver !== undefined && { approver: data.approver }) });
       if (signal.aborted) throw signal.reason;
       // An earlier attempt ran part of this turn (the store moved on since it started): this one went on with it.
       return this.resultOf(job, data.kind, result, rerun);
@@ -178,8 +179,8 @@ export class TurnJobRunner {
    * and died before the job was marked done, the session no longer waits and its last turn
    * is the cancelled one: that attempt's answer is given, as recovered.
    */
-  private async cancel(job: TurnJob, session: Session, rerun: boolean): Promise<CancelJobResult> {
-    const cancelled = await session.cancelPending({ leaseTtlMs: this.options.leaseTtlMs });
+  private async cancel(job: TurnJob, session: Session, rerun: boolean, access: SessionAccess | undefined): Promise<CancelJobResult> {
+    const cancelled = await session.cancelPending({ leaseTtlMs: this.options.leaseTtlMs, access });
     const recovered = !cancelled && rerun && (await this.options.store.load(job.data.sessionId))?.turns.at(-1)?.status === 'cancelled';
     return { jobId: job.id!, sessionId: job.data.sessionId, kind: 'cancel', cancelled: cancelled || recovered, recovered, worker: this.options.workerId };
   }

@@ -100,7 +100,7 @@ export class TurnQueue {
    */
   async cancelPending(request: CancelRequest): Promise<CancelJobResult> {
     assertTurnRequest('cancel', request);
-    return (await this.enqueue<CancelJobResult>({ kind: 'cancel', agent: request.agent, sessionId: request.sessionId, key: request.key, context: request.context })).result;
+    return (await this.enqueue<CancelJobResult>({ kind: 'cancel', agent: request.agent, sessionId: request.sessionId, key: request.key, context: request.context, ...(request.access && { access: request.access }) })).result;
   }
 
   /** Queues `session.send(message)`; the result settles later. */
@@ -108,7 +108,7 @@ export class TurnQueue {
     assertTurnRequest('send', request);
     assertPolicy(request.doubleTexting, 'send doubleTexting');
     const policy = request.doubleTexting ?? (typeof this.doubleTexting === 'string' ? this.doubleTexting : this.doubleTexting?.[request.agent]) ?? 'enqueue';
-    return this.enqueue({ kind: 'send', agent: request.agent, sessionId: request.sessionId, key: request.key, message: request.message, context: request.context }, policy);
+    return this.enqueue({ kind: 'send', agent: request.agent, sessionId: request.sessionId, key: request.key, message: request.message, context: request.context, ...(request.access && { access: request.access }) }, policy);
   }
 
   /**
@@ -134,7 +134,7 @@ export class TurnQueue {
   /** Queues `session.resume({ decisions })`; the result settles later. */
   async enqueueResume(request: ResumeRequest): Promise<QueuedTurn> {
     assertTurnRequest('resume', request);
-    return this.enqueue({ kind: 'resume', agent: request.agent, sessionId: request.sessionId, key: request.key, decisions: request.decisions, context: request.context });
+    return this.enqueue({ kind: 'resume', agent: request.agent, sessionId: request.sessionId, key: request.key, decisions: request.decisions, context: request.context, ...(request.access && { access: request.access }) });
   }
 
   /**

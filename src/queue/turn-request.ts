@@ -1,4 +1,4 @@
-import { TrellisError, type Approver, type Decision } from '../../index.js';
+import { TrellisError, type Approver, type Decision, type SessionAccess } from '../../index.js';
 import type { DoubleTextPolicy } from './session-order.js';
 
 /** What every turn request names: which agent, which session, and which turn. */
@@ -15,6 +15,8 @@ interface TurnRequestBase {
   readonly key: string;
   /** Host context (`app.*`) for this turn, as `agent.session(id, { context })` takes it. */
   readonly context?: Readonly<Record<string, unknown>>;
+  /** The caller and the owner their access was checked against (`SendOptions.access`): the worker checks it again. */
+  readonly access?: SessionAccess;
 }
 
 /** A new message for a session: `session.send(message)` on some worker. */
@@ -79,6 +81,8 @@ export function assertTurnRequest(kind: TurnJobKind, request: SendRequest | Resu
   if (kind === 'send' && typeof (request as SendRequest).message !== 'string') problems.push('message must be a string');
   if (kind === 'resume' && (!Array.isArray((request as ResumeRequest).decisions) || (request as ResumeRequest).decisions.length === 0)) problems.push('decisions must be a non-empty list');
   if (request.context !== undefined && (typeof request.context !== 'object' || request.context === null || Array.isArray(request.context))) problems.push('context must be an object of app.* keys');
+  const access = request.access as Partial<SessionAccess> | null | undefined;
+  if (access !== undefined && (typeof access !== 'object' || access === null || typeof access.principal !== 'string' || !(access.owner === null || typeof access.owner === 'string'))) problems.push('access must be { principal: string, owner: string | null }');
   if (problems.length === 0) return;
   const what = kind === 'cancel' ? 'cancel' : `${kind} turn`;
   const fields = { send: ', message', resume: ', decisions', cancel: '' }[kind];

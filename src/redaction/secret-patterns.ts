@@ -4,13 +4,20 @@
  * `privateKey`, `passwd`, `Authorization`, `set-cookie` match; `inputTokens`, `maxTokens`,
  * `author`, `sessionId` do not.
  */
-export const SECRET_KEY = /(?:password|passwd|passphrase|secret|token|apikey|privatekey|secretkey|accesskey|signingkey|credentials?|auth|authorization|bearer|cookies?|setcookie|sessionkey)$/;
+export const SECRET_KEY = /(?:password|passwd|passphrase|secret|token|apikey|privatekey|secretkey|accesskey|signingkey|credentials?|auth|authorization|bearer|cookies?|setcookie|sessionkey|^pin|pincode|passcode|cvv|accountkey|connectionstring)$/;
 
 /** What a redacted value is replaced with. */
 export const REDACTED = '[Redacted]';
 
 /** Shapes of secrets inside text, each replaced in place; the first group (if any) is kept. */
 export const SECRET_VALUE_PATTERNS: readonly RegExp[] = [
+  // PEM private keys: the whole block, or from its BEGIN line to the end of a piece that holds no END.
+  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
+  // Credentials in a URL: scheme://user:password@host keeps the user and the host.
+  /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:)[^\s/@]+(?=@)/gi,
+  // Connection strings and cookies: AccountKey=…, SharedAccessKey=…, Cookie: a=…; b=…
+  /((?:AccountKey|SharedAccessKey|SharedAccessSignature|sig|Password|Pwd)=)[^;\s"']+/gi,
+  /(\b(?:Set-)?Cookie:\s*)[^\r\n"]+/gi,
   // Authorization header values.
   /\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi,
   /\b(Basic\s+)[A-Za-z0-9+/=]{12,}/g,
@@ -28,5 +35,8 @@ export const SECRET_VALUE_PATTERNS: readonly RegExp[] = [
   // `password=…`, `"api_key": "…"`, `token: …` written out in text, URLs and echoed JSON. A quote
   // after the name counts only with its opening quote right before it: in `'vault.token': merge`
   // (an install error naming a key) the quotes hold a longer name, and `merge` is no secret.
-  /((?<![A-Za-z0-9])(?:(["'])(?:[a-z]+[-_])?(?:password|passwd|secret|api[-_]?key|access[-_]?token|refresh[-_]?token|token|authorization)\2|(?:[a-z]+[-_])?(?:password|passwd|secret|api[-_]?key|access[-_]?token|refresh[-_]?token|token|authorization))\s*[:=]\s*["']?)(?!\[Redacted\]|Bearer\b|Basic\b)[^\s"'&,;}]{4,}/gi,
+  /((?<![A-Za-z0-9])(?:(["'])(?:[a-z]+[-_])*(?:password|passwd|secret|secret[-_]access[-_]key|api[-_]?key|access[-_]?token|refresh[-_]?token|token|authorization|pin|session[-_]?id)\2|(?:[a-z]+[-_])*(?:password|passwd|secret|secret[-_]access[-_]key|api[-_]?key|access[-_]?token|refresh[-_]?token|token|authorization|pin|session[-_]?id))\s*[:=]?\s*["']?)(?!\[Redacted\]|Bearer\b|Basic\b)(?=[^\s"'&,;}]*\d)[^\s"'&,;}]{4,}/gi,
+  // Long hex tokens (32+ hex digits, not a UUID's groups) and long mixed-case base64 tokens.
+  /\b[0-9a-f]{32,}\b/gi,
+  /(?<![A-Za-z0-9+/=_-])(?=[A-Za-z0-9+/=_-]*[0-9])(?=[A-Za-z0-9+/=_-]*[a-z])(?=[A-Za-z0-9+/=_-]*[A-Z])[A-Za-z0-9+/_-]{40,}={0,2}(?![A-Za-z0-9+/=_-])/g,
 ];

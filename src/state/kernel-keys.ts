@@ -4,6 +4,8 @@ import type { StateKeyEntry } from '../plugin/plugin-member.js';
 export const KERNEL_KEYS = {
   sessionId: 'trellis.session_id',
   user: 'trellis.user',
+  /** The principal that opened the session (`SendOptions.access`), persisted with the session. */
+  owner: 'trellis.owner',
   turnInput: 'trellis.turn_input',
   turnIndex: 'trellis.turn_index',
   lastToolResults: 'trellis.last_tool_results',
@@ -65,6 +67,7 @@ export const KERNEL_STATE_KEYS: readonly StateKeyEntry[] = [
   entry(KERNEL_KEYS.roundIncludeTools, 'turn', 'commutative'),
   entry(KERNEL_KEYS.roundExcludeTools, 'turn', 'commutative'),
   { ...entry(KERNEL_KEYS.activeAgent, 'session', 'exclusive'), persistent: true },
+  { ...entry(KERNEL_KEYS.owner, 'session', 'exclusive'), persistent: true },
   entry(KERNEL_KEYS.handoff, 'turn', 'exclusive'),
   { ...entry(KERNEL_KEYS.subject, 'session', 'exclusive'), persistent: true },
 ];

@@ -61,6 +61,36 @@ function isFlatObject(input: unknown): boolean {
   return true;
 }
 
+/**
+ * The error for arguments given as a value (not text) whose JSON would be longer than
+ * `maxChars`, or undefined when they fit: the length of every key and string, plus one per
+ * value, counted by an iterative walk that stops at the limit (so a 20 MB string, or 200,000
+ * keys, are refused as their text would be). Run it after {@link checkArgumentShape}.
+ */
+export function checkArgumentSize(input: unknown, maxChars: number = MAX_ARGUMENT_CHARS): FieldError | undefined {
+  let size = 0;
+  const stack: unknown[] = [input];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    size += 1;
+    if (typeof value === 'string') size += value.length;
+    else if (typeof value === 'object' && value !== null) {
+      if (Array.isArray(value)) {
+        for (const item of value) stack.push(item);
+      } else {
+        for (const key of Object.keys(value)) {
+          size += key.length + 3;
+          stack.push((value as Record<string, unknown>)[key]);
+        }
+      }
+    }
+    if (size > maxChars) {
+      return { path: '(input)', messages: [`arguments are more than ${maxChars} characters long as JSON, more than allowed; send less`] };
+    }
+  }
+  return undefined;
+}
+
 /** The error for argument text over {@link MAX_ARGUMENT_CHARS}, or undefined when it fits. */
 export function checkArgumentLength(text: string, maxChars: number = MAX_ARGUMENT_CHARS): FieldError | undefined {
   if (text.length <= maxChars) return undefined;

@@ -1,3 +1,5 @@
+import { timingSafeEqual } from 'node:crypto';
+
 /** A signed-in user as the auth guard puts it on the request. */
 export interface DeskUser {
   readonly id: string;
@@ -18,3 +20,13 @@ export const USERS_BY_TOKEN: Readonly<Record<string, DeskUser>> = {
   'dana-token': { id: 'dana', tenant: 'acme', scopes: ['orders:read', 'refunds:approve'], roles: ['team-lead'] },
   'sam-token': { id: 'sam', tenant: 'acme', scopes: ['orders:read', 'refunds:write', 'refunds:approve'], roles: ['refund-approver'] },
 };
+
+/** The user a token names: compared whole and in constant time, never by prefix or property lookup. */
+export function userByToken(token: string): DeskUser | undefined {
+  const given = Buffer.from(token);
+  for (const [known, user] of Object.entries(USERS_BY_TOKEN)) {
+    const expected = Buffer.from(known);
+    if (expected.length === given.length && timingSafeEqual(expected, given)) return user;
+  }
+  return undefined;
+}

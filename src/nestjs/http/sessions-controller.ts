@@ -1,13 +1,17 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Res, ValidationPipe, type Type } from '@nestjs/common';
-import type { ChatMessage } from '../../../index.js';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Res, type Type } from '@nestjs/common';
+import type { ChatMessage, SessionAccess } from '../../../index.js';
 import { TrellisError } from '../../../index.js';
 import type { HostedAgent } from '../hosted-agent.js';
+import { TrellisRequestContext } from '../request-context.js';
+import type { HostContext } from '../trellis-module-options.js';
 import { getAgentToken } from '../trellis-tokens.js';
+import { BoundedValidationPipe } from './bounded-validation.pipe.js';
 import { CancelPendingQuery } from './cancel-pending.query.js';
 import { CancelTurnQuery } from './cancel-turn.query.js';
 import { DecisionsDto } from './decisions.dto.js';
 import { pendingCallView, turnResultView, type PendingCallView, type TurnResultView } from './http-views.js';
 import { SendMessageDto } from './send-message.dto.js';
+import type { SessionAction, SessionPolicy } from './session-policy.js';
 import { toHttpException } from './trellis-http-exception.js';
 import { turnEventStream } from './turn-event-stream.js';
 
@@ -28,7 +32,7 @@ export interface CancelPendingView {
   readonly recovered: boolean;
 }
 
-const strict = new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true });
+const strict = new BoundedValidationPipe();
 
 /** Any header an SSE client sends says it wants events: `Accept: text/event-stream`. */
 function wantsEvents(accept: string | undefined): boolean {
@@ -52,17 +56,52 @@ async function http<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Who may do what to a session, as the controller asks it. */
+export interface SessionGuard {
+  readonly principal: (context: HostContext) => string | undefined;
+  readonly policy: SessionPolicy;
+}
+
 /**
  * Builds the sessions controller of one agent under `prefix` (never the root: a catch-all
- * would shadow the app's own routes).
+ * would shadow the app's own routes). Every handler asks `guard` first, whatever path
+ * spelling reached it (case, trailing slash), and hands the kernel the owner it checked
+ * against, which checks it again under the session's lease.
  */
-export function createSessionsController(prefix: string, agentName: string): Type<unknown> {
+export function createSessionsController(prefix: string, agentName: string, guard: SessionGuard): Type<unknown> {
   const notFound = (id: string) =>
     new TrellisError('SessionNotFound', `No session '${id}' with messages exists for agent '${agentName}'`, { hint: `Start it with POST ${prefix}/sessions/${id}/messages` });
 
   @Controller(`${prefix}/sessions`)
   class TrellisSessionsController {
-    constructor(@Inject(getAgentToken(agentName)) readonly agent: HostedAgent) {}
+    constructor(
+      @Inject(getAgentToken(agentName)) readonly agent: HostedAgent,
+      @Inject(TrellisRequestContext) readonly requestContext: TrellisRequestContext,
+    ) {}
+
+    /**
+     * The caller's access to session `id` for `action`: 401 without a principal, 403 when the
+     * policy says no; the principal and the owner it was checked against otherwise.
+     */
+    async authorize(action: SessionAction, id: string): Promise<SessionAccess> {
+      const context = this.requestContext.current() ?? {};
+      const principal = guard.principal(context);
+      if (typeof principal !== 'string' || principal.length === 0) {
+        throw new TrellisError('Unauthenticated', `The sessions API of agent '${agentName}' needs a signed-in caller`, {
+          hint: "Map the request to host context with TrellisModule's requestContext (e.g. { 'app.user_id': user.id }), or pass principal to TrellisSessionsModule.register",
+        });
+      }
+      const session = this.agent.session(id);
+      const pending = await session.pending();
+      const owner = session.owner;
+      const opened = session.transcript.length > 0 || pending.length > 0;
+      if ((await guard.policy({ action, sessionId: id, principal, owner, opened, context })) !== true) {
+        throw new TrellisError('AuthDenied', `'${principal}' may not ${action} session '${id}'`, {
+          hint: action === 'decide' ? 'Deciding on waiting calls needs a permission the host grants in the policy of TrellisSessionsModule.register' : 'Only the session\'s owner, or whom the host\'s session policy allows, may use it',
+        });
+      }
+      return { principal, owner: owner ?? null };
+    }
 
     /**
      * One turn: the reply as JSON, or the turn's events as SSE when the client accepts
@@ -78,18 +117,23 @@ export function createSessionsController(prefix: string, agentName: string): Typ
       @Headers('idempotency-key') key: string | undefined,
       @Res({ passthrough: true }) res: { setHeader?(name: string, value: string): unknown },
     ): Promise<unknown> {
-      const session = this.agent.session(id);
-      const options = { key: turnKey(key) };
-      if (!wantsEvents(accept)) return http(async () => turnResultView(await session.send(dto.message, options)));
-      res.setHeader?.('Cache-Control', 'no-cache');
-      res.setHeader?.('X-Accel-Buffering', 'no');
-      return turnEventStream(session, (signal) => session.send(dto.message, { ...options, signal }));
+      const turn = turnKey(key);
+      return http(async () => {
+        const access = await this.authorize('send', id);
+        const session = this.agent.session(id);
+        const options = { key: turn, access };
+        if (!wantsEvents(accept)) return turnResultView(await session.send(dto.message, options));
+        res.setHeader?.('Cache-Control', 'no-cache');
+        res.setHeader?.('X-Accel-Buffering', 'no');
+        return turnEventStream(session, (signal) => session.send(dto.message, { ...options, signal }));
+      });
     }
 
     /** The transcript and the calls waiting for a decision. */
     @Get(':id')
     view(@Param('id') id: string): Promise<SessionView> {
       return http(async () => {
+        await this.authorize('read', id);
         const session = this.agent.session(id);
         const pending = await session.pending();
         if (session.transcript.length === 0 && pending.length === 0) throw notFound(id);
@@ -101,7 +145,11 @@ export function createSessionsController(prefix: string, agentName: string): Typ
     @Post(':id/decisions')
     @HttpCode(200)
     decide(@Param('id') id: string, @Body(strict) dto: DecisionsDto, @Headers('idempotency-key') key: string | undefined): Promise<TurnResultView> {
-      return http(async () => turnResultView(await this.agent.session(id).resume({ decisions: dto.decisions, key: turnKey(key) })));
+      const turn = turnKey(key);
+      return http(async () => {
+        const access = await this.authorize('decide', id);
+        return turnResultView(await this.agent.session(id).resume({ decisions: dto.decisions, key: turn, access }));
+      });
     }
 
     /**
@@ -111,9 +159,11 @@ export function createSessionsController(prefix: string, agentName: string): Typ
      */
     @Delete(':id/pending')
     cancelPending(@Param('id') id: string, @Query(strict) query: CancelPendingQuery, @Headers('idempotency-key') key: string | undefined): Promise<CancelPendingView> {
+      const turn = turnKey(key);
       return http(async () => {
+        const access = await this.authorize('cancel', id);
         const session = this.agent.session(id);
-        const { cancelled, recovered } = await session.cancelPendingOutcome({ waitForLease: query.waitForLease, key: turnKey(key) });
+        const { cancelled, recovered } = await session.cancelPendingOutcome({ waitForLease: query.waitForLease, key: turn, access });
         // Nothing was waiting: tell an unknown session (no write happened) from a settled one.
         if (!cancelled && (await session.pending()).length === 0 && session.transcript.length === 0) throw notFound(id);
         return { cancelled, recovered };
@@ -128,7 +178,10 @@ export function createSessionsController(prefix: string, agentName: string): Typ
     @Post(':id/cancel')
     @HttpCode(200)
     cancel(@Param('id') id: string, @Query(strict) query: CancelTurnQuery): Promise<{ cancelled: boolean }> {
-      return http(async () => ({ cancelled: await this.agent.session(id).cancel({ keepSteps: query.keepSteps }) }));
+      return http(async () => {
+        await this.authorize('cancel', id);
+        return { cancelled: await this.agent.session(id).cancel({ keepSteps: query.keepSteps }) };
+      });
     }
   }
   Object.defineProperty(TrellisSessionsController, 'name', { value: `TrellisSessionsController(${agentName})` });

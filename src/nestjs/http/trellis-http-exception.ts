@@ -7,6 +7,7 @@ const STATUS: Readonly<Record<string, HttpStatus>> = {
   ToolInput: HttpStatus.BAD_REQUEST,
   AuthDenied: HttpStatus.FORBIDDEN,
   ApprovalRefused: HttpStatus.FORBIDDEN,
+  Unauthenticated: HttpStatus.UNAUTHORIZED,
   SessionNotFound: HttpStatus.NOT_FOUND,
   SessionBusy: HttpStatus.CONFLICT,
   StaleState: HttpStatus.CONFLICT,

@@ -39,12 +39,12 @@ export class QueuedTurns implements TurnDispatcher {
   }
 
   async send(target: TurnTarget, message: string, options: HostedSendOptions): Promise<TurnResult> {
-    const request = { agent: target.agent, sessionId: target.session.id, key: options.key ?? randomUUID(), context: this.context(target, options.context), message, ...(options.doubleTexting !== undefined && { doubleTexting: options.doubleTexting }) };
+    const request = { agent: target.agent, sessionId: target.session.id, key: options.key ?? randomUUID(), context: this.context(target, options.context), message, ...(options.doubleTexting !== undefined && { doubleTexting: options.doubleTexting }), ...(options.access && { access: options.access }) };
     return (await this.run(target, options.signal, (queue) => queue.send(request))).result;
   }
 
   async resume(target: TurnTarget, options: HostedResumeOptions): Promise<TurnResult> {
-    const request = { agent: target.agent, sessionId: target.session.id, key: options.key ?? randomUUID(), context: this.context(target, options.context), decisions: options.decisions, ...(options.approver !== undefined && { approver: options.approver }) };
+    const request = { agent: target.agent, sessionId: target.session.id, key: options.key ?? randomUUID(), context: this.context(target, options.context), decisions: options.decisions, ...(options.approver !== undefined && { approver: options.approver }), ...(options.access && { access: options.access }) };
     return (await this.run(target, options.signal, (queue) => queue.resume(request))).result;
   }
 
@@ -54,7 +54,7 @@ export class QueuedTurns implements TurnDispatcher {
    * answer keeps the job's `recovered` (an earlier attempt did the cancel, then its worker died).
    */
   async cancelPending(target: TurnTarget, options: HostedCancelOptions): Promise<CancelPendingOutcome> {
-    const request = { agent: target.agent, sessionId: target.session.id, key: options.key ?? randomUUID(), context: target.context };
+    const request = { agent: target.agent, sessionId: target.session.id, key: options.key ?? randomUUID(), context: target.context, ...(options.access && { access: options.access }) };
     const { cancelled, recovered } = await this.run(target, options.signal, (queue) => queue.cancelPending(request));
     return { cancelled, recovered };
   }

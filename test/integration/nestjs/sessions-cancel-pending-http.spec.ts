@@ -7,7 +7,7 @@ import { Queue } from 'bullmq';
 import { MemoryStore, type ModelRequest, type ScriptedReply, type SessionStore } from 'trellis';
 import { ScriptedModel } from 'trellis/testing';
 import { jobIdOf } from 'trellis/queue';
-import { getAgentToken, TrellisModule, TrellisSessionsModule, type HostedAgent, type TrellisQueueOptions } from 'trellis/nestjs';
+import { getAgentToken, ownerOnlySessionPolicy, TrellisModule, TrellisSessionsModule, type HostedAgent, type SessionAccessRequest, type TrellisQueueOptions } from 'trellis/nestjs';
 import type { PostgresStore } from '../../../src/stores/postgres-store.js';
 import { PostgresSchemas } from '../../support/postgres-schemas.js';
 import { haveService, REDIS_URL } from '../../support/services.js';
@@ -44,7 +44,10 @@ function deskAgent() {
 }
 
 async function boot(store: SessionStore, queue?: TrellisQueueOptions, worker?: boolean): Promise<INestApplication> {
-  const imports = [TrellisModule.forRoot({ isGlobal: true, store, agents: [deskAgent()], queue, worker }), LedgerModule, TrellisSessionsModule.register({ prefix: 'api/desk', agent: 'desk' })];
+  // One signed-in user, who owns the sessions it opens and decides on their calls.
+  const requestContext = () => ({ 'app.user_id': 'desk-user' });
+  const policy = (r: SessionAccessRequest) => (r.action === 'decide' ? r.owner === r.principal : ownerOnlySessionPolicy(r));
+  const imports = [TrellisModule.forRoot({ isGlobal: true, store, agents: [deskAgent()], queue, worker, requestContext }), LedgerModule, TrellisSessionsModule.register({ prefix: 'api/desk', agent: 'desk', policy })];
   const ref = await Test.createTestingModule({ imports, providers: [{ provide: APP_GUARD, useClass: TokenGuard }] }).compile();
   const app = ref.createNestApplication({ logger: false });
   await app.init();

@@ -147,7 +147,8 @@ function frames(text: string): [string, unknown][] {
       [
         TrellisModule.forRoot({ isGlobal: true, store: webStore, agents: [deskAgent(), frontAgent()], queue: { url: REDIS_URL, prefix, queueName, pollMs: 200 }, requestContext: userContext }),
         LedgerModule,
-        TrellisSessionsModule.register({ prefix: 'api/desk', agent: 'desk' }),
+        // Every caller may do everything here (the policy is tested in test/integration/hardening/session-authorization.spec.ts); a request without x-user is 'nobody'.
+        TrellisSessionsModule.register({ prefix: 'api/desk', agent: 'desk', principal: (c) => (typeof c['app.user_id'] === 'string' ? c['app.user_id'] : 'nobody'), policy: () => true }),
       ],
       [AskController],
     );
@@ -240,6 +241,16 @@ function frames(text: string): [string, unknown][] {
     expect(other.body.reply).toBe('done: recorded twice');
     expect(worker.get(Ledger).lines).toEqual(['once by nobody', 'twice by nobody']);
     expect((await webStore.load(id))!.turns).toHaveLength(2);
+  });
+
+  it('refuses on the worker a queued turn whose access was checked against an owner the session no longer has', async () => {
+    const hosted = web.get<HostedAgent>(getAgentToken('desk'));
+    const owned = `${id}-owned`;
+    await request(web.getHttpServer()).post(`/api/desk/sessions/${owned}/messages`).set('x-user', 'clerk').send({ message: 'mine' }).expect(200);
+    expect((await webStore.load(owned))!.state['trellis.owner']).toBe('clerk');
+    const lines = worker.get(Ledger).lines.length;
+    await expect(hosted.session(owned).send('not yours', { access: { principal: 'mallory', owner: null } })).rejects.toMatchObject({ code: 'AuthDenied' });
+    expect(worker.get(Ledger).lines).toHaveLength(lines);
   });
 
   it('fails a queued turn the worker cannot run with its code, on the web app', async () => {
