@@ -72,6 +72,8 @@ export interface TrellisErrorCodes {
   SqlRefused: true;
   SqlError: true;
   KernelAccess: true;
+  /** An eval dataset (JSONL) or baseline cannot be read, or a case is malformed. */
+  InvalidDataset: true;
   /** A session store's server cannot be reached, or refused the connection (retryable). */
   StoreUnavailable: true;
   /** A session store's server failed a statement. */
