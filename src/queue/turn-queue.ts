@@ -134,7 +134,7 @@ export class TurnQueue {
   /** Queues `session.resume({ decisions })`; the result settles later. */
   async enqueueResume(request: ResumeRequest): Promise<QueuedTurn> {
     assertTurnRequest('resume', request);
-    return this.enqueue({ kind: 'resume', agent: request.agent, sessionId: request.sessionId, key: request.key, decisions: request.decisions, context: request.context, ...(request.access && { access: request.access }) });
+    return this.enqueue({ kind: 'resume', agent: request.agent, sessionId: request.sessionId, key: request.key, decisions: request.decisions, context: request.context, ...(request.access && { access: request.access }), ...(request.approver !== undefined && { approver: request.approver }) });
   }
 
   /**

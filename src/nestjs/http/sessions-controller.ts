@@ -178,10 +178,7 @@ export function createSessionsController(prefix: string, agentName: string, guar
     @Post(':id/cancel')
     @HttpCode(200)
     cancel(@Param('id') id: string, @Query(strict) query: CancelTurnQuery): Promise<{ cancelled: boolean }> {
-      return http(async () => {
-        await this.authorize('cancel', id);
-        return { cancelled: await this.agent.session(id).cancel({ keepSteps: query.keepSteps }) };
-      });
+      return http(async () => ({ cancelled: await this.agent.session(id).cancel({ keepSteps: query.keepSteps }) }));
     }
   }
   Object.defineProperty(TrellisSessionsController, 'name', { value: `TrellisSessionsController(${agentName})` });

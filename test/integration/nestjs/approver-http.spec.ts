@@ -6,7 +6,7 @@ import request from 'supertest';
 import { randomUUID } from 'node:crypto';
 import { MemoryStore, type ApprovalSettings, type ModelRequest, type ScriptedReply } from 'trellis';
 import { ScriptedModel } from 'trellis/testing';
-import { TrellisModule, TrellisSessionsModule, type TrellisModuleOptions } from 'trellis/nestjs';
+import { ownerOnlySessionPolicy, TrellisModule, TrellisSessionsModule, type SessionAccessRequest, type TrellisModuleOptions } from 'trellis/nestjs';
 import { Ledger, LedgerModule } from './ledger-plugin.js';
 
 /** The app's own authentication, as a user would write it: the bearer token names the user, whose roles the guard looks up. */
@@ -40,7 +40,10 @@ function deskAgent() {
 }
 
 async function boot(store: MemoryStore, extra: Partial<TrellisModuleOptions> = {}): Promise<INestApplication> {
-  const imports = [TrellisModule.forRoot({ isGlobal: true, store, agents: [deskAgent()], approvals: APPROVALS, ...extra }), LedgerModule, TrellisSessionsModule.register({ prefix: 'api/desk', agent: 'desk' })];
+  // The signed-in user is the session's principal; anyone signed in may decide (the approval policy says who may approve what).
+  const requestContext = (context: ExecutionContext) => ({ 'app.user_id': (context.switchToHttp().getRequest<{ user?: { id: string } }>().user?.id ?? '') });
+  const policy = (r: SessionAccessRequest) => (r.action === 'decide' ? true : ownerOnlySessionPolicy(r));
+  const imports = [TrellisModule.forRoot({ isGlobal: true, store, agents: [deskAgent()], approvals: APPROVALS, requestContext, ...extra }), LedgerModule, TrellisSessionsModule.register({ prefix: 'api/desk', agent: 'desk', policy })];
   const ref = await Test.createTestingModule({ imports, providers: [{ provide: APP_GUARD, useClass: BearerGuard }] }).compile();
   const app = ref.createNestApplication({ logger: false });
   await app.init();

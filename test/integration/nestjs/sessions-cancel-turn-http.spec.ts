@@ -13,7 +13,9 @@ import { haveService, REDIS_URL } from '../../support/services.js';
 const slowAgent = () => ({ name: 'slow', model: new ScriptedModel(() => 'late answer', { delayMs: 5000 }), instructions: 'Answer slowly.' });
 
 async function boot(store: SessionStore, queue?: TrellisQueueOptions, worker?: boolean): Promise<INestApplication> {
-  const imports = [TrellisModule.forRoot({ isGlobal: true, store, agents: [slowAgent()], queue, worker }), TrellisSessionsModule.register({ prefix: 'api/slow', agent: 'slow' })];
+  // One signed-in user, who owns the sessions it opens (the sessions API asks its policy on every route).
+  const requestContext = () => ({ 'app.user_id': 'slow-user' });
+  const imports = [TrellisModule.forRoot({ isGlobal: true, store, agents: [slowAgent()], queue, worker, requestContext }), TrellisSessionsModule.register({ prefix: 'api/slow', agent: 'slow' })];
   const app = (await Test.createTestingModule({ imports }).compile()).createNestApplication({ logger: false });
   await app.init();
   return app;
