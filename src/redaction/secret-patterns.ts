@@ -38,5 +38,6 @@ export const SECRET_VALUE_PATTERNS: readonly RegExp[] = [
   /((?<![A-Za-z0-9])(?:(["'])(?:[a-z]+[-_])*(?:password|passwd|secret|secret[-_]access[-_]key|api[-_]?key|access[-_]?token|refresh[-_]?token|token|authorization|pin|session[-_]?id)\2|(?:[a-z]+[-_])*(?:password|passwd|secret|secret[-_]access[-_]key|api[-_]?key|access[-_]?token|refresh[-_]?token|token|authorization|pin|session[-_]?id))\s*[:=]?\s*["']?)(?!\[Redacted\]|Bearer\b|Basic\b)(?=[^\s"'&,;}]*\d)[^\s"'&,;}]{4,}/gi,
   // Long hex tokens (32+ hex digits, not a UUID's groups) and long mixed-case base64 tokens.
   /\b[0-9a-f]{32,}\b/gi,
-  /(?<![A-Za-z0-9+/=_-])(?=[A-Za-z0-9+/=_-]*[0-9])(?=[A-Za-z0-9+/=_-]*[a-z])(?=[A-Za-z0-9+/=_-]*[A-Z])[A-Za-z0-9+/_-]{40,}={0,2}(?![A-Za-z0-9+/=_-])/g,
+  // Bounded (4,096 characters), so a huge run of letters (a 100 kB result) cannot overflow the regexp engine's stack.
+  /(?<![A-Za-z0-9+/=_-])(?=[A-Za-z0-9+/=_-]{0,4096}[0-9])(?=[A-Za-z0-9+/=_-]{0,4096}[a-z])(?=[A-Za-z0-9+/=_-]{0,4096}[A-Z])[A-Za-z0-9+/_-]{40,4096}={0,2}(?![A-Za-z0-9+/=_-])/g,
 ];
