@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { METADATA } from '../../decorators/metadata-keys.js';
-import { REDACTED, SECRET_KEY, SECRET_VALUE_PATTERNS } from './secret-patterns.js';
+import { isMixedCaseToken, REDACTED, SECRET_KEY, SECRET_VALUE_PATTERNS, TOKEN_RUN } from './secret-patterns.js';
 
 export { REDACTED };
 
@@ -39,7 +39,8 @@ export function redactText(text: string): string {
     pattern.lastIndex = 0;
     out = out.replace(pattern, (_match, keep: unknown) => `${typeof keep === 'string' ? keep : ''}${REDACTED}`);
   }
-  return out;
+  TOKEN_RUN.lastIndex = 0;
+  return out.replace(TOKEN_RUN, (run) => (isMixedCaseToken(run) ? REDACTED : run));
 }
 
 /**

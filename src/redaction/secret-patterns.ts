@@ -14,7 +14,7 @@ export const SECRET_VALUE_PATTERNS: readonly RegExp[] = [
   // PEM private keys: the whole block, or from its BEGIN line to the end of a piece that holds no END.
   /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
   // Credentials in a URL: scheme://user:password@host keeps the user and the host.
-  /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:)[^\s/@]+(?=@)/gi,
+  /(\b[a-z][a-z0-9+.-]{0,31}:\/\/[^\s:/@]+:)[^\s/@]+(?=@)/gi,
   // Connection strings and cookies: AccountKey=…, SharedAccessKey=…, Cookie: a=…; b=…
   /((?:AccountKey|SharedAccessKey|SharedAccessSignature|sig|Password|Pwd)=)[^;\s"']+/gi,
   /(\b(?:Set-)?Cookie:\s*)[^\r\n"]+/gi,
@@ -35,9 +35,40 @@ export const SECRET_VALUE_PATTERNS: readonly RegExp[] = [
   // `password=…`, `"api_key": "…"`, `token: …` written out in text, URLs and echoed JSON. A quote
   // after the name counts only with its opening quote right before it: in `'vault.token': merge`
   // (an install error naming a key) the quotes hold a longer name, and `merge` is no secret.
-  /((?<![A-Za-z0-9])(?:(["'])(?:[a-z]+[-_])*(?:password|passwd|secret|secret[-_]access[-_]key|api[-_]?key|access[-_]?token|refresh[-_]?token|token|authorization|pin|session[-_]?id)\2|(?:[a-z]+[-_])*(?:password|passwd|secret|secret[-_]access[-_]key|api[-_]?key|access[-_]?token|refresh[-_]?token|token|authorization|pin|session[-_]?id))\s*[:=]?\s*["']?)(?!\[Redacted\]|Bearer\b|Basic\b)(?=[^\s"'&,;}]*\d)[^\s"'&,;}]{4,}/gi,
-  // Long hex tokens (32+ hex digits, not a UUID's groups) and long mixed-case base64 tokens.
+  // Every repetition is bounded (a prefix of at most four words, a digit within 256 characters
+  // of the value): unbounded, `db_password` repeated 100,000 times took cubic time. An unquoted
+  // name needs no prefix: the match starts at the key word itself, after the `_` or `-`.
+  /((?<![A-Za-z0-9])(?:(["'])(?:[a-z]{1,32}[-_]){0,4}(?:password|passwd|secret|secret[-_]access[-_]key|api[-_]?key|access[-_]?token|refresh[-_]?token|token|authorization|pin|session[-_]?id)\2|(?:password|passwd|secret|secret[-_]access[-_]key|api[-_]?key|access[-_]?token|refresh[-_]?token|token|authorization|pin|session[-_]?id))\s{0,8}[:=]?\s{0,8}["\']?)(?!\[Redacted\]|Bearer\b|Basic\b)(?=[^\s"\'&,;}]{0,256}\d)[^\s"\'&,;}]{4,}/gi,
+  // Long hex tokens (32+ hex digits, not a UUID's groups). Long mixed-case base64 tokens are
+  // found by `isMixedCaseToken` over each run of token characters: a regexp with lookaheads over
+  // the run backtracks quadratically on a long run (a 1 MB result), a scan of runs does not.
   /\b[0-9a-f]{32,}\b/gi,
-  // Bounded (4,096 characters), so a huge run of letters (a 100 kB result) cannot overflow the regexp engine's stack.
-  /(?<![A-Za-z0-9+/=_-])(?=[A-Za-z0-9+/=_-]{0,4096}[0-9])(?=[A-Za-z0-9+/=_-]{0,4096}[a-z])(?=[A-Za-z0-9+/=_-]{0,4096}[A-Z])[A-Za-z0-9+/_-]{40,4096}={0,2}(?![A-Za-z0-9+/=_-])/g,
 ];
+
+/** Every maximal run of base64 / base64url characters (and `=` padding) in a text. */
+export const TOKEN_RUN = /[A-Za-z0-9+/=_-]+/g;
+
+/** Longest token `isMixedCaseToken` takes for a secret: a longer run is data (an image's base64), not a key. */
+export const MAX_TOKEN_LENGTH = 4096;
+
+/**
+ * Whether one whole run of {@link TOKEN_RUN} is a long mixed-case token: 40 to 4,096
+ * characters of `[A-Za-z0-9+/_-]` holding a digit, a lower-case and an upper-case letter,
+ * then at most two `=`. Linear in the run's length.
+ */
+export function isMixedCaseToken(run: string): boolean {
+  let end = run.length;
+  while (end > 0 && run.charCodeAt(end - 1) === 61 /* = */ && run.length - end < 2) end--;
+  if (end < 40 || end > MAX_TOKEN_LENGTH) return false;
+  let digit = false;
+  let lower = false;
+  let upper = false;
+  for (let i = 0; i < end; i++) {
+    const c = run.charCodeAt(i);
+    if (c === 61) return false;
+    if (c >= 48 && c <= 57) digit = true;
+    else if (c >= 97 && c <= 122) lower = true;
+    else if (c >= 65 && c <= 90) upper = true;
+  }
+  return digit && lower && upper;
+}
