@@ -41,6 +41,10 @@ const config: Config = {
   // One id for the whole run, so suites that need dist/ build it once between them (test/e2e/support/built-dist.ts).
   globalSetup: '<rootDir>/test/support/jest-global-setup.mjs',
   testTimeout: 20000,
+  // Suites run in a worker process that is replaced once it holds more than this after a file:
+  // run in band, the ES-module registries of ~190 files piled up past 3 GB and the run slowed
+  // to a crawl. (Setting a limit is also what makes jest use a worker on a 2-core machine.)
+  workerIdleMemoryLimit: '1GB',
 };
 
 export default config;
