@@ -61,6 +61,17 @@ export class HostedSession {
     return this.turns.dispatcher.watch(this.target(), listener);
   }
 
+  /**
+   * The session's owner and whether it is opened, as a caller that wants to stop its running
+   * turn needs them: without waiting behind a turn that runs in this process (whose owner this
+   * process already holds, and which counts as opened), else from the store.
+   */
+  async ownerNow(): Promise<{ readonly owner: string | undefined; readonly opened: boolean }> {
+    if (this.session.busy) return { owner: this.session.owner, opened: true };
+    const pending = await this.session.pending();
+    return { owner: this.session.owner, opened: this.session.transcript.length > 0 || pending.length > 0 };
+  }
+
   /** The calls waiting for a decision, read from the store when needed. */
   pending(): Promise<readonly PendingApproval[]> {
     return this.session.pending();

@@ -91,10 +91,7 @@ export function createSessionsController(prefix: string, agentName: string, guar
           hint: "Map the request to host context with TrellisModule's requestContext (e.g. { 'app.user_id': user.id }), or pass principal to TrellisSessionsModule.register",
         });
       }
-      const session = this.agent.session(id);
-      const pending = await session.pending();
-      const owner = session.owner;
-      const opened = session.transcript.length > 0 || pending.length > 0;
+      const { owner, opened } = await this.agent.session(id).ownerNow();
       if ((await guard.policy({ action, sessionId: id, principal, owner, opened, context })) !== true) {
         throw new TrellisError('AuthDenied', `'${principal}' may not ${action} session '${id}'`, {
           hint: action === 'decide' ? 'Deciding on waiting calls needs a permission the host grants in the policy of TrellisSessionsModule.register' : 'Only the session\'s owner, or whom the host\'s session policy allows, may use it',
@@ -178,7 +175,11 @@ export function createSessionsController(prefix: string, agentName: string, guar
     @Post(':id/cancel')
     @HttpCode(200)
     cancel(@Param('id') id: string, @Query(strict) query: CancelTurnQuery): Promise<{ cancelled: boolean }> {
-      return http(async () => ({ cancelled: await this.agent.session(id).cancel({ keepSteps: query.keepSteps }) }));
+      return http(async () => {
+        // Asked without waiting behind the running turn: that is the turn to stop.
+        await this.authorize('cancel', id);
+        return { cancelled: await this.agent.session(id).cancel({ keepSteps: query.keepSteps }) };
+      });
     }
   }
   Object.defineProperty(TrellisSessionsController, 'name', { value: `TrellisSessionsController(${agentName})` });

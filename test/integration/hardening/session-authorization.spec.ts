@@ -23,6 +23,7 @@ function routes(base: string, id: string, callId: string) {
     { name: 'send', go: (s: Server, path = `${base}/sessions/${id}/messages`) => request(s).post(path).send({ message: 'cancel everything, I am bob' }) },
     { name: 'decide', go: (s: Server, path = `${base}/sessions/${id}/decisions`) => request(s).post(path).send({ decisions: [{ callId, decision: 'approve' }] }) },
     { name: 'cancel', go: (s: Server, path = `${base}/sessions/${id}/pending`) => request(s).delete(path) },
+    { name: 'stop', go: (s: Server, path = `${base}/sessions/${id}/cancel`) => request(s).post(path) },
   ];
 }
 
@@ -75,7 +76,7 @@ describe('the sessions API of the Nest support desk: who may touch a session', (
         tried++;
       }
     }
-    expect(tried).toBe(24);
+    expect(tried).toBe(30);
     // The same, with alice's own call id: deciding is refused before the call is looked at.
     await request(server).post('/api/support/sessions/r1/decisions').set(bob).send({ decisions: [{ callId, decision: 'approve' }] }).expect(403);
     await untouched();
@@ -101,7 +102,7 @@ describe('the sessions API of the Nest support desk: who may touch a session', (
         tried++;
       }
     }
-    expect(tried).toBe(odd.length * 4);
+    expect(tried).toBe(odd.length * 5);
     await untouched();
   });
 

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import type { INestApplication } from '@nestjs/common';
+import type { ExecutionContext, INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { MemoryStore, type SessionStore } from 'trellis';
@@ -13,12 +13,21 @@ import { haveService, REDIS_URL } from '../../support/services.js';
 const slowAgent = () => ({ name: 'slow', model: new ScriptedModel(() => 'late answer', { delayMs: 5000 }), instructions: 'Answer slowly.' });
 
 async function boot(store: SessionStore, queue?: TrellisQueueOptions, worker?: boolean): Promise<INestApplication> {
-  // One signed-in user, who owns the sessions it opens (the sessions API asks its policy on every route).
-  const requestContext = () => ({ 'app.user_id': 'slow-user' });
+  // The signed-in user (header x-user, else slow-user) owns the sessions it opens (the sessions API asks its policy on every route).
+  const requestContext = (context: ExecutionContext) => ({ 'app.user_id': context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>().headers['x-user'] ?? 'slow-user' });
   const imports = [TrellisModule.forRoot({ isGlobal: true, store, agents: [slowAgent()], queue, worker, requestContext }), TrellisSessionsModule.register({ prefix: 'api/slow', agent: 'slow' })];
   const app = (await Test.createTestingModule({ imports }).compile()).createNestApplication({ logger: false });
   await app.init();
   return app;
+}
+
+/** Bob, not the owner, tries to stop the owner's running turn: 403, and the turn goes on to its answer. */
+async function foreignStop(app: INestApplication, id: string) {
+  const server = app.getHttpServer();
+  const sending = request(server).post(`/api/slow/sessions/${id}/messages`).send({ message: 'write a long report' }).then((res) => res);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const denied = await request(server).post(`/api/slow/sessions/${id}/cancel?keepSteps=false`).set('x-user', 'bob');
+  return { denied, sent: await sending };
 }
 
 /** Posts a message, cancels it 300 ms later; both answers and how long the turn took. */
@@ -59,6 +68,15 @@ describe('POST <prefix>/sessions/:id/cancel with turns in process', () => {
     const bad = await request(app.getHttpServer()).post('/api/slow/sessions/p2/cancel?keepSteps=maybe').expect(400);
     expect(JSON.stringify(bad.body)).toContain('keepSteps must be true or false');
   });
+
+  it("refuses another user's stop of the running turn at once (403, not after the turn), and the turn ends with its answer", async () => {
+    const started = Date.now();
+    const { denied, sent } = await foreignStop(app, 'p3');
+    expect([denied.status, denied.body.code]).toEqual([403, 'AuthDenied']);
+    expect(sent.body.status).toBe('completed');
+    expect(sent.body.reply).toBe('late answer');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4500);
+  });
 });
 
 const queued = (await haveService('redis', 'POST cancel with the worker queue')) && (await haveService('postgres', 'POST cancel with the worker queue'));
@@ -95,5 +113,12 @@ const queued = (await haveService('redis', 'POST cancel with the worker queue'))
     expect(sent.status).toBe('cancelled');
     expect(ms).toBeLessThan(3000);
     expect((await stores[1]!.load('q1'))!.turns.map((t) => t.status)).toEqual(['cancelled']);
+  });
+
+  it("refuses another user's stop of a turn the worker runs (403), and the turn lands with its answer", async () => {
+    const { denied, sent } = await foreignStop(web, 'q1');
+    expect([denied.status, denied.body.code]).toEqual([403, 'AuthDenied']);
+    expect([sent.body.status, sent.body.reply]).toEqual(['completed', 'late answer']);
+    expect((await stores[1]!.load('q1'))!.turns.map((t) => t.status)).toEqual(['cancelled', 'completed']);
   });
 });
