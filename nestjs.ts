@@ -25,4 +25,5 @@ export { CancelPendingQuery, MAX_HTTP_LEASE_WAIT_MS } from './src/nestjs/http/ca
 export { SendMessageDto } from './src/nestjs/http/send-message.dto.js';
 export { DecisionsDto, DecisionDto } from './src/nestjs/http/decisions.dto.js';
 export { toHttpException, type TrellisHttpErrorBody } from './src/nestjs/http/trellis-http-exception.js';
+export { TrellisExceptionFilter } from './src/nestjs/http/trellis-exception.filter.js';
 export { TrellisChatModule, type TrellisChatOptions } from './src/nestjs/chat/trellis-chat.module.js';

@@ -52,7 +52,9 @@ function npxFindsTrellis(cwd: string): boolean {
   }
 }
 
-const COMMANDS = 'init|run|chat|plugins|sessions|resume|doctor|dev|mcp|worker';
+/** Every top-level command of the CLI (`test/unit/cli/invocation.spec.ts` holds it to `buildProgram`'s list). */
+export const CLI_COMMANDS: readonly string[] = ['init', 'run', 'chat', 'plugins', 'sessions', 'resume', 'cancel', 'doctor', 'dev', 'mcp', 'worker', 'audit', 'contract'];
+const COMMANDS = CLI_COMMANDS.join('|');
 const NAMED_COMMAND = new RegExp(`(^|[\\s(\`'"])trellis (?=(?:${COMMANDS})\\b)`, 'g');
 
 /**

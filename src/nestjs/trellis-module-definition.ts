@@ -8,5 +8,5 @@ import type { TrellisModuleExtras, TrellisModuleOptions } from './trellis-module
 export const { ConfigurableModuleClass: ConfigurableTrellisModule, MODULE_OPTIONS_TOKEN: TRELLIS_MODULE_OPTIONS, OPTIONS_TYPE, ASYNC_OPTIONS_TYPE } =
   new ConfigurableModuleBuilder<TrellisModuleOptions>({ moduleName: 'Trellis' })
     .setClassMethodName('forRoot')
-    .setExtras<TrellisModuleExtras>({ isGlobal: false, agentNames: [], exposeApp: false }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+    .setExtras<TrellisModuleExtras>({ isGlobal: false, agentNames: [], exposeApp: false, httpErrors: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
     .build();

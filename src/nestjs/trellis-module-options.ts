@@ -77,4 +77,11 @@ export interface TrellisModuleExtras {
    * bootstrap if they try). Turn it on only for host code that needs the app itself.
    */
   readonly exposeApp?: boolean;
+  /**
+   * Install `TrellisExceptionFilter` for the app: a `TrellisError` thrown from any HTTP handler
+   * (your own controllers included) is answered with its code and a fitting status
+   * (`InvalidDecision` 400, `SessionNotFound` 404, `SessionBusy` 409, …) instead of a bare 500.
+   * Default true; set false to map errors yourself (`toHttpException`).
+   */
+  readonly httpErrors?: boolean;
 }

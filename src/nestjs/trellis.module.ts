@@ -1,5 +1,6 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
-import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
+import { APP_FILTER, APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
+import { TrellisExceptionFilter } from './http/trellis-exception.filter.js';
 import { featureEntries, type FeaturePlugin } from './feature-plugin.js';
 import { PluginDiscovery } from './plugin-discovery.js';
 import { TrellisRequestContext } from './request-context.js';
@@ -32,11 +33,11 @@ export class TrellisFeatureModule {}
 export class TrellisModule extends ConfigurableTrellisModule {
   static override forRoot(options: typeof OPTIONS_TYPE): DynamicModule {
     const names = [...(options.agentNames ?? []), ...(options.agents ?? []).map((a) => a?.name)];
-    return withProviders(super.forRoot(options), names, options.exposeApp ?? false);
+    return withProviders(super.forRoot(options), names, options.exposeApp ?? false, options.httpErrors ?? true);
   }
 
   static override forRootAsync(options: typeof ASYNC_OPTIONS_TYPE): DynamicModule {
-    return withProviders(super.forRootAsync(options), options.agentNames ?? [], options.exposeApp ?? false);
+    return withProviders(super.forRootAsync(options), options.agentNames ?? [], options.exposeApp ?? false, options.httpErrors ?? true);
   }
 
   /** Declares the plugins this feature module owns; list them in its `providers` too. */
@@ -45,14 +46,15 @@ export class TrellisModule extends ConfigurableTrellisModule {
   }
 }
 
-function withProviders(definition: DynamicModule, agentNames: readonly string[], exposeApp: boolean): DynamicModule {
+function withProviders(definition: DynamicModule, agentNames: readonly string[], exposeApp: boolean, httpErrors: boolean): DynamicModule {
   const agents: Provider[] = [...new Set(agentNames)].map((name) => ({ provide: getAgentToken(name), useFactory: (host: TrellisHost) => host.agent(name), inject: [TrellisHost] }));
   const app: Provider[] = exposeApp ? [{ provide: TRELLIS_APP_TOKEN, useFactory: (host: TrellisHost) => host.app, inject: [TrellisHost] }] : [];
   const tokens = [...agents, ...app].map((p) => (p as { provide: string | symbol }).provide);
+  const filters: Provider[] = httpErrors ? [{ provide: APP_FILTER, useClass: TrellisExceptionFilter }] : [];
   return {
     ...definition,
     imports: [...(definition.imports ?? []), DiscoveryModule],
-    providers: [...(definition.providers ?? []), TrellisRequestContext, PluginDiscovery, TrellisHost, ...agents, ...app, { provide: APP_INTERCEPTOR, useClass: TrellisContextInterceptor }],
+    providers: [...(definition.providers ?? []), TrellisRequestContext, PluginDiscovery, TrellisHost, ...agents, ...app, { provide: APP_INTERCEPTOR, useClass: TrellisContextInterceptor }, ...filters],
     exports: [...(definition.exports ?? []), TrellisRequestContext, ...tokens],
   };
 }

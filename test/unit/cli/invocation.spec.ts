@@ -1,7 +1,9 @@
 import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { invocation, runnableCommands } from '../../../src/cli/invocation.js';
+import { CLI_COMMANDS, invocation, runnableCommands } from '../../../src/cli/invocation.js';
+import { buildProgram } from '../../../src/cli/program.js';
+import { fakeCliIo } from '../../support/fake-cli-io.js';
 
 /** The commands the CLI prints start the way the user runs it, so they run as printed. */
 describe('invocation: how the printed commands start', () => {
@@ -56,5 +58,12 @@ describe('invocation: how the printed commands start', () => {
     expect(runnableCommands('List sessions with: trellis sessions', 'trellis')).toBe('List sessions with: trellis sessions');
     expect(runnableCommands('see npx trellis sessions show q1', 'npx trellis')).toBe('see npx trellis sessions show q1');
     expect(runnableCommands('(see trellis run --help)', 'node dist/src/cli/main.js')).toBe('(see node dist/src/cli/main.js run --help)');
+    expect(runnableCommands('Verify it with: trellis audit verify --head abc', 'npx trellis')).toBe('Verify it with: npx trellis audit verify --head abc');
+    expect(runnableCommands('then trellis contract diff old.json new.json', 'npx trellis')).toBe('then npx trellis contract diff old.json new.json');
+  });
+
+  it('knows every command the CLI has, so a hint naming any of them is rewritten', () => {
+    const names = buildProgram(fakeCliIo(process.cwd())).commands.map((c) => c.name());
+    expect([...CLI_COMMANDS].sort()).toEqual([...names].sort());
   });
 });
