@@ -60,7 +60,7 @@ class TimedStore implements SessionStore {
  * 1,000-page auto-checkpoint and restarted, and the 2 MB page cache has filled, as in a
  * store that has been open a while.
  * Until then each commit appends to a growing WAL file, which costs ~10 µs more per
- * checkpoint here (docs/performance.md, "the checkpoint in the app"); that cost is reported
+ * checkpoint here (docs/performance.md, "How it is measured"); that cost is reported
  * on its own (`newFileCheckpointUs`), not left to decide how many of figure 4's samples it
  * lands in.
  */

@@ -4,7 +4,7 @@
  * type. `node --expose-gc dist/bench/held-heap.js [turns] [hand] [shapes]`: with `hand`, the
  * hand-written loop's turns are held instead, for the same table of the baseline; with
  * `shapes`, plain objects are told apart by their property names and arrays, strings and
- * closures by what holds them (docs/performance.md, part six).
+ * closures by what holds them (docs/performance.md, "Results": the live heap).
  */
 import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

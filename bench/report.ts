@@ -222,6 +222,6 @@ export function printReport(r: BenchReport): void {
       ],
     ),
   );
-  console.log('\n5. Issue 17\'s targets in this run (docs/performance.md, "Where issue 17 stands")');
+  console.log('\n5. Issue 17\'s targets in this run (docs/performance.md, "Results")');
   console.log(table(['target', 'this run', 'met'], issue17Targets(r).map((t) => [t.target, t.value, t.met === undefined ? '-' : t.met ? 'yes' : 'no'])));
 }

@@ -24,7 +24,7 @@ export function commitTurnValues(scope: ContextScope, schema: StateSchema, keys:
  * Built key by key on a new literal, not by `{ ...source }`: a spread's copy takes the source's
  * hidden class, whose fields V8 then generalises (const to mutable) at the assignments, so a
  * run's first turn left the spread's cache with nine classes and every later copy on its slow
- * path (docs/performance.md, part eight). Built this way the copies follow the one tree of
+ * path (docs/performance.md, "What keeps it fast"). Built this way the copies follow the one tree of
  * classes that the keys' order makes.
  */
 function copyWith(source: Readonly<Record<string, unknown>>, first: string, firstValue: unknown, second: string, secondValue: unknown): Record<string, unknown> {

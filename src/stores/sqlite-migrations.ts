@@ -101,8 +101,8 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   {
     version: 5,
     name: 'fewer-pages-per-checkpoint',
-    // Fewer B-tree pages written per checkpoint (issue 17; docs/performance.md, "fewer pages
-    // per SqliteStore checkpoint"). The updated_at index goes: only list() orders by it, and
+    // Fewer B-tree pages written per checkpoint (docs/performance.md, "What keeps it
+    // fast"). The updated_at index goes: only list() orders by it, and
     // list() reads every session anyway. message_batches and turns become rowid tables with
     // the same keys: a new row is appended at the table's end, and the key index holds only
     // the key. As WITHOUT ROWID tables, a row went in by session id, a batch spilled all but
@@ -137,8 +137,8 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
     version: 6,
     name: 'one-row-per-checkpoint',
     // A checkpoint writes one row: its appended messages and its turn record together, so it
-    // touches one B-tree (and its session index) instead of two (issue 17; docs/performance.md,
-    // "the checkpoint in the app"). A session's rows are read in `id` order (the rowid, which
+    // touches one B-tree (and its session index) instead of two (docs/performance.md,
+    // "What keeps it fast"). A session's rows are read in `id` order (the rowid, which
     // VACUUM keeps), the order they were written in: a new id is above every existing one.
     // `seq` is the transcript index of the row's first message; a checkpoint that appends
     // nothing stores '[]'. The

@@ -421,7 +421,7 @@ function openDatabase(path: string, readonly: boolean): Database.Database {
     db.pragma('foreign_keys = ON');
     // SQLite's own default page cache (2 MB), not better-sqlite3's 16 MB: while the cache
     // grows, each page the file gains takes a fresh heap page, and a page fault costs more
-    // than re-reading an evicted page (docs/performance.md, "fewer pages per SqliteStore checkpoint").
+    // than re-reading an evicted page (docs/performance.md, "What keeps it fast").
     db.pragma('cache_size = -2000');
     if (readonly) assertSchemaCurrent(db);
     else applyMigrations(db);
