@@ -40,6 +40,7 @@ const config: Config = {
   },
   // One id for the whole run, so suites that need dist/ build it once between them (test/e2e/support/built-dist.ts).
   globalSetup: '<rootDir>/test/support/jest-global-setup.mjs',
+  globalTeardown: '<rootDir>/test/support/jest-global-teardown.mjs',
   testTimeout: 20000,
   // Suites run in a worker process that is replaced once it holds more than this after a file:
   // run in band, the ES-module registries of ~190 files piled up past 3 GB and the run slowed

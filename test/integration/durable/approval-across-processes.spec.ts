@@ -2,17 +2,18 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { PROJECT_ROOT, TS_NODE_ARGS, tsNodeEnv } from '../../support/ts-node-child.js';
+import { PROJECT_ROOT } from '../../support/ts-node-child.js';
+import { sharedTranspiledProject } from '../../support/transpiled-tree.js';
 
 /**
  * Human approval across a restart (DESIGN §8), with real processes on one SQLite file:
  * each step below is a fresh `node` process running support/approval-process.ts, so
  * nothing survives between steps except what the store holds.
  */
-const CHILD = fileURLToPath(new URL('./support/approval-process.ts', import.meta.url));
-/** ts-node compiles the kernel on every start; on a busy machine that takes a while. */
+/** The child, as the project's path of its source (it runs from the run's transpiled tree). */
+const CHILD = 'test/integration/durable/support/approval-process.ts';
+/** A child starts in about a second; a busy machine can make it many. */
 const PROCESS_TIMEOUT_MS = 90_000;
 const TEST_TIMEOUT_MS = 4 * PROCESS_TIMEOUT_MS;
 
@@ -44,8 +45,8 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 function runProcess(session: string, mode: 'suspend' | 'resume', decisions?: readonly object[]): Promise<ChildOutput> {
-  const args = [...TS_NODE_ARGS, CHILD, db, ledger, session, mode, ...(decisions ? [JSON.stringify(decisions)] : [])];
-  const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, env: tsNodeEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = ['--no-warnings', sharedTranspiledProject()(CHILD), db, ledger, session, mode, ...(decisions ? [JSON.stringify(decisions)] : [])];
+  const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

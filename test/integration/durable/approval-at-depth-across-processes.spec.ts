@@ -2,15 +2,16 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { PROJECT_ROOT, TS_NODE_ARGS, tsNodeEnv } from '../../support/ts-node-child.js';
+import { PROJECT_ROOT } from '../../support/ts-node-child.js';
+import { sharedTranspiledProject } from '../../support/transpiled-tree.js';
 
 /**
  * Approvals two sub-agents deep, across processes (issue 14): each step is a fresh `node`
  * process running support/delegation-process.ts (top → mid → leaf, leaf's ledger calls
  * parked by a gate) on one SQLite file, so only the store connects the steps.
  */
-const CHILD = fileURLToPath(new URL('./support/delegation-process.ts', import.meta.url));
+/** The child, as the project's path of its source (it runs from the run's transpiled tree). */
+const CHILD = 'test/integration/durable/support/delegation-process.ts';
 const PROCESS_TIMEOUT_MS = 90_000;
 const TEST_TIMEOUT_MS = 5 * PROCESS_TIMEOUT_MS;
 
@@ -41,8 +42,8 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 function runProcess(session: string, mode: 'suspend' | 'resume' | 'resume-crash' | 'pending', decisions?: readonly object[]): Promise<ChildOutput> {
-  const args = [...TS_NODE_ARGS, CHILD, db, ledger, session, mode, ...(decisions ? [JSON.stringify(decisions)] : [])];
-  const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, env: tsNodeEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = ['--no-warnings', sharedTranspiledProject()(CHILD), db, ledger, session, mode, ...(decisions ? [JSON.stringify(decisions)] : [])];
+  const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -1,13 +1,13 @@
 import 'reflect-metadata';
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PostgresStore, ScriptedModel, SqliteStore, Trellis, type SessionStore, type TurnResult } from '../../../index.js';
 import { PostgresSchemas } from '../../support/postgres-schemas.js';
 import { haveService, POSTGRES_URL } from '../../support/services.js';
 import { PROJECT_ROOT } from '../../support/ts-node-child.js';
-import { transpileProject } from '../../support/transpiled-tree.js';
+import { sharedTranspiledProject } from '../../support/transpiled-tree.js';
 import { FINAL_REPLY, LedgerPlugin, readLedger, stepsScript, useLedgers, type Ledgers } from '../../support/steps-workload.js';
 
 /**
@@ -22,12 +22,10 @@ import { FINAL_REPLY, LedgerPlugin, readLedger, stepsScript, useLedgers, type Le
  */
 const PROCESS_TIMEOUT_MS = 60_000;
 /** The children run the project transpiled once to JavaScript (they start in about a second). */
-const OUT_DIR = join(PROJECT_ROOT, 'node_modules', '.cache', `trellis-kill-${process.pid}`);
 let child: string;
 
 beforeAll(() => {
-  mkdirSync(OUT_DIR, { recursive: true });
-  child = transpileProject(OUT_DIR)('test/support/steps-process.ts');
+  child = sharedTranspiledProject()('test/support/steps-process.ts');
 }, 120_000);
 
 /** Store writes of the workload's turn: 8 journal appends, then the checkpoint. */
@@ -66,7 +64,6 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 afterAll(() => {
   for (const [store, t] of Object.entries(tally)) if (t.kills > 0) process.stdout.write(`durable steps, ${store}: ${JSON.stringify(t)}\n`);
-  rmSync(OUT_DIR, { recursive: true, force: true });
 });
 
 /** Runs the child with `kill`; resolves with its exit signal and output. */

@@ -1,13 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { PostgresStore, TrellisError } from '../../../index.js';
 import { TurnQueue, type QueuedTurn } from '../../../queue.js';
 import { PostgresSchemas } from '../../support/postgres-schemas.js';
 import { POSTGRES_URL, REDIS_URL, haveService } from '../../support/services.js';
-import { transpileProject } from '../../support/transpiled-tree.js';
+import { sharedTranspiledProject } from '../../support/transpiled-tree.js';
 
 const available = (await haveService('postgres', 'double-texting test')) && (await haveService('redis', 'double-texting test'));
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -34,7 +32,6 @@ interface Sent {
   const schemas = new PostgresSchemas();
   const schema = schemas.next();
   const prefix = `trellis_dt${process.pid}_${Date.now().toString(36)}`;
-  const outDir = join(ROOT, 'node_modules', '.cache', `trellis-dt-${process.pid}`);
   const children: Child[] = [];
   let script: (relativePath: string) => string;
   let queue: TurnQueue;
@@ -66,8 +63,7 @@ interface Sent {
   const ledger = async (like: string) => (await schemas.admin.query(`SELECT line, extract(epoch from at) * 1000 AS at FROM "${schema}".tool_ledger WHERE line LIKE $1 ORDER BY id`, [like])).rows as { line: string; at: number }[];
 
   beforeAll(async () => {
-    mkdirSync(outDir, { recursive: true });
-    script = transpileProject(outDir);
+    script = sharedTranspiledProject();
     await (await schemas.open(schema)).close();
     await schemas.admin.query(`
       CREATE TABLE "${schema}".tool_ledger (id bigserial PRIMARY KEY, line text NOT NULL, key text NOT NULL, worker text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
@@ -88,7 +84,6 @@ interface Sent {
     const keys = await redis.keys(`${prefix}*`);
     if (keys.length > 0) await redis.del(...keys);
     await redis.quit();
-    rmSync(outDir, { recursive: true, force: true });
   }, 60_000);
 
   it('enqueue (the default): 3 enqueuing processes × 6 messages sent back to back to one session run strictly in the order they were accepted', async () => {

@@ -1,11 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { PostgresSchemas } from '../../support/postgres-schemas.js';
 import { POSTGRES_URL, REDIS_URL, haveService } from '../../support/services.js';
-import { transpileProject } from '../../support/transpiled-tree.js';
+import { sharedTranspiledProject } from '../../support/transpiled-tree.js';
 import { TurnQueue } from '../../../queue.js';
 
 const available = (await haveService('postgres', 'multi-process scale-out test')) && (await haveService('redis', 'multi-process scale-out test'));
@@ -31,13 +29,11 @@ interface Child {
   const schemas = new PostgresSchemas();
   const schema = schemas.next();
   const prefix = `trellis_t${process.pid}_${Date.now().toString(36)}`;
-  const outDir = join(ROOT, 'node_modules', '.cache', `trellis-scale-${process.pid}`);
   const children: Child[] = [];
   let script: (relativePath: string) => string;
 
   beforeAll(async () => {
-    mkdirSync(outDir, { recursive: true });
-    script = transpileProject(outDir);
+    script = sharedTranspiledProject();
     await (await schemas.open(schema)).close();
     await schemas.admin.query(`
       CREATE TABLE "${schema}".tool_ledger (id bigserial PRIMARY KEY, line text NOT NULL, key text NOT NULL, worker text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
@@ -55,7 +51,6 @@ interface Child {
     const keys = await redis.keys(`${prefix}*`);
     if (keys.length > 0) await redis.del(...keys);
     await redis.quit();
-    rmSync(outDir, { recursive: true, force: true });
   });
 
   function start(file: string, id: string, env: Record<string, string>): Child {
