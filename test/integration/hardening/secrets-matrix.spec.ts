@@ -71,7 +71,8 @@ async function sinks(secret: string, source: Source, cliDir: string): Promise<Re
   for (const [plugin, options] of pluginsOf(source, secret)) await app.install(plugin as PluginClass, options);
   const reads: ModelReads = { toolMessages: [] };
   const context = contextOf(source, secret);
-  const agent = app.agent({ name: 'a', model: agentModel(modelOf(source, secret, reads)), instructions: 'x' });
+  // A list of models, as an agent spec takes it: the kernel's own fallback, with its `model.fallback` event.
+  const agent = app.agent({ name: 'a', model: modelOf(source, secret, reads), instructions: 'x' });
   const events: TrellisEvent[] = [];
   app.events$.subscribe((e) => events.push(e));
   agent.session('s', { context }).events$.subscribe((e) => events.push(e));
