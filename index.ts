@@ -36,7 +36,8 @@ export type { RolledUpUsage } from './src/contract/agent-usage.js';
 // Decorators (and inversify's, re-exported so plugins and middleware need no inversify import of their own)
 export { inject, injectable, optional } from 'inversify';
 export { Plugin, Tool, Hook, Transform, Requires, Middleware, StateKey, OnEffect, OnAction, SelfTest, Secret } from './decorators/index.js';
-export { redactSecrets, redactText, isSecretKey, type RedactOptions } from './src/redaction/redactor.js';
+export { redactSecrets, redactText, redactArguments, isSecretKey, type RedactOptions } from './src/redaction/redactor.js';
+export { redactMessage, type SecretFieldsOf } from './src/redaction/message-redaction.js';
 export type { PluginOptions, ToolOptions, HookOptions, StateKeyOptions } from './decorators/index.js';
 
 // Hooks, context and state

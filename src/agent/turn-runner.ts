@@ -1,5 +1,6 @@
 import { describeError } from '../errors/describe-error.js';
 import { DeltaRedactor } from '../redaction/delta-redactor.js';
+import { secretFields } from '../redaction/redactor.js';
 import { callMember, type MemberSite } from '../context/member-invoker.js';
 import type { ToolCandidate } from '../contract/hook-payloads.js';
 import { TrellisError } from '../errors/trellis-error.js';
@@ -244,7 +245,10 @@ export class TurnRunner {
     if (!env.observed()) return limits.model.call({ messages: request.messages, tools: request.tools, inference: request.inference, signal: env.stopper !== undefined ? env.stopper.signal : env.site.signal, onDelta: undefined });
     // Deltas are scrubbed as one stream, so a secret split across pieces is still recognised.
     const final = limits.streamText === 'final';
-    const deltas = new DeltaRedactor((delta) => env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }));
+    const deltas = new DeltaRedactor(
+      (delta) => env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }),
+      (tool) => secretFields((env.view.toolsByName.get(tool) ?? env.registry.tools.get(tool))?.input),
+    );
     const flush = () => deltas.flush();
     return limits.model
       .call({

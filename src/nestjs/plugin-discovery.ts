@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { Trellis, TrellisError } from '../../index.js';
 import type { FeatureDeclaration, FeaturePluginEntry } from './feature-plugin.js';
+import { assertSealed, type PluginSeal, type SealScope } from './plugin-seal.js';
 import { TRELLIS_APP_TOKEN, TRELLIS_FEATURE_TOKEN } from './trellis-tokens.js';
 
 type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
@@ -16,24 +17,31 @@ export interface DiscoveredPlugin extends FeaturePluginEntry {
 /**
  * Finds, at bootstrap, the plugins each `TrellisModule.forFeature([...])` declares, as the
  * instances Nest built in the module that imported the declaration (the way
- * `@nestjs/bullmq` finds processors). Refuses what would break the kernel's sealing.
+ * `@nestjs/bullmq` finds processors). Refuses what would break the kernel's sealing: a plugin
+ * whose dependencies reach Trellis, another plugin or Nest's container (`plugin-seal.ts`).
  */
 @Injectable()
 export class PluginDiscovery {
   constructor(private readonly discovery: DiscoveryService) {}
 
-  discover(forbidden: ReadonlySet<unknown>): DiscoveredPlugin[] {
+  discover(seal: PluginSeal): DiscoveredPlugin[] {
     const providers = this.discovery.getProviders();
+    const features = providers.filter((w) => w.token === TRELLIS_FEATURE_TOKEN);
+    const scope: SealScope = {
+      seal,
+      kernelModules: new Set([...features, ...providers.filter((w) => seal.tokens.has(w.token))].map((w) => w.host)),
+      plugins: new Set(features.flatMap((f) => (f.instance as FeatureDeclaration).entries.map((e) => e.plugin))),
+    };
     const found: DiscoveredPlugin[] = [];
-    for (const feature of providers.filter((w) => w.token === TRELLIS_FEATURE_TOKEN)) {
+    for (const feature of features) {
       const declaration = feature.instance as FeatureDeclaration;
       const owners = providers.map((w) => w.host).filter((m) => m !== undefined && feature.host !== undefined && m.imports.has(feature.host));
-      for (const entry of declaration.entries) found.push(this.resolve(entry, providers, new Set(owners), forbidden));
+      for (const entry of declaration.entries) found.push(this.resolve(entry, providers, new Set(owners), scope));
     }
     return found;
   }
 
-  private resolve(entry: FeaturePluginEntry, providers: readonly InstanceWrapper[], owners: ReadonlySet<unknown>, forbidden: ReadonlySet<unknown>): DiscoveredPlugin {
+  private resolve(entry: FeaturePluginEntry, providers: readonly InstanceWrapper[], owners: ReadonlySet<unknown>, scope: SealScope): DiscoveredPlugin {
     const name = entry.plugin.name;
     const importers = [...owners].map((m) => (m as { name: string }).name);
     const where = importers.join(', ') || 'no module';
@@ -49,12 +57,7 @@ export class PluginDiscovery {
         hint: 'Make it and what it injects default (singleton) scope; read per-request values from the context (@Requires) instead',
       });
     }
-    const reached = wrapper.getCtorMetadata()?.filter((dep) => dep && (forbidden.has(dep.token) || dep.metatype === Trellis)) ?? [];
-    if (reached.length > 0) {
-      throw new TrellisError('InvalidPlugin', `${name} injects the Trellis kernel or an agent (${reached.map((d) => String(d.name ?? d.token)).join(', ')}); plugins never get the kernel`, {
-        hint: 'Inject the Nest services the plugin needs; talk to the session through tools, hooks and the context',
-      });
-    }
+    assertSealed(name, wrapper, scope, new Set(entry.trust));
     if (owned.length > 1) {
       throw new TrellisError('InvalidPlugin', `${name} is provided by more than one module that imports its forFeature() declaration (${where})`, {
         hint: 'Each plugin belongs to one feature module: provide it there only',
@@ -64,7 +67,13 @@ export class PluginDiscovery {
   }
 }
 
-/** Tokens a plugin must never inject: the app, the agents, and whatever holds them. */
-export function kernelTokens(agentTokens: readonly string[], holders: readonly unknown[]): ReadonlySet<unknown> {
-  return new Set<unknown>([TRELLIS_APP_TOKEN, Trellis, ...agentTokens, ...holders]);
+/**
+ * What no plugin may reach: the app, the agents and whatever holds them, by token, and the
+ * objects themselves (the app, its store, the module options, the agents) under any token.
+ */
+export function pluginSeal(agentTokens: readonly string[], holders: readonly unknown[], instances: readonly unknown[]): PluginSeal {
+  return {
+    tokens: new Set<unknown>([TRELLIS_APP_TOKEN, Trellis, ...agentTokens, ...holders]),
+    instances: new Set(instances.filter((i) => (typeof i === 'object' || typeof i === 'function') && i !== null)),
+  };
 }

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnAppl
 import { Trellis, TrellisError, type Agent, type ModelProvider } from '../../index.js';
 import { describeError } from '../../plugin.js';
 import { HostedAgent } from './hosted-agent.js';
-import { kernelTokens, PluginDiscovery, type DiscoveredPlugin } from './plugin-discovery.js';
+import { PluginDiscovery, pluginSeal, type DiscoveredPlugin } from './plugin-discovery.js';
 import { HostedWorker } from './queue/hosted-worker.js';
 import { queueSettings } from './queue/queue-options.js';
 import { QueuedTurns } from './queue/queued-turns.js';
@@ -79,9 +79,10 @@ export class TrellisHost implements OnModuleInit, OnApplicationBootstrap, OnModu
    */
   async onModuleInit(): Promise<void> {
     const agentTokens = [...this.#agents.keys()].map(getAgentToken);
+    const kernel = [this, this.app, this.options, this.options.store, ...this.#agents.values(), ...this.#kernelAgents.values()];
     const installed: string[] = [];
     try {
-      await this.installAll(this.discovery.discover(kernelTokens(agentTokens, [TrellisHost])), installed);
+      await this.installAll(this.discovery.discover(pluginSeal(agentTokens, [TrellisHost], kernel)), installed);
       await this.#queued?.load();
     } catch (error) {
       await this.undoBootstrap(installed);

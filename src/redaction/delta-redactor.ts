@@ -1,5 +1,6 @@
 import type { ModelDelta } from '../models/model-provider.js';
-import { redactText, REDACTED } from './redactor.js';
+import type { SecretFieldsOf } from './message-redaction.js';
+import { redactArguments, redactText, REDACTED } from './redactor.js';
 
 /** Where a piece may be cut: a secret never spans one of these unless a key-value pattern does (see the context). */
 const DELIMITER = /[\s"',;{}[\]()<>]/;
@@ -19,16 +20,33 @@ interface Stream {
  * redacted with the text before it as context; the rest goes out at the next delimiter, and
  * what is left at the end of the call with {@link flush}. When context and piece redact in a
  * way that would change text already sent, the piece goes out as `[Redacted]` (fail closed).
+ *
+ * The arguments of a call to a tool with `@Secret()` fields (`secretFieldsOf`, by the name the
+ * call's first delta carries) are held whole until the end of the model call, then sent as one
+ * piece with those fields `[Redacted]`: a secret field's value has no shape to recognise it by.
  */
 export class DeltaRedactor {
   readonly #streams = new Map<string, Stream>();
+  /** Calls to tools with secret fields: their fields and the arguments held so far, by index. */
+  readonly #whole = new Map<number, { fields: readonly string[]; text: string }>();
 
-  constructor(private readonly emit: (delta: ModelDelta) => void) {}
+  constructor(
+    private readonly emit: (delta: ModelDelta) => void,
+    private readonly secretFieldsOf?: SecretFieldsOf,
+  ) {}
 
   push(delta: ModelDelta): void {
     if (delta.type === 'text') {
       const text = this.#take('text', delta.text, false);
       if (text) this.emit({ type: 'text', text });
+      return;
+    }
+    const fields = delta.name !== undefined ? this.secretFieldsOf?.(delta.name) : undefined;
+    if (fields !== undefined && fields.length > 0 && !this.#whole.has(delta.index)) this.#whole.set(delta.index, { fields, text: '' });
+    const whole = this.#whole.get(delta.index);
+    if (whole) {
+      whole.text += delta.argumentsDelta ?? '';
+      if (delta.id !== undefined || delta.name !== undefined) this.emit({ ...delta, argumentsDelta: undefined });
       return;
     }
     const args = delta.argumentsDelta === undefined ? undefined : this.#take(`tool:${delta.index}`, delta.argumentsDelta, false);
@@ -38,6 +56,10 @@ export class DeltaRedactor {
 
   /** Sends what is still held, at the end of the model call. */
   flush(): void {
+    for (const [index, whole] of this.#whole) {
+      if (whole.text !== '') this.emit({ type: 'tool_call', index, argumentsDelta: redactArguments(whole.text, whole.fields) });
+    }
+    this.#whole.clear();
     for (const [key, stream] of this.#streams) {
       if (stream.pending === '') continue;
       const out = this.#take(key, '', true);

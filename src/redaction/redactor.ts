@@ -71,6 +71,25 @@ export function secretFields(type: Function | undefined): readonly string[] {
 const NONE: readonly string[] = [];
 
 /**
+ * A tool call's arguments, as the JSON text the model wrote, with its secrets out: the
+ * `secretFields` (a DTO's `@Secret()` fields, {@link secretFields}) at the top level,
+ * secret-named keys at any depth, secret-shaped values. Text that is not JSON is redacted by
+ * shape, or, when the tool has secret fields (which no shape would find), is `[Redacted]`.
+ *
+ * @example
+ * redactArguments('{"user":"ada","memo":"plain words"}', ['memo']) // '{"user":"ada","memo":"[Redacted]"}'
+ */
+export function redactArguments(text: string, fields: readonly string[] = NONE): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return fields.length > 0 ? REDACTED : redactText(text);
+  }
+  return JSON.stringify(redactSecrets(parsed, { topLevelSecrets: fields }));
+}
+
+/**
  * A shallow copy of plain arguments with the given top-level fields (a DTO's
  * {@link secretFields}) replaced by `[Redacted]`; the value itself when none is present.
  */

@@ -1,4 +1,4 @@
-import { describeParts, hasMediaParts, messageParts, type Decision, type PendingApproval, type StoredSession } from '../../../index.js';
+import { describeParts, hasMediaParts, messageParts, redactMessage, redactText, type Decision, type PendingApproval, type StoredSession } from '../../../index.js';
 import { approvalLines } from './approval-prompt.js';
 import { escapeControl } from './terminal-text.js';
 import { clip } from './tool-activity.js';
@@ -10,17 +10,19 @@ export const MESSAGE_DISPLAY_LIMIT = 4000;
 /**
  * A stored session as readable lines: a header, then each turn's record and messages. A
  * message over {@link MESSAGE_DISPLAY_LIMIT} characters is cut, and a note says how much
- * was left out, unless `full` is set.
+ * was left out, unless `full` is set. The store keeps what the model read: messages, call
+ * arguments and errors are redacted here (by key name and shape; there is no app to name a
+ * tool's `@Secret()` fields), as the waiting calls are by `approvalLines`.
  */
 export function transcriptLines(session: StoredSession, full = false, command = 'trellis'): string[] {
   const lines = [
     `Session ${escapeControl(session.id)} · agent ${session.agent} · ${counted(session.turns.length, 'turn')} · updated ${session.updatedAt}${session.suspension ? ' · waiting for approval' : ''}`,
   ];
   for (const turn of session.turns) {
-    lines.push(`Turn ${turn.index + 1}: ${turn.status} · ${counted(turn.rounds, 'round')} · ${counted(turn.toolCalls, 'tool call')}${turn.error ? ` · ${turn.error.code}: ${clip(turn.error.message, 80)}` : ''}`);
+    lines.push(`Turn ${turn.index + 1}: ${turn.status} · ${counted(turn.rounds, 'round')} · ${counted(turn.toolCalls, 'tool call')}${turn.error ? ` · ${turn.error.code}: ${clip(redactText(turn.error.message), 80)}` : ''}`);
   }
   lines.push('');
-  for (const message of session.transcript) {
+  for (const message of session.transcript.map((m) => redactMessage(m))) {
     // Images and files show as a placeholder with media type, name and size.
     const content = hasMediaParts(message) ? describeParts(messageParts(message)) : message.content;
     if (message.role === 'tool') {
@@ -34,7 +36,7 @@ export function transcriptLines(session: StoredSession, full = false, command = 
     for (const call of message.toolCalls ?? []) lines.push(`  call ${call.name} (${call.id}) ${clip(call.arguments, 140)}`);
   }
   const suspension = session.suspension as { input?: string; pending?: PendingApproval[]; decisions?: Decision[]; started?: string[] } | null;
-  if (suspension?.input !== undefined) lines.push(`user (turn in progress): ${escapeControl(suspension.input)}`);
+  if (suspension?.input !== undefined) lines.push(`user (turn in progress): ${escapeControl(redactText(suspension.input))}`);
   for (const p of suspension?.pending ?? []) {
     lines.push(...approvalLines(p).map((line) => `  ${line}`));
     lines.push(`    ${decideLine(session.id, p, suspension?.decisions?.find((d) => d.callId === p.callId), suspension?.started?.includes(p.callId) === true, command)}`);

@@ -1,11 +1,12 @@
 import type { ChatMessage, PendingApproval } from '../../../index.js';
-import { TrellisError } from '../../../index.js';
+import { redactSecrets, TrellisError } from '../../../index.js';
 import { canLogTurnEvents, type StoredTurnEvents } from '../../../index.js';
 import type { TurnEventRecorder } from '../recording/turn-event-recorder.js';
 import { buildTimeline, type MiddlewareOf } from '../timeline/turn-timeline.js';
 import type { SessionRow } from '../views/sessions-page.js';
 import type { SessionView } from '../views/session-page.js';
 import type { DevServerOptions } from './dev-host.js';
+import { redactedView, secretFieldsOf } from './redacted-view.js';
 
 /** The sessions list shows at most this many, newest first. */
 const MAX_LISTED = 200;
@@ -64,13 +65,14 @@ export class SessionReader {
     const pending = waiting?.pending ?? [];
     const status = running ? 'running' : pending.length > 0 ? 'suspended' : (last?.status ?? 'new');
     // A suspended turn's messages (the user's, the model's call) are the session's to show, not yet the store's transcript.
-    return { id, agent: stored?.agent, status, transcript: waiting?.transcript ?? stored?.transcript ?? [], turns, live: liveView, pending, traces };
+    const view = { id, agent: stored?.agent, status, transcript: waiting?.transcript ?? stored?.transcript ?? [], turns, live: liveView, pending, traces };
+    return redactedView(view, secretFieldsOf(this.options.app.describe()));
   }
 
-  /** A turn's recorded events, or none when the store keeps none. */
+  /** A turn's recorded events (redacted when they were emitted, and again here), or none when the store keeps none. */
   async turnEvents(id: string, turn: number): Promise<StoredTurnEvents> {
     const { store } = this.options;
-    return canLogTurnEvents(store) ? store.turnEvents(id, turn) : { events: [], dropped: 0 };
+    return canLogTurnEvents(store) ? (redactSecrets(await store.turnEvents(id, turn)) as StoredTurnEvents) : { events: [], dropped: 0 };
   }
 
   /** Middleware chain names per tool, from what is installed now. */

@@ -131,8 +131,8 @@ describe('TrellisModule', () => {
     const hidden = await boot([TrellisModule.forRoot({ isGlobal: true }), GreedyModule]).catch((e: unknown) => e);
     expect(String((hidden as Error).message)).toMatch(/resolve dependencies of the GreedyPlugin/);
     const exposed = await boot([TrellisModule.forRoot({ isGlobal: true, exposeApp: true }), GreedyModule]).catch((e: unknown) => e);
-    expect(TrellisError.is(exposed, 'InvalidPlugin')).toBe(true);
-    expect((exposed as Error).message).toContain('GreedyPlugin injects the Trellis kernel or an agent');
+    expect(TrellisError.is(exposed, 'KernelAccess')).toBe(true);
+    expect((exposed as Error).message).toContain('GreedyPlugin reaches the Trellis app, an agent or the store through its dependencies: GreedyPlugin → Symbol(trellis.nestjs.app)');
   });
 
   it('gives the app to host code that asks with exposeApp', async () => {
