@@ -44,10 +44,10 @@ export const FINAL_REPLY = 'closer: all three lines are written.';
 /** Model calls of an uninterrupted turn, by agent and round: each exactly once. */
 export const MODEL_CALLS = ['desk:0', 'desk:1', 'writer:0', 'writer:1', 'writer:2', 'closer:2', 'closer:3'] as const;
 
-/** Called in a tool run after its ledger line is written (the mid-tool kill point). */
-let afterWrite: (n: number) => void | Promise<void> = () => undefined;
+/** Called in a tool run after its ledger line is written, with the app's ledger folder (the mid-tool kill point). */
+let afterWrite: (n: number, dir: string) => void | Promise<void> = () => undefined;
 
-export function onLineWritten(hook: (n: number) => void | Promise<void>): void {
+export function onLineWritten(hook: (n: number, dir: string) => void | Promise<void>): void {
   afterWrite = hook;
 }
 
@@ -68,7 +68,7 @@ export class DepthLedgerPlugin {
   async #run(tool: string, n: number, ctx: ToolContext): Promise<string> {
     const line: DepthLine = { key: ctx.idempotencyKey, n, tool, session: ctx.sessionId };
     appendFileSync(join(this.config.dir, 'tools.txt'), `${JSON.stringify(line)}\n`);
-    await afterWrite(n);
+    await afterWrite(n, this.config.dir);
     return `wrote ${n}`;
   }
 }

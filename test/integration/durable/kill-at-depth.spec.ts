@@ -37,6 +37,8 @@ let child: string;
  * checkpoint (14).
  */
 const WRITES = 14;
+/** The `ask` case: the writer's tool is `lines.pay`, killed in its first run. */
+const ASK = 'ask';
 const KILLS = [...Array.from({ length: WRITES }, (_, i) => `write:${i + 1}`), 'tool:1', 'tool:2', `tool:${CLOSER_LINE}`];
 
 type StoreKind = 'sqlite' | 'postgres';
@@ -56,29 +58,11 @@ const tally: Record<StoreKind, Tally> = { sqlite: empty(), postgres: empty() };
 let root: string;
 let schemas: PostgresSchemas | undefined;
 let kinds: StoreKind[] = ['sqlite'];
+/** Every kill point's store, by kill point: one child process ran them all. */
+const planned = new Map<string, Target[]>();
+let killed: { signal: NodeJS.Signals | null; stdout: string; stderr: string };
 
-beforeAll(async () => {
-  mkdirSync(OUT_DIR, { recursive: true });
-  child = transpileProject(OUT_DIR)('test/support/depth-process.ts');
-  if (await haveService('postgres', 'durable steps kill test at depth on PostgreSQL')) {
-    schemas = new PostgresSchemas();
-    kinds = ['sqlite', 'postgres'];
-  }
-}, 120_000);
-
-beforeEach(() => {
-  root = mkdtempSync(join(tmpdir(), 'trellis-kill-depth-'));
-});
-
-afterEach(() => rmSync(root, { recursive: true, force: true }));
-
-afterAll(async () => {
-  for (const [store, t] of Object.entries(tally)) if (t.kills > 0) process.stdout.write(`durable steps at depth, ${store}: ${JSON.stringify(t)}\n`);
-  await schemas?.dropAll();
-  rmSync(OUT_DIR, { recursive: true, force: true });
-});
-
-/** One store of a kill: the child's options for it, and this process's own store on the same data. */
+/** One store of a kill point: the child's run on it, and this process's own store on the same data. */
 interface Target {
   readonly kind: StoreKind;
   readonly dir: string;
@@ -86,17 +70,45 @@ interface Target {
   readonly open: () => Promise<SessionStore>;
 }
 
-function targets(): Target[] {
-  return kinds.map((kind) => {
-    const dir = join(root, kind);
-    mkdirSync(dir);
-    if (kind === 'sqlite') {
-      const path = join(dir, 'trellis.db');
-      return { kind, dir, run: { store: 'sqlite', target: path, dir }, open: async () => SqliteStore.open(path) };
-    }
-    const schema = schemas!.next();
-    return { kind, dir, run: { store: 'postgres', target: schema, url: POSTGRES_URL, dir }, open: () => PostgresStore.open({ url: POSTGRES_URL, schema, maxConnections: 4 }) };
-  });
+function target(kind: StoreKind, name: string, run: { tool: string; kill?: string }): Target {
+  const dir = join(root, `${kind}-${name}`);
+  mkdirSync(dir);
+  if (kind === 'sqlite') {
+    const path = join(dir, 'trellis.db');
+    return { kind, dir, run: { ...run, store: 'sqlite', target: path, dir }, open: async () => SqliteStore.open(path) };
+  }
+  const schema = schemas!.next();
+  return { kind, dir, run: { ...run, store: 'postgres', target: schema, url: POSTGRES_URL, dir }, open: () => PostgresStore.open({ url: POSTGRES_URL, schema, maxConnections: 4 }) };
+}
+
+/**
+ * One child process runs the turn once per kill point and store, each run in an app and a
+ * store of its own, stopped at its own point; the process is SIGKILLed once all are there.
+ */
+beforeAll(async () => {
+  mkdirSync(OUT_DIR, { recursive: true });
+  child = transpileProject(OUT_DIR)('test/support/depth-process.ts');
+  if (await haveService('postgres', 'durable steps kill test at depth on PostgreSQL')) {
+    schemas = new PostgresSchemas();
+    kinds = ['sqlite', 'postgres'];
+  }
+  root = mkdtempSync(join(tmpdir(), 'trellis-kill-depth-'));
+  for (const kill of KILLS) planned.set(kill, kinds.map((kind) => target(kind, kill.replace(':', '-'), { tool: 'lines.write', kill })));
+  planned.set(ASK, kinds.map((kind) => target(kind, 'ask', { tool: 'lines.pay', kill: 'tool:1' })));
+  killed = await runChild({ runs: [...planned.values()].flat().map((t) => t.run) });
+}, 180_000);
+
+afterAll(async () => {
+  for (const [store, t] of Object.entries(tally)) if (t.kills > 0) process.stdout.write(`durable steps at depth, ${store}: ${JSON.stringify(t)}\n`);
+  await schemas?.dropAll();
+  rmSync(OUT_DIR, { recursive: true, force: true });
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** Runs `check` on every store of a kill point, and fails with the first failure once all are done. */
+async function onEachStore(kill: string, check: (target: Target) => Promise<void>): Promise<void> {
+  const settled = await Promise.allSettled(planned.get(kill)!.map(check));
+  for (const outcome of settled) if (outcome.status === 'rejected') throw outcome.reason;
 }
 
 function runChild(options: object): Promise<{ signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
@@ -133,7 +145,7 @@ async function atKill(store: SessionStore): Promise<AtKill> {
     const stored = (await store.load(id))!;
     if (stored.turns.some((t) => t.status === 'completed')) {
       out.landed.add(id);
-      for (const call of MODEL_CALLS) if (call.startsWith(id === 's1' ? '' : 'writer:')) out.models.add(call);
+      for (const call of id === 's1' ? MODEL_CALLS : MODEL_CALLS.filter((c) => c.startsWith('writer:'))) out.models.add(call);
     }
     let agent = '';
     let turn = 0;
@@ -162,9 +174,14 @@ async function childSessions(store: SessionStore): Promise<string[]> {
 }
 
 describe('a turn with a sub-agent and a handoff, killed at every step boundary at every level', () => {
+  it('was killed, once every run had reached its point', () => {
+    expect({ signal: killed.signal, stdout: killed.stdout }).toEqual({ signal: 'SIGKILL', stdout: '' });
+  });
+
   it('makes 14 store writes and 7 model calls when nothing kills it', async () => {
-    const [target] = targets();
-    const real = await target!.open();
+    const target = { dir: join(root, 'uninterrupted'), open: async () => SqliteStore.open(join(root, 'uninterrupted', 'trellis.db')) };
+    mkdirSync(target.dir);
+    const real = await target.open();
     let writes = 0;
     const counting = new Proxy(real, {
       get(t, prop) {
@@ -175,98 +192,86 @@ describe('a turn with a sub-agent and a handoff, killed at every step boundary a
         return (...args: unknown[]) => (writes++, method(...args));
       },
     });
-    const { app, session } = await depthApp(counting, target!.dir);
+    const { app, session } = await depthApp(counting, target.dir);
     const result = await session.send(MESSAGE, { key: TURN_KEY });
     await app.stop();
     await real.close();
     expect(result).toMatchObject({ status: 'completed', reply: FINAL_REPLY });
     expect(writes).toBe(WRITES);
-    expect(readLedger(join(target!.dir, 'model.txt'), String)).toEqual(['desk:0', 'writer:0', 'writer:1', 'writer:2', 'desk:1', 'closer:2', 'closer:3']);
+    expect(readLedger(join(target.dir, 'model.txt'), String)).toEqual(['desk:0', 'writer:0', 'writer:1', 'writer:2', 'desk:1', 'closer:2', 'closer:3']);
   });
 
   it.each(KILLS)('kill at %s: one turn at each level, nothing finished runs again, no journalled model call is made again', async (kill) => {
-    const all = targets();
-    const killed = await runChild({ runs: all.map((t) => t.run), tool: 'lines.write', kill });
-    expect({ signal: killed.signal, stdout: killed.stdout }).toEqual({ signal: 'SIGKILL', stdout: '' });
+    await onEachStore(kill, async (target) => {
+      const { store, app, result, before, modelBefore } = await recover(target, 'lines.write');
+      try {
+        const stored = (await store.load('s1'))!;
+        const children = await childSessions(store);
+        const childTurns = children.length === 1 ? (await store.load(children[0]!))!.turns : [];
+        await app.stop();
+        const runs = readLedger<DepthLine>(join(target.dir, 'tools.txt'));
+        const models = readLedger(join(target.dir, 'model.txt'), String);
 
-    await Promise.all(
-      all.map(async (target) => {
-        const { store, app, result, before, modelBefore } = await recover(target, 'lines.write');
-        try {
-          const stored = (await store.load('s1'))!;
-          const children = await childSessions(store);
-          const childTurns = children.length === 1 ? (await store.load(children[0]!))!.turns : [];
-          await app.stop();
-          const runs = readLedger<DepthLine>(join(target.dir, 'tools.txt'));
-          const models = readLedger(join(target.dir, 'model.txt'), String);
-
-          const t = tally[target.kind];
-          t.kills++;
-          if (result.status !== 'completed' || stored.turns.length === 0 || childTurns.length === 0) t.lostTurns++;
-          if (stored.turns.length > 1 || childTurns.length > 1 || children.length > 1) t.doubledTurns++;
-          const byKey = new Map<string, DepthLine[]>();
-          for (const line of runs) byKey.set(line.key, [...(byKey.get(line.key) ?? []), line]);
-          const wasFinished = (line: DepthLine) => before.finished.has(line.key) || before.landed.has(line.session);
-          for (const lines of byKey.values()) {
-            if (lines.length > 1 && wasFinished(lines[0]!)) t.finishedCallsRunAgain++;
-            else if (lines.length > 1) t.inDoubtRerunSameKey++;
-          }
-          const keysOfN = new Map<number, Set<string>>();
-          for (const line of runs) keysOfN.set(line.n, (keysOfN.get(line.n) ?? new Set()).add(line.key));
-          for (const keys of keysOfN.values()) if (keys.size > 1) t.rerunWithAnotherKey++;
-          for (const call of MODEL_CALLS) if (before.models.has(call) && models.filter((m) => m === call).length > 1) t.journalledModelCallsRepeated++;
-
-          expect(result).toMatchObject({ status: 'completed', reply: FINAL_REPLY });
-          expect(stored.turns.map((turn) => [turn.index, turn.key, turn.status])).toEqual([[0, TURN_KEY, 'completed']]);
-          expect(stored.steps).toBeUndefined();
-          expect(stored.transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
-          // The sub-agent: one child session, one turn, keyed by desk's call (round 1, position 0) — the same key after the kill.
-          expect(children).toHaveLength(1);
-          expect(childTurns.map((turn) => [turn.key, turn.status])).toEqual([['s1:0:1:0', 'completed']]);
-          // Every model call of every level exactly once: each completed before the kill was journalled, and none was asked again.
-          for (const call of modelBefore) expect(before.models).toContain(call);
-          expect([...models].sort()).toEqual([...MODEL_CALLS].sort());
-          // Every line under one key, whatever ids the models gave; finished calls once; in-doubt ones at most twice.
-          expect([...keysOfN.keys()].sort()).toEqual([1, 2, 3]);
-          for (const keys of keysOfN.values()) expect(keys.size).toBe(1);
-          for (const lines of byKey.values()) expect(lines.length).toBe(wasFinished(lines[0]!) ? 1 : lines.length);
-          for (const lines of byKey.values()) expect(lines.length).toBeLessThanOrEqual(2);
-          const cut = kill.startsWith('tool:') ? Number(kill.slice(5)) : undefined;
-          for (const [n, keys] of keysOfN) expect(byKey.get([...keys][0]!)!.length).toBe(n === cut ? 2 : 1);
-        } finally {
-          await store.close();
+        const t = tally[target.kind];
+        t.kills++;
+        if (result.status !== 'completed' || stored.turns.length === 0 || childTurns.length === 0) t.lostTurns++;
+        if (stored.turns.length > 1 || childTurns.length > 1 || children.length > 1) t.doubledTurns++;
+        const byKey = new Map<string, DepthLine[]>();
+        for (const line of runs) byKey.set(line.key, [...(byKey.get(line.key) ?? []), line]);
+        const wasFinished = (line: DepthLine) => before.finished.has(line.key) || before.landed.has(line.session);
+        for (const lines of byKey.values()) {
+          if (lines.length > 1 && wasFinished(lines[0]!)) t.finishedCallsRunAgain++;
+          else if (lines.length > 1) t.inDoubtRerunSameKey++;
         }
-      }),
-    );
-  }, PROCESS_TIMEOUT_MS * 2);
+        const keysOfN = new Map<number, Set<string>>();
+        for (const line of runs) keysOfN.set(line.n, (keysOfN.get(line.n) ?? new Set()).add(line.key));
+        for (const keys of keysOfN.values()) if (keys.size > 1) t.rerunWithAnotherKey++;
+        for (const call of MODEL_CALLS) if (before.models.has(call) && models.filter((m) => m === call).length > 1) t.journalledModelCallsRepeated++;
+
+        expect(result).toMatchObject({ status: 'completed', reply: FINAL_REPLY });
+        expect(stored.turns.map((turn) => [turn.index, turn.key, turn.status])).toEqual([[0, TURN_KEY, 'completed']]);
+        expect(stored.steps).toBeUndefined();
+        expect(stored.transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
+        // The sub-agent: one child session, one turn, keyed by desk's call (round 1, position 0) — the same key after the kill.
+        expect(children).toHaveLength(1);
+        expect(childTurns.map((turn) => [turn.key, turn.status])).toEqual([['s1:0:1:0', 'completed']]);
+        // Every model call of every level exactly once: each completed before the kill was journalled, and none was asked again.
+        for (const call of modelBefore) expect(before.models).toContain(call);
+        expect([...models].sort()).toEqual([...MODEL_CALLS].sort());
+        // Every line under one key, whatever ids the models gave; finished calls once; in-doubt ones at most twice.
+        expect([...keysOfN.keys()].sort()).toEqual([1, 2, 3]);
+        for (const keys of keysOfN.values()) expect(keys.size).toBe(1);
+        for (const lines of byKey.values()) if (wasFinished(lines[0]!)) expect(lines).toHaveLength(1);
+        for (const lines of byKey.values()) expect(lines.length).toBeLessThanOrEqual(2);
+        const cut = kill.startsWith('tool:') ? Number(kill.slice(5)) : undefined;
+        for (const [n, keys] of keysOfN) expect(byKey.get([...keys][0]!)!.length).toBe(n === cut ? 2 : 1);
+      } finally {
+        await store.close();
+      }
+    });
+  }, 30_000);
 
   it("kill in the middle of the sub-agent's `ask` tool: the call comes back to the top as a retry/skip decision, and retry runs it once more with its key", async () => {
-    const all = targets();
-    const killed = await runChild({ runs: all.map((t) => t.run), tool: 'lines.pay', kill: 'tool:1' });
-    expect(killed.signal).toBe('SIGKILL');
+    await onEachStore(ASK, async (target) => {
+      const { store, app, session, result } = await recover(target, 'lines.pay');
+      try {
+        expect(result.status).toBe('suspended');
+        expect(result.suspended).toEqual([expect.objectContaining({ tool: 'lines.pay', path: ['desk', 'writer'], ticket: expect.objectContaining({ allowedDecisions: ['retry', 'skip'] }) })]);
+        expect(readLedger<DepthLine>(join(target.dir, 'tools.txt')).map((l) => l.n)).toEqual([1]);
 
-    await Promise.all(
-      all.map(async (target) => {
-        const { store, app, session, result } = await recover(target, 'lines.pay');
-        try {
-          expect(result.status).toBe('suspended');
-          expect(result.suspended).toEqual([expect.objectContaining({ tool: 'lines.pay', path: ['desk', 'writer'], ticket: expect.objectContaining({ allowedDecisions: ['retry', 'skip'] }) })]);
-          expect(readLedger<DepthLine>(join(target.dir, 'tools.txt')).map((l) => l.n)).toEqual([1]);
+        const done: TurnResult = await session.resume({ decisions: [{ callId: result.suspended![0]!.callId, decision: 'retry' }] });
+        await app.stop();
 
-          const done: TurnResult = await session.resume({ decisions: [{ callId: result.suspended![0]!.callId, decision: 'retry' }] });
-          await app.stop();
-
-          expect(done).toMatchObject({ status: 'completed', reply: FINAL_REPLY });
-          const runs = readLedger<DepthLine>(join(target.dir, 'tools.txt'));
-          const ones = runs.filter((l) => l.n === 1);
-          expect(ones).toHaveLength(2);
-          expect(ones[1]!.key).toBe(ones[0]!.key);
-          expect(runs.filter((l) => l.n !== 1).map((l) => l.n)).toEqual([2, 3]);
-          expect([...readLedger(join(target.dir, 'model.txt'), String)].sort()).toEqual([...MODEL_CALLS].sort());
-        } finally {
-          await store.close();
-        }
-      }),
-    );
-  }, PROCESS_TIMEOUT_MS * 2);
+        expect(done).toMatchObject({ status: 'completed', reply: FINAL_REPLY });
+        const runs = readLedger<DepthLine>(join(target.dir, 'tools.txt'));
+        const ones = runs.filter((l) => l.n === 1);
+        expect(ones).toHaveLength(2);
+        expect(ones[1]!.key).toBe(ones[0]!.key);
+        expect(runs.filter((l) => l.n !== 1).map((l) => l.n)).toEqual([2, 3]);
+        expect([...readLedger(join(target.dir, 'model.txt'), String)].sort()).toEqual([...MODEL_CALLS].sort());
+      } finally {
+        await store.close();
+      }
+    });
+  }, 30_000);
 });
