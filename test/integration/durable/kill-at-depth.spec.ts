@@ -96,7 +96,52 @@ beforeAll(async () => {
   for (const kill of KILLS) planned.set(kill, kinds.map((kind) => target(kind, kill.replace(':', '-'), { tool: 'lines.write', kill })));
   planned.set(ASK, kinds.map((kind) => target(kind, 'ask', { tool: 'lines.pay', kill: 'tool:1' })));
   killed = await runChild({ runs: [...planned.values()].flat().map((t) => t.run) });
+  reference = await uninterrupted();
 }, 180_000);
+
+/** What the turn comes to when nothing kills it: what every recovered turn must come to as well. */
+interface Reference {
+  readonly result: TurnResult;
+  readonly writes: number;
+  readonly models: string[];
+  readonly transcript: string[];
+  readonly usage: { top: unknown; child: unknown };
+}
+let reference: Reference;
+
+async function uninterrupted(): Promise<Reference> {
+  const dir = join(root, 'uninterrupted');
+  mkdirSync(dir);
+  const real = SqliteStore.open(join(dir, 'trellis.db'));
+  let writes = 0;
+  const counting = new Proxy(real, {
+    get(t, prop) {
+      const value = Reflect.get(t, prop, t) as unknown;
+      if (typeof value !== 'function') return value;
+      const method = (value as (...args: unknown[]) => unknown).bind(t);
+      if (prop !== 'appendSteps' && prop !== 'checkpoint') return method;
+      return (...args: unknown[]) => (writes++, method(...args));
+    },
+  });
+  const { app, session } = await depthApp(counting, dir);
+  const result = await session.send(MESSAGE, { key: TURN_KEY });
+  const levels = await usageOf(real);
+  const transcript = (await real.load('s1'))!.transcript.map((m) => m.content);
+  await app.stop();
+  await real.close();
+  return { result, writes, models: readLedger(join(dir, 'model.txt'), String), transcript, usage: levels };
+}
+
+/** The usage the store recorded for the turn at each level (its tokens; tool time is the clock's). */
+async function usageOf(store: SessionStore): Promise<{ top: unknown; child: unknown }> {
+  const [child] = await childSessions(store);
+  return { top: tokens((await store.load('s1'))!.turns[0]?.usage), child: child === undefined ? undefined : tokens((await store.load(child))!.turns[0]?.usage) };
+}
+
+/** `usage` without its `toolMs` figures, which measure time and differ from run to run. */
+function tokens(usage: unknown): unknown {
+  return JSON.parse(JSON.stringify(usage ?? null, (key, value: unknown) => (key === 'toolMs' ? undefined : value)));
+}
 
 afterAll(async () => {
   for (const [store, t] of Object.entries(tally)) if (t.kills > 0) process.stdout.write(`durable steps at depth, ${store}: ${JSON.stringify(t)}\n`);
@@ -178,27 +223,10 @@ describe('a turn with a sub-agent and a handoff, killed at every step boundary a
     expect({ signal: killed.signal, stdout: killed.stdout }).toEqual({ signal: 'SIGKILL', stdout: '' });
   });
 
-  it('makes 14 store writes and 7 model calls when nothing kills it', async () => {
-    const target = { dir: join(root, 'uninterrupted'), open: async () => SqliteStore.open(join(root, 'uninterrupted', 'trellis.db')) };
-    mkdirSync(target.dir);
-    const real = await target.open();
-    let writes = 0;
-    const counting = new Proxy(real, {
-      get(t, prop) {
-        const value = Reflect.get(t, prop, t) as unknown;
-        if (typeof value !== 'function') return value;
-        const method = (value as (...args: unknown[]) => unknown).bind(t);
-        if (prop !== 'appendSteps' && prop !== 'checkpoint') return method;
-        return (...args: unknown[]) => (writes++, method(...args));
-      },
-    });
-    const { app, session } = await depthApp(counting, target.dir);
-    const result = await session.send(MESSAGE, { key: TURN_KEY });
-    await app.stop();
-    await real.close();
-    expect(result).toMatchObject({ status: 'completed', reply: FINAL_REPLY });
-    expect(writes).toBe(WRITES);
-    expect(readLedger(join(target.dir, 'model.txt'), String)).toEqual(['desk:0', 'writer:0', 'writer:1', 'writer:2', 'desk:1', 'closer:2', 'closer:3']);
+  it('makes 14 store writes and 7 model calls when nothing kills it', () => {
+    expect(reference.result).toMatchObject({ status: 'completed', reply: FINAL_REPLY });
+    expect(reference.writes).toBe(WRITES);
+    expect(reference.models).toEqual(['desk:0', 'writer:0', 'writer:1', 'writer:2', 'desk:1', 'closer:2', 'closer:3']);
   });
 
   it.each(KILLS)('kill at %s: one turn at each level, nothing finished runs again, no journalled model call is made again', async (kill) => {
@@ -208,6 +236,7 @@ describe('a turn with a sub-agent and a handoff, killed at every step boundary a
         const stored = (await store.load('s1'))!;
         const children = await childSessions(store);
         const childTurns = children.length === 1 ? (await store.load(children[0]!))!.turns : [];
+        const usage = await usageOf(store);
         await app.stop();
         const runs = readLedger<DepthLine>(join(target.dir, 'tools.txt'));
         const models = readLedger(join(target.dir, 'model.txt'), String);
@@ -232,6 +261,13 @@ describe('a turn with a sub-agent and a handoff, killed at every step boundary a
         expect(stored.turns.map((turn) => [turn.index, turn.key, turn.status])).toEqual([[0, TURN_KEY, 'completed']]);
         expect(stored.steps).toBeUndefined();
         expect(stored.transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
+        // The transcript and the usage as the uninterrupted turn has them: no step lost or counted twice.
+        expect(stored.transcript.map((m) => m.content)).toEqual(reference.transcript);
+        // A turn that had landed answers from its record, which keeps the totals and the split by model.
+        const landed = before.landed.has('s1');
+        const { inputTokens, outputTokens, totalTokens, byModel } = reference.result.usage;
+        expect(tokens(result.usage)).toEqual(tokens(landed ? { inputTokens, outputTokens, totalTokens, byModel } : reference.result.usage));
+        expect(usage).toEqual(reference.usage);
         // The sub-agent: one child session, one turn, keyed by desk's call (round 1, position 0) — the same key after the kill.
         expect(children).toHaveLength(1);
         expect(childTurns.map((turn) => [turn.key, turn.status])).toEqual([['s1:0:1:0', 'completed']]);
