@@ -35,7 +35,7 @@ interface JournalRound {
 }
 
 /**
- * Goes on with a turn that a crash cut off, from its step journal (DESIGN §7.5), in this
+ * Goes on with a turn that a crash cut off, from its step journal (docs/durable-steps.md), in this
  * process or any other: the turn's state is rebuilt as the journal left it — messages,
  * rounds, finished calls, usage, session and turn values — and the turn goes on from the first
  * step that did not complete. No journalled model response is asked for again and no finished
@@ -60,6 +60,7 @@ export function runRecoveredTurn(sessionParts: SessionParts, steps: readonly Tur
   runner.messages = rebuilt.messages;
   for (const record of rebuilt.toolCalls) runner.finished.addRecord(record);
   Object.assign(runner.usage, rebuilt.usage);
+  Object.assign(runner.roundUsage, rebuilt.roundUsage);
   if (open.handedOver !== undefined) runner.handedOver = open.handedOver;
   runner.key = open.key;
   runner.replayRound = rebuilt.replayRound;
@@ -82,6 +83,8 @@ interface Rebuilt {
   messages: ChatMessage[];
   toolCalls: ToolCallRecord[];
   usage: Record<string, Usage>;
+  /** Model usage by round, as the loop keeps it for `usage.byPlugin`. */
+  roundUsage: Record<number, Usage>;
   session: Record<string, unknown>;
   turn: Record<string, unknown>;
   /** The turn had ended (a last answer, a call's `done(...)`, a resumed turn's): its reply. */
@@ -103,6 +106,7 @@ function rebuild(steps: readonly TurnStep[], tools: ReadonlyMap<string, unknown>
     messages: [...open.messages],
     toolCalls: [...open.toolCalls],
     usage: { ...open.usage },
+    roundUsage: { ...open.roundUsage },
     session: { ...open.session },
     turn: { ...open.turnValues },
     ended: undefined,
@@ -163,6 +167,7 @@ function finishRound(state: Rebuilt, round: JournalRound): string | undefined {
   const response = round.after ?? round.model.response;
   const previous = state.usage[response.model];
   state.usage[response.model] = previous ? addUsage(previous, response.usage) : response.usage;
+  state.roundUsage[round.round] = response.usage;
   const calls = response.toolCalls;
   state.messages.push({ role: 'assistant', content: response.text, toolCalls: calls.length > 0 ? calls : undefined });
   let done: string | undefined;

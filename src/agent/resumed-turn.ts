@@ -130,7 +130,7 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
       // Every decided call is done: from here the turn is journalled step by step, starting
       // with where it stands now (written at once, so the last call's result is durable).
       runner.journal = steps;
-      await steps.open({ turn: record.turnIndex, key: record.key ?? resume.key ?? '', ...(resume.key !== undefined && { resumedBy: resume.key }), agent: parts.agent.spec.name, input: record.input, taskInput: record.input, startedAt: record.startedAt, instructions: record.instructions, rounds: runner.rounds, messages: runner.messages, toolCalls: runner.toolCallRecords(), usage: runner.usage, handedOver: runner.handedOver, ...(done !== undefined && { done }) }, true);
+      await steps.open({ turn: record.turnIndex, key: record.key ?? resume.key ?? '', ...(resume.key !== undefined && { resumedBy: resume.key }), agent: parts.agent.spec.name, input: record.input, taskInput: record.input, startedAt: record.startedAt, instructions: record.instructions, rounds: runner.rounds, messages: runner.messages, toolCalls: runner.toolCallRecords(), usage: runner.usage, roundUsage: runner.roundUsage, handedOver: runner.handedOver, ...(done !== undefined && { done }) }, true);
     }
     if (done !== undefined) {
       runner.messages.push({ role: 'assistant', content: done });

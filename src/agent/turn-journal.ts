@@ -32,6 +32,7 @@ export interface TurnOpening {
   readonly messages: OpenStep['messages'];
   readonly toolCalls: OpenStep['toolCalls'];
   readonly usage: OpenStep['usage'];
+  readonly roundUsage?: OpenStep['roundUsage'];
   readonly handedOver?: OpenStep['handedOver'];
   readonly done?: string;
 }
@@ -47,7 +48,7 @@ export interface StepWriter {
 }
 
 /**
- * The step journal of one running turn (DESIGN §7.5): each model response and each tool
+ * The step journal of one running turn (docs/durable-steps.md): each model response and each tool
  * result is written to the store as it completes, with the state it left (as changes), before
  * the turn's next step starts. A turn cut off by a crash is rebuilt from it (`recovered-turn.ts`)
  * and goes on from the first step that did not complete. The opening step waits to be written
@@ -98,6 +99,7 @@ export class TurnJournal implements CallSteps {
       messages: [...opening.messages],
       toolCalls: opening.toolCalls,
       usage: { ...opening.usage },
+      ...(opening.roundUsage !== undefined && Object.keys(opening.roundUsage).length > 0 && { roundUsage: { ...opening.roundUsage } }),
       ...(opening.handedOver !== undefined && Object.keys(opening.handedOver).length > 0 && { handedOver: opening.handedOver }),
       ...(opening.done !== undefined && { done: opening.done }),
       session,

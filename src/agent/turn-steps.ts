@@ -44,6 +44,8 @@ export interface OpenStep {
   readonly messages: readonly ChatMessage[];
   readonly toolCalls: readonly ToolCallRecord[];
   readonly usage: Readonly<Record<string, Usage>>;
+  /** Model usage by round so far, for `usage.byPlugin` (rounds after the opening come from their model steps). Optional: older journals have none. */
+  readonly roundUsage?: Readonly<Record<number, Usage>>;
   readonly handedOver?: Readonly<Record<string, Usage>>;
   /** A resumed turn's reply from `done(...)`: the turn ends with it. */
   readonly done?: string;
@@ -88,7 +90,7 @@ export interface ResultStep extends StateDelta {
   readonly done: boolean;
 }
 
-/** One entry of a turn's step journal (DESIGN §7.5), as the store keeps it. */
+/** One entry of a turn's step journal (docs/durable-steps.md), as the store keeps it. */
 export type TurnStep = OpenStep | ModelStep | AfterStep | StartStep | ResultStep;
 
 /**
@@ -116,6 +118,7 @@ export function parseSteps(steps: readonly unknown[], sessionId: string): readon
         if (typeof o.turn !== 'number' || typeof o.rounds !== 'number' || typeof o.key !== 'string' || typeof o.agent !== 'string') throw fail(`step ${index} does not say which turn it opens`);
         if (typeof o.input !== 'string' || typeof o.taskInput !== 'string' || typeof o.instructions !== 'string' || typeof o.startedAt !== 'string') throw fail(`step ${index} has no input or instructions`);
         if (!Array.isArray(o.messages) || !Array.isArray(o.toolCalls) || !isRecord(o.usage) || !isRecord(o.session) || !isRecord(o.turnValues)) throw fail(`step ${index} is missing the turn's messages or state`);
+        if (o.roundUsage !== undefined && !isRecord(o.roundUsage)) throw fail(`step ${index} has usage by round that is not a record`);
         open = index;
         break;
       }

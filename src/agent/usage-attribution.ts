@@ -10,7 +10,7 @@ export interface AttributedUsage extends Usage {
 
 /** The name `byPlugin` uses for model calls no plugin's tool led to: the first round, and rounds after no tool ran. */
 export const AGENT_ITSELF = '(agent)';
-/** Tokens of rounds whose split was not kept (a turn continued from its step journal after a crash). */
+/** Tokens of rounds whose split was not kept (a turn continued from a journal or suspension record written before the split was kept in it). */
 export const UNATTRIBUTED = '(unattributed)';
 
 /**

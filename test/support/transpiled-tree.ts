@@ -8,6 +8,18 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ENTRIES = readdirSync(ROOT).filter((name) => name.endsWith('.ts') && !name.endsWith('.d.ts') && name !== 'jest.config.ts');
 const SOURCES = [...ENTRIES, 'src', 'plugins', 'decorators', 'examples', 'test/support', 'test/integration/durable/support'];
 
+/** As jest.config.ts compiles the sources: legacy decorators with their metadata, as tsc emits them. */
+const SWC: Options = {
+  swcrc: false,
+  module: { type: 'es6' },
+  jsc: {
+    target: 'es2022',
+    parser: { syntax: 'typescript', decorators: true },
+    transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: true },
+    keepClassNames: true,
+  },
+};
+
 /**
  * Transpiles the project's sources, file by file with SWC and without type checking (as jest
  * does), into `outDir` (which must lie inside the project, so `node_modules` resolves): child
@@ -58,17 +70,6 @@ function resolver(outDir: string): (relativePath: string) => string {
   return (relativePath) => join(outDir, relativePath).replace(/\.ts$/, '.js');
 }
 
-/** As jest.config.ts's SWC options: legacy decorators with their metadata, ES2022 class fields. */
-const SWC: Options = {
-  swcrc: false,
-  module: { type: 'es6' },
-  jsc: {
-    target: 'es2022',
-    parser: { syntax: 'typescript', decorators: true },
-    transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: true },
-    keepClassNames: true,
-  },
-};
 
 function tsFiles(path: string): string[] {
   if (!statSync(path).isDirectory()) return path.endsWith('.ts') && !path.endsWith('.d.ts') ? [path] : [];

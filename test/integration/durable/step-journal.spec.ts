@@ -133,6 +133,58 @@ function expectRunsOnce(finished: ReadonlySet<string>, inDoubtAllowed = true): v
   }
 }
 
+/** `usage` without its `toolMs` figures, which measure time and differ from run to run. */
+function tokens(usage: unknown): unknown {
+  return JSON.parse(JSON.stringify(usage ?? null, (key, value: unknown) => (key === 'toolMs' ? undefined : value)));
+}
+
+/** The usage of the workload's turn, and of its `ask` variant resumed (pay 2 retried, pay 3 skipped), when nothing cuts them: by model, by agent, by plugin and owner. */
+let uninterruptedUsage: unknown;
+let resumedUsage: unknown;
+beforeAll(async () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'trellis-steps-ref-'));
+  try {
+    useLedgers({ model: join(scratch, 'model.txt'), tools: join(scratch, 'tools.txt') });
+    const { session, app } = await appOn(new MemoryStore());
+    uninterruptedUsage = tokens((await session.send('write four lines', { key: 'turn-1' })).usage);
+    await app.stop();
+    const parked = await parkPays(new MemoryStore(), { model: join(scratch, 'model2.txt'), tools: join(scratch, 'tools2.txt') });
+    resumedUsage = tokens((await parked.session.resume({ decisions: decide(parked.waiting) })).usage);
+    await parked.app.stop();
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+});
+
+/**
+ * The workload with `ledger.pay`, cut while pays 2 and 3 run side by side (round 2) and gone on
+ * with in a second app on `store`: parked on their retry/skip decisions.
+ */
+async function parkPays(store: SessionStore, ledgers: Ledgers, next: () => SessionStore = () => store) {
+  const dying = dyingStore(store);
+  const paying = new Set<number>();
+  useLedgers(ledgers, (n) => {
+    if (dying.dead() || (n !== 2 && n !== 3)) return;
+    paying.add(n);
+    if (paying.size === 2) dying.die();
+    return new Promise<never>(() => undefined);
+  });
+  const one = await appOn(dying.store, 'ledger.pay');
+  void one.session.send('pay four', { key: 'turn-1' });
+  while (!dying.dead()) await new Promise((resolve) => setTimeout(resolve, 2));
+  const two = await appOn(next(), 'ledger.pay');
+  const parked = await two.session.send('pay four', { key: 'turn-1', waitForLease: 5_000 });
+  return { ...two, parked, waiting: parked.suspended ?? [] };
+}
+
+/** Pay 2 retried, pay 3 skipped. */
+function decide(waiting: readonly { callId: string }[]) {
+  return [
+    { callId: waiting[0]!.callId, decision: 'retry' as const },
+    { callId: waiting[1]!.callId, decision: 'skip' as const },
+  ];
+}
+
 const UNINTERRUPTED = ['user::write four lines', 'assistant:1:', 'tool::wrote 1', 'assistant:2:', 'tool::wrote 2', 'tool::wrote 3', 'assistant:1:', 'tool::wrote 4', `assistant:0:${FINAL_REPLY}`];
 
 describe.each<Kind>(['memory', 'sqlite'])('durable steps on %s', (kind) => {
@@ -176,6 +228,10 @@ describe.each<Kind>(['memory', 'sqlite'])('durable steps on %s', (kind) => {
     // No completed model call is made again, no finished call runs again.
     expect(modelCalls()).toBe(4);
     expectRunsOnce(finished);
+    // Tokens split by model, agent, plugin and owner as if nothing had happened (the journal keeps each round's usage);
+    // a turn that had landed (write 9, the checkpoint) answers from its record, which keeps the totals by model.
+    const { inputTokens, outputTokens, totalTokens, byModel } = uninterruptedUsage as Record<string, unknown>;
+    expect(tokens(result.usage)).toEqual(write === 9 ? { inputTokens, outputTokens, totalTokens, byModel } : uninterruptedUsage);
     // One turn, its message once, the transcript as an uninterrupted turn has it.
     const stored = (await two.app.stop(), await loaded(next))!;
     expect(stored.turns.map((t) => [t.index, t.key, t.status])).toEqual([[0, 'turn-1', 'completed']]);
@@ -255,6 +311,30 @@ describe.each<Kind>(['memory', 'sqlite'])('durable steps on %s', (kind) => {
     expect(done.toolCalls.find((c) => c.callId === pay3)).toMatchObject({ ok: false, error: { code: 'Skipped' } });
     expect(modelCalls()).toBe(4);
     await two.app.stop();
+  });
+
+  // The resume's writes: the decisions claimed (1), pay 2's start and result in the suspension record (2, 3), then its step
+  // journal — the opening with the turn so far (4), round 3's response (5), pay 4 started (6) and finished (7), the answer (8) — and the checkpoint.
+  it.each([4, 5, 7, 8])('goes on with a resumed turn that a crash cut off right after its write %i, with the usage split of an uncut one', async (write) => {
+    const { first, next } = stores(kind);
+    const { app, waiting } = await parkPays(first(), files, next);
+    await app.stop();
+    // The resume runs in an app whose store dies right after its `write`-th write.
+    const dying = dyingStore(next());
+    const resuming = await appOn(dying.store, 'ledger.pay');
+    dying.dieAfterWrite(write);
+    void resuming.session.resume({ decisions: decide(waiting) }).catch(() => undefined);
+    while (!dying.dead()) await new Promise((resolve) => setTimeout(resolve, 2));
+
+    // The resume tried again, with the same decisions (all applied already): the turn goes on to its end.
+    const three = await appOn(next(), 'ledger.pay');
+    const done = await three.session.resume({ decisions: decide(waiting), waitForLease: 5_000 });
+
+    expect(done).toMatchObject({ status: 'completed', reply: FINAL_REPLY });
+    expect(modelCalls()).toBe(4);
+    expect(toolRuns().map((l) => l.n).sort()).toEqual([1, 2, 2, 3, 4]);
+    expect(tokens(done.usage)).toEqual(resumedUsage);
+    await three.app.stop();
   });
 
   it('answers a send whose key already landed with that turn, running nothing', async () => {

@@ -17,6 +17,48 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const SESSIONS = Number(process.env.TRELLIS_SCALE_SESSIONS ?? 40);
 /** Each of the first three workers SIGKILLs itself mid-turn after this many tool runs. */
 const KILL_AFTER = [15, 35, 60].map((n) => Math.max(1, Math.round((n * SESSIONS) / 100)));
+/**
+ * How each of them dies: the first and the last right after a tool run (its side effect done,
+ * its result not journalled), the second right after a journal write landed (about three a turn).
+ */
+const KILLS: readonly Record<string, string>[] = [{ SCALE_KILL_AFTER: String(KILL_AFTER[0]) }, { SCALE_KILL_AFTER_WRITE: String(KILL_AFTER[1]! * 3) }, { SCALE_KILL_AFTER: String(KILL_AFTER[2]) }];
+
+/** What a killed worker's snapshot (support/scale-snapshot.ts) held: the journal's view at its death. */
+interface Snapshot {
+  readonly worker: string;
+  readonly steps: readonly { session: string; steps: readonly { k: string; turn?: number; input?: string; round?: number; at?: number }[] }[];
+  readonly landed: readonly { session: string; turn: number; input: string; status: string; rounds: number }[];
+  readonly ledger_ids: readonly string[];
+  readonly model_ids: readonly string[];
+}
+
+/**
+ * What had completed at a worker's death: the tool calls (by idempotency key) whose result a
+ * journal held or whose turn had landed, and the model calls (`<message>:<0|1>`, as the
+ * workers' model counts them) whose response a journal held or whose turn had landed.
+ */
+function completedAt(snapshot: Snapshot): { calls: (key: string) => boolean; models: Set<string> } {
+  const results = new Set<string>();
+  const models = new Set<string>();
+  // One row per journal write, in order: a session's steps follow its last opening step.
+  const opened = new Map<string, { turn: number; input: string }>();
+  for (const { session, steps } of snapshot.steps) {
+    for (const step of steps) {
+      if (step.k === 'open') opened.set(session, { turn: step.turn!, input: step.input! });
+      const open = opened.get(session);
+      if (open && step.k === 'result') results.add(`${session}:${open.turn}:${step.round}:${step.at}`);
+      // Journal rounds count from 1; the model's count says 0 for the tool call, 1 for the answer.
+      else if (open && step.k === 'model') models.add(`${open.input}:${step.round! - 1}`);
+    }
+  }
+  const landed = new Set<string>();
+  for (const turn of snapshot.landed) {
+    for (let round = 0; round < turn.rounds; round++) models.add(`${turn.input}:${round}`);
+    // A suspended turn's parked call has not run: it runs on resume, under the turn's key.
+    if (turn.status === 'completed') landed.add(`${turn.session}:${turn.turn}`);
+  }
+  return { calls: (key) => results.has(key) || landed.has(key.split(':').slice(0, 2).join(':')), models };
+}
 
 interface Child {
   readonly process: ChildProcess;
@@ -40,7 +82,8 @@ interface Child {
       CREATE TABLE "${schema}".model_calls (id bigserial PRIMARY KEY, call text NOT NULL, worker text NOT NULL);
       CREATE TABLE "${schema}".turn_results (session text NOT NULL, turn int NOT NULL, via text NOT NULL, status text NOT NULL, recovered boolean NOT NULL, worker text NOT NULL);
       CREATE TABLE "${schema}".approvals (session text PRIMARY KEY, n int NOT NULL, turn int NOT NULL, call_id text NOT NULL, owner int NOT NULL, decided boolean NOT NULL DEFAULT false, decision text);
-      CREATE TABLE "${schema}".enqueuers_done (owner int PRIMARY KEY);`);
+      CREATE TABLE "${schema}".enqueuers_done (owner int PRIMARY KEY);
+      CREATE TABLE "${schema}".journal_at_kill (worker text PRIMARY KEY, steps json NOT NULL, landed json NOT NULL, ledger_ids bigint[] NOT NULL, model_ids bigint[] NOT NULL);`);
   }, 120_000);
 
   afterAll(async () => {
@@ -78,9 +121,9 @@ interface Child {
   it(`runs ${SESSIONS} sessions × 3 turns with approvals across enqueuers and workers killed mid-turn: every turn once, approvals once, rejections never`, async () => {
     const killed: string[] = [];
     let generation = 0;
-    const worker = (killAfter?: number): Child => {
+    const worker = (kill?: Record<string, string>): Child => {
       const id = `worker-${generation++}`;
-      const child = start('test/support/scale-worker.ts', id, { SCALE_WORKER_ID: id, ...(killAfter ? { SCALE_KILL_AFTER: String(killAfter) } : {}) });
+      const child = start('test/support/scale-worker.ts', id, { SCALE_WORKER_ID: id, ...(kill ? { ...kill, SCALE_SNAPSHOT: '1' } : {}) });
       // A worker that dies is replaced, as an orchestrator would: three are always serving.
       void child.exited.then((code) => {
         if (code !== null || !running) return;
@@ -90,7 +133,7 @@ interface Child {
       return child;
     };
     let running = true;
-    const workers = KILL_AFTER.map((n) => worker(n));
+    const workers = KILLS.map((kill) => worker(kill));
     await Promise.all(workers.map(ready));
     const started = performance.now();
     const half = Math.floor(SESSIONS / 2);
@@ -175,6 +218,35 @@ interface Child {
       expect(killed).toContain(row.workers[0]);
     }
     expect(askedAgain.length).toBeLessThanOrEqual(killed.length * 8);
+
+    // The journal's view at each death: nothing that had completed then ran again or was asked
+    // again afterwards, and everything that ran twice was in doubt when its first worker died.
+    const snapshots = await q<Snapshot>(`SELECT worker, steps, landed, ledger_ids::text[] AS ledger_ids, model_ids::text[] AS model_ids FROM "${schema}".journal_at_kill`);
+    expect(snapshots.map((s) => s.worker).sort()).toEqual([...killed].sort());
+    const ledgerRows = await q<{ id: string; line: string; key: string }>(`SELECT id::text, line, key FROM "${schema}".tool_ledger`);
+    const modelRows = await q<{ id: string; call: string }>(`SELECT id::text, call FROM "${schema}".model_calls`);
+    const completedCalls = new Set<string>();
+    const completedModelCalls = new Set<string>();
+    let finishedCallsRunAgain = 0;
+    let journalledModelCallsAskedAgain = 0;
+    const views = new Map<string, ReturnType<typeof completedAt>>();
+    for (const snapshot of snapshots) {
+      const view = completedAt(snapshot);
+      views.set(snapshot.worker, view);
+      const seenRuns = new Set(snapshot.ledger_ids);
+      const seenCalls = new Set(snapshot.model_ids);
+      for (const row of ledgerRows) if (seenRuns.has(row.id) && view.calls(row.key)) completedCalls.add(row.key);
+      for (const call of view.models) completedModelCalls.add(call);
+      finishedCallsRunAgain += ledgerRows.filter((r) => !seenRuns.has(r.id) && view.calls(r.key)).length;
+      journalledModelCallsAskedAgain += modelRows.filter((r) => !seenCalls.has(r.id) && view.models.has(r.call)).length;
+    }
+    expect({ finishedCallsRunAgain, journalledModelCallsAskedAgain }).toEqual({ finishedCallsRunAgain: 0, journalledModelCallsAskedAgain: 0 });
+    // The view is not empty: the deaths found completed calls and model calls that must not repeat.
+    expect(completedCalls.size).toBeGreaterThan(0);
+    expect(completedModelCalls.size).toBeGreaterThan(0);
+    const keyOf = new Map(ledgerRows.map((r) => [r.line, r.key]));
+    for (const row of repeated) expect({ line: row.line, completedAtDeath: views.get(row.workers[0]!)!.calls(keyOf.get(row.line)!) }).toEqual({ line: row.line, completedAtDeath: false });
+    for (const row of askedAgain) expect({ call: row.call, journalledAtDeath: views.get(row.workers[0]!)!.models.has(row.call) }).toEqual({ call: row.call, journalledAtDeath: false });
     // From a killed worker's last tool run to the same call running again on the worker that went
     // on with its turn: the leases (10 s) plus the wait behind the queue's backlog on this loaded
     // machine (the isolated figure is the next test's).
@@ -182,6 +254,7 @@ interface Child {
     // Not every kill leaves a line to run again: one after an approved call's run puts it in doubt, asked again, not rerun.
     if (resumedAfter.length > 0) process.stdout.write(`scale-out: a killed worker's turn went on after ${resumedAfter.map((ms) => (ms / 1000).toFixed(1)).join(', ')} s (max ${(resumedAfter.at(-1)! / 1000).toFixed(1)} s)\n`);
     process.stdout.write(`scale-out: ${ledger.length} tool lines, ${repeated.length} run again (in doubt: their worker died mid-run), all with their first key, none with another; ${modelCalls.length} model calls of ${SESSIONS * 3} turns, ${askedAgain.length} asked again (in flight when their worker died); ${recovered.length} approved calls cut off and decided again\n`);
+    process.stdout.write(`scale-out: by the ${snapshots.length} deaths (the journal's view at each), ${completedCalls.size} tool calls had completed and ${completedModelCalls.size} model calls were journalled or landed: ${finishedCallsRunAgain} runs of those calls after a death that had them completed, ${journalledModelCallsAskedAgain} of those model calls asked again\n`);
   }, 400_000);
   it("goes on with a killed worker's turn within about 10 s with the worker's defaults (job lock 5 s, leases 10 s)", async () => {
     const fastPrefix = `${prefix}r`;
