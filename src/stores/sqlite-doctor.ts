@@ -4,10 +4,11 @@ import { describeError } from '../errors/describe-error.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import { SQLITE_MIGRATIONS, schemaVersion } from './sqlite-migrations.js';
 import { loadDriver, SqliteStore } from './sqlite-store.js';
+import { staleLeases } from './stale-leases.js';
 
 /** One check of {@link diagnoseSqliteStore}: passed, or a problem with how to fix it. */
 export interface DoctorFinding {
-  readonly check: 'file' | 'integrity' | 'schema' | 'session';
+  readonly check: 'file' | 'integrity' | 'schema' | 'session' | 'lease';
   readonly ok: boolean;
   readonly detail: string;
   /** What to do (a command), for a problem. */
@@ -92,6 +93,25 @@ function schemaCheck(db: Database.Database): DoctorFinding {
   return { check: 'schema', ok: true, detail: `schema version ${version} (current)` };
 }
 
+/**
+ * Leases that hold a session for a process that is gone (a problem: the session is busy until
+ * they expire) or that a clock ahead of this machine's wrote (a problem of that clock, though
+ * they hold nothing); expired ones are harmless and only counted. `--repair` clears them all.
+ */
+function leaseFindings(leases: Parameters<typeof staleLeases>[0]): DoctorFinding[] {
+  const stale = staleLeases(leases);
+  const findings: DoctorFinding[] = [];
+  for (const { kind, why } of stale) {
+    if (kind === 'orphaned') findings.push({ check: 'lease', ok: false, detail: why, fix: 'trellis doctor --repair (clears it)' });
+    if (kind === 'ahead') findings.push({ check: 'lease', ok: false, detail: why, fix: 'trellis doctor --repair (clears it); check the clock of the host that wrote it' });
+  }
+  const expired = stale.filter((s) => s.kind === 'expired').length;
+  if (expired > 0) findings.push({ check: 'lease', ok: true, detail: `${expired} expired lease(s) left by turns that stopped: harmless (trellis doctor --repair removes them)` });
+  const live = leases.length - stale.length;
+  if (live > 0) findings.push({ check: 'lease', ok: true, detail: `${live} session(s) leased by a running turn` });
+  return findings;
+}
+
 async function sessionChecks(path: string): Promise<DoctorFinding[]> {
   const store = new SqliteStore({ path, readonly: true });
   try {
@@ -107,6 +127,7 @@ async function sessionChecks(path: string): Promise<DoctorFinding[]> {
     }
     const unreadable = findings.length;
     findings.unshift({ check: 'session', ok: unreadable === 0, detail: `${sessions.length - unreadable} of ${sessions.length} stored session(s) read back` });
+    findings.push(...leaseFindings(await store.listLeases()));
     return findings;
   } finally {
     await store.close();

@@ -216,6 +216,16 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       );
     `,
   },
+  {
+    version: 10,
+    name: 'lease-ttl',
+    // Each lease keeps the TTL it was taken for, so a lease whose expiry lies further ahead than
+    // that was written by a clock ahead of this machine's and holds nothing (issue 34). Rows from
+    // before keep a day: as long as any lease could be.
+    up: `
+      ALTER TABLE session_leases ADD COLUMN ttl_ms INTEGER NOT NULL DEFAULT 86400000;
+    `,
+  },
 ];
 
 const LEDGER = `

@@ -7,7 +7,7 @@ import { asTrellisError, TrellisError } from '../errors/trellis-error.js';
 import { offloadParts, referencedBlobs, restoreParts, type PartBlob } from './part-blobs.js';
 import { encodeBatchCheckpoint, encodeSteps, StoredRowDecoder, type EncodedBatchCheckpoint } from './checkpoint-codec.js';
 import { nextRevision, type StoredHead } from './checkpoint-revision.js';
-import { assertLeaseArguments } from './session-lease.js';
+import { assertLeaseArguments, LEASE_CLOCK_TOLERANCE_MS, leaseState, type LeaseAdmin, type LeaseView } from './session-lease.js';
 import type { ChatMessage } from '../models/model-provider.js';
 import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession, TurnRecord } from './session-store.js';
 import { guardStore, sqliteStoreError } from './sqlite-errors.js';
@@ -74,7 +74,7 @@ interface SummaryRow {
  * const store = SqliteStore.open('.trellis/orders.db');
  * const app = await Trellis.create({ store });
  */
-export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal, AuditLog {
+export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal, AuditLog, LeaseAdmin {
   /** The file (or `:memory:`) this store opened. */
   readonly path: string;
   /** Whether the store was opened with `readonly: true`. */
@@ -187,24 +187,41 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     return guardStore('delete a session', this.path, () => this.sql.deleteSession.run(sessionId).changes > 0);
   }
 
-  /** Judged by this host's clock: processes sharing a SQLite file share the machine. */
+  /**
+   * Judged by this machine's clock: processes sharing a SQLite file (in WAL mode) share the
+   * machine. A lease whose expiry lies further ahead than its TTL was written by a clock ahead
+   * of this one (see `SessionLease`), and is taken like an expired one.
+   */
   async acquireLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean> {
     assertLeaseArguments(sessionId, holder, ttlMs);
     this.assertWritable('take a session lease');
     const now = Date.now();
-    return this.sql.acquireLease.run(sessionId, holder, now + ttlMs, now).changes > 0;
+    return guardStore('take a session lease', this.path, () => this.sql.acquireLease.run(sessionId, holder, now + ttlMs, ttlMs, now, now).changes > 0);
   }
 
   async renewLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean> {
     assertLeaseArguments(sessionId, holder, ttlMs);
     this.assertWritable('renew a session lease');
-    return this.sql.renewLease.run(Date.now() + ttlMs, sessionId, holder).changes > 0;
+    return guardStore('renew a session lease', this.path, () => this.sql.renewLease.run(Date.now() + ttlMs, ttlMs, sessionId, holder).changes > 0);
   }
 
   async releaseLease(sessionId: string, holder: string): Promise<void> {
     assertLeaseArguments(sessionId, holder);
     this.assertWritable('release a session lease');
-    this.sql.releaseLease.run(sessionId, holder);
+    guardStore('release a session lease', this.path, () => this.sql.releaseLease.run(sessionId, holder));
+  }
+
+  async listLeases(): Promise<readonly LeaseView[]> {
+    const now = Date.now();
+    return (guardStore('list session leases', this.path, () => this.sql.selectLeases.all()) as LeaseRow[]).map((row) => leaseView(row, now));
+  }
+
+  async clearLease(sessionId: string, holder?: string): Promise<LeaseView | undefined> {
+    assertSessionId(sessionId);
+    this.assertWritable('clear a session lease');
+    const now = Date.now();
+    const row = guardStore('clear a session lease', this.path, () => (holder === undefined ? this.sql.clearLease.get(sessionId) : this.sql.clearHeldLease.get(sessionId, holder))) as LeaseRow | undefined;
+    return row && leaseView(row, now);
   }
 
   /**
@@ -337,6 +354,19 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
 Object.freeze(SqliteStore.prototype);
 Object.freeze(SqliteStore);
 
+/** One row of `session_leases`; `expires_at` is epoch milliseconds unless the row was damaged. */
+interface LeaseRow {
+  readonly session_id: string;
+  readonly holder: string;
+  readonly expires_at: unknown;
+  readonly ttl_ms: unknown;
+}
+
+function leaseView(row: LeaseRow, now: number): LeaseView {
+  const time = typeof row.expires_at === 'number' && Number.isFinite(row.expires_at) && Math.abs(row.expires_at) <= 8.64e15 ? new Date(row.expires_at).toISOString() : undefined;
+  return { sessionId: row.session_id, holder: row.holder, expiresAt: time, ttlMs: typeof row.ttl_ms === 'number' ? row.ttl_ms : 0, state: leaseState(row.expires_at, row.ttl_ms, now) };
+}
+
 /** One row of `checkpoints`: the messages a checkpoint appended and the turn record it wrote. */
 interface CheckpointRow {
   readonly seq: number;
@@ -459,14 +489,21 @@ function prepareStatements(db: Database.Database) {
     ),
     insertTurnEvent: db.prepare('INSERT INTO turn_events (session_id, turn_index, seq, event) VALUES (?, ?, ?, ?)'),
     selectTurnEvents: db.prepare('SELECT seq, event FROM turn_events WHERE session_id = ? AND turn_index = ? ORDER BY seq'),
-    // The upsert's WHERE decides: a live lease of another holder is left alone (0 changes).
-    // Parameters (session id, holder, expires at, now) are positional, as in the checkpoint's statements.
+    // The upsert's WHERE decides: a live lease of another holder is left alone (0 changes). Live
+    // is `leaseState`'s rule: an expiry that is a time after now, but not beyond now + its TTL
+    // (+ the tolerance); anything else was let go, or written by a clock ahead of this one.
+    // Parameters (session id, holder, expires at, ttl, now, now) are positional, as in the checkpoint's statements.
     acquireLease: db.prepare(
-      `INSERT INTO session_leases (session_id, holder, expires_at) VALUES (?, ?, ?)
-       ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-       WHERE session_leases.holder = excluded.holder OR session_leases.expires_at <= ?`,
+      `INSERT INTO session_leases (session_id, holder, expires_at, ttl_ms) VALUES (?, ?, ?, ?)
+       ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at, ttl_ms = excluded.ttl_ms
+       WHERE session_leases.holder = excluded.holder
+          OR NOT (typeof(session_leases.expires_at) IN ('integer', 'real') AND session_leases.expires_at > ?
+                  AND session_leases.expires_at <= ? + session_leases.ttl_ms + ${LEASE_CLOCK_TOLERANCE_MS})`,
     ),
-    renewLease: db.prepare('UPDATE session_leases SET expires_at = ? WHERE session_id = ? AND holder = ?'),
+    renewLease: db.prepare('UPDATE session_leases SET expires_at = ?, ttl_ms = ? WHERE session_id = ? AND holder = ?'),
+    selectLeases: db.prepare('SELECT session_id, holder, expires_at, ttl_ms FROM session_leases ORDER BY session_id'),
+    clearLease: db.prepare('DELETE FROM session_leases WHERE session_id = ? RETURNING session_id, holder, expires_at, ttl_ms'),
+    clearHeldLease: db.prepare('DELETE FROM session_leases WHERE session_id = ? AND holder = ? RETURNING session_id, holder, expires_at, ttl_ms'),
     releaseLease: db.prepare('DELETE FROM session_leases WHERE session_id = ? AND holder = ?'),
     leaseHolder: db.prepare('SELECT holder FROM session_leases WHERE session_id = ?'),
     bumpRevision: db.prepare('UPDATE sessions SET revision = ?, updated_at = ? WHERE id = ?'),
