@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { assertSessionId } from './session-id.js';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
@@ -157,12 +157,12 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
 
   async appendTurnEvents(sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]): Promise<void> {
     this.assertWritable('record turn events');
-    this.writeTurnEvents(sessionId, turnIndex, events);
+    guardStore('record turn events', this.path, () => this.writeTurnEvents(sessionId, turnIndex, events));
   }
 
   async turnEvents(sessionId: string, turnIndex: number): Promise<StoredTurnEvents> {
-    const usage = this.sql.selectEventUsage.get(sessionId, turnIndex) as TurnEventUsage | undefined;
-    const rows = this.sql.selectTurnEvents.all(sessionId, turnIndex) as { seq: number; event: string }[];
+    const usage = guardStore('read turn events', this.path, () => this.sql.selectEventUsage.get(sessionId, turnIndex)) as TurnEventUsage | undefined;
+    const rows = guardStore('read turn events', this.path, () => this.sql.selectTurnEvents.all(sessionId, turnIndex)) as { seq: number; event: string }[];
     const decode = new StoredRowDecoder(sessionId, 'file');
     const events = rows.map(({ seq, event }) => decode.parse(event, `turn_events.event (turn ${turnIndex}, seq ${seq})`) as RecordedTurnEvent);
     return { events, dropped: usage?.dropped ?? 0 };
@@ -311,6 +311,10 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     const row = this.sql.selectSession.get(sessionId) as SessionRow | undefined;
     if (!row) return undefined;
     const decode = new StoredRowDecoder(sessionId, 'file');
+    // The head's numbers drive every later checkpoint: one that is not a count would make each turn fail instead.
+    for (const column of ['revision', 'message_count'] as const) {
+      if (!Number.isSafeInteger(row[column]) || row[column] < 0) throw decode.transcriptGap(`sessions.${column}`, `${JSON.stringify(row[column])}, not a count`);
+    }
     const state = decode.state(row.state, 'sessions.state');
     const rows = this.sql.selectCheckpoints.all(sessionId) as CheckpointRow[];
     const stored = readTranscript(rows, row.message_count, decode);
@@ -430,7 +434,14 @@ function migrateOnce(path: string): void {
 
 function openDatabase(path: string, readonly: boolean): Database.Database {
   const inMemory = path === ':memory:';
-  if (!inMemory && !readonly) mkdirSync(dirname(path), { recursive: true });
+  if (!inMemory && !readonly) {
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+    } catch (error) {
+      throw storeFileError(path, `its folder ${dirname(path)} cannot be created (${(error as NodeJS.ErrnoException).code ?? 'error'})`, 'StoreIO', `Point the store at a path whose folder exists or can be created; ${dirname(path)} or a folder above it is a file, or not writable`, error);
+    }
+    assertWritableFile(path);
+  }
   const Driver = loadDriver();
   let db: Database.Database;
   try {
@@ -460,6 +471,31 @@ function openDatabase(path: string, readonly: boolean): Database.Database {
     db.close();
     throw sqliteStoreError(error, 'open', path);
   }
+}
+
+/**
+ * A store opened for writing on a file this process cannot write fails at once, saying so,
+ * rather than open (SQLite falls back to reading) and fail at the first lease.
+ */
+function assertWritableFile(path: string): void {
+  let fd: number;
+  try {
+    if (!statSync(path).isFile()) throw storeFileError(path, 'it is not a regular file', 'StoreIO', `Point the store at a database file; ${path} is a folder or a device`);
+    fd = openSync(path, 'r+');
+  } catch (error) {
+    if (TrellisError.is(error)) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return;
+    if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
+      throw storeFileError(path, `the file cannot be written (${code})`, 'StoreReadonly', `Give this process write access to ${path} and its folder (SQLite creates -wal and -shm files beside it), or open it with { readonly: true } to read`, error);
+    }
+    throw storeFileError(path, `the file cannot be opened (${code ?? 'error'})`, 'StoreIO', `Check ${path} and the disk holding it`, error);
+  }
+  closeSync(fd);
+}
+
+function storeFileError(path: string, what: string, code: 'StoreIO' | 'StoreReadonly', hint: string, cause?: unknown): TrellisError {
+  return new TrellisError(code, `The session store at ${path} cannot be opened: ${what}`, { hint, kind: 'system', details: { path, operation: 'open' }, ...(cause !== undefined && { cause }) });
 }
 
 function prepareStatements(db: Database.Database) {

@@ -13,7 +13,7 @@ export function registerDoctorCommand(program: Command, io: CliIo): void {
   program
     .command('doctor')
     .description("check the session store: SQLite's integrity check, the schema version, that every session reads back, and its leases")
-    .option('--repair', 'first repair what is safe to repair (stale leases), saying what was done')
+    .option('--repair', 'first repair what is safe to repair (stale leases, unreadable sessions moved aside, a lost schema ledger, damaged indexes, missing tables that hold no session), saying what was done')
     .action(async (options: { repair?: boolean }) => {
       const path = await cliStorePath(io);
       if (options.repair) {
