@@ -120,8 +120,10 @@ export type { ApprovalPolicy, ApprovalSettings } from './src/agent/approval/appr
 export { MemoryStore } from './src/stores/memory-store.js';
 export { SqliteStore, DEFAULT_SQLITE_PATH, type SqliteStoreOptions } from './src/stores/sqlite-store.js';
 export { diagnoseSqliteStore, type DoctorReport, type DoctorFinding } from './src/stores/sqlite-doctor.js';
+export { repairSqliteStore, type RepairReport } from './src/stores/sqlite-repair.js';
 export { PostgresStore, DEFAULT_POSTGRES_SCHEMA, type PostgresStoreOptions } from './src/stores/postgres-store.js';
-export type { SessionLease } from './src/stores/session-lease.js';
+export type { SessionLease, LeaseAdmin, LeaseView, LeaseState } from './src/stores/session-lease.js';
+export { canAdministerLeases, LEASE_CLOCK_TOLERANCE_MS } from './src/stores/session-lease.js';
 
 
 // Validation helpers for DTOs

@@ -14,8 +14,9 @@ const STARTUP_MS = 30_000;
  * worker thread cannot be stopped while SQLite is inside one step (`worker.terminate()`
  * waits for native code to return — forever, for an endless recursive CTE, and the host
  * cannot even exit). A process can: on timeout it gets SIGKILL, and the next query starts
- * a fresh one. Queries run one at a time, in order. The child is unreferenced, so it
- * never keeps the host alive, and leaves when the host does.
+ * a fresh one. Queries run one at a time, in order (a `QueryPool` gives each session's
+ * queries a process of their own). The child is unreferenced, so it never keeps the host
+ * alive, and leaves when the host does.
  */
 export class QueryProcess {
   #child: Promise<ChildProcess> | undefined;

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { TrellisError } from 'trellis';
 import { DEFAULT_QUERY_LIMITS, type QueryLimits, type QueryResult } from './query-limits.js';
-import { QueryProcess } from './query-process.js';
+import { DEFAULT_QUERY_PROCESSES, QueryPool } from './query-pool.js';
 
 export type { QueryResult } from './query-limits.js';
 
@@ -13,33 +13,39 @@ const SELECT_START = /^\s*(?:--[^\n]*\n\s*|\/\*[\s\S]*?\*\/\s*)*(select|with)\b/
  * SQLite's own errors become `SqlError` with the database's message. Both connections
  * are read-only, so a statement that slipped past these checks still could not write.
  *
- * The statement is checked here (preparing runs nothing) and run in a {@link QueryProcess},
- * under {@link QueryLimits}: a query past `timeoutMs` is killed (`SqlTimeout`), rows stop
- * at `maxRows` and `maxResultBytes`, long text is cut and blobs are summarised.
+ * The statement is checked here (preparing runs nothing) and run in a query process of a
+ * {@link QueryPool}, under {@link QueryLimits}: a query past `timeoutMs` is killed
+ * (`SqlTimeout`), rows stop at `maxRows` and `maxResultBytes`, long text is cut and blobs are
+ * summarised. Each session's queries run one at a time on a process of their own (up to
+ * `processes`, default 4), so one session's runaway query never holds up another's.
  */
 export class ReadOnlyQueries {
-  readonly #process: QueryProcess;
+  readonly #pool: QueryPool;
 
   constructor(
     private readonly db: Database.Database,
     private readonly limits: QueryLimits = DEFAULT_QUERY_LIMITS,
+    options: { readonly processes?: number } = {},
   ) {
-    this.#process = new QueryProcess(db.name);
+    this.#pool = new QueryPool(db.name, options.processes ?? DEFAULT_QUERY_PROCESSES);
   }
 
-  /** Runs `sql` under the limits, `overrides` (e.g. a caller's row limit) taking precedence. */
-  async run(sql: string, overrides: Partial<QueryLimits> = {}): Promise<QueryResult> {
+  /**
+   * Runs `sql` under the limits, `overrides` (e.g. a caller's row limit) taking precedence,
+   * after the earlier queries of `session` (the session id; one shared queue when absent).
+   */
+  async run(sql: string, overrides: Partial<QueryLimits> = {}, session = ''): Promise<QueryResult> {
     prepareSelect(this.db, sql);
     const limits = { ...this.limits, ...overrides };
-    const reply = await this.#process.run({ sql, maxRows: limits.maxRows, maxCellChars: limits.maxCellChars, maxResultBytes: limits.maxResultBytes }, limits.timeoutMs);
+    const reply = await this.#pool.run(session, { sql, maxRows: limits.maxRows, maxCellChars: limits.maxCellChars, maxResultBytes: limits.maxResultBytes }, limits.timeoutMs);
     if (!reply.ok) throw sqlError(Object.assign(new Error(reply.message), { code: reply.code }), sql);
     const truncated = reply.truncatedBy !== undefined;
     return { columns: reply.columns, rows: reply.rows, rowCount: reply.rows.length, truncated, ...(truncated ? { truncatedBy: reply.truncatedBy } : {}) };
   }
 
-  /** Stops the query process; the next `run` starts another. */
+  /** Stops the query processes; the next `run` starts others. */
   close(): void {
-    this.#process.close();
+    this.#pool.close();
   }
 }
 

@@ -11,6 +11,7 @@ import { childDecision, parentCallOf, waitingInside, withoutCallsInside } from '
 import { historyFor, loopWithHandoffs } from './delegation/handoff-continuation.js';
 import { stashResume } from './delegation/resume-stash.js';
 import type { SuspensionRecord } from './suspension-record.js';
+import type { TurnEnv } from '../tools/turn-env.js';
 import { canAudit, type Approver } from '../stores/audit-log.js';
 import { reviewApprovals } from './approval/approval-review.js';
 import { asEnded, finishReply, inTurnEnvelope, journalOf, turnEnv, type SessionParts, type TurnMeta } from './turn-envelope.js';
@@ -66,7 +67,12 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
     let done = record.done;
     // Decisions on calls waiting inside a sub-agent, by the call of this turn that runs it.
     const inside = new Map<string, Decision[]>();
+    // Decisions carried out (or handed down) so far: a stop withdraws the others.
+    const applied = new Set<string>();
     for (const decision of fresh) {
+      // Stopped (`session.cancel()`, the caller's signal): no further call starts.
+      if (stopped(env)) break;
+      applied.add(decision.callId);
       const call = journal.pending.find((p) => p.callId === decision.callId);
       if (!call) continue;
       const parent = parentCallOf(record, call.callId);
@@ -102,6 +108,10 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
       if (parts.host.store && journal.pending.length > 0) await save(journal);
     }
     for (const [parent, decisions] of inside) {
+      if (stopped(env)) {
+        for (const d of decisions) applied.delete(`${parent}/${d.callId}`);
+        continue;
+      }
       // The sub-agent's session journals its own calls: they run once there, so a resume that
       // stopped part-way hands the same decisions down again and nothing runs twice.
       const call = record.calls.find((c) => c.callId === parent)!;
@@ -120,6 +130,9 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
       }
       if (parts.host.store && journal.pending.length > 0) await save(journal);
     }
+    // A stop left calls undecided: they wait for a decision again (a claimed one would be carried out by the next resume).
+    const withdrawn = fresh.filter((d) => !applied.has(d.callId)).map((d) => d.callId);
+    if (withdrawn.length > 0) journal = { ...journal, decisions: journal.decisions.filter((d) => !withdrawn.includes(d.callId)) };
     if (journal.pending.length > 0) {
       const next: SuspensionRecord = { ...journal, toolCalls: runner.toolCallRecords(), turn: runner.turnValues() };
       return { result: runner.result('suspended', undefined, undefined, journal.pending), append: [], suspension: next };
@@ -181,6 +194,11 @@ export async function cancelSuspended(parts: SessionParts, record: SuspensionRec
   runner.pushToolMessages(record.calls, results);
   const end = runner.end('cancelled', undefined, { code: 'Cancelled', message: CANCEL_NOTES[cause].turn });
   await parts.sync.checkpoint(record.turnIndex, record.input, end, record.startedAt, parts.state.session.values, false, record.key);
+}
+
+/** Whether the turn was told to stop: `session.cancel()`, the caller's signal, its deadline. */
+function stopped(env: TurnEnv): boolean {
+  return env.stopper !== undefined ? env.stopper.signal.aborted : env.site.signal.aborted;
 }
 
 /** A parked call's place in the round that asked for it: its index among the record's calls. */

@@ -47,7 +47,7 @@ export function waitForLeaseProblem(waitMs: unknown, where: string): TrellisErro
   });
 }
 
-/** Who holds a lease: this process, told apart from others on the same store. */
+/** Who holds a lease: this process, told apart from others on the same store (`<hostname>:<pid>:<uuid>`, as `holderProcess` reads it). */
 export function leaseHolder(): string {
   // os.hostname() is a system call: once per process, not once per session.
   host ??= hostname();

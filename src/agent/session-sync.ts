@@ -5,7 +5,7 @@ import { canJournalSteps } from '../stores/step-journal.js';
 import type { AgentBinding, SessionHost } from './session-host.js';
 import type { SuspensionRecord } from './suspension-record.js';
 import { persistentValues, turnRecord, withoutHostContext, withSubject, type TurnStart } from './turn-record.js';
-import type { HeldLease } from './session-lease.js';
+import { leasesOf, type HeldLease } from './session-lease.js';
 import type { TurnEnd } from './turn-runner.js';
 
 /**
@@ -133,6 +133,20 @@ export class SessionSync {
     } finally {
       this.#lease = undefined;
     }
+  }
+
+  /**
+   * Gives up the lease the running work holds now, without waiting for the work (its process
+   * is about to exit): its later writes are refused (`LeaseLost`), and nothing releases or
+   * reports the lease again. False when no work holds one.
+   */
+  async abandonLease(): Promise<boolean> {
+    const lease = this.#lease;
+    const store = leasesOf(this.host.store);
+    if (lease === undefined || lease.released || store === undefined) return false;
+    lease.released = true;
+    await store.releaseLease(this.id, lease.holder);
+    return true;
   }
 
   async #save(store: SessionStore, turnIndex: number, input: string, end: TurnEnd, startedAt: TurnStart, sessionValues: Readonly<Record<string, unknown>>, last: boolean, key: string | undefined): Promise<void> {

@@ -235,6 +235,19 @@ export class Session {
     return stopper !== undefined && stopper.stop(options.keepSteps !== false);
   }
 
+  /**
+   * For a process about to exit while a turn runs here (the CLI's second Ctrl-C): gives up
+   * the session's store lease at once rather than leave it to expire, so another process can
+   * go on with the session right away. The running turn is not waited for, and once the lease
+   * is gone the store refuses its writes (`LeaseLost`): the session stays as its journal has
+   * it, and a call cut off mid-run comes back as a `retry` / `skip` decision, as after a crash.
+   *
+   * @returns whether a lease was given up (false: no turn holds one here, or the store has none).
+   */
+  abandon(): Promise<boolean> {
+    return this.#parts.sync.abandonLease();
+  }
+
   /** Runs `work` as the session's running turn: `cancel()` reaches it through its stopper. */
   #stoppable<T>(signal: AbortSignal | undefined, work: (stopper: TurnStopper) => Promise<T>): Promise<T> {
     const stopper = new TurnStopper(signal);

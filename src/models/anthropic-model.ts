@@ -208,12 +208,17 @@ class EventAssembler {
         this.addCacheUsage(event.message.usage);
         break;
       case 'content_block_start':
+        this.assertBlockIndex(event.index, event.type);
         if (event.content_block.type === 'tool_use') this.startToolCall(event.index, event.content_block.id, event.content_block.name, event.content_block.input);
         else if (event.content_block.type === 'text' && event.content_block.text) this.addText(event.content_block.text);
         break;
       case 'content_block_delta':
+        this.assertBlockIndex(event.index, event.type);
         if (event.delta.type === 'text_delta') this.addText(event.delta.text);
         else if (event.delta.type === 'input_json_delta') this.addArguments(event.index, event.delta.partial_json);
+        break;
+      case 'content_block_stop':
+        this.assertBlockIndex(event.index, event.type);
         break;
       case 'message_delta':
         if (event.delta.stop_reason) this.stopReason = event.delta.stop_reason;
@@ -237,7 +242,13 @@ class EventAssembler {
     this.onDelta?.({ type: 'text', text });
   }
 
+  /** A content block's index must be a whole number: a call whose input went to no block, or to another, would run without it. */
+  private assertBlockIndex(index: unknown, type: string): void {
+    if (!Number.isSafeInteger(index) || (index as number) < 0) throw streamFailedError(this.who, 'index', `a ${type} event has no valid content block index (${JSON.stringify(index) ?? 'none'})`);
+  }
+
   private startToolCall(block: number, id: string, wireName: string, initialInput: unknown): void {
+    if (this.toolCallsByBlock.has(block)) throw streamFailedError(this.who, 'index', `a second tool_use block started at content block ${block}`);
     if (this.toolCalls.length >= this.limits.maxToolCalls) {
       throw streamFailedError(this.who, 'index', `the response asks for more than ${this.limits.maxToolCalls} tool calls (stream.maxToolCalls)`);
     }
@@ -250,7 +261,9 @@ class EventAssembler {
 
   private addArguments(block: number, json: string): void {
     const call = this.toolCallsByBlock.get(block);
-    if (!call || !json) return;
+    // Input for a block that never started as a tool_use: dropping it would run some call without its input.
+    if (!call) throw streamFailedError(this.who, 'index', `an input_json_delta for content block ${block}, where no tool_use block started`);
+    if (!json) return;
     this.count(json);
     call.arguments += json;
     this.onDelta?.({ type: 'tool_call', index: call.index, argumentsDelta: json });

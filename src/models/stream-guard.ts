@@ -46,14 +46,19 @@ export function resolveStreamLimits(limits: StreamLimits | undefined, where: str
 }
 
 /** Why a stream was refused: said in the error's message and its `details.stream`. */
-export type StreamFault = 'incomplete' | 'truncated' | 'idle' | 'line' | 'size' | 'index';
+export type StreamFault = 'incomplete' | 'truncated' | 'idle' | 'line' | 'size' | 'index' | 'format';
 
 /** The retryable `ModelFailed` for a stream that did not end normally. */
 export function streamFailedError(who: ModelIdentity, fault: StreamFault, message: string): TrellisError {
   return new TrellisError('ModelFailed', `Model call to ${who.provider} failed: ${message}`, {
     kind: 'system',
     retryable: true,
-    hint: fault === 'idle' ? 'The model stopped sending; try again, or raise the stream.idleTimeoutMs option for a slow model' : 'The response was not used (no tool of it ran); try again, or add a fallback model',
+    hint:
+      fault === 'idle'
+        ? 'The model stopped sending; try again, or raise the stream.idleTimeoutMs option for a slow model'
+        : fault === 'format'
+          ? 'Check the baseURL, and whether a proxy or a sign-in page answers in the provider\'s place; the call can be tried again'
+          : 'The response was not used (no tool of it ran); try again, or add a fallback model',
     details: { provider: who.provider, model: who.model, stream: fault },
   });
 }
@@ -76,11 +81,16 @@ export function assertCompleted(response: ModelResponse, who: ModelIdentity, nor
  * A `fetch` for a vendor SDK whose response bodies are bounded: a line of the event stream
  * longer than `maxLineBytes`, or a body larger than `maxResponseBytes`, fails the read with a
  * retryable `ModelFailed` (and cancels the body, closing the connection) instead of being
- * buffered whole.
+ * buffered whole. A successful status with an HTML page for a body fails at once (`format`).
  */
 export function boundedFetch(limits: ResolvedStreamLimits, who: () => ModelIdentity, base: typeof fetch = globalThis.fetch): typeof fetch {
   return async (input, init) => {
     const response = await base(input, init);
+    // An HTML page is never an API's answer, whatever its status says: a proxy, a captive portal, a wrong baseURL.
+    if (response.ok && /^\s*(text\/html|application\/xhtml\+xml)\b/i.test(response.headers.get('content-type') ?? '')) {
+      await response.body?.cancel().catch(() => undefined);
+      throw streamFailedError(who(), 'format', `the provider answered ${response.status} with an HTML page (${response.headers.get('content-type')}), not an API response`);
+    }
     if (!response.body) return response;
     const body = response.body.pipeThrough(byteLimits(limits, who));
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });

@@ -2,7 +2,8 @@ import type { ChatMessage } from '../models/model-provider.js';
 import { assertSessionId } from './session-id.js';
 import { encodeCheckpoint, encodeSteps } from './checkpoint-codec.js';
 import { nextRevision } from './checkpoint-revision.js';
-import { assertLeaseArguments } from './session-lease.js';
+import { performance } from 'node:perf_hooks';
+import { assertLeaseArguments, leaseState, type LeaseAdmin, type LeaseView } from './session-lease.js';
 import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession, TurnRecord } from './session-store.js';
 import { leaseLost, type StepAppend, type StepJournal } from './step-journal.js';
 import { admitTurnEvents, noSessionForEvents, type TurnEventUsage } from './turn-event-budget.js';
@@ -10,9 +11,11 @@ import type { RecordedTurnEvent, StoredTurnEvents, TurnEventLog } from './turn-e
 import { chainAuditEntries } from './audit-chain.js';
 import type { AuditEntry, AuditLog, AuditRecord } from './audit-log.js';
 
+/** A lease in memory: `expiresAt` on the process's monotonic clock, which a change of the wall clock cannot move. */
 interface MemoryLease {
   readonly holder: string;
   expiresAt: number;
+  ttlMs: number;
 }
 
 interface MemorySession {
@@ -39,7 +42,7 @@ interface MemorySession {
  * @example
  * const app = await Trellis.create({ store: new MemoryStore() });
  */
-export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal, AuditLog {
+export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal, AuditLog, LeaseAdmin {
   private readonly sessions = new Map<string, MemorySession>();
   private readonly leases = new Map<string, MemoryLease>();
   /** The audit log as JSON text per record, so a caller holding a record cannot change the stored one. */
@@ -164,12 +167,13 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
     if (fence !== undefined && this.leases.get(sessionId)?.holder !== fence) throw leaseLost(sessionId);
   }
 
+  /** Judged by the process's monotonic clock: the store lives in this process, and no change of the wall clock moves an expiry. */
   async acquireLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean> {
     assertLeaseArguments(sessionId, holder, ttlMs);
-    const now = Date.now();
+    const now = performance.now();
     const lease = this.leases.get(sessionId);
     if (lease && lease.holder !== holder && lease.expiresAt > now) return false;
-    this.leases.set(sessionId, { holder, expiresAt: now + ttlMs });
+    this.leases.set(sessionId, { holder, expiresAt: now + ttlMs, ttlMs });
     return true;
   }
 
@@ -177,13 +181,31 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
     assertLeaseArguments(sessionId, holder, ttlMs);
     const lease = this.leases.get(sessionId);
     if (lease?.holder !== holder) return false;
-    lease.expiresAt = Date.now() + ttlMs;
+    lease.expiresAt = performance.now() + ttlMs;
+    lease.ttlMs = ttlMs;
     return true;
   }
 
   async releaseLease(sessionId: string, holder: string): Promise<void> {
     assertLeaseArguments(sessionId, holder);
     if (this.leases.get(sessionId)?.holder === holder) this.leases.delete(sessionId);
+  }
+
+  async listLeases(): Promise<readonly LeaseView[]> {
+    return [...this.leases.keys()].sort().map((id) => this.leaseView(id, this.leases.get(id)!));
+  }
+
+  async clearLease(sessionId: string, holder?: string): Promise<LeaseView | undefined> {
+    assertSessionId(sessionId);
+    const lease = this.leases.get(sessionId);
+    if (lease === undefined || (holder !== undefined && lease.holder !== holder)) return undefined;
+    this.leases.delete(sessionId);
+    return this.leaseView(sessionId, lease);
+  }
+
+  private leaseView(sessionId: string, lease: MemoryLease): LeaseView {
+    const now = performance.now();
+    return { sessionId, holder: lease.holder, expiresAt: new Date(Date.now() + (lease.expiresAt - now)).toISOString(), ttlMs: lease.ttlMs, state: leaseState(lease.expiresAt, lease.ttlMs, now) };
   }
 
   /** Keeps the sessions: one MemoryStore may outlive an app, e.g. to resume in a second app as if in another process. */

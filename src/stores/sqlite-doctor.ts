@@ -1,13 +1,16 @@
 import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import { describeError } from '../errors/describe-error.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import { SQLITE_MIGRATIONS, schemaVersion } from './sqlite-migrations.js';
 import { loadDriver, SqliteStore } from './sqlite-store.js';
+import { staleLeases } from './stale-leases.js';
+import { REBUILDABLE_TABLES, schemaGaps } from './sqlite-schema.js';
 
 /** One check of {@link diagnoseSqliteStore}: passed, or a problem with how to fix it. */
 export interface DoctorFinding {
-  readonly check: 'file' | 'integrity' | 'schema' | 'session';
+  readonly check: 'file' | 'integrity' | 'schema' | 'session' | 'lease' | 'quarantine';
   readonly ok: boolean;
   readonly detail: string;
   /** What to do (a command), for a problem. */
@@ -20,6 +23,8 @@ export interface DoctorReport {
   readonly ok: boolean;
   readonly findings: readonly DoctorFinding[];
 }
+
+const REBUILD_OR_RESTORE = 'trellis doctor --repair (rebuilds the indexes when every table still reads whole: the damage is in indexes or free pages); else restore the file from a backup (sqlite3 .recover salvages what still reads)';
 
 /** Integrity messages shown at most; SQLite can list thousands for one damaged page. */
 const MAX_INTEGRITY_LINES = 10;
@@ -44,15 +49,25 @@ export async function diagnoseSqliteStore(path: string): Promise<DoctorReport> {
     db = new Driver(path, { readonly: true, fileMustExist: true });
     db.pragma('schema_version');
   } catch (error) {
-    findings.push({ check: 'file', ok: false, detail: `cannot be opened as SQLite: ${describeError(error)}`, fix: 'Restore the file from a backup, or move it away to start with an empty store' });
+    const code = String((error as { code?: unknown })?.code ?? '');
+    const fix = /^SQLITE_(READONLY|CANTOPEN)/.test(code)
+      ? `Give this user read and write access to ${dirname(path)} (SQLite in WAL mode keeps -wal and -shm files beside the database, even to read it), or copy the file to a folder that has it`
+      : 'Restore the file from a backup, or move it away to start with an empty store';
+    findings.push({ check: 'file', ok: false, detail: `cannot be opened as SQLite: ${describeError(error)}`, fix });
     return report();
   }
   try {
     findings.push({ check: 'file', ok: true, detail: `opens as SQLite (${path})` });
-    findings.push(integrity(db));
-    const schema = schemaCheck(db);
+    const intact = integrity(db);
+    findings.push(intact);
+    const schema = schemaCheck(db, Driver);
     findings.push(schema);
     if (!schema.ok) return report();
+    if (!intact.ok) {
+      // A damaged page fails the loads that read it: that is the file's damage, not the sessions'.
+      findings.push({ check: 'session', ok: true, detail: 'sessions are read back once the integrity check passes' });
+      return report();
+    }
     if (schemaVersion(db) < (SQLITE_MIGRATIONS.at(-1)?.version ?? 0)) {
       // The doctor never writes; this Trellis reads only the current layout.
       findings.push({ check: 'session', ok: true, detail: 'sessions are read back once the file is migrated (any command that opens it for writing, or `trellis sessions list`)' });
@@ -70,13 +85,13 @@ function integrity(db: Database.Database): DoctorFinding {
   try {
     rows = (db.pragma(`integrity_check(${MAX_INTEGRITY_LINES})`) as Record<string, unknown>[]).map((row) => String(Object.values(row)[0]));
   } catch (error) {
-    return { check: 'integrity', ok: false, detail: `integrity check could not run: ${describeError(error)}`, fix: 'Restore the file from a backup' };
+    return { check: 'integrity', ok: false, detail: `integrity check could not run: ${describeError(error)}`, fix: REBUILD_OR_RESTORE };
   }
   if (rows.length === 1 && rows[0] === 'ok') return { check: 'integrity', ok: true, detail: 'integrity check passed' };
-  return { check: 'integrity', ok: false, detail: `integrity check failed: ${rows.join('; ')}`, fix: 'Restore the file from a backup; sessions that still read can be kept with sqlite3 .recover' };
+  return { check: 'integrity', ok: false, detail: `integrity check failed: ${rows.join('; ')}`, fix: REBUILD_OR_RESTORE };
 }
 
-function schemaCheck(db: Database.Database): DoctorFinding {
+function schemaCheck(db: Database.Database, Driver: typeof Database): DoctorFinding {
   const latest = SQLITE_MIGRATIONS.at(-1)?.version ?? 0;
   let version: number;
   try {
@@ -84,16 +99,50 @@ function schemaCheck(db: Database.Database): DoctorFinding {
   } catch (error) {
     return { check: 'schema', ok: false, detail: `the schema version cannot be read: ${describeError(error)}`, fix: 'Restore the file from a backup' };
   }
+  if (version === 0 && db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sessions'`).get()) {
+    return { check: 'schema', ok: false, detail: "the tables of a Trellis store are here, but not its schema ledger (schema_migrations): its version is unknown", fix: 'trellis doctor --repair (restores the ledger when every table is as this Trellis writes it); else restore the file from a backup' };
+  }
   if (version === 0) return { check: 'schema', ok: false, detail: 'this is not a Trellis session store (no schema_migrations table)', fix: 'Point the store at the right file' };
   if (version > latest) return { check: 'schema', ok: false, detail: `schema version ${version} was written by a newer Trellis (this one knows up to ${latest})`, fix: 'Upgrade Trellis' };
   if (version < latest) return { check: 'schema', ok: true, detail: `schema version ${version}; it is migrated to ${latest} the next time the store is opened for writing` };
-  const missing = ['sessions', 'checkpoints'].filter((table) => !db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(table));
-  if (missing.length > 0) return { check: 'schema', ok: false, detail: `schema version ${version}, but table(s) ${missing.join(', ')} are missing`, fix: 'The file was changed outside Trellis: restore it from a backup' };
-  return { check: 'schema', ok: true, detail: `schema version ${version} (current)` };
+  const { missingTables, missingColumns } = schemaGaps(db, Driver);
+  if (missingTables.length === 0 && missingColumns.length === 0) return { check: 'schema', ok: true, detail: `schema version ${version} (current)` };
+  const missing = [...missingTables.map((t) => `table ${t}`), ...missingColumns.map((c) => `column ${c}`)].join(', ');
+  const rebuildable = missingColumns.length === 0 && missingTables.every((t) => REBUILDABLE_TABLES.has(t));
+  return {
+    check: 'schema',
+    ok: false,
+    detail: `schema version ${version}, but ${missing} ${missingTables.length + missingColumns.length === 1 ? 'is' : 'are'} missing: the file was changed outside Trellis`,
+    fix: rebuildable ? `trellis doctor --repair (recreates ${missingTables.join(', ')} empty: ${missingTables.length === 1 ? 'it holds' : 'they hold'} no session)` : 'Restore the file from a backup (or move it away to start with an empty store)',
+  };
+}
+
+/**
+ * Leases that hold a session for a process that is gone (a problem: the session is busy until
+ * they expire) or that a clock ahead of this machine's wrote (a problem of that clock, though
+ * they hold nothing); expired ones are harmless and only counted. `--repair` clears them all.
+ */
+function leaseFindings(leases: Parameters<typeof staleLeases>[0]): DoctorFinding[] {
+  const stale = staleLeases(leases);
+  const findings: DoctorFinding[] = [];
+  for (const { kind, why } of stale) {
+    if (kind === 'orphaned') findings.push({ check: 'lease', ok: false, detail: why, fix: 'trellis doctor --repair (clears it)' });
+    if (kind === 'ahead') findings.push({ check: 'lease', ok: false, detail: why, fix: 'trellis doctor --repair (clears it); check the clock of the host that wrote it' });
+  }
+  const expired = stale.filter((s) => s.kind === 'expired').length;
+  if (expired > 0) findings.push({ check: 'lease', ok: true, detail: `${expired} expired lease(s) left by turns that stopped: harmless (trellis doctor --repair removes them)` });
+  const live = leases.length - stale.length;
+  if (live > 0) findings.push({ check: 'lease', ok: true, detail: `${live} session(s) leased by a running turn` });
+  return findings;
 }
 
 async function sessionChecks(path: string): Promise<DoctorFinding[]> {
-  const store = new SqliteStore({ path, readonly: true });
+  let store: SqliteStore;
+  try {
+    store = new SqliteStore({ path, readonly: true });
+  } catch (error) {
+    return [{ check: 'session', ok: false, detail: `the sessions cannot be read: ${describeError(error)}`, fix: 'Restore the file from a backup' }];
+  }
   try {
     const sessions = await store.list();
     const findings: DoctorFinding[] = [];
@@ -102,13 +151,27 @@ async function sessionChecks(path: string): Promise<DoctorFinding[]> {
         await store.load(id);
       } catch (error) {
         const message = TrellisError.is(error) ? error.message.split('. ')[0]! : describeError(error);
-        findings.push({ check: 'session', ok: false, detail: message, fix: `trellis sessions delete ${id}` });
+        findings.push({ check: 'session', ok: false, detail: message, fix: `trellis sessions delete ${id}, or trellis doctor --repair (moves it aside into the quarantine table, keeping its rows)` });
       }
     }
     const unreadable = findings.length;
     findings.unshift({ check: 'session', ok: unreadable === 0, detail: `${sessions.length - unreadable} of ${sessions.length} stored session(s) read back` });
+    findings.push(...leaseFindings(await store.listLeases()));
+    const quarantined = quarantinedSessions(path);
+    if (quarantined > 0) findings.push({ check: 'quarantine', ok: true, detail: `${quarantined} unreadable session(s) moved aside by trellis doctor --repair: their rows are kept as they were in the quarantine table` });
     return findings;
+  } catch (error) {
+    return [{ check: 'session', ok: false, detail: `the sessions cannot be read: ${describeError(error)}`, fix: 'Restore the file from a backup' }];
   } finally {
     await store.close();
+  }
+}
+
+function quarantinedSessions(path: string): number {
+  const db = new (loadDriver())(path, { readonly: true, fileMustExist: true });
+  try {
+    return (db.prepare('SELECT COUNT(*) AS n FROM quarantine').get() as { n: number }).n;
+  } finally {
+    db.close();
   }
 }

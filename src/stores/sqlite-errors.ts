@@ -20,7 +20,7 @@ const BY_CODE: Readonly<Record<string, Mapping>> = {
   SQLITE_READONLY: { code: 'StoreReadonly', retryable: false, what: 'the database cannot be written', hint: (path) => `Check the permissions of ${path} and its folder (and its -wal and -shm files)` },
   SQLITE_CORRUPT: { code: 'StoreCorrupt', retryable: false, what: 'the database file is damaged', hint: () => `${DOCTOR}; restore the file from a backup if it reports damage` },
   SQLITE_NOTADB: { code: 'StoreCorrupt', retryable: false, what: 'the file is not a SQLite database', hint: () => `${DOCTOR}; point the store at another file, or move this one away` },
-  SQLITE_IOERR: { code: 'StoreIO', retryable: true, what: 'the disk reported an I/O error', hint: (path) => `Check the disk holding ${path}` },
+  SQLITE_IOERR: { code: 'StoreIO', retryable: true, what: 'the disk reported an I/O error', hint: (path) => `Check the disk holding ${path}: full, failing, or over a file-size limit (ulimit -f); then try again` },
   SQLITE_CANTOPEN: { code: 'StoreIO', retryable: false, what: 'the file cannot be opened', hint: (path) => `Check that ${path} and its folder exist and are accessible` },
   SQLITE_PERM: { code: 'StoreReadonly', retryable: false, what: 'access to the file was denied', hint: (path) => `Check the permissions of ${path}` },
 };

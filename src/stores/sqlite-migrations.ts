@@ -216,9 +216,36 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       );
     `,
   },
+  {
+    version: 10,
+    name: 'lease-ttl',
+    // Each lease keeps the TTL it was taken for, so a lease whose expiry lies further ahead than
+    // that was written by a clock ahead of this machine's and holds nothing (issue 34). Rows from
+    // before keep a day: as long as any lease could be.
+    up: `
+      ALTER TABLE session_leases ADD COLUMN ttl_ms INTEGER NOT NULL DEFAULT 86400000;
+    `,
+  },
+  {
+    version: 11,
+    name: 'quarantine',
+    // Sessions whose rows no longer read, moved aside by `trellis doctor --repair`: the rows as
+    // they were (JSON of each table's rows), so the session id starts afresh and nothing is lost.
+    // No foreign key: the session row is gone.
+    up: `
+      CREATE TABLE quarantine (
+        id             INTEGER PRIMARY KEY,
+        session_id     TEXT NOT NULL,
+        reason         TEXT NOT NULL,
+        rows           TEXT NOT NULL,
+        quarantined_at TEXT NOT NULL
+      );
+    `,
+  },
 ];
 
-const LEDGER = `
+/** The schema ledger's table: one row per migration run. */
+export const LEDGER = `
   CREATE TABLE IF NOT EXISTS schema_migrations (
     version    INTEGER PRIMARY KEY,
     name       TEXT NOT NULL,
@@ -244,8 +271,9 @@ export function applyMigrations(db: Database, migrations: readonly SqliteMigrati
   assertOrdered(migrations);
   const latest = migrations.at(-1)?.version ?? 0;
   const migrate = db.transaction(() => {
-    db.exec(LEDGER);
     const current = schemaVersion(db);
+    assertLedger(db, current);
+    db.exec(LEDGER);
     assertKnown(db, current, latest);
     const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
     for (const migration of migrations) {
@@ -265,6 +293,7 @@ export function applyMigrations(db: Database, migrations: readonly SqliteMigrati
 export function assertSchemaCurrent(db: Database, migrations: readonly SqliteMigration[] = SQLITE_MIGRATIONS): number {
   const latest = migrations.at(-1)?.version ?? 0;
   const current = schemaVersion(db);
+  assertLedger(db, current);
   assertKnown(db, current, latest);
   if (current < latest) {
     throw new TrellisError('UnsupportedSchema', `The Trellis database ${db.name} is at schema version ${current}, older than version ${latest} that this code needs`, {
@@ -273,6 +302,16 @@ export function assertSchemaCurrent(db: Database, migrations: readonly SqliteMig
     });
   }
   return current;
+}
+
+/** A file with Trellis's tables but no ledger is not new: migrating it from version 0 would fail on its first table. */
+function assertLedger(db: Database, current: number): void {
+  if (current > 0 || !db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sessions'`).get()) return;
+  throw new TrellisError('StoreSchema', `The Trellis database ${db.name} has its tables but no schema_migrations ledger, so its schema version is unknown`, {
+    hint: 'Run `trellis doctor --repair`: it restores the ledger when every table is as this Trellis writes it; otherwise restore the file from a backup',
+    kind: 'system',
+    details: { path: db.name },
+  });
 }
 
 function assertKnown(db: Database, current: number, latest: number): void {

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { assertSessionId } from './session-id.js';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
@@ -7,7 +7,7 @@ import { asTrellisError, TrellisError } from '../errors/trellis-error.js';
 import { offloadParts, referencedBlobs, restoreParts, type PartBlob } from './part-blobs.js';
 import { encodeBatchCheckpoint, encodeSteps, StoredRowDecoder, type EncodedBatchCheckpoint } from './checkpoint-codec.js';
 import { nextRevision, type StoredHead } from './checkpoint-revision.js';
-import { assertLeaseArguments } from './session-lease.js';
+import { assertLeaseArguments, LEASE_CLOCK_TOLERANCE_MS, leaseState, type LeaseAdmin, type LeaseView } from './session-lease.js';
 import type { ChatMessage } from '../models/model-provider.js';
 import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession, TurnRecord } from './session-store.js';
 import { guardStore, sqliteStoreError } from './sqlite-errors.js';
@@ -74,7 +74,7 @@ interface SummaryRow {
  * const store = SqliteStore.open('.trellis/orders.db');
  * const app = await Trellis.create({ store });
  */
-export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal, AuditLog {
+export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal, AuditLog, LeaseAdmin {
   /** The file (or `:memory:`) this store opened. */
   readonly path: string;
   /** Whether the store was opened with `readonly: true`. */
@@ -157,12 +157,12 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
 
   async appendTurnEvents(sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]): Promise<void> {
     this.assertWritable('record turn events');
-    this.writeTurnEvents(sessionId, turnIndex, events);
+    guardStore('record turn events', this.path, () => this.writeTurnEvents(sessionId, turnIndex, events));
   }
 
   async turnEvents(sessionId: string, turnIndex: number): Promise<StoredTurnEvents> {
-    const usage = this.sql.selectEventUsage.get(sessionId, turnIndex) as TurnEventUsage | undefined;
-    const rows = this.sql.selectTurnEvents.all(sessionId, turnIndex) as { seq: number; event: string }[];
+    const usage = guardStore('read turn events', this.path, () => this.sql.selectEventUsage.get(sessionId, turnIndex)) as TurnEventUsage | undefined;
+    const rows = guardStore('read turn events', this.path, () => this.sql.selectTurnEvents.all(sessionId, turnIndex)) as { seq: number; event: string }[];
     const decode = new StoredRowDecoder(sessionId, 'file');
     const events = rows.map(({ seq, event }) => decode.parse(event, `turn_events.event (turn ${turnIndex}, seq ${seq})`) as RecordedTurnEvent);
     return { events, dropped: usage?.dropped ?? 0 };
@@ -187,24 +187,41 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     return guardStore('delete a session', this.path, () => this.sql.deleteSession.run(sessionId).changes > 0);
   }
 
-  /** Judged by this host's clock: processes sharing a SQLite file share the machine. */
+  /**
+   * Judged by this machine's clock: processes sharing a SQLite file (in WAL mode) share the
+   * machine. A lease whose expiry lies further ahead than its TTL was written by a clock ahead
+   * of this one (see `SessionLease`), and is taken like an expired one.
+   */
   async acquireLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean> {
     assertLeaseArguments(sessionId, holder, ttlMs);
     this.assertWritable('take a session lease');
     const now = Date.now();
-    return this.sql.acquireLease.run(sessionId, holder, now + ttlMs, now).changes > 0;
+    return guardStore('take a session lease', this.path, () => this.sql.acquireLease.run(sessionId, holder, now + ttlMs, ttlMs, now, now).changes > 0);
   }
 
   async renewLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean> {
     assertLeaseArguments(sessionId, holder, ttlMs);
     this.assertWritable('renew a session lease');
-    return this.sql.renewLease.run(Date.now() + ttlMs, sessionId, holder).changes > 0;
+    return guardStore('renew a session lease', this.path, () => this.sql.renewLease.run(Date.now() + ttlMs, ttlMs, sessionId, holder).changes > 0);
   }
 
   async releaseLease(sessionId: string, holder: string): Promise<void> {
     assertLeaseArguments(sessionId, holder);
     this.assertWritable('release a session lease');
-    this.sql.releaseLease.run(sessionId, holder);
+    guardStore('release a session lease', this.path, () => this.sql.releaseLease.run(sessionId, holder));
+  }
+
+  async listLeases(): Promise<readonly LeaseView[]> {
+    const now = Date.now();
+    return (guardStore('list session leases', this.path, () => this.sql.selectLeases.all()) as LeaseRow[]).map((row) => leaseView(row, now));
+  }
+
+  async clearLease(sessionId: string, holder?: string): Promise<LeaseView | undefined> {
+    assertSessionId(sessionId);
+    this.assertWritable('clear a session lease');
+    const now = Date.now();
+    const row = guardStore('clear a session lease', this.path, () => (holder === undefined ? this.sql.clearLease.get(sessionId) : this.sql.clearHeldLease.get(sessionId, holder))) as LeaseRow | undefined;
+    return row && leaseView(row, now);
   }
 
   /**
@@ -294,6 +311,10 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     const row = this.sql.selectSession.get(sessionId) as SessionRow | undefined;
     if (!row) return undefined;
     const decode = new StoredRowDecoder(sessionId, 'file');
+    // The head's numbers drive every later checkpoint: one that is not a count would make each turn fail instead.
+    for (const column of ['revision', 'message_count'] as const) {
+      if (!Number.isSafeInteger(row[column]) || row[column] < 0) throw decode.transcriptGap(`sessions.${column}`, `${JSON.stringify(row[column])}, not a count`);
+    }
     const state = decode.state(row.state, 'sessions.state');
     const rows = this.sql.selectCheckpoints.all(sessionId) as CheckpointRow[];
     const stored = readTranscript(rows, row.message_count, decode);
@@ -336,6 +357,19 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
 // Sealed: a plugin in the same process cannot patch SqliteStore's methods to capture sessions or transcripts (issue 34).
 Object.freeze(SqliteStore.prototype);
 Object.freeze(SqliteStore);
+
+/** One row of `session_leases`; `expires_at` is epoch milliseconds unless the row was damaged. */
+interface LeaseRow {
+  readonly session_id: string;
+  readonly holder: string;
+  readonly expires_at: unknown;
+  readonly ttl_ms: unknown;
+}
+
+function leaseView(row: LeaseRow, now: number): LeaseView {
+  const time = typeof row.expires_at === 'number' && Number.isFinite(row.expires_at) && Math.abs(row.expires_at) <= 8.64e15 ? new Date(row.expires_at).toISOString() : undefined;
+  return { sessionId: row.session_id, holder: row.holder, expiresAt: time, ttlMs: typeof row.ttl_ms === 'number' ? row.ttl_ms : 0, state: leaseState(row.expires_at, row.ttl_ms, now) };
+}
 
 /** One row of `checkpoints`: the messages a checkpoint appended and the turn record it wrote. */
 interface CheckpointRow {
@@ -400,7 +434,14 @@ function migrateOnce(path: string): void {
 
 function openDatabase(path: string, readonly: boolean): Database.Database {
   const inMemory = path === ':memory:';
-  if (!inMemory && !readonly) mkdirSync(dirname(path), { recursive: true });
+  if (!inMemory && !readonly) {
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+    } catch (error) {
+      throw storeFileError(path, `its folder ${dirname(path)} cannot be created (${(error as NodeJS.ErrnoException).code ?? 'error'})`, 'StoreIO', `Point the store at a path whose folder exists or can be created; ${dirname(path)} or a folder above it is a file, or not writable`, error);
+    }
+    assertWritableFile(path);
+  }
   const Driver = loadDriver();
   let db: Database.Database;
   try {
@@ -432,6 +473,31 @@ function openDatabase(path: string, readonly: boolean): Database.Database {
   }
 }
 
+/**
+ * A store opened for writing on a file this process cannot write fails at once, saying so,
+ * rather than open (SQLite falls back to reading) and fail at the first lease.
+ */
+function assertWritableFile(path: string): void {
+  let fd: number;
+  try {
+    if (!statSync(path).isFile()) throw storeFileError(path, 'it is not a regular file', 'StoreIO', `Point the store at a database file; ${path} is a folder or a device`);
+    fd = openSync(path, 'r+');
+  } catch (error) {
+    if (TrellisError.is(error)) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return;
+    if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
+      throw storeFileError(path, `the file cannot be written (${code})`, 'StoreReadonly', `Give this process write access to ${path} and its folder (SQLite creates -wal and -shm files beside it), or open it with { readonly: true } to read`, error);
+    }
+    throw storeFileError(path, `the file cannot be opened (${code ?? 'error'})`, 'StoreIO', `Check ${path} and the disk holding it`, error);
+  }
+  closeSync(fd);
+}
+
+function storeFileError(path: string, what: string, code: 'StoreIO' | 'StoreReadonly', hint: string, cause?: unknown): TrellisError {
+  return new TrellisError(code, `The session store at ${path} cannot be opened: ${what}`, { hint, kind: 'system', details: { path, operation: 'open' }, ...(cause !== undefined && { cause }) });
+}
+
 function prepareStatements(db: Database.Database) {
   return {
     head: db.prepare('SELECT agent, revision, message_count, turn_count, last_turn_index FROM sessions WHERE id = ?'),
@@ -459,14 +525,21 @@ function prepareStatements(db: Database.Database) {
     ),
     insertTurnEvent: db.prepare('INSERT INTO turn_events (session_id, turn_index, seq, event) VALUES (?, ?, ?, ?)'),
     selectTurnEvents: db.prepare('SELECT seq, event FROM turn_events WHERE session_id = ? AND turn_index = ? ORDER BY seq'),
-    // The upsert's WHERE decides: a live lease of another holder is left alone (0 changes).
-    // Parameters (session id, holder, expires at, now) are positional, as in the checkpoint's statements.
+    // The upsert's WHERE decides: a live lease of another holder is left alone (0 changes). Live
+    // is `leaseState`'s rule: an expiry that is a time after now, but not beyond now + its TTL
+    // (+ the tolerance); anything else was let go, or written by a clock ahead of this one.
+    // Parameters (session id, holder, expires at, ttl, now, now) are positional, as in the checkpoint's statements.
     acquireLease: db.prepare(
-      `INSERT INTO session_leases (session_id, holder, expires_at) VALUES (?, ?, ?)
-       ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-       WHERE session_leases.holder = excluded.holder OR session_leases.expires_at <= ?`,
+      `INSERT INTO session_leases (session_id, holder, expires_at, ttl_ms) VALUES (?, ?, ?, ?)
+       ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at, ttl_ms = excluded.ttl_ms
+       WHERE session_leases.holder = excluded.holder
+          OR NOT (typeof(session_leases.expires_at) IN ('integer', 'real') AND session_leases.expires_at > ?
+                  AND session_leases.expires_at <= ? + session_leases.ttl_ms + ${LEASE_CLOCK_TOLERANCE_MS})`,
     ),
-    renewLease: db.prepare('UPDATE session_leases SET expires_at = ? WHERE session_id = ? AND holder = ?'),
+    renewLease: db.prepare('UPDATE session_leases SET expires_at = ?, ttl_ms = ? WHERE session_id = ? AND holder = ?'),
+    selectLeases: db.prepare('SELECT session_id, holder, expires_at, ttl_ms FROM session_leases ORDER BY session_id'),
+    clearLease: db.prepare('DELETE FROM session_leases WHERE session_id = ? RETURNING session_id, holder, expires_at, ttl_ms'),
+    clearHeldLease: db.prepare('DELETE FROM session_leases WHERE session_id = ? AND holder = ? RETURNING session_id, holder, expires_at, ttl_ms'),
     releaseLease: db.prepare('DELETE FROM session_leases WHERE session_id = ? AND holder = ?'),
     leaseHolder: db.prepare('SELECT holder FROM session_leases WHERE session_id = ?'),
     bumpRevision: db.prepare('UPDATE sessions SET revision = ?, updated_at = ? WHERE id = ?'),

@@ -1,6 +1,6 @@
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { LoggingMiddleware, RetryMiddleware } from 'trellis';
-import { Describe, Hook, inject, Middleware, Plugin, Tool } from 'trellis/plugin';
+import { Describe, Hook, inject, Middleware, Plugin, Tool, type ToolContext } from 'trellis/plugin';
 import { DESK_QUERIES } from '../desk-database.js';
 import type { QueryResult, ReadOnlyQueries } from '../read-only-query.js';
 
@@ -19,7 +19,8 @@ export class SearchInput {
  * Read-only SQL over the report desk's database. The connection is opened with
  * `{ readonly: true }` and every query must be one SELECT; writes, DDL and stacked
  * statements come back as a `SqlRefused` error result the model can read. A query runs in a
- * process of its own, killed after 5 s (`SqlTimeout`); rows, cells and bytes are capped.
+ * process of its own, killed after 5 s (`SqlTimeout`); rows, cells and bytes are capped. A
+ * session's queries run one at a time, so its runaway queries never hold up another session's.
  */
 @Plugin({ name: 'db', version: '1.0.0', description: 'Read-only SQL over the report desk database' })
 @Middleware(LoggingMiddleware)
@@ -34,8 +35,8 @@ export class DbPlugin {
       'Run one read-only SELECT over the shop database (customers, products, orders, order_items) and get the rows back. ' +
       'Use it to answer questions about the data. Not for changing data, and not for files: use export.csv to save rows.',
   })
-  search(input: SearchInput): Promise<QueryResult> {
-    return this.queries.run(input.sql, { maxRows: input.limit ?? 50 });
+  search(input: SearchInput, ctx: ToolContext): Promise<QueryResult> {
+    return this.queries.run(input.sql, { maxRows: input.limit ?? 50 }, ctx.sessionId);
   }
 
   /** Ends the query process with the app. */

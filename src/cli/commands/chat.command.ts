@@ -3,7 +3,7 @@ import type { AppDescription, Approver, Decision, Session, TrellisEvent, TurnRes
 import { openSession, waitingCalls, withCliApp } from '../cli-app.js';
 import type { CliIo } from '../cli-io.js';
 import { cliCommand } from '../invocation.js';
-import { interruptible } from '../interruptible.js';
+import { interruptible, sessionInterrupt } from '../interruptible.js';
 import { LineReader } from '../line-reader.js';
 import { approvalLines } from '../render/approval-prompt.js';
 import { escapeControl } from '../render/terminal-text.js';
@@ -44,21 +44,21 @@ async function chatLoop(io: CliIo, session: Session, reader: LineReader, app: Ap
     if (line.trim() === '') continue;
     const started = performance.now();
     const retries = { count: 0 };
-    let result = await streamTurn(io, session, retries, (signal) => session.send(line, { signal }));
+    let result = await streamTurn(io, session, retries, () => session.send(line));
     while (result.status === 'suspended') {
       const decisions = await askDecisions(io, result, reader, app);
       if (!decisions) {
         io.out(`Still waiting for approval; decide later with: ${cliCommand(io)} resume ${session.id} --approve <callId>`);
         return;
       }
-      result = await streamTurn(io, session, retries, (signal) => session.resume({ decisions, signal, approver }));
+      result = await streamTurn(io, session, retries, () => session.resume({ decisions, approver }));
     }
     io.out(summaryLine(result, performance.now() - started, session.id, retries.count));
   }
 }
 
 /** Runs a turn, printing text deltas as they arrive and tool activity (retries counted) on lines of their own. */
-async function streamTurn(io: CliIo, session: Session, retries: { count: number }, turn: (signal: AbortSignal) => Promise<TurnResult>): Promise<TurnResult> {
+async function streamTurn(io: CliIo, session: Session, retries: { count: number }, turn: () => Promise<TurnResult>): Promise<TurnResult> {
   let midLine = false;
   let streamed = false;
   const onEvent = (event: TrellisEvent): void => {
@@ -80,7 +80,7 @@ async function streamTurn(io: CliIo, session: Session, retries: { count: number 
   const subscription = session.events$.subscribe(onEvent);
   let result: TurnResult;
   try {
-    result = (await interruptible(io, turn)).value;
+    result = (await interruptible(io, turn, sessionInterrupt(session))).value;
   } finally {
     subscription.unsubscribe();
   }

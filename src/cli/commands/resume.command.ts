@@ -8,6 +8,7 @@ import { cliCommand } from '../invocation.js';
 import { sortDecisions } from '../decided-calls.js';
 import { openCliQueue, queuedSession, runQueuedTurn } from '../queued-turn.js';
 import { printTurn } from './run.command.js';
+import { sessionInterrupt } from '../interruptible.js';
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
@@ -68,7 +69,7 @@ export function registerResumeCommand(program: Command, io: CliIo): void {
           return;
         }
         const session = openSession(cli, io, sessionId);
-        await printTurn(io, session, (signal) => session.resume({ decisions: toApply, signal, approver: cli.approver }), cli.app.describe());
+        await printTurn(io, session, () => session.resume({ decisions: toApply, approver: cli.approver }), cli.app.describe(), sessionInterrupt(session));
       });
     });
 }

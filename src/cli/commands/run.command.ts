@@ -5,7 +5,7 @@ import { openSession, waitingCalls, withCliApp, type CliApp } from '../cli-app.j
 import { usageError } from '../cli-errors.js';
 import type { CliIo } from '../cli-io.js';
 import { cliCommand } from '../invocation.js';
-import { EXIT_INTERRUPTED, interruptible } from '../interruptible.js';
+import { EXIT_INTERRUPTED, interruptible, sessionInterrupt, type TurnInterrupt } from '../interruptible.js';
 import { openCliQueue, queuedSession, runQueuedTurn } from '../queued-turn.js';
 import { toolActivityLine } from '../render/tool-activity.js';
 import { pendingLines, replyLines, summaryLine } from '../render/turn-summary.js';
@@ -34,7 +34,7 @@ export function registerRunCommand(program: Command, io: CliIo): void {
         }
         const session = openSession(cli, io, options.session);
         await warnCancelled(io, cli, session.id);
-        await printTurn(io, session, (signal) => session.send(message, { signal }), cli.app.describe());
+        await printTurn(io, session, () => session.send(message), cli.app.describe(), sessionInterrupt(session));
       });
     });
 }
@@ -47,8 +47,12 @@ export async function warnCancelled(io: CliIo, cli: CliApp, sessionId: string): 
   io.err(`warning: session ${sessionId} was waiting for approval of ${calls}; this new message cancels ${waiting.length === 1 ? 'it' : 'them'} (to decide instead: ${cliCommand(io)} resume ${sessionId} --approve/--reject <callId>)`);
 }
 
-/** Runs a turn (a send or a resume) with tool activity, retries included, on stderr, then prints its outcome. */
-export async function printTurn(io: CliIo, session: Pick<Session, 'id' | 'events$'>, turn: (signal: AbortSignal) => Promise<TurnResult>, app?: AppDescription): Promise<TurnResult> {
+/**
+ * Runs a turn (a send or a resume) with tool activity, retries included, on stderr, then
+ * prints its outcome. Ctrl-C stops it through `interrupt` (a turn run here), else through the
+ * signal `turn` is given (a queued turn).
+ */
+export async function printTurn(io: CliIo, session: Pick<Session, 'id' | 'events$'>, turn: (signal: AbortSignal) => Promise<TurnResult>, app?: AppDescription, interrupt?: TurnInterrupt): Promise<TurnResult> {
   let retries = 0;
   const activity = session.events$.subscribe((event) => {
     if (event.type === 'tool.retry') retries++;
@@ -58,7 +62,7 @@ export async function printTurn(io: CliIo, session: Pick<Session, 'id' | 'events
   const started = performance.now();
   let result: TurnResult;
   try {
-    const outcome = await interruptible(io, turn);
+    const outcome = await interruptible(io, turn, interrupt);
     result = outcome.value;
     if (outcome.interrupted) io.exitCode = EXIT_INTERRUPTED;
   } finally {

@@ -69,15 +69,19 @@ export function registerSessionsCommand(program: Command, io: CliIo): void {
     });
   sessions
     .command('delete')
-    .description('delete a stored session with its transcript and turns (also one that can no longer be read)')
+    .description('delete a stored session with its transcript and turns (also one that can no longer be read), and clear its lease')
     .argument('<id>', 'the session id')
     .action(async (id: string) => {
       const path = await cliStorePath(io);
       if (!existsSync(path)) throw new TrellisError('SessionNotFound', `No session '${id}': ${path} does not exist`, { hint: 'List sessions with: trellis sessions' });
       const store = new SqliteStore({ path });
       try {
-        if (!(await store.delete(id))) throw new TrellisError('SessionNotFound', `No session '${id}' in ${path}`, { hint: 'List sessions with: trellis sessions' });
-        io.out(`Deleted session ${escapeControl(id)}.`);
+        const deleted = await store.delete(id);
+        // The lease goes too, whoever holds it: a turn still running there cannot save (LeaseLost).
+        const lease = await store.clearLease(id);
+        if (!deleted && !lease) throw new TrellisError('SessionNotFound', `No session '${id}' in ${path}`, { hint: 'List sessions with: trellis sessions' });
+        if (deleted) io.out(`Deleted session ${escapeControl(id)}.`);
+        if (lease) io.out(`Cleared its lease (held by ${escapeControl(lease.holder)}${lease.state === 'live' ? `, until ${lease.expiresAt}: a turn still running there cannot save` : `, ${lease.state}`}).`);
       } finally {
         await store.close();
       }

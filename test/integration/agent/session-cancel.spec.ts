@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { IsString } from 'class-validator';
-import { Trellis, Plugin, Tool, Hook, StateKey, ScriptedModel, MemoryStore, type HookContext, type ToolContext } from '../../../index.js';
+import { Trellis, Plugin, Tool, Hook, StateKey, ScriptedModel, MemoryStore, suspend, TrellisError, type HookContext, type ToolContext } from '../../../index.js';
 
 class Line {
   @IsString() line!: string;
@@ -36,6 +36,25 @@ class StepsPlugin {
   }
 }
 
+const paid: string[] = [];
+
+/** Payments that wait for approval, take 200 ms and ignore their signal (a sent payment cannot be called back). */
+@Plugin({ name: 'gp', version: '1.0.0' })
+class GatedPaymentsPlugin {
+  @Tool({ name: 'gp.pay', description: 'Pays. Tests only.', input: Line })
+  async pay(input: Line) {
+    started(input.line);
+    paid.push(input.line);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    return `paid ${input.line}`;
+  }
+
+  @Hook('tool.gate')
+  gate() {
+    return suspend({ message: 'Pay?', allowedDecisions: ['approve', 'reject'] });
+  }
+}
+
 async function setup(script: ConstructorParameters<typeof ScriptedModel>[0], delayMs = 0) {
   const store = new MemoryStore();
   const app = Trellis.create({ store });
@@ -47,6 +66,7 @@ async function setup(script: ConstructorParameters<typeof ScriptedModel>[0], del
 
 beforeEach(() => {
   sawAbort.length = 0;
+  paid.length = 0;
   started = () => undefined;
 });
 
@@ -113,6 +133,44 @@ describe('session.cancel(): stopping the running turn', () => {
     expect(result.status).toBe('cancelled');
     expect(sawAbort).toEqual([]);
     expect(session.transcript.map((m) => m.content)).toEqual(['go', '', expect.stringContaining('waited w')]);
+  });
+
+  it('a resume stopped during its first approved call: that call finishes and is recorded, the second does not start and waits for a decision again', async () => {
+    const store = new MemoryStore();
+    const app = Trellis.create({ store });
+    await app.install(GatedPaymentsPlugin);
+    const model = new ScriptedModel([{ toolCalls: [{ name: 'gp.pay', args: { line: 'a' } }, { name: 'gp.pay', args: { line: 'b' } }] }, 'all paid']);
+    const session = app.agent({ name: 'gp', model, instructions: 'x' }).session('s');
+    const asked = await session.send('pay both');
+    const [a, b] = asked.suspended!.map((p) => p.callId);
+    started = () => setTimeout(() => session.cancel(), 10);
+
+    const stopped = await session.resume({ decisions: [{ callId: a!, decision: 'approve' }, { callId: b!, decision: 'approve' }] });
+    expect(paid).toEqual(['a']);
+    expect(stopped.status).toBe('suspended');
+    expect(stopped.toolCalls.map((c) => [c.callId, c.ok])).toEqual([[a, true]]);
+    // b is undecided again: the next decision on it holds (a claimed approval would run by itself).
+    expect((await session.pending()).map((p) => p.callId)).toEqual([b]);
+    started = () => undefined;
+    const done = await session.resume({ decisions: [{ callId: b!, decision: 'reject' }] });
+    expect(done.reply).toBe('all paid');
+    expect(paid).toEqual(['a']);
+    expect(session.transcript.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([expect.stringContaining('paid a'), expect.stringContaining('Rejected')]);
+  });
+
+  it('abandon() gives the lease up at once while the turn runs; the turn writes nothing more (LeaseLost)', async () => {
+    const { store, session } = await setup([{ toolCalls: [{ name: 'sc.wait', args: { line: 'w' } }] }, 'never']);
+    expect(await session.abandon()).toBe(false);
+    let abandoned: Promise<boolean> | undefined;
+    started = () => (abandoned = session.abandon());
+    const turn = session.send('go');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await abandoned).toBe(true);
+    // Another writer takes the session at once, not after the lease's TTL.
+    expect(await store.acquireLease('s', 'another process', 10_000)).toBe(true);
+    const error = await turn.then(() => undefined, (e: unknown) => e);
+    expect(TrellisError.is(error, 'LeaseLost')).toBe(true);
+    expect((await store.load('s'))?.transcript ?? []).toEqual([]);
   });
 
   it('a send waiting behind the running turn is not cancelled', async () => {

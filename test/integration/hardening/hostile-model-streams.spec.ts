@@ -22,7 +22,7 @@ beforeAll(async () => {
         res.writeHead(500).end('{"error":{"message":"no script"}}');
         return;
       }
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.writeHead(200, (script as { headers?: Record<string, string> }).headers ?? { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       void script(res, req);
     });
   });
@@ -79,6 +79,8 @@ const hugeLine = (head: string, bytes: number): Script => async (res) => {
   }
   res.end();
 };
+/** Answers 200 with an HTML page, as a proxy, a captive portal or a wrong `baseURL` does. */
+const html = (): Script => Object.assign((res: ServerResponse) => void res.end('<!doctype html><html><head><title>Sign in</title></head><body><p>Please sign in to continue.</p></body></html>\n'), { headers: { 'content-type': 'text/html; charset=utf-8' } });
 /** Writes `head` and then nothing more, holding the connection open. */
 const stall = (head: string): Script => (res) => {
   res.write(head);
@@ -99,6 +101,8 @@ const OPENAI: readonly Case[] = [
   ['tool_calls[].index 2^32-2', () => send(call(2 ** 32 - 2, '{"note":"a"}') + chunk({}, 'tool_calls') + DONE), { fault: 'index' }],
   ['tool_calls[].index -1', () => send(call(-1, '{"note":"a"}') + chunk({}, 'tool_calls') + DONE), { fault: 'index' }],
   ['tool_calls[].index 1.5', () => send(call(1.5, '{"note":"a"}') + chunk({}, 'tool_calls') + DONE), { fault: 'index' }],
+  ['tool_calls[] without an index', () => send(chunk({ tool_calls: [{ id: `call_${randomUUID()}`, type: 'function', function: { name: WIRE, arguments: '{"note":"a"}' } }] }) + chunk({}, 'tool_calls') + DONE), { fault: 'index' }],
+  ['an HTML page with status 200', html, { fault: 'format' }],
   ['one 50 MB SSE line', () => hugeLine(`data: {"id":"c1","choices":[{"index":0,"delta":{"content":"`, 50_000_000), { fault: 'line' }],
   ['a stall after the first chunk', () => stall(call(0, '{"note":')), { fault: 'idle' }],
   ['a body past maxResponseBytes in small lines', () => send(Array.from({ length: 40 }, () => chunk({ content: 'y'.repeat(40_000) })).join('') + chunk({}, 'stop') + DONE), { fault: 'size' }],
@@ -113,6 +117,11 @@ const ANTHROPIC: readonly Case[] = [
   ['stop_reason max_tokens mid tool_use', () => send(START + toolUse(0, '{"note":"a', false) + messageEnd('max_tokens')), { fault: 'truncated' }],
   ['stop_reason max_tokens after a whole tool_use', () => send(START + toolUse(0, '{"note":"a"}') + messageEnd('max_tokens')), { fault: 'truncated' }],
   ['stop_reason refusal with a tool_use', () => send(START + toolUse(0, '{"note":"a"}') + messageEnd('refusal')), { fault: 'truncated' }],
+  ['input_json_delta for a block that never started (the started one has no input)', () => send(START + ev('content_block_start', { index: 0, content_block: { type: 'tool_use', id: `toolu_${randomUUID()}`, name: WIRE, input: {} } }) + ev('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: '{"note":"a"}' } }) + ev('content_block_stop', { index: 0 }) + messageEnd('tool_use')), { fault: 'index' }],
+  ['a tool_use block without an index', () => send(START + ev('content_block_start', { content_block: { type: 'tool_use', id: `toolu_${randomUUID()}`, name: WIRE, input: {} } }) + ev('content_block_delta', { delta: { type: 'input_json_delta', partial_json: '{"note":"a"}' } }) + ev('content_block_stop', {}) + messageEnd('tool_use')), { fault: 'index' }],
+  ['an input_json_delta without an index', () => send(START + ev('content_block_start', { index: 0, content_block: { type: 'tool_use', id: `toolu_${randomUUID()}`, name: WIRE, input: {} } }) + ev('content_block_delta', { delta: { type: 'input_json_delta', partial_json: '{"note":"a"}' } }) + ev('content_block_stop', { index: 0 }) + messageEnd('tool_use')), { fault: 'index' }],
+  ['two tool_use blocks started at one index', () => send(START + toolUse(0, '{"note":"a"}') + toolUse(0, '{"note":"b"}') + messageEnd('tool_use')), { fault: 'index' }],
+  ['an HTML page with status 200', html, { fault: 'format' }],
   ['200 tool_use blocks (past maxToolCalls)', () => send(START + Array.from({ length: 200 }, (_, i) => toolUse(i, '{"note":"a"}')).join('') + messageEnd('tool_use')), { fault: 'index' }],
   ['one 50 MB SSE line', () => hugeLine(`event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"`, 50_000_000), { fault: 'line' }],
   ['a stall after the first event', () => stall(START), { fault: 'idle' }],

@@ -81,3 +81,60 @@ describe('results are capped: rows, cells, bytes, blobs', () => {
     expect(result).toMatchObject({ rowCount: 7, truncated: true, truncatedBy: 'rows' });
   });
 });
+
+describe("one session's runaway queries do not hold up another session's (issue 34)", () => {
+  /** Settles with when it settled (ms since `from`), whatever the outcome. */
+  const settledAt = (work: Promise<unknown>, from: number) => work.then(() => Date.now() - from, () => Date.now() - from);
+
+  it('four runaway queries of one session run one at a time; another session\'s SELECT 1 answers before the first of them is stopped', async () => {
+    const started = Date.now();
+    const runaway = Array.from({ length: 4 }, () => queries.run(ENDLESS, { timeoutMs: 1_000 }, 'greedy'));
+    const outcomes = Promise.allSettled(runaway);
+    const firstStopped = settledAt(runaway[0]!, started);
+    const quick = queries.run('SELECT 1 AS one', {}, 'other');
+    const quickAt = await settledAt(quick, started);
+
+    expect(await quick).toMatchObject({ rows: [{ one: 1 }] });
+    expect(quickAt).toBeLessThan(await firstStopped);
+    // Before: every query of the desk waited in one line (21.9 s behind four runaway queries).
+    expect(quickAt).toBeLessThan(5_000);
+    expect((await outcomes).map((o) => (o.status === 'rejected' ? (o.reason as { code?: string }).code : 'ok'))).toEqual(['SqlTimeout', 'SqlTimeout', 'SqlTimeout', 'SqlTimeout']);
+    // One at a time: the last was stopped no sooner than four timeouts after the start.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4 * 1_000);
+  }, 30_000);
+
+  it('three sessions each with a runaway query and a fourth session\'s SELECT 1: it answers before any of them is stopped; with every process busy, a fifth waits its turn', async () => {
+    const started = Date.now();
+    const runaway = ['a', 'b', 'c'].map((session) => queries.run(ENDLESS, { timeoutMs: 2_000 }, session));
+    const firstStopped = Promise.race(runaway.map((r) => settledAt(r, started)));
+    const quickAt = await settledAt(queries.run('SELECT 1 AS one', {}, 'd'), started);
+    expect(quickAt).toBeLessThan(await firstStopped);
+    await Promise.allSettled(runaway);
+
+    const small = new ReadOnlyQueries(db, { timeoutMs: 1_000, maxRows: 5, maxCellChars: 100, maxResultBytes: 4_096 }, { processes: 1 });
+    try {
+      const busy = small.run(ENDLESS, {}, 'a');
+      const waiting = small.run('SELECT 1 AS one', {}, 'b');
+      await expect(busy).rejects.toMatchObject({ code: 'SqlTimeout' });
+      await expect(waiting).resolves.toMatchObject({ rows: [{ one: 1 }] });
+    } finally {
+      small.close();
+    }
+  }, 30_000);
+
+  it('through the desk agent: a turn of another session completes while one session\'s db.search runs away', async () => {
+    const app = await createDeskApp({ store: new MemoryStore(), databasePath: join(dir, 'desk.db'), exportDir: join(dir, 'exports'), logFile: false });
+    try {
+      const started = Date.now();
+      const runaway = app.agent({ ...DESK_AGENT, model: new ScriptedModel([{ toolCalls: [{ name: 'db.search', args: { sql: ENDLESS } }] }, 'gave up']) }).session('runaway').send('count forever');
+      const runawayAt = settledAt(runaway, started);
+      const quick = await app.agent({ ...DESK_AGENT, model: new ScriptedModel([{ toolCalls: [{ name: 'db.search', args: { sql: 'SELECT count(*) AS n FROM orders' } }] }, 'ten']) }).session('quick').send('how many orders?');
+      const quickAt = Date.now() - started;
+      expect(quick.toolCalls[0]).toMatchObject({ ok: true, value: { rows: [{ n: 10 }] } });
+      expect(quickAt).toBeLessThan(await runawayAt);
+      expect((await runaway).toolCalls[0]).toMatchObject({ ok: false, error: { code: 'SqlTimeout' } });
+    } finally {
+      await app.stop();
+    }
+  }, 30_000);
+});

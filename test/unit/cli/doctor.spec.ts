@@ -148,3 +148,74 @@ describe('trellis doctor', () => {
     expect(result.out).toContain('no store file');
   });
 });
+
+describe('leases an operator clears (issue 34)', () => {
+  const DAY = 86_400_000;
+
+  function lease(sessionId: string, holder: string, expiresAt: number, ttlMs: number): void {
+    const db = new Database(dbPath);
+    db.prepare('INSERT INTO session_leases (session_id, holder, expires_at, ttl_ms) VALUES (?, ?, ?, ?)').run(sessionId, holder, expiresAt, ttlMs);
+    db.close();
+  }
+
+  function leaseRows(): { session_id: string; holder: string }[] {
+    const db = new Database(dbPath, { readonly: true });
+    try {
+      return db.prepare('SELECT session_id, holder FROM session_leases ORDER BY session_id').all() as { session_id: string; holder: string }[];
+    } finally {
+      db.close();
+    }
+  }
+
+  /** The pid of a process that ran and is gone. */
+  async function deadPid(): Promise<number> {
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, ['-e', '']);
+    await new Promise((resolve) => child.on('exit', resolve));
+    return child.pid!;
+  }
+
+  it('sessions delete clears the session\'s lease with it, whoever holds it; an id with only a lease has it cleared', async () => {
+    await seed(['s1']);
+    lease('s1', 'a-host-a-day-ahead:7:x', Date.now() + DAY, 10_000);
+    lease('only-leased', 'crashed-first-turn', Date.now() + 9_000, 10_000);
+
+    const deleted = await cli('sessions', 'delete', 's1');
+    expect(deleted.code).toBe(0);
+    expect(deleted.out).toBe('Deleted session s1.\nCleared its lease (held by a-host-a-day-ahead:7:x, ahead).\n');
+    const cleared = await cli('sessions', 'delete', 'only-leased');
+    expect(cleared.code).toBe(0);
+    expect(cleared.out).toContain('Cleared its lease (held by crashed-first-turn, until ');
+    expect(cleared.out).toContain('a turn still running there cannot save');
+    expect(leaseRows()).toEqual([]);
+    expect((await cli('sessions', 'delete', 's1')).code).toBe(1);
+  });
+
+  it('doctor reports a lease from a clock ahead and one held for a process that is gone; --repair clears them and says so; a running process\'s lease stays', async () => {
+    const { hostname } = await import('node:os');
+    await seed(['s1']);
+    const gone = `${hostname()}:${await deadPid()}:0b0e6f6c-8d5e-4c57-9d0f-3f2a4bce9a10`;
+    const running = `${hostname()}:${process.pid}:6a4c3b43-2f1c-4a55-8d0e-0d5b9a2c7e11`;
+    lease('ahead', 'elsewhere', Date.now() + DAY, 10_000);
+    lease('orphan', gone, Date.now() + 3_600_000, 3_600_000);
+    lease('old', 'whoever', Date.now() - 60_000, 10_000);
+    lease('busy', running, Date.now() + 3_600_000, 3_600_000);
+
+    const sick = await cli('doctor');
+    expect(sick.code).toBe(1);
+    expect(sick.out).toContain('PROBLEM lease: the lease of session ahead expires at');
+    expect(sick.out).toContain('written by a clock ahead of this machine\'s');
+    expect(sick.out).toMatch(/PROBLEM lease: session orphan is leased until \S+ by process \d+ of this machine, which no longer runs/);
+    expect(sick.out).toContain('fix: trellis doctor --repair');
+    expect(sick.out).toContain('ok      lease: 1 expired lease(s) left by turns that stopped');
+    expect(sick.out).toContain('ok      lease: 1 session(s) leased by a running turn');
+    expect(leaseRows()).toHaveLength(4);
+
+    const repaired = await cli('doctor', '--repair');
+    expect(repaired.code).toBe(0);
+    expect(repaired.out.match(/^REPAIRED cleared a lease: /gm)).toHaveLength(3);
+    expect(repaired.out).toContain('No problems found.');
+    expect(leaseRows()).toEqual([{ session_id: 'busy', holder: running }]);
+    expect((await cli('doctor', '--repair')).out).toContain('Nothing to repair.');
+  });
+});
