@@ -77,7 +77,7 @@ export {
   type ToolContent,
 } from './src/models/content-part.js';
 export { addUsage, subtractUsage } from './src/models/usage-sum.js';
-export type { TrellisEvent, TrellisEventType } from './src/events/trellis-event.js';
+export type { TrellisEvent, TrellisEventType, RoundCause } from './src/events/trellis-event.js';
 
 // Errors
 export { TrellisError, type TrellisErrorCode, type TrellisErrorCodes, type TrellisErrorKind, type TrellisErrorOptions } from './src/errors/trellis-error.js';

@@ -71,7 +71,8 @@ export interface TrellisOptions {
   readonly approvals?: ApprovalSettings;
   /**
    * Spending limits per plugin or owner, enforced before each tool call (`BudgetExceeded`):
-   * tool calls per minute (shared by workers with a `RedisBudgetCounter`), tool time per turn.
+   * tool calls per minute, tokens and cost over a window (counted in the store, or shared by
+   * workers with a `RedisBudgetCounter`), tool time, all time and tokens per turn. See docs/governance.md.
    */
   readonly budgets?: BudgetSettings;
 }
@@ -135,7 +136,7 @@ export class Trellis {
       retention: { ...DEFAULT_RETENTION, ...options.sessions },
       leaseTtlMs: options.leaseTtlMs ?? LEASE_TTL_MS,
       approvals: compileApprovalPolicies(options.approvals),
-      ...(options.budgets !== undefined && { budgets: new BudgetGuard(options.budgets) }),
+      ...(options.budgets !== undefined && { budgets: new BudgetGuard(options.budgets, options.store) }),
       sessionState: (id) => this.#sessionState(id),
       releaseSession: (id) => void this.#sessions.delete(id),
       reportError: (error, plugin, point, sessionId) => this.#reportError(error, plugin, point, sessionId),
