@@ -175,7 +175,7 @@ export class TurnRunner {
       this.roundUsage[round] = response.usage;
       const causes = this.causesOf(round);
       env.site.spend.addModel(causes, response.usage.totalTokens, this.roundMs[round] ?? 0);
-      if (env.budgets?.countsModel) await env.budgets.spentModel(causes, this.ownerOf, response.usage, response.model);
+      if (env.budgets?.countsModel) await this.countModel(env.budgets, causes, response);
       if (env.observed()) env.emit({ type: 'round.finished', sessionId: env.sessionId, turn: env.turnIndex, round, model: response.model, usage: response.usage, ...causedBy(causes, this.ownerOf) });
       this.messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls.length > 0 ? response.toolCalls : undefined });
       if (response.toolCalls.length === 0) return this.end('completed', response.text);
@@ -512,6 +512,20 @@ export class TurnRunner {
     const tools = this.env.registry.tools;
     const causes = this.finished.toolsOfRound(round - 1).map((tool) => tools.get(tool)?.plugin ?? AGENT_ITSELF);
     return causes.length > 0 ? causes : AGENT_ONLY;
+  }
+
+  /**
+   * Counts a model call towards its causes' `tokens` and `cost` windows. A counter that fails
+   * (Redis or the store down) does not fail the turn, whose model call happened: the failure is
+   * reported as an `error` event, and the next tool call of those plugins, which reads the
+   * same counter, is refused with that error.
+   */
+  private async countModel(budgets: NonNullable<TurnEnv['budgets']>, causes: readonly string[], response: ModelResponse): Promise<void> {
+    try {
+      await budgets.spentModel(causes, this.ownerOf, response.usage, response.model);
+    } catch (error) {
+      this.env.emit({ type: 'error', code: TrellisError.is(error) ? error.code : 'StoreUnavailable', message: `A model call's tokens could not be counted towards the budgets of ${[...new Set(causes)].join(', ')}: ${describeError(error)}`, sessionId: this.env.sessionId });
+    }
   }
 
   /** A plugin's owning team (`@Plugin({ owner })`), by name. */
