@@ -117,7 +117,7 @@ export { MemoryBudgetCounter, RedisBudgetCounter, StoreBudgetCounter, type Budge
 export { canCountBudgets, type BudgetCounts } from './src/stores/budget-counts.js';
 export { PostgresBudgetCounter, type PostgresBudgetCounterOptions } from './src/budgets/postgres-budget-counter.js';
 export type { BudgetLimit, BudgetSettings, BudgetRefusal, BudgetWindow, BudgetPrice, BudgetLimitKind } from './src/budgets/budgets.js';
-export type { EraseSelector, EraseRequest, EraseReport } from './src/erasure/erasure.js';
+export type { EraseSelector, EraseRequest, EraseReport, EraseOptions, SessionEraser } from './src/erasure/erasure.js';
 export type { ApprovalPolicy, ApprovalSettings } from './src/agent/approval/approval-policy.js';
 export { MemoryStore } from './src/stores/memory-store.js';
 export { SqliteStore, DEFAULT_SQLITE_PATH, type SqliteStoreOptions } from './src/stores/sqlite-store.js';

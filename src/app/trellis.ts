@@ -31,7 +31,7 @@ import { canCompact, type SessionStore } from '../stores/session-store.js';
 import type { MiddlewareDeclaration } from '../tools/tool-middleware.js';
 import { describeRegistry, type AppDescription } from './app-description.js';
 import { pluginContract, type PluginContract } from './plugin-contract.js';
-import { checkSelector, sessionsToErase, type EraseReport, type EraseSelector } from '../erasure/erasure.js';
+import { checkSelector, erasureFailed, sessionsToErase, type EraseOptions, type EraseReport, type EraseSelector } from '../erasure/erasure.js';
 import { registerKernel } from './kernel-access.js';
 import { bindProviders, type Provider } from './providers.js';
 import type { SelfTestReport } from './self-test-report.js';
@@ -246,33 +246,45 @@ export class Trellis {
    * Erases stored sessions — one, a user's (`app.user_id`), a tenant's (`app.tenant`), or those
    * not updated since a time — with everything the store keeps of them (transcript, turns,
    * suspension, step journal, recorded turn events), after every installed plugin's `onErase`
-   * removed what it holds of them elsewhere. Sessions open in this process are dropped from
-   * memory. The approval audit log is append-only and keeps its entries (session ids, approver
-   * ids, arguments' hashes; never the arguments). See docs/governance.md.
+   * removed what it holds of them elsewhere, and each of `options.also` (the app's `TurnQueue`:
+   * their jobs in Redis). Sessions open in this process are dropped from memory. The approval
+   * audit log is append-only and keeps its entries (session ids, approver ids, arguments'
+   * hashes; never the arguments). See docs/governance.md.
    *
    * @throws TrellisError `InvalidOptions` for an empty or bad selector; `NotStarted` without a
-   *   store; a plugin's `onErase` failure (nothing deleted then: run it again).
+   *   store; a plugin's `onErase` or an eraser's failure (nothing deleted then: run it again).
    */
-  async erase(selector: EraseSelector): Promise<EraseReport> {
+  async erase(selector: EraseSelector, options: EraseOptions = {}): Promise<EraseReport> {
     checkSelector(selector);
     const store = this.#options.store;
     if (!store) throw new TrellisError('NotStarted', 'erase() needs a session store: this app keeps sessions in memory only', { hint: 'Create the app with Trellis.create({ store })' });
-    const sessionIds = await sessionsToErase(store, selector);
-    const plugins: string[] = [];
-    if (sessionIds.length === 0) return { sessions: [], plugins };
+    const also = options.also ?? [];
+    if (!Array.isArray(also) || also.some((e) => typeof e?.eraseSessions !== 'function')) {
+      throw new TrellisError('InvalidOptions', 'erase(): `also` must be a list of erasers, each with eraseSessions(request) (a TurnQueue is one)', { hint: "app.erase({ userId }, { also: [queue] })" });
+    }
+    const { sessionIds, userIds } = await sessionsToErase(store, selector);
+    const report = { sessions: sessionIds, plugins: [] as string[], also: [] as string[] };
+    // A user's or tenant's data may live outside their stored sessions (a queued first turn, a plugin's totals).
+    if (sessionIds.length === 0 && selector.userId === undefined && selector.tenant === undefined) return report;
+    const request = { sessionIds, selector, userIds };
     for (const plugin of this.#current.plugins) {
       const hook = (plugin.instance as PluginLifecycle).onErase;
       if (typeof hook !== 'function') continue;
       try {
-        await hook.call(plugin.instance, { sessionIds, selector });
+        await hook.call(plugin.instance, request);
       } catch (error) {
-        throw new TrellisError(TrellisError.is(error) ? error.code : 'Failed', `${plugin.definition.name}.onErase failed: ${describeError(error)}`, {
-          hint: 'No session was deleted; fix the plugin and erase again (plugins that ran already are asked again)',
-          kind: 'system',
-          cause: error,
-        });
+        throw erasureFailed(`${plugin.definition.name}.onErase`, error);
       }
-      plugins.push(plugin.definition.name);
+      report.plugins.push(plugin.definition.name);
+    }
+    for (const eraser of also) {
+      const name = (eraser as object).constructor?.name ?? 'eraser';
+      try {
+        await eraser.eraseSessions(request);
+      } catch (error) {
+        throw erasureFailed(`${name}.eraseSessions`, error);
+      }
+      report.also.push(name);
     }
     for (const id of sessionIds) {
       await store.delete(id);
@@ -280,8 +292,8 @@ export class Trellis {
       for (const agent of this.#agents.values()) agent.forget(id);
     }
     // Deleted rows stay in a file's free pages until it is rewritten.
-    if (canCompact(store)) await store.compact();
-    return { sessions: sessionIds, plugins };
+    if (sessionIds.length > 0 && canCompact(store)) await store.compact();
+    return report;
   }
 
   /**
