@@ -118,7 +118,8 @@ export { canCountBudgets, type BudgetCounts } from './src/stores/budget-counts.j
 export { PostgresBudgetCounter, type PostgresBudgetCounterOptions } from './src/budgets/postgres-budget-counter.js';
 export type { BudgetLimit, BudgetSettings, BudgetRefusal, BudgetWindow, BudgetPrice, BudgetLimitKind } from './src/budgets/budgets.js';
 export type { EraseSelector, EraseRequest, EraseReport, EraseOptions, SessionEraser } from './src/erasure/erasure.js';
-export type { ApprovalPolicy, ApprovalSettings } from './src/agent/approval/approval-policy.js';
+export type { ApprovalPolicy, ApprovalSettings, SweepContext } from './src/agent/approval/approval-policy.js';
+export type { ExpiryReport } from './src/app/expiry-sweep.js';
 export { MemoryStore } from './src/stores/memory-store.js';
 export { SqliteStore, DEFAULT_SQLITE_PATH, type SqliteStoreOptions } from './src/stores/sqlite-store.js';
 export { diagnoseSqliteStore, type DoctorReport, type DoctorFinding } from './src/stores/sqlite-doctor.js';

@@ -37,6 +37,7 @@ import { bindProviders, type Provider } from './providers.js';
 import type { SelfTestReport } from './self-test-report.js';
 import { compileApprovalPolicies, type ApprovalSettings } from '../agent/approval/approval-policy.js';
 import { BudgetGuard, type BudgetSettings } from '../budgets/budgets.js';
+import { sweepExpired, type ExpiryReport } from './expiry-sweep.js';
 
 export { TRELLIS_APP } from '../plugin/plugin-tokens.js';
 
@@ -107,6 +108,9 @@ export class Trellis {
   #mutation: Promise<unknown> = Promise.resolve();
   #seq = 0;
   #heartbeat: NodeJS.Timeout | undefined;
+  /** The expiry sweep's timer (`approvals.sweepEveryMs`), and the sweep running now, if any. */
+  #sweeper: NodeJS.Timeout | undefined;
+  #sweeping: Promise<ExpiryReport> | undefined;
   #phase: 'created' | 'started' | 'stopped' = 'created';
 
   /** Every event the app and its sessions emit. */
@@ -369,6 +373,37 @@ export class Trellis {
       this.#heartbeat = setInterval(() => void this.#beat(), this.#options.heartbeatMs);
       this.#heartbeat.unref();
     }
+    const sweepEveryMs = this.#options.approvals?.sweepEveryMs;
+    if (sweepEveryMs !== undefined && this.#options.store !== undefined) {
+      this.#sweeper = setInterval(() => void this.expirePending().catch((error: unknown) => this.#reportError(error, undefined, 'approvals.sweep')), sweepEveryMs);
+      this.#sweeper.unref();
+    }
+  }
+
+  /**
+   * Rejects the waiting calls past their approval policy's `expiresAfterMs` in every suspended
+   * session of the store whose agent this app has, and goes on with their turns (the model is
+   * told each call was not approved in time), each entry audited. `approvals.sweepEveryMs` runs
+   * it on a timer once the app is started; a host may call it from its own scheduler. A sweep
+   * already running is joined, not doubled.
+   */
+  expirePending(): Promise<ExpiryReport> {
+    const store = this.#options.store;
+    if (store === undefined) return Promise.reject(new TrellisError('NotStarted', 'expirePending() needs a session store: suspended turns live there', { hint: 'Create the app with Trellis.create({ store })' }));
+    if (this.#sweeping !== undefined) return this.#sweeping;
+    const sweeping = sweepExpired({
+      store,
+      policies: this.#host.approvals ?? [],
+      tools: this.#current.tools,
+      agent: (name) => this.#agents.get(name),
+      ...(this.#options.approvals?.sweepContext !== undefined && { context: this.#options.approvals.sweepContext }),
+    });
+    this.#sweeping = sweeping;
+    const done = () => {
+      if (this.#sweeping === sweeping) this.#sweeping = undefined;
+    };
+    sweeping.then(done, done);
+    return sweeping;
   }
 
   /**
@@ -379,6 +414,9 @@ export class Trellis {
     if (this.#phase === 'stopped') return;
     if (this.#heartbeat) clearInterval(this.#heartbeat);
     this.#heartbeat = undefined;
+    if (this.#sweeper) clearInterval(this.#sweeper);
+    this.#sweeper = undefined;
+    await this.#sweeping?.catch(() => undefined);
     try {
       await this.#hooks.run('app.shutdown', signal, this.#appSite());
     } finally {

@@ -103,11 +103,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     this.writeTurnEvents = this.db.transaction((sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]) => this.applyTurnEvents(sessionId, turnIndex, events)).immediate;
     this.writeSteps = this.db.transaction((append: StepAppend, steps: string) => this.applySteps(append, steps)).immediate;
     // Immediate: the last row is read under the write lock, so processes sharing the file chain in one order.
-    this.writeAudit = this.db.transaction((entries: readonly AuditEntry[]) => {
-      const records = chainAuditEntries(this.sql.lastAudit.get() as { seq: number; hash: string } | undefined, entries);
-      for (const r of records) this.sql.insertAudit.run(r.seq, r.prevHash, r.hash, JSON.stringify(r.entry));
-      return records;
-    }).immediate;
+    this.writeAudit = this.db.transaction((entries: readonly AuditEntry[]) => this.insertAudit(entries)).immediate;
     this.writeBudgetCount = this.db.transaction((key: string, windowStart: number, amount: number, expiresAt: number, now: number) => {
       // Expired windows go now and then, not on every add.
       if (++this.budgetAdds % 256 === 1) this.sql.dropExpiredBudgets.run(now);
@@ -134,6 +130,9 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
 
   /** A checkpoint with `releaseLease` gives the lease up in its own transaction. */
   readonly releasesLeaseOnCheckpoint: boolean = true;
+
+  /** A checkpoint's audit entries are chained and inserted in its own transaction. */
+  readonly auditsInCheckpoint: boolean = true;
 
   async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
     assertSessionId(checkpoint.sessionId);
@@ -264,7 +263,16 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     if (head) this.sql.deleteSteps.run(sessionId);
     // The turn's last write: its lease ends in the same transaction (no write transaction of its own).
     if (checkpoint.releaseLease !== undefined) this.sql.releaseLease.run(sessionId, checkpoint.releaseLease);
+    // The decisions this checkpoint stores are audited in the same transaction, chained under its write lock.
+    if (checkpoint.audit !== undefined && checkpoint.audit.length > 0) this.insertAudit(checkpoint.audit);
     return revision;
+  }
+
+  /** Chains entries to the last record and inserts them; inside a write transaction. */
+  private insertAudit(entries: readonly AuditEntry[]): AuditRecord[] {
+    const records = chainAuditEntries(this.sql.lastAudit.get() as { seq: number; hash: string } | undefined, entries);
+    for (const r of records) this.sql.insertAudit.run(r.seq, r.prevHash, r.hash, JSON.stringify(r.entry));
+    return records;
   }
 
   private applySteps(append: StepAppend, steps: string): number {
