@@ -135,7 +135,7 @@ export type { FieldError } from './src/validation/field-error.js';
 // Built-in plugins: policy
 export { PermissionsPlugin, PermissionsConfig, PermissionRule, ArgumentCondition, PermissionPolicy, type PermissionEffect, type PermissionDecision } from './plugins/permissions/index.js';
 export { ContentSafetyPlugin, ContentSafetyConfig, RedactionPattern, PiiRedactor, passesLuhn } from './plugins/content-safety/index.js';
-export { BillingPlugin, BillingConfig, BillingPlan, UserAccount, BillingAccounts, CREDITS_KEY, type CreditBalances } from './plugins/billing/index.js';
+export { BillingPlugin, BillingConfig, BillingPlan, UserAccount, BillingAccounts, CREDITS_KEY, billingPrice, type CreditBalances } from './plugins/billing/index.js';
 export { ReflectionPlugin, ReflectionConfig, LESSONS_KEY, type Lesson } from './plugins/reflection/index.js';
 
 // Built-in plugins: memory, retrieval, observation

@@ -49,7 +49,7 @@ export type TrellisEvent =
   | { readonly type: 'tool.retry'; readonly sessionId?: string; readonly callId: string; readonly tool: string; readonly attempt: number; readonly delayMs: number; readonly error: ToolErrorInfo }
   | { readonly type: 'tool.suspended'; readonly sessionId: string; readonly callId: string; readonly tool: string; readonly message: string }
   | { readonly type: 'tool.output_invalid'; readonly sessionId: string; readonly callId: string; readonly tool: string; readonly plugin: string; readonly message: string }
-  | { readonly type: 'budget.exceeded'; readonly sessionId: string; readonly callId: string; readonly tool: string; readonly budget: string; readonly plugin: string; readonly owner?: string; readonly limit: string; readonly max: number; readonly window: string }
+  | { readonly type: 'budget.exceeded'; readonly sessionId: string; readonly callId: string; readonly tool: string; readonly budget: string; readonly plugin: string; readonly owner?: string; readonly limit: string; readonly max: number; readonly window: string; readonly spent: number }
   | { readonly type: 'heartbeat'; readonly at: number }
   | { readonly type: 'plugin.event'; readonly plugin: string; readonly name: string; readonly data?: unknown };
 
