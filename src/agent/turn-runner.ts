@@ -15,9 +15,9 @@ import { ToolCallRun, startToolCall, toolFailure, toolMessage, type CallEnd, typ
 import type { ToolResult } from '../contract/tool-result.js';
 import type { InferenceRequest } from '../contract/hook-payloads.js';
 import type { HandoffMark } from '../contract/delegation.js';
-import type { RoundCause } from '../events/trellis-event.js';
 import { handedOverUsage, rollUpUsage } from './delegation/usage-rollup.js';
-import { AGENT_ITSELF, attributeUsage, type UsageSplit } from './usage-attribution.js';
+import { attributeUsage, type UsageSplit } from './usage-attribution.js';
+import { causedBy, roundCauses, spendRound } from './round-spend.js';
 import { filterTools, mergeInference, ROUND_KEYS, roundMessages, toolDefinitions } from './round-request.js';
 import { carriedTurnValues, SUSPENSION_VERSION, type SuspensionRecord } from './suspension-record.js';
 import { runToolBatch, type BatchOutcome } from './tool-batch.js';
@@ -63,8 +63,6 @@ export interface TurnEnd {
 }
 
 const NO_RECALL: readonly ChatMessage[] = [];
-/** The causes of a round no tool led to. */
-const AGENT_ONLY: readonly string[] = Object.freeze([AGENT_ITSELF]);
 /** A turn no agent handed over: one shared empty record, read only, not one per turn. */
 const NONE_HANDED_OVER: Readonly<Record<string, Usage>> = Object.freeze({});
 
@@ -173,10 +171,10 @@ export class TurnRunner {
       }
       this.addUsage(response);
       this.roundUsage[round] = response.usage;
-      const causes = this.causesOf(round);
-      env.site.spend.addModel(causes, response.usage.totalTokens, this.roundMs[round] ?? 0);
-      if (env.budgets?.countsModel) await this.countModel(env.budgets, causes, response);
-      if (env.observed()) env.emit({ type: 'round.finished', sessionId: env.sessionId, turn: env.turnIndex, round, model: response.model, usage: response.usage, ...causedBy(causes, this.ownerOf) });
+      const causes = roundCauses(env, this.finished, round);
+      const counting = spendRound(env, causes, response, this.roundMs[round] ?? 0);
+      if (counting !== undefined) await counting;
+      if (env.observed()) env.emit({ type: 'round.finished', sessionId: env.sessionId, turn: env.turnIndex, round, model: response.model, usage: response.usage, ...causedBy(env, causes) });
       this.messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls.length > 0 ? response.toolCalls : undefined });
       if (response.toolCalls.length === 0) return this.end('completed', response.text);
       if (response.toolCalls.length > limits.maxToolCallsPerRound) return this.tooManyCalls(response, limits.maxToolCallsPerRound);
@@ -504,33 +502,6 @@ export class TurnRunner {
     }
   }
 
-  /**
-   * The plugins whose tools ran in the round before `round` (one entry per call): what its
-   * model call was asked to read. `(agent)` alone when no tool ran.
-   */
-  private causesOf(round: number): readonly string[] {
-    const tools = this.env.registry.tools;
-    const causes = this.finished.toolsOfRound(round - 1).map((tool) => tools.get(tool)?.plugin ?? AGENT_ITSELF);
-    return causes.length > 0 ? causes : AGENT_ONLY;
-  }
-
-  /**
-   * Counts a model call towards its causes' `tokens` and `cost` windows. A counter that fails
-   * (Redis or the store down) does not fail the turn, whose model call happened: the failure is
-   * reported as an `error` event, and the next tool call of those plugins, which reads the
-   * same counter, is refused with that error.
-   */
-  private async countModel(budgets: NonNullable<TurnEnv['budgets']>, causes: readonly string[], response: ModelResponse): Promise<void> {
-    try {
-      await budgets.spentModel(causes, this.ownerOf, response.usage, response.model);
-    } catch (error) {
-      this.env.emit({ type: 'error', code: TrellisError.is(error) ? error.code : 'StoreUnavailable', message: `A model call's tokens could not be counted towards the budgets of ${[...new Set(causes)].join(', ')}: ${describeError(error)}`, sessionId: this.env.sessionId });
-    }
-  }
-
-  /** A plugin's owning team (`@Plugin({ owner })`), by name. */
-  private readonly ownerOf = (plugin: string): string | undefined => this.env.registry.byName.get(plugin)?.definition.owner;
-
   private addUsage(response: ModelResponse): void {
     const previous = this.usage[response.model];
     this.usage[response.model] = previous ? addUsage(previous, response.usage) : response.usage;
@@ -554,22 +525,6 @@ function transformFailed(transform: PluginMember, error: unknown): TrellisError 
     details: { plugin: transform.plugin, point: 'transform' },
     cause: error,
   });
-}
-
-/**
- * What `round.finished` says of whom a round's tokens are attributed to: each plugin with its
- * share and owner, when a tool's results caused it (nothing for the agent's own rounds).
- */
-function causedBy(causes: readonly string[], ownerOf: (plugin: string) => string | undefined): { causes?: RoundCause[] } {
-  if (causes === AGENT_ONLY) return {};
-  const shares = new Map<string, number>();
-  for (const plugin of causes) shares.set(plugin, (shares.get(plugin) ?? 0) + 1 / causes.length);
-  return {
-    causes: [...shares].map(([plugin, share]) => {
-      const owner = ownerOf(plugin);
-      return { plugin, share, ...(owner !== undefined && { owner }) };
-    }),
-  };
 }
 
 export function cancelled(): TrellisError {
