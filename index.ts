@@ -26,6 +26,7 @@ export type { AgentSpec } from './src/agent/agent-spec.js';
 export { AgentInput, type AgentToolSpec, type HandoffSpec, type RemoteAgent, type RemoteAgentCall, type RemoteAgentReply } from './src/agent/delegation/agent-tool-spec.js';
 export type { DirectCallOptions, DirectCallResult } from './src/agent/direct-tool-call.js';
 export type { TurnResult, TurnStatus, ToolCallRecord, PendingApproval, Decision, TurnUsage } from './src/agent/turn-result.js';
+export type { AttributedUsage, UsageSplit } from './src/contract/agent-usage.js';
 export type { InferenceRequest } from './src/contract/hook-payloads.js';
 export { parseSuspension, type SuspensionRecord } from './src/agent/suspension-record.js';
 export type { ToolCallInfo, ToolCallOutcome, TurnExchange, ToolCandidate } from './src/contract/hook-payloads.js';
@@ -113,10 +114,13 @@ export type { AuditLog, AuditEntry, AuditRecord, AuditOutcome, Approver } from '
 export { verifyAuditChain, argumentsHash, AUDIT_GENESIS, type AuditVerification } from './src/stores/audit-chain.js';
 export { CONTRACT_VERSION, type PluginContract } from './src/app/plugin-contract.js';
 export { diffContracts, type ContractChange, type ContractDiff } from './src/app/contract-diff.js';
-export { MemoryBudgetCounter, RedisBudgetCounter, type BudgetCounter, type RedisLike } from './src/budgets/budget-counter.js';
-export type { BudgetLimit, BudgetSettings, BudgetRefusal } from './src/budgets/budgets.js';
-export type { EraseSelector, EraseRequest, EraseReport } from './src/erasure/erasure.js';
-export type { ApprovalPolicy, ApprovalSettings } from './src/agent/approval/approval-policy.js';
+export { MemoryBudgetCounter, RedisBudgetCounter, StoreBudgetCounter, type BudgetCounter, type RedisLike, type RedisPipelineLike } from './src/budgets/budget-counter.js';
+export { canCountBudgets, type BudgetCounts } from './src/stores/budget-counts.js';
+export { PostgresBudgetCounter, type PostgresBudgetCounterOptions } from './src/budgets/postgres-budget-counter.js';
+export type { BudgetLimit, BudgetSettings, BudgetRefusal, BudgetWindow, BudgetPrice, BudgetLimitKind } from './src/budgets/budgets.js';
+export type { EraseSelector, EraseRequest, EraseReport, EraseOptions, SessionEraser } from './src/erasure/erasure.js';
+export type { ApprovalPolicy, ApprovalSettings, SweepContext } from './src/agent/approval/approval-policy.js';
+export type { ExpiryReport } from './src/app/expiry-sweep.js';
 export { MemoryStore } from './src/stores/memory-store.js';
 export { SqliteStore, DEFAULT_SQLITE_PATH, type SqliteStoreOptions } from './src/stores/sqlite-store.js';
 export { diagnoseSqliteStore, type DoctorReport, type DoctorFinding } from './src/stores/sqlite-doctor.js';
@@ -134,7 +138,7 @@ export type { FieldError } from './src/validation/field-error.js';
 // Built-in plugins: policy
 export { PermissionsPlugin, PermissionsConfig, PermissionRule, ArgumentCondition, PermissionPolicy, type PermissionEffect, type PermissionDecision } from './plugins/permissions/index.js';
 export { ContentSafetyPlugin, ContentSafetyConfig, RedactionPattern, PiiRedactor, passesLuhn } from './plugins/content-safety/index.js';
-export { BillingPlugin, BillingConfig, BillingPlan, UserAccount, BillingAccounts, CREDITS_KEY, type CreditBalances } from './plugins/billing/index.js';
+export { BillingPlugin, BillingConfig, BillingPlan, UserAccount, BillingAccounts, CREDITS_KEY, billingPrice, type CreditBalances } from './plugins/billing/index.js';
 export { ReflectionPlugin, ReflectionConfig, LESSONS_KEY, type Lesson } from './plugins/reflection/index.js';
 
 // Built-in plugins: memory, retrieval, observation

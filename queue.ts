@@ -4,6 +4,7 @@
  * BullMQ. See docs/scaling.md.
  */
 export { TurnQueue, type TurnQueueOptions, type QueuedTurn, type CancelledTurn } from './src/queue/turn-queue.js';
+export type { QueueErasure } from './src/queue/queue-erasure.js';
 export type { DoubleTextPolicy } from './src/queue/session-order.js';
 export { TrellisWorker, type TrellisWorkerOptions } from './src/queue/trellis-worker.js';
 export type { AgentResolver } from './src/queue/turn-job-runner.js';

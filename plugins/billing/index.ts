@@ -2,3 +2,4 @@
 export { BillingPlugin, CREDITS_KEY } from './billing.plugin.js';
 export { BillingConfig, BillingPlan, UserAccount } from './billing.config.js';
 export { BillingAccounts, type CreditBalances } from './billing-accounts.js';
+export { billingPrice } from './billing-price.js';

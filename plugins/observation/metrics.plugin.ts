@@ -13,7 +13,9 @@ import type { MetricsInstruments } from './metrics-instruments.js';
  * - `<prefix>model_latency_seconds{model}`: one model call (round start to round end);
  * - `<prefix>tool_latency_seconds{tool,outcome}`: one tool call, `outcome` `ok` or `error`;
  * - `<prefix>turn_latency_seconds{status}`: one turn;
- * - `<prefix>tokens_total{model,type}`: tokens used, `type` `input` or `output`;
+ * - `<prefix>tokens_total{model,type,plugin,owner}`: tokens used, `type` `input` or `output`;
+ *   a model call that read tools' results is counted under the plugins whose tools they came
+ *   from (their share of it; `owner` where the plugin has one), the agent's own without them;
  * - `<prefix>errors_total{code,source}`: error events (`source="app"`) and failed tool
  *   calls (`source="tool"`), by error code.
  *
@@ -84,11 +86,17 @@ export class MetricsPlugin implements PluginLifecycle {
           rounds!.delete(event.round);
           m.modelLatency.observe({ model: event.model }, (performance.now() - started) / 1000);
         }
-        m.tokens.inc({ model: event.model, type: 'input' }, event.usage.inputTokens);
-        m.tokens.inc({ model: event.model, type: 'output' }, event.usage.outputTokens);
-        // Parts of the input count, reported where the provider gave them.
-        if (event.usage.cachedInputTokens) m.tokens.inc({ model: event.model, type: 'cached_input' }, event.usage.cachedInputTokens);
-        if (event.usage.cacheWriteInputTokens) m.tokens.inc({ model: event.model, type: 'cache_write_input' }, event.usage.cacheWriteInputTokens);
+        // A round that read tools' results is counted under the plugins that caused it, by share
+        // (`plugin`, and `owner` where the plugin has one); the agent's own rounds keep the plain series.
+        for (const cause of event.causes ?? [undefined]) {
+          const labels = { model: event.model, ...(cause !== undefined && { plugin: cause.plugin }), ...(cause?.owner !== undefined && { owner: cause.owner }) };
+          const share = cause?.share ?? 1;
+          m.tokens.inc({ ...labels, type: 'input' }, event.usage.inputTokens * share);
+          m.tokens.inc({ ...labels, type: 'output' }, event.usage.outputTokens * share);
+          // Parts of the input count, reported where the provider gave them.
+          if (event.usage.cachedInputTokens) m.tokens.inc({ ...labels, type: 'cached_input' }, event.usage.cachedInputTokens * share);
+          if (event.usage.cacheWriteInputTokens) m.tokens.inc({ ...labels, type: 'cache_write_input' }, event.usage.cacheWriteInputTokens * share);
+        }
         return;
       }
       case 'tool.finished':

@@ -37,7 +37,9 @@ interface SessionSpans {
  * - turn: `invoke_agent` (INTERNAL), `gen_ai.conversation.id` = session id;
  * - each model call: `chat <model>` (CLIENT), a child of the turn, with
  *   `gen_ai.request.model` (the requested model, else the one that answered),
- *   `gen_ai.response.model`, `gen_ai.usage.input_tokens` / `output_tokens`;
+ *   `gen_ai.response.model`, `gen_ai.usage.input_tokens` / `output_tokens`, and
+ *   `trellis.plugins` / `trellis.owners` when it read tools' results (its tokens are theirs);
+ * - the turn also carries `trellis.plugins` / `trellis.owners`: who spent anything in it;
  * - each tool call: `execute_tool <tool>` (INTERNAL), a child of the turn, with
  *   `gen_ai.tool.name`, `gen_ai.tool.call.id`, and `error.type` when it failed.
  *
@@ -116,6 +118,8 @@ export class OpenTelemetryPlugin implements PluginLifecycle {
         span.setAttribute(GEN_AI.outputTokens, event.usage.outputTokens);
         if (event.usage.cachedInputTokens !== undefined) span.setAttribute(GEN_AI.cacheReadInputTokens, event.usage.cachedInputTokens);
         if (event.usage.cacheWriteInputTokens !== undefined) span.setAttribute(GEN_AI.cacheCreationInputTokens, event.usage.cacheWriteInputTokens);
+        // Whose tool results this call read: its tokens are theirs (usage.byPlugin).
+        if (event.causes !== undefined) setAttribution(span, event.causes.map((c) => c.plugin), event.causes.flatMap((c) => (c.owner !== undefined ? [c.owner] : [])));
         if (!spans.roundModel) {
           // No explicit model was requested: the provider's default answered.
           span.setAttribute(GEN_AI.requestModel, event.model);
@@ -168,6 +172,8 @@ export class OpenTelemetryPlugin implements PluginLifecycle {
         const spans = this.sessions.get(event.sessionId);
         if (spans?.turn) {
           spans.turn.setAttribute(GEN_AI.turnStatus, event.status);
+          // The plugins and teams that spent something in the turn.
+          if (event.plugins !== undefined) setAttribution(spans.turn, event.plugins, event.owners ?? []);
           if (event.status === 'failed') spans.turn.setStatus({ code: this.api.SpanStatusCode.ERROR, message: 'the turn failed' });
         }
         this.closeAll(event.sessionId, event.status);
@@ -203,4 +209,10 @@ export class OpenTelemetryPlugin implements PluginLifecycle {
     }
     spans.turn?.end();
   }
+}
+
+/** `trellis.plugins` and `trellis.owners` (string arrays, each name once) on a span. */
+function setAttribution(span: Span, plugins: readonly string[], owners: readonly string[]): void {
+  span.setAttribute('trellis.plugins', [...new Set(plugins)]);
+  if (owners.length > 0) span.setAttribute('trellis.owners', [...new Set(owners)]);
 }

@@ -5,9 +5,12 @@ import {
   Plugin,
   Requires,
   StateKey,
+  type EraseRequest,
   type HookContext,
   type ModelResponse,
+  type PluginLifecycle,
   PLUGIN_CONFIG,
+  TrellisError,
 } from 'trellis/plugin';
 import { TokenAccountingConfig } from './token-accounting.config.js';
 import { addUsage, EMPTY_TOTALS, type TokenTotals } from './token-usage.js';
@@ -33,7 +36,7 @@ export const SESSION_TOKENS_KEY = 'tokens.session';
  */
 @Plugin({ name: 'tokens', version: '1.0.0', description: 'Token usage per session and per user', config: TokenAccountingConfig })
 @StateKey(SESSION_TOKENS_KEY, { scope: 'session', merge: 'commutative', persistent: true })
-export class TokenAccountingPlugin {
+export class TokenAccountingPlugin implements PluginLifecycle {
   private readonly store: TokenUsageStore;
 
   constructor(
@@ -55,6 +58,23 @@ export class TokenAccountingPlugin {
   /** A session's totals so far (zero before its first model call). */
   sessionUsage(session: { readonly values: Readonly<Record<string, unknown>> }): TokenTotals {
     return (session.values[SESSION_TOKENS_KEY] as TokenTotals | undefined) ?? EMPTY_TOTALS;
+  }
+
+  /**
+   * Erasing a user (`app.erase({ userId })`) forgets their totals; erasing a tenant forgets the
+   * totals of the users whose sessions went. Erasing one session, or old ones, keeps the user's
+   * totals: they are the user's sum over every session, not the session's data (which goes with
+   * the session's `tokens.session` state).
+   */
+  async onErase(request: EraseRequest): Promise<void> {
+    const users = request.selector.userId !== undefined ? [request.selector.userId] : request.selector.tenant !== undefined ? request.userIds : [];
+    if (users.length === 0) return;
+    if (typeof this.store.delete !== 'function') {
+      throw new TrellisError('InvalidConfig', `The token usage store bound under TOKEN_USAGE_STORE cannot delete a user's totals, so erasing ${users.length === 1 ? 'this user' : 'these users'} would keep them`, {
+        hint: 'Give the store a delete(userId) method; the erasure deleted nothing and can be run again',
+      });
+    }
+    for (const user of users) await this.store.delete(user);
   }
 
   /** A user's totals over all their sessions (zero for an unknown user). */

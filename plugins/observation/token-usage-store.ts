@@ -9,6 +9,8 @@ import { addUsage, type TokenTotals } from './token-usage.js';
 export interface TokenUsageStore {
   add(userId: string, model: string, usage: Usage): void | Promise<void>;
   get(userId: string): TokenTotals | undefined | Promise<TokenTotals | undefined>;
+  /** Forgets a user's totals (`app.erase({ userId })`). A store without it makes a user's erasure fail rather than keep their totals. */
+  delete?(userId: string): void | Promise<void>;
 }
 
 /** DI token of the {@link TokenUsageStore} the token accounting plugin uses. */
@@ -24,5 +26,9 @@ export class InMemoryTokenUsageStore implements TokenUsageStore {
 
   get(userId: string): TokenTotals | undefined {
     return this.totals.get(userId);
+  }
+
+  delete(userId: string): void {
+    this.totals.delete(userId);
   }
 }

@@ -65,6 +65,15 @@ export class RagPlugin implements PluginLifecycle {
     }
   }
 
+  /**
+   * Erasure: the cache of query embeddings is keyed by the users' messages, and is not kept by
+   * session, so any erasure empties it (it only costs new embeddings). The indexed documents
+   * are the app's, not users' data.
+   */
+  onErase(): void {
+    this.queryVectors.clear();
+  }
+
   /** How many passages are indexed. */
   get size(): number {
     return this.passages.length;

@@ -52,6 +52,23 @@ export class FinishedCalls {
     this.#numbers.push(...other.#numbers);
   }
 
+  /** The tools of the calls that finished in `round`, cheaply (no records are built): what that round's results came from. */
+  toolsOfRound(round: number): string[] {
+    const refs = this.#refs;
+    const numbers = this.#numbers;
+    const tools: string[] = [];
+    for (let slot = 0; slot < numbers.length; slot += 2) {
+      const meta = numbers[slot + 1]!;
+      if (meta === WHOLE) {
+        const record = refs[slot] as ToolCallRecord;
+        if (record.round === round) tools.push(record.tool);
+      } else if (meta >> 1 === round) {
+        tools.push((refs[slot] as CallName).name);
+      }
+    }
+    return tools;
+  }
+
   /**
    * The public records, in the order the calls finished: `TurnResult.toolCalls`. Values are
    * copies without secrets (by key name, shape and `@Secret()`), as every other sink shows

@@ -12,7 +12,7 @@ import { historyFor, loopWithHandoffs } from './delegation/handoff-continuation.
 import { stashResume } from './delegation/resume-stash.js';
 import type { SuspensionRecord } from './suspension-record.js';
 import type { TurnEnv } from '../tools/turn-env.js';
-import { canAudit, type Approver } from '../stores/audit-log.js';
+import { canAudit, type Approver, type AuditEntry } from '../stores/audit-log.js';
 import { reviewApprovals } from './approval/approval-review.js';
 import { asEnded, finishReply, inTurnEnvelope, journalOf, turnEnv, type SessionParts, type TurnMeta } from './turn-envelope.js';
 import type { Decision, TurnResult } from './turn-result.js';
@@ -58,9 +58,12 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
   const runner = new TurnRunner(env, parts.agent.limits, record.input, record.instructions, historyFor(parts), record.startedAt);
   runner.restore(record);
   let journal: SuspensionRecord = { ...record, decisions: [...record.decisions, ...fresh], ...(review && { approvals: review.approvals }) };
-  // With an audit log, the decisions are stored before the log says they were made.
-  if (fresh.some((d) => d.decision !== 'reject' && d.decision !== 'skip') || (audit && review && review.audit.length > 0) || review?.voted) await claim(parts, journal, runner);
-  if (audit && review && review.audit.length > 0) await audit.appendAudit(review.audit);
+  // With an audit log, the decisions and their entries are written in the claim's transaction
+  // where the store can (`auditsInCheckpoint`); else the decisions first, then the entries.
+  const entries = audit && review && review.audit.length > 0 ? review.audit : undefined;
+  const together = entries !== undefined && parts.host.store?.auditsInCheckpoint === true;
+  if (fresh.some((d) => d.decision !== 'reject' && d.decision !== 'skip') || entries !== undefined || review?.voted) await claim(parts, journal, runner, together ? entries : undefined);
+  if (entries !== undefined && !together) await audit!.appendAudit(entries);
   const meta: TurnMeta = { turnIndex: record.turnIndex, input: record.input, taskInput: record.input, startedAt: record.startedAt, taskStarted: true, runner, key: record.key };
   const save = (next: SuspensionRecord) => parts.sync.checkpoint(record.turnIndex, record.input, { result: runner.result('suspended', undefined, undefined, next.pending), append: [], suspension: next }, record.startedAt, parts.state.session.values, false, record.key);
   return inTurnEnvelope(parts, env, meta, async (): Promise<TurnEnd> => {
@@ -159,11 +162,11 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
  * Stores the decisions before any call runs, so that a second process resuming the
  * same turn at the same time fails the revision check instead of running the calls again.
  */
-async function claim(parts: SessionParts, claimed: SuspensionRecord, runner: TurnRunner): Promise<void> {
+async function claim(parts: SessionParts, claimed: SuspensionRecord, runner: TurnRunner, audit: readonly AuditEntry[] | undefined): Promise<void> {
   if (!parts.host.store) return;
   const record = claimed;
   try {
-    await parts.sync.checkpoint(record.turnIndex, record.input, { result: runner.result('suspended', undefined, undefined, record.pending), append: [], suspension: claimed }, record.startedAt, parts.state.session.values, false, record.key);
+    await parts.sync.checkpoint(record.turnIndex, record.input, { result: runner.result('suspended', undefined, undefined, record.pending), append: [], suspension: claimed }, record.startedAt, parts.state.session.values, false, record.key, audit);
   } catch (error) {
     if (!TrellisError.is(error, 'StaleState')) throw error;
     parts.sync.invalidate();

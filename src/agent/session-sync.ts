@@ -7,6 +7,7 @@ import type { SuspensionRecord } from './suspension-record.js';
 import { persistentValues, turnRecord, withoutHostContext, withSubject, type TurnStart } from './turn-record.js';
 import { leasesOf, type HeldLease } from './session-lease.js';
 import type { TurnEnd } from './turn-runner.js';
+import type { AuditEntry } from '../stores/audit-log.js';
 
 /**
  * A session's copy of what the store holds — transcript, turn count, revision, the open
@@ -114,12 +115,12 @@ export class SessionSync {
    * Writes a turn's end in one atomic checkpoint, then takes its messages into the
    * transcript. Without a store there is nothing to wait for: it returns nothing.
    */
-  checkpoint(turnIndex: number, input: string, end: TurnEnd, startedAt: TurnStart, sessionValues: Readonly<Record<string, unknown>>, last = false, key?: string): Promise<void> | undefined {
+  checkpoint(turnIndex: number, input: string, end: TurnEnd, startedAt: TurnStart, sessionValues: Readonly<Record<string, unknown>>, last = false, key?: string, audit?: readonly AuditEntry[]): Promise<void> | undefined {
     const store = this.host.store;
     if (!store) return this.#advance(turnIndex, end, key === undefined ? undefined : turnRecord(turnIndex, input, end.result, startedAt, key), key);
     const writes = this.#writes;
-    if (writes !== undefined) return writes.then(() => this.#save(store, turnIndex, input, end, startedAt, sessionValues, last, key));
-    return this.#save(store, turnIndex, input, end, startedAt, sessionValues, last, key);
+    if (writes !== undefined) return writes.then(() => this.#save(store, turnIndex, input, end, startedAt, sessionValues, last, key, audit));
+    return this.#save(store, turnIndex, input, end, startedAt, sessionValues, last, key, audit);
   }
 
   /**
@@ -149,7 +150,7 @@ export class SessionSync {
     return true;
   }
 
-  async #save(store: SessionStore, turnIndex: number, input: string, end: TurnEnd, startedAt: TurnStart, sessionValues: Readonly<Record<string, unknown>>, last: boolean, key: string | undefined): Promise<void> {
+  async #save(store: SessionStore, turnIndex: number, input: string, end: TurnEnd, startedAt: TurnStart, sessionValues: Readonly<Record<string, unknown>>, last: boolean, key: string | undefined, audit: readonly AuditEntry[] | undefined): Promise<void> {
     const lease = last && store.releasesLeaseOnCheckpoint === true ? this.#lease : undefined;
     const record = turnRecord(turnIndex, input, end.result, startedAt, key);
     this.#revision = await store.checkpoint({
@@ -163,6 +164,7 @@ export class SessionSync {
       // A store that journals steps fences its checkpoints too: a writer whose lease lapsed lands nothing.
       ...(this.#lease && canJournalSteps(store) && { fence: this.#lease.holder }),
       ...(lease && { releaseLease: lease.holder }),
+      ...(audit !== undefined && audit.length > 0 && { audit }),
     });
     // Written, so the lease is given up: the work's end does not release it again.
     if (lease) lease.released = true;

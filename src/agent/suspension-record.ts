@@ -49,6 +49,10 @@ export interface SuspensionRecord {
   readonly suspendedAt?: string;
   /** Model usage by round, for `usage.byPlugin`. Optional: older records attribute the rounds before the suspension as unattributed. */
   readonly roundUsage?: Readonly<Record<number, Usage>>;
+  /** Wall time of each round's model call, for `usage.byPlugin`'s `modelMs`. Optional: older records have none. */
+  readonly roundMs?: Readonly<Record<number, number>>;
+  /** Hook and transform time by plugin so far, for `usage.byPlugin`'s `hookMs` and per-turn budgets. Optional: older records have none. */
+  readonly hookMs?: Readonly<Record<string, number>>;
   /** Approvals given so far to calls whose policy needs a quorum, by call id. Optional. */
   readonly approvals?: Readonly<Record<string, readonly ApprovalVote[]>>;
 }
@@ -104,6 +108,7 @@ export function parseSuspension(value: unknown, sessionId: string): SuspensionRe
   if (record.key !== undefined && typeof record.key !== 'string') throw fail("'key' is not text");
   if (record.suspendedAt !== undefined && (typeof record.suspendedAt !== 'string' || Number.isNaN(Date.parse(record.suspendedAt)))) throw fail("'suspendedAt' is not a time");
   if (record.roundUsage !== undefined && (typeof record.roundUsage !== 'object' || record.roundUsage === null || Array.isArray(record.roundUsage))) throw fail("'roundUsage' is not an object");
+  for (const key of ['roundMs', 'hookMs'] as const) if (record[key] !== undefined && !numbersByKey(record[key])) throw fail(`'${key}' is not a map of numbers`);
   if (record.approvals !== undefined && !validVotes(record.approvals)) throw fail("'approvals' is not a map of call ids to approvals");
   if (record.started !== undefined && (!Array.isArray(record.started) || !record.started.every((id) => typeof id === 'string'))) throw fail("'started' is not a list of call ids");
   for (const pending of record.pending!) {
@@ -133,4 +138,8 @@ export function carriedTurnValues(values: Readonly<Record<string, unknown>>, ski
 /** Host context keys: the host's statement about the current request. */
 export function isHostKey(key: string): boolean {
   return key.startsWith('app.');
+}
+
+function numbersByKey(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((n) => typeof n === 'number' && Number.isFinite(n));
 }

@@ -10,6 +10,7 @@ import { isStop, type HookOutcome } from '../hooks/hook-engine.js';
 import type { SessionState } from '../state/session-state.js';
 import { NEVER_ABORTED } from '../context/never-signal.js';
 import { TurnStopper } from '../context/turn-stopper.js';
+import { TurnSpend } from '../contract/turn-spend.js';
 import type { AgentBinding, SessionHost } from './session-host.js';
 import type { SessionEvents } from './session-events.js';
 import type { SessionSync } from './session-sync.js';
@@ -17,6 +18,7 @@ import type { TurnEnv } from '../tools/turn-env.js';
 import { withDelegationTools } from './delegation/delegation-tools.js';
 import { errorInfo, type TurnStart } from './turn-record.js';
 import { cancelled, TurnRunner, type TurnEnd } from './turn-runner.js';
+import { withHookMs } from './usage-attribution.js';
 import { TurnJournal } from './turn-journal.js';
 import type { TurnResult } from './turn-result.js';
 import type { ChatMessage } from '../models/model-provider.js';
@@ -60,9 +62,10 @@ export interface TurnMeta {
  * The turn's environment: the registry snapshot it keeps, its scope, hooks and events, and
  * its step journal: `journal: true` starts one when the store keeps step journals (a new,
  * resumed or recovered turn), a `TurnJournal` goes on with the turn's own (a handoff), and
- * nothing (a direct tool call, a cancel) runs without one.
+ * nothing (a direct tool call, a cancel) runs without one. A handoff passes the turn's `spend`
+ * on, so the turn counts its plugins' hook time in one place whichever agent has it.
  */
-export function turnEnv(parts: SessionParts, turn: ContextLevel, given: AbortSignal | TurnStopper | undefined, turnIndex: number, journal: TurnJournal | boolean = false): TurnEnv {
+export function turnEnv(parts: SessionParts, turn: ContextLevel, given: AbortSignal | TurnStopper | undefined, turnIndex: number, journal: TurnJournal | boolean = false, spend = new TurnSpend()): TurnEnv {
   const { host } = parts;
   const stopper = given instanceof TurnStopper ? given : undefined;
   const deadline = parts.agent.limits.turnTimeoutMs;
@@ -77,7 +80,7 @@ export function turnEnv(parts: SessionParts, turn: ContextLevel, given: AbortSig
   const scope = new ContextScope(parts.state, turn, undefined);
   const steps = journal === true ? (parts.sync.journals ? new TurnJournal(parts.sync, scope, registry, registry.tools) : undefined) : journal === false ? undefined : journal;
   const siteSignal = stopper !== undefined ? stopper.toolSignal : (signal ?? NEVER_ABORTED);
-  const env = new TurnEnvironment(parts, registry, view, { scope, schema: registry, hooks: view.hooks, signal: siteSignal }, turnIndex, steps, stopper);
+  const env = new TurnEnvironment(parts, registry, view, { scope, schema: registry, hooks: view.hooks, signal: siteSignal, spend }, turnIndex, steps, stopper);
   return withDelegationTools(env, { host, spec: parts.agent.spec });
 }
 
@@ -101,7 +104,6 @@ class TurnEnvironment implements TurnEnv {
   readonly subject: SessionEvents;
   readonly bus: SessionHost['events'];
   readonly budgets: SessionHost['budgets'];
-  readonly budgetKey: string;
 
   constructor(
     parts: SessionParts,
@@ -122,7 +124,6 @@ class TurnEnvironment implements TurnEnv {
     this.subject = parts.subject;
     this.bus = host.events;
     this.budgets = host.budgets;
-    this.budgetKey = `${parts.id}\u0000${turnIndex}`;
   }
 
   observed(): boolean {
@@ -208,16 +209,33 @@ function settleTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: Turn
   return saveTurn(parts, env, meta, end, began);
 }
 
-function saveTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: TurnEnd, began: number): TurnResult | Promise<TurnResult> {
+function saveTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, ended: TurnEnd, began: number): TurnResult | Promise<TurnResult> {
+  const end = withFinalSpend(ended, env);
   // The turn's last write: it may end the turn's lease too (`SessionSync.holding`).
   const saving = parts.sync.checkpoint(meta.turnIndex, meta.input, end, meta.startedAt, parts.state.session.values, meta.keepsLease !== true, meta.key);
   if (saving instanceof Promise) return saving.then(() => turnFinished(parts, env, meta, end, began));
   return turnFinished(parts, env, meta, end, began);
 }
 
+/** The plugins and owners that spent something in a turn, for `turn.finished` (the agent's own and unattributed spend left out). */
+function spentBy(usage: TurnResult['usage']): { plugins?: string[]; owners?: string[] } {
+  const plugins = Object.keys(usage.byPlugin ?? {}).filter((name) => !name.startsWith('('));
+  if (plugins.length === 0) return {};
+  const owners = Object.keys(usage.byOwner ?? {}).filter((name) => !name.startsWith('('));
+  return { plugins, ...(owners.length > 0 && { owners }) };
+}
+
+/** The result and suspension with the hook time of hooks that ran after the result was built (`message.sending`, `task.end`). */
+function withFinalSpend(end: TurnEnd, env: TurnEnv): TurnEnd {
+  const hookMs = env.site.spend.hookMs;
+  const owners = env.registry.byName;
+  const usage = withHookMs(end.result.usage, hookMs, (plugin) => owners.get(plugin)?.definition.owner);
+  if (usage === end.result.usage && end.suspension === undefined) return end;
+  return { ...end, result: { ...end.result, usage }, ...(end.suspension !== undefined && { suspension: { ...end.suspension, hookMs: { ...hookMs } } }) };
+}
+
 function turnFinished(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: TurnEnd, began: number): TurnResult {
-  env.budgets?.endTurn(env.budgetKey);
-  if (env.observed()) env.emit({ type: 'turn.finished', sessionId: parts.id, turn: meta.turnIndex, status: end.result.status, durationMs: performance.now() - began });
+  if (env.observed()) env.emit({ type: 'turn.finished', sessionId: parts.id, turn: meta.turnIndex, status: end.result.status, durationMs: performance.now() - began, ...spentBy(end.result.usage) });
   return end.result;
 }
 

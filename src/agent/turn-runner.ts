@@ -1,3 +1,5 @@
+// The module's binding, not the global: Node's `globalThis.performance` is a getter, run at every read.
+import { performance } from 'node:perf_hooks';
 import { describeError } from '../errors/describe-error.js';
 import { DeltaRedactor } from '../redaction/delta-redactor.js';
 import { secretFields } from '../redaction/redactor.js';
@@ -15,7 +17,8 @@ import type { ToolResult } from '../contract/tool-result.js';
 import type { InferenceRequest } from '../contract/hook-payloads.js';
 import type { HandoffMark } from '../contract/delegation.js';
 import { handedOverUsage, rollUpUsage } from './delegation/usage-rollup.js';
-import { attributeUsage } from './usage-attribution.js';
+import { attributeUsage, type UsageSplit } from './usage-attribution.js';
+import { causedBy, roundCauses, spendRound } from './round-spend.js';
 import { filterTools, mergeInference, ROUND_KEYS, roundMessages, toolDefinitions } from './round-request.js';
 import { carriedTurnValues, SUSPENSION_VERSION, type SuspensionRecord } from './suspension-record.js';
 import { runToolBatch, type BatchOutcome } from './tool-batch.js';
@@ -76,6 +79,11 @@ export class TurnRunner {
   readonly usage: Record<string, Usage> = {};
   /** Model usage by round (1-based), for `usage.byPlugin`: a round's tokens go to the plugins whose tools ran in the round before. */
   readonly roundUsage: Record<number, Usage> = {};
+  /** Wall time of each round's model call, attributed as its tokens are. */
+  readonly roundMs: Record<number, number> = {};
+  /** When the model call of the round in progress started, and how long it took (set once it answered). */
+  #modelStarted = 0;
+  #modelMs: number | undefined;
   /** Model usage of agents that handed this turn over before its current agent, by agent. */
   handedOver: Readonly<Record<string, Usage>> = NONE_HANDED_OVER;
   /** This turn's messages: the user message, then assistant and tool messages. */
@@ -106,6 +114,7 @@ export class TurnRunner {
     this.finished.addAll(previous.finished);
     Object.assign(this.usage, previous.usage);
     Object.assign(this.roundUsage, previous.roundUsage);
+    Object.assign(this.roundMs, previous.roundMs);
   }
 
   /** Restores a suspended turn's progress before continuing it. */
@@ -115,6 +124,9 @@ export class TurnRunner {
     for (const call of record.toolCalls) this.finished.addRecord(call);
     Object.assign(this.usage, record.usage);
     if (record.roundUsage) Object.assign(this.roundUsage, record.roundUsage);
+    if (record.roundMs) Object.assign(this.roundMs, record.roundMs);
+    // Per-turn budgets go on from what the turn spent before it was suspended.
+    this.env.site.spend.restore(record.hookMs, this.split(this.toolCallRecords()).byPlugin);
     this.handedOver = record.handedOver ?? NONE_HANDED_OVER;
     this.key = record.key;
   }
@@ -141,7 +153,9 @@ export class TurnRunner {
         offered = hooks['tool.register'].length > 0 || hooks['tool.select'].length > 0 ? await this.selectTools() : steered ? filterTools(env.view.tools, env.site.scope.turn!.values) : env.view.tools;
         // The request is built and sent by `ask`, so no variable of this frame keeps it (or its
         // message list) while the round's tools run.
+        this.#modelMs = undefined;
         response = await this.ask(offered, recalled);
+        this.roundMs[this.rounds] = this.#modelMs ?? performance.now() - this.#modelStarted;
       } else {
         // The journal holds this round's model response: the model is not asked again.
         this.replayRound = undefined;
@@ -158,8 +172,10 @@ export class TurnRunner {
       }
       this.addUsage(response);
       this.roundUsage[round] = response.usage;
-      if (env.budgets?.countsTokens) env.budgets.spentTokens(env.budgetKey, this.causesOf(round), response.usage.totalTokens);
-      if (env.observed()) env.emit({ type: 'round.finished', sessionId: env.sessionId, turn: env.turnIndex, round, model: response.model, usage: response.usage });
+      const causes = roundCauses(env, this.finished, round);
+      const counting = spendRound(env, causes, response, this.roundMs[round] ?? 0);
+      if (counting !== undefined) await counting;
+      if (env.observed()) env.emit({ type: 'round.finished', sessionId: env.sessionId, turn: env.turnIndex, round, model: response.model, usage: response.usage, ...causedBy(env, causes) });
       this.messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls.length > 0 ? response.toolCalls : undefined });
       if (response.toolCalls.length === 0) return this.end('completed', response.text);
       if (response.toolCalls.length > limits.maxToolCallsPerRound) return this.tooManyCalls(response, limits.maxToolCallsPerRound);
@@ -206,7 +222,11 @@ export class TurnRunner {
     if (journal === undefined) return asked;
     // The response is journalled before `llm.after` and before any of its calls runs.
     const names = offered === this.env.view.tools ? undefined : offered.map((t) => t.name);
-    return asked.then((response) => journal.model(this.rounds, response, names).then(() => response));
+    return asked.then((response) => {
+      // The model's time, without the journal's write.
+      this.#modelMs = performance.now() - this.#modelStarted;
+      return journal.model(this.rounds, response, names).then(() => response);
+    });
   }
 
   private request(offered: readonly RegisteredTool[], recalled: readonly ChatMessage[]): Promise<ModelResponse> {
@@ -240,6 +260,7 @@ export class TurnRunner {
     this.checkCancelled();
     const round = ++this.rounds;
     if (env.observed()) env.emit({ type: 'round.started', sessionId: env.sessionId, turn: env.turnIndex, round });
+    this.#modelStarted = performance.now();
     // Named fields, not `...request`: spreading the transformed request and adding fields
     // takes V8's slow object-clone path every round.
     if (!env.observed()) return limits.model.call({ messages: request.messages, tools: request.tools, inference: request.inference, signal: env.stopper !== undefined ? env.stopper.signal : env.site.signal, onDelta: undefined });
@@ -350,6 +371,8 @@ export class TurnRunner {
         ...(this.key !== undefined && { key: this.key }),
         suspendedAt: new Date().toISOString(),
         roundUsage: this.roundUsage,
+        roundMs: this.roundMs,
+        hookMs: { ...this.env.site.spend.hookMs },
       };
       return { result: this.result('suspended', undefined, undefined, pending), append: [], suspension: record };
     }
@@ -378,13 +401,23 @@ export class TurnRunner {
   result(status: TurnStatus, reply: string | undefined, error?: { code: string; message: string }, suspended?: readonly PendingApproval[]): TurnResult {
     const toolCalls = this.toolCallRecords();
     const usage = rollUpUsage(totalUsage(this.usage), toolCalls, this.env.agent, this.handedOver);
+    return { status, reply, rounds: this.rounds, toolCalls, usage: { ...usage, ...this.split(toolCalls, usage) }, suspended, error };
+  }
+
+  /** The turn's spend so far by plugin and owner (`usage.byPlugin` / `byOwner`). */
+  split(toolCalls: readonly ToolCallRecord[], usage: Usage = rollUpUsage(totalUsage(this.usage), toolCalls, this.env.agent, this.handedOver)): UsageSplit {
     const tools = this.env.registry.tools;
     const owners = this.env.registry.byName;
-    const split = attributeUsage(usage, this.roundUsage, toolCalls, (tool) => {
-      const plugin = tools.get(tool)?.plugin;
-      return plugin === undefined ? undefined : { plugin, owner: owners.get(plugin)?.definition.owner };
-    });
-    return { status, reply, rounds: this.rounds, toolCalls, usage: { ...usage, ...split }, suspended, error };
+    return attributeUsage(
+      usage,
+      this.roundUsage,
+      toolCalls,
+      (tool) => {
+        const plugin = tools.get(tool)?.plugin;
+        return plugin === undefined ? undefined : { plugin, owner: owners.get(plugin)?.definition.owner };
+      },
+      { hookMs: this.env.site.spend.hookMs, roundMs: this.roundMs, ownerOf: (plugin) => owners.get(plugin)?.definition.owner },
+    );
   }
 
   /** A response asking for more calls than the agent allows: none runs, and the turn fails saying so. */
@@ -427,29 +460,37 @@ export class TurnRunner {
     const { env } = this;
     const transforms = env.view.transforms;
     const site: MemberSite = { scope: env.site.scope, snapshot: env.site.scope.snapshot(), schema: env.registry, point: 'transform', readOnly: true, signal: env.site.signal };
+    const spend = env.site.spend;
     for (let index = 0; index < transforms.length; index++) {
       const transform = transforms[index]!;
+      const started = performance.now();
       let out: unknown;
       try {
         out = callMember(transform, request, site);
       } catch (error) {
+        spend.addHook(transform.plugin, performance.now() - started);
         throw transformFailed(transform, error);
       }
-      if (out instanceof Promise) return this.transformAsync(request, site, index, out);
+      if (out instanceof Promise) return this.transformAsync(request, site, index, out, started);
+      spend.addHook(transform.plugin, performance.now() - started);
       if (out !== undefined) request = out as InferenceRequest;
     }
     return request;
   }
 
-  private async transformAsync(request: InferenceRequest, site: MemberSite, from: number, pending: Promise<unknown>): Promise<InferenceRequest> {
+  private async transformAsync(request: InferenceRequest, site: MemberSite, from: number, pending: Promise<unknown>, pendingSince: number): Promise<InferenceRequest> {
     const transforms = this.env.view.transforms;
+    const spend = this.env.site.spend;
     for (let index = from; index < transforms.length; index++) {
       const transform = transforms[index]!;
+      const started = index === from ? pendingSince : performance.now();
       try {
         const out = await (index === from ? pending : callMember(transform, request, site));
         if (out !== undefined) request = out as InferenceRequest;
       } catch (error) {
         throw transformFailed(transform, error);
+      } finally {
+        spend.addHook(transform.plugin, performance.now() - started);
       }
     }
     return request;
@@ -463,20 +504,6 @@ export class TurnRunner {
     if (values[ROUND_KEYS[0]] !== undefined || values[ROUND_KEYS[1]] !== undefined || values[ROUND_KEYS[2]] !== undefined) {
       commitKernelWrites(this.env.site.scope, this.env.registry, ROUND_KEYS.map((key) => turnValue(key, undefined)));
     }
-  }
-
-  /** The plugins whose tools ran in the round before `round`: what its model call was asked to read. */
-  private causesOf(round: number): { plugin: string; owner?: string }[] {
-    const { registry } = this.env;
-    const causes: { plugin: string; owner?: string }[] = [];
-    for (const record of this.finished.records()) {
-      if (record.round !== round - 1) continue;
-      const plugin = registry.tools.get(record.tool)?.plugin;
-      if (plugin === undefined) continue;
-      const owner = registry.byName.get(plugin)?.definition.owner;
-      causes.push({ plugin, ...(owner !== undefined && { owner }) });
-    }
-    return causes;
   }
 
   private addUsage(response: ModelResponse): void {

@@ -31,12 +31,13 @@ import { canCompact, type SessionStore } from '../stores/session-store.js';
 import type { MiddlewareDeclaration } from '../tools/tool-middleware.js';
 import { describeRegistry, type AppDescription } from './app-description.js';
 import { pluginContract, type PluginContract } from './plugin-contract.js';
-import { checkSelector, sessionsToErase, type EraseReport, type EraseSelector } from '../erasure/erasure.js';
+import { checkSelector, erasureFailed, sessionsToErase, type EraseOptions, type EraseReport, type EraseSelector } from '../erasure/erasure.js';
 import { registerKernel } from './kernel-access.js';
 import { bindProviders, type Provider } from './providers.js';
 import type { SelfTestReport } from './self-test-report.js';
 import { compileApprovalPolicies, type ApprovalSettings } from '../agent/approval/approval-policy.js';
 import { BudgetGuard, type BudgetSettings } from '../budgets/budgets.js';
+import { sweepExpired, type ExpiryReport } from './expiry-sweep.js';
 
 export { TRELLIS_APP } from '../plugin/plugin-tokens.js';
 
@@ -71,7 +72,8 @@ export interface TrellisOptions {
   readonly approvals?: ApprovalSettings;
   /**
    * Spending limits per plugin or owner, enforced before each tool call (`BudgetExceeded`):
-   * tool calls per minute (shared by workers with a `RedisBudgetCounter`), tool time per turn.
+   * tool calls per minute, tokens and cost over a window (counted in the store, or shared by
+   * workers with a `RedisBudgetCounter`), tool time, all time and tokens per turn. See docs/governance.md.
    */
   readonly budgets?: BudgetSettings;
 }
@@ -106,6 +108,9 @@ export class Trellis {
   #mutation: Promise<unknown> = Promise.resolve();
   #seq = 0;
   #heartbeat: NodeJS.Timeout | undefined;
+  /** The expiry sweep's timer (`approvals.sweepEveryMs`), and the sweep running now, if any. */
+  #sweeper: NodeJS.Timeout | undefined;
+  #sweeping: Promise<ExpiryReport> | undefined;
   #phase: 'created' | 'started' | 'stopped' = 'created';
 
   /** Every event the app and its sessions emit. */
@@ -135,7 +140,7 @@ export class Trellis {
       retention: { ...DEFAULT_RETENTION, ...options.sessions },
       leaseTtlMs: options.leaseTtlMs ?? LEASE_TTL_MS,
       approvals: compileApprovalPolicies(options.approvals),
-      ...(options.budgets !== undefined && { budgets: new BudgetGuard(options.budgets) }),
+      ...(options.budgets !== undefined && { budgets: new BudgetGuard(options.budgets, options.store) }),
       sessionState: (id) => this.#sessionState(id),
       releaseSession: (id) => void this.#sessions.delete(id),
       reportError: (error, plugin, point, sessionId) => this.#reportError(error, plugin, point, sessionId),
@@ -245,33 +250,45 @@ export class Trellis {
    * Erases stored sessions — one, a user's (`app.user_id`), a tenant's (`app.tenant`), or those
    * not updated since a time — with everything the store keeps of them (transcript, turns,
    * suspension, step journal, recorded turn events), after every installed plugin's `onErase`
-   * removed what it holds of them elsewhere. Sessions open in this process are dropped from
-   * memory. The approval audit log is append-only and keeps its entries (session ids, approver
-   * ids, arguments' hashes; never the arguments). See docs/governance.md.
+   * removed what it holds of them elsewhere, and each of `options.also` (the app's `TurnQueue`:
+   * their jobs in Redis). Sessions open in this process are dropped from memory. The approval
+   * audit log is append-only and keeps its entries (session ids, approver ids, arguments'
+   * hashes; never the arguments). See docs/governance.md.
    *
    * @throws TrellisError `InvalidOptions` for an empty or bad selector; `NotStarted` without a
-   *   store; a plugin's `onErase` failure (nothing deleted then: run it again).
+   *   store; a plugin's `onErase` or an eraser's failure (nothing deleted then: run it again).
    */
-  async erase(selector: EraseSelector): Promise<EraseReport> {
+  async erase(selector: EraseSelector, options: EraseOptions = {}): Promise<EraseReport> {
     checkSelector(selector);
     const store = this.#options.store;
     if (!store) throw new TrellisError('NotStarted', 'erase() needs a session store: this app keeps sessions in memory only', { hint: 'Create the app with Trellis.create({ store })' });
-    const sessionIds = await sessionsToErase(store, selector);
-    const plugins: string[] = [];
-    if (sessionIds.length === 0) return { sessions: [], plugins };
+    const also = options.also ?? [];
+    if (!Array.isArray(also) || also.some((e) => typeof e?.eraseSessions !== 'function')) {
+      throw new TrellisError('InvalidOptions', 'erase(): `also` must be a list of erasers, each with eraseSessions(request) (a TurnQueue is one)', { hint: "app.erase({ userId }, { also: [queue] })" });
+    }
+    const { sessionIds, userIds } = await sessionsToErase(store, selector);
+    const report = { sessions: sessionIds, plugins: [] as string[], also: [] as string[] };
+    // A user's or tenant's data may live outside their stored sessions (a queued first turn, a plugin's totals).
+    if (sessionIds.length === 0 && selector.userId === undefined && selector.tenant === undefined) return report;
+    const request = { sessionIds, selector, userIds };
     for (const plugin of this.#current.plugins) {
       const hook = (plugin.instance as PluginLifecycle).onErase;
       if (typeof hook !== 'function') continue;
       try {
-        await hook.call(plugin.instance, { sessionIds, selector });
+        await hook.call(plugin.instance, request);
       } catch (error) {
-        throw new TrellisError(TrellisError.is(error) ? error.code : 'Failed', `${plugin.definition.name}.onErase failed: ${describeError(error)}`, {
-          hint: 'No session was deleted; fix the plugin and erase again (plugins that ran already are asked again)',
-          kind: 'system',
-          cause: error,
-        });
+        throw erasureFailed(`${plugin.definition.name}.onErase`, error);
       }
-      plugins.push(plugin.definition.name);
+      report.plugins.push(plugin.definition.name);
+    }
+    for (const eraser of also) {
+      const name = (eraser as object).constructor?.name ?? 'eraser';
+      try {
+        await eraser.eraseSessions(request);
+      } catch (error) {
+        throw erasureFailed(`${name}.eraseSessions`, error);
+      }
+      report.also.push(name);
     }
     for (const id of sessionIds) {
       await store.delete(id);
@@ -279,8 +296,8 @@ export class Trellis {
       for (const agent of this.#agents.values()) agent.forget(id);
     }
     // Deleted rows stay in a file's free pages until it is rewritten.
-    if (canCompact(store)) await store.compact();
-    return { sessions: sessionIds, plugins };
+    if (sessionIds.length > 0 && canCompact(store)) await store.compact();
+    return report;
   }
 
   /**
@@ -356,6 +373,37 @@ export class Trellis {
       this.#heartbeat = setInterval(() => void this.#beat(), this.#options.heartbeatMs);
       this.#heartbeat.unref();
     }
+    const sweepEveryMs = this.#options.approvals?.sweepEveryMs;
+    if (sweepEveryMs !== undefined && this.#options.store !== undefined) {
+      this.#sweeper = setInterval(() => void this.expirePending().catch((error: unknown) => this.#reportError(error, undefined, 'approvals.sweep')), sweepEveryMs);
+      this.#sweeper.unref();
+    }
+  }
+
+  /**
+   * Rejects the waiting calls past their approval policy's `expiresAfterMs` in every suspended
+   * session of the store whose agent this app has, and goes on with their turns (the model is
+   * told each call was not approved in time), each entry audited. `approvals.sweepEveryMs` runs
+   * it on a timer once the app is started; a host may call it from its own scheduler. A sweep
+   * already running is joined, not doubled.
+   */
+  expirePending(): Promise<ExpiryReport> {
+    const store = this.#options.store;
+    if (store === undefined) return Promise.reject(new TrellisError('NotStarted', 'expirePending() needs a session store: suspended turns live there', { hint: 'Create the app with Trellis.create({ store })' }));
+    if (this.#sweeping !== undefined) return this.#sweeping;
+    const sweeping = sweepExpired({
+      store,
+      policies: this.#host.approvals ?? [],
+      tools: this.#current.tools,
+      agent: (name) => this.#agents.get(name),
+      ...(this.#options.approvals?.sweepContext !== undefined && { context: this.#options.approvals.sweepContext }),
+    });
+    this.#sweeping = sweeping;
+    const done = () => {
+      if (this.#sweeping === sweeping) this.#sweeping = undefined;
+    };
+    sweeping.then(done, done);
+    return sweeping;
   }
 
   /**
@@ -366,6 +414,9 @@ export class Trellis {
     if (this.#phase === 'stopped') return;
     if (this.#heartbeat) clearInterval(this.#heartbeat);
     this.#heartbeat = undefined;
+    if (this.#sweeper) clearInterval(this.#sweeper);
+    this.#sweeper = undefined;
+    await this.#sweeping?.catch(() => undefined);
     try {
       await this.#hooks.run('app.shutdown', signal, this.#appSite());
     } finally {

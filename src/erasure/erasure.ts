@@ -1,3 +1,4 @@
+import { describeError } from '../errors/describe-error.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import type { SessionStore, StoredSession } from '../stores/session-store.js';
 
@@ -14,10 +15,30 @@ export interface EraseSelector {
   readonly olderThan?: Date | string;
 }
 
-/** What a plugin's `onErase(request)` is told: the sessions being erased and why. */
+/** What a plugin's `onErase(request)` (and a {@link SessionEraser}) is told: the sessions being erased and why. */
 export interface EraseRequest {
   readonly sessionIds: readonly string[];
   readonly selector: EraseSelector;
+  /**
+   * The users (`app.user_id`) the erased sessions were opened for; with a `userId` selector,
+   * that user, even when no session of theirs is stored (their data may live elsewhere).
+   */
+  readonly userIds: readonly string[];
+}
+
+/**
+ * Something outside the store and the plugins that keeps sessions' data, erased with them
+ * (`app.erase(selector, { also: [queue] })`): a `TurnQueue` removes the sessions' jobs from Redis.
+ * A throw stops the erasure before any session is deleted, as a plugin's `onErase` does.
+ */
+export interface SessionEraser {
+  eraseSessions(request: EraseRequest): Promise<unknown>;
+}
+
+/** Options of `app.erase`. */
+export interface EraseOptions {
+  /** More places that keep the sessions' data, erased before the store's rows (e.g. the app's `TurnQueue`). */
+  readonly also?: readonly SessionEraser[];
 }
 
 /** What `app.erase` did. */
@@ -25,6 +46,8 @@ export interface EraseReport {
   readonly sessions: readonly string[];
   /** Plugins whose `onErase` ran, by name. */
   readonly plugins: readonly string[];
+  /** The `also` erasers that ran, by class name (`TurnQueue`). */
+  readonly also: readonly string[];
 }
 
 /** Where a stored session says whom it is about: `{ userId?, tenant? }`, from the host's `app.user_id` / `app.tenant` session context. */
@@ -47,22 +70,39 @@ export function checkSelector(selector: EraseSelector): { cutoff: number | undef
   return { cutoff };
 }
 
-/** The stored sessions the selector picks (loaded one by one: a store needs no index for this). */
-export async function sessionsToErase(store: SessionStore, selector: EraseSelector): Promise<string[]> {
+/** The stored sessions the selector picks, and the users they were opened for (loaded one by one: a store needs no index for this). */
+export async function sessionsToErase(store: SessionStore, selector: EraseSelector): Promise<{ sessionIds: string[]; userIds: string[] }> {
   const { cutoff } = checkSelector(selector);
   const candidates = selector.sessionId !== undefined ? [selector.sessionId] : (await store.list()).map((s) => s.id);
-  const picked: string[] = [];
+  const sessionIds: string[] = [];
+  const userIds = new Set<string>(selector.userId !== undefined ? [selector.userId] : []);
   for (const id of candidates) {
     const session = await store.load(id);
-    if (session && matches(session, selector, cutoff)) picked.push(id);
+    if (!session || !matches(session, selector, cutoff)) continue;
+    sessionIds.push(id);
+    const userId = subjectOf(session).userId;
+    if (typeof userId === 'string') userIds.add(userId);
   }
-  return picked;
+  return { sessionIds, userIds: [...userIds] };
+}
+
+function subjectOf(session: StoredSession): { userId?: unknown; tenant?: unknown } {
+  return (session.state[SUBJECT_KEY] ?? {}) as { userId?: unknown; tenant?: unknown };
 }
 
 function matches(session: StoredSession, selector: EraseSelector, cutoff: number | undefined): boolean {
-  const subject = (session.state[SUBJECT_KEY] ?? {}) as { userId?: unknown; tenant?: unknown };
+  const subject = subjectOf(session);
   if (selector.userId !== undefined && subject.userId !== selector.userId) return false;
   if (selector.tenant !== undefined && subject.tenant !== selector.tenant) return false;
   if (cutoff !== undefined && !(Date.parse(session.updatedAt) < cutoff)) return false;
   return true;
+}
+
+/** An `onErase` or eraser that threw: nothing was deleted, and the erasure may run again. */
+export function erasureFailed(who: string, error: unknown): TrellisError {
+  return new TrellisError(TrellisError.is(error) ? error.code : 'Failed', `${who} failed: ${describeError(error)}`, {
+    hint: 'No session was deleted; fix the cause and erase again (plugins and erasers that ran already are asked again)',
+    kind: 'system',
+    cause: error,
+  });
 }

@@ -21,9 +21,27 @@ export type TrellisEvent =
       /** The turn goes on from its step journal after a crash cut it off (its earlier steps are not repeated). */
       readonly recovered?: true;
     }
-  | { readonly type: 'turn.finished'; readonly sessionId: string; readonly turn: number; readonly status: string; readonly durationMs: number }
+  | {
+      readonly type: 'turn.finished';
+      readonly sessionId: string;
+      readonly turn: number;
+      readonly status: string;
+      readonly durationMs: number;
+      /** The plugins, and their owning teams, that spent anything in the turn (tools, hooks, transforms, attributed tokens). */
+      readonly plugins?: readonly string[];
+      readonly owners?: readonly string[];
+    }
   | { readonly type: 'round.started'; readonly sessionId: string; readonly turn: number; readonly round: number }
-  | { readonly type: 'round.finished'; readonly sessionId: string; readonly turn: number; readonly round: number; readonly model: string; readonly usage: Usage }
+  | {
+      readonly type: 'round.finished';
+      readonly sessionId: string;
+      readonly turn: number;
+      readonly round: number;
+      readonly model: string;
+      readonly usage: Usage;
+      /** Whose tool results this model call read, with each plugin's share of its tokens; absent for the agent's own rounds. */
+      readonly causes?: readonly RoundCause[];
+    }
   | { readonly type: 'model.delta'; readonly sessionId: string; readonly delta: ModelDelta }
   | { readonly type: 'model.fallback'; readonly sessionId?: string; readonly from: string; readonly to: string; readonly reason: string }
   | { readonly type: 'tool.started'; readonly sessionId: string; readonly callId: string; readonly tool: string; readonly args: unknown }
@@ -31,8 +49,16 @@ export type TrellisEvent =
   | { readonly type: 'tool.retry'; readonly sessionId?: string; readonly callId: string; readonly tool: string; readonly attempt: number; readonly delayMs: number; readonly error: ToolErrorInfo }
   | { readonly type: 'tool.suspended'; readonly sessionId: string; readonly callId: string; readonly tool: string; readonly message: string }
   | { readonly type: 'tool.output_invalid'; readonly sessionId: string; readonly callId: string; readonly tool: string; readonly plugin: string; readonly message: string }
-  | { readonly type: 'budget.exceeded'; readonly sessionId: string; readonly callId: string; readonly tool: string; readonly budget: string; readonly plugin: string; readonly owner?: string; readonly limit: string; readonly max: number; readonly window: string }
+  | { readonly type: 'budget.exceeded'; readonly sessionId: string; readonly callId: string; readonly tool: string; readonly budget: string; readonly plugin: string; readonly owner?: string; readonly limit: string; readonly max: number; readonly window: string; readonly spent: number }
   | { readonly type: 'heartbeat'; readonly at: number }
   | { readonly type: 'plugin.event'; readonly plugin: string; readonly name: string; readonly data?: unknown };
 
 export type TrellisEventType = TrellisEvent['type'];
+
+/** One plugin a model call's tokens are attributed to (`round.finished`): its share, and its owner when it has one. */
+export interface RoundCause {
+  readonly plugin: string;
+  readonly owner?: string;
+  /** Its part of the round's tokens, from 0 to 1 (one share per call of its tools in the round before). */
+  readonly share: number;
+}

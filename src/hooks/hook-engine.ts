@@ -8,6 +8,7 @@ import type { EventBus } from '../events/event-bus.js';
 import type { RegisteredHook } from '../plugin/plugin-member.js';
 import { exclusiveKeys, mergeCommands, type StateCommand } from '../state/state-command.js';
 import type { Phase, StateEngine, StateTarget } from '../state/state-engine.js';
+import type { TurnSpend } from '../contract/turn-spend.js';
 import { HOOK_POINTS, type HookPayload, type HookPayloads, type HookPoint } from './hook-points.js';
 import { hookResultKind, isHookResult, type HookResult, type SuspendTicket } from './hook-results.js';
 
@@ -18,6 +19,8 @@ export type HookTable = Readonly<Record<HookPoint, readonly RegisteredHook[]>>;
 export interface HookSite extends StateTarget {
   readonly hooks: HookTable;
   readonly signal?: AbortSignal;
+  /** A turn's spend: each handler's wall time is added to its plugin's (`usage.byPlugin[p].hookMs`). */
+  readonly spend?: TurnSpend;
 }
 
 /** A gate's resolved decision for one call. */
@@ -228,17 +231,34 @@ export class HookEngine {
   /** Runs one handler through the member invoker; errors name the plugin and the point. */
   private invoke(hook: RegisteredHook, value: unknown, snapshot: ContextSnapshot, site: HookSite, point: HookPoint, readOnly: boolean): Invocation | Promise<Invocation> {
     if (this.events.observed) return this.invokeObserved(hook, value, snapshot, site, point, readOnly);
+    const spend = site.spend;
+    const started = spend === undefined ? 0 : performance.now();
     let invoked: Invocation | Promise<Invocation>;
     try {
       invoked = invokeMember(hook, value, { scope: site.scope, snapshot, schema: site.schema, point, readOnly, signal: site.signal });
     } catch (error) {
+      spend?.addHook(hook.plugin, performance.now() - started);
       throw hookFailure(error, hook, point);
     }
     if (invoked instanceof Promise) {
-      return invoked.catch((error: unknown) => {
-        throw hookFailure(error, hook, point);
-      });
+      if (spend === undefined) {
+        return invoked.catch((error: unknown) => {
+          throw hookFailure(error, hook, point);
+        });
+      }
+      // One reaction either way: the time is the plugin's whether the handler settles or throws.
+      return invoked.then(
+        (done) => {
+          spend.addHook(hook.plugin, performance.now() - started);
+          return done;
+        },
+        (error: unknown) => {
+          spend.addHook(hook.plugin, performance.now() - started);
+          throw hookFailure(error, hook, point);
+        },
+      );
     }
+    spend?.addHook(hook.plugin, performance.now() - started);
     return invoked;
   }
 
@@ -252,7 +272,9 @@ export class HookEngine {
     } catch (error) {
       throw hookFailure(error, hook, point);
     } finally {
-      this.events.emit({ type: 'hook.exited', point, plugin: hook.plugin, durationMs: performance.now() - started, sessionId });
+      const durationMs = performance.now() - started;
+      site.spend?.addHook(hook.plugin, durationMs);
+      this.events.emit({ type: 'hook.exited', point, plugin: hook.plugin, durationMs, sessionId });
     }
   }
 

@@ -1,12 +1,13 @@
 import { Job, Queue } from 'bullmq';
 import { Observable } from 'rxjs';
-import { TrellisError, type TrellisErrorCode, type TrellisEvent } from '../../index.js';
+import { TrellisError, type EraseRequest, type TrellisErrorCode, type TrellisEvent } from '../../index.js';
 import { ChannelSubscriber } from './channel-subscriber.js';
 import { decodeEvent } from './event-codec.js';
 import { QueueNames, settlesWithin, whenReachable, type QueueConnectionOptions } from './queue-connection.js';
 import type { CancelJobResult, JobResult, PublishedOutcome, TurnJobResult } from './turn-job-result.js';
 import { DOUBLE_TEXT_POLICIES, SessionOrder, type DoubleTextPolicy } from './session-order.js';
 import { assertTurnRequest, jobIdOf, type CancelRequest, type ResumeRequest, type SendRequest, type TurnJobData } from './turn-request.js';
+import { eraseQueuedTurns, type QueueErasure } from './queue-erasure.js';
 
 /** Options of {@link TurnQueue}. */
 export interface TurnQueueOptions extends QueueConnectionOptions {
@@ -167,6 +168,12 @@ export class TurnQueue {
       const event = decodeEvent(text);
       if (event) listener(event);
     });
+  }
+
+  /** Removes what Redis keeps of these sessions' turns (see {@link eraseQueuedTurns}); `app.erase(selector, { also: [queue] })` calls it. */
+  eraseSessions(request: EraseRequest): Promise<QueueErasure> {
+    this.order();
+    return eraseQueuedTurns(this.names, this.queue, this.orderRedis!, request);
   }
 
   /**

@@ -66,6 +66,9 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
   /** A checkpoint with `releaseLease` gives the lease up once it is written. */
   readonly releasesLeaseOnCheckpoint: boolean = true;
 
+  /** A checkpoint's audit entries are appended with it (nothing in between can fail). */
+  readonly auditsInCheckpoint: boolean = true;
+
   async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
     assertSessionId(checkpoint.sessionId);
     if (checkpoint.releaseLease !== undefined) assertLeaseArguments(checkpoint.sessionId, checkpoint.releaseLease);
@@ -82,6 +85,7 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
       turn: checkpoint.turn,
       suspension: checkpoint.suspension ?? null,
     });
+    const audit = checkpoint.audit !== undefined && checkpoint.audit.length > 0 ? structuredClone(checkpoint.audit) : undefined;
     const now = new Date().toISOString();
     const session: MemorySession = existing ?? {
       id: checkpoint.sessionId,
@@ -105,6 +109,7 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
     session.updatedAt = now;
     this.sessions.set(session.id, session);
     if (checkpoint.releaseLease !== undefined && this.leases.get(session.id)?.holder === checkpoint.releaseLease) this.leases.delete(session.id);
+    if (audit !== undefined) this.chainAudit(audit);
     return revision;
   }
 
@@ -145,6 +150,10 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
   }
 
   async appendAudit(entries: readonly AuditEntry[]): Promise<readonly AuditRecord[]> {
+    return this.chainAudit(entries);
+  }
+
+  private chainAudit(entries: readonly AuditEntry[]): AuditRecord[] {
     const last = this.audit.length === 0 ? undefined : (JSON.parse(this.audit.at(-1)!) as AuditRecord);
     const records = chainAuditEntries(last, structuredClone(entries));
     this.audit.push(...records.map((r) => JSON.stringify(r)));

@@ -1,5 +1,6 @@
 import type { ChatMessage, Usage } from '../models/model-provider.js';
 import type { SessionLease } from './session-lease.js';
+import type { AuditEntry } from './audit-log.js';
 
 /** The stored summary of one finished (or suspended) turn. */
 export interface TurnRecord {
@@ -69,6 +70,13 @@ export interface SessionCheckpoint {
    * journal may ignore it.
    */
   readonly fence?: string;
+  /**
+   * Approval decisions this checkpoint stores (a resume's claim), for the audit log: a store
+   * whose `auditsInCheckpoint` is true appends them in the checkpoint's own transaction, so the
+   * decision and its entry are written together or not at all; other stores ignore them (the
+   * kernel appends them right after).
+   */
+  readonly audit?: readonly AuditEntry[];
 }
 
 export interface SessionSummary {
@@ -94,6 +102,8 @@ export interface SessionStore extends SessionLease {
    * checkpoint, one write fewer per turn. Absent or false: the kernel calls `releaseLease`.
    */
   readonly releasesLeaseOnCheckpoint?: boolean;
+  /** True when `checkpoint` appends `SessionCheckpoint.audit` to the store's audit log in the same transaction. */
+  readonly auditsInCheckpoint?: boolean;
   list(): Promise<readonly SessionSummary[]>;
   delete(sessionId: string): Promise<boolean>;
   close(): Promise<void>;

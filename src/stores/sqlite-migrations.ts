@@ -242,6 +242,22 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       );
     `,
   },
+  {
+    version: 12,
+    name: 'budget-counts',
+    // Windowed budget counts (tool calls per minute, tokens and cost per window) that every
+    // process on the file shares; rows past expires_at (ms since the epoch) are dropped.
+    up: `
+      CREATE TABLE budget_counts (
+        key          TEXT NOT NULL,
+        window_start INTEGER NOT NULL,
+        count        REAL NOT NULL,
+        expires_at   INTEGER NOT NULL,
+        PRIMARY KEY (key, window_start)
+      ) WITHOUT ROWID;
+      CREATE INDEX budget_counts_by_expiry ON budget_counts (expires_at);
+    `,
+  },
 ];
 
 /** The schema ledger's table: one row per migration run. */

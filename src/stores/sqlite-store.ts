@@ -17,6 +17,7 @@ import { admitTurnEvents, noSessionForEvents, type TurnEventUsage } from './turn
 import type { RecordedTurnEvent, StoredTurnEvents, TurnEventLog } from './turn-event-log.js';
 import { chainAuditEntries } from './audit-chain.js';
 import type { AuditEntry, AuditLog, AuditRecord } from './audit-log.js';
+import type { BudgetCounts } from './budget-counts.js';
 
 /** Where {@link SqliteStore} puts its file when no path is given, relative to the working directory. */
 export const DEFAULT_SQLITE_PATH = '.trellis/trellis.db';
@@ -74,7 +75,7 @@ interface SummaryRow {
  * const store = SqliteStore.open('.trellis/orders.db');
  * const app = await Trellis.create({ store });
  */
-export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal, AuditLog, LeaseAdmin {
+export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal, AuditLog, LeaseAdmin, BudgetCounts {
   /** The file (or `:memory:`) this store opened. */
   readonly path: string;
   /** Whether the store was opened with `readonly: true`. */
@@ -86,6 +87,9 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
   private readonly writeTurnEvents: (sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]) => void;
   private readonly writeSteps: (append: StepAppend, steps: string) => number;
   private readonly writeAudit: (entries: readonly AuditEntry[]) => AuditRecord[];
+  private readonly writeBudgetCount: (key: string, windowStart: number, amount: number, expiresAt: number, now: number) => number;
+  /** Budget counts added since expired rows were last dropped. */
+  private budgetAdds = 0;
 
   constructor(options: SqliteStoreOptions = {}) {
     this.path = options.path ?? DEFAULT_SQLITE_PATH;
@@ -99,10 +103,11 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     this.writeTurnEvents = this.db.transaction((sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]) => this.applyTurnEvents(sessionId, turnIndex, events)).immediate;
     this.writeSteps = this.db.transaction((append: StepAppend, steps: string) => this.applySteps(append, steps)).immediate;
     // Immediate: the last row is read under the write lock, so processes sharing the file chain in one order.
-    this.writeAudit = this.db.transaction((entries: readonly AuditEntry[]) => {
-      const records = chainAuditEntries(this.sql.lastAudit.get() as { seq: number; hash: string } | undefined, entries);
-      for (const r of records) this.sql.insertAudit.run(r.seq, r.prevHash, r.hash, JSON.stringify(r.entry));
-      return records;
+    this.writeAudit = this.db.transaction((entries: readonly AuditEntry[]) => this.insertAudit(entries)).immediate;
+    this.writeBudgetCount = this.db.transaction((key: string, windowStart: number, amount: number, expiresAt: number, now: number) => {
+      // Expired windows go now and then, not on every add.
+      if (++this.budgetAdds % 256 === 1) this.sql.dropExpiredBudgets.run(now);
+      return (this.sql.addBudgetCount.get(key, windowStart, amount, expiresAt) as { count: number }).count;
     }).immediate;
   }
 
@@ -125,6 +130,9 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
 
   /** A checkpoint with `releaseLease` gives the lease up in its own transaction. */
   readonly releasesLeaseOnCheckpoint: boolean = true;
+
+  /** A checkpoint's audit entries are chained and inserted in its own transaction. */
+  readonly auditsInCheckpoint: boolean = true;
 
   async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
     assertSessionId(checkpoint.sessionId);
@@ -178,6 +186,13 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     const rows = guardStore('read the audit log', this.path, () => this.sql.selectAudit.all(options.after ?? 0, options.limit ?? -1)) as { seq: number; prev_hash: string; hash: string; entry: string }[];
     const decode = new StoredRowDecoder('(audit log)', 'file');
     return rows.map((row) => ({ seq: row.seq, prevHash: row.prev_hash, hash: row.hash, entry: decode.parse(row.entry, `audit_log.entry (seq ${row.seq})`) as AuditEntry }));
+  }
+
+  /** One upsert in an immediate transaction: processes sharing the file add in turn. */
+  async addBudgetCount(key: string, windowStart: number, amount: number, expiresAt: number, now: number): Promise<number> {
+    if (amount === 0) return guardStore('read a budget count', this.path, () => (this.sql.budgetCount.get(key, windowStart) as { count: number } | undefined)?.count ?? 0);
+    this.assertWritable('count a budget');
+    return guardStore('count a budget', this.path, () => this.writeBudgetCount(key, windowStart, amount, expiresAt, now));
   }
 
   async delete(sessionId: string): Promise<boolean> {
@@ -265,7 +280,16 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     if (head) this.sql.deleteSteps.run(sessionId);
     // The turn's last write: its lease ends in the same transaction (no write transaction of its own).
     if (checkpoint.releaseLease !== undefined) this.sql.releaseLease.run(sessionId, checkpoint.releaseLease);
+    // The decisions this checkpoint stores are audited in the same transaction, chained under its write lock.
+    if (checkpoint.audit !== undefined && checkpoint.audit.length > 0) this.insertAudit(checkpoint.audit);
     return revision;
+  }
+
+  /** Chains entries to the last record and inserts them; inside a write transaction. */
+  private insertAudit(entries: readonly AuditEntry[]): AuditRecord[] {
+    const records = chainAuditEntries(this.sql.lastAudit.get() as { seq: number; hash: string } | undefined, entries);
+    for (const r of records) this.sql.insertAudit.run(r.seq, r.prevHash, r.hash, JSON.stringify(r.entry));
+    return records;
   }
 
   private applySteps(append: StepAppend, steps: string): number {
@@ -549,5 +573,11 @@ function prepareStatements(db: Database.Database) {
     lastAudit: db.prepare('SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1'),
     insertAudit: db.prepare('INSERT INTO audit_log (seq, prev_hash, hash, entry) VALUES (?, ?, ?, ?)'),
     selectAudit: db.prepare('SELECT seq, prev_hash, hash, entry FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?'),
+    addBudgetCount: db.prepare(
+      `INSERT INTO budget_counts (key, window_start, count, expires_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (key, window_start) DO UPDATE SET count = count + excluded.count RETURNING count`,
+    ),
+    budgetCount: db.prepare('SELECT count FROM budget_counts WHERE key = ? AND window_start = ?'),
+    dropExpiredBudgets: db.prepare('DELETE FROM budget_counts WHERE expires_at < ?'),
   };
 }

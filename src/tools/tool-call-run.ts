@@ -201,22 +201,19 @@ export class ToolCallRun implements CallPlace {
     return this;
   }
 
-  /** The point of spend: the call counts against its plugin's and owner's budgets, and runs only if none is spent. */
+  /** The point of spend: the call is checked against its plugin's and owner's budgets, and runs only if none is spent. */
   private async budgeted(budgets: BudgetGuard): Promise<ToolResult> {
     const { env, tool } = this;
-    const owner = env.registry.byName.get(tool!.plugin)?.definition.owner;
-    const refusal = await budgets.admit(tool!.plugin, owner, env.budgetKey);
+    const byName = env.registry.byName;
+    const refusal = await budgets.admit(tool!.plugin, byName.get(tool!.plugin)?.definition.owner, env.site.spend, (plugin) => byName.get(plugin)?.definition.owner);
     if (refusal !== undefined) {
       if (env.observed()) env.emit({ type: 'budget.exceeded', sessionId: env.sessionId, callId: this.call.id, tool: tool!.name, ...refusal });
       return { ok: false, error: budgetError(refusal) };
     }
-    const started = performance.now();
     try {
       return await runChain(tool!.chain, this.#invocation!, this);
     } catch (error) {
       return toolFailure(error);
-    } finally {
-      budgets.spent(tool!.plugin, owner, env.budgetKey, performance.now() - started);
     }
   }
 
@@ -287,6 +284,8 @@ export class ToolCallRun implements CallPlace {
     // A call of an owned plugin (`@Plugin({ owner })`) says whose it is, in its event and its record.
     const plugin = this.tool?.plugin;
     const owner = plugin === undefined ? undefined : env.registry.byName.get(plugin)?.definition.owner;
+    // Per-turn budgets read the time as each call finishes, before its round's results are gathered.
+    if (plugin !== undefined) env.site.spend.addTool(plugin, durationMs);
     if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: info.callId, tool: info.tool, ok: outcome.ok, durationMs, error, ...(owner !== undefined && { plugin, owner }) });
     let record: ToolCallRecord = outcome.ok
       ? { callId: info.callId, tool: info.tool, round: info.round, ok: true, value: outcome.value, durationMs }

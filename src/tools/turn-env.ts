@@ -6,6 +6,7 @@ import type { StateEngine } from '../state/state-engine.js';
 import type { CallResultEnd } from './call-end.js';
 import type { TurnStopper } from '../context/turn-stopper.js';
 import type { BudgetGuard } from '../budgets/budgets.js';
+import type { TurnSpend } from '../contract/turn-spend.js';
 
 /** What one running turn carries: the registry snapshot it started with and its scope. */
 export interface TurnEnv {
@@ -13,8 +14,8 @@ export interface TurnEnv {
   readonly state: StateEngine;
   readonly registry: RegistrySnapshot;
   readonly view: ActiveView;
-  /** The turn's scope (session + turn level), schema, active hooks and cancellation signal. */
-  readonly site: HookSite & { readonly signal: AbortSignal };
+  /** The turn's scope (session + turn level), schema, active hooks, cancellation signal and spend (hook time by plugin). */
+  readonly site: HookSite & { readonly signal: AbortSignal; readonly spend: TurnSpend };
   /**
    * How the turn is stopped (`session.cancel()`, the caller's signal): its signal goes to the
    * model call and is checked at step boundaries. Absent for work outside a turn (a direct
@@ -33,8 +34,6 @@ export interface TurnEnv {
   readonly steps?: CallSteps;
   /** The app's budgets (`TrellisOptions.budgets`), checked before each tool call of a plugin they limit. */
   readonly budgets?: BudgetGuard;
-  /** This turn's key for per-turn budgets. */
-  readonly budgetKey: string;
   /** Whether anybody listens to events, checked before building one. */
   observed(): boolean;
   emit(event: TrellisEvent): void;

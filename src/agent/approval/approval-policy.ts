@@ -29,7 +29,21 @@ export interface ApprovalPolicy {
 /** The app's approval settings (`Trellis.create({ approvals })`). */
 export interface ApprovalSettings {
   readonly policies?: readonly ApprovalPolicy[];
+  /**
+   * Once the app is started, sweep the store this often (ms, 1,000 to 86,400,000) for waiting
+   * calls past their policy's `expiresAfterMs`: they are rejected and their turns go on, as
+   * `app.expirePending()` does. Every process may sweep; a session another holds is skipped.
+   */
+  readonly sweepEveryMs?: number;
+  /**
+   * The host context (`app.*`) a swept session is opened with before its turn goes on (host
+   * context is never read back from the store). Default none.
+   */
+  readonly sweepContext?: SweepContext;
 }
+
+/** The host context a swept session is opened with (`approvals.sweepContext`); undefined: none. */
+export type SweepContext = (session: { readonly id: string; readonly agent: string }) => Readonly<Record<string, unknown>> | undefined | Promise<Readonly<Record<string, unknown>> | undefined>;
 
 /** A policy, checked and ready to match. */
 export interface CompiledPolicy extends ApprovalPolicy {
@@ -48,6 +62,9 @@ export function compileApprovalPolicies(settings: ApprovalSettings | undefined):
   if (settings === undefined) return [];
   const policies = settings.policies ?? [];
   if (!Array.isArray(policies)) throw bad('approvals.policies must be a list of policies', settings);
+  const every = settings.sweepEveryMs;
+  if (every !== undefined && !(Number.isSafeInteger(every) && every >= 1_000 && every <= 86_400_000)) throw bad(`approvals.sweepEveryMs must be a whole number of milliseconds from 1,000 to 86,400,000, got ${String(every)}`, settings);
+  if (settings.sweepContext !== undefined && typeof settings.sweepContext !== 'function') throw bad('approvals.sweepContext must be a function ({ id, agent }) => context', settings);
   return policies.map((policy, i) => compileOne(policy, i));
 }
 

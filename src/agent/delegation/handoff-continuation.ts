@@ -54,7 +54,7 @@ export async function handingOver(parts: SessionParts, env: TurnEnv, runner: Tur
     const callId = runner.toolCallRecords().reverse().find((c) => c.tool.length > 0)?.callId ?? '';
     parts = { ...parts, agent: target };
     const journal = journalOf(env);
-    env = turnEnv(parts, env.site.scope.turn!, env.stopper ?? env.site.signal, env.turnIndex, journal ?? false);
+    env = turnEnv(parts, env.site.scope.turn!, env.stopper ?? env.site.signal, env.turnIndex, journal ?? false, env.site.spend);
     const instructions = await env.hooks.run('planning.started', target.spec.instructions, env.site);
     const next = new TurnRunner(env, target.limits, runner.input, instructions, historyFor(parts), runner.startedAt);
     next.carryOn(runner);

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { usageError } from '../cli-errors.js';
 import { SqliteStore, TrellisError } from '../../../index.js';
 import { cliStorePath, withCliApp } from '../cli-app.js';
+import { openCliQueue } from '../queued-turn.js';
 import type { CliIo } from '../cli-io.js';
 import { cliCommand } from '../invocation.js';
 import { escapeControl } from '../render/terminal-text.js';
@@ -54,7 +55,7 @@ export function registerSessionsCommand(program: Command, io: CliIo): void {
     });
   sessions
     .command('erase')
-    .description("erase a user's (or a tenant's, one session's, old) sessions everywhere the app keeps them: the store, turn events, plugins' own data (onErase); compacts a SQLite file")
+    .description("erase a user's (or a tenant's, one session's, old) sessions everywhere the app keeps them: the store, turn events, plugins' own data (onErase), the config's turn queue in Redis; compacts a SQLite file")
     .option('--user <id>', "the user's sessions (app.user_id in their session context)")
     .option('--tenant <id>', "the tenant's sessions (app.tenant)")
     .option('--session <id>', 'one session')
@@ -63,8 +64,15 @@ export function registerSessionsCommand(program: Command, io: CliIo): void {
       const selector = { ...(options.user !== undefined && { userId: options.user }), ...(options.tenant !== undefined && { tenant: options.tenant }), ...(options.session !== undefined && { sessionId: options.session }), ...(options.olderThan !== undefined && { olderThan: options.olderThan }) };
       if (Object.keys(selector).length === 0) throw usageError('sessions erase needs --user, --tenant, --session or --older-than', 'e.g. trellis sessions erase --user u-42');
       await withCliApp(io, async (cli) => {
-        const report = await cli.app.erase(selector);
-        io.out(report.sessions.length === 0 ? 'Nothing to erase: no stored session matches.' : `Erased ${counted(report.sessions.length, 'session')}: ${report.sessions.map(escapeControl).join(', ')}${report.plugins.length > 0 ? `; plugins' own data erased by ${report.plugins.join(', ')}` : ''}.`);
+        // With a queue in the config, the sessions' jobs in Redis go too.
+        const queue = cli.config?.config.queue !== undefined ? (await openCliQueue(cli)).queue : undefined;
+        try {
+          const report = await cli.app.erase(selector, { also: queue ? [queue] : [] });
+          const elsewhere = [...(report.plugins.length > 0 ? [`plugins' own data erased by ${report.plugins.join(', ')}`] : []), ...(queue ? ["queued jobs erased from the turn queue's Redis"] : [])].join('; ');
+          io.out(report.sessions.length === 0 ? `Nothing to erase: no stored session matches${elsewhere ? ` (${elsewhere})` : ''}.` : `Erased ${counted(report.sessions.length, 'session')}: ${report.sessions.map(escapeControl).join(', ')}${elsewhere ? `; ${elsewhere}` : ''}.`);
+        } finally {
+          await queue?.close();
+        }
       });
     });
   sessions

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { IsInt } from 'class-validator';
-import { Hook, MemoryStore, Plugin, ScriptedModel, suspend, Tool, Trellis, TrellisError, verifyAuditChain, type ApprovalPolicy, type Approver, type AuditRecord, type ToolCallInfo, type TurnResult } from '../../../index.js';
+import { Hook, MemoryStore, Plugin, Requires, ScriptedModel, suspend, Tool, Trellis, TrellisError, verifyAuditChain, type ApprovalPolicy, type Approver, type AuditRecord, type ToolCallInfo, type TurnResult } from '../../../index.js';
 
 class Amount {
   @IsInt() amount!: number;
@@ -165,6 +165,75 @@ describe('approval policies: who may decide what', () => {
     expect(ran).toEqual([]);
     expect(session.suspended).toBe(false);
     expect(await session.expirePending()).toBeUndefined();
+  });
+
+  it('app.expirePending() sweeps the store: expired calls nobody touches are rejected and audited, their turns go on; unexpired, foreign and busy sessions are left', async () => {
+    const store = new MemoryStore();
+    const waiting = async (id: string, tool: string, agent = 'desk') => {
+      const app = Trellis.create({ store, approvals: { policies: [REFUNDS, MONEY] } });
+      await app.install(Payments);
+      await app.install(AskEveryTime);
+      const model = new ScriptedModel([{ toolCalls: [{ id: `call_${randomUUID()}`, name: tool, args: { amount: 1 } }] }]);
+      expect((await app.agent({ name: agent, model, instructions: '' }).session(id).send('go')).status).toBe('suspended');
+    };
+    await waiting('x1', 'payments.note');
+    await waiting('x2', 'payments.note');
+    await waiting('x3', 'payments.refund'); // its policy has no expiry
+    await waiting('x4', 'payments.note', 'other-agent'); // no agent of that name in the sweeping app
+    await new Promise((r) => setTimeout(r, 90));
+    // Another process holds x2 now.
+    expect(await store.acquireLease('x2', 'another-process', 60_000)).toBe(true);
+
+    // A fresh process that never opened these sessions sweeps.
+    const sweeper = Trellis.create({ store, approvals: { policies: [REFUNDS, MONEY] } });
+    await sweeper.install(Payments);
+    await sweeper.install(AskEveryTime);
+    const model = new ScriptedModel(() => 'understood');
+    sweeper.agent({ name: 'desk', model, instructions: '' });
+    const report = await sweeper.expirePending();
+    expect(report).toEqual({ expired: [{ sessionId: 'x1', status: 'completed' }], busy: ['x2'], failed: [] });
+    expect(ran).toEqual([]);
+    expect(model.calls).toHaveLength(1);
+    expect(model.calls[0]!.messages.find((m) => m.role === 'tool')!.content).toContain("Nobody approved this call of payments.note within 60 ms (policy 'money')");
+    expect((await store.load('x1'))!.suspension).toBeNull();
+    expect((await store.load('x3'))!.suspension).not.toBeNull();
+    expect((await store.load('x4'))!.suspension).not.toBeNull();
+    expect(outcomes(await store.readAudit())).toEqual(['expired:-']);
+    expect(verifyAuditChain(await store.readAudit()).ok).toBe(true);
+    // Once x2 is free, the next sweep takes it.
+    await store.releaseLease('x2', 'another-process');
+    expect((await sweeper.expirePending()).expired).toEqual([{ sessionId: 'x2', status: 'completed' }]);
+  });
+
+  it('approvals.sweepEveryMs sweeps on a timer once the app is started, with the host context sweepContext gives, and stops with the app', async () => {
+    @Plugin({ name: 'needs-user', version: '1.0.0' })
+    class NeedsUser {
+      @Hook('llm.before')
+      @Requires('app.user_id')
+      check() {}
+    }
+    const store = new MemoryStore();
+    const build = async (sweep: boolean) => {
+      const seen: string[] = [];
+      const app = Trellis.create({ store, approvals: { policies: [MONEY], ...(sweep && { sweepEveryMs: 1_000, sweepContext: ({ id }: { id: string }) => (seen.push(id), { 'app.user_id': `owner-of-${id}` }) }) } });
+      await app.install(Payments);
+      await app.install(AskEveryTime);
+      await app.install(NeedsUser);
+      const agent = app.agent({ name: 'desk', model: new ScriptedModel(() => ({ toolCalls: [{ id: `call_${randomUUID()}`, name: 'payments.note', args: { amount: 2 } }] })), instructions: '' });
+      return { app, agent, seen };
+    };
+    const first = await build(false);
+    expect((await first.agent.session('y1', { context: { 'app.user_id': 'u1' } }).send('go')).status).toBe('suspended');
+    const { app, seen } = await build(true);
+    app.agent({ name: 'desk', model: new ScriptedModel(() => 'understood'), instructions: '' });
+    await app.start();
+    const deadline = Date.now() + 5_000;
+    while ((await store.load('y1'))!.suspension !== null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect((await store.load('y1'))!.suspension).toBeNull();
+    expect((await store.load('y1'))!.turns.at(-1)).toMatchObject({ status: 'completed', reply: 'understood' });
+    expect(seen).toEqual(['y1']);
+    await app.stop();
+    expect(() => Trellis.create({ approvals: { policies: [MONEY], sweepEveryMs: 10 } })).toThrow(/sweepEveryMs must be a whole number of milliseconds from 1,000/);
   });
 
   it('refuses a policy that matches nothing or has a bad quorum, and a malformed approver', async () => {

@@ -2,7 +2,10 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { argumentsHash, MemoryStore, SqliteStore, verifyAuditChain, type AuditEntry, type AuditLog, type AuditRecord } from '../../../index.js';
+import 'reflect-metadata';
+import { randomUUID } from 'node:crypto';
+import { IsInt } from 'class-validator';
+import { argumentsHash, Hook, MemoryStore, Plugin, ScriptedModel, SqliteStore, suspend, Tool, Trellis, verifyAuditChain, type AuditEntry, type AuditLog, type AuditRecord, type ToolCallInfo } from '../../../index.js';
 import { PostgresSchemas } from '../../support/postgres-schemas.js';
 import { haveService } from '../../support/services.js';
 
@@ -69,14 +72,10 @@ describe('the audit log in each store: append-only, hash-chained, tampering dete
   });
 });
 
-let pgUp = false;
-beforeAll(async () => {
-  pgUp = await haveService('postgres', 'the audit log on PostgreSQL');
-});
+const pgUp = await haveService('postgres', 'the audit log on PostgreSQL');
 
-describe('the audit log on PostgreSQL', () => {
+(pgUp ? describe : describe.skip)('the audit log on PostgreSQL', () => {
   it('chains appends from two instances in one order (concurrently), refuses UPDATE/DELETE/TRUNCATE, and detects an edit', async () => {
-    if (!pgUp) return;
     const schemas = new PostgresSchemas();
     try {
       const schema = schemas.next();
@@ -99,6 +98,64 @@ describe('the audit log on PostgreSQL', () => {
       await b.close();
     } finally {
       await schemas.dropAll();
+    }
+  });
+});
+
+class Amount {
+  @IsInt() amount!: number;
+}
+
+let refunds = 0;
+
+@Plugin({ name: 'payments', version: '1.0.0' })
+class Payments {
+  @Tool({ name: 'payments.refund', description: 'Refunds.', input: Amount })
+  refund() {
+    refunds++;
+    return 'refunded';
+  }
+
+  @Hook('tool.gate')
+  ask(call: ToolCallInfo) {
+    return call.tool === 'payments.refund' ? suspend({ message: 'Refund?' }) : undefined;
+  }
+}
+
+describe('a decision and its audit entry are written in one transaction (SqliteStore)', () => {
+  it('an audit entry that cannot be written leaves the decision unwritten too; the resume then goes through once, audited once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trellis-audit-'));
+    try {
+      const path = join(dir, 'audit.db');
+      const store = SqliteStore.open(path);
+      expect(store.auditsInCheckpoint).toBe(true);
+      const app = Trellis.create({ store });
+      await app.install(Payments);
+      const callId = `call_${randomUUID()}`;
+      const session = app.agent({ name: 'desk', model: new ScriptedModel([{ toolCalls: [{ id: callId, name: 'payments.refund', args: { amount: 5 } }] }, 'refunded']), instructions: '' }).session('r1');
+      expect((await session.send('refund')).status).toBe('suspended');
+      // The audit table refuses inserts now, as a full disk or a broken log would.
+      const raw = new Database(path);
+      raw.exec("CREATE TRIGGER audit_log_broken BEFORE INSERT ON audit_log BEGIN SELECT RAISE(ABORT, 'the audit log cannot be written'); END;");
+      await expect(session.resume({ decisions: [{ callId, decision: 'approve' }], approver: { id: 'alice' } })).rejects.toThrow(/audit log cannot be written/);
+      // Neither the decision nor an entry: the call still waits, undecided, and did not run.
+      const stored = (await store.load('r1'))!.suspension as { decisions: unknown[]; pending: unknown[] };
+      expect(stored.decisions).toEqual([]);
+      expect(stored.pending).toHaveLength(1);
+      expect(refunds).toBe(0);
+      expect(await store.readAudit()).toEqual([]);
+      raw.exec('DROP TRIGGER audit_log_broken');
+      raw.close();
+      const again = Trellis.create({ store: SqliteStore.open(path) });
+      await again.install(Payments);
+      const result = await again.agent({ name: 'desk', model: new ScriptedModel(['refunded']), instructions: '' }).session('r1').resume({ decisions: [{ callId, decision: 'approve' }], approver: { id: 'alice' } });
+      expect(result.status).toBe('completed');
+      expect(refunds).toBe(1);
+      expect((await store.readAudit()).map((r) => `${r.entry.outcome}:${r.entry.approver?.id}`)).toEqual(['approved:alice']);
+      await again.stop();
+      await store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

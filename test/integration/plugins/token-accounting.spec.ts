@@ -34,6 +34,30 @@ describe('TokenAccountingPlugin', () => {
     expect(tokens2.sessionUsage(again)).toMatchObject({ totalTokens: 37, calls: 3, byModel: { m1: { totalTokens: 35 }, m2: { totalTokens: 2 } } });
   });
 
+  it("forgets a user's totals when the user (or their tenant) is erased, not when one of their sessions is; a store that cannot delete fails the erasure with nothing deleted", async () => {
+    const store = new MemoryStore();
+    const app = Trellis.create({ store });
+    const tokens = (await app.install(TokenAccountingPlugin)).instance as unknown as TokenAccountingPlugin;
+    const agent = app.agent({ name: 'a', model: new ScriptedModel((_req) => reply('ok', 3, 1)), instructions: 'x' });
+    await agent.session('e1', { context: { 'app.user_id': 'u1', 'app.tenant': 't1' } }).send('one');
+    await agent.session('e2', { context: { 'app.user_id': 'u1', 'app.tenant': 't1' } }).send('two');
+    await agent.session('e3', { context: { 'app.user_id': 'u2', 'app.tenant': 't1' } }).send('three');
+    await app.erase({ sessionId: 'e1' });
+    expect((await tokens.userUsage('u1')).calls).toBe(2);
+    await app.erase({ userId: 'u1' });
+    expect((await tokens.userUsage('u1')).calls).toBe(0);
+    expect((await tokens.userUsage('u2')).calls).toBe(1);
+    await app.erase({ tenant: 't1' });
+    expect((await tokens.userUsage('u2')).calls).toBe(0);
+
+    const keeping = { add: () => undefined, get: () => undefined };
+    const strict = Trellis.create({ store, providers: [{ provide: TOKEN_USAGE_STORE, useValue: keeping }] });
+    await strict.install(TokenAccountingPlugin);
+    await strict.agent({ name: 'a', model: new ScriptedModel([reply('ok', 1, 1)]), instructions: 'x' }).session('e4', { context: { 'app.user_id': 'u3' } }).send('four');
+    await expect(strict.erase({ userId: 'u3' })).rejects.toMatchObject({ code: 'InvalidConfig', message: expect.stringContaining('cannot delete a user') });
+    expect(await store.load('e4')).toBeDefined();
+  });
+
   it('uses a host-bound usage store, and perUser: false keeps no user totals', async () => {
     const users = new InMemoryTokenUsageStore();
     const app = Trellis.create({ providers: [{ provide: TOKEN_USAGE_STORE, useValue: users }] });

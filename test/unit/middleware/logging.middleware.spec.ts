@@ -20,6 +20,31 @@ function build(options: Partial<LoggingOptions>, level: 'info' | 'warn' | 'debug
 }
 
 describe('LoggingMiddleware', () => {
+  it("masks the call's user and tenant (app.user_id, app.tenant) wherever they appear in a record, as words of their own", async () => {
+    const { middleware, records } = build({});
+    expect(LoggingMiddleware.requires()).toEqual([{ key: 'app.user_id', optional: true }, { key: 'app.tenant', optional: true }]);
+    const context = { ...invocation().context, deps: { 'app.user_id': 'u-42', 'app.tenant': 'acme' } };
+    const args = { note: 'call u-42 (of acme) about order 1u-423', byUser: { 'u-42': ['u-42@mail'] } };
+    await middleware.intercept(invocation({ args, context }), scriptedNext(okResult('done for u-42')).next);
+    await middleware.intercept(invocation({ args: {}, context }), scriptedNext(errorResult('ToolFailed', 'acme has no user u-42')).next);
+    await middleware.intercept(invocation({ args: {}, context }), async () => {
+      throw new Error('u-42 broke it');
+    }).catch(() => undefined);
+    const text = JSON.stringify(records);
+    expect(text).not.toContain('u-42"');
+    expect(records[0]!.args).toEqual({ note: 'call [user] (of [tenant]) about order 1u-423', byUser: { '[user]': ['[user]@mail'] } });
+    expect(records[1]!.result).toBe('done for [user]');
+    expect(records[3]!.error.message).toBe('[tenant] has no user [user]');
+    expect(records[5]!.error.message).toContain('[user] broke it');
+    expect(text.match(/u-42(?!3)/g)).toBeNull();
+  });
+
+  it('logs ids as they are when the call names no user or tenant', async () => {
+    const { middleware, records } = build({});
+    await middleware.intercept(invocation({ args: { note: 'u-42' } }), scriptedNext(okResult(null)).next);
+    expect(records[0]!.args).toEqual({ note: 'u-42' });
+  });
+
   it('logs a start and a finish record with the plugin field', async () => {
     const { middleware, records } = build({});
     const { next } = scriptedNext(okResult({ total: 3 }));
