@@ -21,6 +21,7 @@ export { PLUGIN_CONFIG } from './src/plugin/plugin-tokens.js';
 export { Agent, type SessionOptions } from './src/agent/agent.js';
 export { Session, type SendOptions, type ResumeOptions } from './src/agent/session.js';
 export type { SessionAccess } from './src/agent/session-owner.js';
+export { authorizeSessionAccess, ownerDecidesSessionPolicy, ownerOnlySessionPolicy, userIdPrincipal, type SessionAccessCheck, type SessionAccessRequest, type SessionAction, type SessionPolicy } from './src/agent/session-policy.js';
 export { waitForLeaseProblem } from './src/agent/session-lease.js';
 export type { AgentSpec } from './src/agent/agent-spec.js';
 export { AgentInput, type AgentToolSpec, type HandoffSpec, type RemoteAgent, type RemoteAgentCall, type RemoteAgentReply } from './src/agent/delegation/agent-tool-spec.js';
