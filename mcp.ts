@@ -11,6 +11,7 @@ import 'reflect-metadata';
 export { McpServerClient, connectMcpServers, type McpClientOptions } from './src/mcp/client/mcp-server-client.js';
 export { mcpSpecProblems, type McpServerSpec, type McpStdioServerSpec, type McpHttpServerSpec } from './src/mcp/client/mcp-server-spec.js';
 export type { McpConnectionOptions, McpElicitation, McpElicitationAnswer } from './src/mcp/client/mcp-connection.js';
+export type { McpElicitationOptions, ParkedElicitation } from './src/mcp/client/mcp-elicitation.js';
 export { serveMcp, type ServeMcpOptions, type McpServing } from './src/mcp/server/serve-mcp.js';
 export { APPROVAL_REQUIRED, servedCallModel, type ServedApprovalOptions } from './src/mcp/server/served-approval.js';
 export { memoryTokenStore, type McpOAuthSpec, type McpTokenStore } from './src/mcp/client/mcp-oauth.js';

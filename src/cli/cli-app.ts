@@ -83,14 +83,14 @@ export async function openCliApp(io: CliIo): Promise<CliApp> {
     await store.close();
     throw error;
   }
+  const agent = loaded.config.agent ?? {};
   try {
     await installPlugins(app, loaded);
-    await connectConfiguredMcpServers(app, loaded);
+    await connectConfiguredMcpServers(app, loaded, agent.name ?? 'trellis', io);
   } catch (error) {
     await app.stop();
     throw error;
   }
-  const agent = loaded.config.agent ?? {};
   const spec = {
     name: agent.name ?? 'trellis',
     instructions: agent.instructions ?? 'You are a helpful assistant. Use the tools you are given when they help.',
@@ -182,13 +182,23 @@ async function installPlugins(app: Trellis, loaded: LoadedConfig): Promise<void>
 /**
  * Each `mcpServers` entry becomes a plugin named after the server; a stdio server runs in the
  * config's folder unless it says otherwise. `trellis/mcp` (the MCP SDK) loads only for a config that has some.
+ * A server's question to a human (elicitation) waits as an approval of the config's agent, so
+ * `trellis resume` answers it; where it waits is printed to stderr.
  */
-async function connectConfiguredMcpServers(app: Trellis, loaded: LoadedConfig): Promise<void> {
+async function connectConfiguredMcpServers(app: Trellis, loaded: LoadedConfig, agentName: string, io: CliIo): Promise<void> {
   const servers = Object.entries(loaded.config.mcpServers ?? {});
   if (servers.length === 0) return;
   const { McpServerClient } = await import('../../mcp.js');
+  const elicitation = {
+    agentName,
+    onParked: (p: { server: string; message: string; sessionId: string; callId: string; allowedDecisions: readonly string[] }) => {
+      const resume = `${cliCommand(io)} resume ${p.sessionId}`;
+      const approve = p.allowedDecisions.includes('approve') ? `${resume} --approve ${p.callId}, or ` : '';
+      io.err(`note: MCP server '${p.server}' asks: ${p.message}\n  It waits as call ${p.callId} of session ${p.sessionId}. Answer with: ${approve}${resume} --edit '${p.callId}={…}', or --reject ${p.callId} (see ${cliCommand(io)} sessions show ${p.sessionId})`);
+    },
+  };
   for (const [name, spec] of servers) {
-    await McpServerClient.connect(app, name, 'command' in spec ? { ...spec, cwd: resolve(loaded.dir, spec.cwd ?? '.') } : spec);
+    await McpServerClient.connect(app, name, 'command' in spec ? { ...spec, cwd: resolve(loaded.dir, spec.cwd ?? '.') } : spec, { elicitation });
   }
 }
 

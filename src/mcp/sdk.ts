@@ -9,6 +9,7 @@ export { Server } from '@modelcontextprotocol/sdk/server/index.js';
 export { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 export {
   CallToolRequestSchema,
+  CancelledNotificationSchema,
   ElicitRequestSchema,
   ErrorCode,
   type ElicitRequest,

@@ -1,6 +1,6 @@
 import { TrellisError } from '../../../index.js';
 import type {} from '../mcp-error-codes.js';
-import { Client, ElicitRequestSchema, ErrorCode, McpError, type ElicitResult, type GetPromptResult, type ListPromptsResult, type ListResourcesResult, type ReadResourceResult, StdioClientTransport, StreamableHTTPClientTransport, StreamableHTTPError, ToolListChangedNotificationSchema, type CallToolResult, type McpToolDescription } from '../sdk.js';
+import { CancelledNotificationSchema, Client, ElicitRequestSchema, ErrorCode, McpError, type ElicitRequest, type ElicitResult, type GetPromptResult, type ListPromptsResult, type ListResourcesResult, type ReadResourceResult, StdioClientTransport, StreamableHTTPClientTransport, StreamableHTTPError, ToolListChangedNotificationSchema, type CallToolResult, type McpToolDescription } from '../sdk.js';
 import { describeSpec, isStdioSpec, type McpServerSpec } from './mcp-server-spec.js';
 import { clientCredentialsProvider, memoryTokenStore, type McpTokenStore } from './mcp-oauth.js';
 
@@ -18,8 +18,9 @@ export interface McpConnectionOptions {
   readonly callTimeoutMs?: number;
   /**
    * Answers a server's elicitation (a question it asks a human in the middle of a call, such
-   * as "book this flight?"). Given, the client announces the elicitation capability; without
-   * it the server is told the client cannot answer. See {@link McpElicitation}.
+   * as "book this flight?") in place. Given, the client announces the elicitation capability
+   * and hands it every question; without it `McpServerClient` parks each question as a
+   * Trellis approval (see `McpClientOptions.elicitation`). See {@link McpElicitation}.
    */
   readonly onElicitation?: (request: McpElicitation) => Promise<McpElicitationAnswer> | McpElicitationAnswer;
   /** Where OAuth access tokens of HTTP servers with `oauth` are kept. Default: in this process. */
@@ -34,6 +35,8 @@ export interface McpElicitation {
   readonly requestedSchema?: Readonly<Record<string, unknown>>;
   /** Aborted when the server gives up on the question. */
   readonly signal: AbortSignal;
+  /** Sends the server a progress notification for the question (resetting its timeout, if it asked for that); undefined when it gave no progress token. */
+  readonly progress?: (note: string) => Promise<void>;
 }
 
 /** What the human said: `accept` with the form's content, `decline`, or `cancel`. */
@@ -202,10 +205,34 @@ export class McpConnection {
     const onElicitation = this.options.onElicitation;
     const client = new Client(CLIENT_INFO, { capabilities: onElicitation ? { elicitation: {} } : {} });
     if (onElicitation) {
-      client.setRequestHandler(ElicitRequestSchema, async (request, extra): Promise<ElicitResult> => {
-        const params = request.params as { message: string; requestedSchema?: Record<string, unknown> };
-        const answer = await onElicitation({ server: this.server, message: params.message, requestedSchema: params.requestedSchema, signal: extra.signal });
+      // The SDK's own cancel handler skips a request id of 0 (falsy), which is the first
+      // question a server asks: questions are cancelled here, by their id, whatever it is.
+      const asked = new Map<string | number, AbortController>();
+      client.setNotificationHandler(CancelledNotificationSchema, (notification) => {
+        const id = notification.params.requestId;
+        if (id !== undefined) asked.get(id)?.abort(notification.params.reason);
+      });
+      const answerQuestion = async (request: ElicitRequest, extra: { sendNotification(n: never): Promise<void> }, signal: AbortSignal): Promise<ElicitResult> => {
+        const params = request.params as { message: string; requestedSchema?: Record<string, unknown>; _meta?: { progressToken?: string | number } };
+        const token = params._meta?.progressToken;
+        let step = 0;
+        const progress =
+          token === undefined ? undefined : (note: string) => extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++step, message: note } } as never);
+        const answer = await onElicitation({ server: this.server, message: String(params.message ?? ''), requestedSchema: params.requestedSchema, signal, ...(progress && { progress }) });
         return answer.action === 'accept' ? { action: 'accept', content: { ...(answer.content ?? {}) } as ElicitResult['content'] } : { action: answer.action };
+      };
+      client.setRequestHandler(ElicitRequestSchema, async (request, extra): Promise<ElicitResult> => {
+        const cancelled = new AbortController();
+        const follow = () => cancelled.abort(extra.signal.reason);
+        if (extra.signal.aborted) follow();
+        else extra.signal.addEventListener('abort', follow, { once: true });
+        asked.set(extra.requestId, cancelled);
+        try {
+          return await answerQuestion(request, extra, cancelled.signal);
+        } finally {
+          asked.delete(extra.requestId);
+          extra.signal.removeEventListener('abort', follow);
+        }
       });
     }
     const transport = isStdioSpec(this.spec)
