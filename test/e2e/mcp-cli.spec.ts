@@ -133,6 +133,44 @@ export default { plugins: [Vault], model: new ScriptedModel((req) => 'closing: '
     }
   }, 90_000);
 
+  it("a server's question during trellis run waits as an approval; trellis resume in another process answers it, and the run goes on", async () => {
+    const own = realpathSync(mkdtempSync(join(tmpdir(), 'trellis-mcp-elicit-')));
+    const dist = JSON.stringify(join(ROOT, 'dist/index.js'));
+    try {
+      writeFileSync(
+        join(own, 'trellis.config.mjs'),
+        `import { ScriptedModel } from ${dist};
+export default {
+  agent: { name: 'travel' },
+  mcpServers: { trips: { command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(TRIP_SERVER)}] } },
+  model: new ScriptedModel((req) => req.messages.at(-1).role === 'user' ? { toolCalls: [{ id: 'c' + Math.random().toString(36).slice(2), name: 'trips.book', args: { city: 'Oslo' } }] } : 'The server said: ' + req.messages.at(-1).content),
+};
+`,
+      );
+      const run = spawn(process.execPath, [CLI, 'run', 'Book Oslo', '--session', 'trip-1'], { cwd: own, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      run.stdout!.on('data', (c: Buffer) => void (out += c.toString()));
+      const exited = new Promise<number | null>((resolve) => run.once('exit', resolve));
+      const note = await new Promise<RegExpExecArray>((resolve, reject) => {
+        run.stderr!.on('data', (c: Buffer) => {
+          err += c.toString();
+          const m = /MCP server 'trips' asks: Book Oslo\?\n {2}It waits as call (\S+) of session (\S+)\. Answer with: .* resume \S+ --approve \S+/.exec(err);
+          if (m) resolve(m);
+        });
+        void exited.then(() => reject(new Error(`trellis run ended first: ${err}`)));
+      });
+      const [, callId, sessionId] = note;
+      expect(sessionId!.startsWith('trip-1:elicitation-')).toBe(true);
+      const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'resume', sessionId!, '--approve', callId!], { cwd: own, timeout: 30_000 });
+      expect(stdout).toContain('"answer":"accept"');
+      expect(await exited).toBe(0);
+      expect(out).toContain('The server said: booked Oslo');
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+  }, 90_000);
+
   it('--token (or TRELLIS_MCP_TOKEN) requires the bearer token on every request', async () => {
     const token = 'a-secret-of-24-characters';
     const { url, stop } = await serveHttp(['--tool', 'trips.echo'], { ...process.env, TRELLIS_MCP_TOKEN: token });
