@@ -8,6 +8,7 @@ import { buildDist, BUILD_TIMEOUT_MS } from './support/built-dist.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { TRIP_SERVER } from '../support/mcp-peers.js';
 
 /** `trellis mcp` and `trellis plugins` from dist/, with a config whose tools come from an MCP server (mcpServers). */
@@ -127,6 +128,68 @@ export default { plugins: [Vault], model: new ScriptedModel((req) => 'closing: '
         expect(await calling).toMatchObject({ content: [{ type: 'text', text: 'wiped cache' }] });
       } finally {
         await client.close();
+      }
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  it('over --http (stateless: no elicitation, even for a client that offers it) the call is parked; trellis resume answers the waiting request', async () => {
+    const own = realpathSync(mkdtempSync(join(tmpdir(), 'trellis-mcp-park-http-')));
+    const dist = JSON.stringify(join(ROOT, 'dist/index.js'));
+    try {
+      writeFileSync(
+        join(own, 'trellis.config.mjs'),
+        `import { Plugin, Tool, Hook, suspend, ScriptedModel } from ${dist};
+export class Vault { wipe(input) { return 'wiped ' + input.what; } gate(call) { return call.tool === 'vault.wipe' ? suspend('Wipe it?') : undefined; } }
+const p = Vault.prototype;
+Tool({ name: 'vault.wipe', description: 'Wipe.', inputSchema: { type: 'object', properties: { what: { type: 'string' } }, required: ['what'], additionalProperties: false } })(p, 'wipe', Object.getOwnPropertyDescriptor(p, 'wipe'));
+Hook('tool.gate')(p, 'gate', Object.getOwnPropertyDescriptor(p, 'gate'));
+Plugin({ name: 'vault', version: '1.0.0' })(Vault);
+export default { plugins: [Vault], model: new ScriptedModel((req) => 'closing: ' + req.messages.at(-1).content) };
+`,
+      );
+      const child = spawn(process.execPath, [CLI, 'mcp', '--http', '0'], { cwd: own, stdio: ['ignore', 'ignore', 'pipe'] });
+      const url = await new Promise<string>((resolve, reject) => {
+        let err = '';
+        child.stderr!.on('data', (c: Buffer) => {
+          err += c.toString();
+          const m = /listening on (\S+)/.exec(err);
+          if (m) resolve(m[1]!);
+        });
+        child.once('exit', () => reject(new Error(err)));
+      });
+      const asked: unknown[] = [];
+      const client = new Client({ name: 'eliciting', version: '1' }, { capabilities: { elicitation: {} } });
+      client.setRequestHandler(ElicitRequestSchema, async (request) => {
+        asked.push(request.params);
+        return { action: 'accept', content: { decision: 'approve' } };
+      });
+      try {
+        await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+        const calling = client.callTool({ name: 'vault.wipe', arguments: { what: 'logs' } });
+        const { SqliteStore, parseSuspension } = (await import(join(ROOT, 'dist/index.js'))) as typeof import('../../index.js');
+        let parked: { id: string; callId: string } | undefined;
+        for (let i = 0; i < 200 && !parked; i++) {
+          await new Promise((r) => setTimeout(r, 100));
+          const store = SqliteStore.open(join(own, '.trellis', 'trellis.db'));
+          const found = (await store.list()).find((x) => x.id.includes(':approval-'));
+          const stored = found && (await store.load(found.id));
+          const pending = stored ? parseSuspension(stored.suspension, stored.id)?.pending[0] : undefined;
+          if (found && pending) parked = { id: found.id, callId: pending.callId };
+          await store.close();
+        }
+        expect(parked).toBeDefined();
+        const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'resume', parked!.id, '--approve', parked!.callId], { cwd: own, timeout: 30_000 });
+        expect(stdout).toContain('closing: wiped logs');
+        expect(await calling).toMatchObject({ content: [{ type: 'text', text: 'wiped logs' }] });
+        // Stateless HTTP cannot carry the server's question back to the client: nothing was asked.
+        expect(asked).toEqual([]);
+      } finally {
+        await client.close();
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await exited;
       }
     } finally {
       rmSync(own, { recursive: true, force: true });

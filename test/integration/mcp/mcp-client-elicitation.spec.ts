@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ScriptedModel, SqliteStore, Trellis, type Decision } from 'trellis';
-import { McpServerClient, type McpElicitationOptions, type ParkedElicitation } from 'trellis/mcp';
-import { TRIP_SERVER } from '../../support/mcp-peers.js';
+import { McpServerClient, type McpElicitationOptions, type McpServerSpec, type ParkedElicitation } from 'trellis/mcp';
+import { startHttpTripServer, TRIP_SERVER } from '../../support/mcp-peers.js';
 
 const stdio = { command: process.execPath, args: [TRIP_SERVER] };
 
@@ -20,13 +20,13 @@ describe("MCP client: a server's question (elicitation) is a Trellis approval, d
   let parked: ParkedElicitation[];
   let waiters: ((p: ParkedElicitation) => void)[];
 
-  async function boot(elicitation: McpElicitationOptions = {}): Promise<void> {
+  async function boot(elicitation: McpElicitationOptions = {}, spec: McpServerSpec = stdio): Promise<void> {
     caller = Trellis.create({ store: SqliteStore.open(join(dir, 'trellis.db')) });
-    await McpServerClient.connect(caller, 'trips', stdio, {
+    await McpServerClient.connect(caller, 'trips', spec, {
       elicitation: { agentName: 'desk', pollMs: 50, onParked: (p) => (parked.push(p), waiters.shift()?.(p)), ...elicitation },
     });
     decider = Trellis.create({ store: SqliteStore.open(join(dir, 'trellis.db')) });
-    await McpServerClient.connect(decider, 'trips', stdio);
+    await McpServerClient.connect(decider, 'trips', spec);
   }
 
   /** The next question the server parks. */
@@ -80,6 +80,20 @@ describe("MCP client: a server's question (elicitation) is a Trellis approval, d
     // The carrier of answers is no model's tool.
     expect(offered.flat()).not.toContain('trips.answer_elicitation');
     expect(offered[0]).toContain('trips.book');
+  });
+
+  it('the same over Streamable HTTP (a stateful server: its question comes on the call\'s stream)', async () => {
+    const http = await startHttpTripServer();
+    try {
+      await boot({}, { url: http.url });
+      const turn = callOnce('trips.book', { city: 'Tromsø' }).send('Book Tromsø');
+      await decide(await nextParked(), { decision: 'approve' });
+      expect((await turn).toolCalls[0]).toMatchObject({ ok: true, value: 'booked Tromsø' });
+    } finally {
+      await caller.stop();
+      await decider.stop();
+      await http.stop();
+    }
   });
 
   it('a rejection declines; the server is told and books nothing', async () => {
