@@ -105,6 +105,7 @@ export { modelFromEnv, type EnvModel } from './src/models/model-from-env.js';
 export { SESSION_STORE } from './src/stores/session-store.js';
 export type { SessionStore, StoredSession, SessionCheckpoint, SessionSummary, TurnRecord } from './src/stores/session-store.js';
 export { canLogTurnEvents, TURN_EVENT_LIMITS } from './src/stores/turn-event-log.js';
+export { canKeepCredentials, CREDENTIAL_LIMITS, type CredentialStore } from './src/stores/credential-store.js';
 export type { TurnEventLog, RecordedTurnEvent, StoredTurnEvents } from './src/stores/turn-event-log.js';
 export { canJournalSteps } from './src/stores/step-journal.js';
 export type { StepJournal, StepAppend } from './src/stores/step-journal.js';

@@ -216,6 +216,20 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       );
     `,
   },
+  {
+    version: 10,
+    name: 'credentials',
+    // Small secrets a host keeps beside its sessions (an MCP server's OAuth tokens), by owner and name.
+    up: `
+      CREATE TABLE credentials (
+        owner      TEXT NOT NULL,
+        name       TEXT NOT NULL,
+        value      TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (owner, name)
+      );
+    `,
+  },
 ];
 
 const LEDGER = `
