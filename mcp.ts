@@ -14,4 +14,4 @@ export type { McpConnectionOptions, McpElicitation, McpElicitationAnswer } from 
 export type { McpElicitationOptions, ParkedElicitation } from './src/mcp/client/mcp-elicitation.js';
 export { serveMcp, type ServeMcpOptions, type McpServing } from './src/mcp/server/serve-mcp.js';
 export { APPROVAL_REQUIRED, servedCallModel, type ServedApprovalOptions } from './src/mcp/server/served-approval.js';
-export { memoryTokenStore, type McpOAuthSpec, type McpTokenStore } from './src/mcp/client/mcp-oauth.js';
+export { memoryTokenStore, mcpTokensIn, type McpOAuthSpec, type McpClientCredentialsSpec, type McpAuthorizationCodeSpec, type McpTokenStore } from './src/mcp/client/mcp-oauth.js';

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
+  canKeepCredentials,
   canLogTurnEvents,
   createLogger,
   DEFAULT_SQLITE_PATH,
@@ -86,7 +87,7 @@ export async function openCliApp(io: CliIo): Promise<CliApp> {
   const agent = loaded.config.agent ?? {};
   try {
     await installPlugins(app, loaded);
-    await connectConfiguredMcpServers(app, loaded, agent.name ?? 'trellis', io);
+    await connectConfiguredMcpServers(app, loaded, agent.name ?? 'trellis', io, store);
   } catch (error) {
     await app.stop();
     throw error;
@@ -182,13 +183,16 @@ async function installPlugins(app: Trellis, loaded: LoadedConfig): Promise<void>
 /**
  * Each `mcpServers` entry becomes a plugin named after the server; a stdio server runs in the
  * config's folder unless it says otherwise. `trellis/mcp` (the MCP SDK) loads only for a config that has some.
- * A server's question to a human (elicitation) waits as an approval of the config's agent, so
+ * OAuth tokens are kept in the config's store; a sign-in URL is printed to stderr. A server's question to a human (elicitation) waits as an approval of the config's agent, so
  * `trellis resume` answers it; where it waits is printed to stderr.
  */
-async function connectConfiguredMcpServers(app: Trellis, loaded: LoadedConfig, agentName: string, io: CliIo): Promise<void> {
+async function connectConfiguredMcpServers(app: Trellis, loaded: LoadedConfig, agentName: string, io: CliIo, store: SessionStore): Promise<void> {
   const servers = Object.entries(loaded.config.mcpServers ?? {});
   if (servers.length === 0) return;
-  const { McpServerClient } = await import('../../mcp.js');
+  const { McpServerClient, mcpTokensIn } = await import('../../mcp.js');
+  // OAuth tokens go to the config's store, so the next command (or another process) uses them.
+  const tokenStore = canKeepCredentials(store) ? mcpTokensIn(store) : undefined;
+  const onAuthorize = ({ server, url }: { server: string; url: string }) => io.err(`note: MCP server '${server}' needs you to sign in: open ${url}\n  (Trellis waits for the browser to come back, up to 5 minutes)`);
   const elicitation = {
     agentName,
     onParked: (p: { server: string; message: string; sessionId: string; callId: string; allowedDecisions: readonly string[] }) => {
@@ -198,7 +202,7 @@ async function connectConfiguredMcpServers(app: Trellis, loaded: LoadedConfig, a
     },
   };
   for (const [name, spec] of servers) {
-    await McpServerClient.connect(app, name, 'command' in spec ? { ...spec, cwd: resolve(loaded.dir, spec.cwd ?? '.') } : spec, { elicitation });
+    await McpServerClient.connect(app, name, 'command' in spec ? { ...spec, cwd: resolve(loaded.dir, spec.cwd ?? '.') } : spec, { elicitation, onAuthorize, ...(tokenStore && { tokenStore }) });
   }
 }
 

@@ -10,6 +10,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { TRIP_SERVER } from '../support/mcp-peers.js';
+import { browse, protectedServer } from '../support/oauth-peers.js';
 
 /** `trellis mcp` and `trellis plugins` from dist/, with a config whose tools come from an MCP server (mcpServers). */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -231,6 +232,47 @@ export default {
       expect(out).toContain('The server said: booked Oslo');
     } finally {
       rmSync(own, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  it('an OAuth server (authorization code): trellis prints the sign-in URL once; the tokens go to the store, and the next command signs in no more', async () => {
+    const server = await protectedServer();
+    const own = realpathSync(mkdtempSync(join(tmpdir(), 'trellis-mcp-oauth-')));
+    const dist = JSON.stringify(join(ROOT, 'dist/index.js'));
+    try {
+      writeFileSync(
+        join(own, 'trellis.config.mjs'),
+        `import { ScriptedModel } from ${dist};
+export default {
+  mcpServers: { ledger: { url: ${JSON.stringify(server.url)}, oauth: { flow: 'authorization_code' } } },
+  model: new ScriptedModel((req) => req.messages.at(-1).role === 'user' ? { toolCalls: [{ id: 'c' + Math.random().toString(36).slice(2), name: 'ledger.balance', args: { account: 'a1' } }] } : 'Balance: ' + req.messages.at(-1).content),
+};
+`,
+      );
+      const run = spawn(process.execPath, [CLI, 'run', 'What is the balance?'], { cwd: own, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      run.stdout!.on('data', (c: Buffer) => void (out += c.toString()));
+      const exited = new Promise<number | null>((resolve) => run.once('exit', resolve));
+      const signIn = await new Promise<string>((resolve, reject) => {
+        run.stderr!.on('data', (c: Buffer) => {
+          err += c.toString();
+          const m = /MCP server 'ledger' needs you to sign in: open (\S+)/.exec(err);
+          if (m) resolve(m[1]!);
+        });
+        void exited.then(() => reject(new Error(`trellis run ended first: ${err}`)));
+      });
+      expect(await browse(signIn)).toBe(200);
+      expect(await exited).toBe(0);
+      expect(out).toContain('Balance: a1: 42');
+      // The next process reads the tokens from the store: no sign-in.
+      const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI, 'run', 'Again?'], { cwd: own, timeout: 30_000 });
+      expect(stdout).toContain('Balance: a1: 42');
+      expect(stderr).not.toContain('sign in');
+      expect(server.auth.log).toMatchObject({ registrations: 1, signIns: 1, codeExchanges: 1 });
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+      await server.close();
     }
   }, 90_000);
 
