@@ -1,6 +1,7 @@
 import { TrellisError } from '../../../index.js';
 import type {} from '../mcp-error-codes.js';
-import { CancelledNotificationSchema, Client, ElicitRequestSchema, ErrorCode, McpError, type ElicitRequest, type ElicitResult, type GetPromptResult, type ListPromptsResult, type ListResourcesResult, type ReadResourceResult, StdioClientTransport, StreamableHTTPClientTransport, StreamableHTTPError, ToolListChangedNotificationSchema, UnauthorizedError, type OAuthClientProvider, type CallToolResult, type McpToolDescription } from '../sdk.js';
+import { Client, ErrorCode, McpError, type GetPromptResult, type ListPromptsResult, type ListResourcesResult, type ReadResourceResult, StdioClientTransport, StreamableHTTPClientTransport, StreamableHTTPError, ToolListChangedNotificationSchema, UnauthorizedError, type OAuthClientProvider, type CallToolResult, type McpToolDescription } from '../sdk.js';
+import { answerElicitations, type McpElicitation, type McpElicitationAnswer } from './mcp-elicitation-requests.js';
 import { describeSpec, isStdioSpec, type McpServerSpec } from './mcp-server-spec.js';
 import { authorizationCodeProvider, clientCredentialsProvider, isAuthorizationCode, memoryTokenStore, type McpAuthorizationCodeSpec, type McpTokenStore } from './mcp-oauth.js';
 import { LoopbackRedirect } from './mcp-oauth-redirect.js';
@@ -38,24 +39,6 @@ export interface McpConnectionOptions {
   readonly onAuthorize?: (request: { readonly server: string; readonly url: string }) => void | Promise<void>;
   /** How long a sign-in may take. Default 5 minutes. */
   readonly authorizeTimeoutMs?: number;
-}
-
-/** A server's question to a human, as the MCP client hands it to `onElicitation`. */
-export interface McpElicitation {
-  readonly server: string;
-  readonly message: string;
-  /** The form's JSON Schema (flat: strings, numbers, booleans, enums); absent for a URL elicitation. */
-  readonly requestedSchema?: Readonly<Record<string, unknown>>;
-  /** Aborted when the server gives up on the question. */
-  readonly signal: AbortSignal;
-  /** Sends the server a progress notification for the question (resetting its timeout, if it asked for that); undefined when it gave no progress token. */
-  readonly progress?: (note: string) => Promise<void>;
-}
-
-/** What the human said: `accept` with the form's content, `decline`, or `cancel`. */
-export interface McpElicitationAnswer {
-  readonly action: 'accept' | 'decline' | 'cancel';
-  readonly content?: Readonly<Record<string, string | number | boolean | readonly string[]>>;
 }
 
 /** What a connection reports to its owner. */
@@ -268,37 +251,7 @@ export class McpConnection {
   private async connectOnce(timeoutMs: number, authProvider: OAuthClientProvider | undefined, made?: (transport: StreamableHTTPClientTransport) => void): Promise<Client> {
     const onElicitation = this.options.onElicitation;
     const client = new Client(CLIENT_INFO, { capabilities: onElicitation ? { elicitation: {} } : {} });
-    if (onElicitation) {
-      // The SDK's own cancel handler skips a request id of 0 (falsy), which is the first
-      // question a server asks: questions are cancelled here, by their id, whatever it is.
-      const asked = new Map<string | number, AbortController>();
-      client.setNotificationHandler(CancelledNotificationSchema, (notification) => {
-        const id = notification.params.requestId;
-        if (id !== undefined) asked.get(id)?.abort(notification.params.reason);
-      });
-      const answerQuestion = async (request: ElicitRequest, extra: { sendNotification(n: never): Promise<void> }, signal: AbortSignal): Promise<ElicitResult> => {
-        const params = request.params as { message: string; requestedSchema?: Record<string, unknown>; _meta?: { progressToken?: string | number } };
-        const token = params._meta?.progressToken;
-        let step = 0;
-        const progress =
-          token === undefined ? undefined : (note: string) => extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++step, message: note } } as never);
-        const answer = await onElicitation({ server: this.server, message: String(params.message ?? ''), requestedSchema: params.requestedSchema, signal, ...(progress && { progress }) });
-        return answer.action === 'accept' ? { action: 'accept', content: { ...(answer.content ?? {}) } as ElicitResult['content'] } : { action: answer.action };
-      };
-      client.setRequestHandler(ElicitRequestSchema, async (request, extra): Promise<ElicitResult> => {
-        const cancelled = new AbortController();
-        const follow = () => cancelled.abort(extra.signal.reason);
-        if (extra.signal.aborted) follow();
-        else extra.signal.addEventListener('abort', follow, { once: true });
-        asked.set(extra.requestId, cancelled);
-        try {
-          return await answerQuestion(request, extra, cancelled.signal);
-        } finally {
-          asked.delete(extra.requestId);
-          extra.signal.removeEventListener('abort', follow);
-        }
-      });
-    }
+    if (onElicitation) answerElicitations(client, this.server, onElicitation);
     const transport = isStdioSpec(this.spec)
       ? new StdioClientTransport({ command: this.spec.command, args: [...(this.spec.args ?? [])], env: this.spec.env ? { ...this.spec.env } : undefined, cwd: this.spec.cwd, stderr: 'pipe' })
       : new StreamableHTTPClientTransport(new URL(this.spec.url), { requestInit: { headers: { ...this.spec.headers } }, authProvider });
