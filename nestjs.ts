@@ -18,7 +18,7 @@ export { TrellisRequestContext } from './src/nestjs/request-context.js';
 export { TrellisContextInterceptor } from './src/nestjs/trellis-context.interceptor.js';
 export { TrellisHost } from './src/nestjs/trellis-host.js';
 export { TrellisSessionsModule, type TrellisSessionsOptions } from './src/nestjs/http/trellis-sessions.module.js';
-export { ownerOnlySessionPolicy, userIdPrincipal, type SessionAction, type SessionAccessRequest, type SessionPolicy } from './src/nestjs/http/session-policy.js';
+export { ownerDecidesSessionPolicy, ownerOnlySessionPolicy, userIdPrincipal, type SessionAction, type SessionAccessRequest, type SessionPolicy } from './src/nestjs/http/session-policy.js';
 export type { CancelPendingView, SessionView } from './src/nestjs/http/sessions-controller.js';
 export type { PendingCallView, TurnResultView } from './src/nestjs/http/http-views.js';
 export { CancelPendingQuery, MAX_HTTP_LEASE_WAIT_MS } from './src/nestjs/http/cancel-pending.query.js';

@@ -21,7 +21,7 @@ export function agentCardOf(app: Trellis, agent: Agent, options: AgentCardOption
   const skills: AgentSkill[] = app
     .describe()
     .plugins.filter((p) => p.enabled && (active.length === 0 || active.includes(p.name)))
-    .flatMap((p) => p.tools.map((t) => ({ id: t.name, name: t.name, description: t.description, tags: [p.name, ...t.tags], examples: [], inputModes: ['text/plain'], outputModes: ['text/plain', 'application/json'], securityRequirements: [] })));
+    .flatMap((p) => p.tools.filter((t) => !t.tags.includes('internal')).map((t) => ({ id: t.name, name: t.name, description: t.description, tags: [p.name, ...t.tags], examples: [], inputModes: ['text/plain'], outputModes: ['text/plain', 'application/json'], securityRequirements: [] })));
   return {
     name: agent.spec.name,
     description: options.description ?? (agent.spec.instructions.split('\n')[0]?.trim() || `The Trellis agent '${agent.spec.name}'`),

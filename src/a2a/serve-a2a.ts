@@ -1,10 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AGENT_CARD_PATH, type AgentCard } from '@a2a-js/sdk';
-import { DefaultRequestHandler, InMemoryTaskStore, type TaskStore } from '@a2a-js/sdk/server';
+import { DefaultRequestHandler, InMemoryTaskStore, type RequestContext, type TaskStore, type User } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import express from 'express';
-import type { Agent, Trellis } from '../../index.js';
+import type { Agent, SessionPolicy, Trellis } from '../../index.js';
+import { turnGuard } from '../ui-turns/turn-access.js';
 import { streamable, type TurnSession } from '../ui-turns/turn-session.js';
 import { agentCardOf, type AgentCardOptions } from './agent-card.js';
 import { TrellisAgentExecutor } from './trellis-agent-executor.js';
@@ -16,10 +17,20 @@ export interface A2aHandlerOptions extends Omit<AgentCardOptions, 'url'> {
   /** Where tasks are kept (the SDK's `TaskStore`). Default: in memory. */
   readonly taskStore?: TaskStore;
   /**
-   * The session of an A2A context. Default: `agent.session('a2a:' + contextId)` — any caller
-   * who knows a context id reaches it; scope it to the authenticated caller for more.
+   * The session of an A2A context. Default: `agent.session('a2a:' + contextId)`. Without
+   * `principal`, any caller who knows a context id reaches its session.
    */
   readonly session?: (contextId: string) => TurnSession;
+  /**
+   * Who the caller of a message is, from the SDK's request context — usually the user your
+   * transport's `UserBuilder` authenticated: `(r) => r.context.user?.isAuthenticated ? r.context.user.userName : undefined`.
+   * Given, each context's session is owned by the caller who opened it and every message is
+   * checked by `policy`: a caller without a principal gets the task state `auth-required`, a
+   * refused one `rejected`, and nothing runs.
+   */
+  readonly principal?: (request: RequestContext) => string | undefined | Promise<string | undefined>;
+  /** Who may send to and decide on a context's session. Default `ownerDecidesSessionPolicy`: its opener does both. */
+  readonly policy?: SessionPolicy;
 }
 
 /**
@@ -31,11 +42,20 @@ export interface A2aHandlerOptions extends Omit<AgentCardOptions, 'url'> {
 export function a2aRequestHandler(app: Trellis, agent: Agent, options: A2aHandlerOptions): DefaultRequestHandler {
   const card: AgentCard = agentCardOf(app, agent, options);
   const sessionOf = options.session ?? ((contextId: string) => streamable(agent.session(`a2a:${contextId}`)));
-  return new DefaultRequestHandler(card, options.taskStore ?? new InMemoryTaskStore(), new TrellisAgentExecutor((contextId) => sessionOf(contextId)));
+  const guard = options.principal || options.policy ? turnGuard({ principal: options.principal, policy: options.policy }, `The A2A endpoint of agent '${agent.spec.name}'`) : undefined;
+  return new DefaultRequestHandler(card, options.taskStore ?? new InMemoryTaskStore(), new TrellisAgentExecutor((contextId) => sessionOf(contextId), guard));
 }
 
 /** Options of {@link serveA2a}. */
-export interface ServeA2aOptions extends Omit<A2aHandlerOptions, 'url'> {
+export interface ServeA2aOptions extends Omit<A2aHandlerOptions, 'url' | 'principal'> {
+  /**
+   * Who the caller of a request is (a user id from your auth, e.g. of its bearer token), or
+   * undefined for nobody. Given, it is the SDK's authenticated user, each context's session is
+   * owned by the caller who opened it, and every message is checked by `policy` (see
+   * {@link A2aHandlerOptions.principal}). Without it, anyone who reaches the server and knows a
+   * context id reaches its session.
+   */
+  readonly principal?: (request: IncomingMessage) => string | undefined | Promise<string | undefined>;
   /** Default 0 (any free port). */
   readonly port?: number;
   /** Default `127.0.0.1`. */
@@ -78,9 +98,15 @@ export async function serveA2a(app: Trellis, agent: Agent, options: ServeA2aOpti
   });
   const address = server.address() as AddressInfo;
   const url = options.publicUrl ?? `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}/`;
-  const requestHandler = a2aRequestHandler(app, agent, { ...options, url });
+  const principalOf = options.principal;
+  const requestHandler = a2aRequestHandler(app, agent, {
+    ...options,
+    url,
+    principal: principalOf ? (request) => (request.context.user?.isAuthenticated ? request.context.user.userName : undefined) : undefined,
+  });
   web.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: requestHandler }));
-  web.use(jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication }));
+  const userBuilder: UserBuilder = principalOf ? async (req) => caller(await principalOf(req)) : UserBuilder.noAuthentication;
+  web.use(jsonRpcHandler({ requestHandler, userBuilder }));
   return {
     url,
     cardUrl: new URL(AGENT_CARD_PATH, url).href,
@@ -90,4 +116,10 @@ export async function serveA2a(app: Trellis, agent: Agent, options: ServeA2aOpti
         server.close(() => resolve());
       }),
   };
+}
+
+/** The SDK's user for a principal: authenticated with that name, or not at all. */
+function caller(principal: string | undefined): User {
+  const name = typeof principal === 'string' && principal.length > 0 ? principal : undefined;
+  return { get isAuthenticated() { return name !== undefined; }, get userName() { return name ?? ''; } };
 }

@@ -1,6 +1,7 @@
 import { TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
-import { TrellisError, type Decision, type PendingApproval, type TurnResult } from '../../index.js';
+import { TrellisError, type Decision, type PendingApproval, type SessionAccess, type TurnResult } from '../../index.js';
+import type { TurnGuard } from '../ui-turns/turn-access.js';
 import { runWatched, type TurnAction, type TurnSession } from '../ui-turns/turn-session.js';
 import { a2aMessage, dataOf, dataPart, textOf, textPart } from './a2a-parts.js';
 
@@ -18,7 +19,14 @@ export type A2aSessionResolver = (contextId: string, request: RequestContext) =>
 export class TrellisAgentExecutor implements AgentExecutor {
   readonly #running = new Map<string, AbortController>();
 
-  constructor(private readonly sessionOf: A2aSessionResolver) {}
+  /**
+   * @param guard who may send to or decide on a context's session (see `a2aRequestHandler`'s
+   * `principal` and `policy`); none: anyone who reaches the endpoint and knows a context id.
+   */
+  constructor(
+    private readonly sessionOf: A2aSessionResolver,
+    private readonly guard?: TurnGuard<RequestContext>,
+  ) {}
 
   execute = async (request: RequestContext, bus: ExecutionEventBus): Promise<void> => {
     const { taskId, contextId } = request;
@@ -26,7 +34,16 @@ export class TrellisAgentExecutor implements AgentExecutor {
     const task: Task = request.task ?? { id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, timestamp: now(), message: undefined }, artifacts: [], history: [user], metadata: {} };
     bus.publish(AgentEvent.task(task));
     const session = this.sessionOf(contextId, request);
-    const action = request.task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED ? await this.#decisionsOf(session, user) : { kind: 'send' as const, message: textOf(user) };
+    const continues = request.task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED;
+    let access: SessionAccess | undefined;
+    try {
+      access = await this.guard?.(session, continues ? 'decide' : 'send', request, undefined);
+    } catch (error) {
+      // Nothing of the session is read or run: the caller learns only that they may not.
+      const why = TrellisError.is(error) ? `${error.code}: ${error.message}` : 'Internal error';
+      return this.#status(bus, taskId, contextId, TrellisError.is(error) && error.code === 'Unauthenticated' ? TaskState.TASK_STATE_AUTH_REQUIRED : TaskState.TASK_STATE_REJECTED, why);
+    }
+    const action = continues ? await this.#decisionsOf(session, user) : { kind: 'send' as const, message: textOf(user) };
     if (typeof action === 'string') return this.#status(bus, taskId, contextId, TaskState.TASK_STATE_INPUT_REQUIRED, action);
     if (action.kind === 'send' && action.message.trim() === '') return this.#status(bus, taskId, contextId, TaskState.TASK_STATE_REJECTED, 'The message has no text to answer');
     this.#status(bus, taskId, contextId, TaskState.TASK_STATE_WORKING);
@@ -48,7 +65,7 @@ export class TrellisAgentExecutor implements AgentExecutor {
           result: (result) => void (finished = result),
           error: (error) => void (failed = error),
         },
-        { signal: cancel.signal },
+        { signal: cancel.signal, access },
       );
     } finally {
       this.#running.delete(taskId);

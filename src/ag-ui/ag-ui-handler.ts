@@ -1,7 +1,8 @@
 import { EventEncoder } from '@ag-ui/encoder';
 import type { BaseEvent } from '@ag-ui/core';
-import { TrellisError, type Agent } from '../../index.js';
+import { TrellisError, type Agent, type SessionAccess } from '../../index.js';
 import { boundedText } from '../ui-turns/bounded-body.js';
+import { httpStatusOf, turnGuard, type TurnAccessOptions } from '../ui-turns/turn-access.js';
 import { runWatched, streamable, type TurnSession } from '../ui-turns/turn-session.js';
 import { AgUiEventWriter } from './ag-ui-event-writer.js';
 import { readRunInput, type AgUiRun } from './run-input.js';
@@ -11,6 +12,8 @@ export interface AgUiRunOptions {
   readonly signal?: AbortSignal;
   /** Turn-level host context (`app.*` keys) for this run. */
   readonly context?: Readonly<Record<string, unknown>>;
+  /** The caller and the owner their access was checked against: the kernel checks it again under the session's lease. */
+  readonly access?: SessionAccess;
 }
 
 /** Runs the run's turn on the session and yields its AG-UI events, from `RUN_STARTED` to `RUN_FINISHED` or `RUN_ERROR`. */
@@ -45,8 +48,12 @@ export async function* agUiEvents(session: TurnSession, run: AgUiRun, options: A
   await done;
 }
 
-/** Options of {@link createAgUiHandler}. */
-export interface AgUiHandlerOptions {
+/**
+ * Options of {@link createAgUiHandler}. Without `principal`, any caller who knows a thread id
+ * reaches its session: give it (who the caller is), and each thread's session is owned by the
+ * caller who opened it, checked by `policy` on every run.
+ */
+export interface AgUiHandlerOptions extends TurnAccessOptions<Request> {
   /** The agent whose sessions the threads are (the thread id is the session id)... */
   readonly agent?: Agent;
   /** ...or the session of a thread (a Nest `HostedSession`, an id scoped to the user). */
@@ -68,6 +75,7 @@ export interface AgUiHandlerOptions {
  */
 export function createAgUiHandler(options: AgUiHandlerOptions): (request: Request) => Promise<Response> {
   if (!options.agent && !options.session) throw new TrellisError('InvalidOptions', 'createAgUiHandler needs an agent or a session resolver', { hint: 'Pass { agent } or { session: (threadId, request) => … }' });
+  const guard = turnGuard(options, 'The AG-UI endpoint');
   return async (request) => {
     if (request.method !== 'POST') return Response.json({ statusCode: 405, code: 'MethodNotAllowed', message: 'POST a RunAgentInput' }, { status: 405 });
     let run: AgUiRun;
@@ -80,8 +88,16 @@ export function createAgUiHandler(options: AgUiHandlerOptions): (request: Reques
     }
     const session = options.session ? await options.session(run.threadId, request) : streamable(options.agent!.session(run.threadId));
     const context = await options.context?.(request);
+    let access: SessionAccess | undefined;
+    try {
+      access = await guard(session, run.action.kind === 'send' ? 'send' : 'decide', request, context);
+    } catch (error) {
+      const status = httpStatusOf(error);
+      const known = status !== 500 && TrellisError.is(error);
+      return Response.json({ statusCode: status, code: known ? error.code : 'Internal', message: known ? error.message : 'Internal error' }, { status });
+    }
     const encoder = new EventEncoder({ accept: request.headers.get('accept') ?? undefined });
-    const events = agUiEvents(session, run, { context });
+    const events = agUiEvents(session, run, { context, access });
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
         const next = await events.next();

@@ -443,6 +443,11 @@ export class Session {
     return this.#pending > 0;
   }
 
+  /** @internal Whether a turn (a send or a resume) is running on this session in this process; reads in flight do not count. */
+  get turnRunning(): boolean {
+    return this.#running !== undefined;
+  }
+
   /**
    * @internal The agent dropped this session from memory (too many open, or idle): its live
    * state is forgotten; the store keeps it, and `agent.session(id)` loads it again.

@@ -1,6 +1,7 @@
 import { createUIMessageStream, createUIMessageStreamResponse, type UIMessageChunk } from 'ai';
-import { TrellisError, type Agent } from '../../index.js';
+import { TrellisError, type Agent, type SessionAccess } from '../../index.js';
 import { boundedText } from '../ui-turns/bounded-body.js';
+import { httpStatusOf, turnGuard, type TurnAccessOptions } from '../ui-turns/turn-access.js';
 import { runWatched, streamable, type TurnSession } from '../ui-turns/turn-session.js';
 import { readChatRequest, type ChatRequest } from './chat-request.js';
 import { ChatStreams } from './chat-streams.js';
@@ -14,6 +15,8 @@ export interface UiStreamOptions {
   readonly context?: Readonly<Record<string, unknown>>;
   /** Records the stream so a client that reconnects gets what it missed. */
   readonly streams?: ChatStreams;
+  /** The caller and the owner their access was checked against (see `authorizeSessionAccess`): the kernel checks it again. */
+  readonly access?: SessionAccess;
 }
 
 /**
@@ -28,7 +31,7 @@ export interface UiStreamOptions {
  */
 export function uiMessageStream(session: TurnSession, request: ChatRequest, options: UiStreamOptions = {}): ReadableStream<UIMessageChunk> {
   // Recorded under the session id: a reconnect resolves its chat id the same way, so it finds only its own.
-  const recording = options.streams?.open(session.id);
+  const recording = options.streams?.open(session.id, options.access?.principal);
   return createUIMessageStream({
     execute: async ({ writer }) => {
       const chunks = new UiChunkWriter(session.id, (chunk) => {
@@ -45,7 +48,7 @@ export function uiMessageStream(session: TurnSession, request: ChatRequest, opti
             result: (result) => chunks.result(result),
             error: (error) => chunks.failure(TrellisError.is(error) ? `${error.code}: ${error.message}` : 'Internal error'),
           },
-          { signal: options.signal, context: options.context },
+          { signal: options.signal, context: options.context, access: options.access },
         );
       } finally {
         recording?.close();
@@ -54,14 +57,17 @@ export function uiMessageStream(session: TurnSession, request: ChatRequest, opti
   });
 }
 
-/** Options of {@link createChatHandler}. */
-export interface ChatHandlerOptions {
+/**
+ * Options of {@link createChatHandler}. Without `principal`, any caller who knows a chat id
+ * reaches that session: give it (who the caller is), and each chat's session is owned by the
+ * caller who opened it, checked by `policy` on every request (streaming a reconnect too).
+ */
+export interface ChatHandlerOptions extends TurnAccessOptions<Request> {
   /** The agent whose sessions the chats are (the chat id is the session id)... */
   readonly agent?: Agent;
   /**
    * ...or the session of a chat, e.g. a Nest `HostedSession`, or an id scoped to the signed-in
    * user: `(chatId, request) => streamable(agent.session(\`${user(request)}:${chatId}\`))`.
-   * Without it, any caller who knows a chat id reaches that session.
    */
   readonly session?: (chatId: string, request: Request) => TurnSession | Promise<TurnSession>;
   /** Turn-level host context for a request (the caller's user and scopes); `undefined` for none. */
@@ -85,22 +91,27 @@ export interface ChatHandlerOptions {
 export function createChatHandler(options: ChatHandlerOptions): (request: Request) => Promise<Response> {
   if (!options.agent && !options.session) throw new TrellisError('InvalidOptions', 'createChatHandler needs an agent or a session resolver', { hint: 'Pass { agent } or { session: (chatId, request) => … }' });
   const streams = new ChatStreams();
+  const guard = turnGuard(options, 'The chat endpoint');
   const sessionOf = (chatId: string, request: Request) => (options.session ? options.session(chatId, request) : streamable(options.agent!.session(chatId)));
   return async (request) => {
     try {
       if (request.method === 'GET') {
         const id = /\/([^/]+)\/stream\/?$/.exec(new URL(request.url).pathname)?.[1];
         if (id === undefined) return problem(404, 'NotFound', 'Resume a chat stream with GET <api>/<chat id>/stream');
-        const replay = streams.replay((await sessionOf(decodeURIComponent(id), request)).id);
+        const session = await sessionOf(decodeURIComponent(id), request);
+        await guard(session, 'read', request, await options.context?.(request), () => streams.ownerNow(session));
+        const replay = streams.replay(session.id);
         return replay ? createUIMessageStreamResponse({ stream: replay }) : new Response(null, { status: 204 });
       }
       if (request.method !== 'POST') return problem(405, 'MethodNotAllowed', 'POST the chat request, or GET <api>/<chat id>/stream');
       const chat = readChatRequest(await readJson(request, options.maxBodyBytes ?? 1024 * 1024));
       const session = await sessionOf(chat.chatId, request);
       const context = await options.context?.(request);
-      return createUIMessageStreamResponse({ stream: uiMessageStream(session, chat, { context, streams }) });
+      const access = await guard(session, chat.action.kind === 'send' ? 'send' : 'decide', request, context, () => streams.ownerNow(session));
+      return createUIMessageStreamResponse({ stream: uiMessageStream(session, chat, { context, streams, access }) });
     } catch (error) {
-      if (TrellisError.is(error) && error.kind !== 'system') return problem(400, error.code, error.message);
+      const status = httpStatusOf(error);
+      if (status !== 500 && TrellisError.is(error)) return problem(status, error.code, error.message);
       return problem(500, 'Internal', 'Internal error');
     }
   };

@@ -1,6 +1,9 @@
 import type { UIMessageChunk } from 'ai';
+import type { TurnSession } from '../ui-turns/turn-session.js';
 
 interface Running {
+  /** The caller whose request started the stream, when the host knows callers. */
+  readonly starter: string | undefined;
   readonly chunks: UIMessageChunk[];
   readonly listeners: Set<(chunk: UIMessageChunk | undefined) => void>;
 }
@@ -16,9 +19,9 @@ export class ChatStreams {
 
   constructor(private readonly maxChunks = 10_000) {}
 
-  /** Starts recording the session's new stream (a newer one replaces it). */
-  open(chatId: string): { write(chunk: UIMessageChunk): void; close(): void } {
-    const running: Running = { chunks: [], listeners: new Set() };
+  /** Starts recording the session's new stream (a newer one replaces it), started by `starter` when the host knows callers. */
+  open(chatId: string, starter?: string): { write(chunk: UIMessageChunk): void; close(): void } {
+    const running: Running = { starter, chunks: [], listeners: new Set() };
     this.#running.set(chatId, running);
     return {
       write: (chunk) => {
@@ -31,6 +34,24 @@ export class ChatStreams {
         running.listeners.clear();
       },
     };
+  }
+
+  /**
+   * Who started the chat's running stream, or undefined. A session's first turn has no owner in
+   * the store until it lands; until then, this is who is opening it.
+   */
+  starter(chatId: string): string | undefined {
+    return this.#running.get(chatId)?.starter;
+  }
+
+  /**
+   * The session's owner as an access check needs it: the store's (or the running turn's), else
+   * whoever started the stream running here — a first turn's caller, before it lands.
+   */
+  async ownerNow(session: TurnSession): Promise<{ readonly owner: string | undefined; readonly opened: boolean }> {
+    const now = await session.ownerNow();
+    const starter = this.starter(session.id);
+    return now.owner === undefined && starter !== undefined ? { owner: starter, opened: true } : now;
   }
 
   /** The chat's running stream from its first chunk, then live; `undefined` when none runs here. */

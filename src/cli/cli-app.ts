@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
+  canKeepCredentials,
   canLogTurnEvents,
   createLogger,
   DEFAULT_SQLITE_PATH,
@@ -83,14 +84,14 @@ export async function openCliApp(io: CliIo): Promise<CliApp> {
     await store.close();
     throw error;
   }
+  const agent = loaded.config.agent ?? {};
   try {
     await installPlugins(app, loaded);
-    await connectConfiguredMcpServers(app, loaded);
+    await connectConfiguredMcpServers(app, loaded, agent.name ?? 'trellis', io, store);
   } catch (error) {
     await app.stop();
     throw error;
   }
-  const agent = loaded.config.agent ?? {};
   const spec = {
     name: agent.name ?? 'trellis',
     instructions: agent.instructions ?? 'You are a helpful assistant. Use the tools you are given when they help.',
@@ -182,13 +183,26 @@ async function installPlugins(app: Trellis, loaded: LoadedConfig): Promise<void>
 /**
  * Each `mcpServers` entry becomes a plugin named after the server; a stdio server runs in the
  * config's folder unless it says otherwise. `trellis/mcp` (the MCP SDK) loads only for a config that has some.
+ * OAuth tokens are kept in the config's store; a sign-in URL is printed to stderr. A server's question to a human (elicitation) waits as an approval of the config's agent, so
+ * `trellis resume` answers it; where it waits is printed to stderr.
  */
-async function connectConfiguredMcpServers(app: Trellis, loaded: LoadedConfig): Promise<void> {
+async function connectConfiguredMcpServers(app: Trellis, loaded: LoadedConfig, agentName: string, io: CliIo, store: SessionStore): Promise<void> {
   const servers = Object.entries(loaded.config.mcpServers ?? {});
   if (servers.length === 0) return;
-  const { McpServerClient } = await import('../../mcp.js');
+  const { McpServerClient, mcpTokensIn } = await import('../../mcp.js');
+  // OAuth tokens go to the config's store, so the next command (or another process) uses them.
+  const tokenStore = canKeepCredentials(store) ? mcpTokensIn(store) : undefined;
+  const onAuthorize = ({ server, url }: { server: string; url: string }) => io.err(`note: MCP server '${server}' needs you to sign in: open ${url}\n  (Trellis waits for the browser to come back, up to 5 minutes)`);
+  const elicitation = {
+    agentName,
+    onParked: (p: { server: string; message: string; sessionId: string; callId: string; allowedDecisions: readonly string[] }) => {
+      const resume = `${cliCommand(io)} resume ${p.sessionId}`;
+      const approve = p.allowedDecisions.includes('approve') ? `${resume} --approve ${p.callId}, or ` : '';
+      io.err(`note: MCP server '${p.server}' asks: ${p.message}\n  It waits as call ${p.callId} of session ${p.sessionId}. Answer with: ${approve}${resume} --edit '${p.callId}={…}', or --reject ${p.callId} (see ${cliCommand(io)} sessions show ${p.sessionId})`);
+    },
+  };
   for (const [name, spec] of servers) {
-    await McpServerClient.connect(app, name, 'command' in spec ? { ...spec, cwd: resolve(loaded.dir, spec.cwd ?? '.') } : spec);
+    await McpServerClient.connect(app, name, 'command' in spec ? { ...spec, cwd: resolve(loaded.dir, spec.cwd ?? '.') } : spec, { elicitation, onAuthorize, ...(tokenStore && { tokenStore }) });
   }
 }
 

@@ -9,6 +9,7 @@ export { Server } from '@modelcontextprotocol/sdk/server/index.js';
 export { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 export {
   CallToolRequestSchema,
+  CancelledNotificationSchema,
   ElicitRequestSchema,
   ErrorCode,
   type ElicitRequest,
@@ -26,5 +27,5 @@ export {
 export { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 export type { Transport as McpTransport } from '@modelcontextprotocol/sdk/shared/transport.js';
 export { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
-export type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-export type { OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+export { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+export type { OAuthClientInformationFull, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';

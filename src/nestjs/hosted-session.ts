@@ -67,7 +67,7 @@ export class HostedSession {
    * process already holds, and which counts as opened), else from the store.
    */
   async ownerNow(): Promise<{ readonly owner: string | undefined; readonly opened: boolean }> {
-    if (this.session.busy) return { owner: this.session.owner, opened: true };
+    if (this.session.turnRunning) return { owner: this.session.owner, opened: true };
     const pending = await this.session.pending();
     return { owner: this.session.owner, opened: this.session.transcript.length > 0 || pending.length > 0 };
   }

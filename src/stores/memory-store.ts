@@ -8,6 +8,7 @@ import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, S
 import { leaseLost, type StepAppend, type StepJournal } from './step-journal.js';
 import { admitTurnEvents, noSessionForEvents, type TurnEventUsage } from './turn-event-budget.js';
 import type { RecordedTurnEvent, StoredTurnEvents, TurnEventLog } from './turn-event-log.js';
+import { assertCredential, type CredentialStore } from './credential-store.js';
 import { chainAuditEntries } from './audit-chain.js';
 import type { AuditEntry, AuditLog, AuditRecord } from './audit-log.js';
 
@@ -42,11 +43,13 @@ interface MemorySession {
  * @example
  * const app = await Trellis.create({ store: new MemoryStore() });
  */
-export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal, AuditLog, LeaseAdmin {
+export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal, AuditLog, LeaseAdmin, CredentialStore {
   private readonly sessions = new Map<string, MemorySession>();
   private readonly leases = new Map<string, MemoryLease>();
   /** The audit log as JSON text per record, so a caller holding a record cannot change the stored one. */
   private readonly audit: string[] = [];
+  /** Credentials by `JSON.stringify([owner, name])`. */
+  private readonly credentials = new Map<string, string>();
 
   async load(sessionId: string): Promise<StoredSession | undefined> {
     assertSessionId(sessionId);
@@ -164,6 +167,21 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
     const from = Math.max(0, options.after ?? 0);
     const rows = this.audit.slice(from, options.limit === undefined ? undefined : from + options.limit);
     return rows.map((row) => JSON.parse(row) as AuditRecord);
+  }
+
+  async loadCredential(owner: string, name: string): Promise<string | undefined> {
+    assertCredential(owner, name);
+    return this.credentials.get(JSON.stringify([owner, name]));
+  }
+
+  async saveCredential(owner: string, name: string, value: string): Promise<void> {
+    assertCredential(owner, name, value);
+    this.credentials.set(JSON.stringify([owner, name]), value);
+  }
+
+  async deleteCredential(owner: string, name: string): Promise<void> {
+    assertCredential(owner, name);
+    this.credentials.delete(JSON.stringify([owner, name]));
   }
 
   async delete(sessionId: string): Promise<boolean> {

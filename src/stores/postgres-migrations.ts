@@ -98,6 +98,19 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
         PRIMARY KEY (session_id, id)
       );`,
   },
+  {
+    version: 6,
+    name: 'credentials',
+    // Small secrets a host keeps beside its sessions (an MCP server's OAuth tokens), by owner and name.
+    up: (s) => `
+      CREATE TABLE ${s}.credentials (
+        owner      text NOT NULL,
+        name       text NOT NULL,
+        value      text NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        PRIMARY KEY (owner, name)
+      );`,
+  },
 ];
 
 /**

@@ -12,6 +12,10 @@ export function postgresStatements(s: string) {
     insertAudit: `INSERT INTO ${s}.audit_log (seq, prev_hash, hash, entry)
       SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::json[])`,
     selectAudit: `SELECT seq, prev_hash, hash, entry::text AS entry FROM ${s}.audit_log WHERE seq > $1 ORDER BY seq LIMIT $2`,
+    selectCredential: `SELECT value FROM ${s}.credentials WHERE owner = $1 AND name = $2`,
+    upsertCredential: `INSERT INTO ${s}.credentials (owner, name, value) VALUES ($1, $2, $3)
+      ON CONFLICT (owner, name) DO UPDATE SET value = excluded.value, updated_at = clock_timestamp()`,
+    deleteCredential: `DELETE FROM ${s}.credentials WHERE owner = $1 AND name = $2`,
     // One statement, so one snapshot: a load never mixes two checkpoints.
     load: `
       SELECT s.id, s.agent, s.revision, s.state::text AS state, s.suspension::text AS suspension,

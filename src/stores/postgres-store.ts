@@ -13,6 +13,7 @@ import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, S
 import { leaseLost, type StepAppend, type StepJournal } from './step-journal.js';
 import { chainAuditEntries } from './audit-chain.js';
 import type { AuditEntry, AuditLog, AuditRecord } from './audit-log.js';
+import { assertCredential, type CredentialStore } from './credential-store.js';
 
 /** The schema {@link PostgresStore} uses when none is given. */
 export const DEFAULT_POSTGRES_SCHEMA = 'trellis';
@@ -103,7 +104,7 @@ const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
  * const store = await PostgresStore.open({ url: process.env.DATABASE_URL! });
  * const app = await Trellis.create({ store });
  */
-export class PostgresStore implements SessionStore, RevisionReader, StepJournal, AuditLog {
+export class PostgresStore implements SessionStore, RevisionReader, StepJournal, AuditLog, CredentialStore {
   /** The schema this store's tables live in. */
   readonly schema: string;
   /** The lock and statement timeouts every write transaction sets (`SET LOCAL`). */
@@ -250,6 +251,21 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
     const { rows } = await this.query<{ seq: string; prev_hash: string; hash: string; entry: string }>('read the audit log', this.sql.selectAudit, [options.after ?? 0, options.limit ?? null]);
     const decode = new StoredRowDecoder('(audit log)', 'database');
     return rows.map((row) => ({ seq: Number(row.seq), prevHash: row.prev_hash, hash: row.hash, entry: decode.parse(row.entry, `audit_log.entry (seq ${row.seq})`) as AuditEntry }));
+  }
+
+  async loadCredential(owner: string, name: string): Promise<string | undefined> {
+    assertCredential(owner, name);
+    return (await this.query<{ value: string }>('read a credential', this.sql.selectCredential, [owner, name])).rows[0]?.value;
+  }
+
+  async saveCredential(owner: string, name: string, value: string): Promise<void> {
+    assertCredential(owner, name, value);
+    await this.query('keep a credential', this.sql.upsertCredential, [owner, name, value]);
+  }
+
+  async deleteCredential(owner: string, name: string): Promise<void> {
+    assertCredential(owner, name);
+    await this.query('forget a credential', this.sql.deleteCredential, [owner, name]);
   }
 
   async list(): Promise<readonly SessionSummary[]> {

@@ -258,6 +258,22 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       CREATE INDEX budget_counts_by_expiry ON budget_counts (expires_at);
     `,
   },
+    `,
+  },
+  {
+    version: 13,
+    name: 'credentials',
+    // Small secrets a host keeps beside its sessions (an MCP server's OAuth tokens), by owner and name.
+    up: `
+      CREATE TABLE credentials (
+        owner      TEXT NOT NULL,
+        name       TEXT NOT NULL,
+        value      TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (owner, name)
+      );
+    `,
+  },
 ];
 
 /** The schema ledger's table: one row per migration run. */

@@ -15,6 +15,7 @@ import { leaseLost, type StepAppend, type StepJournal } from './step-journal.js'
 import { applyMigrations, assertSchemaCurrent } from './sqlite-migrations.js';
 import { admitTurnEvents, noSessionForEvents, type TurnEventUsage } from './turn-event-budget.js';
 import type { RecordedTurnEvent, StoredTurnEvents, TurnEventLog } from './turn-event-log.js';
+import { assertCredential, type CredentialStore } from './credential-store.js';
 import { chainAuditEntries } from './audit-chain.js';
 import type { AuditEntry, AuditLog, AuditRecord } from './audit-log.js';
 import type { BudgetCounts } from './budget-counts.js';
@@ -75,7 +76,7 @@ interface SummaryRow {
  * const store = SqliteStore.open('.trellis/orders.db');
  * const app = await Trellis.create({ store });
  */
-export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal, AuditLog, LeaseAdmin, BudgetCounts {
+export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal, AuditLog, LeaseAdmin, BudgetCounts, CredentialStore {
   /** The file (or `:memory:`) this store opened. */
   readonly path: string;
   /** Whether the store was opened with `readonly: true`. */
@@ -180,6 +181,23 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     this.assertWritable('append to the audit log');
     if (entries.length === 0) return [];
     return guardStore('append to the audit log', this.path, () => this.writeAudit(entries));
+  }
+
+  async loadCredential(owner: string, name: string): Promise<string | undefined> {
+    assertCredential(owner, name);
+    return guardStore('read a credential', this.path, () => (this.sql.selectCredential.get(owner, name) as { value: string } | undefined)?.value);
+  }
+
+  async saveCredential(owner: string, name: string, value: string): Promise<void> {
+    assertCredential(owner, name, value);
+    this.assertWritable('keep a credential');
+    guardStore('keep a credential', this.path, () => this.sql.upsertCredential.run(owner, name, value, new Date().toISOString()));
+  }
+
+  async deleteCredential(owner: string, name: string): Promise<void> {
+    assertCredential(owner, name);
+    this.assertWritable('forget a credential');
+    guardStore('forget a credential', this.path, () => this.sql.deleteCredential.run(owner, name));
   }
 
   async readAudit(options: { readonly after?: number; readonly limit?: number } = {}): Promise<readonly AuditRecord[]> {
@@ -579,5 +597,8 @@ function prepareStatements(db: Database.Database) {
     ),
     budgetCount: db.prepare('SELECT count FROM budget_counts WHERE key = ? AND window_start = ?'),
     dropExpiredBudgets: db.prepare('DELETE FROM budget_counts WHERE expires_at < ?'),
+    selectCredential: db.prepare('SELECT value FROM credentials WHERE owner = ? AND name = ?'),
+    upsertCredential: db.prepare('INSERT INTO credentials (owner, name, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (owner, name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at'),
+    deleteCredential: db.prepare('DELETE FROM credentials WHERE owner = ? AND name = ?'),
   };
 }

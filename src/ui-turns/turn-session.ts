@@ -1,4 +1,12 @@
-import type { Decision, PendingApproval, Session, TrellisEvent, TurnResult } from '../../index.js';
+import type { Decision, PendingApproval, Session, SessionAccess, TrellisEvent, TurnResult } from '../../index.js';
+
+/** What a protocol host passes with a turn: its cancel signal, the request's host context, and the caller's checked access. */
+export interface TurnOptions {
+  readonly signal?: AbortSignal;
+  readonly context?: Readonly<Record<string, unknown>>;
+  /** The caller and the owner their access was checked against: the kernel checks it again under the session's lease. */
+  readonly access?: SessionAccess;
+}
 
 /**
  * What a protocol host needs of a session: a `HostedSession` of the Nest module has it as it
@@ -7,9 +15,11 @@ import type { Decision, PendingApproval, Session, TrellisEvent, TurnResult } fro
  */
 export interface TurnSession {
   readonly id: string;
-  send(message: string, options: { readonly signal?: AbortSignal; readonly context?: Readonly<Record<string, unknown>> }): Promise<TurnResult>;
-  resume(options: { readonly decisions: readonly Decision[]; readonly signal?: AbortSignal; readonly context?: Readonly<Record<string, unknown>> }): Promise<TurnResult>;
+  send(message: string, options: TurnOptions): Promise<TurnResult>;
+  resume(options: TurnOptions & { readonly decisions: readonly Decision[] }): Promise<TurnResult>;
   pending(): Promise<readonly PendingApproval[]>;
+  /** The session's owner and whether it has messages or waiting calls, without waiting behind its running turn. */
+  ownerNow(): Promise<{ readonly owner: string | undefined; readonly opened: boolean }>;
   /** Calls `listener` with each turn event; resolves once no event of a turn started afterwards can be missed. */
   watch(listener: (event: TrellisEvent) => void): Promise<() => void>;
 }
@@ -21,6 +31,12 @@ export function streamable(session: Session): TurnSession {
     send: (message, options) => session.send(message, options),
     resume: (options) => session.resume(options),
     pending: () => session.pending(),
+    ownerNow: async () => {
+      // A turn running here has claimed its owner already: no need to wait behind it.
+      if (session.turnRunning) return { owner: session.owner, opened: true };
+      const pending = await session.pending();
+      return { owner: session.owner, opened: session.transcript.length > 0 || pending.length > 0 };
+    },
     watch: async (listener) => {
       const subscription = session.events$.subscribe(listener);
       return () => subscription.unsubscribe();
@@ -45,7 +61,7 @@ export interface TurnListener {
  * none is missed; the listener gets every event, then the result (or the error). Resolves
  * when the listener has had the last word.
  */
-export async function runWatched(session: TurnSession, action: TurnAction, listener: TurnListener, options: { readonly signal?: AbortSignal; readonly context?: Readonly<Record<string, unknown>> } = {}): Promise<void> {
+export async function runWatched(session: TurnSession, action: TurnAction, listener: TurnListener, options: TurnOptions = {}): Promise<void> {
   let stop: (() => void) | undefined;
   try {
     stop = await session.watch((event) => listener.event(event));

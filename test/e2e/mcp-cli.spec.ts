@@ -8,7 +8,9 @@ import { buildDist, BUILD_TIMEOUT_MS } from './support/built-dist.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { TRIP_SERVER } from '../support/mcp-peers.js';
+import { browse, protectedServer } from '../support/oauth-peers.js';
 
 /** `trellis mcp` and `trellis plugins` from dist/, with a config whose tools come from an MCP server (mcpServers). */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -130,6 +132,147 @@ export default { plugins: [Vault], model: new ScriptedModel((req) => 'closing: '
       }
     } finally {
       rmSync(own, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  it('over --http (stateless: no elicitation, even for a client that offers it) the call is parked; trellis resume answers the waiting request', async () => {
+    const own = realpathSync(mkdtempSync(join(tmpdir(), 'trellis-mcp-park-http-')));
+    const dist = JSON.stringify(join(ROOT, 'dist/index.js'));
+    try {
+      writeFileSync(
+        join(own, 'trellis.config.mjs'),
+        `import { Plugin, Tool, Hook, suspend, ScriptedModel } from ${dist};
+export class Vault { wipe(input) { return 'wiped ' + input.what; } gate(call) { return call.tool === 'vault.wipe' ? suspend('Wipe it?') : undefined; } }
+const p = Vault.prototype;
+Tool({ name: 'vault.wipe', description: 'Wipe.', inputSchema: { type: 'object', properties: { what: { type: 'string' } }, required: ['what'], additionalProperties: false } })(p, 'wipe', Object.getOwnPropertyDescriptor(p, 'wipe'));
+Hook('tool.gate')(p, 'gate', Object.getOwnPropertyDescriptor(p, 'gate'));
+Plugin({ name: 'vault', version: '1.0.0' })(Vault);
+export default { plugins: [Vault], model: new ScriptedModel((req) => 'closing: ' + req.messages.at(-1).content) };
+`,
+      );
+      const child = spawn(process.execPath, [CLI, 'mcp', '--http', '0'], { cwd: own, stdio: ['ignore', 'ignore', 'pipe'] });
+      const url = await new Promise<string>((resolve, reject) => {
+        let err = '';
+        child.stderr!.on('data', (c: Buffer) => {
+          err += c.toString();
+          const m = /listening on (\S+)/.exec(err);
+          if (m) resolve(m[1]!);
+        });
+        child.once('exit', () => reject(new Error(err)));
+      });
+      const asked: unknown[] = [];
+      const client = new Client({ name: 'eliciting', version: '1' }, { capabilities: { elicitation: {} } });
+      client.setRequestHandler(ElicitRequestSchema, async (request) => {
+        asked.push(request.params);
+        return { action: 'accept', content: { decision: 'approve' } };
+      });
+      try {
+        await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+        const calling = client.callTool({ name: 'vault.wipe', arguments: { what: 'logs' } });
+        const { SqliteStore, parseSuspension } = (await import(join(ROOT, 'dist/index.js'))) as typeof import('../../index.js');
+        let parked: { id: string; callId: string } | undefined;
+        for (let i = 0; i < 200 && !parked; i++) {
+          await new Promise((r) => setTimeout(r, 100));
+          const store = SqliteStore.open(join(own, '.trellis', 'trellis.db'));
+          const found = (await store.list()).find((x) => x.id.includes(':approval-'));
+          const stored = found && (await store.load(found.id));
+          const pending = stored ? parseSuspension(stored.suspension, stored.id)?.pending[0] : undefined;
+          if (found && pending) parked = { id: found.id, callId: pending.callId };
+          await store.close();
+        }
+        expect(parked).toBeDefined();
+        const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'resume', parked!.id, '--approve', parked!.callId], { cwd: own, timeout: 30_000 });
+        expect(stdout).toContain('closing: wiped logs');
+        expect(await calling).toMatchObject({ content: [{ type: 'text', text: 'wiped logs' }] });
+        // Stateless HTTP cannot carry the server's question back to the client: nothing was asked.
+        expect(asked).toEqual([]);
+      } finally {
+        await client.close();
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await exited;
+      }
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  it("a server's question during trellis run waits as an approval; trellis resume in another process answers it, and the run goes on", async () => {
+    const own = realpathSync(mkdtempSync(join(tmpdir(), 'trellis-mcp-elicit-')));
+    const dist = JSON.stringify(join(ROOT, 'dist/index.js'));
+    try {
+      writeFileSync(
+        join(own, 'trellis.config.mjs'),
+        `import { ScriptedModel } from ${dist};
+export default {
+  agent: { name: 'travel' },
+  mcpServers: { trips: { command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(TRIP_SERVER)}] } },
+  model: new ScriptedModel((req) => req.messages.at(-1).role === 'user' ? { toolCalls: [{ id: 'c' + Math.random().toString(36).slice(2), name: 'trips.book', args: { city: 'Oslo' } }] } : 'The server said: ' + req.messages.at(-1).content),
+};
+`,
+      );
+      const run = spawn(process.execPath, [CLI, 'run', 'Book Oslo', '--session', 'trip-1'], { cwd: own, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      run.stdout!.on('data', (c: Buffer) => void (out += c.toString()));
+      const exited = new Promise<number | null>((resolve) => run.once('exit', resolve));
+      const note = await new Promise<RegExpExecArray>((resolve, reject) => {
+        run.stderr!.on('data', (c: Buffer) => {
+          err += c.toString();
+          const m = /MCP server 'trips' asks: Book Oslo\?\n {2}It waits as call (\S+) of session (\S+)\. Answer with: .* resume \S+ --approve \S+/.exec(err);
+          if (m) resolve(m);
+        });
+        void exited.then(() => reject(new Error(`trellis run ended first: ${err}`)));
+      });
+      const [, callId, sessionId] = note;
+      expect(sessionId!.startsWith('trip-1:elicitation-')).toBe(true);
+      const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'resume', sessionId!, '--approve', callId!], { cwd: own, timeout: 30_000 });
+      expect(stdout).toContain('"answer":"accept"');
+      expect(await exited).toBe(0);
+      expect(out).toContain('The server said: booked Oslo');
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  it('an OAuth server (authorization code): trellis prints the sign-in URL once; the tokens go to the store, and the next command signs in no more', async () => {
+    const server = await protectedServer();
+    const own = realpathSync(mkdtempSync(join(tmpdir(), 'trellis-mcp-oauth-')));
+    const dist = JSON.stringify(join(ROOT, 'dist/index.js'));
+    try {
+      writeFileSync(
+        join(own, 'trellis.config.mjs'),
+        `import { ScriptedModel } from ${dist};
+export default {
+  mcpServers: { ledger: { url: ${JSON.stringify(server.url)}, oauth: { flow: 'authorization_code' } } },
+  model: new ScriptedModel((req) => req.messages.at(-1).role === 'user' ? { toolCalls: [{ id: 'c' + Math.random().toString(36).slice(2), name: 'ledger.balance', args: { account: 'a1' } }] } : 'Balance: ' + req.messages.at(-1).content),
+};
+`,
+      );
+      const run = spawn(process.execPath, [CLI, 'run', 'What is the balance?'], { cwd: own, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      run.stdout!.on('data', (c: Buffer) => void (out += c.toString()));
+      const exited = new Promise<number | null>((resolve) => run.once('exit', resolve));
+      const signIn = await new Promise<string>((resolve, reject) => {
+        run.stderr!.on('data', (c: Buffer) => {
+          err += c.toString();
+          const m = /MCP server 'ledger' needs you to sign in: open (\S+)/.exec(err);
+          if (m) resolve(m[1]!);
+        });
+        void exited.then(() => reject(new Error(`trellis run ended first: ${err}`)));
+      });
+      expect(await browse(signIn)).toBe(200);
+      expect(await exited).toBe(0);
+      expect(out).toContain('Balance: a1: 42');
+      // The next process reads the tokens from the store: no sign-in.
+      const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI, 'run', 'Again?'], { cwd: own, timeout: 30_000 });
+      expect(stdout).toContain('Balance: a1: 42');
+      expect(stderr).not.toContain('sign in');
+      expect(server.auth.log).toMatchObject({ registrations: 1, signIns: 1, codeExchanges: 1 });
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+      await server.close();
     }
   }, 90_000);
 

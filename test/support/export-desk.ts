@@ -38,6 +38,9 @@ export class ExportPlugin {
   }
 }
 
+/** While `gate` is set, the model waits for it before answering a user message that says "slowly": a turn kept running. */
+export const slowTurns: { gate?: Promise<void> } = {};
+
 /**
  * A model that counts, then asks to export (parked by the gate), then answers with what the
  * tool said — or that nothing was written when the call was rejected. Fresh random call ids.
@@ -45,7 +48,10 @@ export class ExportPlugin {
 export function exportModel(): ScriptedModel {
   return new ScriptedModel((request) => {
     const last = request.messages.at(-1);
-    if (last?.role === 'user') return { toolCalls: [{ id: `call_${Math.random().toString(36).slice(2, 10)}`, name: 'files.export', args: { name: 'top-customers' } }] };
+    if (last?.role === 'user') {
+      const reply = { toolCalls: [{ id: `call_${Math.random().toString(36).slice(2, 10)}`, name: 'files.export', args: { name: 'top-customers' } }] };
+      return slowTurns.gate && last.content.includes('slowly') ? slowTurns.gate.then(() => reply) : reply;
+    }
     const content = typeof last?.content === 'string' ? last.content : '';
     return /Rejected|rejected/.test(content) ? 'I did not write the file.' : `Exported: ${content}`;
   });

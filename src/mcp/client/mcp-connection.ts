@@ -1,8 +1,10 @@
 import { TrellisError } from '../../../index.js';
 import type {} from '../mcp-error-codes.js';
-import { Client, ElicitRequestSchema, ErrorCode, McpError, type ElicitResult, type GetPromptResult, type ListPromptsResult, type ListResourcesResult, type ReadResourceResult, StdioClientTransport, StreamableHTTPClientTransport, StreamableHTTPError, ToolListChangedNotificationSchema, type CallToolResult, type McpToolDescription } from '../sdk.js';
+import { Client, ErrorCode, McpError, type GetPromptResult, type ListPromptsResult, type ListResourcesResult, type ReadResourceResult, StdioClientTransport, StreamableHTTPClientTransport, StreamableHTTPError, ToolListChangedNotificationSchema, UnauthorizedError, type OAuthClientProvider, type CallToolResult, type McpToolDescription } from '../sdk.js';
+import { answerElicitations, type McpElicitation, type McpElicitationAnswer } from './mcp-elicitation-requests.js';
 import { describeSpec, isStdioSpec, type McpServerSpec } from './mcp-server-spec.js';
-import { clientCredentialsProvider, memoryTokenStore, type McpTokenStore } from './mcp-oauth.js';
+import { authorizationCodeProvider, clientCredentialsProvider, isAuthorizationCode, memoryTokenStore, type McpAuthorizationCodeSpec, type McpTokenStore } from './mcp-oauth.js';
+import { LoopbackRedirect } from './mcp-oauth-redirect.js';
 
 /** How a connection waits and retries; every field has a default. */
 export interface McpConnectionOptions {
@@ -18,28 +20,25 @@ export interface McpConnectionOptions {
   readonly callTimeoutMs?: number;
   /**
    * Answers a server's elicitation (a question it asks a human in the middle of a call, such
-   * as "book this flight?"). Given, the client announces the elicitation capability; without
-   * it the server is told the client cannot answer. See {@link McpElicitation}.
+   * as "book this flight?") in place. Given, the client announces the elicitation capability
+   * and hands it every question; without it `McpServerClient` parks each question as a
+   * Trellis approval (see `McpClientOptions.elicitation`). See {@link McpElicitation}.
    */
   readonly onElicitation?: (request: McpElicitation) => Promise<McpElicitationAnswer> | McpElicitationAnswer;
-  /** Where OAuth access tokens of HTTP servers with `oauth` are kept. Default: in this process. */
+  /**
+   * Where what OAuth gave the client for HTTP servers with `oauth` (tokens, a client
+   * registration) is kept. `mcpTokensIn(store)` keeps it in the Trellis store (the `trellis`
+   * CLI does); default: in this process only, so every run signs in again.
+   */
   readonly tokenStore?: McpTokenStore;
-}
-
-/** A server's question to a human, as the MCP client hands it to `onElicitation`. */
-export interface McpElicitation {
-  readonly server: string;
-  readonly message: string;
-  /** The form's JSON Schema (flat: strings, numbers, booleans, enums); absent for a URL elicitation. */
-  readonly requestedSchema?: Readonly<Record<string, unknown>>;
-  /** Aborted when the server gives up on the question. */
-  readonly signal: AbortSignal;
-}
-
-/** What the human said: `accept` with the form's content, `decline`, or `cancel`. */
-export interface McpElicitationAnswer {
-  readonly action: 'accept' | 'decline' | 'cancel';
-  readonly content?: Readonly<Record<string, string | number | boolean | readonly string[]>>;
+  /**
+   * A human must sign in to an HTTP server with `oauth: { flow: 'authorization_code' }`:
+   * open `url` in their browser. The client waits up to `authorizeTimeoutMs` for the browser
+   * to come back to its loopback redirect. Default: a Node process warning naming the URL.
+   */
+  readonly onAuthorize?: (request: { readonly server: string; readonly url: string }) => void | Promise<void>;
+  /** How long a sign-in may take. Default 5 minutes. */
+  readonly authorizeTimeoutMs?: number;
 }
 
 /** What a connection reports to its owner. */
@@ -178,6 +177,11 @@ export class McpConnection {
         const timeout = this.options.callTimeoutMs ?? 600_000;
         return (await client.callTool({ name, arguments: args as Record<string, unknown> }, undefined, { signal, timeout })) as CallToolResult;
       } catch (error) {
+        if (error instanceof UnauthorizedError) {
+          // The server wants a new sign-in (its refresh token was refused): the next call connects again and asks for it.
+          this.drop(client);
+          throw new TrellisError('McpUnavailable', `MCP server '${this.server}' needs a new sign-in; the next call asks for it`, { retryable: true, kind: 'system' });
+        }
         const unsent = notDelivered(error) || (this.dropped.has(client) && error instanceof McpError && error.code === ErrorCode.ConnectionClosed);
         if (attempt === 0 && unsent && !signal?.aborted) {
           this.drop(client);
@@ -198,22 +202,60 @@ export class McpConnection {
     await this.reconnecting?.catch(() => undefined);
   }
 
+  /**
+   * One connection: initialize and list the tools. An HTTP server with the authorization-code
+   * flow may send a human to sign in first: the client listens for the redirect, finishes the
+   * sign-in (the tokens go to the token store) and connects again.
+   */
   private async attempt(timeoutMs: number): Promise<Client> {
+    const oauth = isStdioSpec(this.spec) ? undefined : this.spec.oauth;
+    if (!oauth || !isAuthorizationCode(oauth)) return this.connectOnce(timeoutMs, oauth ? clientCredentialsProvider(this.server, oauth, this.tokenStore()) : undefined);
+    return this.signedIn(timeoutMs, oauth);
+  }
+
+  private async signedIn(timeoutMs: number, oauth: McpAuthorizationCodeSpec): Promise<Client> {
+    const redirect = await LoopbackRedirect.listen(this.server, oauth.redirectUrl);
+    let closeSignIn = () => {};
+    try {
+      const signIn = this.options.onAuthorize ?? (({ server, url }) => process.emitWarning(`MCP server '${server}' needs you to sign in: open ${url}`, 'TrellisMcpSignIn'));
+      // A sign-in asked for after this attempt (a refresh refused mid-call) would send the
+      // browser to a redirect nobody listens on: the next connection asks for it instead.
+      let listening = true;
+      let code: Promise<string> | undefined;
+      const provider = authorizationCodeProvider(this.server, oauth, this.tokenStore(), redirect.url, (url) => {
+        if (!listening) return undefined;
+        // Ready for the browser before anyone is sent to it.
+        code = redirect.code(() => provider.expectedState, this.options.authorizeTimeoutMs ?? 300_000);
+        code.catch(() => undefined);
+        return signIn({ server: this.server, url: url.href });
+      });
+      closeSignIn = () => void (listening = false);
+      let transport: StreamableHTTPClientTransport | undefined;
+      try {
+        return await this.connectOnce(timeoutMs, provider, (made) => (transport = made));
+      } catch (error) {
+        if (!(error instanceof UnauthorizedError) || !code || !transport) throw error;
+      }
+      await transport.finishAuth(await code);
+      return await this.connectOnce(timeoutMs, provider);
+    } finally {
+      closeSignIn();
+      await redirect.close();
+    }
+  }
+
+  private tokenStore(): McpTokenStore {
+    return (this.tokens ??= this.options.tokenStore ?? memoryTokenStore());
+  }
+
+  private async connectOnce(timeoutMs: number, authProvider: OAuthClientProvider | undefined, made?: (transport: StreamableHTTPClientTransport) => void): Promise<Client> {
     const onElicitation = this.options.onElicitation;
     const client = new Client(CLIENT_INFO, { capabilities: onElicitation ? { elicitation: {} } : {} });
-    if (onElicitation) {
-      client.setRequestHandler(ElicitRequestSchema, async (request, extra): Promise<ElicitResult> => {
-        const params = request.params as { message: string; requestedSchema?: Record<string, unknown> };
-        const answer = await onElicitation({ server: this.server, message: params.message, requestedSchema: params.requestedSchema, signal: extra.signal });
-        return answer.action === 'accept' ? { action: 'accept', content: { ...(answer.content ?? {}) } as ElicitResult['content'] } : { action: answer.action };
-      });
-    }
+    if (onElicitation) answerElicitations(client, this.server, onElicitation);
     const transport = isStdioSpec(this.spec)
       ? new StdioClientTransport({ command: this.spec.command, args: [...(this.spec.args ?? [])], env: this.spec.env ? { ...this.spec.env } : undefined, cwd: this.spec.cwd, stderr: 'pipe' })
-      : new StreamableHTTPClientTransport(new URL(this.spec.url), {
-          requestInit: { headers: { ...this.spec.headers } },
-          authProvider: this.spec.oauth ? clientCredentialsProvider(this.server, this.spec.oauth, (this.tokens ??= this.options.tokenStore ?? memoryTokenStore())) : undefined,
-        });
+      : new StreamableHTTPClientTransport(new URL(this.spec.url), { requestInit: { headers: { ...this.spec.headers } }, authProvider });
+    if (transport instanceof StreamableHTTPClientTransport) made?.(transport);
     if (transport instanceof StdioClientTransport) {
       transport.stderr?.on('data', (chunk: Buffer) => (this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL)));
     }

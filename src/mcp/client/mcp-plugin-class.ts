@@ -1,10 +1,12 @@
 import { preDestroy } from 'inversify';
+import { Hook } from '../../../decorators/hook.decorator.js';
 import { Plugin } from '../../../decorators/plugin.decorator.js';
 import { Tool } from '../../../decorators/tool.decorator.js';
 import type { ToolContext } from '../../../index.js';
 import type { PluginClass } from '../../../index.js';
 import { compileJsonSchema } from '../../validation/json-schema-validator.js';
 import type { CallToolResult, McpToolDescription, ReadResourceResult } from '../sdk.js';
+import { elicitationGate, elicitationSelect, elicitationTool } from './mcp-elicitation.js';
 import { mcpToolValue } from './mcp-tool-result.js';
 
 /** What a generated plugin class needs from the server it stands for. */
@@ -15,7 +17,8 @@ export interface McpPluginSource {
   /** Prefix of the tool names (`<prefix>.<mcp tool>`); the server name unless configured. */
   readonly prefix: string;
   readonly version: string;
-  callTool(name: string, args: unknown, signal: AbortSignal): Promise<CallToolResult>;
+  /** Calls the server's tool for the call `ctx` describes (its signal; its session, for a question the server asks meanwhile). */
+  callTool(name: string, args: unknown, ctx: ToolContext): Promise<CallToolResult>;
   /** Whether the server offers resources: then the plugin has `list_resources` and `read_resource` tools. */
   readonly hasResources: boolean;
   listResources(signal: AbortSignal): Promise<readonly { readonly uri: string; readonly name: string; readonly description?: string; readonly mimeType?: string }[]>;
@@ -24,6 +27,12 @@ export interface McpPluginSource {
   released(type: PluginClass): Promise<void>;
   /** A tool left out (its schema does not compile). */
   skipped(tool: string, reason: string): void;
+  /**
+   * Set when the server's questions (elicitation) are put to humans as Trellis approvals:
+   * the plugin gets the hidden tool that carries an answer (its name is handed to `named`),
+   * the gate that parks its calls, and a `tool.select` hook that keeps it from models.
+   */
+  readonly elicitation?: { named(tool: string): void };
 }
 
 /**
@@ -46,7 +55,7 @@ export function buildMcpPluginClass(source: McpPluginSource, tools: readonly Mcp
       return;
     }
     const method = `mcpTool${index}`;
-    proto[method] = (args: unknown, ctx: ToolContext) => source.callTool(tool.name, args, ctx.signal).then((result) => mcpToolValue(source.server, tool.name, result));
+    proto[method] = (args: unknown, ctx: ToolContext) => source.callTool(tool.name, args, ctx).then((result) => mcpToolValue(source.server, tool.name, result));
     Tool({
       name: uniqueName(`${source.prefix}.${safeName(tool.name)}`, taken),
       description: tool.description?.trim() || tool.title || `The tool '${tool.name}' of the MCP server '${source.server}'`,
@@ -55,6 +64,7 @@ export function buildMcpPluginClass(source: McpPluginSource, tools: readonly Mcp
     })(proto, method, Object.getOwnPropertyDescriptor(proto, method)!);
   });
   if (source.hasResources) addResourceTools(source, proto, taken);
+  if (source.elicitation) addElicitationAnswer(source, source.elicitation, proto, taken);
   proto.releaseMcpConnection = function (this: object) {
     return source.released(this.constructor as PluginClass);
   };
@@ -88,6 +98,24 @@ function addResourceTools(source: McpPluginSource, proto: Record<string, unknown
     inputSchema: { type: 'object', properties: { uri: { type: 'string', description: 'The resource URI' } }, required: ['uri'], additionalProperties: false },
     tags: ['mcp', 'mcp-resource', `mcp:${source.server}/resources/read`],
   })(proto, 'mcpReadResource', Object.getOwnPropertyDescriptor(proto, 'mcpReadResource')!);
+}
+
+/** The hidden tool, gate and tool filter of a server whose questions are Trellis approvals (see `mcp-elicitation.ts`). */
+function addElicitationAnswer(source: McpPluginSource, elicitation: NonNullable<McpPluginSource['elicitation']>, proto: Record<string, unknown>, taken: Set<string>): void {
+  const name = uniqueName(`${source.prefix}.answer_elicitation`, taken);
+  elicitation.named(name);
+  const tool = () => name;
+  proto.mcpAnswerElicitation = elicitationTool();
+  Tool({
+    name,
+    description: `Carries a human's answer to a question the MCP server '${source.server}' asked during a call. Never offered to a model outside the question's own session.`,
+    inputSchema: { type: 'object' },
+    tags: ['mcp', 'mcp-elicitation', 'internal', `mcp:${source.server}/elicitation`],
+  })(proto, 'mcpAnswerElicitation', Object.getOwnPropertyDescriptor(proto, 'mcpAnswerElicitation')!);
+  proto.mcpElicitationGate = elicitationGate(tool);
+  Hook('tool.gate')(proto, 'mcpElicitationGate', Object.getOwnPropertyDescriptor(proto, 'mcpElicitationGate')!);
+  proto.mcpElicitationSelect = elicitationSelect(tool);
+  Hook('tool.select')(proto, 'mcpElicitationSelect', Object.getOwnPropertyDescriptor(proto, 'mcpElicitationSelect')!);
 }
 
 /** MCP allows names Trellis does not (`/`, spaces): anything else becomes `_`. */

@@ -1,8 +1,10 @@
 import type { Trellis } from '../../../index.js';
-import { TrellisError } from '../../../index.js';
+import { KERNEL_KEYS, TrellisError } from '../../../index.js';
 import type { PluginClass } from '../../../index.js';
 import type { McpToolDescription } from '../sdk.js';
 import { McpConnection, type McpConnectionOptions } from './mcp-connection.js';
+import type { McpElicitation, McpElicitationAnswer } from './mcp-elicitation-requests.js';
+import { ElicitationParking, elicitationOptionsProblem, type ElicitationCaller, type McpElicitationOptions } from './mcp-elicitation.js';
 import { buildMcpPluginClass, type McpPluginSource } from './mcp-plugin-class.js';
 import { describeSpec, mcpSpecProblems, type McpServerSpec } from './mcp-server-spec.js';
 
@@ -12,6 +14,15 @@ export interface McpClientOptions extends McpConnectionOptions {
   readonly prefix?: string;
   /** Problems found in the background (a reconnect attempt, a failed reload). Default: a Node process warning. */
   readonly onError?: (error: unknown) => void;
+  /**
+   * A server's questions to a human (elicitation) during a call, when `onElicitation` does not
+   * answer them in place: each is parked as a suspended call of a session of its own
+   * (`<caller session>:elicitation-<uuid>`), decided like any approval — `trellis resume`, the
+   * dev page, the Nest sessions API, `session.resume` — while the server's request waits (see
+   * {@link McpElicitationOptions}). `false`: the client does not announce elicitation, and a
+   * server that asks usually fails its call. Default: parked, with the defaults.
+   */
+  readonly elicitation?: McpElicitationOptions | false;
 }
 
 /**
@@ -28,6 +39,11 @@ export class McpServerClient {
   private swaps: Promise<void> = Promise.resolve();
   private readonly connection: McpConnection;
   private readonly report: (error: unknown) => void;
+  /** Puts the server's questions to humans as approvals; undefined with `onElicitation` or `elicitation: false`. */
+  private readonly parking: ElicitationParking | undefined;
+  private elicitationTool = '';
+  /** The tool calls running on the server's connection now: a question the server asks meanwhile is theirs. */
+  private readonly running = new Set<ElicitationCaller>();
 
   private constructor(
     private readonly app: Trellis,
@@ -36,7 +52,16 @@ export class McpServerClient {
     private readonly options: McpClientOptions,
   ) {
     this.report = options.onError ?? ((error) => process.emitWarning(error instanceof Error ? error.message : String(error), 'TrellisMcpWarning'));
-    this.connection = new McpConnection(name, spec, { toolsChanged: (tools) => this.swap(tools), error: this.report }, options);
+    const parks = options.onElicitation === undefined && options.elicitation !== false;
+    this.parking = parks ? new ElicitationParking(app, name, name, () => this.elicitationTool, options.elicitation || {}) : undefined;
+    const onElicitation = options.onElicitation ?? (this.parking ? (question: McpElicitation) => this.ask(question) : undefined);
+    this.connection = new McpConnection(name, spec, { toolsChanged: (tools) => this.swap(tools), error: this.report }, { ...options, onElicitation });
+  }
+
+  /** A server's question, parked for a human; its answer once decided. */
+  private async ask(question: McpElicitation): Promise<McpElicitationAnswer> {
+    const answer = await this.parking!.ask(question, [...this.running]);
+    return answer.action === 'accept' ? { action: 'accept', content: answer.content as McpElicitationAnswer['content'] } : answer;
   }
 
   /**
@@ -48,6 +73,8 @@ export class McpServerClient {
   static async connect(app: Trellis, name: string, spec: McpServerSpec, options: McpClientOptions = {}): Promise<McpServerClient> {
     const problems = mcpSpecProblems(name, spec);
     if (problems.length > 0) throw new TrellisError('InvalidConfig', `MCP server '${name}' is misconfigured:\n- ${problems.join('\n- ')}`, { hint: 'See docs/mcp.md' });
+    const problem = elicitationOptionsProblem(options.elicitation);
+    if (problem) throw problem;
     const client = new McpServerClient(app, name, spec, options);
     const tools = await client.connection.open();
     try {
@@ -63,7 +90,7 @@ export class McpServerClient {
 
   /** The Trellis names of the server's tools, as installed now. */
   get toolNames(): readonly string[] {
-    return this.installed()?.tools.map((t) => t.name) ?? [];
+    return this.installed()?.tools.filter((t) => !t.tags.includes('mcp-elicitation')).map((t) => t.name) ?? [];
   }
 
   /** The stdio child's process id while it runs. */
@@ -109,7 +136,16 @@ export class McpServerClient {
       via: describeSpec(this.connection.spec),
       prefix: this.options.prefix ?? this.name,
       version: this.connection.serverVersion,
-      callTool: (tool, args, signal) => this.connection.callTool(tool, args, signal),
+      callTool: async (tool, args, ctx) => {
+        const owner = ctx.get(KERNEL_KEYS.owner);
+        const caller: ElicitationCaller = { sessionId: ctx.sessionId, owner: typeof owner === 'string' ? owner : undefined };
+        this.running.add(caller);
+        try {
+          return await this.connection.callTool(tool, args, ctx.signal);
+        } finally {
+          this.running.delete(caller);
+        }
+      },
       hasResources: this.connection.hasResources,
       listResources: (signal) => this.connection.listResources(signal),
       readResource: (uri, signal) => this.connection.readResource(uri, signal),
@@ -117,6 +153,7 @@ export class McpServerClient {
         if (type === this.current) await this.connection.close();
       },
       skipped: (tool, reason) => this.report(new TrellisError('UnsupportedSchema', `MCP tool '${tool}' of server '${this.name}' was left out: ${reason}`)),
+      ...(this.parking && { elicitation: { named: (tool: string) => void (this.elicitationTool = tool) } }),
     };
     return buildMcpPluginClass(source, tools);
   }

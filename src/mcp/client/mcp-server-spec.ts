@@ -14,7 +14,11 @@ export interface McpHttpServerSpec {
   readonly url: string;
   /** Sent with every request, e.g. `{ Authorization: 'Bearer …' }`. */
   readonly headers?: Readonly<Record<string, string>>;
-  /** OAuth client credentials: the client gets (and keeps) an access token from `issuer` on the server's 401. */
+  /**
+   * OAuth for the server: client credentials (`{ clientId, clientSecret, issuer }`: the client
+   * gets an access token from `issuer` on the server's 401), or `{ flow: 'authorization_code' }`
+   * (a human signs in once in a browser). Tokens are kept in `McpClientOptions.tokenStore`.
+   */
   readonly oauth?: McpOAuthSpec;
 }
 
@@ -57,14 +61,28 @@ export function mcpSpecProblems(name: string, spec: unknown): string[] {
   } else {
     if (typeof s.url !== 'string' || !URL.canParse(s.url) || !/^https?:$/.test(new URL(s.url).protocol)) problems.push(`${where}.url must be an http(s) URL`);
     if (s.headers !== undefined && !isStringMap(s.headers)) problems.push(`${where}.headers must map header names to string values`);
-    if (s.oauth !== undefined) {
-      const o = s.oauth as Record<string, unknown> | null;
-      const ok = typeof o === 'object' && o !== null && ['clientId', 'clientSecret', 'issuer'].every((k) => typeof o[k] === 'string' && o[k] !== '') && (o.scope === undefined || typeof o.scope === 'string');
-      if (!ok) problems.push(`${where}.oauth must be { clientId, clientSecret, issuer, scope? } (strings; the secret is never shown)`);
-      else if (!URL.canParse(String(o.issuer))) problems.push(`${where}.oauth.issuer must be the authorization server's URL`);
-    }
+    if (s.oauth !== undefined) problems.push(...oauthProblems(where, s.oauth));
   }
   return problems;
+}
+
+function oauthProblems(where: string, oauth: unknown): string[] {
+  const o = oauth as Record<string, unknown> | null;
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) return [`${where}.oauth must be { clientId, clientSecret, issuer, scope? } or { flow: 'authorization_code', … }`];
+  const optionalString = (k: string) => o[k] === undefined || (typeof o[k] === 'string' && o[k] !== '');
+  if (o.flow === 'authorization_code') {
+    const known = ['flow', 'clientId', 'clientSecret', 'redirectUrl', 'scope'];
+    const problems = Object.keys(o).filter((k) => !known.includes(k)).map((k) => `${where}.oauth: unknown field '${k}' (known: ${known.join(', ')})`);
+    if (!['clientId', 'clientSecret', 'redirectUrl', 'scope'].every(optionalString)) problems.push(`${where}.oauth: clientId, clientSecret, redirectUrl and scope are non-empty strings when given (the secret is never shown)`);
+    if (o.clientSecret !== undefined && o.clientId === undefined) problems.push(`${where}.oauth.clientSecret needs the clientId it was issued with`);
+    if (typeof o.redirectUrl === 'string' && (!URL.canParse(o.redirectUrl) || new URL(o.redirectUrl).protocol !== 'http:')) problems.push(`${where}.oauth.redirectUrl must be a loopback http:// URL, e.g. http://127.0.0.1:33418/callback`);
+    return problems;
+  }
+  if (o.flow !== undefined && o.flow !== 'client_credentials') return [`${where}.oauth.flow must be 'client_credentials' (the default) or 'authorization_code'`];
+  const ok = ['clientId', 'clientSecret', 'issuer'].every((k) => typeof o[k] === 'string' && o[k] !== '') && (o.scope === undefined || typeof o.scope === 'string');
+  if (!ok) return [`${where}.oauth must be { clientId, clientSecret, issuer, scope? } (strings; the secret is never shown)`];
+  if (!URL.canParse(String(o.issuer))) return [`${where}.oauth.issuer must be the authorization server's URL`];
+  return [];
 }
 
 function isStringMap(value: unknown): boolean {

@@ -73,7 +73,8 @@ export function createMcpToolServer(host: McpToolHost, sessions: McpClientSessio
       .describe()
       .plugins.filter((p) => p.enabled && (active.length === 0 || active.includes(p.name)))
       .flatMap((p) => p.tools)
-      .filter((t) => allowed(t.name));
+      // `internal` tools carry answers inside Trellis (an MCP server's question): never served.
+      .filter((t) => allowed(t.name) && !t.tags.includes('internal'));
   const askTools = new Map((host.ask ?? []).map((agent) => [`ask_${agent.spec.name.replace(/[^A-Za-z0-9_.-]/g, '_')}`, agent]));
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({

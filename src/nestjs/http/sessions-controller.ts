@@ -11,7 +11,7 @@ import { CancelTurnQuery } from './cancel-turn.query.js';
 import { DecisionsDto } from './decisions.dto.js';
 import { pendingCallView, turnResultView, type PendingCallView, type TurnResultView } from './http-views.js';
 import { SendMessageDto } from './send-message.dto.js';
-import type { SessionAction, SessionPolicy } from './session-policy.js';
+import { authorizeSessionAccess, type SessionAction, type SessionPolicy } from './session-policy.js';
 import { toHttpException } from './trellis-http-exception.js';
 import { turnEventStream } from './turn-event-stream.js';
 
@@ -85,19 +85,16 @@ export function createSessionsController(prefix: string, agentName: string, guar
      */
     async authorize(action: SessionAction, id: string): Promise<SessionAccess> {
       const context = this.requestContext.current() ?? {};
-      const principal = guard.principal(context);
-      if (typeof principal !== 'string' || principal.length === 0) {
-        throw new TrellisError('Unauthenticated', `The sessions API of agent '${agentName}' needs a signed-in caller`, {
-          hint: "Map the request to host context with TrellisModule's requestContext (e.g. { 'app.user_id': user.id }), or pass principal to TrellisSessionsModule.register",
-        });
-      }
-      const { owner, opened } = await this.agent.session(id).ownerNow();
-      if ((await guard.policy({ action, sessionId: id, principal, owner, opened, context })) !== true) {
-        throw new TrellisError('AuthDenied', `'${principal}' may not ${action} session '${id}'`, {
-          hint: action === 'decide' ? 'Deciding on waiting calls needs a permission the host grants in the policy of TrellisSessionsModule.register' : 'Only the session\'s owner, or whom the host\'s session policy allows, may use it',
-        });
-      }
-      return { principal, owner: owner ?? null };
+      return authorizeSessionAccess({
+        action,
+        sessionId: id,
+        principal: guard.principal(context),
+        context,
+        policy: guard.policy,
+        ownerNow: () => this.agent.session(id).ownerNow(),
+        host: `The sessions API of agent '${agentName}'`,
+        principalHint: "Map the request to host context with TrellisModule's requestContext (e.g. { 'app.user_id': user.id }), or pass principal to TrellisSessionsModule.register",
+      });
     }
 
     /**

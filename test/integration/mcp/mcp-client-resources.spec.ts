@@ -62,9 +62,9 @@ describe("MCP client: a server's resources, prompts and elicitation (server buil
     expect(questions).toEqual([expect.objectContaining({ server: 'trips', message: 'Book Oslo?', requestedSchema: expect.objectContaining({ required: ['confirm'] }) })]);
   });
 
-  it('without onElicitation the client does not claim the capability, and the server\'s question fails its call', async () => {
+  it("with elicitation: false the client does not claim the capability, and the server's question fails its call", async () => {
     app = Trellis.create();
-    await McpServerClient.connect(app, 'trips', stdio);
+    await McpServerClient.connect(app, 'trips', stdio, { elicitation: false });
     const model = new ScriptedModel([{ toolCalls: [{ name: 'trips.book', args: { city: 'Oslo' } }] }, 'ok']);
     const result = await app.agent({ name: 'a', model, instructions: '' }).session().send('Book Oslo');
     expect(result.toolCalls[0]).toMatchObject({ ok: false, error: { code: 'ToolFailed' } });

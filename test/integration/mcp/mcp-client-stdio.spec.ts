@@ -12,7 +12,7 @@ describe('MCP client over stdio, against a server built with the SDK', () => {
   it('installs the server tools as a plugin named after the server and runs them in a turn', async () => {
     app = Trellis.create();
     const mcp = await McpServerClient.connect(app, 'trips', stdio);
-    expect([...mcp.toolNames].sort()).toEqual(['trips.add_tool', 'trips.book', 'trips.echo', 'trips.fail', 'trips.list_resources', 'trips.plan_trip', 'trips.read_resource', 'trips.whoami']);
+    expect([...mcp.toolNames].sort()).toEqual(['trips.add_tool', 'trips.book', 'trips.echo', 'trips.fail', 'trips.impatient', 'trips.list_resources', 'trips.plan_trip', 'trips.read_resource', 'trips.reserve', 'trips.whoami']);
     const model = new ScriptedModel([{ toolCalls: [{ name: 'trips.echo', args: { text: 'hi' } }, { name: 'trips.fail', args: {} }] }, 'done']);
     const result = await app.agent({ name: 'a', model, instructions: '' }).session().send('go');
     expect(result.toolCalls.map((c) => (c.ok ? c.value : c.error?.code))).toEqual(['echo: hi', 'ToolFailed']);

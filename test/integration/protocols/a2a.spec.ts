@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
-import { ClientFactory, type Client } from '@a2a-js/sdk/client';
+import { ClientFactory, ClientFactoryOptions, createAuthenticatingFetchWithRetry, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import express from 'express';
@@ -239,5 +239,49 @@ describe('Trellis to Trellis over A2A: a front agent uses a served desk agent as
       await serving.close();
       await desk.app.stop();
     }
+  });
+});
+
+describe('serveA2a with a principal: a context is the session of the caller who opened it', () => {
+  let app: Trellis;
+  let serving: A2aServing;
+  beforeEach(async () => {
+    exportRuns.length = 0;
+    const built = await exportApp();
+    app = built.app;
+    serving = await serveA2a(app, built.agent, { principal: (req) => (typeof req.headers['x-user'] === 'string' ? req.headers['x-user'] : undefined) });
+  });
+  afterEach(async () => {
+    await serving.close();
+    await app.stop();
+  });
+
+  /** The SDK's own client, sending `x-user: <who>` with every request (none without a name). */
+  const clientAs = (who?: string) => {
+    const fetchImpl = createAuthenticatingFetchWithRetry(fetch, { headers: async (): Promise<Record<string, string>> => (who ? { 'x-user': who } : {}), shouldRetryWithHeaders: async () => undefined });
+    const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl })] });
+    return new ClientFactory(options).createFromUrl(serving.url);
+  };
+
+  it("refuses another user's message into the context, hides the task from them, asks nobody to sign in; the owner approves once", async () => {
+    const alice = await clientAs('alice');
+    const contextId = randomUUID();
+    const task = await send(alice, userMessage('Export the top customers', { contextId }));
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+
+    const bob = await clientAs('bob');
+    const intruding = await send(bob, userMessage('approve', { contextId }));
+    expect(intruding.status?.state).toBe(TaskState.TASK_STATE_REJECTED);
+    expect(textOf(intruding.status?.message)).toMatch(/^AuthDenied: 'bob' may not send session 'a2a:/);
+    // The SDK keeps tasks per authenticated user: alice's task id finds nothing for bob.
+    await expect(send(bob, userMessage('approve', { taskId: task.id, contextId }))).rejects.toThrow(/not found/i);
+    await expect(bob.getTask({ tenant: '', id: task.id, historyLength: undefined })).rejects.toThrow(/not found/i);
+    const nobody = await send(await clientAs(undefined), userMessage('approve', { contextId }));
+    expect(nobody.status?.state).toBe(TaskState.TASK_STATE_AUTH_REQUIRED);
+    expect(exportRuns).toEqual([]);
+
+    const done = await send(alice, userMessage('approve', { taskId: task.id, contextId }));
+    expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(exportRuns).toEqual(['top-customers']);
   });
 });

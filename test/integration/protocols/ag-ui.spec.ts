@@ -71,3 +71,44 @@ describe("AG-UI from createAgUiHandler, consumed by @ag-ui/client's HttpAgent", 
     expect(await res.json()).toMatchObject({ code: 'InvalidOptions', message: expect.stringContaining('neither resume entries nor a user message') });
   });
 });
+
+describe('createAgUiHandler with a principal: a thread is the session of the user who opened it', () => {
+  let app: Trellis;
+  let server: Server;
+  let url: string;
+  beforeEach(async () => {
+    exportRuns.length = 0;
+    const built = await exportApp();
+    app = built.app;
+    server = createServer(getRequestListener(createAgUiHandler({ agent: built.agent, principal: (request) => request.headers.get('x-user') ?? undefined })));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/ag-ui`;
+  });
+  afterEach(async () => {
+    await new Promise((r) => server.close(r));
+    await app.stop();
+  });
+
+  const post = (body: unknown, who?: string) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(who ? { 'x-user': who } : {}) }, body: JSON.stringify(body) });
+
+  it("answers another user 403 and nobody 401 on a run and on a resume; the owner's resume runs the call once", async () => {
+    const alice = new HttpAgent({ url, threadId: 'owned-1', headers: { 'x-user': 'alice' } });
+    alice.addMessage({ id: 'm1', role: 'user', content: 'Export the top customers' });
+    const events: BaseEvent[] = [];
+    await alice.runAgent({}, { onEvent: ({ event }) => void events.push(event) });
+    const id = ((events.at(-1) as RunFinishedEvent).outcome as { interrupts: { id: string }[] }).interrupts[0]!.id;
+    for (const [who, status, code] of [['bob', 403, 'AuthDenied'], [undefined, 401, 'Unauthenticated']] as const) {
+      const sent = await post({ threadId: 'owned-1', runId: 'r-bob', messages: [{ id: 'b1', role: 'user', content: 'What did alice export?' }] }, who);
+      expect(sent.status).toBe(status);
+      expect(await sent.json()).toMatchObject({ code });
+      const decided = await post({ threadId: 'owned-1', runId: 'r-bob2', messages: [], resume: [{ interruptId: id, status: 'resolved', payload: { decision: 'approve' } }] }, who);
+      expect(decided.status).toBe(status);
+      expect(await decided.json()).toMatchObject({ code });
+    }
+    expect(exportRuns).toEqual([]);
+    const second: BaseEvent[] = [];
+    await alice.runAgent({ resume: [{ interruptId: id, status: 'resolved', payload: { decision: 'approve' } }] }, { onEvent: ({ event }) => void second.push(event) });
+    expect(second.at(-1)).toMatchObject({ type: EventType.RUN_FINISHED, outcome: { type: 'success' } });
+    expect(exportRuns).toEqual(['top-customers']);
+  });
+});

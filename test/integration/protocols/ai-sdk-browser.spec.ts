@@ -6,7 +6,7 @@ import type { BrowserContext } from 'playwright-core';
 import { MemoryStore } from 'trellis';
 import { exportRuns } from '../../support/export-desk.js';
 import { launchChromium } from '../../support/headless-chromium.js';
-import { bootChatApp } from '../../support/nest-chat.js';
+import { bootChatApp, USER_HEADER } from '../../support/nest-chat.js';
 import { haveService } from '../../support/services.js';
 
 const ok = await haveService('chromium', 'the useChat page against TrellisChatModule');
@@ -36,6 +36,8 @@ const PAGE = fileURLToPath(new URL('../../fixtures/ai-sdk-chat/chat-page.tsx', i
     app = booted.app;
     url = booted.url;
     chromium = await launchChromium();
+    // The signed-in user, as the host's auth would know them: the chat is theirs.
+    await chromium.context.setExtraHTTPHeaders({ [USER_HEADER]: 'alice' });
   }, 120_000);
   afterAll(async () => {
     await chromium?.close();

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DefaultChatTransport, readUIMessageStream, type UIMessage } from 'ai';
+import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { Trellis } from 'trellis';
 import { chatRequestListener, createChatHandler } from 'trellis/ai-sdk';
@@ -137,5 +138,48 @@ describe('reconnecting to a running chat stream (GET <api>/:id/stream)', () => {
       await new Promise((r) => server.close(r));
       await app.stop();
     }
+  });
+});
+
+describe('createChatHandler with a principal: a chat is the session of the user who opened it', () => {
+  let app: Trellis;
+  let server: Server;
+  let api: string;
+  beforeEach(async () => {
+    exportRuns.length = 0;
+    const built = await exportApp();
+    app = built.app;
+    const chat = createChatHandler({ agent: built.agent, principal: (request) => request.headers.get('x-user') ?? undefined });
+    server = createServer(getRequestListener(chat));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    api = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/chat`;
+  });
+  afterEach(async () => {
+    await new Promise((r) => server.close(r));
+    await app.stop();
+  });
+
+  const as = (who: string) => new DefaultChatTransport<UIMessage>({ api, headers: { 'x-user': who } });
+  const post = (body: unknown, who?: string) => fetch(api, { method: 'POST', headers: { 'content-type': 'application/json', ...(who ? { 'x-user': who } : {}) }, body: JSON.stringify(body) });
+
+  it("answers another user 403 and nobody 401 on sending, approving and reconnecting; the owner's approval runs the call once", async () => {
+    const question = user('Export the top customers');
+    const first = await lastMessage(as('alice'), 'owned-1', [question]);
+    const approval = answered(first, true);
+    for (const [who, status, code] of [['bob', 403, 'AuthDenied'], [undefined, 401, 'Unauthenticated']] as const) {
+      for (const res of [await post({ id: 'owned-1', messages: [user('What did alice export?')] }, who), await post({ id: 'owned-1', messages: [question, approval] }, who), await fetch(`${api}/owned-1/stream`, { headers: who ? { 'x-user': who } : {} })]) {
+        expect(res.status).toBe(status);
+        expect(await res.json()).toMatchObject({ code });
+      }
+    }
+    expect(exportRuns).toEqual([]);
+    const second = await lastMessage(as('alice'), 'owned-1', [question, approval]);
+    expect(second.parts.find((p) => p.type === 'dynamic-tool')).toMatchObject({ state: 'output-available' });
+    expect(exportRuns).toEqual(['top-customers']);
+  });
+
+  it('refuses a principal or policy that is not a function when the handler is built', () => {
+    expect(() => createChatHandler({ agent: {} as never, principal: 'alice' as never })).toThrow(/principal must be a function/);
+    expect(() => createChatHandler({ agent: {} as never, policy: () => true })).toThrow(/a policy needs a principal/);
   });
 });
