@@ -258,8 +258,6 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       CREATE INDEX budget_counts_by_expiry ON budget_counts (expires_at);
     `,
   },
-    `,
-  },
   {
     version: 13,
     name: 'credentials',
