@@ -148,6 +148,7 @@ export {
   type ExchangeRecord,
 } from './plugins/memory/index.js';
 export { RagPlugin, RagConfig, EMBEDDING_PROVIDER, OpenAIEmbeddings, VectorIndex, cosineSimilarity, type EmbeddingProvider, type OpenAIEmbeddingsOptions, type Passage } from './plugins/retrieval/index.js';
+export { RETRIEVAL_INDEX, PgVectorIndex, RAG_TENANT_KEY, RRF_K, isTenantErasable, type RetrievalIndex, type RetrievalQuery, type RetrievalMode, type IndexHit, type MetadataFilter, type MetadataValue, type TenantErasable, type PgVectorIndexOptions, type IndexDocument, type SqlClient, type PassageHit } from './plugins/retrieval/index.js';
 export {
   MetricsPlugin,
   MetricsConfig,

@@ -21,6 +21,7 @@ export { describeError } from './src/errors/describe-error.js';
 export type { PluginOptions, ToolOptions, HookOptions, StateKeyOptions } from './decorators/index.js';
 export { PLUGIN_CONFIG } from './src/plugin/plugin-tokens.js';
 export type { PluginLifecycle } from './src/plugin/plugin-lifecycle.js';
+export type { EraseRequest, EraseSelector } from './src/erasure/erasure.js';
 export type { PluginHost, PluginLogger, PluginGrant } from './src/plugin/plugin-host.js';
 export { Describe } from './src/validation/describe.decorator.js';
 
