@@ -216,6 +216,21 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       );
     `,
   },
+  {
+    version: 10,
+    name: 'records',
+    // Plugins' records that outlive sessions (RecordStore): per namespace, subject and key.
+    up: `
+      CREATE TABLE records (
+        namespace  TEXT NOT NULL,
+        subject    TEXT NOT NULL,
+        key        TEXT NOT NULL,
+        value      TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (namespace, subject, key)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 const LEDGER = `

@@ -17,6 +17,8 @@ import { admitTurnEvents, noSessionForEvents, type TurnEventUsage } from './turn
 import type { RecordedTurnEvent, StoredTurnEvents, TurnEventLog } from './turn-event-log.js';
 import { chainAuditEntries } from './audit-chain.js';
 import type { AuditEntry, AuditLog, AuditRecord } from './audit-log.js';
+import type { RecordSelector, RecordStore, StoredRecord } from './record-store.js';
+import { SqliteRecords } from './sqlite-records.js';
 
 /** Where {@link SqliteStore} puts its file when no path is given, relative to the working directory. */
 export const DEFAULT_SQLITE_PATH = '.trellis/trellis.db';
@@ -74,7 +76,7 @@ interface SummaryRow {
  * const store = SqliteStore.open('.trellis/orders.db');
  * const app = await Trellis.create({ store });
  */
-export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal, AuditLog {
+export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal, AuditLog, RecordStore {
   /** The file (or `:memory:`) this store opened. */
   readonly path: string;
   /** Whether the store was opened with `readonly: true`. */
@@ -86,6 +88,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
   private readonly writeTurnEvents: (sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]) => void;
   private readonly writeSteps: (append: StepAppend, steps: string) => number;
   private readonly writeAudit: (entries: readonly AuditEntry[]) => AuditRecord[];
+  private readonly records: SqliteRecords;
 
   constructor(options: SqliteStoreOptions = {}) {
     this.path = options.path ?? DEFAULT_SQLITE_PATH;
@@ -98,6 +101,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     this.readSession = this.db.transaction((sessionId: string) => this.readRows(sessionId)).deferred;
     this.writeTurnEvents = this.db.transaction((sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]) => this.applyTurnEvents(sessionId, turnIndex, events)).immediate;
     this.writeSteps = this.db.transaction((append: StepAppend, steps: string) => this.applySteps(append, steps)).immediate;
+    this.records = new SqliteRecords(this.db, this.path, (operation) => this.assertWritable(operation));
     // Immediate: the last row is read under the write lock, so processes sharing the file chain in one order.
     this.writeAudit = this.db.transaction((entries: readonly AuditEntry[]) => {
       const records = chainAuditEntries(this.sql.lastAudit.get() as { seq: number; hash: string } | undefined, entries);
@@ -178,6 +182,22 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     const rows = guardStore('read the audit log', this.path, () => this.sql.selectAudit.all(options.after ?? 0, options.limit ?? -1)) as { seq: number; prev_hash: string; hash: string; entry: string }[];
     const decode = new StoredRowDecoder('(audit log)', 'file');
     return rows.map((row) => ({ seq: row.seq, prevHash: row.prev_hash, hash: row.hash, entry: decode.parse(row.entry, `audit_log.entry (seq ${row.seq})`) as AuditEntry }));
+  }
+
+  getRecord(namespace: string, subject: string, key: string): Promise<StoredRecord | undefined> {
+    return this.records.getRecord(namespace, subject, key);
+  }
+
+  putRecord(namespace: string, subject: string, key: string, value: unknown): Promise<void> {
+    return this.records.putRecord(namespace, subject, key, value);
+  }
+
+  listRecords(namespace: string, subject: string): Promise<readonly StoredRecord[]> {
+    return this.records.listRecords(namespace, subject);
+  }
+
+  deleteRecords(namespace: string, selector: RecordSelector): Promise<number> {
+    return this.records.deleteRecords(namespace, selector);
   }
 
   async delete(sessionId: string): Promise<boolean> {
