@@ -113,6 +113,7 @@ export { canJournalSteps } from './src/stores/step-journal.js';
 export type { StepJournal, StepAppend } from './src/stores/step-journal.js';
 export { canAudit } from './src/stores/audit-log.js';
 export type { AuditLog, AuditEntry, AuditRecord, AuditOutcome, Approver } from './src/stores/audit-log.js';
+export { hasRecordStore, type RecordStore, type StoredRecord, type RecordSelector } from './src/stores/record-store.js';
 export { verifyAuditChain, argumentsHash, AUDIT_GENESIS, type AuditVerification } from './src/stores/audit-chain.js';
 export { CONTRACT_VERSION, type PluginContract } from './src/app/plugin-contract.js';
 export { diffContracts, type ContractChange, type ContractDiff } from './src/app/contract-diff.js';
@@ -153,10 +154,22 @@ export {
   ModelSummariser,
   ContextWindowTransform,
   ContextWindowConfig,
+  SemanticRecall,
+  SemanticRecallConfig,
+  WorkingMemory,
+  WorkingMemoryNotes,
+  WorkingMemoryConfig,
+  workingMemoryPlugin,
+  MEMORY_USER_KEY,
   type Summariser,
   type ExchangeRecord,
+  type RecalledExchange,
+  type RecallHit,
+  type WorkingMemoryOptions,
+  type WorkingMemoryPluginApi,
 } from './plugins/memory/index.js';
 export { RagPlugin, RagConfig, EMBEDDING_PROVIDER, OpenAIEmbeddings, VectorIndex, cosineSimilarity, type EmbeddingProvider, type OpenAIEmbeddingsOptions, type Passage } from './plugins/retrieval/index.js';
+export { RETRIEVAL_INDEX, PgVectorIndex, RAG_TENANT_KEY, RRF_K, isTenantErasable, type RetrievalIndex, type RetrievalQuery, type RetrievalMode, type IndexHit, type MetadataFilter, type MetadataValue, type TenantErasable, type PgVectorIndexOptions, type IndexDocument, type SqlClient, type PassageHit } from './plugins/retrieval/index.js';
 export {
   MetricsPlugin,
   MetricsConfig,

@@ -33,6 +33,7 @@ const config: Config = {
     '^trellis/ai-sdk$': '<rootDir>/ai-sdk.ts',
     '^trellis/ag-ui$': '<rootDir>/ag-ui.ts',
     '^trellis/a2a$': '<rootDir>/a2a.ts',
+    '^trellis/eval$': '<rootDir>/eval.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {

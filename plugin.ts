@@ -23,6 +23,8 @@ export { PLUGIN_CONFIG } from './src/plugin/plugin-tokens.js';
 export type { PluginLifecycle } from './src/plugin/plugin-lifecycle.js';
 export type { EraseRequest, EraseSelector } from './src/erasure/erasure.js';
 export type { PluginHost, PluginLogger, PluginGrant } from './src/plugin/plugin-host.js';
+export type { PluginRecords, PluginRecord } from './src/plugin/plugin-records.js';
+export type { PluginClass } from './src/plugin/plugin-definition.js';
 export { Describe } from './src/validation/describe.decorator.js';
 
 // Hook results, hook points, contexts

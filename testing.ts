@@ -7,3 +7,4 @@ import 'reflect-metadata';
  */
 export { ScriptedModel, type ScriptedReply, type ScriptedToolCall, type ScriptedReplyFn, type ScriptedModelOptions } from './src/models/scripted-model.js';
 export { MemoryStore } from './src/stores/memory-store.js';
+export { describeEval, failureText, type DescribeEvalOptions, type EvalTestApi } from './src/eval/jest-eval.js';

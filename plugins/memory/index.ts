@@ -10,3 +10,8 @@ export { ContextWindowTransform } from './context-window.transform.js';
 export { ContextWindowConfig } from './context-window.config.js';
 export { trimToWindow } from './trim-to-window.js';
 export { estimateTextTokens, estimateMessageTokens, CHARS_PER_TOKEN } from './token-estimate.js';
+export { SemanticRecall, recallMessage, type RecalledExchange, type RecallHit } from './semantic-recall.plugin.js';
+export { SemanticRecallConfig } from './semantic-recall.config.js';
+export { WorkingMemory, WorkingMemoryNotes, workingMemoryPlugin, type WorkingMemoryOptions, type WorkingMemoryPluginApi } from './working-memory.plugin.js';
+export { WorkingMemoryConfig } from './working-memory.config.js';
+export { MEMORY_USER_KEY } from './user-key.js';

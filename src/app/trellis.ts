@@ -28,6 +28,9 @@ import { RegistrySnapshot } from '../plugin/registry-snapshot.js';
 import { SessionState } from '../state/session-state.js';
 import { StateEngine } from '../state/state-engine.js';
 import { canCompact, type SessionStore } from '../stores/session-store.js';
+import { MemoryRecords } from '../stores/memory-records.js';
+import { hasRecordStore, type RecordStore } from '../stores/record-store.js';
+import { pluginRecords } from './plugin-records.js';
 import type { MiddlewareDeclaration } from '../tools/tool-middleware.js';
 import { describeRegistry, type AppDescription } from './app-description.js';
 import { pluginContract, type PluginContract } from './plugin-contract.js';
@@ -107,6 +110,8 @@ export class Trellis {
   #current = new RegistrySnapshot([]);
   #mutation: Promise<unknown> = Promise.resolve();
   #seq = 0;
+  /** Plugins' records when the app has no store (its sessions live in memory too). */
+  #memoryRecords: MemoryRecords | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
   /** The expiry sweep's timer (`approvals.sweepEveryMs`), and the sweep running now, if any. */
   #sweeper: NodeJS.Timeout | undefined;
@@ -535,6 +540,7 @@ export class Trellis {
       },
       emit: (event, data) => bus.emit({ type: 'plugin.event', plugin: name, name: event, data }),
       reportError: (error, where = {}) => this.#reportError(error, name, where.point, where.sessionId, where.code, plugin.definition.owner),
+      records: pluginRecords(name, () => this.#recordStore(name)),
       export: (token, value) => {
         const tokenNamed = tokenName(token);
         const reserved = tokenNamed === undefined ? undefined : reservedNamespace(tokenNamed);
@@ -559,6 +565,17 @@ export class Trellis {
         this.#exports.set(name, list);
       },
     };
+  }
+
+  /** Where plugins' records live: the store when it keeps them, in memory when the app has no store. */
+  #recordStore(plugin: string): RecordStore {
+    const store = this.#options.store;
+    if (!store) return (this.#memoryRecords ??= new MemoryRecords());
+    if (hasRecordStore(store)) return store;
+    throw new TrellisError('NotStarted', `Plugin '${plugin}' keeps records, and the session store ${store.constructor.name} keeps none`, {
+      hint: 'Use MemoryStore, SqliteStore or PostgresStore, or implement RecordStore (getRecord, putRecord, listRecords, deleteRecords) on your store',
+      details: { plugin },
+    });
   }
 
   #unexport(name: string): void {

@@ -9,6 +9,7 @@ import {
   createLogger,
   DEFAULT_SQLITE_PATH,
   isPluginClass,
+  MemoryStore,
   modelFromEnv,
   parseSuspension,
   PostgresStore,
@@ -56,14 +57,20 @@ export interface CliApp {
   readonly approver: Approver;
 }
 
+/** How a command wants the app opened. */
+export interface CliAppOptions {
+  /** Keep sessions in memory instead of the config's store (`trellis eval`: throwaway sessions). */
+  readonly memoryStore?: boolean;
+}
+
 /** Opens the app and its SQLite store (created when missing). Tool-call logs go to `<store dir>/logs/trellis.log`. */
-export async function openCliApp(io: CliIo): Promise<CliApp> {
+export async function openCliApp(io: CliIo, options: CliAppOptions = {}): Promise<CliApp> {
   const loaded = await loadCliConfig(io.cwd);
   const storeUrl = loaded?.config.store;
   const postgres = isPostgresUrl(storeUrl);
   const storePath = postgres ? describePostgres(storeUrl) : storePathOf(io, loaded);
   const logFile = postgres ? resolve(io.cwd, '.trellis', 'logs', 'trellis.log') : join(dirname(storePath), 'logs', 'trellis.log');
-  const store: SessionStore = postgres ? await PostgresStore.open({ url: storeUrl, schema: loaded?.config.storeSchema }) : SqliteStore.open(storePath);
+  const store: SessionStore = options.memoryStore ? new MemoryStore() : postgres ? await PostgresStore.open({ url: storeUrl, schema: loaded?.config.storeSchema }) : SqliteStore.open(storePath);
   if (!loaded) {
     // Loaded only when it runs: the example brings its own SQLite database (better-sqlite3),
     // which `--help` or a command on the user's own config must not load. One import after
@@ -124,11 +131,21 @@ function recordTurns(app: Trellis, store: SessionStore, io: CliIo): TurnEventRec
  * said plainly on stderr; with the user's own config and no model, this refuses. Running
  * the example, a note says so first, and where it writes.
  */
-export function openAgent(cli: CliApp, io: CliIo): Agent {
+export function openAgent(cli: CliApp, io: CliIo, options: { readonly offline?: boolean } = {}): Agent {
   if (!cli.configFile) {
     io.err(`note: ${missingConfigNote(io.cwd)}; running the SQL report desk example, which writes its sessions, database, logs and exports under ${dirname(cli.storePath)} (${cliCommand(io)} init <dir> creates a project of your own)`);
   }
-  return cli.app.agent({ ...cli.spec, model: chooseModel(cli, io) });
+  return cli.app.agent({ ...cli.spec, model: options.offline ? offlineModel(cli) : chooseModel(cli, io) });
+}
+
+/** `--offline`: the config's `ModelProvider` (a `ScriptedModel`, say) or the example's scripted model; never a provider's API. */
+function offlineModel(cli: CliApp): ModelProvider {
+  const configured = cli.config?.config.model;
+  if (configured !== undefined && typeof configured !== 'string') return configured;
+  if (cli.exampleModel) return cli.exampleModel();
+  throw new TrellisError('NoModel', `--offline runs without a model provider's API, and ${cli.configFile} names no model object to run with${configured ? ` (only the name '${configured}')` : ''}`, {
+    hint: 'Set model in a .ts/.js config to a ModelProvider that answers offline (e.g. a ScriptedModel from trellis/testing), or leave out --offline',
+  });
 }
 
 /** A session of the agent, with the config's `context`. */
@@ -299,8 +316,8 @@ function isDirectory(path: string): boolean {
 }
 
 /** Runs `work` with the CLI's app and always stops the app (closing the store) afterwards. */
-export async function withCliApp<T>(io: CliIo, work: (cli: CliApp) => Promise<T>): Promise<T> {
-  const cli = await openCliApp(io);
+export async function withCliApp<T>(io: CliIo, work: (cli: CliApp) => Promise<T>, options: CliAppOptions = {}): Promise<T> {
+  const cli = await openCliApp(io, options);
   try {
     return await work(cli);
   } finally {

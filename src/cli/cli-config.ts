@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, extname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isModelProvider, TrellisError, type AgentSpec, type ApprovalSettings, type Approver, type ModelProvider, type PluginClass, type Provider } from '../../index.js';
+import type { EvalDtos, Scorer } from '../../eval.js';
 import type { McpServerSpec } from '../../mcp.js';
 import { describeError } from './cli-errors.js';
 import { moduleLoadHint } from './module-load-hint.js';
@@ -66,6 +67,20 @@ export interface CliConfig {
   readonly identity?: Approver;
   /** Approval policies (`Trellis.create({ approvals })`): who may decide which calls. See docs/governance.md. */
   readonly approvals?: ApprovalSettings;
+  /** What `trellis eval` scores with besides the built-in scorers; .ts/.js configs only. See docs/evals.md. */
+  readonly eval?: CliEvalConfig;
+}
+
+/** The `eval` part of a config. */
+export interface CliEvalConfig {
+  /** class-validator DTOs that datasets name in `expected.dto`. */
+  readonly dtos?: EvalDtos;
+  /** More scorers, run on every case they apply to. */
+  readonly scorers?: readonly Scorer[];
+  /** The LLM-as-judge model for cases with a `rubric` (`--judge-model` names one from the environment instead). */
+  readonly judge?: ModelProvider;
+  /** The lowest judge score that passes. Default 0.7. */
+  readonly judgePassAt?: number;
 }
 
 /** A config file found and checked. */
@@ -76,7 +91,8 @@ export interface LoadedConfig {
   readonly config: CliConfig;
 }
 
-const FIELDS = ['plugins', 'agent', 'model', 'store', 'storeSchema', 'queue', 'context', 'providers', 'mcpServers', 'identity', 'approvals'];
+const FIELDS = ['plugins', 'agent', 'model', 'store', 'storeSchema', 'queue', 'context', 'providers', 'mcpServers', 'identity', 'approvals', 'eval'];
+const EVAL_FIELDS = ['dtos', 'scorers', 'judge', 'judgePassAt'];
 const ENTRY_FIELDS = ['path', 'module', 'plugin', 'config'];
 const AGENT_FIELDS = ['name', 'instructions', 'maxRounds', 'plugins'];
 
@@ -128,6 +144,7 @@ function checkConfig(raw: unknown, file: string, mcpProblems: readonly string[])
   const config = raw as Record<string, unknown>;
   for (const key of Object.keys(config)) if (!FIELDS.includes(key)) problems.push(`unknown field '${key}' (known: ${FIELDS.join(', ')})`);
   const { plugins, agent, model, store, storeSchema, queue, context, providers, mcpServers, identity, approvals } = config;
+  problems.push(...evalProblems(config.eval, file));
   if (identity !== undefined && !(isPlainObject(identity) && typeof identity.id === 'string' && identity.id.length > 0 && (identity.roles === undefined || (Array.isArray(identity.roles) && identity.roles.every((r) => typeof r === 'string'))))) {
     problems.push('identity must be { "id": "alice@example.com", "roles": ["finance"] } (roles optional)');
   }
@@ -161,6 +178,19 @@ function checkConfig(raw: unknown, file: string, mcpProblems: readonly string[])
   }
   if (problems.length > 0) throw invalid(file, problems);
   return config as CliConfig;
+}
+
+function evalProblems(value: unknown, file: string): string[] {
+  if (value === undefined) return [];
+  if (extname(file) === '.json') return ['eval can only be given in a .ts or .js config (it holds classes, scorers and models)'];
+  if (!isPlainObject(value)) return ['eval must be an object: { dtos?, scorers?, judge?, judgePassAt? }'];
+  const problems = Object.keys(value).filter((key) => !EVAL_FIELDS.includes(key)).map((key) => `unknown field 'eval.${key}' (known: ${EVAL_FIELDS.join(', ')})`);
+  const { dtos, scorers, judge, judgePassAt } = value;
+  if (dtos !== undefined && !(isPlainObject(dtos) && Object.values(dtos).every((d) => typeof d === 'function'))) problems.push('eval.dtos must map names to class-validator DTO classes');
+  if (scorers !== undefined && !(Array.isArray(scorers) && scorers.every((s) => isPlainObject(s) && typeof s.name === 'string' && typeof s.applies === 'function' && typeof s.score === 'function'))) problems.push('eval.scorers must be a list of { name, applies(case), score(observation) }');
+  if (judge !== undefined && !isModelProvider(judge)) problems.push('eval.judge must be a ModelProvider');
+  if (judgePassAt !== undefined && !(typeof judgePassAt === 'number' && judgePassAt >= 0 && judgePassAt <= 1)) problems.push('eval.judgePassAt must be a number from 0 to 1');
+  return problems;
 }
 
 /** Whether a `store` value names a PostgreSQL server rather than a SQLite file. */

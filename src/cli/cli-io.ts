@@ -23,6 +23,11 @@ export interface CliIo {
   readonly onInterrupt?: (handler: () => void) => () => void;
   /** Ends the process at once with `code` (the second Ctrl-C). */
   readonly exitNow?: (code: number) => void;
+  /**
+   * stderr when it is a terminal a person watches, for progress redrawn in place; absent
+   * when stderr is a file or a pipe, or `CI` is set, so logs get no progress bars.
+   */
+  readonly terminal?: { write(text: string): void; readonly columns?: number };
 }
 
 /** The streams `processIo` writes to; the process's own by default. */
@@ -58,7 +63,12 @@ export function processIo(
       return () => void process.off('SIGINT', handler);
     },
     exitNow: (code) => process.exit(code),
+    ...(isTerminal(streams.stderr) && !env.CI ? { terminal: { write: stderr, get columns() { return (streams.stderr as { columns?: number }).columns; } } } : {}),
   };
+}
+
+function isTerminal(stream: NodeJS.WritableStream): boolean {
+  return (stream as { isTTY?: boolean }).isTTY === true;
 }
 
 /** A writer that stops writing once the reader has gone (EPIPE); other stream errors are still raised. */

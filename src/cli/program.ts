@@ -16,6 +16,7 @@ import { registerWorkerCommand } from './commands/worker.command.js';
 import { registerDoctorCommand } from './commands/doctor.command.js';
 import { registerAuditCommand } from './commands/audit.command.js';
 import { registerContractCommand } from './commands/contract.command.js';
+import { registerEvalCommand } from './commands/eval.command.js';
 
 const ABOUT = `
 Configuration: trellis.config.ts, .js, .mjs or .json in the working directory (plugins with their
@@ -56,6 +57,7 @@ export function buildProgram(io: CliIo, reported: (text: string) => void = (text
   registerDevCommand(program, io);
   registerAuditCommand(program, io);
   registerContractCommand(program, io);
+  registerEvalCommand(program, io);
   return program;
 }
 

@@ -74,6 +74,10 @@ export interface TrellisErrorCodes {
   KernelAccess: true;
   /** An eval dataset (JSONL) or baseline cannot be read, or a case is malformed. */
   InvalidDataset: true;
+  /** Cases of an eval failed (`trellis eval` without a baseline). */
+  EvalFailed: true;
+  /** An eval fell below its baseline by more than the threshold (`trellis eval --baseline`). */
+  EvalRegressed: true;
   /** A session store's server cannot be reached, or refused the connection (retryable). */
   StoreUnavailable: true;
   /** A session store's server failed a statement. */

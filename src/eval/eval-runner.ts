@@ -1,9 +1,9 @@
-import type { Session } from '../../index.js';
+import { describeError, type Session } from '../../index.js';
 import type { EvalCase } from './eval-case.js';
 import { budgetScorer } from './budget-scorer.js';
 import { jsonScorer, type EvalDtos } from './json-scorer.js';
 import { judgeScorer, type JudgeOptions } from './judge-scorer.js';
-import type { ObservedToolCall, Scorer, ScoreResult } from './scorer.js';
+import { verdict, type ObservedToolCall, type Scorer, type ScoreResult } from './scorer.js';
 import { containsScorer, exactScorer, regexScorer, statusScorer } from './text-scorers.js';
 import { trajectoryScorer } from './trajectory-scorer.js';
 
@@ -21,6 +21,9 @@ export interface EvalCaseResult {
   readonly tokens: number;
   readonly reply: string;
   readonly toolCalls: readonly ObservedToolCall[];
+  /** The case did not run to a turn result: its session could not be made, `send` threw, or the run was cancelled first. */
+  readonly error?: string;
+  readonly tags?: readonly string[];
 }
 
 /** Options of {@link runEval}. */
@@ -38,19 +41,28 @@ export interface RunEvalOptions {
   readonly scorers?: readonly Scorer[];
   /** Called as each case ends. */
   readonly onCase?: (result: EvalCaseResult, done: number, total: number) => void;
+  /** Aborting it cancels the running turns and starts no more cases; those left are reported as not run. */
+  readonly signal?: AbortSignal;
 }
 
-/** Runs every case (up to `concurrency` at once) and scores it; results in dataset order. */
+/** The scorer name of a case that did not run to a turn result. */
+export const RUN_SCORER = 'run';
+
+/**
+ * Runs every case (up to `concurrency` at once) and scores it; results in dataset order.
+ * A case whose session cannot be made, whose turn throws, or whose scorer throws fails on
+ * its own, saying why; it never stops the other cases.
+ */
 export async function runEval(options: RunEvalOptions): Promise<EvalCaseResult[]> {
-  const noJudge: Scorer = { name: 'judge', applies: (c) => c.rubric !== undefined, score: () => ({ scorer: 'judge', pass: false, score: 0, detail: 'the case has a rubric but no judge model was given (--judge-model)' }) };
-  const scorers = [statusScorer, exactScorer, containsScorer, regexScorer, jsonScorer(options.dtos), trajectoryScorer, budgetScorer, options.judge ? judgeScorer(options.judge) : noJudge, ...(options.scorers ?? [])];
+  const scorers = scorersFor(options);
   const results: EvalCaseResult[] = new Array(options.cases.length);
   let next = 0;
   let done = 0;
   const worker = async () => {
     while (next < options.cases.length) {
       const index = next++;
-      const result = await runCase(options.cases[index]!, options, scorers);
+      const evalCase = options.cases[index]!;
+      const result = options.signal?.aborted ? notRun(evalCase, 'not run: the eval was cancelled', 0) : await runCase(evalCase, options, scorers);
       results[index] = result;
       options.onCase?.(result, ++done, options.cases.length);
     }
@@ -59,28 +71,53 @@ export async function runEval(options: RunEvalOptions): Promise<EvalCaseResult[]
   return results;
 }
 
-async function runCase(evalCase: EvalCase, options: RunEvalOptions, scorers: readonly Scorer[]): Promise<EvalCaseResult> {
-  const session = await options.session(evalCase);
+/** The scorers of a run: the built-in ones, the judge (or a stand-in that says none was given), then the caller's. */
+export function scorersFor(options: Pick<RunEvalOptions, 'dtos' | 'judge' | 'scorers'>): Scorer[] {
+  const noJudge: Scorer = { name: 'judge', applies: (c) => c.rubric !== undefined, score: () => verdict('judge', false, 'the case has a rubric but no judge model was given (--judge-model, or eval.judge in the config)') };
+  return [statusScorer, exactScorer, containsScorer, regexScorer, jsonScorer(options.dtos), trajectoryScorer, budgetScorer, options.judge ? judgeScorer(options.judge) : noJudge, ...(options.scorers ?? [])];
+}
+
+/** Runs one case and scores it; never throws. */
+export async function runCase(evalCase: EvalCase, options: Pick<RunEvalOptions, 'session' | 'signal'>, scorers: readonly Scorer[]): Promise<EvalCaseResult> {
   const calls: (ObservedToolCall & { callId: string })[] = [];
-  const watch = session.events$.subscribe((event) => {
-    if (event.type === 'tool.started') calls.push({ callId: event.callId, name: event.tool, args: event.args, ok: true });
-    if (event.type === 'tool.finished') {
-      const call = calls.find((c) => c.callId === event.callId);
-      if (call) (call as { ok: boolean }).ok = event.ok;
-    }
-  });
   const started = performance.now();
   let result;
+  let watch: { unsubscribe(): void } | undefined;
   try {
-    result = await session.send(evalCase.input);
+    const session = await options.session(evalCase);
+    watch = session.events$.subscribe((event) => {
+      if (event.type === 'tool.started') calls.push({ callId: event.callId, name: event.tool, args: event.args, ok: true });
+      if (event.type === 'tool.finished') {
+        const call = calls.find((c) => c.callId === event.callId);
+        if (call) (call as { ok: boolean }).ok = event.ok;
+      }
+    });
+    result = await session.send(evalCase.input, options.signal ? { signal: options.signal } : {});
+  } catch (error) {
+    return notRun(evalCase, `the case did not run: ${describeError(error)}`, performance.now() - started, observed(calls));
   } finally {
-    watch.unsubscribe();
+    watch?.unsubscribe();
   }
   const latencyMs = performance.now() - started;
-  const toolCalls = calls.map(({ name, args, ok }) => ({ name, args, ok }));
+  const toolCalls = observed(calls);
   const observation = { case: evalCase, result, reply: result.reply ?? '', toolCalls, latencyMs };
   const scores: ScoreResult[] = [];
-  for (const scorer of scorers) if (scorer.applies(evalCase)) scores.push(await scorer.score(observation));
+  for (const scorer of scorers) {
+    if (!scorer.applies(evalCase)) continue;
+    try {
+      scores.push(await scorer.score(observation));
+    } catch (error) {
+      scores.push(verdict(scorer.name, false, `the scorer failed: ${describeError(error)}`));
+    }
+  }
   const score = scores.reduce((sum, s) => sum + s.score, 0) / scores.length;
-  return { id: evalCase.id, pass: scores.every((s) => s.pass), score, scores, latencyMs, tokens: result.usage.totalTokens, reply: observation.reply, toolCalls };
+  return { id: evalCase.id, pass: scores.every((s) => s.pass), score, scores, latencyMs, tokens: result.usage.totalTokens, reply: observation.reply, toolCalls, ...(evalCase.tags ? { tags: evalCase.tags } : {}) };
+}
+
+function observed(calls: readonly (ObservedToolCall & { callId: string })[]): ObservedToolCall[] {
+  return calls.map(({ name, args, ok }) => ({ name, args, ok }));
+}
+
+function notRun(evalCase: EvalCase, why: string, latencyMs: number, toolCalls: readonly ObservedToolCall[] = []): EvalCaseResult {
+  return { id: evalCase.id, pass: false, score: 0, scores: [verdict(RUN_SCORER, false, why)], latencyMs, tokens: 0, reply: '', toolCalls, error: why, ...(evalCase.tags ? { tags: evalCase.tags } : {}) };
 }

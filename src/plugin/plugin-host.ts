@@ -2,6 +2,7 @@ import type { ServiceIdentifier } from 'inversify';
 import type { Observable } from 'rxjs';
 import type { TrellisErrorCode } from '../errors/trellis-error.js';
 import type { TrellisEvent } from '../events/trellis-event.js';
+import type { PluginRecords } from './plugin-records.js';
 
 /** A structured logger as plugins get it: pino-shaped, bound to the plugin's name. */
 export interface PluginLogger {
@@ -44,4 +45,9 @@ export interface PluginHost {
    * in their constructors). Removed when this plugin is uninstalled.
    */
   export(token: ServiceIdentifier, value: unknown): void;
+  /**
+   * The plugin's own records in the session store, by subject and key, outliving sessions
+   * (see {@link PluginRecords}). A store that keeps no records makes reading this throw.
+   */
+  readonly records: PluginRecords;
 }

@@ -11,6 +11,8 @@ import type { RecordedTurnEvent, StoredTurnEvents, TurnEventLog } from './turn-e
 import { assertCredential, type CredentialStore } from './credential-store.js';
 import { chainAuditEntries } from './audit-chain.js';
 import type { AuditEntry, AuditLog, AuditRecord } from './audit-log.js';
+import { MemoryRecords } from './memory-records.js';
+import type { RecordSelector, RecordStore, StoredRecord } from './record-store.js';
 
 /** A lease in memory: `expiresAt` on the process's monotonic clock, which a change of the wall clock cannot move. */
 interface MemoryLease {
@@ -43,13 +45,14 @@ interface MemorySession {
  * @example
  * const app = await Trellis.create({ store: new MemoryStore() });
  */
-export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal, AuditLog, LeaseAdmin, CredentialStore {
+export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal, AuditLog, LeaseAdmin, CredentialStore, RecordStore {
   private readonly sessions = new Map<string, MemorySession>();
   private readonly leases = new Map<string, MemoryLease>();
   /** The audit log as JSON text per record, so a caller holding a record cannot change the stored one. */
   private readonly audit: string[] = [];
   /** Credentials by `JSON.stringify([owner, name])`. */
   private readonly credentials = new Map<string, string>();
+  private readonly records = new MemoryRecords();
 
   async load(sessionId: string): Promise<StoredSession | undefined> {
     assertSessionId(sessionId);
@@ -236,6 +239,22 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
   }
 
   /** Keeps the sessions: one MemoryStore may outlive an app, e.g. to resume in a second app as if in another process. */
+  getRecord(namespace: string, subject: string, key: string): Promise<StoredRecord | undefined> {
+    return this.records.getRecord(namespace, subject, key);
+  }
+
+  putRecord(namespace: string, subject: string, key: string, value: unknown): Promise<void> {
+    return this.records.putRecord(namespace, subject, key, value);
+  }
+
+  listRecords(namespace: string, subject: string): Promise<readonly StoredRecord[]> {
+    return this.records.listRecords(namespace, subject);
+  }
+
+  deleteRecords(namespace: string, selector: RecordSelector): Promise<number> {
+    return this.records.deleteRecords(namespace, selector);
+  }
+
   async close(): Promise<void> {}
 }
 

@@ -109,6 +109,21 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
         value      text NOT NULL,
         updated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
         PRIMARY KEY (owner, name)
+      );
+    `,
+  },
+  {
+    version: 7,
+    name: 'records',
+    // Plugins' records that outlive sessions (RecordStore): per namespace, subject and key.
+    up: (s) => `
+      CREATE TABLE ${s}.records (
+        namespace  text NOT NULL,
+        subject    text NOT NULL,
+        key        text NOT NULL,
+        value      text NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        PRIMARY KEY (namespace, subject, key)
       );`,
   },
 ];

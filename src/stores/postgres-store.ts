@@ -6,6 +6,8 @@ import { offloadParts, referencedBlobs, restoreParts } from './part-blobs.js';
 import { encodeCheckpoint, encodeSteps, StoredRowDecoder } from './checkpoint-codec.js';
 import { nextRevision, type StoredHead } from './checkpoint-revision.js';
 import { applyPostgresMigrations, quoteIdentifier } from './postgres-migrations.js';
+import { PostgresRecords } from './postgres-records.js';
+import type { RecordSelector, RecordStore, StoredRecord } from './record-store.js';
 import { postgresError, type PostgresTarget } from './postgres-errors.js';
 import { postgresStatements, type PostgresStatements } from './postgres-sql.js';
 import { assertLeaseArguments } from './session-lease.js';
@@ -104,7 +106,7 @@ const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
  * const store = await PostgresStore.open({ url: process.env.DATABASE_URL! });
  * const app = await Trellis.create({ store });
  */
-export class PostgresStore implements SessionStore, RevisionReader, StepJournal, AuditLog, CredentialStore {
+export class PostgresStore implements SessionStore, RevisionReader, StepJournal, AuditLog, CredentialStore, RecordStore {
   /** The schema this store's tables live in. */
   readonly schema: string;
   /** The lock and statement timeouts every write transaction sets (`SET LOCAL`). */
@@ -112,6 +114,7 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
   private closed = false;
   /** `BEGIN` and the transaction's timeouts, in one round trip. */
   private readonly begin: string;
+  private readonly records: PostgresRecords;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -123,6 +126,7 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
     this.schema = target.schema;
     this.timeouts = timeouts;
     this.begin = `BEGIN; SET LOCAL lock_timeout = ${timeouts.lockTimeoutMs}; SET LOCAL statement_timeout = ${timeouts.statementTimeoutMs}`;
+    this.records = new PostgresRecords((operation, text, values) => this.query(operation, text, values), quoteIdentifier(target.schema));
   }
 
   /**
@@ -266,6 +270,22 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
   async deleteCredential(owner: string, name: string): Promise<void> {
     assertCredential(owner, name);
     await this.query('forget a credential', this.sql.deleteCredential, [owner, name]);
+  }
+
+  getRecord(namespace: string, subject: string, key: string): Promise<StoredRecord | undefined> {
+    return this.records.getRecord(namespace, subject, key);
+  }
+
+  putRecord(namespace: string, subject: string, key: string, value: unknown): Promise<void> {
+    return this.records.putRecord(namespace, subject, key, value);
+  }
+
+  listRecords(namespace: string, subject: string): Promise<readonly StoredRecord[]> {
+    return this.records.listRecords(namespace, subject);
+  }
+
+  deleteRecords(namespace: string, selector: RecordSelector): Promise<number> {
+    return this.records.deleteRecords(namespace, selector);
   }
 
   async list(): Promise<readonly SessionSummary[]> {

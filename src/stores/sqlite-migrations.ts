@@ -272,6 +272,21 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       );
     `,
   },
+  {
+    version: 14,
+    name: 'records',
+    // Plugins' records that outlive sessions (RecordStore): per namespace, subject and key.
+    up: `
+      CREATE TABLE records (
+        namespace  TEXT NOT NULL,
+        subject    TEXT NOT NULL,
+        key        TEXT NOT NULL,
+        value      TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (namespace, subject, key)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 /** The schema ledger's table: one row per migration run. */

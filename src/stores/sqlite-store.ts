@@ -19,6 +19,8 @@ import { assertCredential, type CredentialStore } from './credential-store.js';
 import { chainAuditEntries } from './audit-chain.js';
 import type { AuditEntry, AuditLog, AuditRecord } from './audit-log.js';
 import type { BudgetCounts } from './budget-counts.js';
+import type { RecordSelector, RecordStore, StoredRecord } from './record-store.js';
+import { SqliteRecords } from './sqlite-records.js';
 
 /** Where {@link SqliteStore} puts its file when no path is given, relative to the working directory. */
 export const DEFAULT_SQLITE_PATH = '.trellis/trellis.db';
@@ -76,7 +78,7 @@ interface SummaryRow {
  * const store = SqliteStore.open('.trellis/orders.db');
  * const app = await Trellis.create({ store });
  */
-export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal, AuditLog, LeaseAdmin, BudgetCounts, CredentialStore {
+export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal, AuditLog, LeaseAdmin, BudgetCounts, CredentialStore, RecordStore {
   /** The file (or `:memory:`) this store opened. */
   readonly path: string;
   /** Whether the store was opened with `readonly: true`. */
@@ -91,6 +93,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
   private readonly writeBudgetCount: (key: string, windowStart: number, amount: number, expiresAt: number, now: number) => number;
   /** Budget counts added since expired rows were last dropped. */
   private budgetAdds = 0;
+  private readonly records: SqliteRecords;
 
   constructor(options: SqliteStoreOptions = {}) {
     this.path = options.path ?? DEFAULT_SQLITE_PATH;
@@ -103,6 +106,7 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     this.readSession = this.db.transaction((sessionId: string) => this.readRows(sessionId)).deferred;
     this.writeTurnEvents = this.db.transaction((sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]) => this.applyTurnEvents(sessionId, turnIndex, events)).immediate;
     this.writeSteps = this.db.transaction((append: StepAppend, steps: string) => this.applySteps(append, steps)).immediate;
+    this.records = new SqliteRecords(this.db, this.path, (operation) => this.assertWritable(operation));
     // Immediate: the last row is read under the write lock, so processes sharing the file chain in one order.
     this.writeAudit = this.db.transaction((entries: readonly AuditEntry[]) => this.insertAudit(entries)).immediate;
     this.writeBudgetCount = this.db.transaction((key: string, windowStart: number, amount: number, expiresAt: number, now: number) => {
@@ -211,6 +215,22 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     if (amount === 0) return guardStore('read a budget count', this.path, () => (this.sql.budgetCount.get(key, windowStart) as { count: number } | undefined)?.count ?? 0);
     this.assertWritable('count a budget');
     return guardStore('count a budget', this.path, () => this.writeBudgetCount(key, windowStart, amount, expiresAt, now));
+  }
+
+  getRecord(namespace: string, subject: string, key: string): Promise<StoredRecord | undefined> {
+    return this.records.getRecord(namespace, subject, key);
+  }
+
+  putRecord(namespace: string, subject: string, key: string, value: unknown): Promise<void> {
+    return this.records.putRecord(namespace, subject, key, value);
+  }
+
+  listRecords(namespace: string, subject: string): Promise<readonly StoredRecord[]> {
+    return this.records.listRecords(namespace, subject);
+  }
+
+  deleteRecords(namespace: string, selector: RecordSelector): Promise<number> {
+    return this.records.deleteRecords(namespace, selector);
   }
 
   async delete(sessionId: string): Promise<boolean> {

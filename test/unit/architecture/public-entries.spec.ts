@@ -42,7 +42,7 @@ function violations(folders: readonly string[], rule: (file: string, specifier: 
   );
 }
 
-const intoKernel = (file: string, specifier: string): boolean => /^(src|decorators|index\.ts|index\.js|plugin\.[jt]s|testing\.[jt]s)(\/|$)/.test(target(file, specifier) ?? '');
+const intoKernel = (file: string, specifier: string): boolean => /^(src|decorators|index\.ts|index\.js|plugin\.[jt]s|testing\.[jt]s|eval\.[jt]s)(\/|$)/.test(target(file, specifier) ?? '');
 
 describe('the root entry', () => {
   it('has every value trellis/plugin has, as the same binding', async () => {
@@ -97,7 +97,7 @@ describe('hosts drive the kernel through the public entry', () => {
   const ALLOWED = new Set(['src/validation/json-schema-validator.js', 'src/validation/schema-summary.js', 'src/errors/describe-error.js']);
   const kernelFolders = /^src\/(agent|app|hooks|context|state|plugin|tools|stores|models|errors|validation|events|contract)\//;
 
-  it.each(['src/nestjs', 'src/queue', 'src/mcp', 'src/dev', 'src/ai-sdk', 'src/ag-ui', 'src/a2a', 'src/ui-turns'])('%s imports kernel files only through index.ts', (folder) => {
+  it.each(['src/nestjs', 'src/queue', 'src/mcp', 'src/dev', 'src/ai-sdk', 'src/ag-ui', 'src/a2a', 'src/ui-turns', 'src/eval'])('%s imports kernel files only through index.ts', (folder) => {
     const bad = violations([folder], (file, specifier) => {
       const to = target(file, specifier);
       return to !== undefined && kernelFolders.test(to) && !ALLOWED.has(to);
@@ -115,7 +115,7 @@ describe('hosts drive the kernel through the public entry', () => {
   const cliReachesIn = (file: string, specifier: string): boolean => {
     const to = target(file, specifier);
     if (to === undefined) return false;
-    const entry = /^(index|plugin|testing|queue|mcp|nestjs)\.js$/.test(to);
+    const entry = /^(index|plugin|testing|queue|mcp|nestjs|eval)\.js$/.test(to);
     return !entry && !/^src\/(cli|dev|net)\//.test(to) && !to.startsWith('examples/sql-report-desk/') && !ALLOWED.has(to);
   };
 

@@ -23,7 +23,7 @@ describe('applyMigrations', () => {
 
     expect(schemaVersion(db)).toBe(SQLITE_MIGRATIONS.length);
     const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).pluck().all();
-    expect(tables).toEqual(['audit_log', 'budget_counts', 'checkpoints', 'credentials', 'part_blobs', 'quarantine', 'schema_migrations', 'session_leases', 'sessions', 'turn_event_usage', 'turn_events', 'turn_steps']);
+    expect(tables).toEqual(['audit_log', 'budget_counts', 'checkpoints', 'credentials', 'part_blobs', 'quarantine', 'records', 'schema_migrations', 'session_leases', 'sessions', 'turn_event_usage', 'turn_events', 'turn_steps']);
   });
 
   it('runs only the steps a database has not run yet, once each', () => {
