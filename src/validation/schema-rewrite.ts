@@ -100,7 +100,8 @@ function object(node: Draft, out: Draft, path: string, walk: Walk, depth: number
   walk.deepest = Math.max(walk.deepest, depth);
   const properties = isRecord(node.properties) ? (node.properties as Record<string, Draft>) : undefined;
   const names = properties === undefined ? [] : Object.keys(properties);
-  if (names.length === 0 || isRecord(node.patternProperties) || isRecord(node.additionalProperties)) {
+  // An object with no properties is free-form unless it is closed (`additionalProperties: false`: always `{}`).
+  if ((names.length === 0 && node.additionalProperties !== false) || isRecord(node.patternProperties) || isRecord(node.additionalProperties)) {
     if (rules.freeForm === 'problem') {
       problems.push(`${path}: is an object without declared properties (a map, or @IsObject()); ${rules.label} needs every property named: use a nested DTO (@ValidateNested() with @Type(() => X)), or a list of { key, value } DTOs`);
     }
