@@ -18,7 +18,8 @@ export function registerRunCommand(program: Command, io: CliIo): void {
     .argument('<message>', 'the message to send')
     .option('-s, --session <id>', 'continue this session instead of starting a new one')
     .option('-q, --queue', "send the turn to the config's queue for a `trellis worker` to run, instead of running it here")
-    .action(async (message: string, options: { session?: string; queue?: boolean }) => {
+    .option('--json', 'print the turn result as one JSON object on stdout (status, reply, output, rounds, toolCalls, usage, …) instead of the reply and summary')
+    .action(async (message: string, options: { session?: string; queue?: boolean; json?: boolean }) => {
       if (message.trim() === '') throw usageError('run needs a message, and this one is empty', 'e.g. trellis run "Greet Ada"');
       await withCliApp(io, async (cli) => {
         if (options.queue) {
@@ -26,7 +27,7 @@ export function registerRunCommand(program: Command, io: CliIo): void {
           try {
             const sessionId = options.session ?? randomUUID();
             await warnCancelled(io, cli, sessionId);
-            await printTurn(io, queuedSession(queue, sessionId), (signal) => runQueuedTurn(queue, sessionId, randomUUID(), { kind: 'send', message }, cli.context, signal), cli.app.describe());
+            await printTurn(io, queuedSession(queue, sessionId), (signal) => runQueuedTurn(queue, sessionId, randomUUID(), { kind: 'send', message }, cli.context, signal), cli.app.describe(), options.json);
           } finally {
             await queue.queue.close();
           }
@@ -34,7 +35,7 @@ export function registerRunCommand(program: Command, io: CliIo): void {
         }
         const session = openSession(cli, io, options.session);
         await warnCancelled(io, cli, session.id);
-        await printTurn(io, session, (signal) => session.send(message, { signal }), cli.app.describe());
+        await printTurn(io, session, (signal) => session.send(message, { signal }), cli.app.describe(), options.json);
       });
     });
 }
@@ -47,8 +48,12 @@ export async function warnCancelled(io: CliIo, cli: CliApp, sessionId: string): 
   io.err(`warning: session ${sessionId} was waiting for approval of ${calls}; this new message cancels ${waiting.length === 1 ? 'it' : 'them'} (to decide instead: ${cliCommand(io)} resume ${sessionId} --approve/--reject <callId>)`);
 }
 
-/** Runs a turn (a send or a resume) with tool activity, retries included, on stderr, then prints its outcome. */
-export async function printTurn(io: CliIo, session: Pick<Session, 'id' | 'events$'>, turn: (signal: AbortSignal) => Promise<TurnResult>, app?: AppDescription): Promise<TurnResult> {
+/**
+ * Runs a turn (a send or a resume) with tool activity, retries included, on stderr, then prints
+ * its outcome: the reply, what waits and a summary line; with `json`, the result as one JSON
+ * object (a typed turn's `output` as plain JSON) for scripts.
+ */
+export async function printTurn(io: CliIo, session: Pick<Session, 'id' | 'events$'>, turn: (signal: AbortSignal) => Promise<TurnResult>, app?: AppDescription, json = false): Promise<TurnResult> {
   let retries = 0;
   const activity = session.events$.subscribe((event) => {
     if (event.type === 'tool.retry') retries++;
@@ -64,9 +69,13 @@ export async function printTurn(io: CliIo, session: Pick<Session, 'id' | 'events
   } finally {
     activity.unsubscribe();
   }
-  for (const line of replyLines(result)) io.out(line);
-  for (const line of pendingLines(result, session.id, app, cliCommand(io))) io.out(line);
-  io.out(summaryLine(result, performance.now() - started, session.id, retries));
+  if (json) {
+    io.out(JSON.stringify({ sessionId: session.id, ...result, durationMs: Math.round(performance.now() - started) }, null, 2));
+  } else {
+    for (const line of replyLines(result)) io.out(line);
+    for (const line of pendingLines(result, session.id, app, cliCommand(io))) io.out(line);
+    io.out(summaryLine(result, performance.now() - started, session.id, retries));
+  }
   if (result.status === 'failed' && io.exitCode === 0) io.exitCode = 1;
   return result;
 }
