@@ -54,14 +54,14 @@ async function main(): Promise<void> {
 
   say();
   say(`Turn 3 — user: ${REPORT_REQUEST} (typed: TopCustomersReport)`);
-  const report = await session.send(REPORT_REQUEST, { output: TopCustomersReport });
-  say(`  status: ${report.status} — ${count(report.rounds, 'round')}`);
-  if (report.output) {
-    // `report.output` is a TopCustomersReport: validated, and typed as one.
-    say(`  report card: ${report.output.headline}`);
-    say(`  total revenue: $${report.output.totalRevenue.toFixed(2)} ${report.output.currency} from ${count(report.output.customers.length, 'customer')}`);
-  } else if (report.error) {
-    say(`  error: ${report.error.code}: ${report.error.message}`);
+  const card = await session.send(REPORT_REQUEST, { output: TopCustomersReport });
+  say(`  status: ${card.status} — ${count(card.rounds, 'round')}`);
+  if (card.output) {
+    // `card.output` is a TopCustomersReport: validated, and typed as one.
+    say(`  report card: ${card.output.headline}`);
+    say(`  total revenue: $${card.output.totalRevenue.toFixed(2)} ${card.output.currency} from ${count(card.output.customers.length, 'customer')}`);
+  } else if (card.error) {
+    say(`  error: ${card.error.code}: ${card.error.message}`);
   }
 
   say();
