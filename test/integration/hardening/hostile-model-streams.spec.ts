@@ -84,7 +84,7 @@ const stall = (head: string): Script => (res) => {
   res.write(head);
 };
 
-type Expect = { fault: string } | 'runs-once' | 'text';
+type Expect = { fault: string } | 'runs-once' | 'text' | 'refused';
 type Case = readonly [name: string, script: () => Script, expected: Expect];
 
 const OPENAI: readonly Case[] = [
@@ -112,7 +112,8 @@ const ANTHROPIC: readonly Case[] = [
   ['message_stop without a stop_reason', () => send(START + toolUse(0, '{"note":"a"}') + messageEnd(null)), { fault: 'incomplete' }],
   ['stop_reason max_tokens mid tool_use', () => send(START + toolUse(0, '{"note":"a', false) + messageEnd('max_tokens')), { fault: 'truncated' }],
   ['stop_reason max_tokens after a whole tool_use', () => send(START + toolUse(0, '{"note":"a"}') + messageEnd('max_tokens')), { fault: 'truncated' }],
-  ['stop_reason refusal with a tool_use', () => send(START + toolUse(0, '{"note":"a"}') + messageEnd('refusal')), { fault: 'truncated' }],
+  // A refusal is the model's answer (issue 27): its cut-off tool call is dropped, and the turn ends ModelRefused.
+  ['stop_reason refusal with a tool_use', () => send(START + toolUse(0, '{"note":"a"}') + messageEnd('refusal')), 'refused'],
   ['200 tool_use blocks (past maxToolCalls)', () => send(START + Array.from({ length: 200 }, (_, i) => toolUse(i, '{"note":"a"}')).join('') + messageEnd('tool_use')), { fault: 'index' }],
   ['one 50 MB SSE line', () => hugeLine(`event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"`, 50_000_000), { fault: 'line' }],
   ['a stall after the first event', () => stall(START), { fault: 'idle' }],
@@ -167,6 +168,7 @@ describe.each([
     } else {
       const response = await direct;
       expect(response.toolCalls).toHaveLength(expected === 'runs-once' ? 1 : 0);
+      if (expected === 'refused') expect(response.refusal).toBeDefined();
     }
 
     // Through a real turn: no tool runs from a response that did not complete.
@@ -179,6 +181,8 @@ describe.each([
       expect(result.status).toBe('failed');
       expect(result.error?.code).toBe('ModelFailed');
       expect(runs).toBe(0);
+    } else if (expected === 'refused') {
+      expect([result.status, result.error?.code, runs]).toEqual(['failed', 'ModelRefused', 0]);
     } else {
       expect(result.status).toBe('completed');
       expect(runs).toBe(expected === 'runs-once' ? 1 : 0);
