@@ -4,6 +4,7 @@ import { IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Min, ValidateNes
 import {
   Hook,
   MemoryStore,
+  SqliteStore,
   OpenAIModel,
   AnthropicModel,
   Plugin,
@@ -64,6 +65,12 @@ function invoiceModel(...answers: ScriptedReply[]): ScriptedModel {
     if (last.role === 'user' && request.messages.filter((m) => m.role === 'tool').length === 0 && !last.content.startsWith('Your answer')) return { toolCalls: [{ id: `call_${Math.random().toString(36).slice(2)}`, name: 'books.invoice', args: { id: '7' } }] };
     return answers[Math.min(answered++, answers.length - 1)]!;
   });
+}
+
+async function appWithStore(store: SqliteStore): Promise<Trellis> {
+  const app = Trellis.create({ store });
+  await app.install(BooksPlugin);
+  return app;
 }
 
 async function appWith(): Promise<Trellis> {
@@ -356,6 +363,26 @@ describe('typed turns across suspension, records and delegation', () => {
     expect(again.output).toBeInstanceOf(InvoiceSummary);
     expect(again.output).toMatchObject(GOOD);
     await app.stop();
+  });
+
+  it('keeps the output in a SQLite turn record: a new app answers the keyed re-send with the DTO instance, calling no model', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 'trellis-typed-'));
+    const path = join(dir, 'trellis.db');
+    const first = await appWithStore(SqliteStore.open(path));
+    const done1 = await first.agent({ name: 'desk', model: invoiceModel(JSON.stringify(GOOD)), instructions: 'x', output: InvoiceSummary }).session('s1').send('Summarise invoice 7', { key: 'k-1' });
+    expect(done1.status).toBe('completed');
+    await first.stop();
+    const second = await appWithStore(SqliteStore.open(path));
+    const model = invoiceModel(JSON.stringify(GOOD));
+    const again = await second.agent({ name: 'desk', model, instructions: 'x', output: InvoiceSummary }).session('s1').send('Summarise invoice 7', { key: 'k-1' });
+    expect(model.callCount).toBe(0);
+    expect(again.output).toBeInstanceOf(InvoiceSummary);
+    expect(again.output!.lines[0]).toBeInstanceOf(LineItem);
+    await second.stop();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it("types a sub-agent's answer where it is written: the agent tool's output runs the child turn typed, with its repair rounds", async () => {
