@@ -251,7 +251,12 @@ export class TurnRunner {
     const level = env.site.scope.turn!;
     const turn = level.steered ? level.values : undefined;
     const messages = roundMessages(this.systemPrompt(), turn?.[KERNEL_KEYS.contextMessages] as ChatMessage[] | undefined, recalled.length ? recalled : NO_RECALL, this.transcript, this.messages);
-    if (this.output?.pending !== undefined) messages.push(...this.output.pending);
+    const output = this.output;
+    if (output?.pending !== undefined) {
+      // The repair pair goes with this request only: an answer to it that calls tools goes on without it.
+      messages.push(...output.pending);
+      output.pending = undefined;
+    }
     let request: InferenceRequest = {
       messages,
       tools: toolDefinitions(offered),

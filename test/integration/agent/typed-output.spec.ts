@@ -140,6 +140,22 @@ describe('typed final output', () => {
     await app.stop();
   });
 
+  it('sends the repair note with the next request only: an answer to it that calls a tool goes on without it', async () => {
+    const app = await appWith();
+    const model = new ScriptedModel([
+      '{"customer":"Ada"}',
+      { toolCalls: [{ id: 'c-after', name: 'books.invoice', args: { id: '7' } }] },
+      JSON.stringify(GOOD),
+    ]);
+    const result = await app.agent({ name: 'desk', model, instructions: 'x', output: InvoiceSummary }).session('s1').send('Summarise invoice 7');
+    expect(result).toMatchObject({ status: 'completed', rounds: 3 });
+    expect(model.calls[1]!.messages.at(-1)!.content).toContain('not a valid InvoiceSummary');
+    const third = model.calls[2]!.messages;
+    expect(third.some((m) => m.content.includes('not a valid InvoiceSummary'))).toBe(false);
+    expect(third.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
+    await app.stop();
+  });
+
   it('ends failed with OutputInvalid after maxOutputRepairs, naming the fields, with no half-typed output', async () => {
     const app = await appWith();
     const model = invoiceModel('Sure! The total is 42.50 EUR.', JSON.stringify({ customer: 'Ada' }));
