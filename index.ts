@@ -28,6 +28,7 @@ export { AgentInput, type AgentToolSpec, type HandoffSpec, type RemoteAgent, typ
 export type { DirectCallOptions, DirectCallResult } from './src/agent/direct-tool-call.js';
 export type { TurnResult, TurnStatus, ToolCallRecord, PendingApproval, Decision, TurnUsage } from './src/agent/turn-result.js';
 export type { AttributedUsage, UsageSplit } from './src/contract/agent-usage.js';
+export { outputInstructions, type OutputClass } from './src/agent/turn-output.js';
 export type { InferenceRequest } from './src/contract/hook-payloads.js';
 export { parseSuspension, type SuspensionRecord } from './src/agent/suspension-record.js';
 export type { ToolCallInfo, ToolCallOutcome, TurnExchange, ToolCandidate } from './src/contract/hook-payloads.js';
@@ -73,8 +74,9 @@ export {
 } from './plugins/middleware/index.js';
 
 // Models
-export { isModelProvider } from './src/models/model-provider.js';
-export type { ModelProvider, ModelRequest, ModelResponse, ModelDelta, ChatMessage, ModelToolCall, ToolDefinition, InferenceSettings, Usage, JsonSchema } from './src/models/model-provider.js';
+export { isModelProvider, schemaDialectOf } from './src/models/model-provider.js';
+export type { ModelProvider, ModelRequest, ModelResponse, ModelDelta, ChatMessage, ModelToolCall, ToolDefinition, InferenceSettings, Usage, JsonSchema, OutputFormat, SchemaDialect, CompiledSchema, SchemaAwareProvider } from './src/models/model-provider.js';
+export { OPENAI_STRICT_DIALECT, ANTHROPIC_DIALECT, ANTHROPIC_PROMPT_DIALECT, CONSERVATIVE_DIALECT } from './src/models/schema-dialects.js';
 export {
   toolContent,
   isToolContent,

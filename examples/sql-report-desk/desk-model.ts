@@ -32,7 +32,8 @@ export interface DeskModelOptions {
  * the same script serves `npm start`, `trellis run` and `trellis chat`. A question is
  * answered with a query — the wrong one first, unless a lesson in the instructions says
  * otherwise — then a summary of the rows; a message asking for an export or a CSV asks for
- * `export.csv` and then reports the file (or the refusal). The export goes to the first
+ * `export.csv` and then reports the file (or the refusal); a turn that asks for a
+ * `TopCustomersReport` is answered with the report card as JSON. The export goes to the first
  * free name of `top-customers.csv`, `top-customers-2.csv`, … in the export folder, as a
  * careful user would pick: `export.csv` never replaces a file unless asked to, so a fixed
  * name would fail every export after the first.
@@ -75,8 +76,17 @@ export function deskReply(request: ModelRequest, exportName: () => string = () =
     return { text: 'That column does not exist; retrying with the real schema.', toolCalls: [{ id: callId(), name: 'db.search', args: { sql: GOOD_QUERY } }] };
   }
   const rows = (result.rows ?? []) as { name: string; country: string; spent: number }[];
+  // A typed turn (`send(…, { output: TopCustomersReport })`): the answer is the report card as JSON.
+  if (request.output?.name === 'TopCustomersReport') return JSON.stringify(reportCard(rows));
   const lines = rows.map((r, i) => `${i + 1}. ${r.name} (${r.country}) — $${r.spent.toFixed(2)}`);
   return `Top customers by paid revenue:\n${lines.join('\n')}`;
+}
+
+/** The report card for the rows of the top-customers query, as the scripted model writes it. */
+function reportCard(rows: readonly { name: string; country: string; spent: number }[]) {
+  const total = Math.round(rows.reduce((sum, r) => sum + r.spent, 0) * 100) / 100;
+  const top = rows[0];
+  return { headline: top ? `${top.name} leads with $${top.spent.toFixed(2)} of paid revenue` : 'No paid orders yet', currency: 'USD', totalRevenue: total, customers: rows };
 }
 
 interface ToolOutput {

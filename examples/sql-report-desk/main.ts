@@ -3,7 +3,8 @@
  *
  * Two turns on one session stored in `.trellis/trellis.db`: a question (a bad query fails,
  * the reflection plugin keeps a lesson, a corrected query answers it), then an export that
- * the approval gate suspends, a human approves, and the tool runs. Offline with the
+ * the approval gate suspends, a human approves, and the tool runs; then a typed turn whose
+ * answer is a `TopCustomersReport` instance, for a dashboard. Offline with the
  * scripted model unless OPENAI_API_KEY or ANTHROPIC_API_KEY is set.
  */
 import 'reflect-metadata';
@@ -13,10 +14,12 @@ import { resolve } from 'node:path';
 import { LESSONS_KEY, modelFromEnv, SqliteStore, type Lesson, type TrellisEvent, type TurnResult } from 'trellis';
 import { createDeskApp, DEFAULT_DESK_LOG, DESK_AGENT } from './desk-app.js';
 import { deskScriptedModel } from './desk-model.js';
+import { TopCustomersReport } from './report-card.js';
 
 const STORE_PATH = '.trellis/trellis.db';
 const QUESTION = 'Who are our top three customers by revenue?';
 const EXPORT_REQUEST = 'Please export that list as a CSV file.';
+const REPORT_REQUEST = 'Give me the top customers as a report card for the dashboard.';
 
 const say = (line = ''): void => void process.stdout.write(`${line}\n`);
 
@@ -48,6 +51,18 @@ async function main(): Promise<void> {
     report(result);
   }
   showExports(result);
+
+  say();
+  say(`Turn 3 — user: ${REPORT_REQUEST} (typed: TopCustomersReport)`);
+  const card = await session.send(REPORT_REQUEST, { output: TopCustomersReport });
+  say(`  status: ${card.status} — ${count(card.rounds, 'round')}`);
+  if (card.output) {
+    // `card.output` is a TopCustomersReport: validated, and typed as one.
+    say(`  report card: ${card.output.headline}`);
+    say(`  total revenue: $${card.output.totalRevenue.toFixed(2)} ${card.output.currency} from ${count(card.output.customers.length, 'customer')}`);
+  } else if (card.error) {
+    say(`  error: ${card.error.code}: ${card.error.message}`);
+  }
 
   say();
   say(`Done. The session is stored: npx trellis sessions show ${session.id}`);

@@ -47,6 +47,10 @@ export class AgUiEventWriter {
       case 'tool.started':
         this.#call(event.callId, event.tool, event.args);
         break;
+      case 'output.partial':
+        // A typed answer so far (AG-UI has no event of its own for it).
+        this.write({ type: EventType.CUSTOM, name: 'trellis.output.partial', value: event.partial } as BaseEvent);
+        break;
     }
   }
 
@@ -77,7 +81,7 @@ export class AgUiEventWriter {
     }));
     const outcome: RunFinishedOutcome = interrupts.length > 0 ? { type: 'interrupt', interrupts } : result.status === 'cancelled' ? { type: 'cancelled' } : { type: 'success' };
     const usage = Object.entries(result.usage.byModel).map(([model, u]) => ({ model, inputTokens: u.inputTokens, outputTokens: u.outputTokens }));
-    this.write({ type: EventType.RUN_FINISHED, threadId: this.threadId, runId: this.runId, outcome, usage, result: { status: result.status, reply: result.reply } } as BaseEvent);
+    this.write({ type: EventType.RUN_FINISHED, threadId: this.threadId, runId: this.runId, outcome, usage, result: { status: result.status, reply: result.reply, ...(result.output !== undefined && { output: JSON.parse(JSON.stringify(result.output)) as unknown }) } } as BaseEvent);
   }
 
   failure(code: string, message: string): void {

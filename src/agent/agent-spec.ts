@@ -1,8 +1,12 @@
 import type { AgentToolSpec, HandoffSpec } from './delegation/agent-tool-spec.js';
 import type { InferenceSettings, ModelProvider } from '../models/model-provider.js';
+import type { OutputClass } from './turn-output.js';
 
-/** A named agent: its model, instructions, active plugins and limits. */
-export interface AgentSpec {
+/**
+ * A named agent: its model, instructions, active plugins and limits. `TOutput` is the type of
+ * its turns' typed answer when it has an `output` DTO.
+ */
+export interface AgentSpec<TOutput = unknown> {
   readonly name: string;
   /** One model, or several to fall back through on retryable errors, in order. */
   readonly model: ModelProvider | readonly ModelProvider[];
@@ -29,6 +33,26 @@ export interface AgentSpec {
   readonly turnTimeoutMs?: number;
   /** Default inference settings; turn and round overrides merge over them field by field. */
   readonly inference?: InferenceSettings;
+  /**
+   * A class-validator DTO every turn's final answer must be (a `send` may ask for another with
+   * its own `output`): the model may call tools first; its answer is parsed as JSON and
+   * validated, and `result.output` is the DTO instance. Providers with structured outputs
+   * (OpenAI, Anthropic) are sent the schema natively; others are asked in the system prompt. A
+   * DTO one of the agent's models cannot express is refused here, with what to change. See
+   * docs/models.md.
+   *
+   * @example
+   * class Summary { @IsString() title!: string; @IsNumber() total!: number }
+   * const agent = app.agent({ name: 'desk', model, instructions: '…', output: Summary });
+   * (await agent.session().send('Sum up Q3')).output?.total; // number
+   */
+  readonly output?: OutputClass<TOutput>;
+  /**
+   * How many times an answer that is not a valid `output` is sent back to the model with its
+   * field errors before the turn ends `failed` with `OutputInvalid`. Each is a round (it counts
+   * in `rounds` and `maxRounds`). Default 2; 0 for none.
+   */
+  readonly maxOutputRepairs?: number;
   /**
    * How reply text reaches `events$`. `live` (default): each `model.delta` as the model
    * writes it. `final`: text deltas are held back and the reply is sent as one text delta

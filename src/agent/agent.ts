@@ -10,20 +10,28 @@ import { Session } from './session.js';
 import { DELEGATE } from './delegate-handle.js';
 import type { AgentBinding, DelegateAgent, SessionHost } from './session-host.js';
 import type { TurnLimits } from './turn-runner.js';
+import { DEFAULT_OUTPUT_REPAIRS, outputSpecOf, type OutputSpec } from './turn-output.js';
+import { schemaProblems, unsupportedSchema } from './schema-check.js';
+import { schemaDialectOf } from '../models/model-provider.js';
 
 export interface SessionOptions {
   /** Session-level host context (`app.*` keys): the user id, scopes, locale… */
   readonly context?: Readonly<Record<string, unknown>>;
 }
 
-/** A named agent spec bound to an app; opens sessions. Made by `app.agent(spec)`. */
-export class Agent implements AgentBinding {
+/**
+ * A named agent spec bound to an app; opens sessions. Made by `app.agent(spec)`. `TOutput` is
+ * its turns' typed answer, when the spec has an `output` DTO.
+ */
+export class Agent<TOutput = unknown> implements AgentBinding {
   readonly limits: TurnLimits;
+  /** The spec's `output` DTO, checked. */
+  readonly output: OutputSpec | undefined;
   readonly #host: SessionHost;
   readonly #sessions: OpenSessions<Session>;
 
   /** @internal Use `app.agent(spec)`. */
-  constructor(host: SessionHost, readonly spec: AgentSpec) {
+  constructor(host: SessionHost, readonly spec: AgentSpec<TOutput>) {
     this.#host = host;
     this.#sessions = new OpenSessions<Session>(host.retention ?? DEFAULT_RETENTION, (id, session) => session.release());
     const problems: string[] = [];
@@ -41,17 +49,24 @@ export class Agent implements AgentBinding {
     if (spec?.streamText !== undefined && spec.streamText !== 'live' && spec.streamText !== 'final') problems.push(`streamText must be 'live' or 'final', got ${String(spec.streamText)}`);
     if (spec?.maxToolResultChars !== undefined && (!Number.isInteger(spec.maxToolResultChars) || spec.maxToolResultChars < 1)) problems.push(`maxToolResultChars must be a whole number ≥ 1, got ${String(spec.maxToolResultChars)}`);
     if (spec?.plugins !== undefined && (!Array.isArray(spec.plugins) || !spec.plugins.every((p) => typeof p === 'string'))) problems.push('plugins must be a list of plugin names');
+    const maxOutputRepairs = spec?.maxOutputRepairs ?? DEFAULT_OUTPUT_REPAIRS;
+    if (!Number.isInteger(maxOutputRepairs) || maxOutputRepairs < 0) problems.push(`maxOutputRepairs must be a whole number ≥ 0, got ${String(maxOutputRepairs)}`);
     problems.push(...delegationProblems(spec));
     if (problems.length > 0) {
       throw new TrellisError('InvalidOptions', `Agent spec${spec?.name ? ` '${spec.name}'` : ''} is invalid:\n- ${problems.join('\n- ')}`, { hint: 'Fix the fields above in app.agent({ … })' });
     }
+    this.output = spec.output === undefined ? undefined : outputSpecOf(spec.output, `Agent '${spec.name}'`);
+    // What the agent's models cannot take is refused now, not at the first call: its output DTO, and the tools it sees today (later installs are checked as they come).
+    const unsupported = schemaProblems(models as ModelProvider[], this.output, host.registry.view(spec.plugins).tools);
+    if (unsupported.length > 0) throw unsupportedSchema(`Agent '${spec.name}'`, unsupported);
     const model: ModelProvider =
       models.length === 1
         ? (models[0] as ModelProvider)
         : new FallbackModel(models as ModelProvider[], {
             onFallback: ({ from, to, error }) => host.events.emit({ type: 'model.fallback', from: from.name, to: to.name, reason: error.message }),
           });
-    this.limits = { model, maxRounds, toolConcurrency, maxToolCallsPerRound, turnTimeoutMs: spec.turnTimeoutMs, inference: spec.inference, streamText: spec.streamText ?? 'live' };
+    const nativeOutput = (models as ModelProvider[]).every((m) => schemaDialectOf(m)?.nativeOutput === true);
+    this.limits = { model, maxRounds, toolConcurrency, maxToolCallsPerRound, turnTimeoutMs: spec.turnTimeoutMs, inference: spec.inference, streamText: spec.streamText ?? 'live', maxOutputRepairs, nativeOutput };
   }
 
   /**
@@ -59,7 +74,7 @@ export class Agent implements AgentBinding {
    * Context given here is the host's statement about the session from now on: reopening an
    * open session with other context replaces the old.
    */
-  session(id: string = randomUUID(), options: SessionOptions = {}): Session {
+  session(id: string = randomUUID(), options: SessionOptions = {}): Session<TOutput> {
     assertSessionId(id);
     let session = this.#sessions.get(id);
     if (!session) {
@@ -68,7 +83,8 @@ export class Agent implements AgentBinding {
     } else if (options.context !== undefined) {
       session.restate(options.context);
     }
-    return session;
+    // The type parameter only types `result.output`: one session class serves every agent.
+    return session as Session<TOutput>;
   }
 
   /** @internal The kernel's handle on this agent for delegation: its sessions' delegation handles. */
@@ -76,6 +92,7 @@ export class Agent implements AgentBinding {
     return {
       spec: this.spec,
       limits: this.limits,
+      output: this.output,
       forget: (id) => this.forget(id),
       session: (id, options) => this.session(id, options)[DELEGATE](),
     };

@@ -10,6 +10,7 @@ import type { ContentPart } from '../models/content-part.js';
 import type { TurnEnv } from '../tools/turn-env.js';
 import type { TurnResult } from './turn-result.js';
 import { TurnRunner, type TurnEnd } from './turn-runner.js';
+import { newOutput, type OutputSpec, type TurnOutput } from './turn-output.js';
 
 /** A new turn's inputs: the message, the host's turn-level context, the caller's signal. */
 export interface NewTurn {
@@ -20,6 +21,8 @@ export interface NewTurn {
   readonly signal: AbortSignal | TurnStopper | undefined;
   /** The turn's key (see `SendOptions.key`), kept in its record and its journal. */
   readonly key: string | undefined;
+  /** The send's own `output` DTO (else the agent's applies). */
+  readonly output?: OutputSpec;
 }
 
 /**
@@ -30,7 +33,11 @@ export interface NewTurn {
 export function runNewTurn(parts: SessionParts, turn: NewTurn): Promise<TurnResult> {
   const turnIndex = parts.sync.turns;
   const { message } = turn;
-  const env = turnEnv(parts, new ContextLevel({ ...turn.context, [KERNEL_KEYS.turnInput]: message, [KERNEL_KEYS.turnIndex]: turnIndex }), turn.signal, turnIndex, true);
+  const output = newOutput(turn.output, parts.agent);
+  const values: Record<string, unknown> = { ...turn.context, [KERNEL_KEYS.turnInput]: message, [KERNEL_KEYS.turnIndex]: turnIndex };
+  // A typed turn keeps its DTO's name with its values: a resume or a recovery elsewhere knows it.
+  if (output !== undefined) values[KERNEL_KEYS.output] = output.name;
+  const env = turnEnv(parts, new ContextLevel(values), turn.signal, turnIndex, true);
   // The clock reading; formatted (`isoTime`) only where a record keeps it.
   const startedAt = Date.now();
   const history = historyFor(parts);
@@ -39,7 +46,7 @@ export function runNewTurn(parts: SessionParts, turn: NewTurn): Promise<TurnResu
   // envelope continues with `afterRounds` in its own `then`. Nothing of this frame is held
   // while the rounds run.
   const body = () => {
-    const opened = openTurn(parts, env, meta, history);
+    const opened = openTurn(parts, env, meta, history, output);
     if (opened instanceof Promise) return opened.then((reached) => rounds(env, reached));
     return rounds(env, opened);
   };
@@ -50,13 +57,13 @@ export function runNewTurn(parts: SessionParts, turn: NewTurn): Promise<TurnResu
  * `message.received` (may block), `task.start`, `planning.started`: the runner, or the
  * blocked turn's end. Synchronous while no handler awaits.
  */
-function openTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readonly ChatMessage[]): TurnRunner | TurnEnd | Promise<TurnRunner | TurnEnd> {
+function openTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readonly ChatMessage[], output: TurnOutput | undefined): TurnRunner | TurnEnd | Promise<TurnRunner | TurnEnd> {
   const received = env.hooks.run('message.received', meta.input, env.site);
-  if (received instanceof Promise) return received.then((value) => startTask(parts, env, meta, history, value));
-  return startTask(parts, env, meta, history, received);
+  if (received instanceof Promise) return received.then((value) => startTask(parts, env, meta, history, value, output));
+  return startTask(parts, env, meta, history, received, output);
 }
 
-function startTask(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readonly ChatMessage[], received: HookOutcome<'message.received'>): TurnRunner | TurnEnd | Promise<TurnRunner> {
+function startTask(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readonly ChatMessage[], received: HookOutcome<'message.received'>, output: TurnOutput | undefined): TurnRunner | TurnEnd | Promise<TurnRunner> {
   if (isStop(received)) {
     meta.runner = new TurnRunner(env, parts.agent.limits, meta.input, '', history, meta.startedAt);
     return meta.runner.end('blocked', undefined, { code: 'Blocked', message: received.reason });
@@ -64,20 +71,21 @@ function startTask(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: r
   meta.taskInput = received;
   meta.taskStarted = true;
   const starting = env.hooks.run('task.start', { input: received, turn: meta.turnIndex }, env.site);
-  if (starting instanceof Promise) return starting.then(() => plan(parts, env, meta, history));
-  return plan(parts, env, meta, history);
+  if (starting instanceof Promise) return starting.then(() => plan(parts, env, meta, history, output));
+  return plan(parts, env, meta, history, output);
 }
 
-function plan(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readonly ChatMessage[]): TurnRunner | Promise<TurnRunner> {
+function plan(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readonly ChatMessage[], output: TurnOutput | undefined): TurnRunner | Promise<TurnRunner> {
   const planning = env.hooks.run('planning.started', parts.agent.spec.instructions, env.site);
-  if (planning instanceof Promise) return planning.then((instructions) => newRunner(parts, env, meta, history, instructions));
-  return newRunner(parts, env, meta, history, planning);
+  if (planning instanceof Promise) return planning.then((instructions) => newRunner(parts, env, meta, history, instructions, output));
+  return newRunner(parts, env, meta, history, planning, output);
 }
 
-function newRunner(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readonly ChatMessage[], instructions: string): TurnRunner {
+function newRunner(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readonly ChatMessage[], instructions: string, output: TurnOutput | undefined): TurnRunner {
   const runner = new TurnRunner(env, parts.agent.limits, meta.taskInput, instructions, history, meta.startedAt);
   runner.messages.push(userMessage(meta));
   runner.key = meta.key;
+  runner.output = output;
   meta.runner = runner;
   const journal = journalOf(env);
   if (journal !== undefined) {

@@ -16,6 +16,7 @@ import { toolMessage } from '../tools/tool-pipeline.js';
 import type { TurnEnv } from '../tools/turn-env.js';
 import { openStepOf, type ModelStep, type ResultStep, type StateDelta, type TurnStep } from './turn-steps.js';
 import { TrellisError } from '../errors/trellis-error.js';
+import { storedOutput, type OutputSpec } from './turn-output.js';
 
 /** A recovery's inputs: the host's turn-level context and the caller's signal, as a send takes them. */
 export interface RecoverTurn {
@@ -23,6 +24,8 @@ export interface RecoverTurn {
   readonly signal: AbortSignal | TurnStopper | undefined;
   /** Other work of the caller follows under the same lease: the turn's checkpoint keeps it. */
   readonly keepsLease?: boolean;
+  /** The DTO of the caller that goes on with its own turn (the same key), for a typed turn (see `storedOutput`). */
+  readonly output?: OutputSpec;
 }
 
 /** A round of the journal: its model response (and `llm.after`'s), and its calls' progress. */
@@ -64,6 +67,8 @@ export function runRecoveredTurn(sessionParts: SessionParts, steps: readonly Tur
   if (open.handedOver !== undefined) runner.handedOver = open.handedOver;
   runner.key = open.key;
   runner.replayRound = rebuilt.replayRound;
+  runner.output = storedOutput(rebuilt.turn, recover.output, parts.agent);
+  if (runner.output !== undefined) runner.output.repairs = rebuilt.repairs;
   const journal = journalOf(env);
   if (journal !== undefined) {
     journal.resume(rebuilt.replay, open.input);
@@ -71,6 +76,11 @@ export function runRecoveredTurn(sessionParts: SessionParts, steps: readonly Tur
   }
   const meta: TurnMeta = { turnIndex: open.turn, input: open.input, taskInput: open.taskInput, startedAt: open.startedAt, taskStarted: true, runner, key: open.key, recovered: true, keepsLease: recover.keepsLease === true };
   const body = (): Promise<TurnEnd> => {
+    if (rebuilt.answered !== undefined) {
+      // The last model call answered: a typed turn checks the answer, and may go on with a repair round.
+      const end = runner.finalAnswer(rebuilt.answered, rebuilt.refusal);
+      return end !== undefined ? Promise.resolve(end) : runRounds(env, runner);
+    }
     if (rebuilt.ended !== undefined) return Promise.resolve(runner.end('completed', rebuilt.ended));
     return runRounds(env, runner);
   };
@@ -87,8 +97,14 @@ interface Rebuilt {
   roundUsage: Record<number, Usage>;
   session: Record<string, unknown>;
   turn: Record<string, unknown>;
-  /** The turn had ended (a last answer, a call's `done(...)`, a resumed turn's): its reply. */
+  /** The turn had ended (a call's `done(...)`, a resumed turn's): its reply. */
   ended: string | undefined;
+  /** The last model call answered (no tool calls): its text, checked as the loop checks an answer. */
+  answered: string | undefined;
+  /** That answer was a refusal: why. */
+  refusal: string | undefined;
+  /** Answers a typed turn sent back for repair (each followed by another model call). */
+  repairs: number;
   replayRound: ReplayedRound | undefined;
   replay: RoundReplay | undefined;
 }
@@ -110,6 +126,9 @@ function rebuild(steps: readonly TurnStep[], tools: ReadonlyMap<string, unknown>
     session: { ...open.session },
     turn: { ...open.turnValues },
     ended: undefined,
+    answered: undefined,
+    refusal: undefined,
+    repairs: 0,
     replayRound: undefined,
     replay: undefined,
   };
@@ -124,7 +143,7 @@ function rebuild(steps: readonly TurnStep[], tools: ReadonlyMap<string, unknown>
     const step = steps[index]!;
     switch (step.k) {
       case 'model':
-        if (round !== undefined) finishRound(state, round);
+        if (round !== undefined) finishRound(state, round, true);
         round = { round: step.round, model: step, after: undefined, results: new Map(), started: new Set() };
         state.rounds = step.round;
         applyState(state, step);
@@ -155,20 +174,31 @@ function rebuild(steps: readonly TurnStep[], tools: ReadonlyMap<string, unknown>
     state.replay = { round: round.round, results, started: round.started };
     return state;
   }
-  const done = finishRound(state, round);
+  const done = finishRound(state, round, false);
   // The last model call answered, or a call ended the turn: the turn ends with that reply.
-  if (calls.length === 0) state.ended = (round.after ?? round.model.response).text;
-  else if (done !== undefined) state.ended = done;
+  if (calls.length === 0) {
+    const response = round.after ?? round.model.response;
+    state.answered = response.text;
+    state.refusal = response.refusal;
+  } else if (done !== undefined) state.ended = done;
   return state;
 }
 
-/** A round whose calls all finished, applied as `TurnRunner` applies one; the reply of a call's `done(...)`, if one gave it. */
-function finishRound(state: Rebuilt, round: JournalRound): string | undefined {
+/**
+ * A round whose calls all finished, applied as `TurnRunner` applies one; the reply of a call's
+ * `done(...)`, if one gave it. An answer another model call followed (`superseded`) was a typed
+ * answer sent back for repair: it counts its usage, and left the turn's messages.
+ */
+function finishRound(state: Rebuilt, round: JournalRound, superseded: boolean): string | undefined {
   const response = round.after ?? round.model.response;
   const previous = state.usage[response.model];
   state.usage[response.model] = previous ? addUsage(previous, response.usage) : response.usage;
   state.roundUsage[round.round] = response.usage;
   const calls = response.toolCalls;
+  if (superseded && calls.length === 0) {
+    state.repairs++;
+    return undefined;
+  }
   state.messages.push({ role: 'assistant', content: response.text, toolCalls: calls.length > 0 ? calls : undefined });
   let done: string | undefined;
   for (let at = 0; at < calls.length; at++) {

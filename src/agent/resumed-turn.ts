@@ -17,6 +17,7 @@ import { reviewApprovals } from './approval/approval-review.js';
 import { asEnded, finishReply, inTurnEnvelope, journalOf, turnEnv, type SessionParts, type TurnMeta } from './turn-envelope.js';
 import type { Decision, TurnResult } from './turn-result.js';
 import { replyText, TurnRunner, type TurnEnd } from './turn-runner.js';
+import type { TurnOutput } from './turn-output.js';
 
 /** A resume's inputs: the decisions, the host's turn-level context, the caller's signal. */
 export interface ResumeTurn {
@@ -29,6 +30,8 @@ export interface ResumeTurn {
   readonly approver: Approver | undefined;
   /** Only the expired calls are decided (`session.expirePending()`): no caller's decisions. */
   readonly expireOnly?: boolean;
+  /** A typed turn's answer (see `storedOutput`). */
+  readonly output?: TurnOutput;
 }
 
 /**
@@ -57,6 +60,7 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
   const fresh = [...carryOver, ...(review ? review.decisions : requested)];
   const runner = new TurnRunner(env, parts.agent.limits, record.input, record.instructions, historyFor(parts), record.startedAt);
   runner.restore(record);
+  runner.output = resume.output;
   let journal: SuspensionRecord = { ...record, decisions: [...record.decisions, ...fresh], ...(review && { approvals: review.approvals }) };
   // With an audit log, the decisions and their entries are written in the claim's transaction
   // where the store can (`auditsInCheckpoint`); else the decisions first, then the entries.

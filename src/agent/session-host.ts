@@ -11,6 +11,7 @@ import type { ChatMessage } from '../models/model-provider.js';
 import type { Decision, TurnResult } from './turn-result.js';
 import type { SessionRetention } from './open-sessions.js';
 import type { TurnLimits } from './turn-runner.js';
+import type { OutputClass, OutputSpec } from './turn-output.js';
 import type { CompiledPolicy } from './approval/approval-policy.js';
 import type { BudgetGuard } from '../budgets/budgets.js';
 
@@ -48,6 +49,8 @@ export interface SessionHost {
 export interface AgentBinding {
   readonly spec: AgentSpec;
   readonly limits: TurnLimits;
+  /** The spec's `output` DTO, checked at `app.agent()`. */
+  readonly output?: OutputSpec;
   /** Called when a session ends, so the agent stops handing it out. */
   forget(sessionId: string): void;
 }
@@ -55,6 +58,8 @@ export interface AgentBinding {
 /** How a delegation runs a sub-agent's turn: the caller's signal and where it sits. */
 export interface DelegatedRun {
   readonly signal?: AbortSignal;
+  /** The typed answer the caller needs of the sub-agent (an agent tool's `output`). */
+  readonly output?: OutputClass<object>;
   readonly delegation: DelegationFrame;
   /** Wait this long for the child session's lease (a crashed process's lease runs out by itself). */
   readonly waitForLease?: number;

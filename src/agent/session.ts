@@ -30,6 +30,9 @@ import type { Approver } from '../stores/audit-log.js';
 import { checkApprover } from './approval/approval-review.js';
 import { expiredCalls } from './approval/expiry.js';
 import { accessProblem, enforceAccess, ownerOf, type SessionAccess } from './session-owner.js';
+import { outputSpecOf, storedOutput, type OutputClass, type OutputSpec } from './turn-output.js';
+import { modelsOf, schemaProblems, unsupportedSchema } from './schema-check.js';
+import { validateDto } from '../validation/validate-dto.js';
 
 export interface SendOptions {
   /** Aborting it stops the model call and running tools; the turn ends `cancelled`. */
@@ -62,6 +65,12 @@ export interface SendOptions {
    * changed meanwhile); a session without an owner gets the caller as its owner.
    */
   readonly access?: SessionAccess;
+  /**
+   * A class-validator DTO this turn's final answer must be, instead of the agent's `output`:
+   * `result.output` is then its instance (typed as it). Checked against the agent's models
+   * before anything runs (`UnsupportedSchema`, `InvalidOptions`).
+   */
+  readonly output?: OutputClass;
 }
 
 export interface ResumeOptions {
@@ -86,6 +95,12 @@ export interface ResumeOptions {
   readonly leaseTtlMs?: number;
   /** As in `send`, without giving the session an owner. */
   readonly access?: SessionAccess;
+  /**
+   * The DTO of a typed turn that a `send(…, { output })` started: pass it again (the class
+   * cannot be stored). Default: the agent's `output`. A resume of a typed turn whose DTO is
+   * neither is refused with `InvalidOptions` before anything runs.
+   */
+  readonly output?: OutputClass;
 }
 
 const NO_MESSAGES: readonly ChatMessage[] = [];
@@ -96,7 +111,7 @@ const NO_MESSAGES: readonly ChatMessage[] = [];
  * `SessionBusy` (or waits) before anything runs. With a store, every turn ends in one
  * atomic checkpoint.
  */
-export class Session {
+export class Session<TOutput = unknown> {
   /** Host, agent, state, sync and event stream, in the one record its turns take (not in fields of their own as well). */
   readonly #parts: SessionParts;
   #holder: string | undefined;
@@ -186,6 +201,8 @@ export class Session {
    * @example
    * await session.send([{ type: 'text', text: 'What is the total?' }, { type: 'image', data: png, mediaType: 'image/png' }]);
    */
+  send<T>(message: string | readonly ContentPartInput[], options: SendOptions & { readonly output: OutputClass<T> }): Promise<TurnResult<T>>;
+  send(message: string | readonly ContentPartInput[], options?: SendOptions): Promise<TurnResult<TOutput>>;
   send(message: string | readonly ContentPartInput[], options: SendOptions = {}): Promise<TurnResult> {
     if (typeof message === 'string' || !Array.isArray(message)) return this.#send(message as string, options, undefined);
     let parts: ContentPart[];
@@ -203,13 +220,19 @@ export class Session {
     }
     const keyProblem = turnKeyProblem(options.key, 'session.send()') ?? accessProblem(options.access, 'session.send()');
     if (keyProblem) return Promise.reject(keyProblem);
+    let output: OutputSpec | undefined;
+    try {
+      output = this.#sendOutput(options.output);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return this.#serialize(() =>
       this.#stoppable(options.signal, (stopper) =>
         this.#leased('send()', options.waitForLease, options.leaseTtlMs, () => {
           // No async frame: the turn's own promise is what the queue waits on.
           const ready = this.#ready();
-          if (ready instanceof Promise) return ready.then(() => this.#newTurn(message, options, delegation, stopper, parts));
-          return this.#newTurn(message, options, delegation, stopper, parts);
+          if (ready instanceof Promise) return ready.then(() => this.#newTurn(message, options, delegation, stopper, parts, output));
+          return this.#newTurn(message, options, delegation, stopper, parts, output);
         }),
       ),
     );
@@ -266,7 +289,18 @@ export class Session {
     return running;
   }
 
-  #newTurn(message: string, options: SendOptions, delegation: DelegationFrame | undefined, stopper: TurnStopper, parts?: readonly ContentPart[]): Promise<TurnResult> {
+  /** A send's own `output` DTO, checked against the agent's models before anything runs. */
+  #sendOutput(given: OutputClass | undefined): OutputSpec | undefined {
+    if (given === undefined) return undefined;
+    const spec = outputSpecOf(given, 'session.send()');
+    if (spec !== this.#parts.agent.output) {
+      const problems = schemaProblems(modelsOf(this.#parts.agent.spec.model), spec, []);
+      if (problems.length > 0) throw unsupportedSchema('session.send()', problems);
+    }
+    return spec;
+  }
+
+  #newTurn(message: string, options: SendOptions, delegation: DelegationFrame | undefined, stopper: TurnStopper, parts?: readonly ContentPart[], output?: OutputSpec): Promise<TurnResult> {
     this.#assertPluginsInstalled();
     enforceAccess(this.#parts, options.access, true);
     const sync = this.#parts.sync;
@@ -274,35 +308,44 @@ export class Session {
     if (key !== undefined) {
       // This turn ran already (a retried request, a retried job): its record is the answer.
       const recorded = sync.recorded(key);
-      if (recorded !== undefined) return Promise.resolve(this.#resultOf(recorded));
+      if (recorded !== undefined) return Promise.resolve(this.#resultOf(recorded, output));
     }
     if (sync.steps !== undefined) {
       // A turn a crash cut off goes on first: it is this one (the same key), or it comes before this one.
       const steps = parseSteps(sync.steps, this.id);
       const same = key !== undefined && openStepOf(steps).key === key;
-      const recovering = runRecoveredTurn(this.#activeParts(delegation), steps, { context: options.context, signal: stopper, keepsLease: !same });
+      const recovering = runRecoveredTurn(this.#activeParts(delegation), steps, { context: options.context, signal: stopper, keepsLease: !same, output: same ? output : undefined });
       if (same) return recovering;
-      return recovering.then(() => this.#newTurn(message, options, delegation, stopper, parts));
+      return recovering.then(() => this.#newTurn(message, options, delegation, stopper, parts, output));
     }
     // A new message cancels the waiting calls first; then the session is no longer suspended.
-    if (this.suspended) return this.#cancelSuspended('message').then(() => this.#newTurn(message, options, delegation, stopper, parts));
-    return runNewTurn(this.#activeParts(delegation), { message, parts, context: options.context, signal: stopper, key: key ?? (sync.journals || this.#parts.host.store !== undefined ? randomUUID() : undefined) });
+    if (this.suspended) return this.#cancelSuspended('message').then(() => this.#newTurn(message, options, delegation, stopper, parts, output));
+    return runNewTurn(this.#activeParts(delegation), { message, parts, context: options.context, signal: stopper, key: key ?? (sync.journals || this.#parts.host.store !== undefined ? randomUUID() : undefined), output });
   }
 
-  /** A recorded turn as `send` answers it: what its record keeps, and what waits now if it is suspended. */
-  #resultOf(record: TurnRecord): TurnResult {
+  /**
+   * A recorded turn as `send` answers it: what its record keeps, and what waits now if it is
+   * suspended; a typed turn's output as the DTO (the send's, else the agent's) builds it again.
+   */
+  #resultOf(record: TurnRecord, given: OutputSpec | undefined): TurnResult {
     const waiting = record.status === 'suspended' ? parseSuspension(this.#parts.sync.suspension, this.id) : undefined;
     const suspended = waiting === undefined ? undefined : reviewJournal(waiting, this.#parts.host.registry.view(this.#parts.agent.spec.plugins).toolsByName).record.pending;
-    return { status: record.status, reply: record.reply, rounds: record.rounds, toolCalls: [], usage: totalUsage(record.usage), ...(suspended !== undefined && { suspended }), ...(record.error !== undefined && { error: record.error }) };
+    let output = record.output;
+    const dto = (given ?? this.#parts.agent.output)?.type;
+    if (output !== undefined && dto !== undefined) {
+      const rebuilt = validateDto(dto, output, { forbidUnknown: false });
+      if (rebuilt.ok) output = rebuilt.value;
+    }
+    return { status: record.status, reply: record.reply, rounds: record.rounds, toolCalls: [], usage: totalUsage(record.usage), ...(output !== undefined && { output }), ...(suspended !== undefined && { suspended }), ...(record.error !== undefined && { error: record.error }) };
   }
 
   /** Goes on with a turn a crash cut off, if the session has one; its result, or undefined. */
-  async #recoverFirst(options: { readonly context?: Readonly<Record<string, unknown>>; readonly signal?: AbortSignal | TurnStopper }, delegation: DelegationFrame | undefined): Promise<{ result: TurnResult; resumedBy: string | undefined } | undefined> {
+  async #recoverFirst(options: { readonly context?: Readonly<Record<string, unknown>>; readonly signal?: AbortSignal | TurnStopper; readonly output?: OutputClass }, delegation: DelegationFrame | undefined): Promise<{ result: TurnResult; resumedBy: string | undefined } | undefined> {
     const sync = this.#parts.sync;
     if (sync.steps === undefined) return undefined;
     const steps = parseSteps(sync.steps, this.id);
     // The caller's own work follows (or the recovered turn is its answer, and the lease is released after it).
-    const result = await runRecoveredTurn(this.#activeParts(delegation), steps, { context: options.context, signal: options.signal, keepsLease: true });
+    const result = await runRecoveredTurn(this.#activeParts(delegation), steps, { context: options.context, signal: options.signal, keepsLease: true, output: options.output === undefined ? undefined : outputSpecOf(options.output, 'session.resume()') });
     return { result, resumedBy: openStepOf(steps).resumedBy };
   }
 
@@ -311,6 +354,8 @@ export class Session {
    * calls run once; rejected calls never run; calls without a decision keep waiting;
    * a decision already applied is ignored.
    */
+  resume<T>(options: ResumeOptions & { readonly output: OutputClass<T> }): Promise<TurnResult<T>>;
+  resume(options: ResumeOptions): Promise<TurnResult<TOutput>>;
   resume(options: ResumeOptions): Promise<TurnResult> {
     return this.#resume(options, undefined);
   }
@@ -330,7 +375,8 @@ export class Session {
         const record = parseSuspension(this.#parts.sync.suspension, this.id);
         if (!record || expiredCalls(record, this.#parts.host.approvals ?? [], this.#parts.host.registry.tools, Date.now()).length === 0) return undefined;
         this.#assertPluginsInstalled();
-        return runResumedTurn(this.#activeParts(undefined), record, { decisions: [], context: undefined, signal: options.signal, key: undefined, approver: undefined, expireOnly: true });
+        const active = this.#activeParts(undefined);
+        return runResumedTurn(active, record, { decisions: [], context: undefined, signal: options.signal, key: undefined, approver: undefined, expireOnly: true, output: storedOutput(record.turn, undefined, active.agent) });
       }),
     );
   }
@@ -348,7 +394,7 @@ export class Session {
         await this.#ready();
         this.#assertPluginsInstalled();
         enforceAccess(this.#parts, options.access, false);
-        const recovered = await this.#recoverFirst({ context: options.context, signal: stopper }, delegation);
+        const recovered = await this.#recoverFirst({ context: options.context, signal: stopper, output: options.output }, delegation);
         if (recovered !== undefined) {
           // The resume a crash cut off, tried again: the turn it continued has gone on to its end.
           if (options.key !== undefined && recovered.resumedBy === options.key) return recovered.result;
@@ -363,7 +409,9 @@ export class Session {
           });
         }
         this.#assertPluginsInstalled();
-        return runResumedTurn(this.#activeParts(delegation), record, { decisions: options.decisions, context: options.context, signal: stopper, key: options.key, approver: options.approver });
+        const active = this.#activeParts(delegation);
+        const output = storedOutput(record.turn, options.output === undefined ? undefined : outputSpecOf(options.output, 'session.resume()'), active.agent, 'session.resume()');
+        return runResumedTurn(active, record, { decisions: options.decisions, context: options.context, signal: stopper, key: options.key, approver: options.approver, output });
       })),
     );
   }

@@ -261,8 +261,18 @@ function replied(parts: SessionParts, env: TurnEnv, runner: TurnRunner, end: Tur
     // The transcript keeps what the user was actually sent.
     append = [...append.slice(0, -1), { role: 'assistant', content: reply }];
   }
+  let result: TurnResult = { ...end.result, reply };
+  if (reply !== end.result.reply && end.result.output !== undefined && runner.output !== undefined) {
+    // A typed answer is what its reply says: a rewritten reply (a redaction) is read again.
+    const checked = runner.output.check(reply);
+    if (!checked.ok) {
+      const failure = runner.output.failure(checked.errors);
+      return { result: runner.result('failed', undefined, { code: failure.code, message: `message.sending rewrote the answer; ${failure.message}` }), append: [], suspension: undefined };
+    }
+    result = { ...result, output: checked.value };
+  }
   if (parts.agent.limits.streamText === 'final' && env.observed()) env.emit({ type: 'model.delta', sessionId: parts.id, delta: { type: 'text', text: reply } });
-  const finished: TurnEnd = { result: { ...end.result, reply }, append, suspension: undefined };
+  const finished: TurnEnd = { result, append, suspension: undefined };
   if (env.site.hooks['memory.write'].length === 0) return finished;
   return Promise.resolve(env.hooks.run('memory.write', { kind: 'exchange', input: runner.input, reply, status: 'completed' }, env.site)).then(() => finished);
 }

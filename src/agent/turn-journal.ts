@@ -255,6 +255,7 @@ function plainResponse(response: ModelResponse): ModelResponse {
     usage: response.usage,
     model: response.model,
     ...(response.finishReason !== undefined && { finishReason: response.finishReason }),
+    ...(response.refusal !== undefined && { refusal: response.refusal }),
   };
 }
 

@@ -5,6 +5,7 @@ import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import type { TurnRecord } from '../stores/session-store.js';
 import { isHostKey } from './suspension-record.js';
 import type { TurnResult } from './turn-result.js';
+import { plainOutput } from './turn-output.js';
 
 /**
  * When a turn started: the clock reading (`Date.now()`) of a new turn, or the ISO time a
@@ -32,6 +33,7 @@ export function turnRecord(index: number, input: string, result: TurnResult, sta
     startedAt: isoTime(startedAt),
     endedAt: new Date().toISOString(),
     error: result.error,
+    ...(result.output !== undefined && { output: plainOutput(result.output) }),
   };
 }
 

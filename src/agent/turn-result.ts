@@ -26,10 +26,21 @@ export interface TurnUsage extends Usage {
   readonly byOwner?: Readonly<Record<string, AttributedUsage>>;
 }
 
-/** What `session.send()` and `session.resume()` return (DESIGN §2). */
-export interface TurnResult {
+/**
+ * What `session.send()` and `session.resume()` return (DESIGN §2). `TOutput` is the type of a
+ * typed turn's `output` (the DTO given as `output`); `unknown` for a turn without one.
+ */
+export interface TurnResult<TOutput = unknown> {
   readonly status: TurnStatus;
+  /** The answer's text (a typed turn's: its JSON). */
   readonly reply?: string;
+  /**
+   * A typed turn's answer (`app.agent({ output })`, `send(…, { output })`), when it completed:
+   * the DTO instance, validated. A turn whose answer stayed invalid after its repair rounds
+   * ends `failed` with error `OutputInvalid` and no output. Over HTTP and the queue, and read
+   * back from a turn's record, it is the plain JSON object.
+   */
+  readonly output?: TOutput;
   /** Model calls made in this turn. */
   readonly rounds: number;
   readonly toolCalls: readonly ToolCallRecord[];

@@ -27,6 +27,8 @@ import type { TurnEnv } from '../tools/turn-env.js';
 import type { PendingApproval, ToolCallRecord, TurnResult, TurnStatus, TurnUsage } from './turn-result.js';
 import { isoTime, type TurnStart } from './turn-record.js';
 import type { TurnJournal } from './turn-journal.js';
+import { outputInstructions, type TurnOutput } from './turn-output.js';
+import { OutputPartials } from './output-partials.js';
 
 /** The limits and model a turn runs with, from the agent spec. */
 export interface TurnLimits {
@@ -40,6 +42,10 @@ export interface TurnLimits {
   readonly inference: InferenceRequest['inference'] | undefined;
   /** `final`: reply text is not streamed; the session emits the finished reply instead. */
   readonly streamText: 'live' | 'final';
+  /** Repair rounds of a typed turn (`AgentSpec.maxOutputRepairs`). */
+  readonly maxOutputRepairs: number;
+  /** Whether every model of the agent constrains a typed answer itself; if not, the system prompt asks for it. */
+  readonly nativeOutput: boolean;
 }
 
 /** A round whose model response the step journal holds (a turn going on after a crash): the loop starts there. */
@@ -94,6 +100,10 @@ export class TurnRunner {
   key: string | undefined;
   /** Set on a turn rebuilt from its journal whose last round's calls had not all finished. */
   replayRound: ReplayedRound | undefined;
+  /** A typed turn's answer: the DTO, and the repair round in progress. */
+  output: TurnOutput | undefined;
+  /** The system prompt with a typed turn's instructions, for a provider without native structured output. */
+  #system: string | undefined;
 
   constructor(
     private readonly env: TurnEnv,
@@ -111,6 +121,7 @@ export class TurnRunner {
     this.messages = previous.messages;
     this.journal = previous.journal;
     this.key = previous.key;
+    this.output = previous.output;
     this.finished.addAll(previous.finished);
     Object.assign(this.usage, previous.usage);
     Object.assign(this.roundUsage, previous.roundUsage);
@@ -177,7 +188,12 @@ export class TurnRunner {
       if (counting !== undefined) await counting;
       if (env.observed()) env.emit({ type: 'round.finished', sessionId: env.sessionId, turn: env.turnIndex, round, model: response.model, usage: response.usage, ...causedBy(env, causes) });
       this.messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls.length > 0 ? response.toolCalls : undefined });
-      if (response.toolCalls.length === 0) return this.end('completed', response.text);
+      if (response.toolCalls.length === 0) {
+        if (this.output === undefined && response.refusal === undefined) return this.end('completed', response.text);
+        const answered = this.finalAnswer(response.text, response.refusal);
+        if (answered !== undefined) return answered;
+        continue;
+      }
       if (response.toolCalls.length > limits.maxToolCallsPerRound) return this.tooManyCalls(response, limits.maxToolCallsPerRound);
       const byName = offered === env.view.tools ? env.view.toolsByName : new Map(offered.map((t) => [t.name, t] as const));
       const calls = response.toolCalls;
@@ -213,6 +229,28 @@ export class TurnRunner {
   }
 
   /**
+   * A typed answer (or a refusal), its assistant message last in `messages`: the turn's end,
+   * or undefined when a repair round follows — the answer then leaves the turn's messages and
+   * goes, with a note listing its field errors, with the next request only.
+   */
+  finalAnswer(text: string, refusal?: string): TurnEnd | undefined {
+    const output = this.output;
+    if (output !== undefined) output.pending = undefined;
+    if (refusal !== undefined) {
+      // The transcript says what happened: the refusal in place of the answer.
+      this.messages[this.messages.length - 1] = { role: 'assistant', content: refusal };
+      return this.end('failed', undefined, { code: 'ModelRefused', message: `The model refused to answer: ${refusal}` });
+    }
+    if (output === undefined) return this.end('completed', text);
+    const checked = output.check(text);
+    if (checked.ok) return { result: this.result('completed', text, undefined, undefined, checked.value), append: [...this.messages], suspension: undefined };
+    if (checked.final === true || output.repairs >= output.maxRepairs || this.rounds >= this.limits.maxRounds) return this.end('failed', undefined, output.failure(checked.errors));
+    output.repairs++;
+    output.pending = [this.messages.pop()!, output.repairNote(checked.errors)];
+    return undefined;
+  }
+
+  /**
    * The round's request (messages, tools, inference; the transform chain; `llm.before`), then
    * the model call. Synchronous up to the model call while the transforms and hooks are.
    */
@@ -233,8 +271,15 @@ export class TurnRunner {
     const { env, limits } = this;
     const level = env.site.scope.turn!;
     const turn = level.steered ? level.values : undefined;
+    const messages = roundMessages(this.systemPrompt(), turn?.[KERNEL_KEYS.contextMessages] as ChatMessage[] | undefined, recalled.length ? recalled : NO_RECALL, this.transcript, this.messages);
+    const output = this.output;
+    if (output?.pending !== undefined) {
+      // The repair pair goes with this request only: an answer to it that calls tools goes on without it.
+      messages.push(...output.pending);
+      output.pending = undefined;
+    }
     let request: InferenceRequest = {
-      messages: roundMessages(this.instructions, turn?.[KERNEL_KEYS.contextMessages] as ChatMessage[] | undefined, recalled.length ? recalled : NO_RECALL, this.transcript, this.messages),
+      messages,
       tools: toolDefinitions(offered),
       inference: mergeInference(limits.inference, turn),
     };
@@ -244,6 +289,12 @@ export class TurnRunner {
       request = transformed;
     }
     return this.beforeModel(request);
+  }
+
+  /** The instructions, and for a typed turn on a provider without native structured output, what its answer must be. */
+  private systemPrompt(): string {
+    if (this.output?.spec === undefined || this.limits.nativeOutput) return this.instructions;
+    return (this.#system ??= `${this.instructions}\n\n${outputInstructions(this.output.spec.format)}`);
   }
 
   private beforeModel(request: InferenceRequest): Promise<ModelResponse> {
@@ -263,21 +314,35 @@ export class TurnRunner {
     this.#modelStarted = performance.now();
     // Named fields, not `...request`: spreading the transformed request and adding fields
     // takes V8's slow object-clone path every round.
-    if (!env.observed()) return limits.model.call({ messages: request.messages, tools: request.tools, inference: request.inference, signal: env.stopper !== undefined ? env.stopper.signal : env.site.signal, onDelta: undefined });
+    const output = this.output?.spec?.format;
+    if (!env.observed()) return limits.model.call({ messages: request.messages, tools: request.tools, inference: request.inference, signal: env.stopper !== undefined ? env.stopper.signal : env.site.signal, onDelta: undefined, output });
     // Deltas are scrubbed as one stream, so a secret split across pieces is still recognised.
     const final = limits.streamText === 'final';
     const deltas = new DeltaRedactor(
       (delta) => env.emit({ type: 'model.delta', sessionId: env.sessionId, delta }),
       (tool) => secretFields((env.view.toolsByName.get(tool) ?? env.registry.tools.get(tool))?.input),
     );
-    const flush = () => deltas.flush();
+    // A typed answer is also sent as the object so far; not when text is held back for `message.sending`.
+    const partials = output !== undefined && !final ? new OutputPartials(env, output.name, round) : undefined;
+    const flush = () => {
+      deltas.flush();
+      partials?.flush();
+    };
     return limits.model
       .call({
         messages: request.messages,
         tools: request.tools,
         inference: request.inference,
         signal: env.stopper !== undefined ? env.stopper.signal : env.site.signal,
-        onDelta: final ? (delta) => delta.type !== 'text' && deltas.push(delta) : (delta) => deltas.push(delta),
+        onDelta: final
+          ? (delta) => delta.type !== 'text' && deltas.push(delta)
+          : partials === undefined
+            ? (delta) => deltas.push(delta)
+            : (delta) => {
+                deltas.push(delta);
+                partials.push(delta);
+              },
+        output,
       })
       .then(
         (response) => {
@@ -398,10 +463,11 @@ export class TurnRunner {
     return this.finished.records();
   }
 
-  result(status: TurnStatus, reply: string | undefined, error?: { code: string; message: string }, suspended?: readonly PendingApproval[]): TurnResult {
+  result(status: TurnStatus, reply: string | undefined, error?: { code: string; message: string }, suspended?: readonly PendingApproval[], output?: object): TurnResult {
     const toolCalls = this.toolCallRecords();
     const usage = rollUpUsage(totalUsage(this.usage), toolCalls, this.env.agent, this.handedOver);
-    return { status, reply, rounds: this.rounds, toolCalls, usage: { ...usage, ...this.split(toolCalls, usage) }, suspended, error };
+    const result: TurnResult = { status, reply, rounds: this.rounds, toolCalls, usage: { ...usage, ...this.split(toolCalls, usage) }, suspended, error };
+    return output === undefined ? result : { ...result, output };
   }
 
   /** The turn's spend so far by plugin and owner (`usage.byPlugin` / `byOwner`). */
@@ -428,7 +494,14 @@ export class TurnRunner {
     return this.end('failed', undefined, { code: 'ModelFailed', message });
   }
 
+  /** The turn's end; a completed typed turn's reply (a tool's `done(...)`) is checked against its DTO, without repair rounds. */
   end(status: TurnStatus, reply: string | undefined, error?: { code: string; message: string }): TurnEnd {
+    const output = this.output;
+    if (output !== undefined && status === 'completed' && reply !== undefined) {
+      const checked = output.check(reply);
+      if (!checked.ok) return { result: this.result('failed', undefined, output.failure(checked.errors)), append: [...this.messages], suspension: undefined };
+      return { result: this.result(status, reply, undefined, undefined, checked.value), append: [...this.messages], suspension: undefined };
+    }
     return { result: this.result(status, reply, error), append: [...this.messages], suspension: undefined };
   }
 

@@ -1,6 +1,9 @@
 import type { UIMessageChunk } from 'ai';
 import { redactSecrets, type PendingApproval, type TrellisEvent, type TurnResult } from '../../index.js';
 
+/** The id of a typed answer's `data-output` part: one per assistant message. */
+const OUTPUT_PART = 'output';
+
 /** What the `finish` chunk carries as message metadata, for a front end to show. */
 export interface TrellisMessageMetadata {
   readonly sessionId: string;
@@ -15,7 +18,9 @@ export interface TrellisMessageMetadata {
  * `text-delta` / `text-end` for the model's text, `tool-input-available` when a call starts,
  * `tool-approval-request` when a gate parks it (the approval id is the call id), then
  * `tool-output-available` / `tool-output-error` / `tool-output-denied`, an `error` chunk
- * for a failed turn, and `finish` with {@link TrellisMessageMetadata}. Tools are sent as
+ * for a failed turn, a typed turn's answer as a `data-output` part (the object so far on each
+ * `output.partial` event, the validated one at the end, all under one id so the client
+ * replaces it), and `finish` with {@link TrellisMessageMetadata}. Tools are sent as
  * dynamic tools (`dynamic-tool` parts), since their names are the app's, not the front end's.
  */
 export class UiChunkWriter {
@@ -66,6 +71,10 @@ export class UiChunkWriter {
       case 'tool.finished':
         if (!event.ok) this.#failed(event.callId, event.error?.message ?? 'The tool failed');
         break;
+      case 'output.partial':
+        // A typed answer so far: one `data-output` part, replaced as it grows (same id).
+        this.write({ type: 'data-output', id: OUTPUT_PART, data: event.partial });
+        break;
       case 'error':
         break;
     }
@@ -89,6 +98,7 @@ export class UiChunkWriter {
       this.#endText();
     }
     this.#endStep();
+    if (result.output !== undefined) this.write({ type: 'data-output', id: OUTPUT_PART, data: JSON.parse(JSON.stringify(result.output)) as unknown });
     if (result.status === 'failed' && result.error) this.write({ type: 'error', errorText: `${result.error.code}: ${result.error.message}` });
     const metadata: TrellisMessageMetadata = {
       sessionId: this.sessionId,

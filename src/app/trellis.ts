@@ -41,6 +41,7 @@ import type { SelfTestReport } from './self-test-report.js';
 import { compileApprovalPolicies, type ApprovalSettings } from '../agent/approval/approval-policy.js';
 import { BudgetGuard, type BudgetSettings } from '../budgets/budgets.js';
 import { sweepExpired, type ExpiryReport } from './expiry-sweep.js';
+import { modelsOf, schemaProblems, unsupportedSchema } from '../agent/schema-check.js';
 
 export { TRELLIS_APP } from '../plugin/plugin-tokens.js';
 
@@ -106,7 +107,7 @@ export class Trellis {
   readonly #sessions = new Map<string, SessionState>();
   readonly #exports = new Map<string, ServiceIdentifier[]>();
   readonly #host: SessionHost;
-  readonly #agents = new Map<string, Agent>();
+  readonly #agents = new Map<string, Agent<unknown>>();
   #current = new RegistrySnapshot([]);
   #mutation: Promise<unknown> = Promise.resolve();
   #seq = 0;
@@ -180,6 +181,7 @@ export class Trellis {
     return this.#serialize(async () => {
       const definition = explorePlugin(type);
       const plugin = this.#prepare(definition, options, this.#installEnv(++this.#seq));
+      this.#checkSchemas(plugin);
       await this.#lifecycle(plugin, 'onInstall', options);
       this.#publish([...this.#current.plugins, plugin], this.#current);
       this.#bus.emit({ type: 'plugin.installed', plugin: definition.name, version: definition.version });
@@ -223,6 +225,7 @@ export class Trellis {
       }
       const merged = ownInstallOptions({ config: old.config, enabled: old.enabled, grants: old.grants, ...options });
       const next = this.#prepare(definition, merged, { ...this.#installEnv(old.seq), replacing: name });
+      this.#checkSchemas(next);
       this.#unexport(name);
       await this.#lifecycle(next, 'onInstall', merged);
       this.#publish(this.#current.plugins.map((p) => (p === old ? next : p)));
@@ -360,9 +363,15 @@ export class Trellis {
     return { ok: plugins.every((p) => p.ok), plugins };
   }
 
-  /** Binds an agent spec to this app; `agent.session(id?)` opens conversations. */
-  agent(spec: AgentSpec): Agent {
-    const agent = new Agent(this.#host, spec);
+  /**
+   * Binds an agent spec to this app; `agent.session(id?)` opens conversations. With `output`,
+   * the agent's turns end with `result.output` typed as that DTO.
+   *
+   * @throws TrellisError `InvalidOptions` for a spec that is wrong, `UnsupportedSchema` for an
+   *   output DTO or a tool schema one of its models cannot take (what to change, line by line).
+   */
+  agent<TOutput = unknown>(spec: AgentSpec<TOutput>): Agent<TOutput> {
+    const agent = new Agent<TOutput>(this.#host, spec);
     // By name, for delegation (agents as tools, handoffs); the latest of a name wins.
     this.#agents.set(agent.spec.name, agent);
     return agent;
@@ -462,6 +471,18 @@ export class Trellis {
         if (TrellisError.is(again, 'KernelAccess')) throw again;
       }
       throw error;
+    }
+  }
+
+  /** A plugin's tools against the models of every agent that would offer them: refused now, not at the first call. */
+  #checkSchemas(plugin: InstalledPlugin): void {
+    if (plugin.tools.length === 0) return;
+    const name = plugin.definition.name;
+    for (const agent of this.#agents.values()) {
+      const filter = agent.spec.plugins;
+      if (filter !== undefined && filter.length > 0 && !filter.includes(name)) continue;
+      const problems = schemaProblems(modelsOf(agent.spec.model), undefined, plugin.tools);
+      if (problems.length > 0) throw unsupportedSchema(`Plugin '${name}' (for agent '${agent.spec.name}')`, problems);
     }
   }
 

@@ -104,6 +104,8 @@ export async function openCliApp(io: CliIo, options: CliAppOptions = {}): Promis
     instructions: agent.instructions ?? 'You are a helpful assistant. Use the tools you are given when they help.',
     ...(agent.maxRounds !== undefined ? { maxRounds: agent.maxRounds } : {}),
     ...(agent.plugins !== undefined ? { plugins: agent.plugins } : {}),
+    ...(agent.output !== undefined ? { output: agent.output } : {}),
+    ...(agent.maxOutputRepairs !== undefined ? { maxOutputRepairs: agent.maxOutputRepairs } : {}),
   };
   return { app, store, spec, storePath, configFile: loaded.file, config: loaded, context: loaded.config.context ?? {}, recorder: recordTurns(app, store, io), approver: cliApprover(loaded) };
 }

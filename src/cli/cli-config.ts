@@ -37,8 +37,12 @@ export interface CliConfig {
    * plugin classes, or `{ path | module | plugin, config }`. Paths are relative to the config file.
    */
   readonly plugins?: string | readonly CliPluginEntry[];
-  /** The agent: name, instructions, maxRounds and the plugins it uses (default: all). */
-  readonly agent?: Partial<Pick<AgentSpec, 'name' | 'instructions' | 'maxRounds' | 'plugins'>>;
+  /**
+   * The agent: name, instructions, maxRounds and the plugins it uses (default: all); from a
+   * .ts/.js config also `output`, the DTO class of a typed answer (`trellis run --json` prints
+   * it as `output`), and `maxOutputRepairs`.
+   */
+  readonly agent?: Partial<Pick<AgentSpec, 'name' | 'instructions' | 'maxRounds' | 'plugins' | 'output' | 'maxOutputRepairs'>>;
   /** A model name, used with the API key found in the environment; or, from a .ts/.js config, a `ModelProvider`. */
   readonly model?: string | ModelProvider;
   /**
@@ -94,7 +98,7 @@ export interface LoadedConfig {
 const FIELDS = ['plugins', 'agent', 'model', 'store', 'storeSchema', 'queue', 'context', 'providers', 'mcpServers', 'identity', 'approvals', 'eval'];
 const EVAL_FIELDS = ['dtos', 'scorers', 'judge', 'judgePassAt'];
 const ENTRY_FIELDS = ['path', 'module', 'plugin', 'config'];
-const AGENT_FIELDS = ['name', 'instructions', 'maxRounds', 'plugins'];
+const AGENT_FIELDS = ['name', 'instructions', 'maxRounds', 'plugins', 'output', 'maxOutputRepairs'];
 
 /**
  * Why no config was found in `cwd`: none there, or a file whose name is close to one
@@ -159,7 +163,11 @@ function checkConfig(raw: unknown, file: string, mcpProblems: readonly string[])
   }
   if (agent !== undefined) {
     if (typeof agent !== 'object' || agent === null || Array.isArray(agent)) problems.push('agent must be an object');
-    else for (const key of Object.keys(agent)) if (!AGENT_FIELDS.includes(key)) problems.push(`unknown field 'agent.${key}' (known: ${AGENT_FIELDS.join(', ')})`);
+    else {
+      for (const key of Object.keys(agent)) if (!AGENT_FIELDS.includes(key)) problems.push(`unknown field 'agent.${key}' (known: ${AGENT_FIELDS.join(', ')})`);
+      const output = (agent as { output?: unknown }).output;
+      if (output !== undefined && (typeof output !== 'function' || extname(file) === '.json')) problems.push('agent.output must be a DTO class, given in a .ts or .js config');
+    }
   }
   if (model !== undefined && typeof model !== 'string' && !isModelProvider(model)) problems.push('model must be a model name or a ModelProvider');
   if (store !== undefined && typeof store !== 'string') problems.push('store must be a file path or a postgres:// URL');

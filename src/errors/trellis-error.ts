@@ -45,6 +45,10 @@ export interface TrellisErrorCodes {
   Interrupted: true;
   Rejected: true;
   ModelFailed: true;
+  /** The model declined to answer (OpenAI's `refusal`, Anthropic's `stop_reason: "refusal"`): the turn ends `failed`. */
+  ModelRefused: true;
+  /** A typed turn's answer did not validate against its `output` DTO, repair rounds included: the turn ends `failed`. */
+  OutputInvalid: true;
   Cancelled: true;
   SessionBusy: true;
   SessionNotFound: true;

@@ -24,6 +24,9 @@ export function redactEvent(event: TrellisEvent): TrellisEvent {
     case 'tool.started':
       safe = { ...event, args: redactSecrets(event.args) };
       break;
+    case 'output.partial':
+      safe = { ...event, partial: redactSecrets(event.partial) as Readonly<Record<string, unknown>> };
+      break;
     case 'tool.finished':
       safe = event.error ? { ...event, error: { ...event.error, message: redactText(event.error.message) } } : event;
       break;

@@ -43,6 +43,12 @@ export type TrellisEvent =
       readonly causes?: readonly RoundCause[];
     }
   | { readonly type: 'model.delta'; readonly sessionId: string; readonly delta: ModelDelta }
+  /**
+   * A typed turn's answer as it streams (`output`: the DTO's name): the JSON so far, read
+   * leniently (open objects hold what is complete, a string being written its characters so
+   * far). Not validated: `TurnResult.output` is the checked answer. Not sent with `streamText: 'final'`.
+   */
+  | { readonly type: 'output.partial'; readonly sessionId: string; readonly turn: number; readonly round: number; readonly output: string; readonly partial: Readonly<Record<string, unknown>> }
   | { readonly type: 'model.fallback'; readonly sessionId?: string; readonly from: string; readonly to: string; readonly reason: string }
   | { readonly type: 'tool.started'; readonly sessionId: string; readonly callId: string; readonly tool: string; readonly args: unknown }
   | { readonly type: 'tool.finished'; readonly sessionId: string; readonly callId: string; readonly tool: string; readonly ok: boolean; readonly durationMs: number; readonly error?: ToolErrorInfo; readonly plugin?: string; readonly owner?: string }

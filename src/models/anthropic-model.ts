@@ -1,7 +1,8 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsStreaming, RawMessageStreamEvent, Tool } from '@anthropic-ai/sdk/resources/messages';
 import { TrellisError } from '../errors/trellis-error.js';
-import type { ModelProvider, ModelRequest, ModelResponse, ModelToolCall, Usage } from './model-provider.js';
+import type { ModelRequest, ModelResponse, ModelToolCall, SchemaAwareProvider, SchemaDialect, Usage } from './model-provider.js';
+import { ANTHROPIC_DIALECT, ANTHROPIC_PROMPT_DIALECT } from './schema-dialects.js';
 import { modelCancelledError, modelFailedError, type ModelIdentity } from './model-error.js';
 import { ToolNameCodec } from './tool-name-codec.js';
 import { addCacheBreakpoints, toAnthropicMessages, type AnthropicPromptCache } from './anthropic-messages.js';
@@ -46,6 +47,14 @@ export interface AnthropicModelOptions {
    */
   readonly promptCache?: AnthropicPromptCache;
   /**
+   * How a typed answer (`output`) is asked for. `native` (default): Anthropic's structured
+   * outputs, `output_config: { format: { type: 'json_schema', schema } }` in its dialect (no
+   * numeric or length bounds, no recursive DTOs; validation after the reply enforces the rest).
+   * `prompt`: asked for in the system prompt and validated (for proxies and older models
+   * without structured outputs).
+   */
+  readonly structuredOutput?: 'native' | 'prompt';
+  /**
    * Bounds on the streamed answer: an idle timeout between events (default 2 minutes), the
    * longest event-stream line, the largest response, the most tool calls. Line and body size
    * are enforced on the HTTP body when Trellis builds the client (not with `client`).
@@ -73,8 +82,10 @@ export interface AnthropicModelOptions {
  * @example
  * const model = new AnthropicModel({ model: 'claude-sonnet-4-5', maxTokens: 4096 });
  */
-export class AnthropicModel implements ModelProvider {
+export class AnthropicModel implements SchemaAwareProvider {
   readonly name: string;
+  /** How this model takes JSON Schema: `anthropic` (`structuredOutput: 'native'`) or `anthropic-prompt`. */
+  readonly schemaDialect: SchemaDialect;
   private client: Anthropic | undefined;
   private readonly limits: ResolvedStreamLimits;
 
@@ -82,6 +93,11 @@ export class AnthropicModel implements ModelProvider {
     this.name = options.name ?? `anthropic:${options.model}`;
     this.client = options.client;
     this.limits = resolveStreamLimits(options.stream, 'AnthropicModel');
+    const mode = options.structuredOutput ?? 'native';
+    if (mode !== 'native' && mode !== 'prompt') {
+      throw new TrellisError('InvalidOptions', `AnthropicModel structuredOutput must be 'native' or 'prompt', got ${String(mode)}`, { hint: "Pass 'native' for Anthropic's structured outputs, 'prompt' for endpoints without them, or leave it out" });
+    }
+    this.schemaDialect = mode === 'native' ? ANTHROPIC_DIALECT : ANTHROPIC_PROMPT_DIALECT;
   }
 
   async call(request: ModelRequest): Promise<ModelResponse> {
@@ -133,7 +149,7 @@ export class AnthropicModel implements ModelProvider {
   private params(request: ModelRequest, model: string, codec: ToolNameCodec): MessageCreateParamsStreaming {
     const { temperature, maxTokens, topP } = request.inference;
     const { system, messages, newestUser } = toAnthropicMessages(request.messages, codec);
-    const tools = request.tools.map((tool): Tool => ({ name: codec.encode(tool.name), description: tool.description, input_schema: tool.inputSchema as Tool.InputSchema }));
+    const tools = request.tools.map((tool): Tool => ({ name: codec.encode(tool.name), description: tool.description, input_schema: this.schemaDialect.tool(tool.inputSchema).schema as Tool.InputSchema }));
     const cache = this.options.promptCache;
     addCacheBreakpoints({ system, messages, tools }, newestUser, cache);
     const params: MessageCreateParamsStreaming = { model, max_tokens: maxTokens ?? this.options.maxTokens ?? 1024, messages, stream: true };
@@ -142,6 +158,9 @@ export class AnthropicModel implements ModelProvider {
     if (tools.length > 0) params.tools = tools;
     if (temperature !== undefined) params.temperature = temperature;
     if (topP !== undefined) params.top_p = topP;
+    if (request.output !== undefined && this.schemaDialect.nativeOutput) {
+      params.output_config = { format: { type: 'json_schema', schema: this.schemaDialect.output(request.output.schema).schema as Record<string, unknown> } };
+    }
     return params;
   }
 
@@ -182,6 +201,8 @@ class EventAssembler {
   private cacheRead: number | undefined;
   private cacheWrite: number | undefined;
   private stopReason: string | undefined;
+  /** Why the model refused, when `stop_reason` is `refusal` (`stop_details.explanation`). */
+  private refusalNote: string | undefined;
   /** Characters of text and arguments so far, bounded by `maxResponseBytes`. */
   private size = 0;
 
@@ -222,6 +243,7 @@ class EventAssembler {
         break;
       case 'message_delta':
         if (event.delta.stop_reason) this.stopReason = event.delta.stop_reason;
+        if (event.delta.stop_details?.type === 'refusal') this.refusalNote = event.delta.stop_details.explanation ?? undefined;
         // message_delta usage is cumulative; input_tokens appears there only on some servers.
         if (event.usage.input_tokens != null) this.inputTokens = event.usage.input_tokens;
         this.outputTokens = event.usage.output_tokens;
@@ -283,6 +305,11 @@ class EventAssembler {
   }
 
   response(): ModelResponse {
+    if (this.stopReason === 'refusal') {
+      // The model (or its safety classifier) stopped the answer: what it wrote is cut short, and any tool call with it is dropped.
+      const refusal = this.refusalNote ?? (this.text.trim() || 'The model declined to answer (stop_reason: refusal)');
+      return { text: this.text, toolCalls: [], usage: this.usage(), model: this.model, finishReason: this.stopReason, refusal };
+    }
     const toolCalls: ModelToolCall[] = this.toolCalls.map((call) => ({
       id: call.id,
       name: call.name,

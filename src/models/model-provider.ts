@@ -65,6 +65,18 @@ export type ModelDelta =
   | { readonly type: 'text'; readonly text: string }
   | { readonly type: 'tool_call'; readonly index: number; readonly id?: string; readonly name?: string; readonly argumentsDelta?: string };
 
+/**
+ * The turn's typed final answer (`app.agent({ output })`, `send(…, { output })`): a JSON
+ * object matching `schema`, the DTO's JSON Schema as `dtoJsonSchema` derives it. A provider
+ * with native structured output compiles `schema` with its {@link SchemaDialect} and
+ * constrains its answer to it; the kernel validates the answer either way.
+ */
+export interface OutputFormat {
+  /** The DTO's name (letters, digits, `_` and `-`, at most 64), as providers want a schema named. */
+  readonly name: string;
+  readonly schema: JsonSchema;
+}
+
 export interface ModelRequest {
   readonly messages: readonly ChatMessage[];
   readonly tools: readonly ToolDefinition[];
@@ -72,6 +84,8 @@ export interface ModelRequest {
   readonly signal?: AbortSignal;
   /** Called for each streamed delta, in order; absent when nobody listens. */
   readonly onDelta?: (delta: ModelDelta) => void;
+  /** Set when the turn asks for a typed answer: the answer (when the model calls no tool) is a JSON object of this schema. */
+  readonly output?: OutputFormat;
 }
 
 export interface ModelResponse {
@@ -81,6 +95,11 @@ export interface ModelResponse {
   /** The model that answered (a provider may serve several). */
   readonly model: string;
   readonly finishReason?: string;
+  /**
+   * Set when the model refused to answer (OpenAI's `refusal`, Anthropic's `stop_reason:
+   * "refusal"`): why, as the provider put it. The turn then ends `failed` with `ModelRefused`.
+   */
+  readonly refusal?: string;
 }
 
 /**
@@ -93,6 +112,40 @@ export interface ModelProvider {
   /** A stable name for logs, usage accounting and fallback reports, e.g. `openai:gpt-4o-mini`. */
   readonly name: string;
   call(request: ModelRequest): Promise<ModelResponse>;
+}
+
+/** A schema as one provider takes it, and what of the source it cannot take. */
+export interface CompiledSchema {
+  readonly schema: JsonSchema;
+  /** What the provider cannot express, each with what to change; empty when it can express all of it. */
+  readonly problems: readonly string[];
+  /** Sent in the provider's strict mode (OpenAI `strict: true`): its answers may carry `null` for optional fields. */
+  readonly strict: boolean;
+}
+
+/**
+ * How a provider takes JSON Schema: one compiler for tool input schemas and one for the
+ * typed output's, both pure and cached per schema. `app.agent()` compiles the output DTO and
+ * the agent's tools with each of its models' dialects and refuses what one cannot express.
+ */
+export interface SchemaDialect {
+  /** e.g. `openai-strict`, `anthropic`, `conservative`. */
+  readonly name: string;
+  /** Whether the provider constrains a typed answer itself; otherwise the kernel asks for it in the system prompt. */
+  readonly nativeOutput: boolean;
+  tool(schema: JsonSchema): CompiledSchema;
+  output(schema: JsonSchema): CompiledSchema;
+}
+
+/** The optional capability of a provider that says how it takes JSON Schema. */
+export interface SchemaAwareProvider extends ModelProvider {
+  readonly schemaDialect: SchemaDialect;
+}
+
+/** The provider's schema dialect, or undefined when it has none (schemas go as they are; typed output is asked for in the prompt). */
+export function schemaDialectOf(model: ModelProvider): SchemaDialect | undefined {
+  const dialect = (model as Partial<SchemaAwareProvider>).schemaDialect;
+  return typeof dialect === 'object' && dialect !== null && typeof dialect.output === 'function' && typeof dialect.tool === 'function' ? dialect : undefined;
 }
 
 /**

@@ -5,7 +5,9 @@ import type {
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import { TrellisError } from '../errors/trellis-error.js';
-import type { ModelProvider, ModelRequest, ModelResponse, ModelToolCall, ToolDefinition, Usage } from './model-provider.js';
+import type { CompiledSchema, JsonSchema, ModelRequest, ModelResponse, ModelToolCall, SchemaAwareProvider, SchemaDialect, ToolDefinition, Usage } from './model-provider.js';
+import { CONSERVATIVE_DIALECT, OPENAI_STRICT_DIALECT } from './schema-dialects.js';
+import { dropNullOptionals } from '../validation/openai-strict-schema.js';
 import { modelCancelledError, modelFailedError, type ModelIdentity } from './model-error.js';
 import { ToolNameCodec } from './tool-name-codec.js';
 import { toOpenAIMessages } from './openai-messages.js';
@@ -42,6 +44,16 @@ export interface OpenAIModelOptions {
   /** Provider name for logs and usage; default `openai:<model>`. */
   readonly name?: string;
   /**
+   * How schemas go out and how a typed answer (`output`) is asked for. `native`: OpenAI's
+   * structured outputs — `response_format: { type: 'json_schema', json_schema: { strict: true } }`
+   * and `strict: true` on every tool whose schema strict mode can express (the strict dialect:
+   * every property required, optional ones nullable; `null`s are mapped back before
+   * validation). `prompt`: tool schemas in a conservative subset most compatible servers take,
+   * and the typed answer asked for in the system prompt, then validated. Default: `native` for
+   * OpenAI's own endpoint (no `baseURL`, or `api.openai.com`), `prompt` for any other.
+   */
+  readonly structuredOutput?: 'native' | 'prompt';
+  /**
    * Bounds on the streamed answer: an idle timeout between chunks (default 2 minutes), the
    * longest event-stream line, the largest response, the most tool calls. Line and body size
    * are enforced on the HTTP body when Trellis builds the client (not with `client`).
@@ -71,8 +83,10 @@ interface PendingToolCall {
  * @example
  * const model = new OpenAIModel({ model: 'deepseek-chat', baseURL: 'https://api.deepseek.com', apiKey: process.env.DEEPSEEK_API_KEY });
  */
-export class OpenAIModel implements ModelProvider {
+export class OpenAIModel implements SchemaAwareProvider {
   readonly name: string;
+  /** How this model takes JSON Schema: `openai-strict` (`structuredOutput: 'native'`) or `conservative`. */
+  readonly schemaDialect: SchemaDialect;
   private client: OpenAI | undefined;
   private readonly limits: ResolvedStreamLimits;
 
@@ -80,6 +94,11 @@ export class OpenAIModel implements ModelProvider {
     this.name = options.name ?? `openai:${options.model}`;
     this.client = options.client;
     this.limits = resolveStreamLimits(options.stream, 'OpenAIModel');
+    const mode = options.structuredOutput ?? (isOpenAIEndpoint(options.client?.baseURL ?? options.baseURL) ? 'native' : 'prompt');
+    if (mode !== 'native' && mode !== 'prompt') {
+      throw new TrellisError('InvalidOptions', `OpenAIModel structuredOutput must be 'native' or 'prompt', got ${String(mode)}`, { hint: "Pass 'native' for OpenAI's structured outputs, 'prompt' for servers without them, or leave it out" });
+    }
+    this.schemaDialect = mode === 'native' ? OPENAI_STRICT_DIALECT : CONSERVATIVE_DIALECT;
   }
 
   async call(request: ModelRequest): Promise<ModelResponse> {
@@ -94,8 +113,9 @@ export class OpenAIModel implements ModelProvider {
     try {
       loaded = await loadOpenAISdk();
       const signal = request.signal ? AbortSignal.any([request.signal, idle.signal]) : idle.signal;
-      const stream = await this.getClient(who, loaded).chat.completions.create(this.params(request, model, codec), { signal });
-      const assembler = new ChunkAssembler(model, codec, request.onDelta, this.limits, who);
+      const tools = request.tools.map((tool) => this.schemaDialect.tool(tool.inputSchema));
+      const stream = await this.getClient(who, loaded).chat.completions.create(this.params(request, model, codec, tools), { signal });
+      const assembler = new ChunkAssembler(model, codec, request.onDelta, this.limits, who, strictSources(request.tools, tools));
       const onIdle = () => {
         stalled = streamFailedError(who, 'idle', `the stream sent nothing for ${this.limits.idleTimeoutMs} ms`);
         idle.abort(stalled);
@@ -129,7 +149,7 @@ export class OpenAIModel implements ModelProvider {
     return this.client;
   }
 
-  private params(request: ModelRequest, model: string, codec: ToolNameCodec): ChatCompletionCreateParamsStreaming {
+  private params(request: ModelRequest, model: string, codec: ToolNameCodec, tools: readonly CompiledSchema[]): ChatCompletionCreateParamsStreaming {
     const { temperature, maxTokens, topP, reasoningEffort } = request.inference;
     const params: ChatCompletionCreateParamsStreaming = {
       model,
@@ -137,7 +157,11 @@ export class OpenAIModel implements ModelProvider {
       stream: true,
       stream_options: { include_usage: true },
     };
-    if (request.tools.length > 0) params.tools = request.tools.map((tool) => toOpenAITool(tool, codec));
+    if (request.tools.length > 0) params.tools = request.tools.map((tool, at) => toOpenAITool(tool, tools[at]!, codec));
+    const output = request.output;
+    if (output !== undefined && this.schemaDialect.nativeOutput) {
+      params.response_format = { type: 'json_schema', json_schema: { name: output.name, strict: true, schema: this.schemaDialect.output(output.schema).schema as Record<string, unknown> } };
+    }
     if (temperature !== undefined) params.temperature = temperature;
     // `max_tokens` rather than `max_completion_tokens`: compatible servers only know the former.
     if (maxTokens !== undefined) params.max_tokens = maxTokens;
@@ -163,16 +187,47 @@ export class OpenAIModel implements ModelProvider {
   }
 }
 
-function toOpenAITool(tool: ToolDefinition, codec: ToolNameCodec): ChatCompletionTool {
+function toOpenAITool(tool: ToolDefinition, compiled: CompiledSchema, codec: ToolNameCodec): ChatCompletionTool {
+  const parameters = compiled.schema as Record<string, unknown>;
   return {
     type: 'function',
-    function: { name: codec.encode(tool.name), description: tool.description, parameters: tool.inputSchema as Record<string, unknown> },
+    function: compiled.strict ? { name: codec.encode(tool.name), description: tool.description, parameters, strict: true } : { name: codec.encode(tool.name), description: tool.description, parameters },
   };
+}
+
+/** OpenAI's own endpoint: no base URL (the SDK's default), or one on api.openai.com. */
+function isOpenAIEndpoint(baseURL: string | undefined): boolean {
+  if (baseURL === undefined) return true;
+  try {
+    return new URL(baseURL).hostname === 'api.openai.com';
+  } catch {
+    return false;
+  }
+}
+
+/** The source schemas of the tools sent strict, by name: their arguments are mapped back (a `null` optional → absent). */
+function strictSources(tools: readonly ToolDefinition[], compiled: readonly CompiledSchema[]): ReadonlyMap<string, JsonSchema> | undefined {
+  let sources: Map<string, JsonSchema> | undefined;
+  for (let at = 0; at < tools.length; at++) if (compiled[at]!.strict) (sources ??= new Map()).set(tools[at]!.name, tools[at]!.inputSchema);
+  return sources;
+}
+
+/** A strict tool call's arguments as the source schema expects them; text that is not JSON stays as it is, for validation to report. */
+function mappedArguments(text: string, source: JsonSchema | undefined): string {
+  if (source === undefined) return text;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  return JSON.stringify(dropNullOptionals(value, source));
 }
 
 /** Folds streamed chunks into one response, forwarding deltas as they arrive. */
 class ChunkAssembler {
   private text = '';
+  private refusal = '';
   private readonly toolCalls: PendingToolCall[] = [];
   private usage: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
   private finishReason: string | undefined;
@@ -185,6 +240,7 @@ class ChunkAssembler {
     private readonly onDelta: ModelRequest['onDelta'],
     private readonly limits: ResolvedStreamLimits,
     private readonly who: ModelIdentity,
+    private readonly strict: ReadonlyMap<string, JsonSchema> | undefined,
   ) {}
 
   add(chunk: ChatCompletionChunk): void {
@@ -199,8 +255,13 @@ class ChunkAssembler {
     const choice = chunk.choices[0];
     if (!choice) return;
     if (choice.finish_reason) this.finishReason = choice.finish_reason;
-    const { content, tool_calls } = choice.delta;
+    const { content, tool_calls, refusal } = choice.delta;
     this.count(content);
+    if (refusal) {
+      // Structured outputs' refusal: the model declined, and says why here instead of in `content`.
+      this.count(refusal);
+      this.refusal += refusal;
+    }
     if (content) {
       this.text += content;
       this.onDelta?.({ type: 'text', text: content });
@@ -241,8 +302,11 @@ class ChunkAssembler {
     const toolCalls: ModelToolCall[] = [];
     for (const call of this.toolCalls) {
       // Sparse indexes happen only with odd servers; skip the holes.
-      if (call) toolCalls.push({ id: call.id, name: this.codec.decode(call.name), arguments: call.arguments || '{}' });
+      if (!call) continue;
+      const name = this.codec.decode(call.name);
+      toolCalls.push({ id: call.id, name, arguments: mappedArguments(call.arguments || '{}', this.strict?.get(name)) });
     }
-    return { text: this.text, toolCalls, usage: this.usage, model: this.model, finishReason: this.finishReason };
+    const response: ModelResponse = { text: this.text, toolCalls, usage: this.usage, model: this.model, finishReason: this.finishReason };
+    return this.refusal ? { ...response, refusal: this.refusal } : response;
   }
 }

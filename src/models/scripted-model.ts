@@ -19,6 +19,8 @@ export type ScriptedReply =
       readonly toolCalls?: readonly ScriptedToolCall[];
       /** Missing fields are estimated at about four characters per token. */
       readonly usage?: Partial<Usage>;
+      /** The model refuses (as OpenAI's `refusal` or Anthropic's `stop_reason: "refusal"`), saying why. */
+      readonly refusal?: string;
     };
 
 /** A reply list entry; an `Error` is thrown instead of answering, to script failures. */
@@ -146,13 +148,14 @@ export class ScriptedModel implements ModelProvider {
       outputChars += call.name.length + args.length;
     }
     if (request.onDelta) this.stream(request.onDelta, text, toolCalls);
-    return {
+    const response: ModelResponse = {
       text,
       toolCalls,
       usage: this.usage(reply.usage, request.messages, outputChars),
       model: this.name,
       finishReason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
     };
+    return reply.refusal === undefined ? response : { ...response, toolCalls: [], finishReason: 'refusal', refusal: reply.refusal };
   }
 
   private stream(onDelta: NonNullable<ModelRequest['onDelta']>, text: string, toolCalls: readonly ModelToolCall[]): void {

@@ -229,7 +229,7 @@ type StoredTurn = NonNullable<Awaited<ReturnType<TurnStore['load']>>>['turns'][n
 /** A stored turn record as the `TurnResult` its job reports (tool calls are not stored per turn). */
 function turnResultOf(record: StoredTurn, pending: readonly PendingApproval[]): TurnResult {
   const usage = Object.values(record.usage).reduce<Usage>((sum, u) => addUsage(sum, u), { inputTokens: 0, outputTokens: 0, totalTokens: 0 });
-  return { status: record.status, reply: record.reply, rounds: record.rounds, toolCalls: [], usage: { ...usage, byModel: record.usage }, suspended: record.status === 'suspended' ? pending : undefined, error: record.error };
+  return { status: record.status, reply: record.reply, rounds: record.rounds, toolCalls: [], usage: { ...usage, byModel: record.usage }, suspended: record.status === 'suspended' ? pending : undefined, error: record.error, ...(record.output !== undefined && { output: record.output }) };
 }
 
 /** Whether the call journal re-opened a pending call so that it no longer takes `decision`. */

@@ -26,6 +26,11 @@ export const KERNEL_KEYS = {
    * sessions. Never read back as host context.
    */
   subject: 'trellis.subject',
+  /**
+   * The name of the DTO a typed turn's answer must be (`output`), kept with the turn's other
+   * values, so a turn resumed or recovered elsewhere knows it was typed.
+   */
+  output: 'trellis.output',
 } as const;
 
 /**
@@ -69,5 +74,6 @@ export const KERNEL_STATE_KEYS: readonly StateKeyEntry[] = [
   { ...entry(KERNEL_KEYS.activeAgent, 'session', 'exclusive'), persistent: true },
   { ...entry(KERNEL_KEYS.owner, 'session', 'exclusive'), persistent: true },
   entry(KERNEL_KEYS.handoff, 'turn', 'exclusive'),
+  entry(KERNEL_KEYS.output, 'turn', 'exclusive'),
   { ...entry(KERNEL_KEYS.subject, 'session', 'exclusive'), persistent: true },
 ];

@@ -20,6 +20,8 @@ export interface TurnRecord {
   readonly startedAt: string;
   readonly endedAt: string;
   readonly error?: { readonly code: string; readonly message: string };
+  /** A typed turn's answer (`TurnResult.output`) as plain JSON: a retried send with the turn's key answers with it. */
+  readonly output?: unknown;
 }
 
 /** A session as the store holds it. */

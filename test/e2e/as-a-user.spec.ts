@@ -89,6 +89,9 @@ describe('npm start: the SQL report desk example', () => {
     expect(run.stdout).toMatch(/approval: approving export\.csv \(call_\w+\)/);
     expect(run.stdout).toContain('Saved 3 rows to .trellis/exports/top-customers.csv.');
     expect(readFileSync(join(cwd, '.trellis/exports/top-customers.csv'), 'utf8')).toBe('name,country,spent\nBarbara Liskov,US,500\nGrace Hopper,US,467\nAda Lovelace,UK,425\n');
+    // The typed turn: a TopCustomersReport, validated, read field by field.
+    expect(run.stdout).toContain('report card: Barbara Liskov leads with $500.00 of paid revenue');
+    expect(run.stdout).toContain('total revenue: $1392.00 USD from 3 customers');
 
     // Re-runnable in the same folder: a new session each time, both kept in .trellis/trellis.db.
     const again = await node(EXAMPLE, [], cwd);

@@ -7,7 +7,9 @@ import type { RegisteredTool } from '../../plugin/plugin-member.js';
 import type { TurnEnv } from '../../tools/turn-env.js';
 import { dtoJsonSchema } from '../../validation/dto-json-schema.js';
 import { toolInputValidator } from '../../validation/tool-input.js';
-import { formatFieldErrors, validateDto } from '../../validation/validate-dto.js';
+import { formatFieldErrors } from '../../validation/validate-dto.js';
+import { parseOutput } from '../../validation/parse-output.js';
+import { plainOutput } from '../turn-output.js';
 import type { Decision, TurnResult } from '../turn-result.js';
 import { AgentInput, RemoteAgentInput, type AgentToolSpec, type RemoteAgent } from './agent-tool-spec.js';
 import type { DelegateSession, DelegatedRun } from '../session-host.js';
@@ -94,7 +96,8 @@ async function runSubAgent(env: TurnEnv, site: DelegationSite, spec: AgentToolSp
   }
   const childSessionId = childSessionIdOf(env, ctx.callId, spec.agent);
   const child = target.session(childSessionId, { context: contextFor(env, spec.context ?? NO_KEYS) });
-  const run: DelegatedRun = { signal: ctx.signal === NEVER_ABORTED ? undefined : ctx.signal, delegation: childFrame(env, site, ctx.callId, spec.agent), waitForLease: childLeaseWaitMs(site.host), key: ctx.idempotencyKey };
+  // With `output`, the sub-agent's turn is typed: its answer is checked (with repair rounds) where it is written.
+  const run: DelegatedRun = { signal: ctx.signal === NEVER_ABORTED ? undefined : ctx.signal, delegation: childFrame(env, site, ctx.callId, spec.agent), waitForLease: childLeaseWaitMs(site.host), key: ctx.idempotencyKey, ...(spec.output !== undefined && { output: spec.output }) };
   const decisions = takeResume(env, ctx.callId);
   const result = decisions ? await resumeChild(child, decisions, run) : await child.send(messageFor(spec, args), run);
   const reported = env.hooks.run('agent.delegated', { kind: 'tool', from: self, to: spec.agent, callId: ctx.callId, childSessionId, status: result.status, path }, env.site);
@@ -108,7 +111,8 @@ async function runSubAgent(env: TurnEnv, site: DelegationSite, spec: AgentToolSp
     const why = result.error ? `: ${result.error.message}` : '';
     return DelegatedOutcome.finished(errorResult('DelegationFailed', `${spec.agent} ended its turn '${result.status}' without a reply${why}`), usage);
   }
-  return DelegatedOutcome.finished(spec.output ? structured(spec, result.reply) : { ok: true, value: result.reply }, usage);
+  if (!spec.output) return DelegatedOutcome.finished({ ok: true, value: result.reply }, usage);
+  return DelegatedOutcome.finished(result.output !== undefined ? { ok: true, value: plainOutput(result.output) } : structured(spec, result.reply), usage);
 }
 
 /**
@@ -145,18 +149,11 @@ function messageFor(spec: AgentToolSpec, args: object): string {
   return JSON.stringify(args);
 }
 
-/** A structured result: the reply as JSON (a fenced block is unwrapped), checked against `output`. */
+/** A structured result from a reply's text (a remote agent's, or one read back from a transcript), checked against `output`. */
 function structured(spec: AgentToolSpec, reply: string): ToolResult {
-  const text = reply.trim().replace(/^```(?:json)?\s*([\s\S]*?)\s*```$/, '$1');
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return errorResult('ToolOutput', `${spec.agent} was asked for JSON matching ${spec.output!.name} but replied with text that is not JSON; ask it again`);
-  }
-  const checked = validateDto(spec.output!, value, { forbidUnknown: false });
+  const checked = parseOutput(spec.output!, reply, dtoJsonSchema(spec.output!));
   if (!checked.ok) return errorResult('ToolOutput', `${spec.agent}'s reply does not match ${spec.output!.name}:\n${formatFieldErrors(checked.errors)}`);
-  return { ok: true, value };
+  return { ok: true, value: plainOutput(checked.value) };
 }
 
 const shapes = new WeakMap<new () => object, { schema: RegisteredTool['schema']; validateInput: RegisteredTool['validateInput'] }>();

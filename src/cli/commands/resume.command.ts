@@ -69,7 +69,7 @@ export function registerResumeCommand(program: Command, io: CliIo): void {
           return;
         }
         const session = openSession(cli, io, sessionId);
-        await printTurn(io, session, () => session.resume({ decisions: toApply, approver: cli.approver }), cli.app.describe(), sessionInterrupt(session));
+        await printTurn(io, session, () => session.resume({ decisions: toApply, approver: cli.approver }), cli.app.describe(), { interrupt: sessionInterrupt(session) });
       });
     });
 }

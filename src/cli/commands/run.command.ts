@@ -18,7 +18,8 @@ export function registerRunCommand(program: Command, io: CliIo): void {
     .argument('<message>', 'the message to send')
     .option('-s, --session <id>', 'continue this session instead of starting a new one')
     .option('-q, --queue', "send the turn to the config's queue for a `trellis worker` to run, instead of running it here")
-    .action(async (message: string, options: { session?: string; queue?: boolean }) => {
+    .option('--json', 'print the turn result as one JSON object on stdout (status, reply, output, rounds, toolCalls, usage, …) instead of the reply and summary')
+    .action(async (message: string, options: { session?: string; queue?: boolean; json?: boolean }) => {
       if (message.trim() === '') throw usageError('run needs a message, and this one is empty', 'e.g. trellis run "Greet Ada"');
       await withCliApp(io, async (cli) => {
         if (options.queue) {
@@ -26,7 +27,7 @@ export function registerRunCommand(program: Command, io: CliIo): void {
           try {
             const sessionId = options.session ?? randomUUID();
             await warnCancelled(io, cli, sessionId);
-            await printTurn(io, queuedSession(queue, sessionId), (signal) => runQueuedTurn(queue, sessionId, randomUUID(), { kind: 'send', message }, cli.context, signal), cli.app.describe());
+            await printTurn(io, queuedSession(queue, sessionId), (signal) => runQueuedTurn(queue, sessionId, randomUUID(), { kind: 'send', message }, cli.context, signal), cli.app.describe(), { json: options.json });
           } finally {
             await queue.queue.close();
           }
@@ -34,7 +35,7 @@ export function registerRunCommand(program: Command, io: CliIo): void {
         }
         const session = openSession(cli, io, options.session);
         await warnCancelled(io, cli, session.id);
-        await printTurn(io, session, () => session.send(message), cli.app.describe(), sessionInterrupt(session));
+        await printTurn(io, session, () => session.send(message), cli.app.describe(), { interrupt: sessionInterrupt(session), json: options.json });
       });
     });
 }
@@ -48,11 +49,13 @@ export async function warnCancelled(io: CliIo, cli: CliApp, sessionId: string): 
 }
 
 /**
- * Runs a turn (a send or a resume) with tool activity, retries included, on stderr, then
- * prints its outcome. Ctrl-C stops it through `interrupt` (a turn run here), else through the
- * signal `turn` is given (a queued turn).
+ * Runs a turn (a send or a resume) with tool activity, retries included, on stderr, then prints
+ * its outcome: the reply, what waits and a summary line; with `json`, the result as one JSON
+ * object (a typed turn's `output` as plain JSON) for scripts. Ctrl-C stops it through
+ * `interrupt` (a turn run here), else through the signal `turn` is given (a queued turn).
  */
-export async function printTurn(io: CliIo, session: Pick<Session, 'id' | 'events$'>, turn: (signal: AbortSignal) => Promise<TurnResult>, app?: AppDescription, interrupt?: TurnInterrupt): Promise<TurnResult> {
+export async function printTurn(io: CliIo, session: Pick<Session, 'id' | 'events$'>, turn: (signal: AbortSignal) => Promise<TurnResult>, app?: AppDescription, options: { readonly interrupt?: TurnInterrupt; readonly json?: boolean } = {}): Promise<TurnResult> {
+  const { interrupt, json = false } = options;
   let retries = 0;
   const activity = session.events$.subscribe((event) => {
     if (event.type === 'tool.retry') retries++;
@@ -68,9 +71,13 @@ export async function printTurn(io: CliIo, session: Pick<Session, 'id' | 'events
   } finally {
     activity.unsubscribe();
   }
-  for (const line of replyLines(result)) io.out(line);
-  for (const line of pendingLines(result, session.id, app, cliCommand(io))) io.out(line);
-  io.out(summaryLine(result, performance.now() - started, session.id, retries));
+  if (json) {
+    io.out(JSON.stringify({ sessionId: session.id, ...result, durationMs: Math.round(performance.now() - started) }, null, 2));
+  } else {
+    for (const line of replyLines(result)) io.out(line);
+    for (const line of pendingLines(result, session.id, app, cliCommand(io))) io.out(line);
+    io.out(summaryLine(result, performance.now() - started, session.id, retries));
+  }
   if (result.status === 'failed' && io.exitCode === 0) io.exitCode = 1;
   return result;
 }

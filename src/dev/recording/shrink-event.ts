@@ -12,6 +12,8 @@ export function shrinkEvent(event: TrellisEvent): TrellisEvent {
   switch (event.type) {
     case 'tool.started':
       return { ...event, args: shrinkValue(event.args) };
+    case 'output.partial':
+      return { ...event, partial: shrinkValue(event.partial) as Readonly<Record<string, unknown>> };
     case 'error':
     case 'tool.suspended':
     case 'tool.output_invalid':

@@ -14,9 +14,13 @@ export function pendingCallView(call: PendingApproval): PendingCallView {
   return { ...call, arguments: parsedArguments(call.arguments) };
 }
 
-/** A turn's result for a JSON response (or the `result` event of a stream). */
+/**
+ * A turn's result for a JSON response (or the `result` event of a stream): a typed turn's
+ * `output` as the plain JSON object its DTO instance serialises to.
+ */
 export function turnResultView(result: TurnResult): TurnResultView {
-  return result.suspended === undefined ? result : { ...result, suspended: result.suspended.map(pendingCallView) };
+  const plain = result.output === undefined ? result : { ...result, output: JSON.parse(JSON.stringify(result.output)) as unknown };
+  return plain.suspended === undefined ? plain : { ...plain, suspended: plain.suspended.map(pendingCallView) };
 }
 
 function parsedArguments(text: string): unknown {

@@ -86,7 +86,7 @@ const stall = (head: string): Script => (res) => {
   res.write(head);
 };
 
-type Expect = { fault: string } | 'runs-once' | 'text';
+type Expect = { fault: string } | 'runs-once' | 'text' | 'refused';
 type Case = readonly [name: string, script: () => Script, expected: Expect];
 
 const OPENAI: readonly Case[] = [
@@ -116,7 +116,8 @@ const ANTHROPIC: readonly Case[] = [
   ['message_stop without a stop_reason', () => send(START + toolUse(0, '{"note":"a"}') + messageEnd(null)), { fault: 'incomplete' }],
   ['stop_reason max_tokens mid tool_use', () => send(START + toolUse(0, '{"note":"a', false) + messageEnd('max_tokens')), { fault: 'truncated' }],
   ['stop_reason max_tokens after a whole tool_use', () => send(START + toolUse(0, '{"note":"a"}') + messageEnd('max_tokens')), { fault: 'truncated' }],
-  ['stop_reason refusal with a tool_use', () => send(START + toolUse(0, '{"note":"a"}') + messageEnd('refusal')), { fault: 'truncated' }],
+  // A refusal is the model's answer (issue 27): its cut-off tool call is dropped, and the turn ends ModelRefused.
+  ['stop_reason refusal with a tool_use', () => send(START + toolUse(0, '{"note":"a"}') + messageEnd('refusal')), 'refused'],
   ['input_json_delta for a block that never started (the started one has no input)', () => send(START + ev('content_block_start', { index: 0, content_block: { type: 'tool_use', id: `toolu_${randomUUID()}`, name: WIRE, input: {} } }) + ev('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: '{"note":"a"}' } }) + ev('content_block_stop', { index: 0 }) + messageEnd('tool_use')), { fault: 'index' }],
   ['a tool_use block without an index', () => send(START + ev('content_block_start', { content_block: { type: 'tool_use', id: `toolu_${randomUUID()}`, name: WIRE, input: {} } }) + ev('content_block_delta', { delta: { type: 'input_json_delta', partial_json: '{"note":"a"}' } }) + ev('content_block_stop', {}) + messageEnd('tool_use')), { fault: 'index' }],
   ['an input_json_delta without an index', () => send(START + ev('content_block_start', { index: 0, content_block: { type: 'tool_use', id: `toolu_${randomUUID()}`, name: WIRE, input: {} } }) + ev('content_block_delta', { delta: { type: 'input_json_delta', partial_json: '{"note":"a"}' } }) + ev('content_block_stop', { index: 0 }) + messageEnd('tool_use')), { fault: 'index' }],
@@ -176,6 +177,7 @@ describe.each([
     } else {
       const response = await direct;
       expect(response.toolCalls).toHaveLength(expected === 'runs-once' ? 1 : 0);
+      if (expected === 'refused') expect(response.refusal).toBeDefined();
     }
 
     // Through a real turn: no tool runs from a response that did not complete.
@@ -188,6 +190,8 @@ describe.each([
       expect(result.status).toBe('failed');
       expect(result.error?.code).toBe('ModelFailed');
       expect(runs).toBe(0);
+    } else if (expected === 'refused') {
+      expect([result.status, result.error?.code, runs]).toEqual(['failed', 'ModelRefused', 0]);
     } else {
       expect(result.status).toBe('completed');
       expect(runs).toBe(expected === 'runs-once' ? 1 : 0);

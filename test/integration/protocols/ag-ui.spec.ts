@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import { HttpAgent } from '@ag-ui/client';
 import { EventType, type BaseEvent, type RunFinishedEvent } from '@ag-ui/core';
-import type { Trellis } from 'trellis';
+import { IsIn, IsString } from 'class-validator';
+import { ScriptedModel, Trellis as TrellisApp, type Trellis } from 'trellis';
 import { createAgUiHandler, TOOL_APPROVAL } from 'trellis/ag-ui';
 import { exportApp, exportRuns } from '../../support/export-desk.js';
 
@@ -110,5 +111,31 @@ describe('createAgUiHandler with a principal: a thread is the session of the use
     await alice.runAgent({ resume: [{ interruptId: id, status: 'resolved', payload: { decision: 'approve' } }] }, { onEvent: ({ event }) => void second.push(event) });
     expect(second.at(-1)).toMatchObject({ type: EventType.RUN_FINISHED, outcome: { type: 'success' } });
     expect(exportRuns).toEqual(['top-customers']);
+  });
+});
+
+describe("a typed agent's answer over AG-UI", () => {
+  it('sends the object so far as CUSTOM trellis.output.partial events and the validated answer in RUN_FINISHED.result.output', async () => {
+    class Triage {
+      @IsIn(['low', 'high']) priority!: string;
+      @IsString() summary!: string;
+    }
+    const app = TrellisApp.create();
+    const agent = app.agent({ name: 'triage', model: new ScriptedModel(['{"priority":"high","summary":"Refund blocked for a week"}']), instructions: 'Triage.', output: Triage });
+    const server = createServer(getRequestListener(createAgUiHandler({ agent })));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const client = new HttpAgent({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/ag-ui`, threadId: 'typed-1' });
+      client.addMessage({ id: 'm1', role: 'user', content: 'My refund is stuck' });
+      const events: BaseEvent[] = [];
+      await client.runAgent({}, { onEvent: ({ event }) => void events.push(event) });
+      const partials = events.filter((e) => e.type === EventType.CUSTOM && (e as unknown as { name: string }).name === 'trellis.output.partial');
+      expect(partials.length).toBeGreaterThan(0);
+      expect((partials.at(-1) as unknown as { value: unknown }).value).toEqual({ priority: 'high', summary: 'Refund blocked for a week' });
+      expect(events.at(-1)).toMatchObject({ type: EventType.RUN_FINISHED, result: { status: 'completed', output: { priority: 'high', summary: 'Refund blocked for a week' } } });
+    } finally {
+      await new Promise((r) => server.close(r));
+      await app.stop();
+    }
   });
 });

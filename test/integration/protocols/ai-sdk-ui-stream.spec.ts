@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { DefaultChatTransport, readUIMessageStream, type UIMessage } from 'ai';
 import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
-import type { Trellis } from 'trellis';
+import { IsIn, IsString } from 'class-validator';
+import { ScriptedModel, Trellis as TrellisApp, type Trellis } from 'trellis';
 import { chatRequestListener, createChatHandler } from 'trellis/ai-sdk';
 import { exportApp, exportRuns } from '../../support/export-desk.js';
 
@@ -181,5 +182,28 @@ describe('createChatHandler with a principal: a chat is the session of the user 
   it('refuses a principal or policy that is not a function when the handler is built', () => {
     expect(() => createChatHandler({ agent: {} as never, principal: 'alice' as never })).toThrow(/principal must be a function/);
     expect(() => createChatHandler({ agent: {} as never, policy: () => true })).toThrow(/a policy needs a principal/);
+  });
+});
+
+describe("a typed agent's answer in the AI SDK UI message stream", () => {
+  it('sends the object so far and the validated answer as one data-output part, replaced in place by the client', async () => {
+    class Triage {
+      @IsIn(['low', 'high']) priority!: string;
+      @IsString() summary!: string;
+    }
+    const app = TrellisApp.create();
+    const agent = app.agent({ name: 'triage', model: new ScriptedModel(['{"priority":"high","summary":"Refund blocked for a week"}']), instructions: 'Triage.', output: Triage });
+    const server = createServer(chatRequestListener({ agent }));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const transport = new DefaultChatTransport<UIMessage>({ api: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/chat` });
+      const message = await lastMessage(transport, 'typed-1', [user('My refund is stuck')]);
+      const outputs = message.parts.filter((p) => p.type === 'data-output');
+      expect(outputs).toEqual([{ type: 'data-output', id: 'output', data: { priority: 'high', summary: 'Refund blocked for a week' } }]);
+      expect(message.metadata).toMatchObject({ status: 'completed' });
+    } finally {
+      await new Promise((r) => server.close(r));
+      await app.stop();
+    }
   });
 });

@@ -10,6 +10,7 @@ import { BAD_QUERY, deskScriptedModel, GOOD_QUERY } from '../../../examples/sql-
 import { csvField } from '../../../examples/sql-report-desk/plugins/export.plugin.js';
 import { SQL_RULES } from '../../../examples/sql-report-desk/plugins/sql-strategy.plugin.js';
 import { ReadOnlyQueries } from '../../../examples/sql-report-desk/read-only-query.js';
+import { ReportCustomer, TopCustomersReport } from '../../../examples/sql-report-desk/report-card.js';
 
 let dir: string;
 let apps: Trellis[] = [];
@@ -113,6 +114,39 @@ describe('planning: strategy rules and reflection lessons', () => {
 
     expect(session.values[LESSONS_KEY]).toEqual([expect.objectContaining({ tool: 'db.search', code: 'SqlError', turn: 0 })]);
     expect(model.calls[0]!.messages[0]!.content).toContain(LESSONS_HEADING);
+  });
+});
+
+describe('a typed report card for a dashboard', () => {
+  it('answers send(…, { output: TopCustomersReport }) with the report card as an instance, from the real query, kept in the store', async () => {
+    const store = new MemoryStore();
+    const app = await desk(store);
+    const model = deskScriptedModel();
+    const session = app.agent({ ...DESK_AGENT, model }).session('card');
+
+    const result = await session.send('Give me the top customers as a report card for the dashboard.', { output: TopCustomersReport });
+
+    expect(result.status).toBe('completed');
+    expect(result.output).toBeInstanceOf(TopCustomersReport);
+    expect(result.output!.customers[0]).toBeInstanceOf(ReportCustomer);
+    expect(result.output).toMatchObject({
+      headline: 'Barbara Liskov leads with $500.00 of paid revenue',
+      currency: 'USD',
+      totalRevenue: 1392,
+      customers: [
+        { name: 'Barbara Liskov', country: 'US', spent: 500 },
+        { name: 'Grace Hopper', country: 'US', spent: 467 },
+        { name: 'Ada Lovelace', country: 'UK', spent: 425 },
+      ],
+    });
+    // The model was told what the answer must be (the scripted model has no native mode: in the system prompt too).
+    expect(model.calls.at(-1)!.output?.name).toBe('TopCustomersReport');
+    expect(model.calls.at(-1)!.messages[0]!.content).toContain('"totalRevenue"');
+    expect((await store.load('card'))!.turns[0]!.output).toMatchObject({ totalRevenue: 1392 });
+    // The same desk answers untyped questions as before.
+    const plain = await session.send('Who are our top three customers by revenue?');
+    expect(plain.output).toBeUndefined();
+    expect(plain.reply).toContain('1. Barbara Liskov (US) — $500.00');
   });
 });
 

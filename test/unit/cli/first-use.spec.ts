@@ -7,6 +7,7 @@ import { runCli } from '../../../src/cli/program.js';
 import { fakeCliIo, type FakeCliIo } from '../../support/fake-cli-io.js';
 
 const FLAKY = fileURLToPath(new URL('../../fixtures/cli/flaky-locale.plugin.ts', import.meta.url));
+const CARD = fileURLToPath(new URL('../../fixtures/cli/greeting-card.dto.ts', import.meta.url));
 let cwd: string;
 
 beforeEach(() => {
@@ -46,6 +47,27 @@ describe('trellis run', () => {
   });
 });
 
+describe('trellis run --json', () => {
+  it("prints the result as one JSON object, a typed agent's output included, and nothing else on stdout", async () => {
+    writeFlakyConfig(`output: GreetingCard, maxOutputRepairs: 0,`, `'{"greeting":"' + request.messages.at(-1)?.content + '","language":"fr"}'`);
+    const io = fakeCliIo(cwd);
+
+    expect(await cli(io, 'run', '--json', '-s', 'j1', 'Greet Ada')).toBe(0);
+    const printed = JSON.parse(io.text()) as Record<string, unknown>;
+    expect(printed).toMatchObject({ sessionId: 'j1', status: 'completed', output: { greeting: 'Bonjour Ada', language: 'fr' }, rounds: 2, usage: { totalTokens: expect.any(Number) } });
+    expect(printed.toolCalls).toEqual([expect.objectContaining({ tool: 'flaky.hello', ok: true })]);
+  });
+
+  it('prints a turn whose answer does not validate as failed/OutputInvalid, and exits 1', async () => {
+    writeFlakyConfig(`output: GreetingCard, maxOutputRepairs: 0,`, `'{"greeting":"hi","language":"de"}'`);
+    const io = fakeCliIo(cwd);
+
+    expect(await cli(io, 'run', '--json', 'Greet Ada')).toBe(1);
+    expect(JSON.parse(io.text())).toMatchObject({ status: 'failed', error: { code: 'OutputInvalid' } });
+    expect(JSON.parse(io.text()).output).toBeUndefined();
+  });
+});
+
 describe('trellis plugins', () => {
   it('refuses a plugins folder with no @Plugin class in it, instead of running with none', async () => {
     mkdirSync(join(cwd, 'plugins'));
@@ -68,18 +90,23 @@ describe('trellis plugins', () => {
   });
 });
 
-/** A .ts config installing the flaky fixture plugin, with a scripted model that calls it once. */
-function writeFlakyConfig(): void {
+/**
+ * A .ts config installing the flaky fixture plugin, with a scripted model that calls it once
+ * and then answers `answer` (an expression of `request`); `agent` adds agent fields.
+ */
+function writeFlakyConfig(agent = '', answer = `'Said: ' + request.messages.at(-1)?.content`): void {
   const testing = fileURLToPath(new URL('../../../testing.ts', import.meta.url));
   writeFileSync(join(cwd, 'package.json'), JSON.stringify({ type: 'module' }));
   writeFileSync(
     join(cwd, 'trellis.config.ts'),
     `import { ScriptedModel } from '${testing}';
      import { FlakyLocalePlugin } from '${FLAKY}';
+     import { GreetingCard } from '${CARD}';
      export default {
        plugins: [FlakyLocalePlugin],
+       agent: { ${agent} },
        context: { 'app.locale': 'fr' },
-       model: new ScriptedModel((request) => request.messages.at(-1)?.role === 'tool' ? 'Said: ' + request.messages.at(-1)?.content : { toolCalls: [{ name: 'flaky.hello', args: { name: 'Ada' } }] }),
+       model: new ScriptedModel((request) => request.messages.at(-1)?.role === 'tool' ? ${answer} : { toolCalls: [{ name: 'flaky.hello', args: { name: 'Ada' } }] }),
      };`,
   );
 }
