@@ -136,9 +136,9 @@ async function usageOf(store: SessionStore): Promise<{ top: unknown; child: unkn
   return { top: tokens((await store.load('s1'))!.turns[0]?.usage), child: child === undefined ? undefined : tokens((await store.load(child))!.turns[0]?.usage) };
 }
 
-/** `usage` without its `toolMs` figures, which measure time and differ from run to run. */
+/** `usage` without its time figures (`toolMs`, `hookMs`, `modelMs`), which measure the clock and differ from run to run. */
 function tokens(usage: unknown): unknown {
-  return JSON.parse(JSON.stringify(usage ?? null, (key, value: unknown) => (key === 'toolMs' ? undefined : value)));
+  return JSON.parse(JSON.stringify(usage ?? null, (key, value: unknown) => (key === 'toolMs' || key === 'hookMs' || key === 'modelMs' ? undefined : value)));
 }
 
 afterAll(async () => {

@@ -133,9 +133,9 @@ function expectRunsOnce(finished: ReadonlySet<string>, inDoubtAllowed = true): v
   }
 }
 
-/** `usage` without its `toolMs` figures, which measure time and differ from run to run. */
+/** `usage` without its time figures (`toolMs`, `hookMs`, `modelMs`), which measure the clock and differ from run to run. */
 function tokens(usage: unknown): unknown {
-  return JSON.parse(JSON.stringify(usage ?? null, (key, value: unknown) => (key === 'toolMs' ? undefined : value)));
+  return JSON.parse(JSON.stringify(usage ?? null, (key, value: unknown) => (key === 'toolMs' || key === 'hookMs' || key === 'modelMs' ? undefined : value)));
 }
 
 /** The usage of the workload's turn, and of its `ask` variant resumed (pay 2 retried, pay 3 skipped), when nothing cuts them: by model, by agent, by plugin and owner. */
