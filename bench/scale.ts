@@ -17,6 +17,8 @@ import pg from 'pg';
 import { PostgresStore, SqliteStore, type SessionStore } from '../index.js';
 import { TurnQueue } from '../queue.js';
 import { quantile, round } from './stats.js';
+import { checkpointRatio } from './pg-checkpoint-ratio.js';
+import { ScriptedModel, Trellis } from '../index.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => (args.includes(name) ? args[args.indexOf(name) + 1]! : fallback);
@@ -66,8 +68,8 @@ async function queueFigures(workers: number, schema: string): Promise<QueueFigur
   return { workers, turns: TURNS, turnsPerSecond: round(TURNS / seconds, 1), latencyMs: { p50: round(quantile(sorted, 0.5), 1), p99: round(quantile(sorted, 0.99), 1) } };
 }
 
-function startWorker(schema: string, prefix: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(here, 'scale-worker.js'), PG_URL, schema, REDIS_URL, prefix, String(LATENCY_MS), String(CONCURRENCY)], { stdio: ['ignore', 'pipe', 'inherit'] });
+function startWorker(schema: string, prefix: string, latencyMs = LATENCY_MS): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [join(here, 'scale-worker.js'), PG_URL, schema, REDIS_URL, prefix, String(latencyMs), String(CONCURRENCY)], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (text: Buffer) => text.toString().includes('ready') && resolve(child));
     child.once('exit', (code) => reject(new Error(`a bench worker exited with ${code} before it was ready`)));
@@ -97,11 +99,84 @@ async function checkpointCost(store: SessionStore, n = 400): Promise<{ p50: numb
   return { p50: Math.round(quantile(sorted, 0.5)), p99: Math.round(quantile(sorted, 0.99)) };
 }
 
+/** Sum of `calls` over every command Redis counted so far (INFO commandstats: scripted commands included). */
+async function redisCalls(redis: Redis): Promise<number> {
+  const info = await redis.info('commandstats');
+  return [...info.matchAll(/calls=(\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0);
+}
+
+interface Target {
+  readonly name: string;
+  readonly value: number;
+  readonly limit: number;
+  readonly unit: string;
+}
+
+/**
+ * The targets of issue 26, measured in this run: a 0-round turn (the model answers at once)
+ * queued (one worker, nobody streaming) against the same turn in process on the same
+ * PostgresStore, sequentially; Redis commands per queued turn; one checkpoint against one
+ * single-row INSERT on the same connection.
+ */
+async function targets(schema: string, turns = 150): Promise<{ targets: Target[]; figures: Record<string, unknown> }> {
+  const store = await PostgresStore.open({ url: PG_URL, schema: `${schema}_ip`, maxConnections: 8 });
+  const app = Trellis.create({ store });
+  const agent = app.agent({ name: 'bench', model: new ScriptedModel(async (r) => `ok: ${r.messages.at(-1)!.content}`), instructions: 'Answer.' });
+  const inProcess: number[] = [];
+  for (let i = 0; i < turns; i++) {
+    const t0 = performance.now();
+    await agent.session(`ip${i % 10}`).send(`m${i}`);
+    inProcess.push(performance.now() - t0);
+  }
+  await app.stop();
+  const prefix = `${tag}_targets`;
+  const [child] = await Promise.all([startWorker(schema, prefix, 0)]);
+  const queue = new TurnQueue({ url: REDIS_URL, prefix, pollMs: 2000 });
+  const redis = new Redis(REDIS_URL);
+  const queued: number[] = [];
+  // Warm up (connections, prepared statements), then count.
+  for (let i = 0; i < 10; i++) await queue.send({ agent: 'bench', sessionId: `warm${i}`, key: 'w', message: 'w' });
+  const before = await redisCalls(redis);
+  for (let i = 0; i < turns; i++) {
+    const t0 = performance.now();
+    await queue.send({ agent: 'bench', sessionId: `q${i % 10}`, key: `t${i}`, message: `m${i}` });
+    queued.push(performance.now() - t0);
+  }
+  // INFO itself is one call; the window also holds the worker's own polling while turns ran.
+  const commands = (await redisCalls(redis)) - before - 1;
+  await queue.close();
+  child.kill('SIGTERM');
+  await new Promise((resolve) => child.once('exit', resolve));
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length > 0) await redis.del(...keys);
+  await redis.quit();
+  const q = (xs: number[], p: number) => quantile([...xs].sort((a, b) => a - b), p);
+  const ratio = await checkpointRatio(PG_URL, `${schema}_ratio`);
+  const figures = {
+    inProcessMs: { p50: round(q(inProcess, 0.5)), p99: round(q(inProcess, 0.99)) },
+    queuedMs: { p50: round(q(queued, 0.5)), p99: round(q(queued, 0.99)) },
+    redisCommandsPerTurn: round(commands / turns, 1),
+    checkpoint: ratio,
+  };
+  return {
+    figures,
+    targets: [
+      { name: 'queued - in process, 0-round turn, p50', value: round(q(queued, 0.5) - q(inProcess, 0.5)), limit: 2, unit: 'ms' },
+      { name: 'queued - in process, 0-round turn, p99', value: round(q(queued, 0.99) - q(inProcess, 0.99)), limit: 10, unit: 'ms' },
+      { name: 'checkpoint / single-row INSERT+COMMIT, p50', value: ratio.ratio, limit: 1.5, unit: 'x' },
+      { name: 'Redis commands per queued turn, nobody streaming', value: round(commands / turns, 1), limit: 20, unit: '' },
+    ],
+  };
+}
+
 const schema = tag;
 const admin = new pg.Pool({ connectionString: PG_URL, max: 1 });
 const sqliteDir = mkdtempSync(join(tmpdir(), 'trellis-bench-'));
 try {
   await (await PostgresStore.open({ url: PG_URL, schema })).close();
+  const measured = await targets(schema);
+  console.log(`targets (${JSON.stringify(measured.figures)}):`);
+  for (const t of measured.targets) console.log(`  ${t.value <= t.limit ? 'met    ' : 'NOT met'}  ${t.name}: ${t.value}${t.unit} (target <= ${t.limit}${t.unit})`);
   const queueRuns: QueueFigures[] = [];
   for (const workers of WORKERS) {
     queueRuns.push(await queueFigures(workers, schema));
@@ -112,7 +187,7 @@ try {
   const checkpoints = { postgresUs: await checkpointCost(postgres), sqliteUs: await checkpointCost(sqlite) };
   await postgres.close();
   await sqlite.close();
-  const report = { date: new Date().toISOString(), machine: { cpus: cpus().length, model: cpus()[0]?.model, loadavg: loadavg().map((l) => round(l, 1)) }, modelLatencyMs: LATENCY_MS, workerConcurrency: CONCURRENCY, inFlight: IN_FLIGHT, queue: queueRuns, checkpoints };
+  const report = { date: new Date().toISOString(), machine: { cpus: cpus().length, model: cpus()[0]?.model, loadavg: loadavg().map((l) => round(l, 1)) }, modelLatencyMs: LATENCY_MS, workerConcurrency: CONCURRENCY, inFlight: IN_FLIGHT, queue: queueRuns, checkpoints, targets: measured };
   console.log('\nworkers  turns/s  p50 ms  p99 ms');
   for (const r of queueRuns) console.log(`${String(r.workers).padStart(7)}  ${String(r.turnsPerSecond).padStart(7)}  ${String(r.latencyMs.p50).padStart(6)}  ${String(r.latencyMs.p99).padStart(6)}`);
   console.log(`checkpoint µs p50/p99: PostgreSQL ${checkpoints.postgresUs.p50}/${checkpoints.postgresUs.p99}, SQLite ${checkpoints.sqliteUs.p50}/${checkpoints.sqliteUs.p99}`);
@@ -121,7 +196,7 @@ try {
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
   console.log(`written ${out}`);
 } finally {
-  await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE; DROP SCHEMA IF EXISTS "${schema}_cp" CASCADE`);
+  await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE; DROP SCHEMA IF EXISTS "${schema}_cp" CASCADE; DROP SCHEMA IF EXISTS "${schema}_ip" CASCADE; DROP SCHEMA IF EXISTS "${schema}_ratio" CASCADE`);
   await admin.end();
   rmSync(sqliteDir, { recursive: true, force: true });
 }

@@ -2,7 +2,7 @@ import type { Observable } from 'rxjs';
 import { TrellisError, waitForLeaseProblem, type ChatMessage, type PendingApproval, type SendOptions, type Session, type TrellisEvent, type TurnResult } from '../../index.js';
 import type { TrellisRequestContext } from './request-context.js';
 import type { HostContext } from './trellis-module-options.js';
-import type { CancelPendingOutcome, HostedCancelOptions, HostedResumeOptions, HostedSendOptions, HostedStopOptions, TurnDispatcher } from './turn-dispatcher.js';
+import type { CancelPendingOutcome, HostedCancelOptions, HostedResumeOptions, HostedSendOptions, HostedStopOptions, HostedWatchOptions, TurnDispatcher } from './turn-dispatcher.js';
 import type { TurnTracker } from './turn-tracker.js';
 
 /** What every hosted session of one `TrellisModule` shares: the request context, the drain, where turns run. */
@@ -54,11 +54,12 @@ export class HostedSession {
 
   /**
    * Calls `listener` with each turn event; resolves once every event of a turn started
-   * afterwards will reach it (on the queue, once Redis confirmed the subscription).
+   * afterwards will reach it (on the queue, once Redis confirmed the subscription), and,
+   * with `after` on the queue, once the events after that id were replayed.
    * Call the returned function to stop.
    */
-  watch(listener: (event: TrellisEvent) => void): Promise<() => void> {
-    return this.turns.dispatcher.watch(this.target(), listener);
+  watch(listener: (event: TrellisEvent) => void, options: HostedWatchOptions = {}): Promise<() => void> {
+    return this.turns.dispatcher.watch(this.target(), listener, options);
   }
 
   /**

@@ -17,6 +17,14 @@ export const DOUBLE_TEXT_POLICIES: readonly DoubleTextPolicy[] = ['enqueue', 're
 export const ORPHAN_GRACE_MS = 30_000;
 
 /**
+ * How long an order list outlives its last change, and a cancel marker its setting: a day,
+ * whatever the queue's `retainMs`. Both are removed when their jobs finish (a list that
+ * empties is gone), so this bounds only leftovers; a shorter expiry would drop the order of
+ * a backlog waiting behind a long turn, or a cancel not yet read.
+ */
+export const ORDER_TTL_MS = 86_400_000;
+
+/**
  * Drops the finished or orphaned entries at the head of a session's order list: an entry is
  * `<job id> <ms accepted>`; it is done when its job hash is gone or has `finishedOn`, and
  * orphaned when its job hash never appeared within the grace.
@@ -82,14 +90,19 @@ end
 return { 'absent', marker }
 `;
 
-/** KEYS[1] the order list. ARGV: job prefix, job id, now, grace, marker prefix. Removes the job's entries and marker; returns the next head. */
+/**
+ * KEYS[1] the order list. ARGV: job prefix, job id, now, grace, marker prefix, list ttl (ms).
+ * Removes the job's entries and marker; returns the next head (the list's expiry renewed for it).
+ */
 const FINISH = `${DROP_DEAD_HEADS}
 local order, jobPrefix, id = KEYS[1], ARGV[1], ARGV[2]
 for _, entry in ipairs(redis.call('LRANGE', order, 0, -1)) do
   if string.sub(entry, 1, string.find(entry, ' ', 1, true) - 1) == id then redis.call('LREM', order, 0, entry) end
 end
 redis.call('DEL', ARGV[5] .. id)
-return dropDeadHeads(order, jobPrefix, tonumber(ARGV[3]), tonumber(ARGV[4]))
+local next = dropDeadHeads(order, jobPrefix, tonumber(ARGV[3]), tonumber(ARGV[4]))
+if next then redis.call('PEXPIRE', order, tonumber(ARGV[6])) end
+return next
 `;
 
 /**
@@ -129,8 +142,6 @@ export class SessionOrder {
   constructor(
     private readonly names: QueueNames,
     private readonly redis: Redis,
-    /** How long cancel markers (and an idle order list) live: the queue's retention. */
-    private readonly markerTtlMs = 86_400_000,
   ) {}
 
   /** Appends a job; what the policy made of it. */
@@ -150,7 +161,7 @@ export class SessionOrder {
 
   /** The job is done (or failed for good): the next job of the session may run. Returns its id. */
   async finish(sessionId: string, jobId: string): Promise<string | undefined> {
-    const next = (await this.run(FINISH, this.key('order:' + sessionId), this.key(''), jobId, Date.now(), ORPHAN_GRACE_MS, this.key('cancelled:'))) as string | null;
+    const next = (await this.run(FINISH, this.key('order:' + sessionId), this.key(''), jobId, Date.now(), ORPHAN_GRACE_MS, this.key('cancelled:'), ORDER_TTL_MS)) as string | null;
     return next ?? undefined;
   }
 
@@ -177,7 +188,7 @@ export class SessionOrder {
   }
 
   private ttlSeconds(): number {
-    return Math.max(60, Math.ceil(this.markerTtlMs / 1000));
+    return ORDER_TTL_MS / 1000;
   }
 }
 

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { TrellisError, addUsage, type Usage, type Agent, type PendingApproval, type Session, type SessionAccess, type TurnResult } from '../../index.js';
-import { encodeEvent, toJsonData } from './event-codec.js';
+import { toJsonData } from './event-codec.js';
+import type { EventStreamWriter } from './event-stream-writer.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import type { QueueNames } from './queue-connection.js';
 import type { CancelJobResult, JobResult, PublishedOutcome, TurnJobResult } from './turn-job-result.js';
@@ -20,6 +21,8 @@ export interface TurnJobRunnerOptions {
   readonly store: TurnStore;
   readonly agent: AgentResolver;
   readonly publisher: Redis;
+  /** Where the session's events go while someone reads them. */
+  readonly events: EventStreamWriter;
   readonly leaseTtlMs: number;
   /** How long a job whose session is busy waits before it is tried again. */
   readonly busyDelayMs: number;
@@ -52,7 +55,8 @@ type TurnJob = Job<TurnJobData, JobResult>;
  * as delayed), recognises a turn whose checkpoint already landed in an earlier attempt by
  * the job id it was run under (and does not run it again), runs `send`/`resume`/`cancelPending`
  * under the job id as the turn's key — so an attempt after a worker died goes on with the
- * turn from its step journal — fans the session's events and the result out over Redis, and
+ * turn from its step journal — sends the session's events to its stream while someone reads
+ * them, publishes the result, and
  * releases the lease.
  */
 export class TurnJobRunner {
@@ -132,8 +136,8 @@ export class TurnJobRunner {
     await job.updateData({ ...data, startRevision: revision });
     const agent = await this.options.agent(data.agent);
     const session = agent.session(data.sessionId, { context: data.context });
-    const channel = this.options.names.eventChannel(data.sessionId);
-    const events = session.events$.subscribe((event) => void this.options.publisher.publish(channel, encodeEvent(event)).catch(() => undefined));
+    const stream = this.options.events.forTurn(data.sessionId, job.id!);
+    const events = session.events$.subscribe((event) => stream.emit(event));
     // `TurnQueue.cancel` (or a later send's interrupt / rollback) reaches the job's signal on this worker: the turn stops.
     const onCancel = () => session.cancel({ keepSteps: cancel?.reason !== ROLLBACK_REASON });
     cancel?.addEventListener('abort', onCancel, { once: true });
@@ -171,6 +175,7 @@ export class TurnJobRunner {
     } finally {
       cancel?.removeEventListener('abort', onCancel);
       events.unsubscribe();
+      stream.close();
     }
   }
 

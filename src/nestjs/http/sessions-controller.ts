@@ -13,7 +13,7 @@ import { pendingCallView, turnResultView, type PendingCallView, type TurnResultV
 import { SendMessageDto } from './send-message.dto.js';
 import type { SessionAction, SessionPolicy } from './session-policy.js';
 import { toHttpException } from './trellis-http-exception.js';
-import { turnEventStream } from './turn-event-stream.js';
+import { sessionEventStream, turnEventStream } from './turn-event-stream.js';
 
 /** What `GET <prefix>/sessions/:id` returns. */
 export interface SessionView {
@@ -124,6 +124,24 @@ export function createSessionsController(prefix: string, agentName: string, guar
         res.setHeader?.('X-Accel-Buffering', 'no');
         return turnEventStream(session, (signal) => session.send(dto.message, { ...options, signal }));
       });
+    }
+
+    /**
+     * The session's events as Server-Sent Events while the client stays. With the worker
+     * queue, a client that reconnects with `Last-Event-ID` (EventSource does) or `?after=<id>`
+     * first gets the events it missed that the session's stream still keeps, none twice.
+     */
+    @Get(':id/events')
+    events(
+      @Param('id') id: string,
+      @Headers('last-event-id') lastEventId: string | undefined,
+      @Query('after') after: string | undefined,
+      @Res({ passthrough: true }) res: { setHeader?(name: string, value: string): unknown },
+    ): Promise<unknown> {
+      res.setHeader?.('Cache-Control', 'no-cache');
+      res.setHeader?.('X-Accel-Buffering', 'no');
+      const from = lastEventId?.trim() || (typeof after === 'string' && after.length > 0 ? after : undefined);
+      return sessionEventStream(this.agent.session(id), from);
     }
 
     /** The transcript and the calls waiting for a decision. */

@@ -1,0 +1,109 @@
+import 'reflect-metadata';
+import { ScriptedModel, Trellis, type SessionStore } from '../../../index.js';
+import type { PostgresStore } from '../../../src/stores/postgres-store.js';
+import { PostgresSchemas } from '../../support/postgres-schemas.js';
+import { haveService } from '../../support/services.js';
+import { checkpointOf } from '../../support/session-store-contract.js';
+
+const available = await haveService('postgres', 'PostgresStore deltas (loadSince)');
+const schemas = available ? new PostgresSchemas() : undefined;
+
+afterAll(async () => {
+  await schemas?.dropAll();
+});
+
+/** Counts the whole loads and the rows of each delta a store answers. */
+function counted(store: PostgresStore) {
+  const seen = { loads: 0, deltaRows: [] as number[] };
+  const load = store.load.bind(store);
+  const loadSince = store.loadSince.bind(store);
+  store.load = (id) => {
+    seen.loads++;
+    return load(id);
+  };
+  store.loadSince = async (id, since) => {
+    const delta = await loadSince(id, since);
+    seen.deltaRows.push(delta === undefined || delta.unchanged ? 0 : delta.transcript.length + delta.turns.length + (delta.steps?.length ?? 0));
+    return delta;
+  };
+  return seen;
+}
+
+(available ? describe : describe.skip)('PostgresStore.loadSince', () => {
+  const opened: SessionStore[] = [];
+  afterEach(async () => {
+    for (const store of opened.splice(0)) await store.close();
+  });
+  const open = async (schema?: string) => {
+    const store = await schemas!.open(schema);
+    opened.push(store);
+    return store;
+  };
+
+  it('answers unchanged (and nothing else) at the stored revision, and only the rows added since otherwise', async () => {
+    const store = await open();
+    await store.checkpoint(checkpointOf('s1', 0, 0));
+    await store.checkpoint(checkpointOf('s1', 1, 1));
+    const full = (await store.load('s1'))!;
+
+    await expect(store.loadSince('s1', { revision: full.revision, messages: full.transcript.length, turns: full.turns.length })).resolves.toEqual({ unchanged: true, revision: full.revision });
+    await store.checkpoint(checkpointOf('s1', 2, 2));
+    const after = (await store.load('s1'))!;
+    const delta = await store.loadSince('s1', { revision: full.revision, messages: full.transcript.length, turns: full.turns.length });
+
+    expect(delta).toMatchObject({ unchanged: false, revision: after.revision, state: after.state, suspension: after.suspension });
+    if (!delta || delta.unchanged) throw new Error('expected a delta');
+    expect([...full.transcript, ...delta.transcript]).toEqual(after.transcript);
+    // The copy's last turn comes again (a resumed turn replaces its record), then the new one.
+    expect(delta.turns.map((t) => t.index)).toEqual([1, 2]);
+    await expect(store.loadSince('missing', { revision: 0, messages: 0, turns: 0 })).resolves.toBeUndefined();
+  });
+
+  it('keeps the sessions of two apps in step by deltas: rows read per turn stay flat as the session grows', async () => {
+    const schema = schemas!.next();
+    const stores = [await open(schema), await open(schema)] as [PostgresStore, PostgresStore];
+    const counts = stores.map(counted);
+    const apps = stores.map((store) => Trellis.create({ store }));
+    const agents = apps.map((app) => app.agent({ name: 'echo', model: new ScriptedModel(async (r) => `echo ${r.messages.at(-1)!.content}`), instructions: 'Echo.' }));
+    const sessions = agents.map((agent) => agent.session('hopping'));
+
+    // The turns hop between the two apps, as queued turns hop between workers.
+    for (let t = 0; t < 12; t++) await sessions[t % 2]!.send(`m${t}`);
+
+    const loads = counts.map((c) => c.loads);
+    const stored = (await stores[0].load('hopping'))!;
+    expect(stored.transcript).toHaveLength(24);
+    for (const session of sessions) {
+      await session.pending();
+      expect(session.transcript).toEqual(stored.transcript);
+    }
+    // Each app loaded the session whole once (its first use); after that only deltas: the other
+    // app's one turn (2 messages, its turn record, the copy's last record) per catch-up.
+    expect(loads).toEqual([1, 1]);
+    const rows = counts.flatMap((c) => c.deltaRows.filter((n) => n > 0));
+    expect(Math.max(...rows)).toBeLessThanOrEqual(4);
+    for (const app of apps) await app.stop();
+  });
+});
+
+(available ? describe : describe.skip)('PostgresStore.prune', () => {
+  it('deletes sessions not written for the given days with their rows, keeps recent ones and one whose lease is held', async () => {
+    const store = await schemas!.open();
+    try {
+      for (const id of ['old', 'held', 'recent']) await store.checkpoint(checkpointOf(id, 0, 0));
+      await schemas!.admin.query(`UPDATE "${store.schema}".sessions SET updated_at = now() - interval '40 days' WHERE id IN ('old', 'held')`);
+      await store.acquireLease('held', 'worker-a', 60_000);
+
+      await expect(store.prune(30)).resolves.toBe(1);
+
+      await expect(store.load('old')).resolves.toBeUndefined();
+      expect((await store.load('held'))?.turns).toHaveLength(1);
+      expect((await store.load('recent'))?.turns).toHaveLength(1);
+      const { rows } = await schemas!.admin.query(`SELECT COUNT(*)::int AS n FROM "${store.schema}".messages WHERE session_id = 'old'`);
+      expect(rows[0].n).toBe(0);
+      await expect(store.prune(0)).rejects.toMatchObject({ code: 'InvalidOptions' });
+    } finally {
+      await store.close();
+    }
+  });
+});
