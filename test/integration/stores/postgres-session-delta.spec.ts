@@ -12,21 +12,32 @@ afterAll(async () => {
   await schemas?.dropAll();
 });
 
-/** Counts the whole loads and the rows of each delta a store answers. */
-function counted(store: PostgresStore) {
+/**
+ * The store seen through a proxy that counts its whole loads and the rows of each delta it
+ * answers (PostgresStore's methods are sealed, so they are wrapped, not patched).
+ */
+function counted(store: PostgresStore): { store: PostgresStore; seen: { loads: number; deltaRows: number[] } } {
   const seen = { loads: 0, deltaRows: [] as number[] };
-  const load = store.load.bind(store);
-  const loadSince = store.loadSince.bind(store);
-  store.load = (id) => {
-    seen.loads++;
-    return load(id);
-  };
-  store.loadSince = async (id, since) => {
-    const delta = await loadSince(id, since);
-    seen.deltaRows.push(delta === undefined || delta.unchanged ? 0 : delta.transcript.length + delta.turns.length + (delta.steps?.length ?? 0));
-    return delta;
-  };
-  return seen;
+  const wrapped = new Proxy(store, {
+    get(target, name) {
+      if (name === 'load') {
+        return (id: string) => {
+          seen.loads++;
+          return target.load(id);
+        };
+      }
+      if (name === 'loadSince') {
+        return async (id: string, since: Parameters<PostgresStore['loadSince']>[1]) => {
+          const delta = await target.loadSince(id, since);
+          seen.deltaRows.push(delta === undefined || delta.unchanged ? 0 : delta.transcript.length + delta.turns.length + (delta.steps?.length ?? 0));
+          return delta;
+        };
+      }
+      const value: unknown = Reflect.get(target, name, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { store: wrapped, seen };
 }
 
 (available ? describe : describe.skip)('PostgresStore.loadSince', () => {
@@ -46,23 +57,65 @@ function counted(store: PostgresStore) {
     await store.checkpoint(checkpointOf('s1', 1, 1));
     const full = (await store.load('s1'))!;
 
-    await expect(store.loadSince('s1', { revision: full.revision, messages: full.transcript.length, turns: full.turns.length })).resolves.toEqual({ unchanged: true, revision: full.revision });
+    await expect(store.loadSince('s1', { revision: full.revision, messages: full.transcript.length, turns: full.turns.length })).resolves.toEqual({ unchanged: true, revision: full.revision, createdAt: full.createdAt });
     await store.checkpoint(checkpointOf('s1', 2, 2));
     const after = (await store.load('s1'))!;
     const delta = await store.loadSince('s1', { revision: full.revision, messages: full.transcript.length, turns: full.turns.length });
 
-    expect(delta).toMatchObject({ unchanged: false, revision: after.revision, state: after.state, suspension: after.suspension });
+    expect(delta).toMatchObject({ unchanged: false, revision: after.revision, state: after.state, suspension: after.suspension, createdAt: full.createdAt, messageCount: after.transcript.length });
     if (!delta || delta.unchanged) throw new Error('expected a delta');
     expect([...full.transcript, ...delta.transcript]).toEqual(after.transcript);
     // The copy's last turn comes again (a resumed turn replaces its record), then the new one.
     expect(delta.turns.map((t) => t.index)).toEqual([1, 2]);
     await expect(store.loadSince('missing', { revision: 0, messages: 0, turns: 0 })).resolves.toBeUndefined();
+    // A copy of a session created at another moment (erased and created again since) is told it moved, at the same revision.
+    const other = await store.loadSince('s1', { revision: after.revision, messages: after.transcript.length, turns: after.turns.length, createdAt: '2000-01-01T00:00:00.000Z' });
+    expect(other).toMatchObject({ unchanged: false, createdAt: full.createdAt });
+    await expect(store.loadSince('bad\u0000id', { revision: 0, messages: 0, turns: 0 })).rejects.toMatchObject({ code: 'InvalidOptions' });
+  });
+
+  it('gives the bytes of large parts back in a delta, as a whole load does', async () => {
+    const { PART_INLINE_BYTES } = await import('../../../src/stores/part-blobs.js');
+    const store = await open();
+    await store.checkpoint(checkpointOf('b1', 0, 0));
+    const copy = (await store.load('b1'))!;
+    const large = Buffer.alloc(PART_INLINE_BYTES + 1, 9).toString('base64');
+    const image = { type: 'image' as const, data: large, mediaType: 'image/png' };
+    await store.checkpoint(checkpointOf('b1', 1, 1, { append: [{ role: 'user', content: 'look', parts: [{ type: 'text', text: 'look' }, image] }] }));
+
+    const delta = await store.loadSince('b1', { revision: copy.revision, messages: copy.transcript.length, turns: copy.turns.length });
+
+    if (!delta || delta.unchanged) throw new Error('expected a delta');
+    expect(delta.transcript).toHaveLength(1);
+    expect(delta.transcript[0]!.parts).toEqual([{ type: 'text', text: 'look' }, image]);
+  });
+
+  it('a copy of a session that was erased and created again under its id is loaded again whole, never spliced', async () => {
+    const schema = schemas!.next();
+    const [a, b] = [counted(await open(schema)), counted(await open(schema))];
+    const apps = [a, b].map(({ store }) => Trellis.create({ store }));
+    const agents = apps.map((app) => app.agent({ name: 'echo', model: new ScriptedModel(async (r) => `echo ${r.messages.at(-1)!.content}`), instructions: 'Echo.' }));
+    const [first, second] = agents.map((agent) => agent.session('reused')) as [ReturnType<(typeof agents)[0]['session']>, ReturnType<(typeof agents)[0]['session']>];
+    await first.send('secret-1');
+    await first.send('secret-2');
+    await a.store.delete('reused');
+    // Another app starts a new conversation under the same id, as long as the erased one.
+    for (const text of ['new-1', 'new-2', 'new-3']) await second.send(text);
+
+    await first.send('new-4');
+
+    const stored = (await a.store.load('reused'))!;
+    expect(stored.transcript.map((m) => m.content)).toEqual(['new-1', 'echo new-1', 'new-2', 'echo new-2', 'new-3', 'echo new-3', 'new-4', 'echo new-4']);
+    expect(first.transcript).toEqual(stored.transcript);
+    expect(JSON.stringify(first.transcript)).not.toContain('secret');
+    for (const app of apps) await app.stop();
   });
 
   it('keeps the sessions of two apps in step by deltas: rows read per turn stay flat as the session grows', async () => {
     const schema = schemas!.next();
-    const stores = [await open(schema), await open(schema)] as [PostgresStore, PostgresStore];
-    const counts = stores.map(counted);
+    const wrapped = [counted(await open(schema)), counted(await open(schema))];
+    const stores = wrapped.map((w) => w.store) as [PostgresStore, PostgresStore];
+    const counts = wrapped.map((w) => w.seen);
     const apps = stores.map((store) => Trellis.create({ store }));
     const agents = apps.map((app) => app.agent({ name: 'echo', model: new ScriptedModel(async (r) => `echo ${r.messages.at(-1)!.content}`), instructions: 'Echo.' }));
     const sessions = agents.map((agent) => agent.session('hopping'));
