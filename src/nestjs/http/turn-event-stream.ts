@@ -55,6 +55,8 @@ export async function sessionEventStream(session: HostedSession, after: string |
     throw toHttpException(error);
   }
   stream.on('close', () => stop());
+  // A comment line, so the response's headers go out now rather than with the first event.
+  stream.write(': watching\n\n');
   return new StreamableFile(stream, { type: 'text/event-stream' });
 }
 
