@@ -63,14 +63,19 @@ export class HostedSession {
   }
 
   /**
-   * The session's owner and whether it is opened, as a caller that wants to stop its running
-   * turn needs them: without waiting behind a turn that runs in this process (whose owner this
-   * process already holds, and which counts as opened), else from the store.
+   * The session's owner and whether it is opened, as a caller that wants to stop or watch its
+   * running turn needs them: without waiting behind a turn that runs in this process (whose
+   * owner this process already holds, and which counts as opened), else from the store. A
+   * brand-new session whose first turn runs on the worker queue is not in the store yet: it
+   * counts as opened by the principal that turn was sent for.
    */
   async ownerNow(): Promise<{ readonly owner: string | undefined; readonly opened: boolean }> {
     if (this.session.busy) return { owner: this.session.owner, opened: true };
     const pending = await this.session.pending();
-    return { owner: this.session.owner, opened: this.session.transcript.length > 0 || pending.length > 0 };
+    const opened = this.session.transcript.length > 0 || pending.length > 0;
+    if (opened || this.session.owner !== undefined) return { owner: this.session.owner, opened };
+    const opener = await this.turns.dispatcher.currentPrincipal(this.target());
+    return opener === undefined ? { owner: undefined, opened: false } : { owner: opener, opened: true };
   }
 
   /** The calls waiting for a decision, read from the store when needed. */

@@ -93,6 +93,12 @@ export interface TurnDispatcher {
   events$(target: TurnTarget): Observable<TrellisEvent>;
   /** Calls `listener` with each event; resolves once no event of a turn started after it can be missed. */
   watch(target: TurnTarget, listener: (event: TrellisEvent) => void, options?: HostedWatchOptions): Promise<() => void>;
+  /**
+   * The principal whose turn of the session runs now (or next) where turns run elsewhere:
+   * who opens a brand-new session before its first turn is in the store. Undefined in
+   * process (a running turn's owner is in memory there) and when no turn waits.
+   */
+  currentPrincipal(target: TurnTarget): Promise<string | undefined>;
 }
 
 /** Turns run in this process, by the kernel session itself. */
@@ -106,4 +112,5 @@ export const inProcessTurns: TurnDispatcher = {
     const subscription = session.events$.subscribe(listener);
     return () => subscription.unsubscribe();
   },
+  currentPrincipal: async () => undefined,
 };

@@ -118,6 +118,16 @@ redis.call('PUBLISH', ARGV[6], cjson.encode({ jobs = { head }, keepSteps = ARGV[
 return head
 `;
 
+/**
+ * KEYS[1] the order list. ARGV: job prefix, now, grace. The head's job id and its BullMQ
+ * `data` (false while the job is not added yet), or false when the session has no turn.
+ */
+const HEAD = `${DROP_DEAD_HEADS}
+local head = dropDeadHeads(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]))
+if not head then return false end
+return { head, redis.call('HGET', ARGV[1] .. head, 'data') }
+`;
+
 /** A message on the cancel channel: the jobs whose turns are to stop. */
 export interface CancelMessage {
   readonly jobs: readonly string[];
@@ -169,6 +179,13 @@ export class SessionOrder {
   async cancelHead(sessionId: string, keepSteps: boolean): Promise<string | undefined> {
     const head = (await this.run(CANCEL_HEAD, this.key('order:' + sessionId), this.key(''), Date.now(), ORPHAN_GRACE_MS, this.key('cancelled:'), this.ttlSeconds(), cancelChannel(this.names), keepSteps ? '1' : '0')) as string | null;
     return head ?? undefined;
+  }
+
+  /** The session's turn that runs now (or runs next): its job id and the job's data as BullMQ keeps it (JSON; undefined before the job is added). */
+  async head(sessionId: string): Promise<{ jobId: string; data: string | undefined } | undefined> {
+    const reply = (await this.run(HEAD, this.key('order:' + sessionId), this.key(''), Date.now(), ORPHAN_GRACE_MS)) as [string, string | null] | null;
+    if (!reply) return undefined;
+    return { jobId: reply[0], data: reply[1] ?? undefined };
   }
 
   /** `<prefix>:<queue>:<rest>`, beside BullMQ's own keys (a job's hash is `<prefix>:<queue>:<job id>`; job ids hold no `:`). */

@@ -45,6 +45,13 @@ export interface CancelledTurn {
   readonly jobId: string | undefined;
 }
 
+/** What {@link TurnQueue.currentTurn} found. */
+export interface CurrentTurn {
+  readonly jobId: string;
+  /** `access.principal` of the job's request; undefined when it was enqueued without access. */
+  readonly principal: string | undefined;
+}
+
 /** A turn on the queue. */
 export interface QueuedTurn<R extends JobResult = TurnJobResult> {
   readonly jobId: string;
@@ -150,6 +157,25 @@ export class TurnQueue {
       jobId = await order.cancelHead(sessionId, options.keepSteps !== false);
     });
     return { jobId };
+  }
+
+  /**
+   * The turn of `sessionId` that runs now (or, if none has started, runs next), and the
+   * principal its enqueuer checked access for (`SendRequest.access`): who is opening a
+   * brand-new session while its first turn has not landed in the store yet. Undefined when
+   * the session has no turn queued or running.
+   */
+  async currentTurn(sessionId: string): Promise<CurrentTurn | undefined> {
+    if (typeof sessionId !== 'string' || sessionId.length === 0) {
+      throw new TrellisError('InvalidOptions', 'TurnQueue.currentTurn() needs a session id', { hint: "queue.currentTurn('user-42')" });
+    }
+    const order = this.order();
+    let head: Awaited<ReturnType<SessionOrder['head']>>;
+    await whenReachable(this.names, `read the turn of session ${sessionId}`, async () => {
+      head = await order.head(sessionId);
+    });
+    if (head === undefined) return undefined;
+    return { jobId: head.jobId, principal: principalOf(head.data) };
   }
 
   /** Queues `session.resume({ decisions })`; the result settles later. */
@@ -303,4 +329,15 @@ function assertPolicy(policy: unknown, where: string): asserts policy is DoubleT
   throw new TrellisError('InvalidOptions', `${where} must be one of ${DOUBLE_TEXT_POLICIES.map((p) => `'${p}'`).join(', ')}; got ${JSON.stringify(policy)}`, {
     hint: "e.g. doubleTexting: 'interrupt'",
   });
+}
+
+/** The principal in a job's data (`TurnJobData.access`), if any. */
+function principalOf(data: string | undefined): string | undefined {
+  if (data === undefined) return undefined;
+  try {
+    const principal = (JSON.parse(data) as Partial<TurnJobData>).access?.principal;
+    return typeof principal === 'string' && principal.length > 0 ? principal : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -72,6 +72,10 @@ export class QueuedTurns implements TurnDispatcher {
     return this.queue().watch(target.session.id, listener, options);
   }
 
+  async currentPrincipal(target: TurnTarget): Promise<string | undefined> {
+    return (await this.queue().currentTurn(target.session.id))?.principal;
+  }
+
   private async run<R>(target: TurnTarget, signal: AbortSignal | undefined, enqueue: (queue: TurnQueue) => Promise<R>): Promise<R> {
     signal?.throwIfAborted();
     const done = await untilAborted(enqueue(this.queue()), signal);
