@@ -1,11 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { MemoryStore, ScriptedModel, Trellis } from '../../../index.js';
 import { TrellisWorker } from '../../../queue.js';
+import { runCli } from '../../../src/cli/program.js';
+import { fakeCliIo } from '../../support/fake-cli-io.js';
 
 const REDIS_SERVER = '/usr/bin/redis-server';
 const available = existsSync(REDIS_SERVER);
@@ -77,6 +79,28 @@ function freePort(): Promise<number> {
     expect(problems[0]).toContain('CONFIG SET maxmemory-policy noeviction');
     expect(problems[1]).toContain('neither AOF nor RDB');
   });
+
+  it('`trellis worker` prints each problem as a warning line when it starts, then serves', async () => {
+    const cwd = realpathSync(mkdtempSync(join(tmpdir(), 'trellis-redis-cli-')));
+    // An inline model and a SQLite store: the config imports nothing.
+    writeFileSync(join(cwd, 'trellis.config.mjs'), `export default { agent: { name: 'echo' }, store: 'w.db', queue: ${JSON.stringify(url)}, model: { name: 'echo', async call() { return { text: 'ok', toolCalls: [], usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 }, model: 'echo' }; } } };`);
+    const io = fakeCliIo(cwd);
+    const exit = runCli(['node', 'trellis', 'worker'], io);
+    try {
+      while (!io.stderr.some((line) => line.startsWith('worker '))) {
+        if (io.stderr.some((line) => line.startsWith('trellis:'))) throw new Error(io.stderr.join('\n'));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const warnings = io.stderr.filter((line) => line.startsWith('warning: '));
+      expect(warnings).toHaveLength(2);
+      expect(warnings[0]).toContain('maxmemory-policy is "allkeys-lru", not "noeviction"');
+      expect(warnings[1]).toContain('neither AOF nor RDB');
+    } finally {
+      process.emit('SIGTERM');
+      expect(await exit).toBe(0);
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  }, 30_000);
 
   it('says nothing of a Redis set up for a queue: noeviction and AOF', async () => {
     await admin.config('SET', 'maxmemory-policy', 'noeviction');
