@@ -19,7 +19,8 @@ export interface CheckpointRatio {
 }
 
 export async function checkpointRatio(url: string, schema: string, pairs = 400): Promise<CheckpointRatio> {
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  // Bounded as the store's own pool is, so the checkpoint goes as one statement, not in a SET LOCAL transaction.
+  const pool = new pg.Pool({ connectionString: url, max: 1, lock_timeout: 5_000, statement_timeout: 30_000 });
   let statements = 0;
   const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
   (pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {

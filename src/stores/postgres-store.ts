@@ -37,8 +37,10 @@ export type PostgresStoreOptions = (
   /** The schema holding Trellis's tables, created when missing. Default `trellis`. */
   readonly schema?: string;
   /**
-   * How long a write transaction (checkpoint, journalled step, delete) waits for a row lock
-   * held elsewhere before it fails with a retryable `StoreFailed` (`lock_timeout`). Default 5,000.
+   * How long a write (checkpoint, journalled step, delete) waits for a row lock held
+   * elsewhere before it fails with a retryable `StoreFailed` (`lock_timeout`). Default 5,000.
+   * A host's `pool` made with both `lock_timeout` and `statement_timeout` keeps its own values
+   * and gets the one-round-trip writes; on one without, each write sets these in a transaction.
    */
   readonly lockTimeoutMs?: number;
   /** How long one statement of a write transaction may run (`statement_timeout`). Default 30,000. */
@@ -144,6 +146,11 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
   private closed = false;
   /** `BEGIN` and the transaction's timeouts, in one round trip. */
   private readonly begin: string;
+  /**
+   * Every connection of the pool bounds its statements: the store's own pool, or a host's
+   * made with both `lock_timeout` and `statement_timeout` (its values then apply).
+   */
+  private readonly boundedPool: boolean;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -154,6 +161,7 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
   ) {
     this.schema = target.schema;
     this.timeouts = timeouts;
+    this.boundedPool = ownsPool || boundsStatements(pool);
     this.begin = `BEGIN; SET LOCAL lock_timeout = ${timeouts.lockTimeoutMs}; SET LOCAL statement_timeout = ${timeouts.statementTimeoutMs}`;
   }
 
@@ -376,12 +384,12 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
   }
 
   /**
-   * One write statement, bounded by the store's lock and statement timeouts: on the store's
-   * own pool its connections carry them, so the statement goes alone (one round trip); a
-   * host's pool keeps the host's settings, so there it runs in a transaction that sets them.
+   * One write statement, bounded by lock and statement timeouts: on a pool whose connections
+   * carry them (the store's own, or a host's made with both) it goes alone, one round trip;
+   * on a host's pool without them it runs in a transaction that sets the store's (`SET LOCAL`).
    */
   private write<R extends pg.QueryResultRow>(operation: string, text: string, values: unknown[], prepared: string): Promise<pg.QueryResult<R>> {
-    if (this.ownsPool) return this.query<R>(operation, text, values, prepared);
+    if (this.boundedPool) return this.query<R>(operation, text, values, prepared);
     return this.transaction(operation, (client) => client.query<R>({ name: `trellis.${this.schema}.${prepared}`, text, values }));
   }
 
@@ -458,6 +466,13 @@ function poolFrom(options: PostgresStoreOptions, timeouts: PostgresTimeouts): { 
   // kill the process. The next query simply gets a fresh connection or a StoreUnavailable.
   pool.on('error', () => undefined);
   return { pool, owns: true, server: describeServer(options.url) };
+}
+
+/** Whether a host's pool makes its connections with both timeouts (`new pg.Pool({ lock_timeout, statement_timeout })`). */
+function boundsStatements(pool: pg.Pool): boolean {
+  const options = (pool as { options?: { lock_timeout?: unknown; statement_timeout?: unknown } }).options;
+  const bounded = (value: unknown) => typeof value === 'number' && Number.isFinite(value) && value > 0;
+  return bounded(options?.lock_timeout) && bounded(options?.statement_timeout);
 }
 
 /** `host:port/database` of a URL, never its user or password. */
