@@ -3,7 +3,8 @@
  * latency (p50, p99) through TurnQueue with 1, 2 and 4 worker processes on PostgreSQL and
  * Redis, the model waiting a fixed 20 ms per call; then the cost of one checkpoint on
  * PostgreSQL beside SQLite. Prints a table and writes bench/results/scale-<timestamp>.json.
- * Options: `--turns N` (per worker count, default 600), `--workers 1,2,4`.
+ * Options: `--turns N` (per worker count, default 600), `--workers 1,2,4` (`--workers ''`:
+ * the targets only), `--target-turns N` (per turn shape for the targets, default 150).
  * Servers: TRELLIS_PG_URL (default postgres://postgres@127.0.0.1:5432/test) and
  * TRELLIS_REDIS_URL (default redis://127.0.0.1:6379); everything made is removed after.
  */
@@ -18,12 +19,14 @@ import { PostgresStore, SqliteStore, type SessionStore } from '../index.js';
 import { TurnQueue } from '../queue.js';
 import { quantile, round } from './stats.js';
 import { checkpointRatio } from './pg-checkpoint-ratio.js';
-import { ScriptedModel, Trellis } from '../index.js';
+import { Trellis } from '../index.js';
+import { BenchToolsPlugin, benchAgent } from './bench-agent.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => (args.includes(name) ? args[args.indexOf(name) + 1]! : fallback);
 const TURNS = Number(option('--turns', '600'));
-const WORKERS = option('--workers', '1,2,4').split(',').map(Number);
+const WORKERS = option('--workers', '1,2,4').split(',').filter((w) => w !== '').map(Number);
+const TARGET_TURNS = Number(option('--target-turns', '150'));
 const LATENCY_MS = 20;
 const CONCURRENCY = 8;
 const IN_FLIGHT = 64;
@@ -112,38 +115,59 @@ interface Target {
   readonly unit: string;
 }
 
+/** Milliseconds of `turns` sequential turns of `send`, after `warm` unmeasured ones. */
+async function timed(turns: number, warm: number, send: (i: number) => Promise<unknown>): Promise<number[]> {
+  for (let i = 0; i < warm; i++) await send(-1 - i);
+  const times: number[] = [];
+  for (let i = 0; i < turns; i++) {
+    const t0 = performance.now();
+    await send(i);
+    times.push(performance.now() - t0);
+  }
+  return times;
+}
+
+/** Tool rounds of the two turn shapes the targets are measured on. */
+const SHAPES = [0, 3] as const;
+
 /**
- * The targets of issue 26, measured in this run: a 0-round turn (the model answers at once)
- * queued (one worker, nobody streaming) against the same turn in process on the same
- * PostgresStore, sequentially; Redis commands per queued turn; one checkpoint against one
- * single-row INSERT on the same connection.
+ * The targets of issue 26, measured in this run: a 0-round and a 3-round turn (the model
+ * answers at once) queued (one worker, nobody streaming) against the same turn in process on
+ * the same PostgreSQL server, sequentially, the two measured in alternating blocks so that a
+ * neighbour's load falls on both alike; Redis commands per queued turn; one checkpoint
+ * against one single-row INSERT on the same connection.
  */
-async function targets(schema: string, turns = 150): Promise<{ targets: Target[]; figures: Record<string, unknown> }> {
+async function targets(schema: string, turns: number): Promise<{ targets: Target[]; figures: Record<string, unknown> }> {
   const store = await PostgresStore.open({ url: PG_URL, schema: `${schema}_ip`, maxConnections: 8 });
   const app = Trellis.create({ store });
-  const agent = app.agent({ name: 'bench', model: new ScriptedModel(async (r) => `ok: ${r.messages.at(-1)!.content}`), instructions: 'Answer.' });
-  const inProcess: number[] = [];
-  for (let i = 0; i < turns; i++) {
-    const t0 = performance.now();
-    await agent.session(`ip${i % 10}`).send(`m${i}`);
-    inProcess.push(performance.now() - t0);
-  }
-  await app.stop();
+  await app.install(BenchToolsPlugin);
+  const agent = app.agent(benchAgent(0));
   const prefix = `${tag}_targets`;
-  const [child] = await Promise.all([startWorker(schema, prefix, 0)]);
+  const child = await startWorker(schema, prefix, 0);
   const queue = new TurnQueue({ url: REDIS_URL, prefix, pollMs: 2000 });
   const redis = new Redis(REDIS_URL);
-  const queued: number[] = [];
-  // Warm up (connections, prepared statements), then count.
-  for (let i = 0; i < 10; i++) await queue.send({ agent: 'bench', sessionId: `warm${i}`, key: 'w', message: 'w' });
-  const before = await redisCalls(redis);
-  for (let i = 0; i < turns; i++) {
-    const t0 = performance.now();
-    await queue.send({ agent: 'bench', sessionId: `q${i % 10}`, key: `t${i}`, message: `m${i}` });
-    queued.push(performance.now() - t0);
+  const sessions = 10;
+  const inProcess: Record<number, number[]> = { 0: [], 3: [] };
+  const queued: Record<number, number[]> = { 0: [], 3: [] };
+  let commands = 0;
+  let queuedTurns = 0;
+  const blocks = 5;
+  const per = Math.max(1, Math.floor(turns / blocks));
+  for (let block = 0; block < blocks; block++) {
+    for (const shape of SHAPES) {
+      const text = (i: number) => (shape === 0 ? `m${i}` : `r${shape}:m${i}`);
+      inProcess[shape]!.push(...(await timed(per, block === 0 ? 10 : 0, (i) => agent.session(`ip${shape}-${(i + sessions) % sessions}`).send(text(i)))));
+      await timed(0, block === 0 ? 10 : 0, (i) => queue.send({ agent: 'bench', sessionId: `warm${shape}-${i}`, key: 'w', message: text(i) }));
+      // INFO itself is one call; the window also holds the worker's own polling while the turns ran.
+      const before = await redisCalls(redis);
+      queued[shape]!.push(...(await timed(per, 0, (i) => queue.send({ agent: 'bench', sessionId: `q${shape}-${i % sessions}`, key: `b${block}t${i}`, message: text(i) }))));
+      if (shape === 0) {
+        commands += (await redisCalls(redis)) - before - 1;
+        queuedTurns += per;
+      }
+    }
   }
-  // INFO itself is one call; the window also holds the worker's own polling while turns ran.
-  const commands = (await redisCalls(redis)) - before - 1;
+  await app.stop();
   await queue.close();
   child.kill('SIGTERM');
   await new Promise((resolve) => child.once('exit', resolve));
@@ -152,19 +176,18 @@ async function targets(schema: string, turns = 150): Promise<{ targets: Target[]
   await redis.quit();
   const q = (xs: number[], p: number) => quantile([...xs].sort((a, b) => a - b), p);
   const ratio = await checkpointRatio(PG_URL, `${schema}_ratio`);
-  const figures = {
-    inProcessMs: { p50: round(q(inProcess, 0.5)), p99: round(q(inProcess, 0.99)) },
-    queuedMs: { p50: round(q(queued, 0.5)), p99: round(q(queued, 0.99)) },
-    redisCommandsPerTurn: round(commands / turns, 1),
-    checkpoint: ratio,
-  };
+  const perShape = (shape: number) => ({ inProcessMs: { p50: round(q(inProcess[shape]!, 0.5)), p99: round(q(inProcess[shape]!, 0.99)) }, queuedMs: { p50: round(q(queued[shape]!, 0.5)), p99: round(q(queued[shape]!, 0.99)) } });
+  const figures = { turnsPerShape: per * blocks, rounds0: perShape(0), rounds3: perShape(3), redisCommandsPerTurn: round(commands / queuedTurns, 1), checkpoint: ratio };
+  const gap = (shape: number, p: number) => round(q(queued[shape]!, p) - q(inProcess[shape]!, p));
   return {
     figures,
     targets: [
-      { name: 'queued - in process, 0-round turn, p50', value: round(q(queued, 0.5) - q(inProcess, 0.5)), limit: 2, unit: 'ms' },
-      { name: 'queued - in process, 0-round turn, p99', value: round(q(queued, 0.99) - q(inProcess, 0.99)), limit: 10, unit: 'ms' },
+      ...SHAPES.flatMap((shape) => [
+        { name: `queued - in process, ${shape}-round turn, p50`, value: gap(shape, 0.5), limit: 2, unit: 'ms' },
+        { name: `queued - in process, ${shape}-round turn, p99`, value: gap(shape, 0.99), limit: 10, unit: 'ms' },
+      ]),
       { name: 'checkpoint / single-row INSERT+COMMIT, p50', value: ratio.ratio, limit: 1.5, unit: 'x' },
-      { name: 'Redis commands per queued turn, nobody streaming', value: round(commands / turns, 1), limit: 20, unit: '' },
+      { name: 'Redis commands per queued 0-round turn, nobody streaming', value: round(commands / queuedTurns, 1), limit: 20, unit: '' },
     ],
   };
 }
@@ -174,7 +197,7 @@ const admin = new pg.Pool({ connectionString: PG_URL, max: 1 });
 const sqliteDir = mkdtempSync(join(tmpdir(), 'trellis-bench-'));
 try {
   await (await PostgresStore.open({ url: PG_URL, schema })).close();
-  const measured = await targets(schema);
+  const measured = await targets(schema, TARGET_TURNS);
   console.log(`targets (${JSON.stringify(measured.figures)}):`);
   for (const t of measured.targets) console.log(`  ${t.value <= t.limit ? 'met    ' : 'NOT met'}  ${t.name}: ${t.value}${t.unit} (target <= ${t.limit}${t.unit})`);
   const queueRuns: QueueFigures[] = [];

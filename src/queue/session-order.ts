@@ -91,8 +91,10 @@ return { 'absent', marker }
 `;
 
 /**
- * KEYS[1] the order list. ARGV: job prefix, job id, now, grace, marker prefix, list ttl (ms).
- * Removes the job's entries and marker; returns the next head (the list's expiry renewed for it).
+ * KEYS[1] the order list. ARGV: job prefix, job id, now, grace, marker prefix, list ttl (ms),
+ * and optionally a channel and a message to publish once the job is out of the order (its
+ * result: an enqueuer that sends the next turn on hearing it finds this one gone). Removes
+ * the job's entries and marker; returns the next head (the list's expiry renewed for it).
  */
 const FINISH = `${DROP_DEAD_HEADS}
 local order, jobPrefix, id = KEYS[1], ARGV[1], ARGV[2]
@@ -102,6 +104,7 @@ end
 redis.call('DEL', ARGV[5] .. id)
 local next = dropDeadHeads(order, jobPrefix, tonumber(ARGV[3]), tonumber(ARGV[4]))
 if next then redis.call('PEXPIRE', order, tonumber(ARGV[6])) end
+if ARGV[7] then redis.call('PUBLISH', ARGV[7], ARGV[8]) end
 return next
 `;
 
@@ -169,9 +172,13 @@ export class SessionOrder {
     return { kind: 'run', cancelled: typeof value === 'string' ? { keepSteps: value === '1' } : undefined };
   }
 
-  /** The job is done (or failed for good): the next job of the session may run. Returns its id. */
-  async finish(sessionId: string, jobId: string): Promise<string | undefined> {
-    const next = (await this.run(FINISH, this.key('order:' + sessionId), this.key(''), jobId, Date.now(), ORPHAN_GRACE_MS, this.key('cancelled:'), ORDER_TTL_MS)) as string | null;
+  /**
+   * The job is done (or failed for good): the next job of the session may run. Returns its
+   * id. With `publish`, the same round trip then publishes `message` on `channel`.
+   */
+  async finish(sessionId: string, jobId: string, publish?: { readonly channel: string; readonly message: string }): Promise<string | undefined> {
+    const tail = publish ? [publish.channel, publish.message] : [];
+    const next = (await this.run(FINISH, this.key('order:' + sessionId), this.key(''), jobId, Date.now(), ORPHAN_GRACE_MS, this.key('cancelled:'), ORDER_TTL_MS, ...tail)) as string | null;
     return next ?? undefined;
   }
 

@@ -8,7 +8,7 @@ import { LeaseKeeper } from './lease-keeper.js';
 import type { QueueNames } from './queue-connection.js';
 import type { CancelJobResult, JobResult, PublishedOutcome, TurnJobResult } from './turn-job-result.js';
 import type { TurnJobData } from './turn-request.js';
-import { storedRevision, type TurnStore } from './turn-store.js';
+import type { TurnStore } from './turn-store.js';
 import type { SessionOrder } from './session-order.js';
 
 /** Resolves an agent name from a job to an `Agent` of the worker's app. */
@@ -76,22 +76,22 @@ export class TurnJobRunner {
     if (place.cancelled !== undefined || cancel?.aborted) {
       // Cancelled (`TurnQueue.cancel`, or a later send's interrupt / rollback) before it began: it ends without running.
       const value = this.notRun(job);
-      await this.finish(job);
-      await this.publish(job.id!, { ok: true, value });
+      await this.finish(job, { ok: true, value });
       return value;
     }
     // One holder per attempt: a stalled job that BullMQ hands back to this same worker must
     // wait for the attempt still running here, not share its lease.
     const lease = new LeaseKeeper(store, names.leaseKey(data.sessionId), `${workerId}/${job.id}/${randomUUID().slice(0, 8)}`, this.options.leaseTtlMs);
     const startRevision = data.startRevision;
-    if (!(await lease.acquire())) {
+    // The store's revision is read with the lease (one round trip on PostgreSQL).
+    const revision = await lease.acquire(data.sessionId);
+    if (revision === undefined) {
       await job.moveToDelayed(Date.now() + this.options.busyDelayMs, token);
       throw new DelayedError();
     }
     try {
-      const value = await this.runLeased(job, lease.signal, cancel);
-      await this.finish(job);
-      await this.publish(job.id!, { ok: true, value });
+      const value = await this.runLeased(job, revision, lease.signal, cancel);
+      await this.finish(job, { ok: true, value });
       return value;
     } catch (error) {
       // The kernel's own session lease is held (by a turn outside the queue, or by a worker
@@ -108,9 +108,20 @@ export class TurnJobRunner {
     }
   }
 
-  /** The job leaves its session's order, and the next turn of the session (if one waits, delayed) starts at once. */
-  private async finish(job: TurnJob): Promise<void> {
-    const next = await this.options.order.finish(job.data.sessionId, job.id!);
+  /**
+   * The job leaves its session's order and its outcome goes to its enqueuer, in one round
+   * trip (the outcome after the order, so an enqueuer that sends the next turn on hearing it
+   * finds this one gone); the next turn of the session (if one waits, delayed) starts at once.
+   * Should the script fail (Redis away), the outcome is still published on its own.
+   */
+  private async finish(job: TurnJob, outcome: PublishedOutcome): Promise<void> {
+    let next: string | undefined;
+    try {
+      next = await this.options.order.finish(job.data.sessionId, job.id!, { channel: this.options.names.resultChannel(job.id!), message: JSON.stringify(outcome) });
+    } catch (error) {
+      await this.publish(job.id!, outcome);
+      throw error;
+    }
     if (next === undefined) return;
     await this.options.promote(next).catch(() => undefined);
   }
@@ -123,9 +134,8 @@ export class TurnJobRunner {
     return this.resultOf(job, data.kind, result, false);
   }
 
-  private async runLeased(job: TurnJob, signal: AbortSignal, cancel: AbortSignal | undefined): Promise<JobResult> {
+  private async runLeased(job: TurnJob, revision: number, signal: AbortSignal, cancel: AbortSignal | undefined): Promise<JobResult> {
     const data = job.data;
-    const revision = await storedRevision(this.options.store, data.sessionId);
     // An earlier attempt ran part of this turn (and the process died) when the store moved on since.
     const rerun = data.startRevision !== undefined && revision > data.startRevision;
     if (rerun && data.kind !== 'cancel') {
@@ -219,8 +229,7 @@ export class TurnJobRunner {
     const retryable = TrellisError.is(error) && (error.retryable || RETRY_CODES.has(error.code));
     const attempts = job.opts.attempts ?? 1;
     if (retryable && job.attemptsMade + 1 < attempts) return error;
-    await this.finish(job).catch(() => undefined);
-    await this.publish(job.id!, { ok: false, error: { code, message } });
+    await this.finish(job, { ok: false, error: { code, message } }).catch(() => undefined);
     return new UnrecoverableError(`${code}: ${message}`);
   }
 

@@ -252,21 +252,29 @@ export class TurnQueue {
   private async enqueue<R extends JobResult = TurnJobResult>(data: TurnJobData, policy: DoubleTextPolicy = 'enqueue'): Promise<QueuedTurn<R>> {
     const jobId = jobIdOf(data.kind, data.sessionId, data.key);
     const order = this.order();
-    // Nothing is subscribed or added until Redis answers: a failed enqueue leaves no job
-    // behind. One script checks for a duplicate, applies the policy and takes the job's
-    // place in its session's order (before the job exists, so the order is the acceptance order).
+    let settle!: (outcome: PublishedOutcome) => void;
+    const outcome = new Promise<PublishedOutcome>((resolve) => (settle = resolve));
+    // Listen for the result before the job is added, so a fast worker's result cannot slip
+    // past; in the same round trip as the order script, which checks for a duplicate,
+    // applies the policy and takes the job's place in its session's order (before the job
+    // exists, so the order is the acceptance order). Nothing is added until Redis answers:
+    // a failed enqueue leaves no job behind.
+    const listening = this.subscriber.listen(this.names.resultChannel(jobId), (text) => settle(JSON.parse(text) as PublishedOutcome));
     let placed!: Awaited<ReturnType<SessionOrder['append']>>;
+    let unlisten!: () => void;
     try {
       await whenReachable(this.names, `queue turn ${jobId}`, async () => {
         await this.queue.waitUntilReady();
-        placed = await order.append(data.sessionId, jobId, policy);
+        [placed, unlisten] = await Promise.all([order.append(data.sessionId, jobId, policy), listening]);
       });
       this.unreachable = false;
     } catch (error) {
+      void listening.then((stop) => stop(), () => undefined);
       this.unreachable = true;
       throw error;
     }
     if (placed.kind === 'rejected') {
+      unlisten();
       throw new TrellisError('SessionBusy', `Session '${data.sessionId}' has a turn running or queued (job ${placed.head}); this send was refused (doubleTexting: 'reject')`, {
         hint: "Send again once its reply came, or use doubleTexting 'enqueue' (run after it), 'interrupt' or 'rollback' (cancel it)",
         retryable: true,
@@ -274,10 +282,6 @@ export class TurnQueue {
       });
     }
     const duplicate = placed.kind === 'duplicate';
-    let settle!: (outcome: PublishedOutcome) => void;
-    const outcome = new Promise<PublishedOutcome>((resolve) => (settle = resolve));
-    // Listen before adding, so a fast worker's result cannot slip past.
-    const unlisten = await this.subscriber.listen(this.names.resultChannel(jobId), (text) => settle(JSON.parse(text) as PublishedOutcome));
     try {
       await this.queue.add(data.kind, data, {
         jobId,
@@ -298,7 +302,8 @@ export class TurnQueue {
     }
     this.awaiting.add(settle);
     const poll = setInterval(() => void this.readFinished(jobId).then((o) => o && settle(o)), this.pollMs);
-    void this.readFinished(jobId).then((o) => o && settle(o));
+    // A job added now finishes after the subscription was confirmed; one queued before may be done already.
+    if (duplicate) void this.readFinished(jobId).then((o) => o && settle(o));
     const result = outcome.then((o) => {
       // The job id names the kind, so its result is of the kind this caller queued.
       if (o.ok) return o.value as R;

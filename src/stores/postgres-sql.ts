@@ -146,6 +146,21 @@ export function postgresStatements(s: string) {
       INSERT INTO ${s}.session_leases AS l (session_id, holder, expires_at) VALUES ($1, $2, clock_timestamp() + ${ttl})
       ON CONFLICT (session_id) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
       WHERE l.holder = EXCLUDED.holder OR l.expires_at <= clock_timestamp()`,
+    /*
+     * The lease ($1 key, $2 holder, $3 ttl), then, if taken, the revision of session $4 in the
+     * same round trip. The revision is a locking read (KEY SHARE, which blocks no writer): it
+     * sees the newest committed row even when the lease was taken from a holder whose release
+     * committed while this statement waited, after its snapshot.
+     */
+    acquireLeaseReadingRevision: `
+      WITH taken AS (
+        INSERT INTO ${s}.session_leases AS l (session_id, holder, expires_at) VALUES ($1, $2, clock_timestamp() + ${ttl})
+        ON CONFLICT (session_id) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+        WHERE l.holder = EXCLUDED.holder OR l.expires_at <= clock_timestamp()
+        RETURNING 1
+      )
+      SELECT (SELECT COUNT(*) FROM taken) > 0 AS taken,
+             CASE WHEN (SELECT COUNT(*) FROM taken) > 0 THEN COALESCE((SELECT revision FROM ${s}.sessions WHERE id = $4 FOR KEY SHARE), 0) END AS revision`,
     renewLease: `UPDATE ${s}.session_leases SET expires_at = clock_timestamp() + ${ttl} WHERE session_id = $1 AND holder = $2`,
     releaseLease: `DELETE FROM ${s}.session_leases WHERE session_id = $1 AND holder = $2`,
   } as const;

@@ -351,6 +351,18 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
     return ((await this.query('take a session lease', this.sql.acquireLease, [sessionId, holder, ttlMs])).rowCount ?? 0) > 0;
   }
 
+  /**
+   * Takes the lease `leaseKey` (as {@link acquireLease}) and, when taken, reads the revision of
+   * `sessionId` (0 when it is not stored) in the same round trip: what a queue worker asks
+   * before it runs a job. Undefined when another holder has the lease.
+   */
+  async acquireLeaseReadingRevision(leaseKey: string, holder: string, ttlMs: number, sessionId: string): Promise<number | undefined> {
+    assertLeaseArguments(leaseKey, holder, ttlMs);
+    assertSessionId(sessionId);
+    const { rows } = await this.query<{ taken: boolean; revision: number | null }>('take a session lease', this.sql.acquireLeaseReadingRevision, [leaseKey, holder, ttlMs, sessionId], 'acquireLeaseReadingRevision');
+    return rows[0]!.taken ? rows[0]!.revision! : undefined;
+  }
+
   async renewLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean> {
     assertLeaseArguments(sessionId, holder, ttlMs);
     return ((await this.query('renew a session lease', this.sql.renewLease, [sessionId, holder, ttlMs])).rowCount ?? 0) > 0;

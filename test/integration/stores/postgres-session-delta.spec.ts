@@ -160,3 +160,27 @@ function counted(store: PostgresStore): { store: PostgresStore; seen: { loads: n
     }
   });
 });
+
+(available ? describe : describe.skip)('PostgresStore.acquireLeaseReadingRevision (a queue worker taking a job)', () => {
+  it('takes the lease and reads the revision in one statement; another holder gets undefined; a session not stored reads 0', async () => {
+    const store = await schemas!.open();
+    try {
+      await store.checkpoint(checkpointOf('s1', 0, 0));
+      await store.checkpoint(checkpointOf('s1', 1, 1));
+
+      await expect(store.acquireLeaseReadingRevision('queue:turns:s1', 'w1', 10_000, 's1')).resolves.toBe(2);
+      await expect(store.acquireLeaseReadingRevision('queue:turns:s1', 'w2', 10_000, 's1')).resolves.toBeUndefined();
+      // The holder renews by taking it again; the lease was written as acquireLease writes it.
+      await expect(store.acquireLeaseReadingRevision('queue:turns:s1', 'w1', 10_000, 's1')).resolves.toBe(2);
+      await expect(store.acquireLease('queue:turns:s1', 'w2', 10_000)).resolves.toBe(false);
+      await store.releaseLease('queue:turns:s1', 'w1');
+      await expect(store.acquireLeaseReadingRevision('queue:turns:s1', 'w2', 10_000, 's1')).resolves.toBe(2);
+      await expect(store.acquireLeaseReadingRevision('queue:turns:new', 'w1', 10_000, 'new')).resolves.toBe(0);
+      // The session is written on as usual afterwards.
+      await expect(store.checkpoint(checkpointOf('s1', 2, 2))).resolves.toBe(3);
+      await expect(store.acquireLeaseReadingRevision('queue:turns:s1', 'w1', 0, 's1')).rejects.toMatchObject({ code: 'InvalidOptions' });
+    } finally {
+      await store.close();
+    }
+  });
+});
