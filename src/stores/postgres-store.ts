@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { assertSessionId } from './session-id.js';
 import type pg from 'pg';
@@ -151,6 +152,8 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
    * made with both `lock_timeout` and `statement_timeout` (its values then apply).
    */
   private readonly boundedPool: boolean;
+  /** Names this schema's prepared statements (see {@link statementName}). */
+  private readonly schemaHash: string;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -162,6 +165,7 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
     this.schema = target.schema;
     this.timeouts = timeouts;
     this.boundedPool = ownsPool || boundsStatements(pool);
+    this.schemaHash = createHash('sha256').update(target.schema).digest('hex').slice(0, 16);
     this.begin = `BEGIN; SET LOCAL lock_timeout = ${timeouts.lockTimeoutMs}; SET LOCAL statement_timeout = ${timeouts.statementTimeoutMs}`;
   }
 
@@ -388,7 +392,7 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
   private async query<R extends pg.QueryResultRow>(operation: string, text: string, values: unknown[], prepared?: string): Promise<pg.QueryResult<R>> {
     this.assertOpen(operation);
     try {
-      if (prepared !== undefined) return await this.pool.query<R>({ name: `trellis.${this.schema}.${prepared}`, text, values });
+      if (prepared !== undefined) return await this.pool.query<R>({ name: this.statementName(prepared), text, values });
       return await this.pool.query<R>(text, values);
     } catch (error) {
       throw postgresError(error, operation, this.target);
@@ -402,7 +406,7 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
    */
   private write<R extends pg.QueryResultRow>(operation: string, text: string, values: unknown[], prepared: string): Promise<pg.QueryResult<R>> {
     if (this.boundedPool) return this.query<R>(operation, text, values, prepared);
-    return this.transaction(operation, (client) => client.query<R>({ name: `trellis.${this.schema}.${prepared}`, text, values }));
+    return this.transaction(operation, (client) => client.query<R>({ name: this.statementName(prepared), text, values }));
   }
 
   private async transaction<T>(operation: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
@@ -427,6 +431,15 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
     } finally {
       client.release(broken);
     }
+  }
+
+  /**
+   * The name of a prepared statement on a connection: the schema goes in as a short hash, so
+   * stores of several schemas may share a host's pool and the name stays within PostgreSQL's
+   * 63 characters (a longer one is cut, and two cut alike would collide).
+   */
+  private statementName(statement: string): string {
+    return `trellis_${this.schemaHash}_${statement}`;
   }
 
   private assertOpen(operation: string): void {
