@@ -219,9 +219,10 @@ async function rowsReadIn(admin: pg.Pool, schema: string): Promise<number> {
 }
 
 /**
- * Rows read per queued turn early in a session's life (turns 2–6) and late (turns 36–40),
- * with 1 and with 2 workers (whose turns of a session then hop between workers, each
- * catching its copy up), 4 sessions side by side, a 0-round turn each time.
+ * Rows read per queued turn early in a session's life (turns 2–11) and late (turns 41–50),
+ * with 1 and with 2 workers (whose turns of a session then hop between workers at random,
+ * each catching its copy up: the rows the other worker added since), 4 sessions side by
+ * side, a 0-round turn each time.
  */
 async function rowsPerTurn(admin: pg.Pool, schema: string): Promise<Record<string, { early: number; late: number }>> {
   const out: Record<string, { early: number; late: number }> = {};
@@ -241,10 +242,10 @@ async function rowsPerTurn(admin: pg.Pool, schema: string): Promise<Record<strin
       return (await rowsReadIn(admin, rowsSchema)) - before;
     };
     await round(0);
-    const early = await measure(1, 6);
-    for (let r = 6; r < 35; r++) await round(r);
-    const late = await measure(35, 40);
-    out[`workers${workers}`] = { early: Math.round((early / (5 * sessions)) * 10) / 10, late: Math.round((late / (5 * sessions)) * 10) / 10 };
+    const early = await measure(1, 11);
+    for (let r = 11; r < 40; r++) await round(r);
+    const late = await measure(40, 50);
+    out[`workers${workers}`] = { early: Math.round((early / (10 * sessions)) * 10) / 10, late: Math.round((late / (10 * sessions)) * 10) / 10 };
     await queue.close();
     for (const child of children) child.kill('SIGTERM');
     await Promise.all(children.map((c) => new Promise((resolve) => c.once('exit', resolve))));
@@ -266,10 +267,10 @@ try {
   if (!args.includes('--no-rows')) {
     const rows = await rowsPerTurn(admin, schema);
     measured.figures['rowsReadPerTurn'] = rows;
-    // Flat: late in a session and with two workers, at most 1.5× the rows of one worker early on.
-    const base = rows['workers1']!.early;
-    const worst = Math.max(...Object.values(rows).flatMap((r) => [r.early, r.late]));
-    measured.targets.push({ name: 'rows read per queued turn, worst of (1|2 workers) × (turns 2-6|36-40) / 1 worker turns 2-6', value: round(worst / base, 2), limit: 1.5, unit: 'x' });
+    // Flat: a whole reload per turn (as before delta reads) reads the session's 80–100 messages late on, several times the early rows.
+    const growth = Math.max(...Object.values(rows).map((r) => r.late / r.early));
+    measured.targets.push({ name: 'rows read per queued turn, turns 41-50 / turns 2-11 (worst of 1 and 2 workers)', value: round(growth, 2), limit: 1.5, unit: 'x' });
+    measured.targets.push({ name: 'rows read per queued turn, 2 workers / 1 worker (turns 2-11)', value: round(rows['workers2']!.early / rows['workers1']!.early, 2), limit: 1.5, unit: 'x' });
   }
   console.log(`targets (${JSON.stringify(measured.figures)}):`);
   for (const t of measured.targets) console.log(`  ${t.value <= t.limit ? 'met    ' : 'NOT met'}  ${t.name}: ${t.value}${t.unit} (target <= ${t.limit}${t.unit})`);
