@@ -1,5 +1,6 @@
 /**
- * `npm run bench:scale`: the figures of issue 11. Turns per second and enqueue → completion
+ * `npm run bench:scale`: the figures of issues 11 and 26. First the targets of issue 26 (met /
+ * not met, see docs/scaling.md), then turns per second and enqueue → completion
  * latency (p50, p99) through TurnQueue with 1, 2 and 4 worker processes on PostgreSQL and
  * Redis, the model waiting a fixed 20 ms per call; then the cost of one checkpoint on
  * PostgreSQL beside SQLite. Prints a table and writes bench/results/scale-<timestamp>.json.
