@@ -1,6 +1,7 @@
 import { TrellisError } from '../errors/trellis-error.js';
 import type { ChatMessage } from '../models/model-provider.js';
 import { canReadRevision, type SessionStore, type StoredSession, type TurnRecord } from '../stores/session-store.js';
+import { canLoadSince, type SessionDeltaReader } from '../stores/session-delta.js';
 import { canJournalSteps } from '../stores/step-journal.js';
 import type { AgentBinding, SessionHost } from './session-host.js';
 import type { SuspensionRecord } from './suspension-record.js';
@@ -25,6 +26,8 @@ export class SessionSync {
   /** A step write of the running turn failed: the store and this copy may disagree, so nothing more is written. */
   broken: unknown;
   #revision = 0;
+  /** When the stored session this copy holds was created, once the store said (a load or a catch-up). */
+  #createdAt: string | undefined;
   /** The turns recorded under a key (`SendOptions.key`), by key. */
   readonly #keyed = new Map<string, TurnRecord>();
   /** Step writes not settled yet (a checkpoint waits for them). */
@@ -204,6 +207,7 @@ export class SessionSync {
     this.history = [...stored.transcript];
     this.turns = stored.turns.reduce((n, t) => Math.max(n, t.index + 1), 0);
     this.#revision = stored.revision;
+    this.#createdAt = stored.createdAt;
     // A turn that was running when its process stopped: its steps supersede the suspension it
     // may have resumed from (which its first step closed).
     this.steps = stored.steps !== undefined && stored.steps.length > 0 ? stored.steps : undefined;
@@ -220,11 +224,53 @@ export class SessionSync {
    */
   #refresh(): Promise<void> | undefined {
     const store = this.host.store;
+    if (canLoadSince(store)) return this.#catchUp(store);
     if (!store || !canReadRevision(store)) return undefined;
     return store.revision(this.id).then(async (revision) => {
       if (revision === undefined || revision === this.#revision) return;
       const stored = await store.load(this.id);
       if (stored) this.#restore(stored);
+    });
+  }
+
+  /**
+   * Like the revision check, in the same one read: when the store moved on, takes in only
+   * what was added since this copy (new messages, the turns from its last on, state,
+   * suspension, steps). A delta that does not line up with the copy (the store's transcript
+   * is not this copy's plus the new messages) falls back to a whole load.
+   */
+  #catchUp(store: SessionStore & SessionDeltaReader): Promise<void> {
+    const since = { revision: this.#revision, messages: this.history.length, turns: this.turns, ...(this.#createdAt !== undefined && { createdAt: this.#createdAt }) };
+    return store.loadSince(this.id, since).then(async (delta) => {
+      if (delta === undefined) return;
+      if (delta.unchanged) {
+        this.#createdAt ??= delta.createdAt;
+        return;
+      }
+      const first = delta.turns[0];
+      // The same session (not one erased and created again under its id), whose stored transcript is this copy's plus the new messages.
+      const aligned =
+        delta.agent === this.agent.spec.name &&
+        (this.#createdAt === undefined || delta.createdAt === this.#createdAt) &&
+        delta.revision > this.#revision &&
+        delta.messageCount === this.history.length + delta.transcript.length &&
+        (this.turns === 0 || first === undefined || first.index >= this.turns - 1);
+      if (!aligned) {
+        const stored = await store.load(this.id);
+        if (stored) this.#restore(stored);
+        return;
+      }
+      for (const message of delta.transcript) this.history.push(message);
+      for (const turn of delta.turns) {
+        this.turns = Math.max(this.turns, turn.index + 1);
+        if (typeof turn.key === 'string') this.#keyed.set(turn.key, turn);
+      }
+      this.#revision = delta.revision;
+      this.#createdAt = delta.createdAt;
+      this.steps = delta.steps !== undefined && delta.steps.length > 0 ? delta.steps : undefined;
+      this.suspension = this.steps === undefined ? (delta.suspension ?? null) : null;
+      this.broken = undefined;
+      this.host.sessionState(this.id).seed(withoutHostContext(delta.state));
     });
   }
 }

@@ -2,7 +2,7 @@ import type { Observable } from 'rxjs';
 import { TrellisError, waitForLeaseProblem, type ChatMessage, type PendingApproval, type SendOptions, type Session, type TrellisEvent, type TurnResult } from '../../index.js';
 import type { TrellisRequestContext } from './request-context.js';
 import type { HostContext } from './trellis-module-options.js';
-import type { CancelPendingOutcome, HostedCancelOptions, HostedResumeOptions, HostedSendOptions, HostedStopOptions, TurnDispatcher } from './turn-dispatcher.js';
+import type { CancelPendingOutcome, HostedCancelOptions, HostedResumeOptions, HostedSendOptions, HostedStopOptions, HostedWatchOptions, TurnDispatcher } from './turn-dispatcher.js';
 import type { TurnTracker } from './turn-tracker.js';
 
 /** What every hosted session of one `TrellisModule` shares: the request context, the drain, where turns run. */
@@ -54,22 +54,28 @@ export class HostedSession {
 
   /**
    * Calls `listener` with each turn event; resolves once every event of a turn started
-   * afterwards will reach it (on the queue, once Redis confirmed the subscription).
+   * afterwards will reach it (on the queue, once Redis confirmed the subscription), and,
+   * with `after` on the queue, once the events after that id were replayed.
    * Call the returned function to stop.
    */
-  watch(listener: (event: TrellisEvent) => void): Promise<() => void> {
-    return this.turns.dispatcher.watch(this.target(), listener);
+  watch(listener: (event: TrellisEvent) => void, options: HostedWatchOptions = {}): Promise<() => void> {
+    return this.turns.dispatcher.watch(this.target(), listener, options);
   }
 
   /**
-   * The session's owner and whether it is opened, as a caller that wants to stop its running
-   * turn needs them: without waiting behind a turn that runs in this process (whose owner this
-   * process already holds, and which counts as opened), else from the store.
+   * The session's owner and whether it is opened, as a caller that wants to stop or watch its
+   * running turn needs them: without waiting behind a turn that runs in this process (whose
+   * owner this process already holds, and which counts as opened), else from the store. A
+   * brand-new session whose first turn runs on the worker queue is not in the store yet: it
+   * counts as opened by the principal that turn was sent for.
    */
   async ownerNow(): Promise<{ readonly owner: string | undefined; readonly opened: boolean }> {
     if (this.session.turnRunning) return { owner: this.session.owner, opened: true };
     const pending = await this.session.pending();
-    return { owner: this.session.owner, opened: this.session.transcript.length > 0 || pending.length > 0 };
+    const opened = this.session.transcript.length > 0 || pending.length > 0;
+    if (opened || this.session.owner !== undefined) return { owner: this.session.owner, opened };
+    const opener = await this.turns.dispatcher.currentPrincipal(this.target());
+    return opener === undefined ? { owner: undefined, opened: false } : { owner: opener, opened: true };
   }
 
   /** The calls waiting for a decision, read from the store when needed. */

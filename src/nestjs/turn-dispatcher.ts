@@ -58,6 +58,16 @@ export interface CancelPendingOutcome {
   readonly recovered: boolean;
 }
 
+/** Where a hosted watch starts. */
+export interface HostedWatchOptions {
+  /**
+   * With `queue`: the id of the last event seen (an event's `id`, an SSE `Last-Event-ID`):
+   * the events after it that the session's Redis Stream keeps come first, then live ones,
+   * none twice. In process turns keep no stream: only live events come.
+   */
+  readonly after?: string;
+}
+
 /** The session a turn is for, as a dispatcher needs it. */
 export interface TurnTarget {
   /** The agent's name: a worker resolves it to the agent of its own app. */
@@ -82,7 +92,13 @@ export interface TurnDispatcher {
   /** The session's turn events, wherever its turns run. */
   events$(target: TurnTarget): Observable<TrellisEvent>;
   /** Calls `listener` with each event; resolves once no event of a turn started after it can be missed. */
-  watch(target: TurnTarget, listener: (event: TrellisEvent) => void): Promise<() => void>;
+  watch(target: TurnTarget, listener: (event: TrellisEvent) => void, options?: HostedWatchOptions): Promise<() => void>;
+  /**
+   * The principal whose turn of the session runs now (or next) where turns run elsewhere:
+   * who opens a brand-new session before its first turn is in the store. Undefined in
+   * process (a running turn's owner is in memory there) and when no turn waits.
+   */
+  currentPrincipal(target: TurnTarget): Promise<string | undefined>;
 }
 
 /** Turns run in this process, by the kernel session itself. */
@@ -96,4 +112,5 @@ export const inProcessTurns: TurnDispatcher = {
     const subscription = session.events$.subscribe(listener);
     return () => subscription.unsubscribe();
   },
+  currentPrincipal: async () => undefined,
 };

@@ -5,7 +5,7 @@ import type { TrellisEvent } from '../../index.js';
  * strings, and a value that cannot be written (a cycle) drops the event's payload rather
  * than the event: subscribers always learn that something happened.
  */
-export function encodeEvent(event: TrellisEvent): string {
+export function encodeEvent(event: { readonly type: string }): string {
   try {
     return JSON.stringify(event, replace);
   } catch {

@@ -1,5 +1,5 @@
 import { TrellisError } from '../../index.js';
-import type { TurnStore } from './turn-store.js';
+import { storedRevision, type TurnStore } from './turn-store.js';
 
 /**
  * Holds a lease while a job runs: renews it every third of its ttl and aborts `signal`
@@ -22,11 +22,23 @@ export class LeaseKeeper {
     return this.controller.signal;
   }
 
-  /** Takes the lease; false when another holder has it. */
-  async acquire(): Promise<boolean> {
-    if (!(await this.store.acquireLease(this.key, this.holder, this.ttlMs))) return false;
+  /**
+   * Takes the lease and then reads the stored revision of `sessionId` (in one round trip where
+   * the store can): the revision, or undefined when another holder has the lease.
+   */
+  async acquire(sessionId: string): Promise<number | undefined> {
+    let revision: number | undefined;
+    if (this.store.acquireLeaseReadingRevision) revision = await this.store.acquireLeaseReadingRevision(this.key, this.holder, this.ttlMs, sessionId);
+    else if (await this.store.acquireLease(this.key, this.holder, this.ttlMs)) {
+      // Taken: a failing read gives it back rather than leave it to lapse.
+      revision = await storedRevision(this.store, sessionId).catch(async (error: unknown) => {
+        await this.store.releaseLease(this.key, this.holder).catch(() => undefined);
+        throw error;
+      });
+    }
+    if (revision === undefined) return undefined;
     this.timer = setInterval(() => void this.renew(), Math.max(1, Math.floor(this.ttlMs / 3)));
-    return true;
+    return revision;
   }
 
   async release(): Promise<void> {

@@ -54,6 +54,21 @@ export class QueueNames {
     return `${this.prefix}:${this.queueName}:events:${sessionId}`;
   }
 
+  /** The capped Redis Stream that keeps the events of session `sessionId` for readers that reconnect. */
+  eventStream(sessionId: string): string {
+    return `${this.prefix}:${this.queueName}:stream:${sessionId}`;
+  }
+
+  /** Present (with a TTL) while a reader of session `sessionId`'s events is registered. */
+  readerKey(sessionId: string): string {
+    return `${this.prefix}:${this.queueName}:reader:${sessionId}`;
+  }
+
+  /** Where a new reader announces its session, so a worker running a turn of it starts writing its events. */
+  readersChannel(): string {
+    return `${this.prefix}:${this.queueName}:readers`;
+  }
+
   /** The lease key a worker takes so that turns of one session run one at a time. */
   leaseKey(sessionId: string): string {
     return `queue:${this.queueName}:${sessionId}`;

@@ -10,7 +10,7 @@ export interface QueueErasure {
   readonly jobs: number;
   /** Entries of BullMQ's event stream removed (a finished job's `completed` entry holds its result). */
   readonly events: number;
-  /** Other keys removed: the sessions' turn-order lists and cancel markers. */
+  /** Other keys removed: the sessions' turn-order lists, cancel markers, event streams and reader marks. */
   readonly keys: number;
 }
 
@@ -76,7 +76,12 @@ async function erase(names: QueueNames, queue: Queue, redis: Redis, request: Era
     for (const key of await scanKeys(redis, `${base}${globEscape(jobId)}*`)) leftover.add(key);
     leftover.add(`${base}cancelled:${jobId}`);
   }
-  for (const sessionId of sessions) leftover.add(`${base}order:${sessionId}`);
+  for (const sessionId of sessions) {
+    leftover.add(`${base}order:${sessionId}`);
+    // The session's kept events (its Redis Stream, which holds messages and tool arguments) and its reader mark.
+    leftover.add(names.eventStream(sessionId));
+    leftover.add(names.readerKey(sessionId));
+  }
   const keys = leftover.size > 0 ? await redis.del(...leftover) : 0;
   return { jobs: removed, events, keys };
 }

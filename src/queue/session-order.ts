@@ -17,6 +17,14 @@ export const DOUBLE_TEXT_POLICIES: readonly DoubleTextPolicy[] = ['enqueue', 're
 export const ORPHAN_GRACE_MS = 30_000;
 
 /**
+ * How long an order list outlives its last change, and a cancel marker its setting: a day,
+ * whatever the queue's `retainMs`. Both are removed when their jobs finish (a list that
+ * empties is gone), so this bounds only leftovers; a shorter expiry would drop the order of
+ * a backlog waiting behind a long turn, or a cancel not yet read.
+ */
+export const ORDER_TTL_MS = 86_400_000;
+
+/**
  * Drops the finished or orphaned entries at the head of a session's order list: an entry is
  * `<job id> <ms accepted>`; it is done when its job hash is gone or has `finishedOn`, and
  * orphaned when its job hash never appeared within the grace.
@@ -82,14 +90,22 @@ end
 return { 'absent', marker }
 `;
 
-/** KEYS[1] the order list. ARGV: job prefix, job id, now, grace, marker prefix. Removes the job's entries and marker; returns the next head. */
+/**
+ * KEYS[1] the order list. ARGV: job prefix, job id, now, grace, marker prefix, list ttl (ms),
+ * and optionally a channel and a message to publish once the job is out of the order (its
+ * result: an enqueuer that sends the next turn on hearing it finds this one gone). Removes
+ * the job's entries and marker; returns the next head (the list's expiry renewed for it).
+ */
 const FINISH = `${DROP_DEAD_HEADS}
 local order, jobPrefix, id = KEYS[1], ARGV[1], ARGV[2]
 for _, entry in ipairs(redis.call('LRANGE', order, 0, -1)) do
   if string.sub(entry, 1, string.find(entry, ' ', 1, true) - 1) == id then redis.call('LREM', order, 0, entry) end
 end
 redis.call('DEL', ARGV[5] .. id)
-return dropDeadHeads(order, jobPrefix, tonumber(ARGV[3]), tonumber(ARGV[4]))
+local next = dropDeadHeads(order, jobPrefix, tonumber(ARGV[3]), tonumber(ARGV[4]))
+if next then redis.call('PEXPIRE', order, tonumber(ARGV[6])) end
+if ARGV[7] then redis.call('PUBLISH', ARGV[7], ARGV[8]) end
+return next
 `;
 
 /**
@@ -103,6 +119,16 @@ if not head then return false end
 redis.call('SET', ARGV[4] .. head, ARGV[7], 'EX', tonumber(ARGV[5]))
 redis.call('PUBLISH', ARGV[6], cjson.encode({ jobs = { head }, keepSteps = ARGV[7] == '1' }))
 return head
+`;
+
+/**
+ * KEYS[1] the order list. ARGV: job prefix, now, grace. The head's job id and its BullMQ
+ * `data` (false while the job is not added yet), or false when the session has no turn.
+ */
+const HEAD = `${DROP_DEAD_HEADS}
+local head = dropDeadHeads(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]))
+if not head then return false end
+return { head, redis.call('HGET', ARGV[1] .. head, 'data') }
 `;
 
 /** A message on the cancel channel: the jobs whose turns are to stop. */
@@ -129,8 +155,6 @@ export class SessionOrder {
   constructor(
     private readonly names: QueueNames,
     private readonly redis: Redis,
-    /** How long cancel markers (and an idle order list) live: the queue's retention. */
-    private readonly markerTtlMs = 86_400_000,
   ) {}
 
   /** Appends a job; what the policy made of it. */
@@ -148,9 +172,13 @@ export class SessionOrder {
     return { kind: 'run', cancelled: typeof value === 'string' ? { keepSteps: value === '1' } : undefined };
   }
 
-  /** The job is done (or failed for good): the next job of the session may run. Returns its id. */
-  async finish(sessionId: string, jobId: string): Promise<string | undefined> {
-    const next = (await this.run(FINISH, this.key('order:' + sessionId), this.key(''), jobId, Date.now(), ORPHAN_GRACE_MS, this.key('cancelled:'))) as string | null;
+  /**
+   * The job is done (or failed for good): the next job of the session may run. Returns its
+   * id. With `publish`, the same round trip then publishes `message` on `channel`.
+   */
+  async finish(sessionId: string, jobId: string, publish?: { readonly channel: string; readonly message: string }): Promise<string | undefined> {
+    const tail = publish ? [publish.channel, publish.message] : [];
+    const next = (await this.run(FINISH, this.key('order:' + sessionId), this.key(''), jobId, Date.now(), ORPHAN_GRACE_MS, this.key('cancelled:'), ORDER_TTL_MS, ...tail)) as string | null;
     return next ?? undefined;
   }
 
@@ -158,6 +186,13 @@ export class SessionOrder {
   async cancelHead(sessionId: string, keepSteps: boolean): Promise<string | undefined> {
     const head = (await this.run(CANCEL_HEAD, this.key('order:' + sessionId), this.key(''), Date.now(), ORPHAN_GRACE_MS, this.key('cancelled:'), this.ttlSeconds(), cancelChannel(this.names), keepSteps ? '1' : '0')) as string | null;
     return head ?? undefined;
+  }
+
+  /** The session's turn that runs now (or runs next): its job id and the job's data as BullMQ keeps it (JSON; undefined before the job is added). */
+  async head(sessionId: string): Promise<{ jobId: string; data: string | undefined } | undefined> {
+    const reply = (await this.run(HEAD, this.key('order:' + sessionId), this.key(''), Date.now(), ORPHAN_GRACE_MS)) as [string, string | null] | null;
+    if (!reply) return undefined;
+    return { jobId: reply[0], data: reply[1] ?? undefined };
   }
 
   /** `<prefix>:<queue>:<rest>`, beside BullMQ's own keys (a job's hash is `<prefix>:<queue>:<job id>`; job ids hold no `:`). */
@@ -177,7 +212,7 @@ export class SessionOrder {
   }
 
   private ttlSeconds(): number {
-    return Math.max(60, Math.ceil(this.markerTtlMs / 1000));
+    return ORDER_TTL_MS / 1000;
   }
 }
 

@@ -4,9 +4,11 @@ import { Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { TrellisError } from '../../index.js';
 import { QueueNames, whenReachable, type QueueConnectionOptions } from './queue-connection.js';
+import { ChannelSubscriber } from './channel-subscriber.js';
+import { EventStreamWriter, type EventRetention } from './event-stream-writer.js';
+import { redisRequirementProblems } from './redis-requirements.js';
 import type { JobResult } from './turn-job-result.js';
 import { INTERRUPT_REASON, ROLLBACK_REASON, TurnJobRunner, type AgentResolver } from './turn-job-runner.js';
-import { ChannelSubscriber } from './channel-subscriber.js';
 import { cancelChannel, parseCancelMessage, SessionOrder } from './session-order.js';
 import type { TurnJobData } from './turn-request.js';
 import type { TurnStore } from './turn-store.js';
@@ -39,6 +41,14 @@ export interface TrellisWorkerOptions extends QueueConnectionOptions {
   readonly maxStalledCount?: number;
   /** Delay before a job of a busy session is tried again. Default 250 ms. */
   readonly busyDelayMs?: number;
+  /**
+   * Keep every session's events in its Redis Stream, whether or not anyone reads them, for
+   * `ms` after a session's last event and at most `maxLen` (default 1000) entries a session.
+   * Absent (the default): events are written only while a reader is registered
+   * (`TurnQueue.events$` / `watch`), kept 5 minutes after the last one; a turn nobody reads
+   * sends none.
+   */
+  readonly eventRetention?: EventRetention;
   /** Names this worker in results and lease holders. Default `hostname:pid:random`. */
   readonly id?: string;
 }
@@ -59,9 +69,13 @@ export class TrellisWorker {
   readonly id: string;
   private readonly names: QueueNames;
   private readonly publisher: Redis;
+  private readonly events: EventStreamWriter;
   private readonly worker: Worker<TurnJobData, JobResult>;
-  /** Hears `TurnQueue.cancel` (and interrupting sends) for the jobs this worker runs. */
-  private readonly cancels: ChannelSubscriber;
+  /**
+   * Hears `TurnQueue.cancel` (and interrupting sends) for the jobs this worker runs, and
+   * readers announcing themselves to its event streams.
+   */
+  private readonly subscriber: ChannelSubscriber;
   private stopListening: (() => void) | undefined;
 
   constructor(options: TrellisWorkerOptions) {
@@ -78,12 +92,17 @@ export class TrellisWorker {
     if (!(Number.isSafeInteger(leaseTtlMs) && leaseTtlMs >= 1_000 && leaseTtlMs <= 86_400_000)) {
       throw new TrellisError('InvalidOptions', `A TrellisWorker's leaseTtlMs must be a whole number of milliseconds from 1,000 to 86,400,000; got ${String(options.leaseTtlMs)}`, { hint: 'Pass e.g. leaseTtlMs: 10000, or leave it out' });
     }
+    assertRetention(options.eventRetention);
+    // One subscriber connection for both: cancel messages and readers' announcements.
+    this.subscriber = new ChannelSubscriber(this.names.redis());
+    this.events = new EventStreamWriter(this.names, this.publisher, this.subscriber, options.eventRetention);
     const runner = new TurnJobRunner({
       workerId: this.id,
       names: this.names,
       store: options.store,
       agent: options.agent,
       publisher: this.publisher,
+      events: this.events,
       leaseTtlMs,
       busyDelayMs: options.busyDelayMs ?? 250,
       order: new SessionOrder(this.names, this.publisher),
@@ -92,7 +111,6 @@ export class TrellisWorker {
         if (job !== undefined && (await job.isDelayed())) await job.promote();
       },
     });
-    this.cancels = new ChannelSubscriber(this.names.redis());
     // Three parameters: BullMQ hands the processor the job's AbortSignal (`worker.cancelJob`).
     this.worker = new Worker(this.names.queueName, (job, token, signal) => runner.run(job, token, signal), {
       connection: this.names.bullConnection(),
@@ -114,8 +132,8 @@ export class TrellisWorker {
   async start(): Promise<void> {
     try {
       await whenReachable(this.names, `start worker ${this.id}`, async () => {
-        await this.worker.waitUntilReady();
-        this.stopListening = await this.cancels.listen(cancelChannel(this.names), (text) => {
+        await Promise.all([this.worker.waitUntilReady(), this.events.start()]);
+        this.stopListening = await this.subscriber.listen(cancelChannel(this.names), (text) => {
           const message = parseCancelMessage(text);
           for (const jobId of message?.jobs ?? []) this.worker.cancelJob(jobId, message!.keepSteps ? INTERRUPT_REASON : ROLLBACK_REASON);
         });
@@ -124,17 +142,37 @@ export class TrellisWorker {
       // Redis does not answer, so a graceful close would wait for it too: drop the connections.
       void this.worker.close(true).catch(() => undefined);
       this.publisher.disconnect();
-      this.cancels.disconnect();
+      this.events.close();
+      this.subscriber.disconnect();
       throw error;
     }
     void this.worker.run().catch(() => undefined);
+  }
+
+  /**
+   * What is wrong with this worker's Redis for a queue (`maxmemory-policy` not `noeviction`,
+   * no persistence), as warnings; none when it is fit. `trellis worker` prints them at start.
+   */
+  checkRedis(): Promise<string[]> {
+    return redisRequirementProblems(this.publisher);
   }
 
   /** Finishes the jobs it is running (unless `force`), then disconnects. */
   async close(force = false): Promise<void> {
     await this.worker.close(force);
     this.stopListening?.();
-    await this.cancels.close();
+    this.events.close();
+    await this.subscriber.close();
     await this.publisher.quit().catch(() => this.publisher.disconnect());
+  }
+}
+
+function assertRetention(retention: EventRetention | undefined): void {
+  if (retention === undefined) return;
+  const { ms, maxLen } = retention;
+  if (!Number.isSafeInteger(ms) || ms < 1 || (maxLen !== undefined && (!Number.isSafeInteger(maxLen) || maxLen < 1))) {
+    throw new TrellisError('InvalidOptions', `A TrellisWorker's eventRetention needs ms (and maxLen, if given) as whole numbers of at least 1; got ${JSON.stringify(retention)}`, {
+      hint: 'e.g. eventRetention: { ms: 600_000, maxLen: 1000 }, or leave it out to write events only while someone reads them',
+    });
   }
 }

@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { TrellisError, addUsage, type Usage, type Agent, type PendingApproval, type Session, type SessionAccess, type TurnResult } from '../../index.js';
-import { encodeEvent, toJsonData } from './event-codec.js';
+import { toJsonData } from './event-codec.js';
+import type { EventStreamWriter } from './event-stream-writer.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import type { QueueNames } from './queue-connection.js';
 import type { CancelJobResult, JobResult, PublishedOutcome, TurnJobResult } from './turn-job-result.js';
 import type { TurnJobData } from './turn-request.js';
-import { storedRevision, type TurnStore } from './turn-store.js';
+import type { TurnStore } from './turn-store.js';
 import type { SessionOrder } from './session-order.js';
 
 /** Resolves an agent name from a job to an `Agent` of the worker's app. */
@@ -20,6 +21,8 @@ export interface TurnJobRunnerOptions {
   readonly store: TurnStore;
   readonly agent: AgentResolver;
   readonly publisher: Redis;
+  /** Where the session's events go while someone reads them. */
+  readonly events: EventStreamWriter;
   readonly leaseTtlMs: number;
   /** How long a job whose session is busy waits before it is tried again. */
   readonly busyDelayMs: number;
@@ -52,7 +55,8 @@ type TurnJob = Job<TurnJobData, JobResult>;
  * as delayed), recognises a turn whose checkpoint already landed in an earlier attempt by
  * the job id it was run under (and does not run it again), runs `send`/`resume`/`cancelPending`
  * under the job id as the turn's key — so an attempt after a worker died goes on with the
- * turn from its step journal — fans the session's events and the result out over Redis, and
+ * turn from its step journal — sends the session's events to its stream while someone reads
+ * them, publishes the result, and
  * releases the lease.
  */
 export class TurnJobRunner {
@@ -72,22 +76,22 @@ export class TurnJobRunner {
     if (place.cancelled !== undefined || cancel?.aborted) {
       // Cancelled (`TurnQueue.cancel`, or a later send's interrupt / rollback) before it began: it ends without running.
       const value = this.notRun(job);
-      await this.finish(job);
-      await this.publish(job.id!, { ok: true, value });
+      await this.finish(job, { ok: true, value });
       return value;
     }
     // One holder per attempt: a stalled job that BullMQ hands back to this same worker must
     // wait for the attempt still running here, not share its lease.
     const lease = new LeaseKeeper(store, names.leaseKey(data.sessionId), `${workerId}/${job.id}/${randomUUID().slice(0, 8)}`, this.options.leaseTtlMs);
     const startRevision = data.startRevision;
-    if (!(await lease.acquire())) {
+    // The store's revision is read with the lease (one round trip on PostgreSQL).
+    const revision = await lease.acquire(data.sessionId);
+    if (revision === undefined) {
       await job.moveToDelayed(Date.now() + this.options.busyDelayMs, token);
       throw new DelayedError();
     }
     try {
-      const value = await this.runLeased(job, lease.signal, cancel);
-      await this.finish(job);
-      await this.publish(job.id!, { ok: true, value });
+      const value = await this.runLeased(job, revision, lease.signal, cancel);
+      await this.finish(job, { ok: true, value });
       return value;
     } catch (error) {
       // The kernel's own session lease is held (by a turn outside the queue, or by a worker
@@ -104,9 +108,20 @@ export class TurnJobRunner {
     }
   }
 
-  /** The job leaves its session's order, and the next turn of the session (if one waits, delayed) starts at once. */
-  private async finish(job: TurnJob): Promise<void> {
-    const next = await this.options.order.finish(job.data.sessionId, job.id!);
+  /**
+   * The job leaves its session's order and its outcome goes to its enqueuer, in one round
+   * trip (the outcome after the order, so an enqueuer that sends the next turn on hearing it
+   * finds this one gone); the next turn of the session (if one waits, delayed) starts at once.
+   * Should the script fail (Redis away), the outcome is still published on its own.
+   */
+  private async finish(job: TurnJob, outcome: PublishedOutcome): Promise<void> {
+    let next: string | undefined;
+    try {
+      next = await this.options.order.finish(job.data.sessionId, job.id!, { channel: this.options.names.resultChannel(job.id!), message: JSON.stringify(outcome) });
+    } catch (error) {
+      await this.publish(job.id!, outcome);
+      throw error;
+    }
     if (next === undefined) return;
     await this.options.promote(next).catch(() => undefined);
   }
@@ -119,9 +134,8 @@ export class TurnJobRunner {
     return this.resultOf(job, data.kind, result, false);
   }
 
-  private async runLeased(job: TurnJob, signal: AbortSignal, cancel: AbortSignal | undefined): Promise<JobResult> {
+  private async runLeased(job: TurnJob, revision: number, signal: AbortSignal, cancel: AbortSignal | undefined): Promise<JobResult> {
     const data = job.data;
-    const revision = await storedRevision(this.options.store, data.sessionId);
     // An earlier attempt ran part of this turn (and the process died) when the store moved on since.
     const rerun = data.startRevision !== undefined && revision > data.startRevision;
     if (rerun && data.kind !== 'cancel') {
@@ -132,8 +146,8 @@ export class TurnJobRunner {
     await job.updateData({ ...data, startRevision: revision });
     const agent = await this.options.agent(data.agent);
     const session = agent.session(data.sessionId, { context: data.context });
-    const channel = this.options.names.eventChannel(data.sessionId);
-    const events = session.events$.subscribe((event) => void this.options.publisher.publish(channel, encodeEvent(event)).catch(() => undefined));
+    const stream = this.options.events.forTurn(data.sessionId, job.id!);
+    const events = session.events$.subscribe((event) => stream.emit(event));
     // `TurnQueue.cancel` (or a later send's interrupt / rollback) reaches the job's signal on this worker: the turn stops.
     const onCancel = () => session.cancel({ keepSteps: cancel?.reason !== ROLLBACK_REASON });
     cancel?.addEventListener('abort', onCancel, { once: true });
@@ -171,6 +185,7 @@ export class TurnJobRunner {
     } finally {
       cancel?.removeEventListener('abort', onCancel);
       events.unsubscribe();
+      stream.close();
     }
   }
 
@@ -214,8 +229,7 @@ export class TurnJobRunner {
     const retryable = TrellisError.is(error) && (error.retryable || RETRY_CODES.has(error.code));
     const attempts = job.opts.attempts ?? 1;
     if (retryable && job.attemptsMade + 1 < attempts) return error;
-    await this.finish(job).catch(() => undefined);
-    await this.publish(job.id!, { ok: false, error: { code, message } });
+    await this.finish(job, { ok: false, error: { code, message } }).catch(() => undefined);
     return new UnrecoverableError(`${code}: ${message}`);
   }
 

@@ -1,8 +1,10 @@
 import { Job, Queue } from 'bullmq';
 import { Observable } from 'rxjs';
+import type { Redis } from 'ioredis';
 import { TrellisError, type EraseRequest, type TrellisErrorCode, type TrellisEvent } from '../../index.js';
 import { ChannelSubscriber } from './channel-subscriber.js';
-import { decodeEvent } from './event-codec.js';
+import type { QueuedEvent } from './queued-event.js';
+import { SessionEventReader, type WatchOptions } from './session-event-reader.js';
 import { QueueNames, settlesWithin, whenReachable, type QueueConnectionOptions } from './queue-connection.js';
 import type { CancelJobResult, JobResult, PublishedOutcome, TurnJobResult } from './turn-job-result.js';
 import { DOUBLE_TEXT_POLICIES, SessionOrder, type DoubleTextPolicy } from './session-order.js';
@@ -13,9 +15,18 @@ import { eraseQueuedTurns, type QueueErasure } from './queue-erasure.js';
 export interface TurnQueueOptions extends QueueConnectionOptions {
   /**
    * How long a finished job is kept, and so how long an enqueue of the same turn is
-   * recognised as a duplicate. Default 24 h.
+   * answered from the job without running anything. Default 10 minutes. A duplicate that
+   * comes later still runs nothing (the worker finds the turn landed under its key in the
+   * session) but is a new job. Each kept job costs Redis a few KB: 10,000 sessions at a
+   * turn a minute keep ~100,000 jobs (~0.3 GB) at the default, ~14 million (~45 GB) at 24 h.
    */
   readonly retainMs?: number;
+  /**
+   * How long workers keep writing a session's events to its stream after its last reader
+   * here stopped (disconnected): a reader that reconnects within it, with the last id it
+   * saw, misses nothing. Default 60 s.
+   */
+  readonly readerGraceMs?: number;
   /** How often a waiting result is also read from the job, should a pub/sub message be lost. Default 2 s. */
   readonly pollMs?: number;
   /** Attempts per job for failures a retry may fix (a store outage). Default 5. */
@@ -33,6 +44,13 @@ export interface TurnQueueOptions extends QueueConnectionOptions {
 export interface CancelledTurn {
   /** The job whose turn was told to stop (running, or next to run); undefined when the session had none. */
   readonly jobId: string | undefined;
+}
+
+/** What {@link TurnQueue.currentTurn} found. */
+export interface CurrentTurn {
+  readonly jobId: string;
+  /** `access.principal` of the job's request; undefined when it was enqueued without access. */
+  readonly principal: string | undefined;
 }
 
 /** A turn on the queue. */
@@ -59,12 +77,17 @@ export class TurnQueue {
   private readonly names: QueueNames;
   private readonly queue: Queue<TurnJobData, JobResult>;
   private readonly subscriber: ChannelSubscriber;
+  private readonly reader: SessionEventReader;
+  /**
+   * Commands of the session order scripts and of event readers (registration, replay): one
+   * connection, made at the first enqueue, cancel or watch.
+   */
+  private commandRedis: Redis | undefined;
   private readonly retainMs: number;
   private readonly pollMs: number;
   private readonly attempts: number;
   private readonly doubleTexting: TurnQueueOptions['doubleTexting'];
-  /** The order of each session's turns; its connection is made at the first enqueue or cancel. */
-  private orderRedis: ReturnType<QueueNames['redis']> | undefined;
+  /** The order of each session's turns. */
   private orderOf: SessionOrder | undefined;
   /** The last enqueue found Redis not answering: `close()` then drops the connections at once. */
   private unreachable = false;
@@ -73,7 +96,7 @@ export class TurnQueue {
 
   constructor(options: TurnQueueOptions) {
     this.names = new QueueNames(options);
-    this.retainMs = options.retainMs ?? 86_400_000;
+    this.retainMs = options.retainMs ?? 600_000;
     this.pollMs = options.pollMs ?? 2000;
     this.attempts = options.attempts ?? 5;
     this.doubleTexting = options.doubleTexting;
@@ -81,6 +104,11 @@ export class TurnQueue {
     this.queue = new Queue(this.names.queueName, { connection: this.names.bullConnection(), prefix: this.names.prefix });
     this.queue.on('error', () => undefined);
     this.subscriber = new ChannelSubscriber(this.names.redis());
+    const graceMs = options.readerGraceMs ?? 60_000;
+    if (!Number.isSafeInteger(graceMs) || graceMs < 1) {
+      throw new TrellisError('InvalidOptions', `The turn queue's readerGraceMs must be a whole number of milliseconds, at least 1; got ${String(options.readerGraceMs)}`);
+    }
+    this.reader = new SessionEventReader(this.names, this.subscriber, () => this.commands(), graceMs);
   }
 
   /** Queues `session.send(message)` and waits for its result. */
@@ -132,6 +160,25 @@ export class TurnQueue {
     return { jobId };
   }
 
+  /**
+   * The turn of `sessionId` that runs now (or, if none has started, runs next), and the
+   * principal its enqueuer checked access for (`SendRequest.access`): who is opening a
+   * brand-new session while its first turn has not landed in the store yet. Undefined when
+   * the session has no turn queued or running.
+   */
+  async currentTurn(sessionId: string): Promise<CurrentTurn | undefined> {
+    if (typeof sessionId !== 'string' || sessionId.length === 0) {
+      throw new TrellisError('InvalidOptions', 'TurnQueue.currentTurn() needs a session id', { hint: "queue.currentTurn('user-42')" });
+    }
+    const order = this.order();
+    let head: Awaited<ReturnType<SessionOrder['head']>>;
+    await whenReachable(this.names, `read the turn of session ${sessionId}`, async () => {
+      head = await order.head(sessionId);
+    });
+    if (head === undefined) return undefined;
+    return { jobId: head.jobId, principal: principalOf(head.data) };
+  }
+
   /** Queues `session.resume({ decisions })`; the result settles later. */
   async enqueueResume(request: ResumeRequest): Promise<QueuedTurn> {
     assertTurnRequest('resume', request);
@@ -139,15 +186,18 @@ export class TurnQueue {
   }
 
   /**
-   * The events of `sessionId` as the worker running its turns emits them. Subscribing
-   * takes a moment: events of a turn enqueued before the subscription settled may be
-   * missed (use {@link watch} to know when it has).
+   * The events of `sessionId` as the worker running its turns emits them, each with its run
+   * (job id), its number in the run and its stream id. With `after` (the id of the last event
+   * seen), the events after it that the session's stream still keeps come first, then live
+   * ones, none twice. While subscribed (and for `readerGraceMs` after), workers write the
+   * session's events to its stream; subscribing takes a moment (use {@link watch} to know
+   * when it has).
    */
-  events$(sessionId: string): Observable<TrellisEvent> {
-    return new Observable<TrellisEvent>((subscriber) => {
+  events$(sessionId: string, options: WatchOptions = {}): Observable<QueuedEvent> {
+    return new Observable<QueuedEvent>((subscriber) => {
       let stop: (() => void) | undefined;
       let closed = false;
-      this.watch(sessionId, (event) => subscriber.next(event)).then(
+      this.watch(sessionId, (event) => subscriber.next(event), options).then(
         (unlisten) => (closed ? unlisten() : (stop = unlisten)),
         (error: unknown) => subscriber.error(error),
       );
@@ -159,21 +209,18 @@ export class TurnQueue {
   }
 
   /**
-   * Calls `listener` with each event of `sessionId`; resolves once Redis confirmed the
-   * subscription, so every event of a turn enqueued after that reaches it. Call the
-   * returned function to stop.
+   * Calls `listener` with each event of `sessionId` (after `options.after`, as
+   * {@link events$}); resolves once Redis confirmed the subscription and the reader is
+   * registered, so every event of a turn enqueued after that reaches it, and once what was
+   * missed since `after` was delivered. Call the returned function to stop.
    */
-  watch(sessionId: string, listener: (event: TrellisEvent) => void): Promise<() => void> {
-    return this.subscriber.listen(this.names.eventChannel(sessionId), (text) => {
-      const event = decodeEvent(text);
-      if (event) listener(event);
-    });
+  watch(sessionId: string, listener: (event: QueuedEvent) => void, options: WatchOptions = {}): Promise<() => void> {
+    return this.reader.watch(sessionId, listener, options);
   }
 
   /** Removes what Redis keeps of these sessions' turns (see {@link eraseQueuedTurns}); `app.erase(selector, { also: [queue] })` calls it. */
   eraseSessions(request: EraseRequest): Promise<QueueErasure> {
-    this.order();
-    return eraseQueuedTurns(this.names, this.queue, this.orderRedis!, request);
+    return eraseQueuedTurns(this.names, this.queue, this.commands(), request);
   }
 
   /**
@@ -185,44 +232,55 @@ export class TurnQueue {
     for (const settle of [...this.awaiting]) settle({ ok: false, error: { code: 'Cancelled', message } });
     // A graceful close talks to Redis; when Redis does not answer, drop the connections instead.
     if (this.unreachable) return this.drop();
-    const graceful = Promise.all([this.queue.close(), this.subscriber.close(), this.orderRedis?.quit()]);
+    this.reader.close();
+    const graceful = Promise.all([this.queue.close(), this.subscriber.close(), this.commandRedis?.quit()]);
     const closed = await settlesWithin(this.names.connectTimeoutMs, graceful).catch(() => false);
     if (!closed) this.drop();
   }
 
   /** Drops the connections without a goodbye (Redis does not answer). */
   private drop(): void {
-    this.orderRedis?.disconnect();
+    this.reader.close();
+    this.commandRedis?.disconnect();
     this.subscriber.disconnect();
     void this.queue.close().catch(() => undefined);
   }
 
   private order(): SessionOrder {
-    if (this.orderOf === undefined) {
-      this.orderRedis = this.names.redis();
-      this.orderOf = new SessionOrder(this.names, this.orderRedis, this.retainMs);
-    }
-    return this.orderOf;
+    return (this.orderOf ??= new SessionOrder(this.names, this.commands()));
+  }
+
+  /** The connection for order scripts and event readers' commands, made when first needed. */
+  private commands(): Redis {
+    return (this.commandRedis ??= this.names.redis());
   }
 
   private async enqueue<R extends JobResult = TurnJobResult>(data: TurnJobData, policy: DoubleTextPolicy = 'enqueue'): Promise<QueuedTurn<R>> {
     const jobId = jobIdOf(data.kind, data.sessionId, data.key);
     const order = this.order();
-    // Nothing is subscribed or added until Redis answers: a failed enqueue leaves no job
-    // behind. One script checks for a duplicate, applies the policy and takes the job's
-    // place in its session's order (before the job exists, so the order is the acceptance order).
+    let settle!: (outcome: PublishedOutcome) => void;
+    const outcome = new Promise<PublishedOutcome>((resolve) => (settle = resolve));
+    // Listen for the result before the job is added, so a fast worker's result cannot slip
+    // past; in the same round trip as the order script, which checks for a duplicate,
+    // applies the policy and takes the job's place in its session's order (before the job
+    // exists, so the order is the acceptance order). Nothing is added until Redis answers:
+    // a failed enqueue leaves no job behind.
+    const listening = this.subscriber.listen(this.names.resultChannel(jobId), (text) => settle(JSON.parse(text) as PublishedOutcome));
     let placed!: Awaited<ReturnType<SessionOrder['append']>>;
+    let unlisten!: () => void;
     try {
       await whenReachable(this.names, `queue turn ${jobId}`, async () => {
         await this.queue.waitUntilReady();
-        placed = await order.append(data.sessionId, jobId, policy);
+        [placed, unlisten] = await Promise.all([order.append(data.sessionId, jobId, policy), listening]);
       });
       this.unreachable = false;
     } catch (error) {
+      void listening.then((stop) => stop(), () => undefined);
       this.unreachable = true;
       throw error;
     }
     if (placed.kind === 'rejected') {
+      unlisten();
       throw new TrellisError('SessionBusy', `Session '${data.sessionId}' has a turn running or queued (job ${placed.head}); this send was refused (doubleTexting: 'reject')`, {
         hint: "Send again once its reply came, or use doubleTexting 'enqueue' (run after it), 'interrupt' or 'rollback' (cancel it)",
         retryable: true,
@@ -230,10 +288,6 @@ export class TurnQueue {
       });
     }
     const duplicate = placed.kind === 'duplicate';
-    let settle!: (outcome: PublishedOutcome) => void;
-    const outcome = new Promise<PublishedOutcome>((resolve) => (settle = resolve));
-    // Listen before adding, so a fast worker's result cannot slip past.
-    const unlisten = await this.subscriber.listen(this.names.resultChannel(jobId), (text) => settle(JSON.parse(text) as PublishedOutcome));
     try {
       await this.queue.add(data.kind, data, {
         jobId,
@@ -254,7 +308,8 @@ export class TurnQueue {
     }
     this.awaiting.add(settle);
     const poll = setInterval(() => void this.readFinished(jobId).then((o) => o && settle(o)), this.pollMs);
-    void this.readFinished(jobId).then((o) => o && settle(o));
+    // A job added now finishes after the subscription was confirmed; one queued before may be done already.
+    if (duplicate) void this.readFinished(jobId).then((o) => o && settle(o));
     const result = outcome.then((o) => {
       // The job id names the kind, so its result is of the kind this caller queued.
       if (o.ok) return o.value as R;
@@ -285,4 +340,15 @@ function assertPolicy(policy: unknown, where: string): asserts policy is DoubleT
   throw new TrellisError('InvalidOptions', `${where} must be one of ${DOUBLE_TEXT_POLICIES.map((p) => `'${p}'`).join(', ')}; got ${JSON.stringify(policy)}`, {
     hint: "e.g. doubleTexting: 'interrupt'",
   });
+}
+
+/** The principal in a job's data (`TurnJobData.access`), if any. */
+function principalOf(data: string | undefined): string | undefined {
+  if (data === undefined) return undefined;
+  try {
+    const principal = (JSON.parse(data) as Partial<TurnJobData>).access?.principal;
+    return typeof principal === 'string' && principal.length > 0 ? principal : undefined;
+  } catch {
+    return undefined;
+  }
 }

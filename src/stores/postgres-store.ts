@@ -1,21 +1,24 @@
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { assertSessionId } from './session-id.js';
 import type pg from 'pg';
 import { TrellisError } from '../errors/trellis-error.js';
 import { offloadParts, referencedBlobs, restoreParts } from './part-blobs.js';
 import { encodeCheckpoint, encodeSteps, StoredRowDecoder } from './checkpoint-codec.js';
-import { nextRevision, type StoredHead } from './checkpoint-revision.js';
+import { nextRevision } from './checkpoint-revision.js';
 import { applyPostgresMigrations, quoteIdentifier } from './postgres-migrations.js';
 import { PostgresRecords } from './postgres-records.js';
 import type { RecordSelector, RecordStore, StoredRecord } from './record-store.js';
 import { postgresError, type PostgresTarget } from './postgres-errors.js';
 import { postgresStatements, type PostgresStatements } from './postgres-sql.js';
 import { assertLeaseArguments } from './session-lease.js';
+import type { ChatMessage } from '../models/model-provider.js';
 import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession } from './session-store.js';
 import { leaseLost, type StepAppend, type StepJournal } from './step-journal.js';
 import { chainAuditEntries } from './audit-chain.js';
 import type { AuditEntry, AuditLog, AuditRecord } from './audit-log.js';
 import { assertCredential, type CredentialStore } from './credential-store.js';
+import type { LoadedExtent, SessionDelta, SessionDeltaReader } from './session-delta.js';
 
 /** The schema {@link PostgresStore} uses when none is given. */
 export const DEFAULT_POSTGRES_SCHEMA = 'trellis';
@@ -38,8 +41,10 @@ export type PostgresStoreOptions = (
   /** The schema holding Trellis's tables, created when missing. Default `trellis`. */
   readonly schema?: string;
   /**
-   * How long a write transaction (checkpoint, journalled step, delete) waits for a row lock
-   * held elsewhere before it fails with a retryable `StoreFailed` (`lock_timeout`). Default 5,000.
+   * How long a write (checkpoint, journalled step, delete) waits for a row lock held
+   * elsewhere before it fails with a retryable `StoreFailed` (`lock_timeout`). Default 5,000.
+   * A host's `pool` made with both `lock_timeout` and `statement_timeout` keeps its own values
+   * and gets the one-round-trip writes; on one without, each write sets these in a transaction.
    */
   readonly lockTimeoutMs?: number;
   /** How long one statement of a write transaction may run (`statement_timeout`). Default 30,000. */
@@ -82,6 +87,31 @@ interface SessionRow {
   readonly steps: string[];
 }
 
+/** A row of `loadSince`: everything but the head is null when the revision did not move. */
+interface DeltaRow {
+  readonly agent: string;
+  readonly revision: number;
+  readonly created_at: string;
+  readonly unchanged: boolean;
+  readonly state: string | null;
+  readonly suspension: string | null;
+  readonly updated_at: string | null;
+  readonly message_count: number | null;
+  readonly seqs: number[] | null;
+  readonly messages: string[] | null;
+  readonly turn_indexes: number[] | null;
+  readonly turns: string[] | null;
+  readonly steps: string[] | null;
+}
+
+/** What a write statement (`checkpoint`, `appendSteps`) answers: the new revision, or why there is none. */
+interface WriteRow {
+  readonly revision: number | null;
+  readonly fenced: boolean;
+  readonly stored_revision: number | null;
+  readonly stored_agent: string | null;
+}
+
 interface SummaryRow {
   readonly id: string;
   readonly agent: string;
@@ -94,9 +124,10 @@ const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 /**
  * A {@link SessionStore} on PostgreSQL, for many instances of one backend. Each
- * `checkpoint` is one transaction that locks the session row (`SELECT … FOR UPDATE`),
- * checks the revision and writes transcript, turn record, state and suspension together;
- * a concurrent writer on the same revision gets `StaleState`. Leases are judged by the
+ * `checkpoint` is one statement (one round trip, one commit) that checks the lease fence and
+ * the revision and writes transcript, turn record, state and suspension together, ending
+ * the turn's step journal and, when asked, its lease; a concurrent writer on the same
+ * revision gets `StaleState` and writes nothing. Leases are judged by the
  * server's clock, so instances with skewed clocks agree. Its tables live in one schema,
  * migrated under an advisory lock; a schema written by a newer Trellis is refused.
  * Driver errors come out as `TrellisError`s (`StoreUnavailable`, `StoreFailed`,
@@ -106,15 +137,27 @@ const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
  * const store = await PostgresStore.open({ url: process.env.DATABASE_URL! });
  * const app = await Trellis.create({ store });
  */
-export class PostgresStore implements SessionStore, RevisionReader, StepJournal, AuditLog, CredentialStore, RecordStore {
+export class PostgresStore implements SessionStore, RevisionReader, StepJournal, AuditLog, CredentialStore, RecordStore, SessionDeltaReader {
   /** The schema this store's tables live in. */
   readonly schema: string;
-  /** The lock and statement timeouts every write transaction sets (`SET LOCAL`). */
+  /**
+   * The lock and statement timeouts every write is bounded by: the store's own pool sets them
+   * on its connections; on a host's pool each write sets them in its transaction (`SET LOCAL`).
+   */
   readonly timeouts: PostgresTimeouts;
+  /** The checkpoint's own statement gives the turn's lease up: no release round trip after it. */
+  readonly releasesLeaseOnCheckpoint = true;
   private closed = false;
   /** `BEGIN` and the transaction's timeouts, in one round trip. */
   private readonly begin: string;
   private readonly records: PostgresRecords;
+  /**
+   * Every connection of the pool bounds its statements: the store's own pool, or a host's
+   * made with both `lock_timeout` and `statement_timeout` (its values then apply).
+   */
+  private readonly boundedPool: boolean;
+  /** Names this schema's prepared statements (see {@link statementName}). */
+  private readonly schemaHash: string;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -125,6 +168,8 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
   ) {
     this.schema = target.schema;
     this.timeouts = timeouts;
+    this.boundedPool = ownsPool || boundsStatements(pool);
+    this.schemaHash = createHash('sha256').update(target.schema).digest('hex').slice(0, 16);
     this.begin = `BEGIN; SET LOCAL lock_timeout = ${timeouts.lockTimeoutMs}; SET LOCAL statement_timeout = ${timeouts.statementTimeoutMs}`;
     this.records = new PostgresRecords((operation, text, values) => this.query(operation, text, values), quoteIdentifier(target.schema));
   }
@@ -166,13 +211,7 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
     const row = rows[0];
     if (!row) return undefined;
     const decode = new StoredRowDecoder(sessionId, 'database');
-    const stored = row.messages.map((message, i) => decode.message(message, row.seqs[i]!, 'messages'));
-    const refs = referencedBlobs(stored);
-    let transcript = stored;
-    if (refs.length > 0) {
-      const blobs = await this.query<{ id: string; data: string }>('load a session', this.sql.selectBlobs, [sessionId, refs]);
-      transcript = restoreParts(stored, new Map(blobs.rows.map((blob) => [blob.id, blob.data])), sessionId);
-    }
+    const transcript = await this.withBlobs(sessionId, row.messages.map((message, i) => decode.message(message, row.seqs[i]!, 'messages')), 'load a session');
     const steps = row.steps.length === 0 ? undefined : row.steps.flatMap((raw, i) => decode.steps(raw, i, 'turn_steps'));
     return {
       id: row.id,
@@ -188,38 +227,68 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
     };
   }
 
+  /**
+   * One statement; when the session did not move it reads the session row alone. Image and
+   * file bytes kept in part_blobs come back in the new messages, as `load` gives them.
+   */
+  async loadSince(sessionId: string, since: LoadedExtent): Promise<SessionDelta | undefined> {
+    assertSessionId(sessionId);
+    const { rows } = await this.query<DeltaRow>('catch a session up', this.sql.loadSince, [sessionId, since.revision, since.messages, since.turns, since.createdAt ?? null], 'loadSince');
+    const row = rows[0];
+    if (!row) return undefined;
+    if (row.unchanged) return { unchanged: true, revision: row.revision, createdAt: row.created_at };
+    const decode = new StoredRowDecoder(sessionId, 'database');
+    const steps = row.steps!.length === 0 ? undefined : row.steps!.flatMap((raw, i) => decode.steps(raw, i, 'turn_steps'));
+    return {
+      unchanged: false,
+      agent: row.agent,
+      revision: row.revision,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at!,
+      messageCount: row.message_count!,
+      state: decode.state(row.state!, 'sessions.state'),
+      suspension: decode.parse(row.suspension!, 'sessions.suspension'),
+      transcript: await this.withBlobs(sessionId, row.messages!.map((message, i) => decode.message(message, row.seqs![i]!, 'messages')), 'catch a session up'),
+      turns: row.turns!.map((record, i) => decode.turn(record, row.turn_indexes![i]!, 'turns')),
+      ...(steps && { steps }),
+    };
+  }
+
+  /** The stored messages with the bytes of their parts kept in part_blobs put back (one more read, only when they refer to any). */
+  private async withBlobs(sessionId: string, stored: ChatMessage[], operation: string): Promise<ChatMessage[]> {
+    const refs = referencedBlobs(stored);
+    if (refs.length === 0) return stored;
+    const blobs = await this.query<{ id: string; data: string }>(operation, this.sql.selectBlobs, [sessionId, refs]);
+    return restoreParts(stored, new Map(blobs.rows.map((blob) => [blob.id, blob.data])), sessionId);
+  }
+
   async revision(sessionId: string): Promise<number | undefined> {
     assertSessionId(sessionId);
     const { rows } = await this.query<{ revision: number }>('read a session revision', this.sql.revision, [sessionId]);
     return rows[0]?.revision;
   }
 
+  /** One statement, so one round trip and one commit (see `postgresStatements().checkpoint`). */
   async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
     assertSessionId(checkpoint.sessionId);
     // Large image and file bytes go to part_blobs; the transcript keeps a reference.
     const { messages, blobs } = offloadParts(checkpoint.append);
     const encoded = encodeCheckpoint(messages === checkpoint.append ? checkpoint : { ...checkpoint, append: messages });
-    const { sessionId } = checkpoint;
-    return this.transaction('checkpoint a session', async (client) => {
-      const head = (await client.query<StoredHead>(this.sql.lockHead, [sessionId])).rows[0];
-      // The fence first: a writer whose lease was taken over hears that, not that it is stale.
-      if (checkpoint.fence !== undefined) {
-        const lease = (await client.query<{ holder: string }>(this.sql.leaseHolder, [sessionId])).rows[0];
-        if (lease?.holder !== checkpoint.fence) throw leaseLost(sessionId);
-      }
-      const revision = nextRevision(checkpoint, head);
-      if (head) {
-        // A session row at revision > 0 may have a running turn's steps; the checkpoint ends them.
-        await client.query(this.sql.updateSessionEndingSteps, [sessionId, revision, encoded.state, encoded.suspension]);
-      } else {
-        const created = await client.query(this.sql.insertSession, [sessionId, checkpoint.agent, revision, encoded.state, encoded.suspension]);
-        if (created.rowCount === 0) throw createdMeanwhile(sessionId);
-      }
-      if (blobs.length > 0) await client.query(this.sql.insertBlobs, [sessionId, blobs.map((blob) => blob.id), blobs.map((blob) => blob.data)]);
-      if (encoded.messages.length > 0) await client.query(this.sql.appendMessages, [sessionId, encoded.messages]);
-      await client.query(this.sql.upsertTurn, [sessionId, checkpoint.turn.index, encoded.turn]);
-      return revision;
-    });
+    const { sessionId, expectedRevision } = checkpoint;
+    // A revision the SQL cannot even bind is the caller's mistake, said as every store says it.
+    if (!Number.isSafeInteger(expectedRevision) || expectedRevision < 0) nextRevision(checkpoint, undefined);
+    if (checkpoint.fence !== undefined) assertLeaseArguments(sessionId, checkpoint.fence);
+    if (checkpoint.releaseLease !== undefined) assertLeaseArguments(sessionId, checkpoint.releaseLease);
+    const values = [sessionId, checkpoint.agent, expectedRevision, encoded.state, encoded.suspension, encoded.messages, checkpoint.turn.index, encoded.turn, checkpoint.fence ?? null, checkpoint.releaseLease ?? null, blobs.map((blob) => blob.id), blobs.map((blob) => blob.data)];
+    const { rows } = await this.write<WriteRow>('checkpoint a session', this.sql.checkpoint, values, 'checkpoint');
+    const row = rows[0]!;
+    if (row.revision !== null) return row.revision;
+    // The fence first: a writer whose lease was taken over hears that, not that it is stale.
+    if (!row.fenced) throw leaseLost(sessionId);
+    const head = row.stored_revision === null ? undefined : { revision: row.stored_revision, agent: row.stored_agent! };
+    nextRevision(checkpoint, head);
+    // The snapshot agreed, so a concurrent writer moved (or created) the session between it and the write.
+    throw expectedRevision === 0 ? createdMeanwhile(sessionId) : nextRevisionRace(sessionId, expectedRevision, 'checkpoint');
   }
 
   /** One statement: the fence, the revision rule and the steps' row (see `postgresStatements().appendSteps`). */
@@ -228,7 +297,7 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
     const steps = encodeSteps(append);
     const { sessionId } = append;
     if (append.fence !== undefined) assertLeaseArguments(sessionId, append.fence);
-    const { rows } = await this.query<{ revision: number | null; fenced: boolean; stored_revision: number | null; stored_agent: string | null }>('journal a step', this.sql.appendSteps, [sessionId, append.agent, append.expectedRevision, steps, append.fence ?? null]);
+    const { rows } = await this.write<WriteRow>('journal a step', this.sql.appendSteps, [sessionId, append.agent, append.expectedRevision, steps, append.fence ?? null], 'appendSteps');
     const row = rows[0]!;
     if (row.revision !== null) return row.revision;
     if (!row.fenced) throw leaseLost(sessionId);
@@ -236,7 +305,7 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
     const head = row.stored_revision === null ? undefined : { revision: row.stored_revision, agent: row.stored_agent! };
     nextRevision(append, head);
     // The snapshot agreed, so a concurrent writer moved the session between it and the write.
-    throw nextRevisionRace(sessionId, append.expectedRevision);
+    throw nextRevisionRace(sessionId, append.expectedRevision, 'step');
   }
 
   /** One transaction under an advisory lock: instances append in one order, each row chained to the last. */
@@ -299,10 +368,39 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
     return ((await this.query('delete a session', this.sql.deleteSession, [sessionId])).rowCount ?? 0) > 0;
   }
 
+  /**
+   * Deletes the sessions not written for `olderThanDays` days (by the server's clock), with
+   * their transcripts, turns and step journals, except one whose lease is held (a turn is
+   * running); also drops leases lapsed for a day. Returns how many sessions went. A store
+   * whose sessions are never pruned grows with every turn: run it daily (`trellis sessions
+   * prune --older-than <days>`, or a cron job of your own).
+   *
+   * @throws TrellisError `InvalidOptions` unless `olderThanDays` is a whole number of at least 1.
+   */
+  async prune(olderThanDays: number): Promise<number> {
+    if (!Number.isSafeInteger(olderThanDays) || olderThanDays < 1) {
+      throw new TrellisError('InvalidOptions', `Pruning sessions needs a whole number of days, at least 1; got ${String(olderThanDays)}`, { hint: 'e.g. store.prune(30): sessions not written for 30 days go' });
+    }
+    const { rows } = await this.query<{ pruned: number }>('prune old sessions', this.sql.prune, [olderThanDays]);
+    return rows[0]!.pruned;
+  }
+
   /** Judged by the server's clock (`clock_timestamp()`), whatever the instances' clocks say. */
   async acquireLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean> {
     assertLeaseArguments(sessionId, holder, ttlMs);
     return ((await this.query('take a session lease', this.sql.acquireLease, [sessionId, holder, ttlMs])).rowCount ?? 0) > 0;
+  }
+
+  /**
+   * Takes the lease `leaseKey` (as {@link acquireLease}) and, when taken, reads the revision of
+   * `sessionId` (0 when it is not stored) in the same round trip: what a queue worker asks
+   * before it runs a job. Undefined when another holder has the lease.
+   */
+  async acquireLeaseReadingRevision(leaseKey: string, holder: string, ttlMs: number, sessionId: string): Promise<number | undefined> {
+    assertLeaseArguments(leaseKey, holder, ttlMs);
+    assertSessionId(sessionId);
+    const { rows } = await this.query<{ taken: boolean; revision: number | null }>('take a session lease', this.sql.acquireLeaseReadingRevision, [leaseKey, holder, ttlMs, sessionId], 'acquireLeaseReadingRevision');
+    return rows[0]!.taken ? rows[0]!.revision! : undefined;
   }
 
   async renewLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean> {
@@ -322,13 +420,29 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
     if (this.ownsPool) await this.pool.end();
   }
 
-  private async query<R extends pg.QueryResultRow>(operation: string, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+  /**
+   * One statement on a pooled connection. `prepared` names a hot statement: each connection
+   * parses and plans it once (the name carries the schema, so stores of several schemas may
+   * share a host's pool).
+   */
+  private async query<R extends pg.QueryResultRow>(operation: string, text: string, values: unknown[], prepared?: string): Promise<pg.QueryResult<R>> {
     this.assertOpen(operation);
     try {
+      if (prepared !== undefined) return await this.pool.query<R>({ name: this.statementName(prepared), text, values });
       return await this.pool.query<R>(text, values);
     } catch (error) {
       throw postgresError(error, operation, this.target);
     }
+  }
+
+  /**
+   * One write statement, bounded by lock and statement timeouts: on a pool whose connections
+   * carry them (the store's own, or a host's made with both) it goes alone, one round trip;
+   * on a host's pool without them it runs in a transaction that sets the store's (`SET LOCAL`).
+   */
+  private write<R extends pg.QueryResultRow>(operation: string, text: string, values: unknown[], prepared: string): Promise<pg.QueryResult<R>> {
+    if (this.boundedPool) return this.query<R>(operation, text, values, prepared);
+    return this.transaction(operation, (client) => client.query<R>({ name: this.statementName(prepared), text, values }));
   }
 
   private async transaction<T>(operation: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
@@ -355,6 +469,15 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
     }
   }
 
+  /**
+   * The name of a prepared statement on a connection: the schema goes in as a short hash, so
+   * stores of several schemas may share a host's pool and the name stays within PostgreSQL's
+   * 63 characters (a longer one is cut, and two cut alike would collide).
+   */
+  private statementName(statement: string): string {
+    return `trellis_${this.schemaHash}_${statement}`;
+  }
+
   private assertOpen(operation: string): void {
     if (!this.closed) return;
     throw new TrellisError('StoreUnavailable', `Cannot ${operation}: this PostgresStore (schema "${this.schema}") was closed`, {
@@ -369,8 +492,9 @@ Object.freeze(PostgresStore.prototype);
 Object.freeze(PostgresStore);
 
 /** The session moved on while the statement ran: another writer's step or checkpoint landed first. */
-function nextRevisionRace(sessionId: string, expectedRevision: number): TrellisError {
-  return new TrellisError('StaleState', `Session "${sessionId}" was written by another writer while this step was journalled on revision ${expectedRevision}`, {
+function nextRevisionRace(sessionId: string, expectedRevision: number, what: 'step' | 'checkpoint'): TrellisError {
+  const written = what === 'step' ? 'this step was journalled' : 'this checkpoint was written';
+  return new TrellisError('StaleState', `Session "${sessionId}" was written by another writer while ${written} on revision ${expectedRevision}`, {
     hint: 'Another turn wrote it first: reload the session and retry',
     details: { sessionId, expectedRevision },
   });
@@ -403,6 +527,13 @@ function poolFrom(options: PostgresStoreOptions, timeouts: PostgresTimeouts): { 
   // kill the process. The next query simply gets a fresh connection or a StoreUnavailable.
   pool.on('error', () => undefined);
   return { pool, owns: true, server: describeServer(options.url) };
+}
+
+/** Whether a host's pool makes its connections with both timeouts (`new pg.Pool({ lock_timeout, statement_timeout })`). */
+function boundsStatements(pool: pg.Pool): boolean {
+  const options = (pool as { options?: { lock_timeout?: unknown; statement_timeout?: unknown } }).options;
+  const bounded = (value: unknown) => typeof value === 'number' && Number.isFinite(value) && value > 0;
+  return bounded(options?.lock_timeout) && bounded(options?.statement_timeout);
 }
 
 /** `host:port/database` of a URL, never its user or password. */

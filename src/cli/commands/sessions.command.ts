@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { usageError } from '../cli-errors.js';
-import { SqliteStore, TrellisError } from '../../../index.js';
+import { PostgresStore, SqliteStore, TrellisError } from '../../../index.js';
 import { cliStorePath, withCliApp } from '../cli-app.js';
 import { openCliQueue } from '../queued-turn.js';
 import type { CliIo } from '../cli-io.js';
@@ -10,9 +10,13 @@ import { escapeControl } from '../render/terminal-text.js';
 import { MESSAGE_DISPLAY_LIMIT, transcriptLines } from '../render/transcript.js';
 import { counted } from '../render/turn-summary.js';
 
-/** `trellis sessions` lists stored sessions; `show <id>` prints one transcript; `delete <id>` removes one. */
+/**
+ * `trellis sessions` lists stored sessions; `show <id>` prints one transcript; `delete <id>`
+ * removes one; `erase` erases a user's (or old) sessions everywhere the app keeps them;
+ * `prune --older-than <days>` deletes a PostgreSQL store's old sessions in one statement.
+ */
 export function registerSessionsCommand(program: Command, io: CliIo): void {
-  const sessions = program.command('sessions').description('list stored sessions, show one transcript, delete one, or erase a user\'s');
+  const sessions = program.command('sessions').description('list stored sessions, show one transcript, delete one, erase a user\'s, or prune old ones');
   sessions
     .command('list', { isDefault: true })
     .description('list stored sessions, most recent first')
@@ -21,7 +25,7 @@ export function registerSessionsCommand(program: Command, io: CliIo): void {
     .action(async (_options: unknown, command: Command) => {
       const [word] = command.args;
       if (word !== undefined) {
-        throw usageError(`'${escapeControl(word)}' is not a sessions command: sessions takes list, show <id>, delete <id> or erase --user <id>`, `To see that session: ${cliCommand(io)} sessions show ${escapeControl(word)}`);
+        throw usageError(`'${escapeControl(word)}' is not a sessions command: sessions takes list, show <id>, delete <id>, erase --user <id> or prune --older-than <days>`, `To see that session: ${cliCommand(io)} sessions show ${escapeControl(word)}`);
       }
       const path = await cliStorePath(io);
       if (!existsSync(path)) {
@@ -73,6 +77,22 @@ export function registerSessionsCommand(program: Command, io: CliIo): void {
         } finally {
           await queue?.close();
         }
+      });
+    });
+  sessions
+    .command('prune')
+    .description("storage retention: delete the PostgreSQL store's sessions (trellis.config `store`) not written for some days, in one statement; unlike erase, plugins' own data and recorded turn events are left alone")
+    .requiredOption('--older-than <days>', 'sessions not written for this many days go (a running turn keeps its session)')
+    .action(async (options: { olderThan: string }) => {
+      const days = Number(options.olderThan);
+      if (!Number.isSafeInteger(days) || days < 1) throw usageError(`--older-than must be a whole number of days, at least 1; got ${escapeControl(options.olderThan)}`, `e.g. ${cliCommand(io)} sessions prune --older-than 30`);
+      await withCliApp(io, async (cli) => {
+        const store = cli.store;
+        if (!(store instanceof PostgresStore)) {
+          throw new TrellisError('InvalidConfig', `Pruning is for the PostgreSQL store; this app's sessions are in ${cli.storePath}`, { hint: `Delete one SQLite session with: ${cliCommand(io)} sessions delete <id>` });
+        }
+        const pruned = await store.prune(days);
+        io.out(`Pruned ${counted(pruned, 'session')} not written for ${counted(days, 'day')} from ${cli.storePath}.`);
       });
     });
   sessions

@@ -21,6 +21,7 @@ export function registerWorkerCommand(program: Command, io: CliIo): void {
       await withCliApp(io, async (cli) => {
         const worker = await startWorker(cli, io, concurrency);
         await worker.start();
+        for (const problem of await worker.checkRedis()) io.err(`warning: ${problem}`);
         io.err(`worker ${worker.id} serving queue on ${redisHost(cli)} with sessions in ${cli.storePath} (Ctrl-C to stop)`);
         await stopSignal();
         io.err('stopping: finishing the turns in progress');

@@ -11,9 +11,10 @@ import { CancelTurnQuery } from './cancel-turn.query.js';
 import { DecisionsDto } from './decisions.dto.js';
 import { pendingCallView, turnResultView, type PendingCallView, type TurnResultView } from './http-views.js';
 import { SendMessageDto } from './send-message.dto.js';
+import { EVENT_ID, SessionEventsQuery } from './session-events.query.js';
 import { authorizeSessionAccess, type SessionAction, type SessionPolicy } from './session-policy.js';
 import { toHttpException } from './trellis-http-exception.js';
-import { turnEventStream } from './turn-event-stream.js';
+import { sessionEventStream, turnEventStream } from './turn-event-stream.js';
 
 /** What `GET <prefix>/sessions/:id` returns. */
 export interface SessionView {
@@ -84,17 +85,28 @@ export function createSessionsController(prefix: string, agentName: string, guar
      * policy says no; the principal and the owner it was checked against otherwise.
      */
     async authorize(action: SessionAction, id: string): Promise<SessionAccess> {
+      return (await this.check(action, id)).access;
+    }
+
+    /** {@link authorize}, also telling whether the session has messages or waiting calls. */
+    async check(action: SessionAction, id: string): Promise<{ readonly access: SessionAccess; readonly opened: boolean }> {
       const context = this.requestContext.current() ?? {};
-      return authorizeSessionAccess({
+      let opened = false;
+      const access = await authorizeSessionAccess({
         action,
         sessionId: id,
         principal: guard.principal(context),
         context,
         policy: guard.policy,
-        ownerNow: () => this.agent.session(id).ownerNow(),
+        ownerNow: async () => {
+          const now = await this.agent.session(id).ownerNow();
+          opened = now.opened;
+          return now;
+        },
         host: `The sessions API of agent '${agentName}'`,
         principalHint: "Map the request to host context with TrellisModule's requestContext (e.g. { 'app.user_id': user.id }), or pass principal to TrellisSessionsModule.register",
       });
+      return { access, opened };
     }
 
     /**
@@ -120,6 +132,35 @@ export function createSessionsController(prefix: string, agentName: string, guar
         res.setHeader?.('Cache-Control', 'no-cache');
         res.setHeader?.('X-Accel-Buffering', 'no');
         return turnEventStream(session, (signal) => session.send(dto.message, { ...options, signal }));
+      });
+    }
+
+    /**
+     * The session's events as Server-Sent Events while the client stays, for whom the policy
+     * lets `read` it (asked once, when the stream opens; a session's owner never changes). A
+     * session without messages is a 404, as `GET :id`: nobody watches a session before its
+     * owner opened it. With the worker queue, a client that reconnects with `Last-Event-ID`
+     * (EventSource does) or `?after=<id>` first gets the events it missed that the session's
+     * stream still keeps, none twice.
+     */
+    @Get(':id/events')
+    events(
+      @Param('id') id: string,
+      @Headers('last-event-id') lastEventId: string | undefined,
+      @Query(strict) query: SessionEventsQuery,
+      @Res({ passthrough: true }) res: { setHeader?(name: string, value: string): unknown },
+    ): Promise<unknown> {
+      return http(async () => {
+        // Asked without waiting behind a running turn: its events are what the caller wants.
+        const { opened } = await this.check('read', id);
+        if (!opened) throw notFound(id);
+        const header = lastEventId?.trim();
+        if (header && !EVENT_ID.test(header)) {
+          throw new TrellisError('InvalidOptions', 'The Last-Event-ID header is not an event id of this API', { hint: 'Send the id of the last event received, like 1733140000000-0, or no header' });
+        }
+        res.setHeader?.('Cache-Control', 'no-cache');
+        res.setHeader?.('X-Accel-Buffering', 'no');
+        return sessionEventStream(this.agent.session(id), header || query.after);
       });
     }
 

@@ -26,7 +26,7 @@ export interface TrellisSessionsOptions {
 /**
  * An optional HTTP face for one agent's sessions, under an explicit prefix:
  * `POST <prefix>/sessions/:id/messages` (JSON, or SSE for `Accept: text/event-stream`),
- * `GET <prefix>/sessions/:id`, `POST <prefix>/sessions/:id/decisions`,
+ * `GET <prefix>/sessions/:id`, `GET <prefix>/sessions/:id/events` (SSE, `Last-Event-ID` honoured on the queue), `POST <prefix>/sessions/:id/decisions`,
  * `DELETE <prefix>/sessions/:id/pending` (withdraws the calls waiting for a decision). Bodies
  * and queries are validated DTOs (400 on a bad one); Trellis errors become HTTP errors
  * carrying the Trellis `code`. Every handler asks the session `policy` first (default: the

@@ -15,12 +15,10 @@ import { toHttpException } from './trellis-http-exception.js';
 export async function turnEventStream(session: HostedSession, run: (signal: AbortSignal) => Promise<TurnResult>): Promise<StreamableFile> {
   const stream = new PassThrough();
   const cancel = new AbortController();
-  const write = (event: string, data: unknown) => {
-    if (!stream.writableEnded) stream.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-  };
+  const write = sseWriter(stream);
   let stop: () => void;
   try {
-    stop = await session.watch((event) => write(event.type, event));
+    stop = await session.watch((event) => write(event.type, event, eventId(event)));
   } catch (error) {
     throw toHttpException(error);
   }
@@ -39,4 +37,37 @@ export async function turnEventStream(session: HostedSession, run: (signal: Abor
       stream.end();
     });
   return new StreamableFile(stream, { type: 'text/event-stream' });
+}
+
+/**
+ * The events of a session as Server-Sent Events, as long as the client stays: with the
+ * worker queue each carries its stream id (`id:`), and a client that reconnects with
+ * `Last-Event-ID` (or `?after=`) first gets what it missed. In process there is no stream to
+ * replay from: only live events come.
+ */
+export async function sessionEventStream(session: HostedSession, after: string | undefined): Promise<StreamableFile> {
+  const stream = new PassThrough();
+  const write = sseWriter(stream);
+  let stop: () => void;
+  try {
+    stop = await session.watch((event) => write(event.type, event, eventId(event)), after === undefined ? {} : { after });
+  } catch (error) {
+    throw toHttpException(error);
+  }
+  stream.on('close', () => stop());
+  // A comment line, so the response's headers go out now rather than with the first event.
+  stream.write(': watching\n\n');
+  return new StreamableFile(stream, { type: 'text/event-stream' });
+}
+
+function sseWriter(stream: PassThrough): (event: string, data: unknown, id?: string) => void {
+  return (event, data, id) => {
+    if (!stream.writableEnded) stream.write(`${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  };
+}
+
+/** A queued event's stream id; none for an event of a turn in process. */
+function eventId(event: object): string | undefined {
+  const id = (event as { id?: unknown }).id;
+  return typeof id === 'string' ? id : undefined;
 }

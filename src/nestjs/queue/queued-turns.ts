@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { defer, type Observable } from 'rxjs';
 import { TrellisError, type TrellisEvent, type TurnResult } from '../../../index.js';
 import type { TurnQueue } from '../../../queue.js';
-import type { CancelPendingOutcome, HostedCancelOptions, HostedResumeOptions, HostedSendOptions, HostedStopOptions, TurnDispatcher, TurnTarget } from '../turn-dispatcher.js';
+import type { CancelPendingOutcome, HostedCancelOptions, HostedResumeOptions, HostedSendOptions, HostedStopOptions, HostedWatchOptions, TurnDispatcher, TurnTarget } from '../turn-dispatcher.js';
 import type { QueueSettings } from './queue-options.js';
 
 /**
@@ -68,8 +68,12 @@ export class QueuedTurns implements TurnDispatcher {
     return defer(() => this.queue().events$(target.session.id));
   }
 
-  watch(target: TurnTarget, listener: (event: TrellisEvent) => void): Promise<() => void> {
-    return this.queue().watch(target.session.id, listener);
+  watch(target: TurnTarget, listener: (event: TrellisEvent) => void, options: HostedWatchOptions = {}): Promise<() => void> {
+    return this.queue().watch(target.session.id, listener, options);
+  }
+
+  async currentPrincipal(target: TurnTarget): Promise<string | undefined> {
+    return (await this.queue().currentTurn(target.session.id))?.principal;
   }
 
   private async run<R>(target: TurnTarget, signal: AbortSignal | undefined, enqueue: (queue: TurnQueue) => Promise<R>): Promise<R> {

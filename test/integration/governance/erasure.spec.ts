@@ -212,7 +212,7 @@ async function eraseEverywhere(opened: StoreUnderTest, dir: string): Promise<voi
   const prefix = `trellis_erase_${randomUUID().slice(0, 8)}`;
   const redis = new Redis(REDIS_URL);
   const queue = new TurnQueue({ url: REDIS_URL, prefix, pollMs: 100 });
-  const worker = new TrellisWorker({ url: REDIS_URL, prefix, store, agent: () => agent });
+  const worker = new TrellisWorker({ url: REDIS_URL, prefix, store, agent: () => agent, eventRetention: { ms: 60_000 } });
   let working = false;
   try {
     await worker.start();

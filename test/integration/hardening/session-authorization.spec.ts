@@ -24,6 +24,7 @@ function routes(base: string, id: string, callId: string) {
     { name: 'decide', go: (s: Server, path = `${base}/sessions/${id}/decisions`) => request(s).post(path).send({ decisions: [{ callId, decision: 'approve' }] }) },
     { name: 'cancel', go: (s: Server, path = `${base}/sessions/${id}/pending`) => request(s).delete(path) },
     { name: 'stop', go: (s: Server, path = `${base}/sessions/${id}/cancel`) => request(s).post(path) },
+    { name: 'events', go: (s: Server, path = `${base}/sessions/${id}/events`) => request(s).get(path).set('Accept', 'text/event-stream') },
   ];
 }
 
@@ -76,7 +77,7 @@ describe('the sessions API of the Nest support desk: who may touch a session', (
         tried++;
       }
     }
-    expect(tried).toBe(30);
+    expect(tried).toBe(36);
     // The same, with alice's own call id: deciding is refused before the call is looked at.
     await request(server).post('/api/support/sessions/r1/decisions').set(bob).send({ decisions: [{ callId, decision: 'approve' }] }).expect(403);
     await untouched();
@@ -102,8 +103,28 @@ describe('the sessions API of the Nest support desk: who may touch a session', (
         tried++;
       }
     }
-    expect(tried).toBe(odd.length * 5);
+    expect(tried).toBe(odd.length * 6);
     await untouched();
+  });
+
+  it("streams a session's events to its owner only; a session nobody opened yet is a 404, so nobody watches one before its owner opens it", async () => {
+    if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as import('node:net').AddressInfo;
+    const open = async (path: string, headers: Record<string, string>) => {
+      const abort = new AbortController();
+      const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { accept: 'text/event-stream', ...headers }, signal: abort.signal });
+      const answer = { status: res.status, type: res.headers.get('content-type'), body: res.status === 200 ? '' : await res.text() };
+      abort.abort();
+      return answer;
+    };
+    expect(await open('/api/support/sessions/r1/events', alice)).toMatchObject({ status: 200, type: expect.stringContaining('text/event-stream') });
+    expect(await open('/api/support/sessions/r1/events', bob)).toMatchObject({ status: 403 });
+    expect(await open('/api/support/sessions/new-one/events', bob)).toMatchObject({ status: 404 });
+    expect(await open('/api/support/sessions/r1/events?after=nope', alice)).toMatchObject({ status: 400 });
+    expect(await open('/api/support/sessions/r1/events', { ...alice, 'last-event-id': '../x' })).toMatchObject({ status: 400 });
+    // Bob tried to watch it before alice opened it: she opens it, and it is hers alone.
+    await request(server).post('/api/support/sessions/new-one/messages').set(alice).send({ message: 'Where is order A1001?' }).expect(200);
+    expect(await open('/api/support/sessions/new-one/events', bob)).toMatchObject({ status: 403 });
   });
 
   it('lets a supervisor read and decide (the refund is paid once) but only the owner write', async () => {

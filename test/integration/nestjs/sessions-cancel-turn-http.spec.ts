@@ -121,4 +121,26 @@ const queued = (await haveService('redis', 'POST cancel with the worker queue'))
     expect([sent.body.status, sent.body.reply]).toEqual(['completed', 'late answer']);
     expect((await stores[1]!.load('q1'))!.turns.map((t) => t.status)).toEqual(['cancelled', 'completed']);
   });
+
+  it("refuses another user's stop or watch of a brand-new session's first turn on the worker, before it is in the store (403); its opener may watch it", async () => {
+    const server = web.getHttpServer() as import('node:http').Server;
+    if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as import('node:net').AddressInfo;
+    const watch = async (headers: Record<string, string>) => {
+      const abort = new AbortController();
+      const res = await fetch(`http://127.0.0.1:${port}/api/slow/sessions/q2/events`, { headers: { accept: 'text/event-stream', ...headers }, signal: abort.signal });
+      abort.abort();
+      return res.status;
+    };
+    const sending = request(server).post('/api/slow/sessions/q2/messages').send({ message: 'write a long report' }).then((res) => res);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Nothing of the session is readable from the store yet: its owner is the principal of the turn the worker runs.
+    expect((await stores[1]!.load('q2'))?.transcript ?? []).toEqual([]);
+
+    const stop = await request(server).post('/api/slow/sessions/q2/cancel').set('x-user', 'bob');
+    expect([stop.status, stop.body.code]).toEqual([403, 'AuthDenied']);
+    expect(await watch({ 'x-user': 'bob' })).toBe(403);
+    expect(await watch({})).toBe(200);
+    expect([(await sending).body.status, (await sending).body.reply]).toEqual(['completed', 'late answer']);
+  });
 });

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Controller, Get, Injectable, Module, Param, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { IsString } from 'class-validator';
+import { request as httpRequest } from 'node:http';
 import request from 'supertest';
 import { Job, Queue } from 'bullmq';
 import { Hook, MemoryStore, Plugin, Requires, suspend, Tool, TrellisError, type ModelRequest, type ScriptedReply, type SessionStore, type ToolCallInfo, type ToolContext } from 'trellis';
@@ -110,15 +111,37 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs = 10_000
   }
 }
 
-/** The SSE frames of a response body: `[event, data]`. */
-function frames(text: string): [string, unknown][] {
+/** The SSE frames of a response body: `[event, data, id]`. */
+function frames(text: string): [string, unknown, string | undefined][] {
   return text
     .split('\n\n')
-    .filter((frame) => frame.startsWith('event: '))
-    .map((frame) => {
-      const [event, data] = frame.split('\n');
-      return [event!.slice('event: '.length), JSON.parse(data!.slice('data: '.length))];
+    .map((frame) => Object.fromEntries(frame.split('\n').map((line) => [line.slice(0, line.indexOf(': ')), line.slice(line.indexOf(': ') + 2)])) as Record<string, string>)
+    .filter((fields) => fields['event'] !== undefined)
+    .map((fields) => [fields['event']!, JSON.parse(fields['data']!), fields['id']]);
+}
+
+/** Reads an SSE response as it streams until `enough` says so, then drops the connection (a client going away). */
+function readEvents(server: import('node:http').Server, path: string, options: { method?: string; headers?: Record<string, string>; body?: unknown }, enough: (seen: ReturnType<typeof frames>) => boolean): Promise<ReturnType<typeof frames>> {
+  const { port } = server.address() as import('node:net').AddressInfo;
+  return new Promise((resolve, reject) => {
+    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const req = httpRequest({ host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: { accept: 'text/event-stream', ...(body && { 'content-type': 'application/json' }), ...options.headers } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        text += chunk;
+        const seen = frames(text.slice(0, text.lastIndexOf('\n\n') + 2));
+        if (enough(seen)) {
+          req.destroy();
+          resolve(seen);
+        }
+      });
+      res.on('end', () => resolve(frames(text)));
     });
+    req.on('error', (error) => (req.destroyed ? undefined : reject(error)));
+    if (body) req.write(body);
+    req.end();
+  });
 }
 
 (available ? describe : describe.skip)('TrellisModule with the worker queue (Redis, PostgreSQL)', () => {
@@ -229,6 +252,29 @@ function frames(text: string): [string, unknown][] {
     expect(types.indexOf('turn.started')).toBeLessThan(types.indexOf('tool.started'));
     expect(events.at(-1)).toEqual(['result', expect.objectContaining({ status: 'completed', reply: 'done: recorded streamed' })]);
     expect(events.find(([event]) => event === 'tool.started')![1]).toMatchObject({ sessionId: id, tool: 'ledger.record', args: { line: 'streamed' } });
+  });
+
+  it('gives an SSE client that drops mid-turn and reconnects to GET …/events with Last-Event-ID what it missed, then the rest, none twice', async () => {
+    const server = web.getHttpServer() as import('node:http').Server;
+    if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    // The turn's last model call waits 1.5 s ("slow:"): the client drops once the tool started.
+    const first = await readEvents(server, `/api/desk/sessions/${id}/messages`, { method: 'POST', body: { message: 'slow:resumed' } }, (seen) => seen.some(([event]) => event === 'tool.finished'));
+    const lastId = first.at(-1)![2]!;
+    expect(lastId).toMatch(/^\d+-\d+$/);
+
+    const rest = await readEvents(server, `/api/desk/sessions/${id}/events`, { headers: { 'last-event-id': lastId } }, (seen) => seen.some(([event]) => event === 'turn.finished'));
+
+    const all = [...first, ...rest];
+    const ids = all.map(([, , eventId]) => eventId);
+    expect(new Set(ids).size).toBe(ids.length);
+    const types = all.map(([event]) => event);
+    expect(types.indexOf('turn.started')).toBe(0);
+    expect(types.at(-1)).toBe('turn.finished');
+    // Every event of the run, numbered 1, 2, 3 … with no gap where the client was away.
+    const run = jobIdOf('send', id, (all[0]![1] as { run: string }).run.split('.').at(-1)!);
+    expect(all.every(([, data]) => (data as { run: string }).run === run)).toBe(true);
+    expect(all.map(([, data]) => (data as { seq: number }).seq)).toEqual(all.map((_, i) => i + 1));
+    await until(() => worker.get(Ledger).lines.length === 1);
   });
 
   it('runs a retried request with the same Idempotency-Key once, and gives both the same result', async () => {

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { QueueNames } from '../../../src/queue/queue-connection.js';
-import { ORPHAN_GRACE_MS, SessionOrder, cancelChannel } from '../../../src/queue/session-order.js';
+import { ORDER_TTL_MS, ORPHAN_GRACE_MS, SessionOrder, cancelChannel } from '../../../src/queue/session-order.js';
 import { REDIS_URL, haveService } from '../../support/services.js';
 
 const available = await haveService('redis', 'the session order list');
@@ -36,6 +36,22 @@ const available = await haveService('redis', 'the session order list');
     // An enqueue of a job that exists is a duplicate and takes no second place.
     expect(await order.append('s1', 'a2', 'enqueue')).toEqual({ kind: 'duplicate' });
     expect(await redis.lrange(key('order:s1'), 0, -1)).toHaveLength(2);
+  });
+
+  it('keeps an order list and its cancel markers for a day, whatever the queue retains, renewed as turns finish; tells the head and its data', async () => {
+    for (const id of ['t1', 't2']) await order.append('s9', id, 'enqueue');
+    await job('t1');
+    await redis.hset(key('t2'), { data: JSON.stringify({ access: { principal: 'alice', owner: null } }) });
+    expect(await redis.pttl(key('order:s9'))).toBeGreaterThan(ORDER_TTL_MS - 60_000);
+    await order.cancelHead('s9', true);
+    expect(await redis.ttl(key('cancelled:t1'))).toBeGreaterThan(ORDER_TTL_MS / 1000 - 60);
+    // A backlog waiting behind a long turn: the finish renews the list's expiry for the turns left.
+    await redis.pexpire(key('order:s9'), 5_000);
+    expect(await order.finish('s9', 't1')).toBe('t2');
+    expect(await redis.pttl(key('order:s9'))).toBeGreaterThan(ORDER_TTL_MS - 60_000);
+    expect(await order.head('s9')).toEqual({ jobId: 't2', data: JSON.stringify({ access: { principal: 'alice', owner: null } }) });
+    expect(await order.finish('s9', 't2')).toBeUndefined();
+    expect(await order.head('s9')).toBeUndefined();
   });
 
   it('drops a head whose job finished or was removed, and one whose job never appeared within the grace; keeps a fresh one', async () => {

@@ -179,6 +179,23 @@ export default {
     expect(io.stderr[0]).toMatch(/--queue needs a queue: .*trellis\.config\.mjs has no `queue`/);
   });
 
+  it('`trellis sessions prune --older-than <days>` deletes the PostgreSQL sessions not written for that long, and refuses a bad count', async () => {
+    for (const id of ['old', 'recent']) expect(await runCli(['node', 'trellis', 'run', '-s', id, 'hello'], fakeIo(cwd))).toBe(0);
+    await schemas!.admin.query(`UPDATE "${schema}".sessions SET updated_at = now() - interval '31 days' WHERE id = 'old'`);
+
+    const io = fakeIo(cwd);
+    expect(await runCli(['node', 'trellis', 'sessions', 'prune', '--older-than', '30'], io)).toBe(0);
+
+    expect(io.stdout.join('')).toMatch(/^Pruned 1 session not written for 30 days from /);
+    const { rows } = await schemas!.admin.query(`SELECT id FROM "${schema}".sessions ORDER BY id`);
+    expect(rows.map((r: { id: string }) => r.id)).toEqual(['recent']);
+    for (const bad of ['0', '1.5', 'a month']) {
+      const refused = fakeIo(cwd);
+      expect(await runCli(['node', 'trellis', 'sessions', 'prune', '--older-than', bad], refused)).toBe(2);
+      expect(refused.stderr[0]).toContain('--older-than must be a whole number of days');
+    }
+  });
+
   it('says that `trellis sessions` reads SQLite files only, rather than open the URL as a file', async () => {
     const io = fakeIo(cwd);
 

@@ -180,3 +180,25 @@ describe('PostgresStore: large part bytes by reference', () => {
     await store.close();
   });
 });
+
+describe('PostgresStore: prepared statements of long schema names', () => {
+  it('two stores whose 63-character schema names differ only at the end share one connection of a host pool', async () => {
+    if (!schemas) return;
+    // Names of prepared statements are cut at 63 characters: had they carried the schema whole, these would collide.
+    const base = schemas.next();
+    const [a, b] = ['a', 'b'].map((end) => `${base}_${'x'.repeat(62 - base.length - 1)}${end}`) as [string, string];
+    expect(a).toHaveLength(63);
+    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 1, lock_timeout: 5_000, statement_timeout: 30_000 });
+    const stores = [await PostgresStore.open({ pool, schema: a }), await PostgresStore.open({ pool, schema: b })];
+    try {
+      for (const [i, store] of stores.entries()) {
+        await store.checkpoint(checkpointOf(`s${i}`, 0, 0));
+        await expect(store.loadSince(`s${i}`, { revision: 0, messages: 0, turns: 0 })).resolves.toMatchObject({ unchanged: false, revision: 1 });
+      }
+      expect((await stores[1]!.load('s0'))).toBeUndefined();
+    } finally {
+      for (const store of stores) await store.close();
+      await pool.end();
+    }
+  });
+});

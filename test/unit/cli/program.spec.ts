@@ -37,7 +37,7 @@ describe('trellis CLI (in process)', () => {
     [['resume', 's1'], 2, /^trellis: resume needs at least one --approve <callId>, --reject <callId>, --edit <callId>=<json>, --retry <callId> or --skip <callId>/],
     [['resume', 'nope', '--approve', 'call_1'], 1, /^trellis: No session 'nope' in .*List sessions with: trellis sessions$/],
     [['sessions', 'show', 'nope'], 1, /^trellis: No session 'nope' in /],
-    [['sessions', 'foo'], 2, /^trellis: 'foo' is not a sessions command: sessions takes list, show <id>, delete <id> or erase --user <id>\. To see that session: trellis sessions show foo$/],
+    [['sessions', 'foo'], 2, /^trellis: 'foo' is not a sessions command: sessions takes list, show <id>, delete <id>, erase --user <id> or prune --older-than <days>\. To see that session: trellis sessions show foo$/],
     [['run', '--bogus', 'hi'], 2, /^trellis: unknown option '--bogus' \(see trellis run --help\)$/],
     [['sessions', 'show', 'x', '--bogus'], 2, /^trellis: unknown option '--bogus' \(see trellis sessions show --help\)$/],
     [['frobnicate', '--x'], 2, /^trellis: unknown command 'frobnicate' \(see trellis --help\)$/],

@@ -47,3 +47,12 @@ describe('trellis sessions erase', () => {
     expect((await cli('sessions', 'erase', '--older-than', '0s')).out).toContain('Erased 1 session: b1.');
   });
 });
+
+describe('trellis sessions prune', () => {
+  it('is for a PostgreSQL store: on SQLite it says so and how to delete a session instead', async () => {
+    const pruned = await cli('sessions', 'prune', '--older-than', '30');
+    expect(pruned.code).toBe(1);
+    expect(pruned.err).toContain('Pruning is for the PostgreSQL store');
+    expect(pruned.err).toContain('trellis sessions delete <id>');
+  });
+});
