@@ -1,6 +1,7 @@
 import { Job, Queue } from 'bullmq';
 import { Observable } from 'rxjs';
-import { TrellisError, type EraseRequest, type TrellisErrorCode, type TrellisEvent } from '../../index.js';
+import { TrellisError, type TrellisErrorCode, type TrellisEvent } from '../../index.js';
+import type { EraseRequest } from '../../governance.js';
 import { ChannelSubscriber } from './channel-subscriber.js';
 import { decodeEvent } from './event-codec.js';
 import { QueueNames, settlesWithin, whenReachable, type QueueConnectionOptions } from './queue-connection.js';
