@@ -109,13 +109,12 @@ class DeclarationEmit {
   of(source: ts.SourceFile): ts.SourceFile {
     const known = this.#emitted.get(source.fileName);
     if (known) return known;
-    let text: string | undefined;
-    if (source.isDeclarationFile) text = source.text;
-    else {
+    let text = '';
+    if (!source.isDeclarationFile) {
       const result = this.program.emit(source, (_name, data) => (text = data), undefined, true);
-      if (result.emitSkipped || text === undefined) throw new Error(`api-report: no declarations emitted for ${relative(this.root, source.fileName)}`);
+      if (result.emitSkipped || text === '') throw new Error(`api-report: no declarations emitted for ${relative(this.root, source.fileName)}`);
     }
-    const parsed = ts.createSourceFile(source.fileName.replace(/\.ts$/, '.d.ts'), text, ts.ScriptTarget.Latest, true);
+    const parsed = source.isDeclarationFile ? source : ts.createSourceFile(source.fileName.replace(/\.ts$/, '.d.ts'), text, ts.ScriptTarget.Latest, true);
     this.#emitted.set(source.fileName, parsed);
     return parsed;
   }
