@@ -19,13 +19,15 @@ export { Plugin, Tool, Hook, Transform, Requires, Middleware, StateKey, OnEffect
 export { redactSecrets, redactText, isSecretKey, redactionKey, REDACTED, type RedactOptions } from './src/redaction/redactor.js';
 export { describeError } from './src/errors/describe-error.js';
 export type { PluginOptions, ToolOptions, HookOptions, StateKeyOptions } from './decorators/index.js';
-export { PLUGIN_CONFIG } from './src/plugin/plugin-tokens.js';
+// The plugin's own config token; the app and the store, bound only for a plugin installed with `grants: ['app' | 'store']`
+export { PLUGIN_CONFIG, TRELLIS_APP, SESSION_STORE } from './src/plugin/plugin-tokens.js';
 export type { PluginLifecycle } from './src/plugin/plugin-lifecycle.js';
 export type { EraseRequest, EraseSelector } from './src/erasure/erasure.js';
 export type { PluginHost, PluginLogger, PluginGrant } from './src/plugin/plugin-host.js';
 export type { PluginRecords, PluginRecord } from './src/plugin/plugin-records.js';
 export type { PluginClass } from './src/plugin/plugin-definition.js';
 export { Describe } from './src/validation/describe.decorator.js';
+export type { FieldError } from './src/validation/field-error.js';
 
 // Hook results, hook points, contexts
 export { block, cancel, suspend, setResult, done } from './src/hooks/hook-results.js';

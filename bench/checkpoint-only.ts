@@ -14,7 +14,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type BetterSqlite3 from 'better-sqlite3';
-import { SqliteStore, type SessionCheckpoint } from '../index.js';
+import { SqliteStore } from '../index.js';
+import type { SessionCheckpoint } from '../stores.js';
 import { benchTurnCheckpoint, checkpointFigures, longSessionFigures } from './checkpoint.js';
 import { summarize } from './stats.js';
 

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MemoryStore, SqliteStore, type SessionCheckpoint, type SessionStore, type StoredSession } from '../index.js';
+import { MemoryStore, SqliteStore, type SessionStore } from '../index.js';
+import type { SessionCheckpoint, StoredSession } from '../stores.js';
 import { checkResult, createBenchApp } from './bench-app.js';
 import { perRound } from './sequential.js';
 import { summarize } from './stats.js';

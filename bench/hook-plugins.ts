@@ -1,4 +1,5 @@
-import { Hook, HOOK_POINTS, Plugin, type HookPoint, type PluginClass } from '../index.js';
+import { Hook, Plugin, type HookPoint, type PluginClass } from '../index.js';
+import { HOOK_POINTS } from '../plugin.js';
 import { counters } from './workload.js';
 
 const EVERY_POINT = Object.keys(HOOK_POINTS) as HookPoint[];

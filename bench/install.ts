@@ -1,6 +1,7 @@
 import { injectable } from 'inversify';
 import { IsString } from 'class-validator';
-import { Hook, HOOK_POINTS, Middleware, Plugin, Tool, Trellis, type HookPoint, type NextToolHandler, type PluginClass, type ToolInvocation, type ToolMiddleware, type ToolResult } from '../index.js';
+import { Hook, Middleware, Plugin, Tool, Trellis, type HookPoint, type NextToolHandler, type PluginClass, type ToolInvocation, type ToolMiddleware, type ToolResult } from '../index.js';
+import { HOOK_POINTS } from '../plugin.js';
 
 const EVERY_POINT = Object.keys(HOOK_POINTS) as HookPoint[];
 

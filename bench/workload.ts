@@ -7,7 +7,6 @@ import {
   Plugin,
   Tool,
   Transform,
-  type InferenceRequest,
   type ModelRequest,
   type NextToolHandler,
   type ScriptedReply,
@@ -15,6 +14,7 @@ import {
   type ToolMiddleware,
   type ToolResult,
 } from '../index.js';
+import type { InferenceRequest } from '../plugin.js';
 
 /**
  * The workload of issue 6, kept exactly so figures compare across versions: 3 tools,

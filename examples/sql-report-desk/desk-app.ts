@@ -1,5 +1,7 @@
 import { pino, type Logger } from 'pino';
-import { createLogger, ReflectionPlugin, Trellis, TRELLIS_LOGGER, type AgentSpec, type SessionStore } from 'trellis';
+import { Trellis, type AgentSpec, type SessionStore } from 'trellis';
+import { createLogger, TRELLIS_LOGGER } from 'trellis/plugins/middleware';
+import { ReflectionPlugin } from 'trellis/plugins/reflection';
 import { DESK_QUERIES, openDeskDatabase } from './desk-database.js';
 import { ReadOnlyQueries } from './read-only-query.js';
 import { DbPlugin } from './plugins/db.plugin.js';

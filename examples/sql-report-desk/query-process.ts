@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { TrellisError } from 'trellis';
 import { queryChildMain, type QueryReply, type QueryRequest } from './query-child.js';
+import type {} from './sql-error-codes.js';
 
 /** The query process's JavaScript heap, in MiB: a runaway query dies there, not in the host. */
 const CHILD_HEAP_MB = 256;

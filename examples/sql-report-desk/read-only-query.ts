@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { TrellisError } from 'trellis';
 import { DEFAULT_QUERY_LIMITS, type QueryLimits, type QueryResult } from './query-limits.js';
 import { DEFAULT_QUERY_PROCESSES, QueryPool } from './query-pool.js';
+import type {} from './sql-error-codes.js';
 
 export type { QueryResult } from './query-limits.js';
 

@@ -1,4 +1,8 @@
-/** Built-in memory plugins: transcript memory, summarising memory, the context-window transform. */
+/**
+ * `trellis/plugins/memory`: transcript memory, summarising memory, the context-window
+ * transform, semantic recall and working memory, with their config classes, tokens and
+ * state keys. See docs/plugins/memory.md.
+ */
 export { TranscriptMemory, TRANSCRIPT_EXCHANGES_KEY } from './transcript-memory.plugin.js';
 export { TranscriptMemoryConfig } from './transcript-memory.config.js';
 export type { ExchangeRecord, RecordedToolCall } from './exchange-record.js';
@@ -9,8 +13,7 @@ export type { Summariser, SummariserFn, SummaryRequest, SummaryExchange } from '
 export { ContextWindowTransform } from './context-window.transform.js';
 export { ContextWindowConfig } from './context-window.config.js';
 export { trimToWindow } from './trim-to-window.js';
-export { estimateTextTokens, estimateMessageTokens, CHARS_PER_TOKEN } from './token-estimate.js';
-export { SemanticRecall, recallMessage, type RecalledExchange, type RecallHit } from './semantic-recall.plugin.js';
+export { SemanticRecall, type RecalledExchange, type RecallHit } from './semantic-recall.plugin.js';
 export { SemanticRecallConfig } from './semantic-recall.config.js';
 export { WorkingMemory, WorkingMemoryNotes, workingMemoryPlugin, type WorkingMemoryOptions, type WorkingMemoryPluginApi } from './working-memory.plugin.js';
 export { WorkingMemoryConfig } from './working-memory.config.js';

@@ -1,5 +1,6 @@
 import { EventType, type BaseEvent, type Interrupt, type RunFinishedOutcome } from '@ag-ui/core';
-import { redactSecrets, type TrellisEvent, type TurnResult } from '../../index.js';
+import type { TrellisEvent, TurnResult } from '../../index.js';
+import { redactSecrets } from '../../plugin.js';
 
 /** The `reason` of the interrupt a parked call becomes. */
 export const TOOL_APPROVAL = 'tool_approval';

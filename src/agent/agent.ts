@@ -8,7 +8,7 @@ import { DEFAULT_RETENTION, OpenSessions } from './open-sessions.js';
 import { delegationProblems } from './delegation/delegation-spec-check.js';
 import { Session } from './session.js';
 import { DELEGATE } from './delegate-handle.js';
-import type { AgentBinding, DelegateAgent, SessionHost } from './session-host.js';
+import type { DelegateAgent, SessionHost } from './session-host.js';
 import type { TurnLimits } from './turn-runner.js';
 import { DEFAULT_OUTPUT_REPAIRS, outputSpecOf, type OutputSpec } from './turn-output.js';
 import { schemaProblems, unsupportedSchema } from './schema-check.js';
@@ -23,14 +23,17 @@ export interface SessionOptions {
  * A named agent spec bound to an app; opens sessions. Made by `app.agent(spec)`. `TOutput` is
  * its turns' typed answer, when the spec has an `output` DTO.
  */
-export class Agent<TOutput = unknown> implements AgentBinding {
+export class Agent<TOutput = unknown> {
   readonly limits: TurnLimits;
   /** The spec's `output` DTO, checked. */
   readonly output: OutputSpec | undefined;
   readonly #host: SessionHost;
   readonly #sessions: OpenSessions<Session>;
 
-  /** @internal Use `app.agent(spec)`. */
+  /**
+   * Not for applications: an agent is made with `app.agent(spec)`. (Not marked internal: the
+   * published declarations would then offer a constructor without arguments.)
+   */
   constructor(host: SessionHost, readonly spec: AgentSpec<TOutput>) {
     this.#host = host;
     this.#sessions = new OpenSessions<Session>(host.retention ?? DEFAULT_RETENTION, (id, session) => session.release());

@@ -121,7 +121,10 @@ export class Session<TOutput = unknown> {
   /** How the turn running now (a send or a resume) is stopped; undefined between turns. */
   #running: TurnStopper | undefined;
 
-  /** @internal Sessions are opened with `agent.session(id, options)`. */
+  /**
+   * Not for applications: a session is opened with `agent.session(id, options)`. (Not
+   * marked internal: the published declarations would then offer a constructor without arguments.)
+   */
   constructor(host: SessionHost, agent: AgentBinding, readonly id: string, context: Readonly<Record<string, unknown>>) {
     this.#hostContext = context;
     this.#parts = { host, agent, id, state: host.sessionState(id), sync: new SessionSync(host, agent, id), subject: new SessionEvents() };
@@ -491,7 +494,7 @@ export class Session<TOutput = unknown> {
     return this.#pending > 0;
   }
 
-  /** @internal Whether a turn (a send or a resume) is running on this session in this process; reads in flight do not count. */
+  /** Whether a turn (a send or a resume) is running on this session in this process; reads in flight do not count. Hosts ask it to tell an opened session from one that is only stored. */
   get turnRunning(): boolean {
     return this.#running !== undefined;
   }

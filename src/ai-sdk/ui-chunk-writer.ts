@@ -1,5 +1,6 @@
 import type { UIMessageChunk } from 'ai';
-import { redactSecrets, type PendingApproval, type TrellisEvent, type TurnResult } from '../../index.js';
+import type { PendingApproval, TrellisEvent, TurnResult } from '../../index.js';
+import { redactSecrets } from '../../plugin.js';
 
 /** The id of a typed answer's `data-output` part: one per assistant message. */
 const OUTPUT_PART = 'output';

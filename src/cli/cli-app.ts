@@ -4,18 +4,11 @@ import { createRequire } from 'node:module';
 import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
-  canKeepCredentials,
-  canLogTurnEvents,
-  createLogger,
-  DEFAULT_SQLITE_PATH,
-  isPluginClass,
   MemoryStore,
   modelFromEnv,
-  parseSuspension,
   PostgresStore,
   SqliteStore,
   Trellis,
-  TRELLIS_LOGGER,
   TrellisError,
   type Agent,
   type AgentSpec,
@@ -24,9 +17,10 @@ import {
   type PluginClass,
   type Session,
   type SessionStore,
-  type StoredSession,
-  type SuspensionRecord,
 } from '../../index.js';
+import { canKeepCredentials, canLogTurnEvents, DEFAULT_SQLITE_PATH, type StoredSession } from '../../stores.js';
+import { isPluginClass, parseSuspension, type SuspensionRecord } from '../../host.js';
+import { createLogger, TRELLIS_LOGGER } from '../../plugins/middleware/index.js';
 import { TurnEventRecorder } from '../dev/recording/turn-event-recorder.js';
 import { isPostgresUrl, loadCliConfig, missingConfigNote, type CliPluginEntry, type LoadedConfig } from './cli-config.js';
 import { describeError } from './cli-errors.js';

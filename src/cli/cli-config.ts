@@ -1,7 +1,9 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, extname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { isModelProvider, TrellisError, type AgentSpec, type ApprovalSettings, type Approver, type ModelProvider, type PluginClass, type Provider } from '../../index.js';
+import { TrellisError, type AgentSpec, type Approver, type ModelProvider, type PluginClass, type Provider } from '../../index.js';
+import { isModelProvider } from '../../models.js';
+import type { ApprovalSettings } from '../../governance.js';
 import type { EvalDtos, Scorer } from '../../eval.js';
 import type { McpServerSpec } from '../../mcp.js';
 import { describeError } from './cli-errors.js';

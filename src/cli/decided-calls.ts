@@ -1,4 +1,6 @@
-import type { Decision, StoredSession, SuspensionRecord } from '../../index.js';
+import type { Decision } from '../../index.js';
+import type { StoredSession } from '../../stores.js';
+import type { SuspensionRecord } from '../../host.js';
 
 /** The decisions `trellis resume` was given, sorted by what is still to do about them. */
 export interface SortedDecisions {

@@ -4,7 +4,7 @@ import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { TrellisError } from '../../index.js';
-import { canLogTurnEvents } from '../../index.js';
+import { canLogTurnEvents } from '../../stores.js';
 import { DEV_SCRIPT } from './assets/dev-script.js';
 import { DEV_STYLE } from './assets/dev-style.js';
 import { TurnEventRecorder } from './recording/turn-event-recorder.js';

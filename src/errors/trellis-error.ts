@@ -3,11 +3,11 @@ import { describeError } from './describe-error.js';
 
 const TRELLIS_ERROR = Symbol.for('trellis.error');
 
-/** Every code the kernel raises; plugins may add their own (e.g. `InsufficientCredits`). */
 /**
- * Every error code, as the keys of one interface: a closed union for the kernel and the
- * built-in plugins. A plugin package that needs codes of its own adds them by declaration
- * merging, so they are checked like the kernel's:
+ * Every error code, as the keys of one interface: a closed union of the codes the kernel,
+ * its hosts and the built-in plugins raise. A plugin package (or an application) that
+ * needs codes of its own adds them by declaration merging, so they are checked like the
+ * kernel's (the SQL report desk example declares its `Sql*` codes this way):
  *
  * @example
  * declare module 'trellis' { interface TrellisErrorCodes { OrderLocked: true } }
@@ -73,8 +73,6 @@ export interface TrellisErrorCodes {
   InsufficientCredits: true;
   Unreadable: true;
   NoModel: true;
-  SqlRefused: true;
-  SqlError: true;
   KernelAccess: true;
   /** An eval dataset (JSONL) or baseline cannot be read, or a case is malformed. */
   InvalidDataset: true;
@@ -92,7 +90,6 @@ export interface TrellisErrorCodes {
   TurnFailed: true;
   /** A queued turn failed; read from the job record, which keeps only the message. */
   QueuedTurnFailed: true;
-  SqlTimeout: true;
   /** An agent would call itself through its sub-agents (A → B → A). */
   DelegationLoop: true;
   /** A delegation would nest sub-agents deeper than `maxDelegationDepth`. */

@@ -1,4 +1,5 @@
-import { describeError, type Session } from '../../index.js';
+import type { Session } from '../../index.js';
+import { describeError } from '../../plugin.js';
 import type { EvalCase } from './eval-case.js';
 import { budgetScorer } from './budget-scorer.js';
 import { jsonScorer, type EvalDtos } from './json-scorer.js';

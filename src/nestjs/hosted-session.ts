@@ -1,5 +1,6 @@
 import type { Observable } from 'rxjs';
-import { TrellisError, waitForLeaseProblem, type ChatMessage, type PendingApproval, type SendOptions, type Session, type TrellisEvent, type TurnResult } from '../../index.js';
+import { TrellisError, type ChatMessage, type PendingApproval, type SendOptions, type Session, type TrellisEvent, type TurnResult } from '../../index.js';
+import { waitForLeaseProblem } from '../../host.js';
 import type { TrellisRequestContext } from './request-context.js';
 import type { HostContext } from './trellis-module-options.js';
 import type { CancelPendingOutcome, HostedCancelOptions, HostedResumeOptions, HostedSendOptions, HostedStopOptions, HostedWatchOptions, TurnDispatcher } from './turn-dispatcher.js';

@@ -1,4 +1,6 @@
-import type { AgentSpec, ApprovalSettings, Approver, MiddlewareDeclaration, ModelProvider, Provider, SessionStore } from '../../index.js';
+import type { AgentSpec, Approver, ModelProvider, Provider, SessionStore } from '../../index.js';
+import type { MiddlewareDeclaration } from '../../plugin.js';
+import type { ApprovalSettings } from '../../governance.js';
 import type { TrellisQueueOptions, TrellisWorkerHostOptions } from './queue/queue-options.js';
 
 /** An agent of the module: an `AgentSpec` whose model may also name one of `models`. */

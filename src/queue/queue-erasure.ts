@@ -1,6 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { TrellisError, type EraseRequest } from '../../index.js';
+import { TrellisError } from '../../index.js';
+import type { EraseRequest } from '../../governance.js';
 import { whenReachable, type QueueNames } from './queue-connection.js';
 import { jobIdOf, type TurnJobKind } from './turn-request.js';
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { TrellisError, addUsage, type Usage, type Agent, type PendingApproval, type Session, type SessionAccess, type TurnResult } from '../../index.js';
+import { TrellisError, type Usage, type Agent, type PendingApproval, type Session, type SessionAccess, type TurnResult } from '../../index.js';
+import { addUsage } from '../../plugin.js';
 import { toJsonData } from './event-codec.js';
 import type { EventStreamWriter } from './event-stream-writer.js';
 import { LeaseKeeper } from './lease-keeper.js';

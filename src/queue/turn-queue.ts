@@ -1,7 +1,8 @@
 import { Job, Queue } from 'bullmq';
 import { Observable } from 'rxjs';
 import type { Redis } from 'ioredis';
-import { TrellisError, type EraseRequest, type TrellisErrorCode, type TrellisEvent } from '../../index.js';
+import { TrellisError, type TrellisErrorCode, type TrellisEvent } from '../../index.js';
+import type { EraseRequest } from '../../governance.js';
 import { ChannelSubscriber } from './channel-subscriber.js';
 import type { QueuedEvent } from './queued-event.js';
 import { SessionEventReader, type WatchOptions } from './session-event-reader.js';

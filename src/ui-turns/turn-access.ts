@@ -1,4 +1,5 @@
-import { authorizeSessionAccess, ownerDecidesSessionPolicy, TrellisError, type SessionAccess, type SessionAction, type SessionPolicy } from '../../index.js';
+import { ownerDecidesSessionPolicy, TrellisError, type SessionAccess, type SessionAction, type SessionPolicy } from '../../index.js';
+import { authorizeSessionAccess } from '../../host.js';
 import type { TurnSession } from './turn-session.js';
 
 /** Who may use a conversation's session, as a protocol handler's options say it. */

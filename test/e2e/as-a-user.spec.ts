@@ -238,13 +238,15 @@ describe('the trellis CLI', () => {
   }, 3 * RUN_TIMEOUT_MS);
 
   const INDEX = () => pathToFileURL(join(ROOT, 'dist/index.js')).href;
+  /** What a plugin author imports (`trellis/plugin`): the decorators and `PLUGIN_CONFIG`. */
+  const PLUGIN = () => pathToFileURL(join(ROOT, 'dist/plugin.js')).href;
   const DEP = (name: string) => pathToFileURL(join(ROOT, 'node_modules', name)).href;
   /** A plugin taking config (units), a service ('greeting') and session context (app.locale). */
   function writeWeatherPlugin(cwd: string): void {
     mkdirSync(join(cwd, 'plugins'), { recursive: true });
     writeFileSync(
       join(cwd, 'plugins/weather.js'),
-      `import { Plugin, Tool, Requires, PLUGIN_CONFIG } from '${INDEX()}';
+      `import { Plugin, Tool, Requires, PLUGIN_CONFIG } from '${PLUGIN()}';
        import { inject } from '${DEP('inversify/lib/index.js')}';
        import { IsIn } from '${DEP('class-validator/cjs/index.js')}';
        export class WeatherConfig { units = 'metric'; }
@@ -292,7 +294,7 @@ describe('the trellis CLI', () => {
     writeFileSync(join(cwd, 'package.json'), JSON.stringify({ type: 'module' }));
     writeFileSync(
       join(cwd, 'plugins/echo.plugin.ts'),
-      `import { Plugin, Tool, PLUGIN_CONFIG } from '${INDEX()}';
+      `import { Plugin, Tool, PLUGIN_CONFIG } from '${PLUGIN()}';
        import { inject } from '${DEP('inversify/lib/index.js')}';
        import { IsString } from '${DEP('class-validator/cjs/index.js')}';
        export class EchoConfig { @IsString() prefix!: string; }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -81,6 +81,37 @@ if (!canPack) console.log('skipped: the install-from-tarball test needs npm, and
     expect(listing.stdout).toContain('tool greeter.hello');
     expect(listing.stdout).toContain('requires: app.locale');
     expect(listing.stdout).toContain('middleware: RetryMiddleware');
+  }, 3 * MINUTE);
+
+  it("compiles against the published declarations: every entry resolves, and members marked @internal are not there", async () => {
+    const dir = join(project, 'published-types');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ extends: '../tsconfig.json', include: ['check.ts'] }));
+    const entries = Object.keys((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, unknown> }).exports);
+    writeFileSync(
+      join(dir, 'check.ts'),
+      [
+        ...entries.map((subpath, i) => `import * as entry${i} from '${subpath === '.' ? 'trellis' : `trellis/${subpath.slice(2)}`}';`),
+        `export const entries = [${entries.map((_, i) => `entry${i}`).join(', ')}];`,
+        "import { Agent, Session, Trellis, ScriptedModel } from 'trellis';",
+        "const session = Trellis.create().agent({ name: 'a', instructions: 'i', model: new ScriptedModel(['hi']) }).session('s');",
+        'export const running: boolean = session.turnRunning;',
+        '// @ts-expect-error internal',
+        'session.busy;',
+        '// @ts-expect-error internal',
+        'session.release();',
+        '// @ts-expect-error internal',
+        'session.restate({});',
+        '// @ts-expect-error a session is opened with agent.session(): no constructor without arguments',
+        'export const session2 = new Session();',
+        '// @ts-expect-error an agent is made with app.agent(): no constructor without arguments',
+        'export const agent2 = new Agent();',
+      ].join('\n'),
+    );
+    const run = await npm(['exec', '--offline', '--', 'tsc', '-p', 'published-types'], project, 2 * MINUTE);
+
+    expect(`${run.stdout}${run.stderr}`).toBe('');
+    expect(run.code).toBe(0);
   }, 3 * MINUTE);
 
   it('says in one line which peer dependency is missing', async () => {

@@ -112,7 +112,8 @@ export default { plugins: [Vault], model: new ScriptedModel((req) => 'closing: '
       await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: own, stderr: 'pipe' }));
       try {
         const calling = client.callTool({ name: 'vault.wipe', arguments: { what: 'cache' } });
-        const { SqliteStore, parseSuspension } = (await import(join(ROOT, 'dist/index.js'))) as typeof import('../../index.js');
+        const { SqliteStore } = (await import(join(ROOT, 'dist/index.js'))) as typeof import('../../index.js');
+        const { parseSuspension } = (await import(join(ROOT, 'dist/host.js'))) as typeof import('../../host.js');
         let parked: { id: string; callId: string } | undefined;
         for (let i = 0; i < 200 && !parked; i++) {
           await new Promise((r) => setTimeout(r, 100));
@@ -169,7 +170,8 @@ export default { plugins: [Vault], model: new ScriptedModel((req) => 'closing: '
       try {
         await client.connect(new StreamableHTTPClientTransport(new URL(url)));
         const calling = client.callTool({ name: 'vault.wipe', arguments: { what: 'logs' } });
-        const { SqliteStore, parseSuspension } = (await import(join(ROOT, 'dist/index.js'))) as typeof import('../../index.js');
+        const { SqliteStore } = (await import(join(ROOT, 'dist/index.js'))) as typeof import('../../index.js');
+        const { parseSuspension } = (await import(join(ROOT, 'dist/host.js'))) as typeof import('../../host.js');
         let parked: { id: string; callId: string } | undefined;
         for (let i = 0; i < 200 && !parked; i++) {
           await new Promise((r) => setTimeout(r, 100));

@@ -2,7 +2,8 @@ import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
-import { MemoryStore, verifyAuditChain } from 'trellis';
+import { MemoryStore } from 'trellis';
+import { verifyAuditChain } from 'trellis/governance';
 import { SupportDeskModule } from '../../examples/nest-support-desk/app.module.js';
 import { RefundsService } from '../../examples/nest-support-desk/refunds/refunds.service.js';
 

@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { IsInt, IsString } from 'class-validator';
-import { inject, Plugin, PLUGIN_CONFIG, ScriptedModel, Tool, Trellis, type ModelRequest, type ScriptedReply, type SessionStore, type ToolContext } from '../../index.js';
+import { inject, Plugin, ScriptedModel, Tool, Trellis, type ModelRequest, type ScriptedReply, type SessionStore, type ToolContext } from '../../index.js';
+import { PLUGIN_CONFIG } from '../../plugin.js';
 
 /**
  * The workload of the durable-steps test at depth (issue 25, item 5): one turn of the `desk`

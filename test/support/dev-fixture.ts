@@ -22,9 +22,9 @@ import {
   type ToolContext,
   type ToolInvocation,
   type ToolResult,
-  type ApprovalSettings,
   type Approver,
 } from '../../index.js';
+import type { ApprovalSettings } from '../../governance.js';
 import { startDevServer, type DevServer } from '../../src/dev/dev-server.js';
 
 /** What the search tool returns: markup a page must show as text, never run. */

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { IsOptional, IsString } from 'class-validator';
-import { inject, LoggingMiddleware, Middleware, Plugin, PLUGIN_CONFIG, Requires, Secret, Tool, type ModelProvider, type ModelRequest, type ModelResponse, type ToolContext } from '../../index.js';
+import { inject, LoggingMiddleware, Middleware, Plugin, Requires, Secret, Tool, type ModelProvider, type ModelRequest, type ModelResponse, type ToolContext } from '../../index.js';
+import { PLUGIN_CONFIG } from '../../plugin.js';
 import { ScriptedModel } from '../../testing.js';
 
 /**

@@ -6,6 +6,8 @@ import { transformSync, type Options } from '@swc/core';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The package entries (index.ts, plugin.ts, queue.ts…) and the folders they import from. */
 const ENTRIES = readdirSync(ROOT).filter((name) => name.endsWith('.ts') && !name.endsWith('.d.ts') && name !== 'jest.config.ts');
+/** package.json's `exports`: each entry's `import` target in dist/. */
+const PACKAGE_EXPORTS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, { import: string }> }).exports;
 const SOURCES = [...ENTRIES, 'src', 'plugins', 'decorators', 'examples', 'test/support', 'test/integration/durable/support'];
 
 /** As jest.config.ts compiles the sources: legacy decorators with their metadata, as tsc emits them. */
@@ -37,8 +39,8 @@ export function transpileProject(outDir: string): (relativePath: string) => stri
       writeFileSync(target, output);
     }
   }
-  // Named and mapped like the package, so self-imports (`trellis/plugin`) resolve to the output.
-  const exports = Object.fromEntries(ENTRIES.map((entry) => [entry === 'index.ts' ? '.' : `./${entry.replace(/\.ts$/, '')}`, `./${entry.replace(/\.ts$/, '.js')}`]));
+  // Named and mapped like the package (its `exports`, out of dist/), so self-imports (`trellis/plugin`, `trellis/plugins/memory`) resolve to the output.
+  const exports = Object.fromEntries(Object.entries(PACKAGE_EXPORTS).map(([subpath, target]) => [subpath, target.import.replace(/^\.\/dist\//, './')]));
   writeFileSync(join(outDir, 'package.json'), JSON.stringify({ name: 'trellis', type: 'module', exports }));
   return resolver(outDir);
 }

@@ -1,5 +1,6 @@
 import { IsNotEmpty, IsString, Matches } from 'class-validator';
-import { AuthMiddleware, Describe, Middleware, Plugin, Tool, TrellisError } from 'trellis';
+import { AuthMiddleware, Middleware, Plugin, Tool, TrellisError } from 'trellis';
+import { Describe } from 'trellis/plugin';
 import { OrdersService, type Order } from './orders.service.js';
 
 /** Input of `orders.lookup`. */

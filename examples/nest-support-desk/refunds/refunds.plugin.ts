@@ -1,5 +1,6 @@
 import { IsInt, IsNotEmpty, IsString, Matches, Max, Min } from 'class-validator';
-import { argsOf, AuthMiddleware, Describe, Hook, Middleware, Plugin, suspend, Tool, type ToolCallInfo } from 'trellis';
+import { argsOf, AuthMiddleware, Hook, Middleware, Plugin, suspend, Tool, type ToolCallInfo } from 'trellis';
+import { Describe } from 'trellis/plugin';
 import { RefundsService, type Refund } from './refunds.service.js';
 
 /** Refunds up to this amount go through without a supervisor. */

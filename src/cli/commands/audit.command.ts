@@ -1,7 +1,9 @@
 import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { canAudit, PostgresStore, SqliteStore, TrellisError, verifyAuditChain, type AuditLog, type AuditRecord, type SessionStore } from '../../../index.js';
+import { PostgresStore, SqliteStore, TrellisError, type SessionStore } from '../../../index.js';
+import { canAudit, type AuditLog, type AuditRecord } from '../../../stores.js';
+import { verifyAuditChain } from '../../../governance.js';
 import { cliStoreTarget } from '../cli-app.js';
 import { usageError } from '../cli-errors.js';
 import type { CliIo } from '../cli-io.js';

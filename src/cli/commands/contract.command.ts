@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { CONTRACT_VERSION, diffContracts, TrellisError, type PluginContract } from '../../../index.js';
+import { TrellisError } from '../../../index.js';
+import { CONTRACT_VERSION, diffContracts, type PluginContract } from '../../../governance.js';
 import type { CliIo } from '../cli-io.js';
 
 /** `trellis contract diff old.json new.json`: breaking and compatible changes between two `trellis plugins --json` files; exit 1 on a breaking change without a major bump. */

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { diagnoseSqliteStore, repairSqliteStore } from '../../../index.js';
+import { diagnoseSqliteStore, repairSqliteStore } from '../../../stores.js';
 import { cliStorePath } from '../cli-app.js';
 import type { CliIo } from '../cli-io.js';
 import { escapeControl } from '../render/terminal-text.js';

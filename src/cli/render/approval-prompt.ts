@@ -1,4 +1,5 @@
-import { redactSecrets, type AppDescription, type PendingApproval } from '../../../index.js';
+import type { AppDescription, PendingApproval } from '../../../index.js';
+import { redactSecrets } from '../../../plugin.js';
 import { escapeControl } from './terminal-text.js';
 
 /**

@@ -1,4 +1,7 @@
-import { describeParts, hasMediaParts, messageParts, redactMessage, redactText, type Decision, type PendingApproval, type StoredSession } from '../../../index.js';
+import type { Decision, PendingApproval } from '../../../index.js';
+import { describeParts, hasMediaParts, messageParts, redactText } from '../../../plugin.js';
+import type { StoredSession } from '../../../stores.js';
+import { redactMessage } from '../../../host.js';
 import { approvalLines } from './approval-prompt.js';
 import { escapeControl } from './terminal-text.js';
 import { clip } from './tool-activity.js';

@@ -1,6 +1,6 @@
 import type { Observable, Subscription } from 'rxjs';
 import type { TrellisEvent } from '../../../index.js';
-import { TURN_EVENT_LIMITS, type RecordedTurnEvent, type TurnEventLog } from '../../../index.js';
+import { TURN_EVENT_LIMITS, type RecordedTurnEvent, type TurnEventLog } from '../../../stores.js';
 import { shrinkEvent } from './shrink-event.js';
 
 /** The events of a turn that is running now. */

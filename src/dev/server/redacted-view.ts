@@ -1,4 +1,6 @@
-import { redactArguments, redactMessage, redactSecrets, type AppDescription, type SecretFieldsOf } from '../../../index.js';
+import type { AppDescription } from '../../../index.js';
+import { redactSecrets } from '../../../plugin.js';
+import { redactArguments, redactMessage, type SecretFieldsOf } from '../../../host.js';
 import type { SessionView } from '../views/session-page.js';
 
 /** Each tool's `@Secret()` fields, from what is installed now. */

@@ -1,6 +1,7 @@
 import type { ChatMessage, PendingApproval } from '../../../index.js';
-import { redactSecrets, TrellisError } from '../../../index.js';
-import { canLogTurnEvents, type StoredTurnEvents } from '../../../index.js';
+import { TrellisError } from '../../../index.js';
+import { redactSecrets } from '../../../plugin.js';
+import { canLogTurnEvents, type StoredTurnEvents } from '../../../stores.js';
 import type { TurnEventRecorder } from '../recording/turn-event-recorder.js';
 import { buildTimeline, type MiddlewareOf } from '../timeline/turn-timeline.js';
 import type { SessionRow } from '../views/sessions-page.js';

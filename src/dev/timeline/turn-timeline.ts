@@ -1,4 +1,4 @@
-import type { RecordedTurnEvent } from '../../../index.js';
+import type { RecordedTurnEvent } from '../../../stores.js';
 
 /** What a timeline row stands for. Spans have a duration; marks (`commit`, `error`, …) are instants. */
 export type TimelineKind = 'round' | 'model' | 'hook' | 'tool' | 'commit' | 'error' | 'suspended' | 'retry' | 'effect' | 'resumed';

@@ -1,6 +1,6 @@
 import type { PendingApproval } from '../../../index.js';
 import type { ChatMessage } from '../../../index.js';
-import type { TurnRecord } from '../../../index.js';
+import type { TurnRecord } from '../../../stores.js';
 import type { TurnTimeline } from '../timeline/turn-timeline.js';
 import { approvalsView } from './approvals-view.js';
 import { html, type SafeHtml } from './safe-html.js';

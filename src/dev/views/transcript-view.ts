@@ -1,4 +1,5 @@
-import { describePart, IMAGE_MEDIA_TYPES, messageParts, type ChatMessage, type ContentPart } from '../../../index.js';
+import type { ChatMessage } from '../../../index.js';
+import { describePart, IMAGE_MEDIA_TYPES, messageParts, type ContentPart } from '../../../plugin.js';
 import { html, type SafeHtml } from './safe-html.js';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { done, KERNEL_KEYS, suspend, TrellisError, type Agent, type HookContext, type HookResult, type ModelProvider, type Session, type ToolCallInfo, type ToolCandidate, type ToolContext, type Trellis } from '../../../index.js';
+import { done, suspend, TrellisError, type Agent, type HookContext, type ModelProvider, type Session, type ToolCallInfo, type ToolContext, type Trellis } from '../../../index.js';
+import { KERNEL_KEYS, type HookResult, type ToolCandidate } from '../../../plugin.js';
 import { compileJsonSchema, type SchemaValidator } from '../../validation/json-schema-validator.js';
 
 /**

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { TrellisError, type CredentialStore } from '../../../index.js';
+import { TrellisError } from '../../../index.js';
+import type { CredentialStore } from '../../../stores.js';
 import { ClientCredentialsProvider, type OAuthClientInformationFull, type OAuthClientProvider, type OAuthTokens } from '../sdk.js';
 
 /** OAuth 2.1 client credentials for an HTTP MCP server (machine to machine). */

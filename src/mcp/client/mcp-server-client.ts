@@ -1,5 +1,6 @@
 import type { Trellis } from '../../../index.js';
-import { KERNEL_KEYS, TrellisError } from '../../../index.js';
+import { TrellisError } from '../../../index.js';
+import { KERNEL_KEYS } from '../../../plugin.js';
 import type { PluginClass } from '../../../index.js';
 import type { McpToolDescription } from '../sdk.js';
 import { McpConnection, type McpConnectionOptions } from './mcp-connection.js';

@@ -1,6 +1,7 @@
 import { Body, Controller, Get, HttpCode, Inject, Module, Param, Post, Req, Res, type DynamicModule, type Type } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
-import { authorizeSessionAccess, ownerDecidesSessionPolicy, TrellisError, userIdPrincipal, type SessionAccess, type SessionAction, type SessionPolicy } from '../../../index.js';
+import { ownerDecidesSessionPolicy, TrellisError, type SessionAccess, type SessionAction, type SessionPolicy } from '../../../index.js';
+import { authorizeSessionAccess, userIdPrincipal } from '../../../host.js';
 import type { HostedAgent } from '../hosted-agent.js';
 import type { HostedSession } from '../hosted-session.js';
 import { TrellisRequestContext } from '../request-context.js';

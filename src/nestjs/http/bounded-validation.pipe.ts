@@ -1,5 +1,6 @@
 import { ValidationPipe, type ArgumentMetadata, type PipeTransform } from '@nestjs/common';
-import { checkArgumentShape, checkArgumentSize, TrellisError } from '../../../index.js';
+import { TrellisError } from '../../../index.js';
+import { checkArgumentShape, checkArgumentSize } from '../../../host.js';
 import { toHttpException } from './trellis-http-exception.js';
 
 /** Bodies and queries of the sessions API: nested at most this deep (a decision's `edit` args included). */

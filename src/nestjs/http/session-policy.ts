@@ -3,11 +3,10 @@
  * that takes requests from users (Nest, the AI SDK, AG-UI and A2A handlers) asks the same one.
  */
 export {
-  authorizeSessionAccess,
   ownerDecidesSessionPolicy,
   ownerOnlySessionPolicy,
-  userIdPrincipal,
   type SessionAccessRequest,
   type SessionAction,
   type SessionPolicy,
 } from '../../../index.js';
+export { authorizeSessionAccess, userIdPrincipal } from '../../../host.js';

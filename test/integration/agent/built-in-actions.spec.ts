@@ -5,11 +5,11 @@ import {
   Tool,
   Hook,
   ScriptedModel,
-  BuiltInActions,
   type HookContext,
   type PluginClass,
   type ScriptedReply,
 } from '../../../index.js';
+import { BuiltInActions } from '../../../plugin.js';
 
 class NoInput {}
 

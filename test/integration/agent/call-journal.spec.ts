@@ -1,6 +1,8 @@
 import 'reflect-metadata';
 import { IsInt } from 'class-validator';
-import { Hook, MemoryStore, Plugin, ScriptedModel, suspend, Tool, Trellis, TrellisError, type SessionCheckpoint, type StepAppend, type SuspensionRecord, type ToolCallInfo, type ToolContext } from '../../../index.js';
+import { Hook, MemoryStore, Plugin, ScriptedModel, suspend, Tool, Trellis, TrellisError, type ToolCallInfo, type ToolContext } from '../../../index.js';
+import type { SessionCheckpoint, StepAppend } from '../../../stores.js';
+import type { SuspensionRecord } from '../../../host.js';
 
 class PayInput {
   @IsInt() amount!: number;

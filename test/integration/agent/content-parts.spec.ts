@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { IsString } from 'class-validator';
-import { Trellis, Plugin, Tool, Hook, ScriptedModel, MemoryStore, messageParts, toolContent, MAX_IMAGE_BYTES, type ToolContext, type ModelRequest } from '../../../index.js';
+import { Trellis, Plugin, Tool, Hook, ScriptedModel, MemoryStore, type ToolContext, type ModelRequest } from '../../../index.js';
+import { messageParts, toolContent, MAX_IMAGE_BYTES } from '../../../plugin.js';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
 

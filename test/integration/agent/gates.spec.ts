@@ -11,14 +11,13 @@ import {
   suspend,
   setResult,
   done,
-  BuiltInActions,
-  type HookResult,
   type ToolCallInfo,
   type HookContext,
   type ToolContext,
   type ChatMessage,
   type ScriptedReply,
 } from '../../../index.js';
+import { BuiltInActions, type HookResult } from '../../../plugin.js';
 
 class OpInput {
   @IsInt() n!: number;

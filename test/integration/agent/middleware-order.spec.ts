@@ -7,12 +7,12 @@ import {
   Tool,
   Middleware,
   ScriptedModel,
-  MIDDLEWARE_OPTIONS,
   type ToolContext,
   type ToolInvocation,
   type NextToolHandler,
   type ToolResult,
 } from '../../../index.js';
+import { MIDDLEWARE_OPTIONS } from '../../../plugin.js';
 import { kernelOf } from '../../../src/app/kernel-access.js';
 
 let log: string[] = [];

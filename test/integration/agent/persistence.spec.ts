@@ -13,8 +13,8 @@ import {
   type ToolCallInfo,
   type ToolContext,
   type ScriptedReply,
-  type SuspensionRecord,
 } from '../../../index.js';
+import type { SuspensionRecord } from '../../../host.js';
 
 class PayInput {
   @IsInt() amount!: number;

@@ -2,7 +2,8 @@ import 'reflect-metadata';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Hook, MemoryStore, Plugin, ScriptedModel, SqliteStore, suspend, Tool, Trellis, TrellisError, type SessionCheckpoint } from '../../../index.js';
+import { Hook, MemoryStore, Plugin, ScriptedModel, SqliteStore, suspend, Tool, Trellis, TrellisError } from '../../../index.js';
+import type { SessionCheckpoint } from '../../../stores.js';
 
 class NoInput {}
 

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { IsString } from 'class-validator';
-import { Trellis, Plugin, Tool, Hook, Transform, Requires, ScriptedModel, block, type InferenceRequest, type HookContext, type TrellisEvent, type ToolCallInfo } from '../../../index.js';
+import { Trellis, Plugin, Tool, Hook, Transform, Requires, ScriptedModel, block, type HookContext, type TrellisEvent, type ToolCallInfo } from '../../../index.js';
+import type { InferenceRequest } from '../../../plugin.js';
 
 class Text {
   @IsString() text!: string;

@@ -17,12 +17,10 @@ import {
   type NextToolHandler,
   type ToolResult,
   type ToolCallInfo,
-  type ToolCallOutcome,
-  type TurnExchange,
-  type InferenceRequest,
-  type SessionCheckpoint,
   type ModelRequest,
 } from '../../../index.js';
+import type { ToolCallOutcome, TurnExchange, InferenceRequest } from '../../../plugin.js';
+import type { SessionCheckpoint } from '../../../stores.js';
 
 /** Everything the recording plugin, middleware, validator, model and store see, in order. */
 let log: string[] = [];

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { IsString } from 'class-validator';
-import { Hook, Plugin, Requires, ScriptedModel, Tool, Trellis, block, type DelegatedPayload, type DelegatingPayload, type ModelRequest, type ScriptedReply, type ToolContext, type TrellisEvent } from '../../../index.js';
+import { Hook, Plugin, Requires, ScriptedModel, Tool, Trellis, block, type ModelRequest, type ScriptedReply, type ToolContext, type TrellisEvent } from '../../../index.js';
+import type { DelegatedPayload, DelegatingPayload } from '../../../plugin.js';
 
 const lastTool = (request: ModelRequest) => request.messages.filter((m) => m.role === 'tool');
 const userText = (request: ModelRequest) => request.messages.filter((m) => m.role === 'user').map((m) => m.content);

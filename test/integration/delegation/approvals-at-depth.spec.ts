@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { IsString } from 'class-validator';
-import { Hook, MemoryStore, Plugin, ScriptedModel, Tool, Trellis, suspend, type DelegatingPayload, type ModelRequest, type ScriptedReply, type ToolCallInfo } from '../../../index.js';
+import { Hook, MemoryStore, Plugin, ScriptedModel, Tool, Trellis, suspend, type ModelRequest, type ScriptedReply, type ToolCallInfo } from '../../../index.js';
+import type { DelegatingPayload } from '../../../plugin.js';
 
 class LineInput {
   @IsString() line!: string;

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
-import { Hook, MemoryStore, Plugin, ScriptedModel, Trellis, block, suspend, type DelegatedPayload, type DelegatingPayload, type ModelRequest, type ScriptedReply } from '../../../index.js';
+import { Hook, MemoryStore, Plugin, ScriptedModel, Trellis, block, suspend, type ModelRequest, type ScriptedReply } from '../../../index.js';
+import type { DelegatedPayload, DelegatingPayload } from '../../../plugin.js';
 
 const lastMessage = (request: ModelRequest) => request.messages.at(-1)!;
 const userTexts = (request: ModelRequest) => request.messages.filter((m) => m.role === 'user').map((m) => m.content);

@@ -1,25 +1,13 @@
 import 'reflect-metadata';
 import { IsInt, IsOptional, IsString, Min } from 'class-validator';
 import {
-  errorResult,
-  inject,
-  injectable,
-  Middleware,
-  MIDDLEWARE_OPTIONS,
-  Plugin,
-  RetryMiddleware,
-  Tool,
-  Trellis,
-  TrellisError,
-  type NextToolHandler,
-  type ToolInvocation,
-  type ToolMiddleware,
-  type ToolResult,
-  type TrellisEvent,
-} from 'trellis';
+  errorResult, inject, injectable, MIDDLEWARE_OPTIONS,
+  type NextToolHandler, type ToolInvocation, type ToolMiddleware, type ToolResult,
+} from 'trellis/plugin';
+import { Middleware, Plugin, RetryMiddleware, Tool, Trellis, TrellisError, type TrellisEvent } from 'trellis';
 import { ScriptedModel } from 'trellis/testing';
 
-// docs/middleware.md, kept in step with it (imports from 'trellis' only): if this breaks, the guide is wrong.
+// docs/middleware.md, kept in step with it (imports included): if this breaks, the guide is wrong.
 declare module 'trellis' {
   interface TrellisErrorCodes {
     QuotaExceeded: true;

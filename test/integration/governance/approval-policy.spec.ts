@@ -1,7 +1,9 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { IsInt } from 'class-validator';
-import { Hook, MemoryStore, Plugin, Requires, ScriptedModel, suspend, Tool, Trellis, TrellisError, verifyAuditChain, type ApprovalPolicy, type Approver, type AuditRecord, type ToolCallInfo, type TurnResult } from '../../../index.js';
+import { Hook, MemoryStore, Plugin, Requires, ScriptedModel, suspend, Tool, Trellis, TrellisError, type Approver, type ToolCallInfo, type TurnResult } from '../../../index.js';
+import type { AuditRecord } from '../../../stores.js';
+import { verifyAuditChain, type ApprovalPolicy } from '../../../governance.js';
 
 class Amount {
   @IsInt() amount!: number;

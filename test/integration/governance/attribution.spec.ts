@@ -4,7 +4,8 @@ import { IsString } from 'class-validator';
 import { firstValueFrom, filter, toArray, take } from 'rxjs';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { MetricsPlugin, OpenTelemetryPlugin, OTEL_TRACER_PROVIDER } from '../../../plugins/observation/index.js';
-import { type PluginHost, Hook, MemoryStore, Plugin, ScriptedModel, suspend, Tool, Transform, Trellis, type InferenceRequest, type ToolCallInfo, type TrellisEvent } from '../../../index.js';
+import { Hook, MemoryStore, Plugin, ScriptedModel, suspend, Tool, Transform, Trellis, type ToolCallInfo, type TrellisEvent } from '../../../index.js';
+import type { PluginHost, InferenceRequest } from '../../../plugin.js';
 
 class Q {
   @IsString() q!: string;

@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { IsInt } from 'class-validator';
-import { argumentsHash, Hook, MemoryStore, Plugin, ScriptedModel, SqliteStore, suspend, Tool, Trellis, verifyAuditChain, type AuditEntry, type AuditLog, type AuditRecord, type ToolCallInfo } from '../../../index.js';
+import { Hook, MemoryStore, Plugin, ScriptedModel, SqliteStore, suspend, Tool, Trellis, type ToolCallInfo } from '../../../index.js';
+import type { AuditEntry, AuditLog, AuditRecord } from '../../../stores.js';
+import { argumentsHash, verifyAuditChain } from '../../../governance.js';
 import { PostgresSchemas } from '../../support/postgres-schemas.js';
 import { haveService } from '../../support/services.js';
 

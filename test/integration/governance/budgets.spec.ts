@@ -11,20 +11,18 @@ import {
   Hook,
   MemoryStore,
   Plugin,
-  PostgresBudgetCounter,
-  RedisBudgetCounter,
   ScriptedModel,
   SqliteStore,
   suspend,
   Tool,
   Trellis,
-  type BudgetSettings,
   type ModelRequest,
   type ScriptedReply,
   type SessionStore,
   type ToolCallInfo,
   type TrellisEvent,
 } from '../../../index.js';
+import { PostgresBudgetCounter, RedisBudgetCounter, type BudgetSettings } from '../../../governance.js';
 import { haveService, POSTGRES_URL, REDIS_URL } from '../../support/services.js';
 import { PostgresSchemas } from '../../support/postgres-schemas.js';
 

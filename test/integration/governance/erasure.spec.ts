@@ -8,20 +8,19 @@ import { IsString } from 'class-validator';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import {
-  createLogger,
   LoggingMiddleware,
   Plugin,
   ScriptedModel,
   SqliteStore,
   Tool,
-  TRELLIS_LOGGER,
   Trellis,
-  type EraseRequest,
   type ModelRequest,
   type ScriptedReply,
   type SessionStore,
   type ToolContext,
 } from '../../../index.js';
+import type { EraseRequest } from '../../../plugin.js';
+import { createLogger, TRELLIS_LOGGER } from '../../../plugins/middleware/index.js';
 import { TokenAccountingPlugin } from '../../../plugins/observation/index.js';
 import { TrellisWorker, TurnQueue } from '../../../queue.js';
 import { TurnEventRecorder } from '../../../src/dev/recording/turn-event-recorder.js';

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { IsOptional, IsString } from 'class-validator';
-import { Trellis, Plugin, Tool, Hook, ScriptedModel, Secret, LoggingMiddleware, Middleware, createLogger, TRELLIS_LOGGER, type TrellisEvent } from '../../../index.js';
+import { Trellis, Plugin, Tool, Hook, ScriptedModel, Secret, LoggingMiddleware, Middleware, type TrellisEvent } from '../../../index.js';
+import { createLogger, TRELLIS_LOGGER } from '../../../plugins/middleware/index.js';
 import { describeError } from '../../../src/errors/describe-error.js';
 
 const KEY = 'sk-proj-ABCDEFGHIJKLMNOPQRSTUVWXYZ123456';

@@ -1,4 +1,5 @@
-import { toolContent, type ChatMessage } from '../../../index.js';
+import type { ChatMessage } from '../../../index.js';
+import { toolContent } from '../../../plugin.js';
 import { estimateMessageTokens, MEDIA_PART_TOKENS } from '../../../plugins/memory/token-estimate.js';
 
 describe('memory token estimates of messages with images and files', () => {

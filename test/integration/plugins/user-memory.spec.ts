@@ -6,17 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import {
-  EMBEDDING_PROVIDER,
-  SemanticRecall,
   SqliteStore,
   Trellis,
-  WorkingMemory,
-  workingMemoryPlugin,
   ScriptedModel,
-  type EmbeddingProvider,
   type ModelRequest,
   type ScriptedReply,
 } from '../../../index.js';
+import { SemanticRecall, WorkingMemory, workingMemoryPlugin } from '../../../plugins/memory/index.js';
+import { EMBEDDING_PROVIDER, type EmbeddingProvider } from '../../../plugins/retrieval/index.js';
 
 /** Synonyms share a dimension: "dog" and "puppy" are close, "invoice" is far from both. */
 const CONCEPTS: Record<string, number> = { dog: 0, dogs: 0, puppy: 0, pet: 0, biscuit: 0, invoice: 1, invoices: 1, bill: 1, billing: 1, holiday: 2, vacation: 2, trip: 2, lisbon: 2 };

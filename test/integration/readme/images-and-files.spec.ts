@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Trellis, messageParts } from 'trellis';
+import { Trellis } from 'trellis';
+import { messageParts } from 'trellis/plugin';
 import { ScriptedModel } from 'trellis/testing';
 
 // The README's "Images and files", kept in step with it: if this breaks, the README is wrong.

@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { IsString } from 'class-validator';
-import { Hook, Plugin, Tool, Trellis, suspend, type ModelRequest, type ScriptedReply, type StoredSession, type ToolCallInfo } from 'trellis';
+import { Hook, Plugin, Tool, Trellis, suspend, type ModelRequest, type ScriptedReply, type ToolCallInfo } from 'trellis';
+import type { StoredSession } from 'trellis/stores';
 import { MemoryStore, ScriptedModel } from 'trellis/testing';
 
 // What wrote test/fixtures/records/delegated-suspended-v1.json: top → mid → leaf, the leaf's

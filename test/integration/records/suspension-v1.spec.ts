@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { IsInt, Min } from 'class-validator';
-import { Trellis, Plugin, Tool, Hook, suspend, StateKey, TrellisError, type StoredSession, type ToolCallInfo, type ToolContext } from 'trellis';
+import { Trellis, Plugin, Tool, Hook, suspend, StateKey, TrellisError, type ToolCallInfo, type ToolContext } from 'trellis';
+import type { StoredSession } from 'trellis/stores';
 import { ScriptedModel, MemoryStore } from 'trellis/testing';
 
 // The plugin that wrote test/fixtures/records/session-suspended-v1.json.

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { canKeepCredentials, CREDENTIAL_LIMITS, MemoryStore, SqliteStore, type CredentialStore, type SessionStore } from 'trellis';
+import { MemoryStore, SqliteStore, type SessionStore } from 'trellis';
+import { canKeepCredentials, CREDENTIAL_LIMITS, type CredentialStore } from 'trellis/stores';
 import { PostgresSchemas } from '../../support/postgres-schemas.js';
 import { haveService } from '../../support/services.js';
 

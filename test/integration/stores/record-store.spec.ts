@@ -1,7 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MemoryStore, Plugin, SqliteStore, Trellis, TrellisError, type PluginHost, type PluginRecords, type RecordStore, type SessionStore } from '../../../index.js';
+import { MemoryStore, Plugin, SqliteStore, Trellis, TrellisError, type SessionStore } from '../../../index.js';
+import type { PluginHost, PluginRecords } from '../../../plugin.js';
+import type { RecordStore } from '../../../stores.js';
 import { PostgresSchemas } from '../../support/postgres-schemas.js';
 import { haveService } from '../../support/services.js';
 

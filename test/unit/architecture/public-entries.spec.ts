@@ -1,12 +1,14 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
  * Built-in plugins and the example are written against the public entries a third-party
- * author would use (`trellis/plugin`, `trellis`), never against the kernel's files; and
- * `plugin.ts` points only into the kernel, so the built-ins importing it (while the root
- * `index.ts` re-exports the built-ins) close no import circle.
+ * author would use (`trellis/plugin`, `trellis`, `trellis/plugins/<name>`), never against the
+ * kernel's files; and the kernel's entries other than the root (`plugin.ts`, `models.ts`,
+ * `stores.ts`, `governance.ts`, `host.ts`) point only into the kernel, so the built-ins
+ * importing `trellis/plugin` (while the root `index.ts` re-exports the built-in middleware)
+ * close no import circle.
  */
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -42,14 +44,56 @@ function violations(folders: readonly string[], rule: (file: string, specifier: 
   );
 }
 
-const intoKernel = (file: string, specifier: string): boolean => /^(src|decorators|index\.ts|index\.js|plugin\.[jt]s|testing\.[jt]s|eval\.[jt]s)(\/|$)/.test(target(file, specifier) ?? '');
+/** The entry files at the top of the project, each a subpath of the package (`host.ts` is `trellis/host`). */
+const ENTRY_FILES = ['index', 'plugin', 'testing', 'models', 'stores', 'governance', 'host', 'queue', 'nestjs', 'mcp', 'ai-sdk', 'ag-ui', 'a2a', 'eval'];
+/** The entries of the kernel besides the root: each points only into src/ and decorators/. */
+const KERNEL_ENTRIES = ['plugin.ts', 'models.ts', 'stores.ts', 'governance.ts', 'host.ts'];
 
-describe('the root entry', () => {
-  it('has every value trellis/plugin has, as the same binding', async () => {
-    const plugin = (await import('../../../plugin.js')) as Record<string, unknown>;
-    const root = (await import('../../../index.js')) as Record<string, unknown>;
+const intoKernel = (file: string, specifier: string): boolean =>
+  /^(src|decorators)(\/|$)/.test(target(file, specifier) ?? '') || ENTRY_FILES.some((entry) => new RegExp(`^${entry}\\.[jt]s$`).test(target(file, specifier) ?? ''));
 
-    expect(Object.keys(plugin).filter((name) => root[name] !== plugin[name])).toEqual([]);
+describe('the entries', () => {
+  it('a name two entries share is the same binding in both (the root, trellis/plugin, the kernel entries, the built-ins)', async () => {
+    const modules: Record<string, Record<string, unknown>> = {
+      trellis: await import('../../../index.js'),
+      'trellis/plugin': await import('../../../plugin.js'),
+      'trellis/models': await import('../../../models.js'),
+      'trellis/stores': await import('../../../stores.js'),
+      'trellis/governance': await import('../../../governance.js'),
+      'trellis/host': await import('../../../host.js'),
+      'trellis/testing': await import('../../../testing.js'),
+      'trellis/plugins/middleware': await import('../../../plugins/middleware/index.js'),
+    };
+    const first = new Map<string, [string, unknown]>();
+    const differing: string[] = [];
+    let shared = 0;
+    for (const [entry, exports] of Object.entries(modules)) {
+      for (const [name, value] of Object.entries(exports)) {
+        const seen = first.get(name);
+        if (seen === undefined) first.set(name, [entry, value]);
+        else if (seen[1] !== value) differing.push(`${name}: ${seen[0]} and ${entry}`);
+        else shared++;
+      }
+    }
+    expect(differing).toEqual([]);
+    // The scan compares something: the root shares the decorators with trellis/plugin, the middleware with its family.
+    expect(shared).toBeGreaterThan(25);
+  });
+
+  it("package.json's exports, tsconfig paths and jest's moduleNameMapper name the same entries, each a file that exists", () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, { types: string; import: string }> };
+    const tsconfig = JSON.parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8')) as { compilerOptions: { paths: Record<string, string[]> } };
+    const fromExports = Object.entries(pkg.exports).map(([subpath, target]) => {
+      expect(target.types).toBe(target.import.replace(/\.js$/, '.d.ts'));
+      return [subpath === '.' ? 'trellis' : `trellis/${subpath.slice(2)}`, target.import.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts')];
+    });
+    const fromPaths = Object.entries(tsconfig.compilerOptions.paths).map(([name, [file]]) => [name, file!.replace(/^\.\//, '')]);
+    expect(Object.fromEntries(fromPaths)).toEqual(Object.fromEntries(fromExports));
+    for (const [, file] of fromExports) expect(statSync(join(ROOT, file!)).isFile()).toBe(true);
+    // Every top-level entry file is exported, and jest maps each subpath to its source.
+    expect(fromExports.filter(([, file]) => !file!.includes('/')).map(([, file]) => file!.replace(/\.ts$/, '')).sort()).toEqual([...ENTRY_FILES].sort());
+    const jest = readFileSync(join(ROOT, 'jest.config.ts'), 'utf8');
+    for (const [name] of fromExports) expect(jest).toMatch(name!.startsWith('trellis/plugins/') ? "'^trellis/plugins/([a-z-]+)$'" : `'^${name}$'`);
   });
 });
 
@@ -82,13 +126,18 @@ describe('built-in plugins and the example use the public entries', () => {
     expect(users.length).toBeGreaterThan(15);
   });
 
-  it('plugin.ts points only into src/ and decorators/ (and packages), never at index.ts or plugins/', () => {
-    const file = join(ROOT, 'plugin.ts');
+  it.each(KERNEL_ENTRIES)('%s points only into src/ and decorators/ (and packages), never at index.ts or plugins/', (name) => {
+    const file = join(ROOT, name);
     const bad = specifiers(readFileSync(file, 'utf8')).filter((specifier) => {
       const to = target(file, specifier);
       return specifier.startsWith('trellis') || (to !== undefined && !/^(src|decorators)\//.test(to));
     });
     expect(bad).toEqual([]);
+  });
+
+  it('the examples import Trellis by its package names, built-in families included (the scan sees them)', () => {
+    const named = sourcesUnder('examples').flatMap((file) => specifiers(readFileSync(file, 'utf8')).filter((specifier) => /^trellis(\/|$)/.test(specifier)));
+    expect(named).toEqual(expect.arrayContaining(['trellis', 'trellis/plugin', 'trellis/plugins/middleware', 'trellis/plugins/reflection']));
   });
 });
 
@@ -97,7 +146,7 @@ describe('hosts drive the kernel through the public entry', () => {
   const ALLOWED = new Set(['src/validation/json-schema-validator.js', 'src/validation/schema-summary.js', 'src/errors/describe-error.js']);
   const kernelFolders = /^src\/(agent|app|hooks|context|state|plugin|tools|stores|models|errors|validation|events|contract)\//;
 
-  it.each(['src/nestjs', 'src/queue', 'src/mcp', 'src/dev', 'src/ai-sdk', 'src/ag-ui', 'src/a2a', 'src/ui-turns', 'src/eval'])('%s imports kernel files only through index.ts', (folder) => {
+  it.each(['src/nestjs', 'src/queue', 'src/mcp', 'src/dev', 'src/ai-sdk', 'src/ag-ui', 'src/a2a', 'src/ui-turns', 'src/eval'])('%s imports kernel files only through the public entries', (folder) => {
     const bad = violations([folder], (file, specifier) => {
       const to = target(file, specifier);
       return to !== undefined && kernelFolders.test(to) && !ALLOWED.has(to);
@@ -115,7 +164,7 @@ describe('hosts drive the kernel through the public entry', () => {
   const cliReachesIn = (file: string, specifier: string): boolean => {
     const to = target(file, specifier);
     if (to === undefined) return false;
-    const entry = /^(index|plugin|testing|queue|mcp|nestjs|eval)\.js$/.test(to);
+    const entry = /^((index|plugin|testing|models|stores|governance|host|queue|mcp|nestjs|eval)\.js|plugins\/[a-z-]+\/index\.js)$/.test(to);
     return !entry && !/^src\/(cli|dev|net)\//.test(to) && !to.startsWith('examples/sql-report-desk/') && !ALLOWED.has(to);
   };
 
@@ -126,7 +175,7 @@ describe('hosts drive the kernel through the public entry', () => {
   it('the CLI rule refuses a kernel, built-in, decorator or other host file and admits the entries (the scan sees them)', () => {
     const file = join(ROOT, 'src/cli/commands/run.command.ts');
     const refused = ['../../app/trellis.js', '../../agent/call-journal.js', '../../stores/sqlite-doctor.js', '../../../plugins/middleware/logger.js', '../../../decorators/index.js', '../../queue/turn-queue.js', '../../mcp/client/mcp-server-spec.js', '../../redaction/redactor.js'];
-    const admitted = ['../../../index.js', '../../../plugin.js', '../../../queue.js', '../../../mcp.js', '../cli-app.js', '../../dev/dev-server.js', '../../net/loopback.js', '../../validation/schema-summary.js', 'commander'];
+    const admitted = ['../../../index.js', '../../../plugin.js', '../../../stores.js', '../../../host.js', '../../../plugins/middleware/index.js', '../../../queue.js', '../../../mcp.js', '../cli-app.js', '../../dev/dev-server.js', '../../net/loopback.js', '../../validation/schema-summary.js', 'commander'];
     expect(refused.filter((specifier) => !cliReachesIn(file, specifier))).toEqual([]);
     expect(admitted.filter((specifier) => cliReachesIn(file, specifier))).toEqual([]);
     const users = sourcesUnder('src/cli').filter((f) => specifiers(readFileSync(f, 'utf8')).some((specifier) => target(f, specifier) === 'index.js'));
@@ -182,9 +231,9 @@ describe('hosts drive the kernel through the public entry', () => {
     expect(violations(kernel, (file, specifier) => hosts.test(target(file, specifier) ?? ''))).toEqual([]);
   });
 
-  it('the root entries index.ts, plugin.ts and testing.ts import no host', () => {
+  it('the kernel entries (index.ts, testing.ts and those beside plugin.ts) import no host', () => {
     const hosts = /^src\/(cli|nestjs|queue|mcp|dev|ai-sdk|ag-ui|a2a|ui-turns)\//;
-    const bad = ['index.ts', 'plugin.ts', 'testing.ts'].flatMap((name) => {
+    const bad = ['index.ts', 'testing.ts', ...KERNEL_ENTRIES].flatMap((name) => {
       const file = join(ROOT, name);
       return specifiers(readFileSync(file, 'utf8')).filter((specifier) => hosts.test(target(file, specifier) ?? '')).map((specifier) => `${name} -> ${specifier}`);
     });

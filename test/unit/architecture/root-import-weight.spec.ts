@@ -32,6 +32,16 @@ describe('importing an entry loads no heavy optional package', () => {
     expect(heavyIn(profile)).toEqual([]);
   }, CHILD_TIMEOUT_MS * 1.5);
 
+  it('the kernel\'s other entries and every built-in plugin family (trellis/models, /stores, /governance, /host, /plugins/<name>)', () => {
+    const profile = importInChild('test/unit/architecture/support/import-entries.ts');
+    // The recording saw the imports: a file of each built-in family is there.
+    for (const family of ['middleware', 'permissions', 'content-safety', 'billing', 'reflection', 'memory', 'retrieval', 'observation']) {
+      expect(profile.urls).toContain(pathToFileURL(join(PROJECT_ROOT, `plugins/${family}/index.ts`)).href);
+    }
+    expect(profile.urls).toContain(pathToFileURL(join(PROJECT_ROOT, 'governance.ts')).href);
+    expect(heavyIn(profile)).toEqual([]);
+  }, CHILD_TIMEOUT_MS * 1.5);
+
   it('while using one loads it: opening a SqliteStore brings better-sqlite3 (which the recording sees)', () => {
     const profile = importInChild('test/unit/architecture/support/open-sqlite-store.ts');
     expect(heavyIn(profile)).toEqual(['better-sqlite3']);

@@ -1,4 +1,5 @@
-import type { PendingApproval, StoredSession, TurnResult } from '../../../index.js';
+import type { PendingApproval, TurnResult } from '../../../index.js';
+import type { StoredSession } from '../../../stores.js';
 import { approvalLines } from '../../../src/cli/render/approval-prompt.js';
 import { escapeControl } from '../../../src/cli/render/terminal-text.js';
 import { toolActivityLine } from '../../../src/cli/render/tool-activity.js';

@@ -4,7 +4,8 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ScriptedModel, SqliteStore, Trellis, type AuditRecord, type ModelRequest } from '../../../index.js';
+import { ScriptedModel, SqliteStore, Trellis, type ModelRequest } from '../../../index.js';
+import type { AuditRecord } from '../../../stores.js';
 import { runCli } from '../../../src/cli/program.js';
 import { GatedNotesPlugin } from '../../fixtures/cli/gated-notes.plugin.js';
 import { fakeCliIo } from '../../support/fake-cli-io.js';

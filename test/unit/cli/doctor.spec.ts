@@ -6,7 +6,8 @@ import { Readable } from 'node:stream';
 import Database from 'better-sqlite3';
 import type { CliIo } from '../../../src/cli/cli-io.js';
 import { runCli } from '../../../src/cli/program.js';
-import { SqliteStore, type SessionCheckpoint } from '../../../index.js';
+import { SqliteStore } from '../../../index.js';
+import type { SessionCheckpoint } from '../../../stores.js';
 
 interface FakeIo extends CliIo {
   readonly stdout: string[];

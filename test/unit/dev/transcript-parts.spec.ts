@@ -1,5 +1,6 @@
-import type { ChatMessage, StoredSession } from '../../../index.js';
-import { toolContent } from '../../../index.js';
+import type { ChatMessage } from '../../../index.js';
+import type { StoredSession } from '../../../stores.js';
+import { toolContent } from '../../../plugin.js';
 import { transcriptLines } from '../../../src/cli/render/transcript.js';
 import { transcriptView } from '../../../src/dev/views/transcript-view.js';
 

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
-import { diffContracts, Hook, OnEffect, Plugin, Requires, StateKey, Tool, Trellis, type PluginContract } from '../../../index.js';
+import { Hook, OnEffect, Plugin, Requires, StateKey, Tool, Trellis } from '../../../index.js';
+import { diffContracts, type PluginContract } from '../../../governance.js';
 
 class RefundInput {
   @IsString() @Matches(/^o-[0-9]+$/) orderId!: string;

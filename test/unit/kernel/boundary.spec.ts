@@ -6,21 +6,18 @@ import {
   MemoryStore,
   Plugin,
   ScriptedModel,
-  SESSION_STORE,
   StateKey,
   Tool,
   Trellis,
-  TRELLIS_APP,
   TrellisError,
   Middleware,
   type HookContext,
   type NextToolHandler,
-  type PluginHost,
   type ToolInvocation,
   type ToolMiddleware,
-  type PluginLifecycle,
   type ToolContext,
 } from '../../../index.js';
+import { SESSION_STORE, TRELLIS_APP, type PluginHost, type PluginLifecycle } from '../../../plugin.js';
 import { EventBus } from '../../../src/events/event-bus.js';
 import { HookEngine } from '../../../src/hooks/hook-engine.js';
 import { StateEngine } from '../../../src/state/state-engine.js';

@@ -2,7 +2,6 @@ import 'reflect-metadata';
 import {
   block,
   cancel,
-  HOOK_POINTS,
   Hook,
   Plugin,
   setResult,
@@ -13,6 +12,7 @@ import {
   type HookContext,
   type HookPoint,
 } from '../../../index.js';
+import { HOOK_POINTS } from '../../../plugin.js';
 import { KernelHarness, recordEvents, rejectionOf, sleep, turnLevel, within } from '../../support/kernel-harness.js';
 import { kernelOf } from '../../../src/app/kernel-access.js';
 

@@ -7,7 +7,6 @@ import {
   OnAction,
   OnEffect,
   Plugin,
-  PLUGIN_CONFIG,
   RetryMiddleware,
   SelfTest,
   StateKey,
@@ -17,6 +16,7 @@ import {
   type NextToolHandler,
   type ToolInvocation,
 } from '../../../index.js';
+import { PLUGIN_CONFIG } from '../../../plugin.js';
 import { KernelHarness, rejectionOf } from '../../support/kernel-harness.js';
 import { kernelOf } from '../../../src/app/kernel-access.js';
 

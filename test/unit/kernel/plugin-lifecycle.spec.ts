@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { inject, injectable, preDestroy } from 'inversify';
-import { Hook, Plugin, Tool, Trellis, TrellisError, type PluginLifecycle, type PluginHost } from '../../../index.js';
+import { Hook, Plugin, Tool, Trellis, TrellisError } from '../../../index.js';
+import type { PluginLifecycle, PluginHost } from '../../../plugin.js';
 import { rejectionOf, sleep } from '../../support/kernel-harness.js';
 import { kernelOf } from '../../../src/app/kernel-access.js';
 

@@ -3,7 +3,6 @@ import { inject, optional } from 'inversify';
 import { IsString } from 'class-validator';
 import {
   AuthMiddleware,
-  CLOCK,
   Hook,
   Middleware,
   Plugin,
@@ -12,17 +11,17 @@ import {
   StateKey,
   Tool,
   Trellis,
-  TRELLIS_LOGGER,
   TrellisError,
   type HookContext,
-  type PluginHost,
-  type PluginLifecycle,
 } from '../../../index.js';
+import type { PluginHost, PluginLifecycle } from '../../../plugin.js';
+import { CLOCK, TRELLIS_LOGGER } from '../../../plugins/middleware/index.js';
 import { rejectionOf } from '../../support/kernel-harness.js';
 import { BUILT_IN_ACTION_HANDLERS } from '../../../src/state/built-in-actions.js';
 import { Session } from '../../../src/agent/session.js';
 import { Agent } from '../../../src/agent/agent.js';
-import { MemoryStore, SqliteStore, TRELLIS_APP } from '../../../index.js';
+import { MemoryStore, SqliteStore } from '../../../index.js';
+import { TRELLIS_APP } from '../../../plugin.js';
 
 class NoInput {}
 class Refund {

@@ -1,8 +1,6 @@
 import 'reflect-metadata';
 import {
-  BuiltInActions,
   Hook,
-  KERNEL_KEYS,
   OnAction,
   OnEffect,
   Plugin,
@@ -13,8 +11,9 @@ import {
   type HookContext,
   type PluginContext,
 } from '../../../index.js';
+import { BuiltInActions, KERNEL_KEYS } from '../../../plugin.js';
 import { ContextScope } from '../../../src/context/context-scope.js';
-import type { StateCommand } from '../../../index.js';
+import type { StateCommand } from '../../../plugin.js';
 import { KernelHarness, recordEvents, rejectionOf, turnLevel } from '../../support/kernel-harness.js';
 import { kernelOf } from '../../../src/app/kernel-access.js';
 

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { IsString } from 'class-validator';
-import { AnthropicModel, OpenAIModel, Plugin, Tool, Trellis, toolContent, type ChatMessage, type ModelRequest, type ToolContext } from '../../../index.js';
+import { AnthropicModel, OpenAIModel, Plugin, Tool, Trellis, type ChatMessage, type ModelRequest, type ToolContext } from '../../../index.js';
+import { toolContent } from '../../../plugin.js';
 import { FakeVendorServer } from '../../support/fake-vendor-server.js';
 
 /**

@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { SqliteStore, TrellisError, type SessionCheckpoint } from '../../../index.js';
+import { SqliteStore, TrellisError } from '../../../index.js';
+import type { SessionCheckpoint } from '../../../stores.js';
 
 let dir: string;
 let path: string;

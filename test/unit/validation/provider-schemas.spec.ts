@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
 import { ArrayMinSize, IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
-import { ANTHROPIC_DIALECT, CONSERVATIVE_DIALECT, OPENAI_STRICT_DIALECT } from '../../../index.js';
+import { ANTHROPIC_DIALECT, CONSERVATIVE_DIALECT, OPENAI_STRICT_DIALECT } from '../../../models.js';
 import { anthropicOutputSchema } from '../../../src/validation/anthropic-schema.js';
 import { conservativeSchema } from '../../../src/validation/conservative-schema.js';
 import { dtoJsonSchema } from '../../../src/validation/dto-json-schema.js';
