@@ -90,13 +90,16 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     const id = session();
     const monitor = new Redis(REDIS_URL);
     const commands: string[] = [];
+    // Counting stops before the test's own EXISTS below, which a monitor still closing could see.
+    let counting = true;
     const feed = await monitor.monitor();
     feed.on('monitor', (_time: string, args: string[]) => {
-      if (args.some((a) => a.includes(`:stream:${id}`) || a.includes(`:events:${id}`) || a.includes(`:reader:${id}`))) commands.push(args[0]!.toLowerCase());
+      if (counting && args.some((a) => a.includes(`:stream:${id}`) || a.includes(`:events:${id}`) || a.includes(`:reader:${id}`))) commands.push(args[0]!.toLowerCase());
     });
 
     await enqueuer.send({ agent: 'ledger-keeper', sessionId: id, key: 'm1', message: 'unread' });
     await sleep(100);
+    counting = false;
     feed.disconnect();
     monitor.disconnect();
 
