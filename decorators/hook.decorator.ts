@@ -13,7 +13,7 @@ export interface HookMetadata {
   readonly priority?: number;
 }
 
-/** Subscribes a method to a hook point (see DESIGN §5): `(value, ctx: HookContext) => value | result | void`. */
+/** Subscribes a method to a hook point (the points and their modes: `HOOK_POINTS`): `(value, ctx: HookContext) => value | result | void`. */
 export function Hook(point: HookPoint, options: HookOptions = {}): MethodDecorator {
   return (target, method) => {
     appendMetadata<HookMetadata>(METADATA.hooks, target.constructor, { method: String(method), point, priority: options.priority });

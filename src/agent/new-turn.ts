@@ -26,7 +26,7 @@ export interface NewTurn {
 }
 
 /**
- * One turn from a message (DESIGN §7): `message.received` (may block), `task.start`,
+ * One turn from a message (docs/architecture.md, "The life of a turn"): `message.received` (may block), `task.start`,
  * `planning.started`, the rounds, `message.sending`; the envelope runs `task.end` and the
  * checkpoint.
  */

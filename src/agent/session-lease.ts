@@ -19,7 +19,7 @@ export function leaseTtlProblem(ttl: unknown, where: string): TrellisError | und
   return new TrellisError('InvalidOptions', `${where}: leaseTtlMs must be a whole number of milliseconds from 1,000 to 86,400,000, got ${String(ttl)}`, { hint: 'Pass e.g. leaseTtlMs: 10000, or leave it out for 10 s' });
 }
 
-/** The store side of the one-writer-per-session lease (DESIGN §8). */
+/** The store side of the one-writer-per-session lease. */
 export interface LeaseStore {
   acquireLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean>;
   renewLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean>;

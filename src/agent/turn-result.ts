@@ -27,7 +27,7 @@ export interface TurnUsage extends Usage {
 }
 
 /**
- * What `session.send()` and `session.resume()` return (DESIGN §2). `TOutput` is the type of a
+ * What `session.send()` and `session.resume()` return. `TOutput` is the type of a
  * typed turn's `output` (the DTO given as `output`); `unknown` for a turn without one.
  */
 export interface TurnResult<TOutput = unknown> {

@@ -74,7 +74,7 @@ const NO_RECALL: readonly ChatMessage[] = [];
 const NONE_HANDED_OVER: Readonly<Record<string, Usage>> = Object.freeze({});
 
 /**
- * One turn's rounds (DESIGN §7): each round asks the model, runs the tool calls it asked
+ * One turn's rounds (docs/architecture.md, "The life of a turn"): each round asks the model, runs the tool calls it asked
  * for, and goes on until an answer, `done(...)`, a Block, a Suspend, `maxRounds` or
  * cancellation. Used for new turns and to continue resumed ones.
  */

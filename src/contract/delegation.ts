@@ -18,7 +18,7 @@ export interface DelegationFrame {
   readonly depthLimit?: { readonly agent: string; readonly max: number };
 }
 
-/** What `agent.delegating` gates (DESIGN §5, gate mode): one agent about to use another. */
+/** What `agent.delegating` gates (a gate-mode hook point): one agent about to use another. */
 export interface DelegatingPayload {
   /** `tool`: the caller keeps control and gets the reply; `handoff`: the conversation moves. */
   readonly kind: 'tool' | 'handoff';

@@ -54,7 +54,7 @@ const GATE_RANK = { block: 3, suspend: 2, setResult: 1 } as const;
 const NO_ITEMS: readonly never[] = Object.freeze([]) as readonly never[];
 
 /**
- * Runs the handlers of a point in the mode the hook catalog gives it (DESIGN §5):
+ * Runs the handlers of a point in the mode the hook catalog gives it:
  * GATHER (handlers, commits), then EXECUTE (scheduled actions). Handler lists come sorted
  * from the registry; a point without handlers returns at once.
  */

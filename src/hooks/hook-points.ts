@@ -14,7 +14,7 @@ import type {
 import type { DelegatedPayload, DelegatingPayload } from '../contract/delegation.js';
 import type { ChatMessage, ModelResponse } from '../models/model-provider.js';
 
-/** How a point runs its handlers (DESIGN §5). */
+/** How a point runs its handlers. */
 export type HookMode = 'sequential' | 'parallel' | 'pipeline' | 'collect' | 'gate';
 
 /** The hook results a point accepts besides a plain value. */

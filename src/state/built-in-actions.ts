@@ -4,7 +4,7 @@ import type { ChatMessage, InferenceSettings } from '../models/model-provider.js
 import { kernelMember, type KeyedHandler } from '../plugin/plugin-member.js';
 import { KERNEL_KEYS } from './kernel-keys.js';
 
-/** The actions every app handles (DESIGN §6). */
+/** The actions every app handles. */
 export const BuiltInActions = {
   AddContextMessage: 'AddContextMessage',
   SetInferenceOverride: 'SetInferenceOverride',

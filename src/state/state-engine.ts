@@ -7,7 +7,7 @@ import type { EventBus } from '../events/event-bus.js';
 import { isEmptyCommand, type EmittedEffect, type ScheduledAction, type StateCommand } from './state-command.js';
 import type { StateSchema } from './state-schema.js';
 
-/** More EXECUTE rounds than this at one point is a loop (DESIGN §6). */
+/** More EXECUTE rounds than this at one point is a loop. */
 export const MAX_PHASE_ROUNDS = 16;
 const MAX_EFFECT_DEPTH = 8;
 

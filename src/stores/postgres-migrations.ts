@@ -57,7 +57,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   {
     version: 3,
     name: 'turn-steps',
-    // The step journal of a running turn (DESIGN §7.5): one row per append, in id order; a
+    // The step journal of a running turn (docs/durable-steps.md): one row per append, in id order; a
     // checkpoint deletes the session's rows.
     up: (s) => `
       CREATE TABLE ${s}.turn_steps (

@@ -173,7 +173,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   {
     version: 7,
     name: 'turn-steps',
-    // The step journal of a running turn (DESIGN §7.5): one row per append, its steps as a
+    // The step journal of a running turn (docs/durable-steps.md): one row per append, its steps as a
     // JSON array, read in `id` (rowid) order; a checkpoint deletes the session's rows.
     up: `
       CREATE TABLE turn_steps (

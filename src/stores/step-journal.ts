@@ -2,7 +2,7 @@ import { TrellisError } from '../errors/trellis-error.js';
 import type { SessionStore } from './session-store.js';
 
 /**
- * One write of a running turn's steps (DESIGN §7.5): the model responses and tool results
+ * One write of a running turn's steps (docs/durable-steps.md): the model responses and tool results
  * that completed since the last write, journalled before the turn's next step starts.
  */
 export interface StepAppend {

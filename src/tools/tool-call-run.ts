@@ -40,7 +40,7 @@ type Settled = { readonly ok: true; readonly value: unknown } | { readonly ok: f
 const NO_TAGS: readonly string[] = [];
 
 /**
- * One tool call (DESIGN §7.3), its stages named in the order they run:
+ * One tool call, its stages named in the order they run:
  *
  * `start` (replay, `tool.started`) → `gate` (`tool.gate`, `agent.delegating`) → `beforeCall`
  * (`tool.before_call`) → `validate` (input, `@Requires`, the call's context) → `invoke` (the

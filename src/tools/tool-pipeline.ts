@@ -28,7 +28,7 @@ export function startToolCall(env: TurnEnv, call: ModelToolCall, round: number, 
 }
 
 /**
- * One tool call to its end, DESIGN §7.3: gate → before_call → input validation → @Requires →
+ * One tool call to its end: gate → before_call → input validation → @Requires →
  * middleware → tool → after_call | error → result recorded → memory.write → journal. Every
  * failure becomes an error result the model sees; nothing here throws at the turn except a
  * failing hook (or a lost lease).

@@ -30,7 +30,7 @@ export interface TurnEnv {
   readonly agent?: string;
   /** Set when this turn runs a sub-agent for another agent's call. */
   readonly delegation?: DelegationFrame;
-  /** The turn's step journal, when its store keeps one (durable steps, DESIGN §7.5); absent otherwise. */
+  /** The turn's step journal, when its store keeps one (durable steps, docs/durable-steps.md); absent otherwise. */
   readonly steps?: CallSteps;
   /** The app's budgets (`TrellisOptions.budgets`), checked before each tool call of a plugin they limit. */
   readonly budgets?: BudgetGuard;

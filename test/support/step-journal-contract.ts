@@ -11,7 +11,7 @@ type JournalStore = SessionStore & StepJournal;
 const step = (n: number) => ({ k: 'model', round: n, response: { text: `reply ${n}`, toolCalls: [] } });
 
 /**
- * The step journal every store Trellis ships keeps (DESIGN §7.5): appends are atomic, bump
+ * The step journal every store Trellis ships keeps (docs/durable-steps.md): appends are atomic, bump
  * the revision, follow the checkpoint revision rule and the lease fence, come back with the
  * session in order, and end with the next checkpoint.
  */

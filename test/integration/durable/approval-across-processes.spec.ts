@@ -7,7 +7,7 @@ import { PROJECT_ROOT } from '../../support/ts-node-child.js';
 import { sharedTranspiledProject } from '../../support/transpiled-tree.js';
 
 /**
- * Human approval across a restart (DESIGN §8), with real processes on one SQLite file:
+ * Human approval across a restart, with real processes on one SQLite file:
  * each step below is a fresh `node` process running support/approval-process.ts, so
  * nothing survives between steps except what the store holds.
  */

@@ -36,7 +36,7 @@ async function appWith(...plugins: (new () => object)[]) {
 
 describe('the hook engine', () => {
   describe('hook points', () => {
-    it('has every point of DESIGN §5 with its mode, and the two delegation points of issue 14', () => {
+    it('has every hook point with its mode, and the two delegation points of issue 14', () => {
       const modes = Object.fromEntries(Object.entries(HOOK_POINTS).map(([point, spec]) => [point, spec.mode]));
 
       expect(modes).toEqual({
