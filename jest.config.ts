@@ -52,6 +52,11 @@ const config: Config = {
   // run in band, the ES-module registries of ~190 files piled up past 3 GB and the run slowed
   // to a crawl. (Setting a limit is also what makes jest use a worker on a 2-core machine.)
   workerIdleMemoryLimit: '1GB',
+  // Three suites at a time on the 2-core machine this is developed on: most of the slow suites
+  // wait on child processes, servers and builds rather than compute (jest 577 s with one worker,
+  // 300 s with two, 254 s with three; `--maxWorkers=N` on the command line overrides it).
+  // The suites that share PostgreSQL, Redis or a port are written to run side by side.
+  maxWorkers: 3,
 };
 
 export default config;
