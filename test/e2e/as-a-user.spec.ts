@@ -133,6 +133,8 @@ describe('the trellis CLI', () => {
     expect(listing.stdout).toContain('middleware: LoggingMiddleware → RetryMiddleware');
     expect(listing.stdout).toContain('planning.started: strategy.plan (10), reflection.remind (100)');
     expect(listing.stdout).toContain('tool.gate: export.requireApproval (100)');
+    expect(listing.stdout).toMatch(/^db 1\.0\.0 .*\n  owner: data-platform/m);
+    expect(listing.stdout).toMatch(/^export 1\.0\.0 .*\n  owner: reporting/m);
   }, RUN_TIMEOUT_MS);
 
   it('runs one message: the reply, one summary line, and a plain note that the scripted model answered', async () => {

@@ -22,7 +22,7 @@ export class SearchInput {
  * process of its own, killed after 5 s (`SqlTimeout`); rows, cells and bytes are capped. A
  * session's queries run one at a time, so its runaway queries never hold up another session's.
  */
-@Plugin({ name: 'db', version: '1.0.0', description: 'Read-only SQL over the report desk database' })
+@Plugin({ name: 'db', version: '1.0.0', owner: 'data-platform', description: 'Read-only SQL over the report desk database' })
 @Middleware(LoggingMiddleware)
 @Middleware(RetryMiddleware, { maxRetries: 2, baseDelayMs: 50 })
 export class DbPlugin {

@@ -48,7 +48,7 @@ export interface ExportResult {
  * `tool.gate` parks every `export.csv` call with `suspend(...)`, and the call runs once
  * the session is resumed with an `approve` decision.
  */
-@Plugin({ name: 'export', version: '1.0.0', description: 'CSV exports of query results, behind a human approval', dependsOn: ['db'], config: ExportConfig })
+@Plugin({ name: 'export', version: '1.0.0', owner: 'reporting', description: 'CSV exports of query results, behind a human approval', dependsOn: ['db'], config: ExportConfig })
 @Middleware(LoggingMiddleware)
 @Middleware(RetryMiddleware, { maxRetries: 2, baseDelayMs: 50 })
 export class ExportPlugin {
