@@ -10,6 +10,8 @@ import { RedisHop } from './redis-hop.js';
 const WHAT = 'callers of a Redis restarted without persistence';
 const available = PrivateRedis.available(WHAT) && (await haveService('postgres', WHAT));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Resolves after `ms`; its timer does not keep the process up once the race it is in was won. */
+const deadline = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
 /**
  * Issue 34: after restarts of a Redis without persistence, callers waited ≥ 600 s for turns
@@ -87,7 +89,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
       // The callers' Redis is reachable again: no job, no message; each caller finds its turn in the store.
       back = new RedisHop(new URL(redis.url));
       await back.listen(hopPort);
-      const outcomes = await Promise.race([Promise.all(sent), sleep(15_000).then(() => 'stranded' as const)]);
+      const outcomes = await Promise.race([Promise.all(sent), deadline(15_000).then(() => 'stranded' as const)]);
       expect(outcomes).not.toBe('stranded');
       for (const [i, outcome] of (outcomes as { value?: TurnJobResult; error?: unknown }[]).entries()) {
         expect(outcome.error).toBeUndefined();
@@ -111,7 +113,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
       const queued = await queue.enqueueSend(request, { waitMs: 3_000 });
       const started = Date.now();
       await redis.restart();
-      const error = await Promise.race([queued.result.then(() => 'a result', (e: unknown) => e), sleep(15_000).then(() => 'stranded')]);
+      const error = await Promise.race([queued.result.then(() => 'a result', (e: unknown) => e), deadline(15_000).then(() => 'stranded')]);
       const waited = Date.now() - started;
       expect(TrellisError.is(error, 'QueuedTurnLost')).toBe(true);
       expect((error as TrellisError).retryable).toBe(true);
