@@ -94,7 +94,8 @@ export interface QueuedTurn<R extends JobResult = TurnJobResult> {
  * whichever worker ran the turn.
  *
  * @example
- * const queue = new TurnQueue({ url: process.env.REDIS_URL! });
+ * // The workers' store: a turn whose job Redis lost is found there (see `waitMs`).
+ * const queue = new TurnQueue({ url: process.env.REDIS_URL!, store });
  * const { result } = await queue.enqueueSend({ agent: 'support', sessionId, key: messageId, message });
  * const reply = (await result).result.reply;
  */
