@@ -140,7 +140,7 @@ export class TurnWait<R extends JobResult> {
   private lost(): TrellisError {
     const { jobId, data } = this.options;
     return new TrellisError('QueuedTurnLost', `Redis lost queued turn ${jobId} (restarted without persistence, or the job was removed), and ${this.options.store ? 'the session store has no such turn' : 'this queue has no store to look for it in'}: no worker will run it`, {
-      hint: `Enqueue it again with the same key (${data.key}): a turn that landed meanwhile is answered from the store, not run again. Keep Redis persistent (appendonly yes) so jobs outlive a restart${this.options.store ? '' : "; give TurnQueue the workers' store ({ store }) so a landed turn is found"}`,
+      hint: `${this.again()}. Keep Redis persistent (appendonly yes) so jobs outlive a restart${this.options.store ? '' : "; give TurnQueue the workers' store ({ store }) so a landed turn is found"}`,
       kind: 'system',
       retryable: true,
       details: { jobId, sessionId: data.sessionId, waitedMs: Date.now() - this.started },
@@ -150,11 +150,18 @@ export class TurnWait<R extends JobResult> {
   private timedOut(): TrellisError {
     const { jobId, data, waitMs } = this.options;
     return new TrellisError('QueuedTurnTimeout', `Queued turn ${jobId} gave no result within ${waitMs} ms (waitMs); it is still queued or running on a worker`, {
-      hint: `Read its outcome later from the session (${data.sessionId}), or enqueue it again with the same key (${data.key}) to wait for it again: it runs once. Raise waitMs for longer turns`,
+      hint: `${this.again()}; or read its outcome later from session ${data.sessionId}. Raise waitMs for longer turns`,
       kind: 'system',
       retryable: true,
       details: { jobId, sessionId: data.sessionId, waitMs },
     });
+  }
+
+  /** What the caller may do again: a send, enqueue it under its key; decisions, only on calls still waiting. */
+  private again(): string {
+    const { data } = this.options;
+    if (data.kind === 'send') return `Enqueue it again with the same key (${data.key}): it runs at most once, and a turn that landed meanwhile is answered from the store`;
+    return `Read the session's waiting calls (session.pending()) and ${data.kind === 'resume' ? 'decide again only on calls still waiting' : 'cancel again if a turn still waits'}, with the same key (${data.key})`;
   }
 
   /** The job's result rebuilt from the session store, when its turn landed there; undefined when not (or the store fails). */
