@@ -3,7 +3,8 @@
  * the kernel, kept out of the root entry so that apps on the embedded default do not load
  * BullMQ. See docs/scaling.md.
  */
-export { TurnQueue, type TurnQueueOptions, type QueuedTurn, type CancelledTurn, type CurrentTurn } from './src/queue/turn-queue.js';
+export { TurnQueue, type TurnQueueOptions, type WaitOptions, type QueuedTurn, type CancelledTurn, type CurrentTurn } from './src/queue/turn-queue.js';
+export type { LandedTurnStore } from './src/queue/turn-wait.js';
 export type { QueueErasure } from './src/queue/queue-erasure.js';
 export type { DoubleTextPolicy } from './src/queue/session-order.js';
 export { TrellisWorker, type TrellisWorkerOptions } from './src/queue/trellis-worker.js';

@@ -19,7 +19,8 @@ export async function openCliQueue(cli: CliApp): Promise<CliQueue> {
   }
   const { url, name, prefix } = typeof queue === 'string' ? { url: queue, name: undefined, prefix: undefined } : queue;
   const { TurnQueue } = await import('../../queue.js');
-  return { agent: cli.spec.name, queue: new TurnQueue({ url, queueName: name, prefix }) };
+  // The config's store is the workers': a wait whose job Redis lost finds the landed turn there.
+  return { agent: cli.spec.name, queue: new TurnQueue({ url, queueName: name, prefix, store: cli.store }) };
 }
 
 /** A session as `printTurn` watches it when its turn runs on a worker: the id and the events fanned out over Redis. */

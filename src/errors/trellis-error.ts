@@ -90,6 +90,13 @@ export interface TrellisErrorCodes {
   TurnFailed: true;
   /** A queued turn failed; read from the job record, which keeps only the message. */
   QueuedTurnFailed: true;
+  /**
+   * Redis lost a queued turn's job (a restart without persistence) and the session store has
+   * no turn under its job id: no worker will run it. Enqueue it again with the same key.
+   */
+  QueuedTurnLost: true;
+  /** A queued turn gave no result within the caller's bound (`waitMs`); it is still queued or running. */
+  QueuedTurnTimeout: true;
   /** An agent would call itself through its sub-agents (A → B → A). */
   DelegationLoop: true;
   /** A delegation would nest sub-agents deeper than `maxDelegationDepth`. */

@@ -12,7 +12,8 @@ export interface QueueConnectionOptions {
   /**
    * How long enqueueing a turn or starting a worker waits for Redis to answer before it
    * fails `StoreUnavailable` (Redis down, a wrong host). Default 10 s. Once a turn is queued,
-   * its result is awaited however long Redis takes to come back.
+   * its result is awaited until Redis comes back or the turn is found in the store, at most
+   * `TurnQueueOptions.waitMs`.
    */
   readonly connectTimeoutMs?: number;
 }

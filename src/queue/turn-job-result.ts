@@ -5,7 +5,8 @@ import type { TurnResult } from '../../index.js';
  * `TurnResult` of the worker's `send`/`resume` as JSON. `recovered` is true when a worker
  * died after the turn's checkpoint but before the job was marked done: the turn was not
  * run again, and `result` is rebuilt from the stored turn record (its `toolCalls` are then
- * empty: the record keeps only their count).
+ * empty: the record keeps only their count). It is also true when the enqueuing instance read
+ * the turn from the session store itself, Redis having lost the job (`worker` is then empty).
  */
 export interface TurnJobResult {
   readonly jobId: string;
@@ -13,7 +14,7 @@ export interface TurnJobResult {
   readonly kind: 'send' | 'resume';
   readonly result: TurnResult;
   readonly recovered: boolean;
-  /** The id of the worker that finished the job. */
+  /** The id of the worker that finished the job; empty when the result was read from the session store. */
   readonly worker: string;
 }
 

@@ -103,6 +103,10 @@ export class TurnJobRunner {
         await job.moveToDelayed(Date.now() + this.options.busyDelayMs, token);
         throw new DelayedError();
       }
+      // Fenced: this attempt stalled past its leases and another holder has the session (and, past
+      // the job lock, the job). That holder answers for the turn; this one publishes nothing and
+      // leaves the session's order alone. Still its job's holder (only the lease was taken), BullMQ retries it.
+      if (TrellisError.is(error, 'LeaseLost') || lease.signal.aborted) throw error;
       throw await this.failure(job, error);
     } finally {
       await lease.release();

@@ -11,6 +11,7 @@ import type { CancelJobResult, JobResult, PublishedOutcome, TurnJobResult } from
 import { DOUBLE_TEXT_POLICIES, SessionOrder, type DoubleTextPolicy } from './session-order.js';
 import { assertTurnRequest, jobIdOf, type CancelRequest, type ResumeRequest, type SendRequest, type TurnJobData } from './turn-request.js';
 import { eraseQueuedTurns, type QueueErasure } from './queue-erasure.js';
+import { DEFAULT_WAIT_MS, TurnWait, type JobProbe, type LandedTurnStore } from './turn-wait.js';
 
 /** Options of {@link TurnQueue}. */
 export interface TurnQueueOptions extends QueueConnectionOptions {
@@ -30,6 +31,20 @@ export interface TurnQueueOptions extends QueueConnectionOptions {
   readonly readerGraceMs?: number;
   /** How often a waiting result is also read from the job, should a pub/sub message be lost. Default 2 s. */
   readonly pollMs?: number;
+  /**
+   * How long a caller waits for a queued turn's result (`send`, `resume`, `cancelPending`, the
+   * `result` of `enqueue…`), unless the call gives its own ({@link WaitOptions}). Then it gets
+   * `QueuedTurnTimeout` (the job is still queued or running) or `QueuedTurnLost` (Redis has
+   * no such job and the store no such turn). Default 5 minutes.
+   */
+  readonly waitMs?: number;
+  /**
+   * The session store the workers write (the same `PostgresStore`): when Redis lost a job (a
+   * restart without persistence) or does not answer, a waiting caller reads the turn from it,
+   * known by its job id, and returns it (`recovered: true`) instead of waiting for a message
+   * that will not come. Without it such a wait ends at `waitMs`.
+   */
+  readonly store?: LandedTurnStore;
   /** Attempts per job for failures a retry may fix (a store outage). Default 5. */
   readonly attempts?: number;
   /**
@@ -39,6 +54,12 @@ export interface TurnQueueOptions extends QueueConnectionOptions {
    * strictly in the order their sends were accepted, whichever instance accepted them.
    */
   readonly doubleTexting?: DoubleTextPolicy | Readonly<Record<string, DoubleTextPolicy>>;
+}
+
+/** A caller's bound on its wait for one queued turn. */
+export interface WaitOptions {
+  /** How long to wait for the result, in ms; default the queue's `waitMs` (5 minutes). */
+  readonly waitMs?: number;
 }
 
 /** What {@link TurnQueue.cancel} did. */
@@ -59,7 +80,10 @@ export interface QueuedTurn<R extends JobResult = TurnJobResult> {
   readonly jobId: string;
   /** The turn was already queued (or done) under this id; this enqueue added nothing. */
   readonly duplicate: boolean;
-  /** Settles when a worker finished the turn: the result, or a TrellisError. */
+  /**
+   * Settles when a worker finished the turn: the result, or a TrellisError. Within the wait's
+   * bound (`waitMs`): a turn that landed although Redis lost its job comes from the store.
+   */
   readonly result: Promise<R>;
 }
 
@@ -70,7 +94,8 @@ export interface QueuedTurn<R extends JobResult = TurnJobResult> {
  * whichever worker ran the turn.
  *
  * @example
- * const queue = new TurnQueue({ url: process.env.REDIS_URL! });
+ * // The workers' store: a turn whose job Redis lost is found there (see `waitMs`).
+ * const queue = new TurnQueue({ url: process.env.REDIS_URL!, store });
  * const { result } = await queue.enqueueSend({ agent: 'support', sessionId, key: messageId, message });
  * const reply = (await result).result.reply;
  */
@@ -86,6 +111,8 @@ export class TurnQueue {
   private commandRedis: Redis | undefined;
   private readonly retainMs: number;
   private readonly pollMs: number;
+  private readonly waitMs: number;
+  private readonly store: LandedTurnStore | undefined;
   private readonly attempts: number;
   private readonly doubleTexting: TurnQueueOptions['doubleTexting'];
   /** The order of each session's turns. */
@@ -93,12 +120,14 @@ export class TurnQueue {
   /** The last enqueue found Redis not answering: `close()` then drops the connections at once. */
   private unreachable = false;
   /** How each result still awaited here settles; `close()` settles them all. */
-  private readonly awaiting = new Set<(outcome: PublishedOutcome) => void>();
+  private readonly awaiting = new Set<Pick<TurnWait<JobResult>, 'abandon'>>();
 
   constructor(options: TurnQueueOptions) {
     this.names = new QueueNames(options);
     this.retainMs = options.retainMs ?? 600_000;
     this.pollMs = options.pollMs ?? 2000;
+    this.waitMs = assertWaitMs(options.waitMs, 'TurnQueue waitMs') ?? DEFAULT_WAIT_MS;
+    this.store = options.store;
     this.attempts = options.attempts ?? 5;
     this.doubleTexting = options.doubleTexting;
     for (const policy of typeof options.doubleTexting === 'object' && options.doubleTexting !== null ? Object.values(options.doubleTexting) : [options.doubleTexting ?? undefined]) assertPolicy(policy, 'TurnQueue doubleTexting');
@@ -113,13 +142,13 @@ export class TurnQueue {
   }
 
   /** Queues `session.send(message)` and waits for its result. */
-  async send(request: SendRequest): Promise<TurnJobResult> {
-    return (await this.enqueueSend(request)).result;
+  async send(request: SendRequest, options?: WaitOptions): Promise<TurnJobResult> {
+    return (await this.enqueueSend(request, options)).result;
   }
 
   /** Queues `session.resume({ decisions })` and waits for its result. */
-  async resume(request: ResumeRequest): Promise<TurnJobResult> {
-    return (await this.enqueueResume(request)).result;
+  async resume(request: ResumeRequest, options?: WaitOptions): Promise<TurnJobResult> {
+    return (await this.enqueueResume(request, options)).result;
   }
 
   /**
@@ -128,17 +157,17 @@ export class TurnQueue {
    * those of sub-agents waiting inside it) never run. Resolves with whether a turn was waiting.
    * The same key within `retainMs` cancels once and gives every caller that answer.
    */
-  async cancelPending(request: CancelRequest): Promise<CancelJobResult> {
+  async cancelPending(request: CancelRequest, options?: WaitOptions): Promise<CancelJobResult> {
     assertTurnRequest('cancel', request);
-    return (await this.enqueue<CancelJobResult>({ kind: 'cancel', agent: request.agent, sessionId: request.sessionId, key: request.key, context: request.context, ...(request.access && { access: request.access }) })).result;
+    return (await this.enqueue<CancelJobResult>({ kind: 'cancel', agent: request.agent, sessionId: request.sessionId, key: request.key, context: request.context, ...(request.access && { access: request.access }) }, 'enqueue', options)).result;
   }
 
   /** Queues `session.send(message)`; the result settles later. */
-  async enqueueSend(request: SendRequest): Promise<QueuedTurn> {
+  async enqueueSend(request: SendRequest, options?: WaitOptions): Promise<QueuedTurn> {
     assertTurnRequest('send', request);
     assertPolicy(request.doubleTexting, 'send doubleTexting');
     const policy = request.doubleTexting ?? (typeof this.doubleTexting === 'string' ? this.doubleTexting : this.doubleTexting?.[request.agent]) ?? 'enqueue';
-    return this.enqueue({ kind: 'send', agent: request.agent, sessionId: request.sessionId, key: request.key, message: request.message, context: request.context, ...(request.access && { access: request.access }) }, policy);
+    return this.enqueue({ kind: 'send', agent: request.agent, sessionId: request.sessionId, key: request.key, message: request.message, context: request.context, ...(request.access && { access: request.access }) }, policy, options);
   }
 
   /**
@@ -181,9 +210,9 @@ export class TurnQueue {
   }
 
   /** Queues `session.resume({ decisions })`; the result settles later. */
-  async enqueueResume(request: ResumeRequest): Promise<QueuedTurn> {
+  async enqueueResume(request: ResumeRequest, options?: WaitOptions): Promise<QueuedTurn> {
     assertTurnRequest('resume', request);
-    return this.enqueue({ kind: 'resume', agent: request.agent, sessionId: request.sessionId, key: request.key, decisions: request.decisions, context: request.context, ...(request.access && { access: request.access }), ...(request.approver !== undefined && { approver: request.approver }) });
+    return this.enqueue({ kind: 'resume', agent: request.agent, sessionId: request.sessionId, key: request.key, decisions: request.decisions, context: request.context, ...(request.access && { access: request.access }), ...(request.approver !== undefined && { approver: request.approver }) }, 'enqueue', options);
   }
 
   /**
@@ -230,7 +259,7 @@ export class TurnQueue {
    */
   async close(): Promise<void> {
     const message = 'The turn queue was closed before the result of this turn arrived; the turn still runs on its worker';
-    for (const settle of [...this.awaiting]) settle({ ok: false, error: { code: 'Cancelled', message } });
+    for (const wait of [...this.awaiting]) wait.abandon(new TrellisError('Cancelled', message, { kind: 'system' }));
     // A graceful close talks to Redis; when Redis does not answer, drop the connections instead.
     if (this.unreachable) return this.drop();
     this.reader.close();
@@ -256,17 +285,19 @@ export class TurnQueue {
     return (this.commandRedis ??= this.names.redis());
   }
 
-  private async enqueue<R extends JobResult = TurnJobResult>(data: TurnJobData, policy: DoubleTextPolicy = 'enqueue'): Promise<QueuedTurn<R>> {
+  private async enqueue<R extends JobResult = TurnJobResult>(data: TurnJobData, policy: DoubleTextPolicy = 'enqueue', options: WaitOptions = {}): Promise<QueuedTurn<R>> {
+    const waitMs = assertWaitMs(options?.waitMs, 'waitMs') ?? this.waitMs;
     const jobId = jobIdOf(data.kind, data.sessionId, data.key);
     const order = this.order();
-    let settle!: (outcome: PublishedOutcome) => void;
-    const outcome = new Promise<PublishedOutcome>((resolve) => (settle = resolve));
+    // What the result channel says before the wait exists is kept for it.
+    const early: PublishedOutcome[] = [];
+    let hear: (outcome: PublishedOutcome) => void = (outcome) => void early.push(outcome);
     // Listen for the result before the job is added, so a fast worker's result cannot slip
     // past; in the same round trip as the order script, which checks for a duplicate,
     // applies the policy and takes the job's place in its session's order (before the job
     // exists, so the order is the acceptance order). Nothing is added until Redis answers:
     // a failed enqueue leaves no job behind.
-    const listening = this.subscriber.listen(this.names.resultChannel(jobId), (text) => settle(JSON.parse(text) as PublishedOutcome));
+    const listening = this.subscriber.listen(this.names.resultChannel(jobId), (text) => hear(JSON.parse(text) as PublishedOutcome));
     let placed!: Awaited<ReturnType<SessionOrder['append']>>;
     let unlisten!: () => void;
     try {
@@ -307,33 +338,36 @@ export class TurnQueue {
         cause: error,
       });
     }
-    this.awaiting.add(settle);
-    const poll = setInterval(() => void this.readFinished(jobId).then((o) => o && settle(o)), this.pollMs);
+    // The wait is bounded; when Redis lost the job or does not answer, it reads the store.
+    const wait = new TurnWait<R>({ jobId, data, waitMs, pollMs: this.pollMs, store: this.store, probe: () => this.probe(jobId) });
+    this.awaiting.add(wait);
+    hear = (outcome) => wait.heard(outcome);
+    for (const outcome of early) wait.heard(outcome);
     // A job added now finishes after the subscription was confirmed; one queued before may be done already.
-    if (duplicate) void this.readFinished(jobId).then((o) => o && settle(o));
-    const result = outcome.then((o) => {
-      // The job id names the kind, so its result is of the kind this caller queued.
-      if (o.ok) return o.value as R;
-      throw new TrellisError(o.error.code as TrellisErrorCode, o.error.message, { kind: 'system' });
-    });
+    if (duplicate) wait.readNow();
     const cleanup = () => {
-      this.awaiting.delete(settle);
-      clearInterval(poll);
+      this.awaiting.delete(wait);
       unlisten();
     };
-    result.then(cleanup, cleanup);
-    return { jobId, duplicate, result };
+    wait.result.then(cleanup, cleanup);
+    return { jobId, duplicate, result: wait.result };
   }
 
-  /** The outcome of a finished job read from the job itself; undefined while it runs. */
-  private async readFinished(jobId: string): Promise<PublishedOutcome | undefined> {
-    const job = await Job.fromId<TurnJobData, JobResult>(this.queue, jobId).catch(() => undefined);
-    if (!job) return undefined;
-    const state = await job.getState().catch(() => 'unknown');
-    if (state === 'completed' && job.returnvalue) return { ok: true, value: job.returnvalue };
-    if (state === 'failed') return { ok: false, error: { code: 'QueuedTurnFailed', message: job.failedReason } };
-    return undefined;
+  /** The job as Redis has it now: finished (with its outcome), still to finish, or missing. */
+  private async probe(jobId: string): Promise<JobProbe> {
+    const job = await Job.fromId<TurnJobData, JobResult>(this.queue, jobId);
+    if (!job) return { kind: 'missing' };
+    const state = await job.getState();
+    if (state === 'completed' && job.returnvalue) return { kind: 'finished', outcome: { ok: true, value: job.returnvalue } };
+    if (state === 'failed') return { kind: 'finished', outcome: { ok: false, error: { code: 'QueuedTurnFailed', message: job.failedReason } } };
+    return { kind: 'pending' };
   }
+}
+
+/** A wait bound as given: a whole number of ms from 1 to 24 h, or undefined. */
+function assertWaitMs(waitMs: unknown, where: string): number | undefined {
+  if (waitMs === undefined || (Number.isSafeInteger(waitMs) && (waitMs as number) >= 1 && (waitMs as number) <= 86_400_000)) return waitMs as number | undefined;
+  throw new TrellisError('InvalidOptions', `${where} must be a whole number of milliseconds from 1 to 86,400,000; got ${String(waitMs)}`, { hint: 'e.g. waitMs: 120000 (2 minutes), or leave it out for 5 minutes' });
 }
 
 function assertPolicy(policy: unknown, where: string): asserts policy is DoubleTextPolicy | undefined {

@@ -17,12 +17,13 @@ export interface TrellisRedisConnection {
 /**
  * The `queue` option of `TrellisModule`: send the turns of injected agents to the worker
  * queue (`TurnQueue` of `trellis/queue`) instead of running them in the request.
- * Give Redis as `url` or `connection`; the rest are `TurnQueueOptions`.
+ * Give Redis as `url` or `connection`; the rest are `TurnQueueOptions` (the queue reads
+ * landed turns from the module's `store`; `waitMs` bounds each caller's wait).
  *
  * @example
  * queue: { url: process.env.REDIS_URL, queueName: 'support-turns' }
  */
-export interface TrellisQueueOptions extends Omit<TurnQueueOptions, 'url'> {
+export interface TrellisQueueOptions extends Omit<TurnQueueOptions, 'url' | 'store'> {
   /** `redis://[user:password@]host:6379[/db]`. */
   readonly url?: string;
   /** Redis as host, port, credentials; instead of `url`. */
@@ -67,7 +68,8 @@ export function queueSettings(options: { readonly queue?: TrellisQueueOptions; r
     );
   }
   const { url: _url, connection: _connection, ...rest } = queue;
-  const resolved = { ...rest, url };
+  // A caller's wait reads a turn whose job Redis lost from the module's store, which the workers share.
+  const resolved = { ...rest, url, store: options.store };
   // The in-app worker meets Redis where the queue does, and gives up on it as soon, unless told otherwise.
   const workerSettings = worker
     ? { connectTimeoutMs: queue.connectTimeoutMs, ...(worker === true ? {} : worker), url, queueName: queue.queueName, prefix: queue.prefix }
