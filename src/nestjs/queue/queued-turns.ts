@@ -112,12 +112,13 @@ export class QueuedTurns implements TurnDispatcher {
 }
 
 /** How often a stopped send asks whether its turn is the session's running (or next) one yet. */
-const STOP_POLL_MS = 250;
+const STOP_POLL_MS = 100;
 
 /**
  * Once `signal` fires, stops job `jobId` of `sessionId` on its worker (`TurnQueue.cancel`, rolled
  * back) when it is the session's turn that runs now or runs next; a job queued behind others is
- * asked about again every {@link STOP_POLL_MS} until it is, so it never runs. Ends when the
+ * asked about again every {@link STOP_POLL_MS} until it is (a worker may start it in between: it
+ * is then stopped running, and rolled back; a cancel by job id in `TurnQueue` would close that). Ends when the
  * turn's result came (`end()`), or when the session has no turn left (this one finished).
  * `TurnQueue.cancel` stops whichever turn is the session's head, so the check comes first; the
  * one round trip between them is the only window where a turn of the same session queued right

@@ -174,4 +174,30 @@ const queued = (await haveService('redis', 'a client abort with the worker queue
 
     await expectStopped(web.url, stores[1]!, 'q2', 'wait:queued-sse');
   });
+
+  it('a request aborted while its turn waits behind another is stopped when it comes next; the turn ahead of it is left alone', async () => {
+    const first = request(web.url).post('/api/w/sessions/q3/messages').send({ message: 'wait:ahead' }).then((res) => res);
+    await until(() => log.includes('start:wait:ahead'), 'the first turn\'s tool');
+    const abort = new AbortController();
+    const second = fetch(`${web.url}/api/w/sessions/q3/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'wait:behind' }), signal: abort.signal }).catch((error: Error) => error.name);
+    // Queued behind the running turn (its job is in the session's order), then the client goes away.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    abort.abort();
+    expect(await second).toBe('AbortError');
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(log).not.toContain('aborted:wait:ahead');
+
+    // The turn ahead is stopped by its owner; the one behind it then comes next and is stopped:
+    // before it starts, or (the worker took it first) as soon as the web app sees it is next.
+    await request(web.url).post('/api/w/sessions/q3/cancel').expect(200, { cancelled: true });
+    expect((await first).body.status).toBe('cancelled');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const behind = log.filter((line) => line.includes('behind'));
+    expect([[], ['model:wait:behind:0', 'start:wait:behind', 'aborted:wait:behind']]).toContainEqual(behind);
+    const next = await request(web.url).post('/api/w/sessions/q3/messages').send({ message: 'later' }).expect(200);
+    expect(next.body.reply).toBe('ok: later');
+    const turns = (await stores[1]!.load('q3'))!.turns.map((t) => [t.input, t.status]);
+    expect(turns).toEqual([['wait:ahead', 'cancelled'], ...(behind.length > 0 ? [['wait:behind', 'cancelled']] : []), ['later', 'completed']]);
+    expect((await stores[1]!.load('q3'))!.transcript.map((m) => m.content)).not.toContain('wait:behind');
+  });
 });
