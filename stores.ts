@@ -4,7 +4,7 @@
  *
  * For store authors: what a store keeps (sessions, checkpoints, turn records), the optional
  * capabilities a store may implement with their type guards and limits, and the lease. For
- * operators: the SQLite checks and repairs `trellis doctor` runs, lease administration, and
+ * operators: the SQLite and PostgreSQL checks and repairs `trellis doctor` runs, lease administration, and
  * the default locations. See docs/scaling.md and docs/reliability.md.
  */
 export type { StoredSession, SessionCheckpoint, SessionSummary, TurnRecord, RevisionReader, Compactable } from './src/stores/session-store.js';
@@ -20,5 +20,7 @@ export { canCountBudgets, type BudgetCounts } from './src/stores/budget-counts.j
 export { PART_INLINE_BYTES } from './src/stores/part-blobs.js';
 export { DEFAULT_SQLITE_PATH } from './src/stores/sqlite-store.js';
 export { DEFAULT_POSTGRES_SCHEMA } from './src/stores/postgres-store.js';
-export { diagnoseSqliteStore, type DoctorReport, type DoctorFinding } from './src/stores/sqlite-doctor.js';
-export { repairSqliteStore, type RepairReport } from './src/stores/sqlite-repair.js';
+export type { DoctorReport, DoctorFinding, RepairReport } from './src/stores/doctor-report.js';
+export { diagnoseSqliteStore } from './src/stores/sqlite-doctor.js';
+export { repairSqliteStore } from './src/stores/sqlite-repair.js';
+export { diagnosePostgresStore, repairPostgresStore, type PostgresDoctorTarget } from './src/stores/postgres-doctor.js';

@@ -322,21 +322,10 @@ export async function withCliApp<T>(io: CliIo, work: (cli: CliApp) => Promise<T>
   }
 }
 
-/** The store file the CLI uses: the config's `store`, else `.trellis/trellis.db`, from the working directory. */
-export async function cliStorePath(io: CliIo): Promise<string> {
-  const loaded = await loadCliConfig(io.cwd);
-  if (isPostgresUrl(loaded?.config.store)) {
-    throw new TrellisError('InvalidConfig', `This command reads a SQLite store file, but ${loaded.file} names a PostgreSQL store`, {
-      hint: 'Query the sessions table of the Trellis schema in PostgreSQL, or use PostgresStore.list() from code',
-    });
-  }
-  return storePathOf(io, loaded);
-}
-
 /** Where the config's store is: a SQLite file, or a PostgreSQL server and schema (`where` never shows a password). */
 export type CliStoreTarget = { readonly kind: 'sqlite'; readonly path: string; readonly where: string } | { readonly kind: 'postgres'; readonly url: string; readonly schema: string | undefined; readonly where: string };
 
-/** The config's store, for commands that open it without the app (`trellis audit`). */
+/** The config's store, for commands that open it without the app (`trellis audit`, `doctor`, `sessions`). */
 export async function cliStoreTarget(io: CliIo): Promise<CliStoreTarget> {
   const loaded = await loadCliConfig(io.cwd);
   const url = loaded?.config.store;

@@ -84,10 +84,15 @@ export class HostedSession {
     return this.session.pending();
   }
 
-  /** Runs one turn with the request's host context as turn context. */
+  /**
+   * Runs one turn with the request's host context as turn context. `signal` stops it in
+   * process; with `queue` it stops the waiting, and the turn too with `stopTurnOnAbort`.
+   */
   send(message: string, options: HostedSendOptions = {}): Promise<TurnResult> {
     const context = this.context(options.context);
-    return this.turns.tracker.track(options.signal, (signal) => this.turns.dispatcher.send(this.target(), message, { ...options, context, signal }));
+    // Only the caller's own signal stops a queued turn: shutdown giving up stops the waiting alone.
+    const stop = options.stopTurnOnAbort === true ? options.signal : undefined;
+    return this.turns.tracker.track(options.signal, (signal) => this.turns.dispatcher.send(this.target(), message, { ...options, context, signal }, stop));
   }
 
   /** Continues a suspended turn; the decider's host context is the turn context of what runs now. */

@@ -16,6 +16,15 @@ export interface HostedSendOptions extends SendOptions {
    * In process, a second send waits for the first (or gets `SessionBusy` from another writer).
    */
   readonly doubleTexting?: 'enqueue' | 'reject' | 'interrupt' | 'rollback';
+  /**
+   * With `queue`: when `signal` aborts, the turn is stopped on its worker too, not only the
+   * waiting for it (`TurnQueue.cancel`, rolled back as a caller's signal rolls back a turn in
+   * process), as long as it is still this send's turn: running, or queued behind others (it is
+   * stopped when it comes next, so it never runs). The sessions API sets it, so a client that
+   * goes away stops its turn. Default false: the signal stops the waiting, and the turn runs to
+   * its end on the worker. In process the signal always stops the turn.
+   */
+  readonly stopTurnOnAbort?: boolean;
 }
 
 /** Options of a hosted `cancel` (stopping a running turn). */
@@ -83,7 +92,11 @@ export interface TurnTarget {
  * queue (`queue` option). `HostedSession` sends every turn and event subscription through it.
  */
 export interface TurnDispatcher {
-  send(target: TurnTarget, message: string, options: HostedSendOptions): Promise<TurnResult>;
+  /**
+   * `options.signal` stops the waiting (the caller's and shutdown's, combined); `stop`, the
+   * caller's own signal when it asked `stopTurnOnAbort`, stops the turn where it runs elsewhere.
+   */
+  send(target: TurnTarget, message: string, options: HostedSendOptions, stop?: AbortSignal): Promise<TurnResult>;
   resume(target: TurnTarget, options: HostedResumeOptions): Promise<TurnResult>;
   /** Cancels the session's suspended turn where its turns run. */
   cancelPending(target: TurnTarget, options: HostedCancelOptions): Promise<CancelPendingOutcome>;
@@ -103,7 +116,8 @@ export interface TurnDispatcher {
 
 /** Turns run in this process, by the kernel session itself. */
 export const inProcessTurns: TurnDispatcher = {
-  send: ({ session }, message, { key: _key, doubleTexting: _policy, ...options }) => session.send(message, options),
+  // The signal is the turn's here: it stops the turn, whether the caller's or shutdown's.
+  send: ({ session }, message, { key: _key, doubleTexting: _policy, stopTurnOnAbort: _stop, ...options }) => session.send(message, options),
   resume: ({ session }, { key: _key, ...options }) => session.resume(options),
   cancelPending: async ({ session }, { waitForLease, access }) => ({ cancelled: await session.cancelPending({ waitForLease, access }), recovered: false }),
   cancel: async ({ session }, { keepSteps }) => session.cancel({ keepSteps }),

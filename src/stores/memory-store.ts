@@ -187,8 +187,10 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
     this.credentials.delete(JSON.stringify([owner, name]));
   }
 
+  /** Deletes the session and its lease (whoever holds it: a turn still running there has its writes refused `LeaseLost`). */
   async delete(sessionId: string): Promise<boolean> {
     assertSessionId(sessionId);
+    this.leases.delete(sessionId);
     return this.sessions.delete(sessionId);
   }
 

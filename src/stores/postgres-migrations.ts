@@ -126,6 +126,13 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
         PRIMARY KEY (namespace, subject, key)
       );`,
   },
+  {
+    version: 8,
+    name: 'lease-ttl',
+    // The TTL a lease was taken or renewed for: an expiry further ahead than it was written by
+    // a clock ahead of the server's as it is now, and holds nothing. Null in rows written before.
+    up: (s) => `ALTER TABLE ${s}.session_leases ADD COLUMN ttl_ms integer;`,
+  },
 ];
 
 /**

@@ -1,3 +1,15 @@
+import { LEASE_CLOCK_TOLERANCE_MS, MAX_LEASE_TTL_MS } from './session-lease.js';
+
+/**
+ * Whether lease row `l` holds its session by the server's clock (`leaseState`'s rule): its
+ * expiry is after now, and no further ahead than its TTL (the longest a store grants, for a
+ * row written before the TTL was kept) plus the tolerance. Further ahead, the row was written
+ * by a clock ahead of the server's as it is now (a server clock stepped back, a fail-over to
+ * a server whose clock is behind, a row written by hand): it holds nothing.
+ */
+const heldBy = (l: string) =>
+  `(${l}.expires_at > clock_timestamp() AND ${l}.expires_at <= clock_timestamp() + make_interval(secs => (COALESCE(${l}.ttl_ms, ${MAX_LEASE_TTL_MS}) + ${LEASE_CLOCK_TOLERANCE_MS})::double precision / 1000))`;
+
 /**
  * The statements of {@link PostgresStore}, for one schema. `s` is the quoted schema name;
  * timestamps leave the database as ISO strings with milliseconds, in UTC, like the other
@@ -7,6 +19,8 @@ export function postgresStatements(s: string) {
   const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
   const now = `date_trunc('milliseconds', clock_timestamp())`;
   const ttl = `make_interval(secs => $3::double precision / 1000)`;
+  const leaseColumns = (l: string) => `${l}.session_id, ${l}.holder, CASE WHEN isfinite(${l}.expires_at) THEN ${iso(`${l}.expires_at`)} END AS expires_at, ${l}.ttl_ms,
+      CASE WHEN ${l}.expires_at <= clock_timestamp() THEN 'expired' WHEN ${heldBy(l)} THEN 'live' ELSE 'ahead' END AS state`;
   return {
     lastAudit: `SELECT seq, hash FROM ${s}.audit_log ORDER BY seq DESC LIMIT 1`,
     insertAudit: `INSERT INTO ${s}.audit_log (seq, prev_hash, hash, entry)
@@ -134,22 +148,25 @@ export function postgresStatements(s: string) {
       SELECT s.id, s.agent, ${iso('s.updated_at')} AS updated_at, s.suspension::text <> 'null' AS suspended,
              (SELECT COUNT(*)::integer FROM ${s}.turns t WHERE t.session_id = s.id) AS turns
       FROM ${s}.sessions s ORDER BY s.updated_at DESC, s.id`,
-    deleteSession: `DELETE FROM ${s}.sessions WHERE id = $1`,
+    // The session's lease goes with it, whoever holds it: a turn still running there cannot
+    // save (its fenced writes are refused `LeaseLost`), and the id is free for a new session.
+    deleteSession: `WITH lease AS (DELETE FROM ${s}.session_leases WHERE session_id = $1) DELETE FROM ${s}.sessions WHERE id = $1`,
     // Sessions untouched for $1 days whose lease nobody holds (a turn running keeps its session), and lapsed leases.
     prune: `
       WITH pruned AS (
         DELETE FROM ${s}.sessions s WHERE s.updated_at < clock_timestamp() - make_interval(days => $1::integer)
-          AND NOT EXISTS (SELECT 1 FROM ${s}.session_leases l WHERE l.session_id = s.id AND l.expires_at > clock_timestamp())
+          AND NOT EXISTS (SELECT 1 FROM ${s}.session_leases l WHERE l.session_id = s.id AND ${heldBy('l')})
         RETURNING s.id
       ), lapsed AS (
         DELETE FROM ${s}.session_leases WHERE expires_at < clock_timestamp() - make_interval(days => 1)
       )
       SELECT COUNT(*)::integer AS pruned FROM pruned`,
-    // The upsert's WHERE decides: a live lease of another holder is left alone (0 rows).
+    // The upsert's WHERE decides: a lease of another holder that holds the session is left
+    // alone (0 rows); an expired one, or one whose expiry lies beyond its TTL, is taken.
     acquireLease: `
-      INSERT INTO ${s}.session_leases AS l (session_id, holder, expires_at) VALUES ($1, $2, clock_timestamp() + ${ttl})
-      ON CONFLICT (session_id) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
-      WHERE l.holder = EXCLUDED.holder OR l.expires_at <= clock_timestamp()`,
+      INSERT INTO ${s}.session_leases AS l (session_id, holder, expires_at, ttl_ms) VALUES ($1, $2, clock_timestamp() + ${ttl}, $3)
+      ON CONFLICT (session_id) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at, ttl_ms = EXCLUDED.ttl_ms
+      WHERE l.holder = EXCLUDED.holder OR NOT ${heldBy('l')}`,
     /*
      * The lease ($1 key, $2 holder, $3 ttl), then, if taken, the revision of session $4 in the
      * same round trip. The revision is a locking read (KEY SHARE, which blocks no writer): it
@@ -158,14 +175,18 @@ export function postgresStatements(s: string) {
      */
     acquireLeaseReadingRevision: `
       WITH taken AS (
-        INSERT INTO ${s}.session_leases AS l (session_id, holder, expires_at) VALUES ($1, $2, clock_timestamp() + ${ttl})
-        ON CONFLICT (session_id) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
-        WHERE l.holder = EXCLUDED.holder OR l.expires_at <= clock_timestamp()
+        INSERT INTO ${s}.session_leases AS l (session_id, holder, expires_at, ttl_ms) VALUES ($1, $2, clock_timestamp() + ${ttl}, $3)
+        ON CONFLICT (session_id) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at, ttl_ms = EXCLUDED.ttl_ms
+        WHERE l.holder = EXCLUDED.holder OR NOT ${heldBy('l')}
         RETURNING 1
       )
       SELECT (SELECT COUNT(*) FROM taken) > 0 AS taken,
              CASE WHEN (SELECT COUNT(*) FROM taken) > 0 THEN COALESCE((SELECT revision FROM ${s}.sessions WHERE id = $4 FOR KEY SHARE), 0) END AS revision`,
-    renewLease: `UPDATE ${s}.session_leases SET expires_at = clock_timestamp() + ${ttl} WHERE session_id = $1 AND holder = $2`,
+    renewLease: `UPDATE ${s}.session_leases SET expires_at = clock_timestamp() + ${ttl}, ttl_ms = $3 WHERE session_id = $1 AND holder = $2`,
+    // Every lease row as the server's clock judges it ('infinity' has no time to show).
+    selectLeases: `SELECT ${leaseColumns('l')} FROM ${s}.session_leases l ORDER BY l.session_id`,
+    // $1 session, $2 only while this holder has it, or null: whoever does.
+    clearLease: `DELETE FROM ${s}.session_leases l WHERE l.session_id = $1 AND ($2::text IS NULL OR l.holder = $2::text) RETURNING ${leaseColumns('l')}`,
     releaseLease: `DELETE FROM ${s}.session_leases WHERE session_id = $1 AND holder = $2`,
   } as const;
 }

@@ -11,7 +11,7 @@ import { PostgresRecords } from './postgres-records.js';
 import type { RecordSelector, RecordStore, StoredRecord } from './record-store.js';
 import { postgresError, type PostgresTarget } from './postgres-errors.js';
 import { postgresStatements, type PostgresStatements } from './postgres-sql.js';
-import { assertLeaseArguments } from './session-lease.js';
+import { assertLeaseArguments, MAX_LEASE_TTL_MS, type LeaseAdmin, type LeaseState, type LeaseView } from './session-lease.js';
 import type { ChatMessage } from '../models/model-provider.js';
 import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession } from './session-store.js';
 import { leaseLost, type StepAppend, type StepJournal } from './step-journal.js';
@@ -120,6 +120,21 @@ interface SummaryRow {
   readonly turns: number;
 }
 
+/** A row of `session_leases` as `selectLeases` reads it, judged in SQL by the server's clock. */
+interface LeaseRow {
+  readonly session_id: string;
+  readonly holder: string;
+  /** Null for an expiry of 'infinity'. */
+  readonly expires_at: string | null;
+  /** Null in a row written before the TTL was kept (schema version 8). */
+  readonly ttl_ms: number | null;
+  readonly state: LeaseState;
+}
+
+function leaseView(row: LeaseRow): LeaseView {
+  return { sessionId: row.session_id, holder: row.holder, expiresAt: row.expires_at ?? undefined, ttlMs: row.ttl_ms ?? MAX_LEASE_TTL_MS, state: row.state };
+}
+
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 /**
@@ -137,7 +152,7 @@ const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
  * const store = await PostgresStore.open({ url: process.env.DATABASE_URL! });
  * const app = await Trellis.create({ store });
  */
-export class PostgresStore implements SessionStore, RevisionReader, StepJournal, AuditLog, CredentialStore, RecordStore, SessionDeltaReader {
+export class PostgresStore implements SessionStore, RevisionReader, StepJournal, AuditLog, CredentialStore, RecordStore, SessionDeltaReader, LeaseAdmin {
   /** The schema this store's tables live in. */
   readonly schema: string;
   /**
@@ -362,9 +377,13 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
     return rows.map((row) => ({ id: row.id, agent: row.agent, turns: row.turns, updatedAt: row.updated_at, suspended: row.suspended }));
   }
 
+  /**
+   * Deletes the session and, in the same statement, its lease (whoever holds it: a turn still
+   * running there has its writes refused `LeaseLost`). Whether a session row was deleted.
+   */
   async delete(sessionId: string): Promise<boolean> {
     assertSessionId(sessionId);
-    // Messages and turns go with the session through ON DELETE CASCADE.
+    // Messages, turns, steps and part blobs go with the session through ON DELETE CASCADE.
     return ((await this.query('delete a session', this.sql.deleteSession, [sessionId])).rowCount ?? 0) > 0;
   }
 
@@ -385,7 +404,12 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
     return rows[0]!.pruned;
   }
 
-  /** Judged by the server's clock (`clock_timestamp()`), whatever the instances' clocks say. */
+  /**
+   * Judged by the server's clock (`clock_timestamp()`), whatever the instances' clocks say. A
+   * lease whose expiry lies further ahead than its TTL (the server's clock was stepped back, a
+   * fail-over reached a server whose clock is behind, a row was written by hand) holds nothing
+   * and is taken like an expired one.
+   */
   async acquireLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean> {
     assertLeaseArguments(sessionId, holder, ttlMs);
     return ((await this.query('take a session lease', this.sql.acquireLease, [sessionId, holder, ttlMs])).rowCount ?? 0) > 0;
@@ -411,6 +435,17 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
   async releaseLease(sessionId: string, holder: string): Promise<void> {
     assertLeaseArguments(sessionId, holder);
     await this.query('release a session lease', this.sql.releaseLease, [sessionId, holder]);
+  }
+
+  /** Every lease row, judged by the server's clock; queue workers' lease keys are among them. */
+  async listLeases(): Promise<readonly LeaseView[]> {
+    return (await this.query<LeaseRow>('list session leases', this.sql.selectLeases, [])).rows.map(leaseView);
+  }
+
+  async clearLease(sessionId: string, holder?: string): Promise<LeaseView | undefined> {
+    assertSessionId(sessionId);
+    const { rows } = await this.query<LeaseRow>('clear a session lease', this.sql.clearLease, [sessionId, holder ?? null]);
+    return rows[0] && leaseView(rows[0]);
   }
 
   /** Ends the pool if the store made it; a pool the host passed in stays open. */

@@ -57,14 +57,14 @@ export interface LeaseView {
   readonly holder: string;
   /** When it expires by the store's clock (ISO 8601); undefined when the row holds no time at all. */
   readonly expiresAt: string | undefined;
-  /** The TTL it was taken or last renewed for. */
+  /** The TTL it was taken or last renewed for ({@link MAX_LEASE_TTL_MS} for a PostgreSQL row written before the TTL was kept). */
   readonly ttlMs: number;
   readonly state: LeaseState;
 }
 
 /**
  * A store whose leases an operator can list and clear (`trellis doctor --repair`, `trellis
- * sessions delete`): {@link MemoryStore}, {@link SqliteStore}. See {@link canAdministerLeases}.
+ * sessions delete`): {@link MemoryStore}, {@link SqliteStore}, {@link PostgresStore}. See {@link canAdministerLeases}.
  */
 export interface LeaseAdmin {
   /** Every lease row, judged by the store's clock. */

@@ -107,6 +107,11 @@ export interface SessionStore extends SessionLease {
   /** True when `checkpoint` appends `SessionCheckpoint.audit` to the store's audit log in the same transaction. */
   readonly auditsInCheckpoint?: boolean;
   list(): Promise<readonly SessionSummary[]>;
+  /**
+   * Deletes the session with everything stored of it, and its lease, whoever holds it (a turn
+   * still running there then has its fenced writes refused `LeaseLost`, and cannot write the
+   * deleted session back). Whether a session was stored.
+   */
   delete(sessionId: string): Promise<boolean>;
   close(): Promise<void>;
 }

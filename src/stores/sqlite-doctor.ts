@@ -5,24 +5,10 @@ import { describeError } from '../errors/describe-error.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import { SQLITE_MIGRATIONS, schemaVersion } from './sqlite-migrations.js';
 import { loadDriver, SqliteStore } from './sqlite-store.js';
-import { staleLeases } from './stale-leases.js';
+import { leaseFindings, type DoctorFinding, type DoctorReport } from './doctor-report.js';
 import { REBUILDABLE_TABLES, schemaGaps } from './sqlite-schema.js';
 
-/** One check of {@link diagnoseSqliteStore}: passed, or a problem with how to fix it. */
-export interface DoctorFinding {
-  readonly check: 'file' | 'integrity' | 'schema' | 'session' | 'lease' | 'quarantine';
-  readonly ok: boolean;
-  readonly detail: string;
-  /** What to do (a command), for a problem. */
-  readonly fix?: string;
-}
-
-/** What {@link diagnoseSqliteStore} found; `ok` when no finding is a problem. */
-export interface DoctorReport {
-  readonly path: string;
-  readonly ok: boolean;
-  readonly findings: readonly DoctorFinding[];
-}
+export type { DoctorFinding, DoctorReport } from './doctor-report.js';
 
 const REBUILD_OR_RESTORE = 'trellis doctor --repair (rebuilds the indexes when every table still reads whole: the damage is in indexes or free pages); else restore the file from a backup (sqlite3 .recover salvages what still reads)';
 
@@ -115,25 +101,6 @@ function schemaCheck(db: Database.Database, Driver: typeof Database): DoctorFind
     detail: `schema version ${version}, but ${missing} ${missingTables.length + missingColumns.length === 1 ? 'is' : 'are'} missing: the file was changed outside Trellis`,
     fix: rebuildable ? `trellis doctor --repair (recreates ${missingTables.join(', ')} empty: ${missingTables.length === 1 ? 'it holds' : 'they hold'} no session)` : 'Restore the file from a backup (or move it away to start with an empty store)',
   };
-}
-
-/**
- * Leases that hold a session for a process that is gone (a problem: the session is busy until
- * they expire) or that a clock ahead of this machine's wrote (a problem of that clock, though
- * they hold nothing); expired ones are harmless and only counted. `--repair` clears them all.
- */
-function leaseFindings(leases: Parameters<typeof staleLeases>[0]): DoctorFinding[] {
-  const stale = staleLeases(leases);
-  const findings: DoctorFinding[] = [];
-  for (const { kind, why } of stale) {
-    if (kind === 'orphaned') findings.push({ check: 'lease', ok: false, detail: why, fix: 'trellis doctor --repair (clears it)' });
-    if (kind === 'ahead') findings.push({ check: 'lease', ok: false, detail: why, fix: 'trellis doctor --repair (clears it); check the clock of the host that wrote it' });
-  }
-  const expired = stale.filter((s) => s.kind === 'expired').length;
-  if (expired > 0) findings.push({ check: 'lease', ok: true, detail: `${expired} expired lease(s) left by turns that stopped: harmless (trellis doctor --repair removes them)` });
-  const live = leases.length - stale.length;
-  if (live > 0) findings.push({ check: 'lease', ok: true, detail: `${live} session(s) leased by a running turn` });
-  return findings;
 }
 
 async function sessionChecks(path: string): Promise<DoctorFinding[]> {

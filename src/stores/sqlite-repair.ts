@@ -6,13 +6,9 @@ import { schemaVersion } from './sqlite-migrations.js';
 import { REBUILDABLE_TABLES, recreateTables, restoreLedger, schemaGaps } from './sqlite-schema.js';
 import { loadDriver, SqliteStore } from './sqlite-store.js';
 import { staleLeases } from './stale-leases.js';
+import type { RepairReport } from './doctor-report.js';
 
-/** What {@link repairSqliteStore} did, one sentence each; `refused` names damage it left alone, and why. */
-export interface RepairReport {
-  readonly path: string;
-  readonly actions: readonly string[];
-  readonly refused?: string;
-}
+export type { RepairReport } from './doctor-report.js';
 
 /**
  * Repairs what is safe to repair in a SQLite session store (`trellis doctor --repair`), each

@@ -233,11 +233,22 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     return this.records.deleteRecords(namespace, selector);
   }
 
+  /**
+   * Deletes the session and, in the same transaction, its lease (whoever holds it: a turn still
+   * running there has its writes refused `LeaseLost`). Whether a session row was deleted.
+   */
   async delete(sessionId: string): Promise<boolean> {
     assertSessionId(sessionId);
     this.assertWritable('delete');
     // Checkpoint rows and turn events go with the session through ON DELETE CASCADE.
-    return guardStore('delete a session', this.path, () => this.sql.deleteSession.run(sessionId).changes > 0);
+    return guardStore('delete a session', this.path, () =>
+      this.db
+        .transaction(() => {
+          this.sql.clearLease.run(sessionId);
+          return this.sql.deleteSession.run(sessionId).changes > 0;
+        })
+        .immediate(),
+    );
   }
 
   /**

@@ -53,12 +53,25 @@ export function describeLeaseContract(name: string, open: () => SessionStore | P
         await expect(store.acquireLease('s2', 'worker-a', LIVE_MS)).resolves.toBe(false);
       });
 
-      it('does not depend on the session row: a checkpoint or a delete leaves the lease alone', async () => {
+      it('does not depend on the session row: a checkpoint leaves the lease alone', async () => {
         await store.acquireLease('s1', 'worker-a', LIVE_MS);
         await store.checkpoint(checkpointOf('s1', 0, 0));
-        await store.delete('s1');
 
         await expect(store.acquireLease('s1', 'worker-b', LIVE_MS)).resolves.toBe(false);
+      });
+
+      it("is cleared by deleting the session, whoever holds it: the holder's fenced writes are refused, the id is free", async () => {
+        await store.acquireLease('s1', 'worker-a', LIVE_MS);
+        await store.checkpoint({ ...checkpointOf('s1', 0, 0), fence: 'worker-a' });
+        await store.acquireLease('s2', 'worker-a', LIVE_MS);
+
+        await expect(store.delete('s1')).resolves.toBe(true);
+
+        await expect(store.checkpoint({ ...checkpointOf('s1', 0, 0), fence: 'worker-a' })).rejects.toMatchObject({ code: 'LeaseLost' });
+        await expect(store.renewLease('s1', 'worker-a', LIVE_MS)).resolves.toBe(false);
+        await expect(store.acquireLease('s1', 'worker-b', LIVE_MS)).resolves.toBe(true);
+        // Only that session's lease: another session's stays held.
+        await expect(store.acquireLease('s2', 'worker-b', LIVE_MS)).resolves.toBe(false);
       });
     });
 

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { usageError } from '../cli-errors.js';
 import { PostgresStore, SqliteStore, TrellisError } from '../../../index.js';
-import { cliStorePath, withCliApp } from '../cli-app.js';
+import { cliStoreTarget, withCliApp, type CliStoreTarget } from '../cli-app.js';
 import { openCliQueue } from '../queued-turn.js';
 import type { CliIo } from '../cli-io.js';
 import { cliCommand } from '../invocation.js';
@@ -27,15 +27,15 @@ export function registerSessionsCommand(program: Command, io: CliIo): void {
       if (word !== undefined) {
         throw usageError(`'${escapeControl(word)}' is not a sessions command: sessions takes list, show <id>, delete <id>, erase --user <id> or prune --older-than <days>`, `To see that session: ${cliCommand(io)} sessions show ${escapeControl(word)}`);
       }
-      const path = await cliStorePath(io);
-      if (!existsSync(path)) {
-        io.out(`No sessions yet (${path} does not exist).`);
+      const target = await cliStoreTarget(io);
+      if (target.kind === 'sqlite' && !existsSync(target.path)) {
+        io.out(`No sessions yet (${target.path} does not exist).`);
         return;
       }
-      const store = new SqliteStore({ path, readonly: true, upgrade: true });
+      const store = await openStore(target, 'read');
       try {
         const list = await store.list();
-        if (list.length === 0) io.out(`No sessions yet in ${path}.`);
+        if (list.length === 0) io.out(`No sessions yet in ${target.where}.`);
         for (const s of list) io.out(`${s.id}  ${s.agent}  ${counted(s.turns, 'turn')}  ${s.updatedAt}${s.suspended ? '  waiting for approval' : ''}`);
       } finally {
         await store.close();
@@ -47,11 +47,11 @@ export function registerSessionsCommand(program: Command, io: CliIo): void {
     .argument('<id>', 'the session id')
     .option('--full', `print long messages whole (by default, a message over ${MESSAGE_DISPLAY_LIMIT} characters is cut, with a note)`)
     .action(async (id: string, options: { full?: boolean }) => {
-      const path = await cliStorePath(io);
-      const store = existsSync(path) ? new SqliteStore({ path, readonly: true, upgrade: true }) : undefined;
+      const target = await cliStoreTarget(io);
+      const store = target.kind === 'postgres' || existsSync(target.path) ? await openStore(target, 'read') : undefined;
       try {
         const session = await store?.load(id);
-        if (!session) throw new TrellisError('SessionNotFound', `No session '${id}' in ${path}`, { hint: 'List sessions with: trellis sessions' });
+        if (!session) throw new TrellisError('SessionNotFound', `No session '${id}' in ${target.where}`, { hint: 'List sessions with: trellis sessions' });
         for (const line of transcriptLines(session, options.full === true, cliCommand(io))) io.out(line);
       } finally {
         await store?.close();
@@ -100,20 +100,30 @@ export function registerSessionsCommand(program: Command, io: CliIo): void {
     .description('delete a stored session with its transcript and turns (also one that can no longer be read), and clear its lease')
     .argument('<id>', 'the session id')
     .action(async (id: string) => {
-      const path = await cliStorePath(io);
-      if (!existsSync(path)) throw new TrellisError('SessionNotFound', `No session '${id}': ${path} does not exist`, { hint: 'List sessions with: trellis sessions' });
-      const store = new SqliteStore({ path });
+      const target = await cliStoreTarget(io);
+      if (target.kind === 'sqlite' && !existsSync(target.path)) throw new TrellisError('SessionNotFound', `No session '${id}': ${target.path} does not exist`, { hint: 'List sessions with: trellis sessions' });
+      const store = await openStore(target, 'write');
       try {
-        const deleted = await store.delete(id);
         // The lease goes too, whoever holds it: a turn still running there cannot save (LeaseLost).
+        // Cleared first to say whose it was; the delete clears one taken meanwhile.
         const lease = await store.clearLease(id);
-        if (!deleted && !lease) throw new TrellisError('SessionNotFound', `No session '${id}' in ${path}`, { hint: 'List sessions with: trellis sessions' });
+        const deleted = await store.delete(id);
+        if (!deleted && !lease) throw new TrellisError('SessionNotFound', `No session '${id}' in ${target.where}`, { hint: 'List sessions with: trellis sessions' });
         if (deleted) io.out(`Deleted session ${escapeControl(id)}.`);
         if (lease) io.out(`Cleared its lease (held by ${escapeControl(lease.holder)}${lease.state === 'live' ? `, until ${lease.expiresAt}: a turn still running there cannot save` : `, ${lease.state}`}).`);
       } finally {
         await store.close();
       }
     });
+}
+
+/**
+ * The config's store, for a command that reads (a SQLite file opened read-only, migrated first
+ * if older) or writes it. A PostgreSQL store opens as every instance does (its migrations run).
+ */
+async function openStore(target: CliStoreTarget, mode: 'read' | 'write'): Promise<SqliteStore | PostgresStore> {
+  if (target.kind === 'postgres') return PostgresStore.open({ url: target.url, ...(target.schema !== undefined && { schema: target.schema }) });
+  return mode === 'read' ? new SqliteStore({ path: target.path, readonly: true, upgrade: true }) : new SqliteStore({ path: target.path });
 }
 
 /** `30d`, `12h`, `90m`, `45s` → the time that long ago. */

@@ -7,6 +7,7 @@ import type { HostContext } from '../trellis-module-options.js';
 import { getAgentToken } from '../trellis-tokens.js';
 import { BoundedValidationPipe } from './bounded-validation.pipe.js';
 import { CancelPendingQuery } from './cancel-pending.query.js';
+import { clientAbort, type HttpResponseLike } from './client-abort.js';
 import { CancelTurnQuery } from './cancel-turn.query.js';
 import { DecisionsDto } from './decisions.dto.js';
 import { pendingCallView, turnResultView, type PendingCallView, type TurnResultView } from './http-views.js';
@@ -112,7 +113,9 @@ export function createSessionsController(prefix: string, agentName: string, guar
     /**
      * One turn: the reply as JSON, or the turn's events as SSE when the client accepts
      * `text/event-stream`. With the worker queue, an `Idempotency-Key` header is the turn's
-     * key: a retried request runs the turn once and gets its result.
+     * key: a retried request runs the turn once and gets its result. A client that goes away
+     * before the answer (a disconnect, an aborted fetch, a closed event stream) cancels the
+     * turn: the request's abort signal is the turn's (see `HostedSendOptions.signal`).
      */
     @Post(':id/messages')
     @HttpCode(200)
@@ -121,17 +124,24 @@ export function createSessionsController(prefix: string, agentName: string, guar
       @Body(strict) dto: SendMessageDto,
       @Headers('accept') accept: string | undefined,
       @Headers('idempotency-key') key: string | undefined,
-      @Res({ passthrough: true }) res: { setHeader?(name: string, value: string): unknown },
+      @Res({ passthrough: true }) res: HttpResponseLike & { setHeader?(name: string, value: string): unknown },
     ): Promise<unknown> {
       const turn = turnKey(key);
       return http(async () => {
         const access = await this.authorize('send', id);
         const session = this.agent.session(id);
         const options = { key: turn, access };
-        if (!wantsEvents(accept)) return turnResultView(await session.send(dto.message, options));
+        if (!wantsEvents(accept)) {
+          const gone = clientAbort(res);
+          try {
+            return turnResultView(await session.send(dto.message, { ...options, signal: gone.signal, stopTurnOnAbort: true }));
+          } finally {
+            gone.dispose();
+          }
+        }
         res.setHeader?.('Cache-Control', 'no-cache');
         res.setHeader?.('X-Accel-Buffering', 'no');
-        return turnEventStream(session, (signal) => session.send(dto.message, { ...options, signal }));
+        return turnEventStream(session, (signal) => session.send(dto.message, { ...options, signal, stopTurnOnAbort: true }));
       });
     }
 

@@ -10,7 +10,7 @@ import { toHttpException } from './trellis-http-exception.js';
  * (`event: <type>`), then `event: result` with the `TurnResult`, or `event: error` with
  * `{ code, message }`. The turn starts once the event subscription is in place (on the
  * worker queue, once Redis confirmed it), so no event of it is missed. A client that
- * disconnects cancels the turn in process; on the queue it only stops the stream.
+ * disconnects aborts the signal `run` is given, which stops the turn.
  */
 export async function turnEventStream(session: HostedSession, run: (signal: AbortSignal) => Promise<TurnResult>): Promise<StreamableFile> {
   const stream = new PassThrough();

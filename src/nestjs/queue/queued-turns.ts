@@ -11,8 +11,9 @@ import type { QueueSettings } from './queue-options.js';
  * option is set, so an app without it never loads BullMQ) and resolve with the worker's
  * answer; events come back from the worker over Redis.
  *
- * A signal (a client that went away, shutdown giving up) stops the waiting, not the turn:
- * the worker finishes it and checkpoints it as usual.
+ * A signal (a client that went away, shutdown giving up) stops the waiting; the turn goes on
+ * on its worker and is checkpointed as usual, unless the send asked `stopTurnOnAbort` and its
+ * own signal fired: then the worker is told to stop it (see {@link stopWhenNext}).
  *
  * The `TurnQueue` connects to Redis when it is first used, not at bootstrap: Nest runs no
  * shutdown hook when a later module fails to initialise, so connections opened then would
@@ -38,9 +39,20 @@ export class QueuedTurns implements TurnDispatcher {
     await queue?.close();
   }
 
-  async send(target: TurnTarget, message: string, options: HostedSendOptions): Promise<TurnResult> {
+  async send(target: TurnTarget, message: string, options: HostedSendOptions, stop?: AbortSignal): Promise<TurnResult> {
     const request = { agent: target.agent, sessionId: target.session.id, key: options.key ?? randomUUID(), context: this.context(target, options.context), message, ...(options.doubleTexting !== undefined && { doubleTexting: options.doubleTexting }), ...(options.access && { access: options.access }) };
-    return (await this.run(target, options.signal, (queue) => queue.send(request))).result;
+    if (stop === undefined) return (await this.run(target, options.signal, (queue) => queue.send(request))).result;
+    return (
+      await this.run(target, options.signal, async (queue) => {
+        const turn = await queue.enqueueSend(request);
+        const stopper = stopWhenNext(queue, request.sessionId, turn.jobId, stop);
+        try {
+          return await turn.result;
+        } finally {
+          stopper.end();
+        }
+      })
+    ).result;
   }
 
   async resume(target: TurnTarget, options: HostedResumeOptions): Promise<TurnResult> {
@@ -97,6 +109,49 @@ export class QueuedTurns implements TurnDispatcher {
       hint: 'Send turns after app.init() / NestFactory.create() resolved, and before app.close()',
     });
   }
+}
+
+/** How often a stopped send asks whether its turn is the session's running (or next) one yet. */
+const STOP_POLL_MS = 100;
+
+/**
+ * Once `signal` fires, stops job `jobId` of `sessionId` on its worker (`TurnQueue.cancel`, rolled
+ * back) when it is the session's turn that runs now or runs next; a job queued behind others is
+ * asked about again every {@link STOP_POLL_MS} until it is (a worker may start it in between: it
+ * is then stopped running, and rolled back; a cancel by job id in `TurnQueue` would close that). Ends when the
+ * turn's result came (`end()`), or when the session has no turn left (this one finished).
+ * `TurnQueue.cancel` stops whichever turn is the session's head, so the check comes first; the
+ * one round trip between them is the only window where a turn of the same session queued right
+ * behind this one, which became the head as this one finished, could be stopped instead.
+ */
+function stopWhenNext(queue: TurnQueue, sessionId: string, jobId: string, signal: AbortSignal): { end(): void } {
+  let ended = false;
+  let timer: NodeJS.Timeout | undefined;
+  const attempt = async (): Promise<void> => {
+    if (ended) return;
+    try {
+      const head = await queue.currentTurn(sessionId);
+      if (ended || head === undefined) return;
+      if (head.jobId === jobId) {
+        ended = true;
+        await queue.cancel(sessionId, { keepSteps: false });
+        return;
+      }
+    } catch {
+      // Redis did not answer: ask again on the next tick, until the turn's result ends this.
+    }
+    if (!ended) timer = setTimeout(() => void attempt(), STOP_POLL_MS);
+  };
+  const onAbort = () => void attempt();
+  if (signal.aborted) onAbort();
+  else signal.addEventListener('abort', onAbort, { once: true });
+  return {
+    end: () => {
+      ended = true;
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    },
+  };
 }
 
 /** `work`, or the signal's reason once it fires first. */

@@ -196,11 +196,16 @@ export default {
     }
   });
 
-  it('says that `trellis sessions` reads SQLite files only, rather than open the URL as a file', async () => {
-    const io = fakeIo(cwd);
+  it('lists and shows the PostgreSQL store\'s sessions with `trellis sessions`, rather than open the URL as a file', async () => {
+    expect(await runCli(['node', 'trellis', 'run', '-s', 'p1', 'hello'], fakeIo(cwd))).toBe(0);
+    const listed = fakeIo(cwd);
+    const shown = fakeIo(cwd);
 
-    expect(await runCli(['node', 'trellis', 'sessions'], io)).toBe(1);
-    expect(io.stderr[0]).toMatch(/reads a SQLite store file, but .*trellis\.config\.mjs names a PostgreSQL store/);
+    expect(await runCli(['node', 'trellis', 'sessions'], listed)).toBe(0);
+    expect(await runCli(['node', 'trellis', 'sessions', 'show', 'p1'], shown)).toBe(0);
+
+    expect(listed.stdout.join('')).toMatch(/^p1 {2}echo {2}1 turn {2}/);
+    expect(shown.stdout.join('')).toContain('echo: hello');
   });
 
   it('refuses to start a worker when the config names no queue', async () => {
