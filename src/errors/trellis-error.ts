@@ -90,6 +90,8 @@ export interface TrellisErrorCodes {
   TurnFailed: true;
   /** A queued turn failed; read from the job record, which keeps only the message. */
   QueuedTurnFailed: true;
+  /** A queued turn cut off by a dying (or stalled) worker `maxCrashes` times: parked, not run again. */
+  PoisonTurn: true;
   /** An agent would call itself through its sub-agents (A → B → A). */
   DelegationLoop: true;
   /** A delegation would nest sub-agents deeper than `maxDelegationDepth`. */
