@@ -44,6 +44,7 @@ export function registerQueueCommand(program: Command, io: CliIo): void {
           const queued = await queue.retryParked(jobId);
           io.err(`queued ${escapeControl(queued.jobId)} (the retry of ${escapeControl(jobId)}); waiting for a worker`);
           const done = await queued.result;
+          if (done.kind !== 'cancel' && done.result.status === 'failed') io.exitCode = 1;
           io.out(done.kind === 'cancel' ? `Done: ${done.cancelled ? 'the waiting calls were cancelled' : 'nothing was waiting'}.` : `Done: ${done.result.status}${done.result.reply !== undefined ? `: ${escapeControl(done.result.reply)}` : ''}`);
         } finally {
           await queue.close();
