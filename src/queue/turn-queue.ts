@@ -252,7 +252,7 @@ export class TurnQueue {
    *
    * @throws TrellisError `InvalidOptions` when no turn is parked under `jobId`.
    */
-  async retryParked(jobId: string): Promise<QueuedTurn<JobResult>> {
+  async retryParked(jobId: string): Promise<QueuedTurn<TurnJobResult | CancelJobResult>> {
     const entry = await this.parkedEntry(jobId);
     const { runs: _runs, startRevision: _startRevision, ...data } = entry.data;
     const queued = await this.enqueue<JobResult>({ ...data, key: `${data.key}.retry-${Date.parse(entry.parkedAt)}` } as TurnJobData);
