@@ -41,7 +41,9 @@ export interface TrellisWorkerOptions extends QueueConnectionOptions {
   /**
    * How many times a turn's run may be cut off — its worker died, or stalled past its job lock —
    * before the turn is parked instead of run again: its job fails with `PoisonTurn` (the
-   * caller's wait rejects with it), its session's order and leases are let go, and an operator
+   * caller's wait rejects with it), its turn is ended in its session without another step (it
+   * ends `cancelled`, its steps discarded) and the session's order and leases are let go, so the
+   * session's next turn runs; an operator
    * sees it in `TurnQueue.parkedTurns()` (`trellis queue parked`) and may queue it again
    * (`retryParked`, `trellis queue retry`). 1 to 100. Default 3.
    */
