@@ -48,8 +48,11 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
   // A caller's resume hands down every decision again after a crash: the ones this session
   // claimed already are carried over (or reopened as retry/skip) by its journal, not re-applied.
   const handed = parts.delegation ? resume.decisions.filter((d) => !stored.decisions.some((c) => c.callId === d.callId)) : resume.decisions;
-  // A decision is consumed once: the calls this resume (by its key) started and a crash cut off wait for a new one.
-  const spent = spentDecisions(record, resume.key);
+  // A decision is consumed once: the calls this resume (by its key) started and a crash cut off
+  // wait for a new one. A sub-agent's session is resumed under its caller's call key, the same
+  // for every decision handed down: there the claims above decide what was applied.
+  const resumeKey = parts.delegation ? undefined : resume.key;
+  const spent = spentDecisions(record, resumeKey);
   const asked = spent.size === 0 || !Array.isArray(handed) ? handed : handed.filter((d) => !spent.has(d?.callId));
   const allSpent = asked !== handed && asked.length === 0 && handed.length > 0;
   const requested = (resume.expireOnly || allSpent ? [] : asked.length > 0 || !parts.delegation ? validateDecisions(record, asked, parts.id) : []).filter((d) => !carried.has(d.callId));
@@ -101,7 +104,7 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
         runner.finished.addRecord({ callId: call.callId, tool: call.tool, round: record.rounds, ok: false, error, durationMs: 0 });
       } else {
         // Journal: started, before the call runs. A crash from here on leaves a decidable record.
-        if (parts.host.store) await save((journal = { ...journal, started: [...(journal.started ?? []), call.callId], ...(resume.key !== undefined && { startedBy: { ...journal.startedBy, [call.callId]: resume.key } }) }));
+        if (parts.host.store) await save((journal = { ...journal, started: [...(journal.started ?? []), call.callId], ...(resumeKey !== undefined && { startedBy: { ...journal.startedBy, [call.callId]: resumeKey } }) }));
         const outcome = await executeToolCall(env, { id: call.callId, name: call.tool, arguments: argumentsFor(call, decision) }, record.rounds, positionOf(record, call.callId), env.view.toolsByName, { approved: true });
         if (outcome.kind === 'suspended' && outcome.child) {
           // An approved delegation ran its sub-agent, which now waits for decisions of its own.

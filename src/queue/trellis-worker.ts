@@ -100,7 +100,6 @@ export class TrellisWorker {
     }
     this.id = options.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     this.names = new QueueNames(options);
-    this.publisher = this.names.redis();
     const lockDuration = options.lockDurationMs ?? 5_000;
     const leaseTtlMs = options.leaseTtlMs ?? 10_000;
     if (!(Number.isSafeInteger(leaseTtlMs) && leaseTtlMs >= 1_000 && leaseTtlMs <= 86_400_000)) {
@@ -111,6 +110,8 @@ export class TrellisWorker {
       throw new TrellisError('InvalidOptions', `A TrellisWorker's maxCrashes must be a whole number from 1 to 100; got ${String(options.maxCrashes)}`, { hint: 'Pass e.g. maxCrashes: 3, or leave it out' });
     }
     assertRetention(options.eventRetention);
+    // Options checked first: a refused worker leaves no connection open.
+    this.publisher = this.names.redis();
     // One subscriber connection for both: cancel messages and readers' announcements.
     this.subscriber = new ChannelSubscriber(this.names.redis());
     this.events = new EventStreamWriter(this.names, this.publisher, this.subscriber, options.eventRetention);

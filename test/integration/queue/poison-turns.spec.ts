@@ -6,8 +6,8 @@ import type { CliIo } from '../../../src/cli/cli-io.js';
 import { runCli } from '../../../src/cli/program.js';
 import { haveService, POSTGRES_URL, REDIS_URL } from '../../support/services.js';
 import { WorkerProcesses, type WorkerProcess } from '../../support/worker-processes.js';
-import { TurnQueue } from '../../../queue.js';
-import { TrellisError } from '../../../index.js';
+import { TrellisWorker, TurnQueue } from '../../../queue.js';
+import { MemoryStore, TrellisError } from '../../../index.js';
 
 const available = (await haveService('postgres', 'poison-turn queue test')) && (await haveService('redis', 'poison-turn queue test'));
 
@@ -109,4 +109,10 @@ async function trellis(cwd: string, ...args: string[]): Promise<{ code: number; 
       { key: retriedJob, status: 'completed' },
     ]);
   }, 240_000);
+
+  it('refuses a maxCrashes that is not a whole number from 1 to 100', () => {
+    for (const maxCrashes of [0, 1.5, 101, Number.NaN]) {
+      expect(() => new TrellisWorker({ url: REDIS_URL, prefix: workers.prefix, store: new MemoryStore(), agent: () => Promise.reject(new Error('never')), maxCrashes })).toThrow(/maxCrashes must be a whole number from 1 to 100/);
+    }
+  });
 });
