@@ -6,6 +6,7 @@
 export { TurnQueue, type TurnQueueOptions, type WaitOptions, type QueuedTurn, type CancelledTurn, type CurrentTurn } from './src/queue/turn-queue.js';
 export type { LandedTurnStore } from './src/queue/turn-wait.js';
 export type { QueueErasure } from './src/queue/queue-erasure.js';
+export type { ParkedTurn } from './src/queue/parked-turns.js';
 export type { DoubleTextPolicy } from './src/queue/session-order.js';
 export { TrellisWorker, type TrellisWorkerOptions } from './src/queue/trellis-worker.js';
 export type { QueuedEvent, QueuedEventMeta } from './src/queue/queued-event.js';

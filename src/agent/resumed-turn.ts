@@ -4,7 +4,7 @@ import type { ToolErrorInfo } from '../contract/tool-result.js';
 import { TrellisError } from '../errors/trellis-error.js';
 import { KERNEL_KEYS } from '../state/kernel-keys.js';
 import { executeToolCall, toolMessage } from '../tools/tool-pipeline.js';
-import { argumentsFor, reviewJournal } from './call-journal.js';
+import { argumentsFor, reviewJournal, spentDecisions } from './call-journal.js';
 import { checkEditedArgs, validateDecisions } from './decisions.js';
 import { cancelChildren } from './delegation/cancel-children.js';
 import { childDecision, parentCallOf, waitingInside, withoutCallsInside } from './delegation/delegated-decisions.js';
@@ -47,8 +47,15 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
   const carried = new Set(carryOver.map((d) => d.callId));
   // A caller's resume hands down every decision again after a crash: the ones this session
   // claimed already are carried over (or reopened as retry/skip) by its journal, not re-applied.
-  const asked = parts.delegation ? resume.decisions.filter((d) => !stored.decisions.some((c) => c.callId === d.callId)) : resume.decisions;
-  const requested = (resume.expireOnly ? [] : asked.length > 0 || !parts.delegation ? validateDecisions(record, asked, parts.id) : []).filter((d) => !carried.has(d.callId));
+  const handed = parts.delegation ? resume.decisions.filter((d) => !stored.decisions.some((c) => c.callId === d.callId)) : resume.decisions;
+  // A decision is consumed once: the calls this resume (by its key) started and a crash cut off
+  // wait for a new one. A sub-agent's session is resumed under its caller's call key, the same
+  // for every decision handed down: there the claims above decide what was applied.
+  const resumeKey = parts.delegation ? undefined : resume.key;
+  const spent = spentDecisions(record, resumeKey);
+  const asked = spent.size === 0 || !Array.isArray(handed) ? handed : handed.filter((d) => !spent.has(d?.callId));
+  const allSpent = asked !== handed && asked.length === 0 && handed.length > 0;
+  const requested = (resume.expireOnly || allSpent ? [] : asked.length > 0 || !parts.delegation ? validateDecisions(record, asked, parts.id) : []).filter((d) => !carried.has(d.callId));
   checkEditedArgs(record, requested, env.view.toolsByName);
   // A sub-agent's session takes the decisions its caller's review let through: the policies are applied once, where the human decided.
   const review = parts.delegation ? undefined : reviewApprovals({ sessionId: parts.id, record, decisions: requested, approver: resume.approver, policies: parts.host.approvals ?? [], tools: parts.host.registry.tools, now: Date.now() });
@@ -97,7 +104,7 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
         runner.finished.addRecord({ callId: call.callId, tool: call.tool, round: record.rounds, ok: false, error, durationMs: 0 });
       } else {
         // Journal: started, before the call runs. A crash from here on leaves a decidable record.
-        if (parts.host.store) await save((journal = { ...journal, started: [...(journal.started ?? []), call.callId] }));
+        if (parts.host.store) await save((journal = { ...journal, started: [...(journal.started ?? []), call.callId], ...(resumeKey !== undefined && { startedBy: { ...journal.startedBy, [call.callId]: resumeKey } }) }));
         const outcome = await executeToolCall(env, { id: call.callId, name: call.tool, arguments: argumentsFor(call, decision) }, record.rounds, positionOf(record, call.callId), env.view.toolsByName, { approved: true });
         if (outcome.kind === 'suspended' && outcome.child) {
           // An approved delegation ran its sub-agent, which now waits for decisions of its own.

@@ -41,6 +41,13 @@ export interface SuspensionRecord {
    * started without a result was cut off mid-run. Optional: older records have none.
    */
   readonly started?: readonly string[];
+  /**
+   * The key of the resume (`ResumeOptions.key`, a queued job's id) under whose decision each
+   * started call started, by call id. A call cut off mid-run is reopened as `retry`/`skip`
+   * with that key as its ticket's `spentBy`: the decision is consumed, and the same resume
+   * tried again after a crash does not apply it a second time. Optional: older records have none.
+   */
+  readonly startedBy?: Readonly<Record<string, string>>;
   /** Model usage of agents that handed the turn over before the one it stopped in, by agent. Optional. */
   readonly handedOver?: Readonly<Record<string, Usage>>;
   /** The turn's key (`SendOptions.key`, or one made for it). Optional: older records have none. */
@@ -111,6 +118,7 @@ export function parseSuspension(value: unknown, sessionId: string): SuspensionRe
   for (const key of ['roundMs', 'hookMs'] as const) if (record[key] !== undefined && !numbersByKey(record[key])) throw fail(`'${key}' is not a map of numbers`);
   if (record.approvals !== undefined && !validVotes(record.approvals)) throw fail("'approvals' is not a map of call ids to approvals");
   if (record.started !== undefined && (!Array.isArray(record.started) || !record.started.every((id) => typeof id === 'string'))) throw fail("'started' is not a list of call ids");
+  if (record.startedBy !== undefined && !stringsByKey(record.startedBy)) throw fail("'startedBy' is not a map of call ids to resume keys");
   for (const pending of record.pending!) {
     if (typeof pending?.callId !== 'string' || typeof pending.tool !== 'string' || typeof pending.arguments !== 'string' || typeof pending.ticket?.message !== 'string') {
       throw fail('a pending call is malformed');
@@ -138,6 +146,10 @@ export function carriedTurnValues(values: Readonly<Record<string, unknown>>, ski
 /** Host context keys: the host's statement about the current request. */
 export function isHostKey(key: string): boolean {
   return key.startsWith('app.');
+}
+
+function stringsByKey(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((key) => typeof key === 'string');
 }
 
 function numbersByKey(value: unknown): boolean {

@@ -53,7 +53,7 @@ function npxFindsTrellis(cwd: string): boolean {
 }
 
 /** Every top-level command of the CLI (`test/unit/cli/invocation.spec.ts` holds it to `buildProgram`'s list). */
-export const CLI_COMMANDS: readonly string[] = ['init', 'run', 'chat', 'plugins', 'sessions', 'resume', 'cancel', 'doctor', 'dev', 'mcp', 'worker', 'audit', 'contract', 'eval'];
+export const CLI_COMMANDS: readonly string[] = ['init', 'run', 'chat', 'plugins', 'sessions', 'resume', 'cancel', 'doctor', 'dev', 'mcp', 'worker', 'queue', 'audit', 'contract', 'eval'];
 const COMMANDS = CLI_COMMANDS.join('|');
 const NAMED_COMMAND = new RegExp(`(^|[\\s(\`'"])trellis (?=(?:${COMMANDS})\\b)`, 'g');
 

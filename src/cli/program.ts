@@ -13,6 +13,7 @@ import { registerCancelCommand } from './commands/cancel.command.js';
 import { registerRunCommand } from './commands/run.command.js';
 import { registerSessionsCommand } from './commands/sessions.command.js';
 import { registerWorkerCommand } from './commands/worker.command.js';
+import { registerQueueCommand } from './commands/queue.command.js';
 import { registerDoctorCommand } from './commands/doctor.command.js';
 import { registerAuditCommand } from './commands/audit.command.js';
 import { registerContractCommand } from './commands/contract.command.js';
@@ -52,6 +53,7 @@ export function buildProgram(io: CliIo, reported: (text: string) => void = (text
   registerCancelCommand(program, io);
   registerInitCommand(program, io);
   registerWorkerCommand(program, io);
+  registerQueueCommand(program, io);
   registerDoctorCommand(program, io);
   registerMcpCommand(program, io);
   registerDevCommand(program, io);

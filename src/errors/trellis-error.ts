@@ -97,6 +97,8 @@ export interface TrellisErrorCodes {
   QueuedTurnLost: true;
   /** A queued turn gave no result within the caller's bound (`waitMs`); it is still queued or running. */
   QueuedTurnTimeout: true;
+  /** A queued turn cut off by a dying (or stalled) worker `maxCrashes` times: parked, not run again. */
+  PoisonTurn: true;
   /** An agent would call itself through its sub-agents (A → B → A). */
   DelegationLoop: true;
   /** A delegation would nest sub-agents deeper than `maxDelegationDepth`. */

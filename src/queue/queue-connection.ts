@@ -70,6 +70,11 @@ export class QueueNames {
     return `${this.prefix}:${this.queueName}:readers`;
   }
 
+  /** The hash of the turns parked as poison (`TurnQueue.parkedTurns`), by job id. */
+  parkedKey(): string {
+    return `${this.prefix}:${this.queueName}:parked:turns`;
+  }
+
   /** The lease key a worker takes so that turns of one session run one at a time. */
   leaseKey(sessionId: string): string {
     return `queue:${this.queueName}:${sessionId}`;

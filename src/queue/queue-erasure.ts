@@ -11,7 +11,7 @@ export interface QueueErasure {
   readonly jobs: number;
   /** Entries of BullMQ's event stream removed (a finished job's `completed` entry holds its result). */
   readonly events: number;
-  /** Other keys removed: the sessions' turn-order lists, cancel markers, event streams and reader marks. */
+  /** Other keys removed: the sessions' turn-order lists, cancel markers, event streams and reader marks; and their parked turns (each counts one). */
   readonly keys: number;
 }
 
@@ -84,7 +84,16 @@ async function erase(names: QueueNames, queue: Queue, redis: Redis, request: Era
     leftover.add(names.readerKey(sessionId));
   }
   const keys = leftover.size > 0 ? await redis.del(...leftover) : 0;
-  return { jobs: removed, events, keys };
+  // Parked turns (poison) keep their job's data — the message and host context — until an operator acts.
+  const parked = Object.entries(await redis.hgetall(names.parkedKey()))
+    .filter(([, text]) => {
+      const data = (parseData(text) as { data?: { sessionId?: unknown; context?: Record<string, unknown> } } | undefined)?.data;
+      const context = data?.context ?? {};
+      return (typeof data?.sessionId === 'string' && sessions.has(data.sessionId)) || (typeof context['app.user_id'] === 'string' && users.has(context['app.user_id'])) || (tenant !== undefined && context['app.tenant'] === tenant);
+    })
+    .map(([jobId]) => jobId);
+  const unparked = parked.length > 0 ? await redis.hdel(names.parkedKey(), ...parked) : 0;
+  return { jobs: removed, events, keys: keys + unparked };
 }
 
 /** Removes the stream entries that name one of `jobs`, in pages; how many went. */

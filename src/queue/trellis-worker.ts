@@ -7,6 +7,7 @@ import { QueueNames, whenReachable, type QueueConnectionOptions } from './queue-
 import { ChannelSubscriber } from './channel-subscriber.js';
 import { EventStreamWriter, type EventRetention } from './event-stream-writer.js';
 import { redisRequirementProblems } from './redis-requirements.js';
+import { ParkedTurns } from './parked-turns.js';
 import type { JobResult } from './turn-job-result.js';
 import { INTERRUPT_REASON, ROLLBACK_REASON, TurnJobRunner, type AgentResolver } from './turn-job-runner.js';
 import { cancelChannel, parseCancelMessage, SessionOrder } from './session-order.js';
@@ -37,7 +38,20 @@ export interface TrellisWorkerOptions extends QueueConnectionOptions {
   readonly lockDurationMs?: number;
   /** How often BullMQ looks for stalled jobs. Default half the lock duration. */
   readonly stalledIntervalMs?: number;
-  /** How many times a job may stall (its worker died) before it fails. Default 10. */
+  /**
+   * How many times a turn's run may be cut off — its worker died, or stalled past its job lock —
+   * before the turn is parked instead of run again: its job fails with `PoisonTurn` (the
+   * caller's wait rejects with it), its turn is ended in its session without another step (it
+   * ends `cancelled`, its steps discarded) and the session's order and leases are let go, so the
+   * session's next turn runs; an operator
+   * sees it in `TurnQueue.parkedTurns()` (`trellis queue parked`) and may queue it again
+   * (`retryParked`, `trellis queue retry`). 1 to 100. Default 3.
+   */
+  readonly maxCrashes?: number;
+  /**
+   * How many times BullMQ lets a job stall before it fails it on its own. Default `maxCrashes + 1`,
+   * so a turn that keeps crashing is parked (with its reason) before BullMQ's limit is reached.
+   */
   readonly maxStalledCount?: number;
   /** Delay before a job of a busy session is tried again. Default 250 ms. */
   readonly busyDelayMs?: number;
@@ -86,13 +100,18 @@ export class TrellisWorker {
     }
     this.id = options.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     this.names = new QueueNames(options);
-    this.publisher = this.names.redis();
     const lockDuration = options.lockDurationMs ?? 5_000;
     const leaseTtlMs = options.leaseTtlMs ?? 10_000;
     if (!(Number.isSafeInteger(leaseTtlMs) && leaseTtlMs >= 1_000 && leaseTtlMs <= 86_400_000)) {
       throw new TrellisError('InvalidOptions', `A TrellisWorker's leaseTtlMs must be a whole number of milliseconds from 1,000 to 86,400,000; got ${String(options.leaseTtlMs)}`, { hint: 'Pass e.g. leaseTtlMs: 10000, or leave it out' });
     }
+    const maxCrashes = options.maxCrashes ?? 3;
+    if (!(Number.isSafeInteger(maxCrashes) && maxCrashes >= 1 && maxCrashes <= 100)) {
+      throw new TrellisError('InvalidOptions', `A TrellisWorker's maxCrashes must be a whole number from 1 to 100; got ${String(options.maxCrashes)}`, { hint: 'Pass e.g. maxCrashes: 3, or leave it out' });
+    }
     assertRetention(options.eventRetention);
+    // Options checked first: a refused worker leaves no connection open.
+    this.publisher = this.names.redis();
     // One subscriber connection for both: cancel messages and readers' announcements.
     this.subscriber = new ChannelSubscriber(this.names.redis());
     this.events = new EventStreamWriter(this.names, this.publisher, this.subscriber, options.eventRetention);
@@ -106,6 +125,8 @@ export class TrellisWorker {
       leaseTtlMs,
       busyDelayMs: options.busyDelayMs ?? 250,
       order: new SessionOrder(this.names, this.publisher),
+      maxCrashes,
+      parked: new ParkedTurns(this.names, this.publisher),
       promote: async (jobId) => {
         const job = await Job.fromId<TurnJobData, JobResult>(this.worker, jobId);
         if (job !== undefined && (await job.isDelayed())) await job.promote();
@@ -118,7 +139,7 @@ export class TrellisWorker {
       concurrency: options.concurrency ?? 4,
       lockDuration,
       stalledInterval: options.stalledIntervalMs ?? Math.max(1000, Math.floor(lockDuration / 2)),
-      maxStalledCount: options.maxStalledCount ?? 10,
+      maxStalledCount: options.maxStalledCount ?? maxCrashes + 1,
       autorun: false,
       // Long-poll for 1 s rather than 5: close() waits for the poll to return.
       drainDelay: 1,

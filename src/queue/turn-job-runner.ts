@@ -11,6 +11,7 @@ import type { CancelJobResult, JobResult, PublishedOutcome, TurnJobResult } from
 import type { TurnJobData } from './turn-request.js';
 import type { TurnStore } from './turn-store.js';
 import type { SessionOrder } from './session-order.js';
+import type { ParkedTurns } from './parked-turns.js';
 
 /** Resolves an agent name from a job to an `Agent` of the worker's app. */
 export type AgentResolver = (name: string) => Agent | Promise<Agent>;
@@ -31,6 +32,10 @@ export interface TurnJobRunnerOptions {
   readonly order: SessionOrder;
   /** Starts a delayed job now (BullMQ's `promote`); a job that is not delayed is left alone. */
   readonly promote: (jobId: string) => Promise<void>;
+  /** Attempts of a turn that a worker's death (or stall) may cut off before the turn is parked. */
+  readonly maxCrashes: number;
+  /** Where poison turns are parked for an operator. */
+  readonly parked: ParkedTurns;
 }
 
 /**
@@ -99,7 +104,7 @@ export class TurnJobRunner {
       // that died and whose lease has not lapsed yet): wait, without spending an attempt.
       if (TrellisError.is(error, 'SessionBusy') && !lease.signal.aborted) {
         // Nothing ran in this attempt: the next one must see what the attempts before it saw.
-        if (job.data.startRevision !== startRevision) await job.updateData({ ...job.data, startRevision });
+        if (job.data.startRevision !== startRevision || job.data.runs !== data.runs) await job.updateData({ ...job.data, startRevision, runs: data.runs });
         await job.moveToDelayed(Date.now() + this.options.busyDelayMs, token);
         throw new DelayedError();
       }
@@ -147,8 +152,13 @@ export class TurnJobRunner {
       const landed = await this.landedTurn(data, job.id!, revision);
       if (landed) return this.resultOf(job, data.kind, landed, true);
     }
+    // Attempts that began and neither finished nor failed were cut off by a worker that died
+    // (or stalled): a turn that crashes every worker is parked, not run again (a poison turn).
+    const runs = data.runs ?? 0;
+    const crashes = runs - job.attemptsMade;
+    if (crashes >= this.options.maxCrashes) return this.park(job, crashes);
     // Recorded before the turn runs: a later attempt compares it with the store's revision.
-    await job.updateData({ ...data, startRevision: revision });
+    await job.updateData({ ...data, startRevision: revision, runs: runs + 1 });
     const agent = await this.options.agent(data.agent);
     const session = agent.session(data.sessionId, { context: data.context });
     const stream = this.options.events.forTurn(data.sessionId, job.id!);
@@ -221,6 +231,30 @@ export class TurnJobRunner {
     const pending = await agent.session(data.sessionId, { context: data.context }).pending();
     if (data.kind === 'resume' && pending.some((p) => data.decisions.some((d) => d.callId === p.callId))) return undefined;
     return turnResultOf(record, pending);
+  }
+
+  /**
+   * Parks a turn its workers could not get through: kept for an operator with its request
+   * (`TurnQueue.parkedTurns`, `retryParked`), and ended in its session without another step —
+   * the kernel's turn, given a signal aborted from the start, ends `cancelled` and discards its
+   * steps — so the session's next turn does not go on with it and crash again. The error fails
+   * the job at once; its caller gets it as `PoisonTurn`.
+   */
+  private async park(job: TurnJob, crashes: number): Promise<never> {
+    const { data } = job;
+    const error = new TrellisError('PoisonTurn', `The ${data.kind} of session '${data.sessionId}' (job ${job.id}) was cut off ${crashes} times: every worker that ran it died or stalled (a tool or a model call that crashes its process?). It is parked as failed and was not run again; the session takes new turns`, {
+      hint: `An operator lists parked turns with \`trellis queue parked\` and, once the cause is fixed, runs this one again as a new turn with \`trellis queue retry ${job.id}\` (TurnQueue.parkedTurns(), retryParked())`,
+      kind: 'system',
+      details: { jobId: job.id, sessionId: data.sessionId, crashes },
+    });
+    await this.options.parked.park({ jobId: job.id!, kind: data.kind, agent: data.agent, sessionId: data.sessionId, crashes, reason: error.message, parkedAt: new Date().toISOString(), data });
+    if (data.kind !== 'cancel') {
+      const session = (await this.options.agent(data.agent)).session(data.sessionId, { context: data.context });
+      // The dead worker's kernel lease may outlive the queue's by a moment.
+      const ending = { key: job.id!, signal: AbortSignal.abort(error), leaseTtlMs: this.options.leaseTtlMs, waitForLease: this.options.leaseTtlMs, access: data.access };
+      await (data.kind === 'send' ? session.send(data.message, ending) : session.resume({ ...ending, decisions: data.decisions })).catch(() => undefined);
+    }
+    throw error;
   }
 
   private resultOf(job: TurnJob, kind: TurnJobResult['kind'], result: TurnResult, recovered: boolean): TurnJobResult {

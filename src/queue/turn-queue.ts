@@ -12,6 +12,7 @@ import { DOUBLE_TEXT_POLICIES, SessionOrder, type DoubleTextPolicy } from './ses
 import { assertTurnRequest, jobIdOf, type CancelRequest, type ResumeRequest, type SendRequest, type TurnJobData } from './turn-request.js';
 import { eraseQueuedTurns, type QueueErasure } from './queue-erasure.js';
 import { DEFAULT_WAIT_MS, TurnWait, type JobProbe, type LandedTurnStore } from './turn-wait.js';
+import { ParkedTurns, type ParkedTurn } from './parked-turns.js';
 
 /** Options of {@link TurnQueue}. */
 export interface TurnQueueOptions extends QueueConnectionOptions {
@@ -117,6 +118,8 @@ export class TurnQueue {
   private readonly doubleTexting: TurnQueueOptions['doubleTexting'];
   /** The order of each session's turns. */
   private orderOf: SessionOrder | undefined;
+  /** The turns parked as poison. */
+  private parkedOf: ParkedTurns | undefined;
   /** The last enqueue found Redis not answering: `close()` then drops the connections at once. */
   private unreachable = false;
   /** How each result still awaited here settles; `close()` settles them all. */
@@ -251,6 +254,60 @@ export class TurnQueue {
   /** Removes what Redis keeps of these sessions' turns (see {@link eraseQueuedTurns}); `app.erase(selector, { also: [queue] })` calls it. */
   eraseSessions(request: EraseRequest): Promise<QueueErasure> {
     return eraseQueuedTurns(this.names, this.queue, this.commands(), request);
+  }
+
+  /**
+   * The turns parked as poison, oldest first: each was cut off `maxCrashes` times by a worker
+   * that died or stalled running it (`TrellisWorkerOptions.maxCrashes`), so its job failed with
+   * `PoisonTurn` instead of running again. They wait for an operator: {@link retryParked} or
+   * {@link dropParked}. CLI: `trellis queue parked`.
+   */
+  async parkedTurns(): Promise<ParkedTurn[]> {
+    let turns: ParkedTurn[] = [];
+    await whenReachable(this.names, 'list parked turns', async () => {
+      turns = await this.parked().list();
+    });
+    return turns;
+  }
+
+  /**
+   * Runs a parked turn's request again, once its cause is fixed, as a new job: its key is the
+   * parked one's with `.retry-<ms parked>` added, so two operators retrying the same parked turn
+   * queue it once. The parked turn itself was ended `cancelled` in its session (its steps
+   * discarded), so a parked send's message runs as a new turn, and a parked resume applies its
+   * decisions again if its calls still wait (else its job fails `InvalidDecision`). The entry is
+   * removed once the new job is queued; the result settles as an enqueue's. CLI:
+   * `trellis queue retry <job id>`.
+   *
+   * @throws TrellisError `InvalidOptions` when no turn is parked under `jobId`.
+   */
+  async retryParked(jobId: string): Promise<QueuedTurn<TurnJobResult | CancelJobResult>> {
+    const entry = await this.parkedEntry(jobId);
+    const { runs: _runs, startRevision: _startRevision, ...data } = entry.data;
+    const queued = await this.enqueue<JobResult>({ ...data, key: `${data.key}.retry-${Date.parse(entry.parkedAt)}` } as TurnJobData);
+    await this.parked().remove(jobId);
+    return queued;
+  }
+
+  /** Forgets a parked turn without running it (its session keeps what its journal holds); whether one was parked. */
+  async dropParked(jobId: string): Promise<boolean> {
+    await this.parkedEntry(jobId);
+    return this.parked().remove(jobId);
+  }
+
+  private async parkedEntry(jobId: string): Promise<NonNullable<Awaited<ReturnType<ParkedTurns['get']>>>> {
+    let entry: Awaited<ReturnType<ParkedTurns['get']>>;
+    await whenReachable(this.names, `read parked turn ${jobId}`, async () => {
+      entry = typeof jobId === 'string' ? await this.parked().get(jobId) : undefined;
+    });
+    if (entry === undefined) {
+      throw new TrellisError('InvalidOptions', `No turn is parked under job id ${JSON.stringify(jobId)}`, { hint: 'List the parked turns with `trellis queue parked` (TurnQueue.parkedTurns()) and pass one of their job ids' });
+    }
+    return entry;
+  }
+
+  private parked(): ParkedTurns {
+    return (this.parkedOf ??= new ParkedTurns(this.names, this.commands()));
   }
 
   /**

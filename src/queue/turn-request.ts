@@ -52,6 +52,12 @@ export type TurnJobData =
 export interface TurnJobProgress {
   /** The session's revision when an attempt started; set before the turn runs. */
   readonly startRevision?: number;
+  /**
+   * How many attempts began running the turn (set with `startRevision`). Those that did not
+   * end — not finished, not failed with an error (`attemptsMade`) — were cut off by a worker
+   * that died or stalled; after `TrellisWorkerOptions.maxCrashes` of them the turn is parked.
+   */
+  readonly runs?: number;
 }
 
 /**

@@ -7,7 +7,11 @@
  * SCALE_KILL_AFTER_WRITE=n right after its n-th journal write landed, before its turn hears of
  * it. With SCALE_SNAPSHOT=1 it first records the journal's view at that instant
  * (scale-snapshot.ts, run with this process's event loop blocked), so the test can tell a call
- * in doubt at the death from one that had finished.
+ * in doubt at the death from one that had finished. With SCALE_HOLD_TOOLS=1 every tool run
+ * waits after its side effect until the process dies, so SCALE_KILL_AFTER=n kills it with n
+ * calls in flight at once. With SCALE_POISON=1 a line starting `crash:` SIGKILLs the worker
+ * inside its tool run, every time (a poison turn; a worker without it runs such a line). SCALE_LEASE_TTL_MS, SCALE_LOCK_MS, SCALE_MAX_CRASHES and
+ * SCALE_CONCURRENCY set the worker's options of those names.
  */
 import 'reflect-metadata';
 import { spawnSync } from 'node:child_process';
@@ -22,6 +26,9 @@ const schema = env('SCALE_SCHEMA');
 const id = env('SCALE_WORKER_ID');
 const killAfter = Number(process.env.SCALE_KILL_AFTER ?? 0);
 const killAfterWrite = Number(process.env.SCALE_KILL_AFTER_WRITE ?? 0);
+const holdTools = process.env.SCALE_HOLD_TOOLS === '1';
+const poison = process.env.SCALE_POISON === '1';
+const optional = (name: string) => (process.env[name] === undefined ? undefined : Number(process.env[name]));
 
 /** Dies at once: nothing after this line of the process runs, and no write of it lands after the snapshot. */
 function die(why: string): void {
@@ -60,7 +67,9 @@ const host = createQueueApp(
   async (line, key) => {
     await ledgerPool.query(`INSERT INTO "${schema}".tool_ledger (line, key, worker) VALUES ($1, $2, $3)`, [line, key, id]);
     runs++;
+    if (poison && line.startsWith('crash:')) die(`inside a poison call (${line})`);
     if (killAfter > 0 && runs === killAfter) die(`after tool run ${runs} (${line})`);
+    if (holdTools) await new Promise(() => undefined);
   },
   Number(process.env.SCALE_DELAY_MS ?? 20),
   {
@@ -82,6 +91,9 @@ const worker = new TrellisWorker({
   // The defaults: a dead worker's jobs are put back after the job lock (5 s) and run once its
   // leases lapse (10 s, the queue's and the kernel's, which the worker sets for its turns).
   busyDelayMs: 300,
+  ...(optional('SCALE_LEASE_TTL_MS') !== undefined && { leaseTtlMs: optional('SCALE_LEASE_TTL_MS') }),
+  ...(optional('SCALE_LOCK_MS') !== undefined && { lockDurationMs: optional('SCALE_LOCK_MS') }),
+  ...(optional('SCALE_MAX_CRASHES') !== undefined && { maxCrashes: optional('SCALE_MAX_CRASHES') }),
 });
 await worker.start();
 process.stdout.write('ready\n');

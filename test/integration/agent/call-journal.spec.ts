@@ -148,6 +148,38 @@ describe('the call journal: approved means it runs once, and the record says wha
     expect(result.toolCalls.find((c) => c.callId === 'q1')).toMatchObject({ ok: false, error: { code: 'Rejected' } });
   });
 
+  it('consumes a decision once: the same resume (its key) tried again after a crash in the call it started asks again', async () => {
+    const store = new DyingStore();
+    const first = await open(store, [{ toolCalls: [{ id: 'p1', name: 'bank.pay', args: { amount: 40 } }] }]);
+    await first.session.send('pay');
+    store.failAfter = 2; // claim, started; the call runs; the process dies before its result is saved
+    await expect(first.session.resume({ key: 'job-a', decisions: [{ callId: 'p1', decision: 'approve' }] })).rejects.toThrow();
+    // The same resume again (a queued job run again after its worker died): the approval is spent.
+    store.failAfter = Infinity;
+    const again = await (await open(store, [])).session.resume({ key: 'job-a', decisions: [{ callId: 'p1', decision: 'approve' }] });
+    expect(again.status).toBe('suspended');
+    expect(again.suspended).toEqual([expect.objectContaining({ callId: 'p1', ticket: expect.objectContaining({ allowedDecisions: ['retry', 'skip'], data: expect.objectContaining({ spentBy: 'job-a' }) }) })]);
+    expect(ledger).toHaveLength(1);
+
+    // A human says retry; the process dies inside the retried call too.
+    const third = await open(store, []);
+    store.failAfter = 2;
+    await expect(third.session.resume({ key: 'job-b', decisions: [{ callId: 'p1', decision: 'retry' }] })).rejects.toThrow();
+    expect(ledger).toHaveLength(2);
+    store.failAfter = Infinity;
+    // The retry job run again does not run the call a third time: it asks again.
+    for (let replay = 0; replay < 3; replay++) {
+      const replayed = await (await open(store, [])).session.resume({ key: 'job-b', decisions: [{ callId: 'p1', decision: 'retry' }] });
+      expect(replayed.status).toBe('suspended');
+      expect(replayed.suspended).toEqual([expect.objectContaining({ callId: 'p1', ticket: expect.objectContaining({ allowedDecisions: ['retry', 'skip'], data: expect.objectContaining({ spentBy: 'job-b' }) }) })]);
+    }
+    expect(ledger).toHaveLength(2);
+    // A new decision (another key) is a new decision: it runs, once, under the same idempotency key.
+    const done = await (await open(store, ['Paid.'])).session.resume({ key: 'job-c', decisions: [{ callId: 'p1', decision: 'retry' }] });
+    expect(done.status).toBe('completed');
+    expect(ledger).toEqual([0, 1, 2].map(() => ({ tool: 'bank.pay', amount: 40, key: 's1:0:1:0' })));
+  });
+
   it('skip reports the call skipped and never runs it again', async () => {
     const store = new DyingStore();
     const first = await open(store, [{ toolCalls: [{ id: 'p1', name: 'bank.pay', args: { amount: 9 } }] }]);

@@ -227,6 +227,9 @@ async function eraseEverywhere(opened: StoreUnderTest, dir: string): Promise<voi
     const waiting = await queue.enqueueSend({ agent: 'desk', sessionId: `w-${USER}`, key: 'm1', message: `later ${USER}`, context: user });
     const kept = await queue.enqueueSend({ agent: 'desk', sessionId: `w-${OTHER}`, key: 'm1', message: `later ${OTHER}`, context: { 'app.user_id': OTHER } });
     for (const turn of [waiting, kept]) turn.result.catch(() => undefined);
+    // Turns parked as poison keep their job's data for an operator (as a worker parks one): the user's goes, the other's stays.
+    const parked = (sessionId: string, userId: string) => JSON.stringify({ jobId: `send.${sessionId}.p1`, kind: 'send', agent: 'desk', sessionId, crashes: 3, reason: 'parked', parkedAt: new Date().toISOString(), data: { kind: 'send', agent: 'desk', sessionId, key: 'p1', message: `crashing for ${userId}`, context: { 'app.user_id': userId } } });
+    await redis.hset(`${prefix}:turns:parked:turns`, `send.p-${USER}.p1`, parked(`p-${USER}`, USER), `send.p-${OTHER}.p1`, parked(`p-${OTHER}`, OTHER));
 
     const everything = async () => `${await opened.scan()}\n${await redisText(redis, prefix)}\n${JSON.stringify(await (tokens as TokenAccountingPlugin).userUsage(USER))}\n${JSON.stringify([...Notebook.notes.values()])}`;
     const before = await everything();
@@ -244,8 +247,9 @@ async function eraseEverywhere(opened: StoreUnderTest, dir: string): Promise<voi
     expect(countOf(after, USER)).toBe(0);
     expect(countOf(after, MARKER)).toBe(0);
     expect((await (tokens as TokenAccountingPlugin).userUsage(USER)).calls).toBe(0);
-    // The other user's session, totals and queued job stay.
+    // The other user's session, totals, queued job and parked turn stay.
     expect(countOf(after, OTHER)).toBeGreaterThanOrEqual(3);
+    expect(Object.keys(await redis.hgetall(`${prefix}:turns:parked:turns`))).toEqual([`send.p-${OTHER}.p1`]);
     expect((await (tokens as TokenAccountingPlugin).userUsage(OTHER)).calls).toBe(2);
     // The log: written as the turns ran, with USER masked at write time (it cannot be erased later).
     const log = readFileSync(logFile, 'utf8');
