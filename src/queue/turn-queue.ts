@@ -11,7 +11,7 @@ import type { CancelJobResult, JobResult, PublishedOutcome, TurnJobResult } from
 import { DOUBLE_TEXT_POLICIES, SessionOrder, type DoubleTextPolicy } from './session-order.js';
 import { assertTurnRequest, jobIdOf, type CancelRequest, type ResumeRequest, type SendRequest, type TurnJobData } from './turn-request.js';
 import { eraseQueuedTurns, type QueueErasure } from './queue-erasure.js';
-import { DEFAULT_WAIT_MS, TurnWait, type JobProbe, type LandedTurnStore } from './turn-wait.js';
+import { DEFAULT_WAIT_MS, failedJobError, TurnWait, type JobProbe, type LandedTurnStore } from './turn-wait.js';
 import { ParkedTurns, type ParkedTurn } from './parked-turns.js';
 
 /** Options of {@link TurnQueue}. */
@@ -416,7 +416,7 @@ export class TurnQueue {
     if (!job) return { kind: 'missing' };
     const state = await job.getState();
     if (state === 'completed' && job.returnvalue) return { kind: 'finished', outcome: { ok: true, value: job.returnvalue } };
-    if (state === 'failed') return { kind: 'finished', outcome: { ok: false, error: { code: 'QueuedTurnFailed', message: job.failedReason } } };
+    if (state === 'failed') return { kind: 'finished', outcome: { ok: false, error: failedJobError(job.failedReason) } };
     return { kind: 'pending' };
   }
 }

@@ -221,3 +221,13 @@ async function within<T>(ms: number, work: Promise<T>): Promise<T | undefined> {
     clearTimeout(timer);
   }
 }
+
+/**
+ * A failed job's error as its worker published it: the worker fails a job with `<code>: <message>`
+ * (`TurnJobRunner.failure`), so a caller that reads the job instead of the published outcome
+ * (Redis lost the message) gets the same code; anything else is `QueuedTurnFailed`.
+ */
+export function failedJobError(reason: string | undefined): { code: string; message: string } {
+  const coded = /^([A-Z][A-Za-z]{2,40}): ([\s\S]*)$/.exec(reason ?? '');
+  return coded?.[1] !== undefined && coded[2] !== undefined ? { code: coded[1], message: coded[2] } : { code: 'QueuedTurnFailed', message: reason ?? 'the job failed' };
+}

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { IsString } from 'class-validator';
 import { Hook, MemoryStore, Plugin, ScriptedModel, suspend, Tool, Trellis, TrellisError, type ModelRequest } from '../../../index.js';
 import { jobIdOf, type TurnJobResult } from '../../../queue.js';
-import { landedResult, TurnWait, type JobProbe } from '../../../src/queue/turn-wait.js';
+import { failedJobError, landedResult, TurnWait, type JobProbe } from '../../../src/queue/turn-wait.js';
 import type { TurnJobData } from '../../../src/queue/turn-request.js';
 
 class PayInput {
@@ -110,5 +110,18 @@ describe('a caller waiting for a queued turn (TurnWait)', () => {
     // Another text, or another key, is not this send.
     expect(landedResult('send.s2.k1', send('s2', 'k1'), await store.load('s2'))).toBeUndefined();
     expect(landedResult('send.s3.k0', send('s3', 'k0'), await store.load('s3'))).toBeUndefined();
+  });
+});
+
+describe("a failed job's error read from Redis instead of its published outcome", () => {
+  it('keeps the code the worker failed it with (a poison turn stays PoisonTurn)', () => {
+    expect(failedJobError("PoisonTurn: The send of session 's' (job j) was cut off 3 times")).toEqual({ code: 'PoisonTurn', message: "The send of session 's' (job j) was cut off 3 times" });
+    expect(failedJobError('LeaseLost: a\nb')).toEqual({ code: 'LeaseLost', message: 'a\nb' });
+  });
+
+  it('calls anything else QueuedTurnFailed, with the reason as its message', () => {
+    expect(failedJobError('job stalled more than allowable limit')).toEqual({ code: 'QueuedTurnFailed', message: 'job stalled more than allowable limit' });
+    expect(failedJobError('error: lower case is not a code')).toEqual({ code: 'QueuedTurnFailed', message: 'error: lower case is not a code' });
+    expect(failedJobError(undefined)).toEqual({ code: 'QueuedTurnFailed', message: 'the job failed' });
   });
 });
