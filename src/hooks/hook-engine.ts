@@ -51,7 +51,7 @@ export type Awaitable<T> = T | Promise<T>;
 
 const ALLOW: GateDecision = Object.freeze({ kind: 'allow' });
 const GATE_RANK = { block: 3, suspend: 2, setResult: 1 } as const;
-const NO_ITEMS: readonly never[] = Object.freeze([]) as readonly never[];
+const NO_ITEMS: readonly never[] = Object.freeze([]);
 
 /**
  * Runs the handlers of a point in the mode the hook catalog gives it:

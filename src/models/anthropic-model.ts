@@ -159,7 +159,7 @@ export class AnthropicModel implements SchemaAwareProvider {
     if (temperature !== undefined) params.temperature = temperature;
     if (topP !== undefined) params.top_p = topP;
     if (request.output !== undefined && this.schemaDialect.nativeOutput) {
-      params.output_config = { format: { type: 'json_schema', schema: this.schemaDialect.output(request.output.schema).schema as Record<string, unknown> } };
+      params.output_config = { format: { type: 'json_schema', schema: this.schemaDialect.output(request.output.schema).schema } };
     }
     return params;
   }

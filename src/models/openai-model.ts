@@ -160,7 +160,7 @@ export class OpenAIModel implements SchemaAwareProvider {
     if (request.tools.length > 0) params.tools = request.tools.map((tool, at) => toOpenAITool(tool, tools[at]!, codec));
     const output = request.output;
     if (output !== undefined && this.schemaDialect.nativeOutput) {
-      params.response_format = { type: 'json_schema', json_schema: { name: output.name, strict: true, schema: this.schemaDialect.output(output.schema).schema as Record<string, unknown> } };
+      params.response_format = { type: 'json_schema', json_schema: { name: output.name, strict: true, schema: this.schemaDialect.output(output.schema).schema } };
     }
     if (temperature !== undefined) params.temperature = temperature;
     // `max_tokens` rather than `max_completion_tokens`: compatible servers only know the former.

@@ -11,7 +11,7 @@ export async function redisRequirementProblems(redis: Redis): Promise<string[]> 
   const problems: string[] = [];
   let policy: string | undefined;
   try {
-    const answer = (await redis.config('GET', 'maxmemory-policy')) as string[];
+    const answer = await redis.config('GET', 'maxmemory-policy');
     policy = answer[1];
   } catch {
     problems.push('Redis refused CONFIG GET maxmemory-policy, so the worker could not check that it is noeviction: make sure it is (a Redis that evicts keys drops queued turns)');

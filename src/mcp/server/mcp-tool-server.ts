@@ -106,7 +106,7 @@ export function createMcpToolServer(host: McpToolHost, sessions: McpClientSessio
       canElicit: host.canElicit === true,
       runApproved: async (input) => callResult(await call(input, true)),
     };
-    return decideServedCall(site, name, args, result.pending, extra as unknown as RequestExtra);
+    return decideServedCall(site, name, args, result.pending, extra);
   });
   return server;
 }

@@ -228,12 +228,12 @@ async function eraseEverywhere(opened: StoreUnderTest, dir: string): Promise<voi
     const kept = await queue.enqueueSend({ agent: 'desk', sessionId: `w-${OTHER}`, key: 'm1', message: `later ${OTHER}`, context: { 'app.user_id': OTHER } });
     for (const turn of [waiting, kept]) turn.result.catch(() => undefined);
 
-    const everything = async () => `${await opened.scan()}\n${await redisText(redis, prefix)}\n${JSON.stringify(await (tokens as TokenAccountingPlugin).userUsage(USER))}\n${JSON.stringify([...Notebook.notes.values()])}`;
+    const everything = async () => `${await opened.scan()}\n${await redisText(redis, prefix)}\n${JSON.stringify(await tokens.userUsage(USER))}\n${JSON.stringify([...Notebook.notes.values()])}`;
     const before = await everything();
     expect(countOf(before, USER)).toBeGreaterThanOrEqual(10);
     expect(countOf(before, MARKER)).toBeGreaterThanOrEqual(3);
     expect(countOf(await redisText(redis, prefix), USER)).toBeGreaterThanOrEqual(4);
-    expect((await (tokens as TokenAccountingPlugin).userUsage(USER)).calls).toBe(4);
+    expect((await tokens.userUsage(USER)).calls).toBe(4);
 
     const report = await app.erase({ userId: USER }, { also: [queue] });
     expect([...report.sessions].sort()).toEqual(['d-1', `q-${USER}`]);
@@ -243,10 +243,10 @@ async function eraseEverywhere(opened: StoreUnderTest, dir: string): Promise<voi
     const after = await everything();
     expect(countOf(after, USER)).toBe(0);
     expect(countOf(after, MARKER)).toBe(0);
-    expect((await (tokens as TokenAccountingPlugin).userUsage(USER)).calls).toBe(0);
+    expect((await tokens.userUsage(USER)).calls).toBe(0);
     // The other user's session, totals and queued job stay.
     expect(countOf(after, OTHER)).toBeGreaterThanOrEqual(3);
-    expect((await (tokens as TokenAccountingPlugin).userUsage(OTHER)).calls).toBe(2);
+    expect((await tokens.userUsage(OTHER)).calls).toBe(2);
     // The log: written as the turns ran, with USER masked at write time (it cannot be erased later).
     const log = readFileSync(logFile, 'utf8');
     expect(countOf(log, '[user]')).toBeGreaterThanOrEqual(4);

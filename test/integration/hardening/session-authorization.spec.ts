@@ -33,7 +33,9 @@ function routes(base: string, id: string, callId: string) {
  * parts and a trailing slash (the session id, a parameter, keeps its case).
  */
 function variants(path: string): string[] {
-  const [, base, id, tail = ''] = /^(.*\/sessions\/)([^/]+)(\/[^/]+)?$/.exec(path)!;
+  const match = /^(.*\/sessions\/)([^/]+)(\/[^/]+)?$/.exec(path);
+  if (!match) throw new Error(`not a session route: ${path}`);
+  const [, base = '', id = '', tail = ''] = match;
   const cap = tail.length > 1 ? `/${tail.charAt(1).toUpperCase()}${tail.slice(2)}` : '';
   return [path, `${path}/`, `${base}${id}${tail.toUpperCase()}`, `${base}${id}${cap}`, `${base}${id}${cap}/`, `${base.toUpperCase()}${id}${tail.toUpperCase()}/`];
 }

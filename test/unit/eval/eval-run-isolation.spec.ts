@@ -9,7 +9,7 @@ const completed = (reply: string): TurnResult => ({ status: 'completed', reply, 
 
 /** A session that answers `reply`, or throws `error`. */
 function fakeSession(answer: () => Promise<TurnResult>): EvalSession {
-  return { events$: new Subject<TrellisEvent>().asObservable(), send: answer } as unknown as EvalSession;
+  return { events$: new Subject<TrellisEvent>().asObservable(), send: answer };
 }
 
 describe('runEval: one failing case never stops the run', () => {
