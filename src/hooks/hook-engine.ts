@@ -183,7 +183,7 @@ export class HookEngine {
         return { status: 'rejected', reason };
       }
     });
-    const settled = pending ? await Promise.allSettled(started.map((s) => (s.status === 'fulfilled' ? s.value : Promise.reject(s.reason)))) : (started as PromiseSettledResult<Invocation>[]);
+    const settled = pending ? await Promise.allSettled(started.map((s) => (s.status === 'fulfilled' ? Promise.resolve(s.value) : Promise.reject(s.reason)))) : (started as PromiseSettledResult<Invocation>[]);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
     const invocations = settled.map((s) => (s as PromiseFulfilledResult<Invocation>).value);

@@ -23,7 +23,7 @@ export async function redisRequirementProblems(redis: Redis): Promise<string[]> 
     const info = await redis.info('persistence');
     const aof = /^aof_enabled:(\d)/m.exec(info)?.[1];
     const rdbSaves = /^rdb_changes_since_last_save:/m.test(info);
-    const save = ((await redis.config('GET', 'save').catch(() => ['save', 'unknown'])) as string[])[1];
+    const save = (await redis.config('GET', 'save').catch(() => ['save', 'unknown']))[1];
     if (aof === '0' && (save === '' || !rdbSaves)) {
       problems.push('Redis has neither AOF nor RDB snapshots enabled: a restart loses every queued turn. Enable appendonly yes (appendfsync everysec) for the queue');
     }

@@ -1,7 +1,7 @@
 import { Job, Queue } from 'bullmq';
 import { Observable } from 'rxjs';
 import type { Redis } from 'ioredis';
-import { TrellisError, type TrellisErrorCode, type TrellisEvent } from '../../index.js';
+import { TrellisError, type TrellisErrorCode } from '../../index.js';
 import type { EraseRequest } from '../../governance.js';
 import { ChannelSubscriber } from './channel-subscriber.js';
 import type { QueuedEvent } from './queued-event.js';

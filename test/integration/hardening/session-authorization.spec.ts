@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import { Injectable, type CanActivate, type INestApplication } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
@@ -231,7 +231,7 @@ describe('TrellisSessionsModule without a policy of the host\'s (owner only; nob
   });
 
   it('refuses every route on a session with messages and no owner (kept before owners were), until the host\'s policy says who', async () => {
-    const kernel = await Trellis.create({ store });
+    const kernel = Trellis.create({ store });
     await kernel.start();
     await kernel.agent({ name: 'desk', model: new ScriptedModel(['hello']), instructions: 'x' }).session('old').send('from before');
     await kernel.stop();
@@ -242,7 +242,7 @@ describe('TrellisSessionsModule without a policy of the host\'s (owner only; nob
 
 describe('the kernel checks the owner again under the lease', () => {
   it('refuses a send checked against "no owner yet" once someone opened the session, and runs nothing', async () => {
-    const app = await Trellis.create({ store: new MemoryStore() });
+    const app = Trellis.create({ store: new MemoryStore() });
     await app.start();
     const agent = app.agent({ name: 'a', model: new ScriptedModel(['one', 'two']), instructions: 'x' });
     const session = agent.session('race');

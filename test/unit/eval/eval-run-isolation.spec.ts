@@ -121,8 +121,8 @@ describe('progress: redrawn on a terminal, silent elsewhere', () => {
     progress.case({ id: 'a', pass: true, score: 1, scores: [], latencyMs: 1, tokens: 0, reply: '', toolCalls: [] }, 1);
     progress.case({ id: 'b', pass: false, score: 0, scores: [], latencyMs: 1, tokens: 0, reply: '', toolCalls: [] }, 2);
     progress.end();
-    expect(written[1]).toMatch(/^\r\u001b\[2K\[█+░+\] 1\/2  ✓ 1  ✗ 0/);
-    expect(written[2]).toMatch(/\] 2\/2  ✓ 1  ✗ 1/);
+    expect(written[1]).toMatch(/^\r\u001b\[2K\[█+░+\] 1\/2 {2}✓ 1 {2}✗ 0/);
+    expect(written[2]).toMatch(/\] 2\/2 {2}✓ 1 {2}✗ 1/);
     expect(written.at(-1)).toBe('\r\u001b[2K');
   });
 
