@@ -20,7 +20,7 @@ export function hookPlugin(name: string, points: readonly HookPoint[] = EVERY_PO
     Hook(point)(proto, method, Object.getOwnPropertyDescriptor(proto, method)!);
   }
   Plugin({ name, version: '1.0.0', description: 'A cheap hook on every point' })(HookPlugin);
-  return HookPlugin as unknown as PluginClass;
+  return HookPlugin;
 }
 
 export function hookPlugins(count: number, prefix: string, points?: readonly HookPoint[]): PluginClass[] {

@@ -29,7 +29,7 @@ export function typicalPlugin(name: string): PluginClass {
     Hook(point)(proto, method, Object.getOwnPropertyDescriptor(proto, method)!);
   }
   Plugin({ name, version: '1.0.0' })(Typical);
-  return Typical as unknown as PluginClass;
+  return Typical;
 }
 
 export interface InstallFigures {

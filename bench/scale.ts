@@ -77,7 +77,7 @@ async function queueFigures(workers: number, schema: string): Promise<QueueFigur
 function startWorker(schema: string, prefix: string, latencyMs = LATENCY_MS): Promise<ChildProcess> {
   const child = spawn(process.execPath, [join(here, 'scale-worker.js'), PG_URL, schema, REDIS_URL, prefix, String(latencyMs), String(CONCURRENCY)], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (text: Buffer) => text.toString().includes('ready') && resolve(child));
+    child.stdout.on('data', (text: Buffer) => text.toString().includes('ready') && resolve(child));
     child.once('exit', (code) => reject(new Error(`a bench worker exited with ${code} before it was ready`)));
   });
 }

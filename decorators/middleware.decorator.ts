@@ -16,5 +16,5 @@ export function Middleware(type: ToolMiddlewareClass, options?: unknown): ClassD
     // Decorators apply bottom-up, so prepending keeps source order.
     map.set(member, [{ type, options }, ...(map.get(member) ?? [])]);
     Reflect.defineMetadata(METADATA.middleware, map, owner);
-  }) as ClassDecorator & MethodDecorator;
+  });
 }

@@ -17,5 +17,5 @@ export function Requires(...keys: ContextKeySpec[]): ClassDecorator & MethodDeco
     const map = new Map<string, ContextKeySpec[]>((Reflect.getOwnMetadata(METADATA.requires, owner) as Map<string, ContextKeySpec[]> | undefined) ?? []);
     map.set(member, [...(map.get(member) ?? []), ...keys]);
     Reflect.defineMetadata(METADATA.requires, map, owner);
-  }) as ClassDecorator & MethodDecorator;
+  });
 }

@@ -21,7 +21,7 @@ export function billingPrice(config: Pick<BillingConfig, 'plans'> & Partial<Bill
   if (plan !== undefined && !plans.some((p) => p?.name === plan)) {
     throw new TrellisError('InvalidConfig', `billingPrice(): '${plan}' is not one of the plans (${plans.map((p) => p?.name).join(', ')})`, { hint: 'Name a plan of the config, or leave the plan out for its default plan' });
   }
-  const accounts = new BillingAccounts({ pricePer1kTokens: 1, users: [], ...config } as BillingConfig);
+  const accounts = new BillingAccounts({ pricePer1kTokens: 1, users: [], ...config });
   const priced = accounts.planOf(undefined, plan);
   return (usage) => accounts.cost(usage, priced);
 }

@@ -54,7 +54,7 @@ export class FullTextIndex {
       }
     }
     const search = new MiniSearch<Passage>(OPTIONS);
-    search.addAll(passages as Passage[]);
+    search.addAll(passages);
     if (path) {
       await mkdir(dirname(path), { recursive: true });
       const persisted: PersistedIndex = { version: FORMAT_VERSION, kind: 'fulltext', fingerprint, index: search.toJSON() };

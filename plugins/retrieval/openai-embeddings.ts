@@ -50,7 +50,7 @@ export class OpenAIEmbeddings implements EmbeddingProvider {
       const batch = texts.slice(start, start + size);
       try {
         const response = await client.embeddings.create(
-          { model: this.model, input: batch as string[], encoding_format: 'float', ...(this.options.dimensions ? { dimensions: this.options.dimensions } : {}) },
+          { model: this.model, input: batch, encoding_format: 'float', ...(this.options.dimensions ? { dimensions: this.options.dimensions } : {}) },
           { signal: options.signal },
         );
         const ordered = [...response.data].sort((a, b) => a.index - b.index);

@@ -28,7 +28,7 @@ export class AgUiEventWriter {
   ) {}
 
   start(): void {
-    this.write({ type: EventType.RUN_STARTED, threadId: this.threadId, runId: this.runId, protocolVersion: '1.0' } as BaseEvent);
+    this.write({ type: EventType.RUN_STARTED, threadId: this.threadId, runId: this.runId, protocolVersion: '1.0' });
   }
 
   event(event: TrellisEvent): void {
@@ -37,7 +37,7 @@ export class AgUiEventWriter {
       case 'round.started':
         this.#endStep();
         this.#step = `round ${event.round}`;
-        this.write({ type: EventType.STEP_STARTED, stepName: this.#step } as BaseEvent);
+        this.write({ type: EventType.STEP_STARTED, stepName: this.#step });
         break;
       case 'round.finished':
         this.#endStep();
@@ -50,7 +50,7 @@ export class AgUiEventWriter {
         break;
       case 'output.partial':
         // A typed answer so far (AG-UI has no event of its own for it).
-        this.write({ type: EventType.CUSTOM, name: 'trellis.output.partial', value: event.partial } as BaseEvent);
+        this.write({ type: EventType.CUSTOM, name: 'trellis.output.partial', value: event.partial });
         break;
     }
   }
@@ -61,7 +61,7 @@ export class AgUiEventWriter {
       if (!this.#calls.has(call.callId) || this.#results.has(call.callId)) continue;
       this.#results.add(call.callId);
       const content = call.ok ? (typeof call.value === 'string' ? call.value : JSON.stringify(redactSecrets(call.value ?? null))) : JSON.stringify({ error: call.error });
-      this.write({ type: EventType.TOOL_CALL_RESULT, messageId: `${this.runId}:result:${call.callId}`, toolCallId: call.callId, content, role: 'tool' } as BaseEvent);
+      this.write({ type: EventType.TOOL_CALL_RESULT, messageId: `${this.runId}:result:${call.callId}`, toolCallId: call.callId, content, role: 'tool' });
     }
     if (result.reply && !this.#sawText) {
       this.#delta(result.reply);
@@ -69,7 +69,7 @@ export class AgUiEventWriter {
     }
     this.#endStep();
     if (result.status === 'failed') {
-      this.write({ type: EventType.RUN_ERROR, message: result.error?.message ?? 'The turn failed', code: result.error?.code } as BaseEvent);
+      this.write({ type: EventType.RUN_ERROR, message: result.error?.message ?? 'The turn failed', code: result.error?.code });
       return;
     }
     const interrupts: Interrupt[] = (result.suspended ?? []).map((p) => ({
@@ -82,34 +82,34 @@ export class AgUiEventWriter {
     }));
     const outcome: RunFinishedOutcome = interrupts.length > 0 ? { type: 'interrupt', interrupts } : result.status === 'cancelled' ? { type: 'cancelled' } : { type: 'success' };
     const usage = Object.entries(result.usage.byModel).map(([model, u]) => ({ model, inputTokens: u.inputTokens, outputTokens: u.outputTokens }));
-    this.write({ type: EventType.RUN_FINISHED, threadId: this.threadId, runId: this.runId, outcome, usage, result: { status: result.status, reply: result.reply, ...(result.output !== undefined && { output: JSON.parse(JSON.stringify(result.output)) as unknown }) } } as BaseEvent);
+    this.write({ type: EventType.RUN_FINISHED, threadId: this.threadId, runId: this.runId, outcome, usage, result: { status: result.status, reply: result.reply, ...(result.output !== undefined && { output: JSON.parse(JSON.stringify(result.output)) as unknown }) } });
   }
 
   failure(code: string, message: string): void {
     this.#endText();
     this.#endStep();
-    this.write({ type: EventType.RUN_ERROR, message, code } as BaseEvent);
+    this.write({ type: EventType.RUN_ERROR, message, code });
   }
 
   #delta(text: string): void {
     if (this.#text === undefined) {
       this.#text = `${this.runId}:text:${++this.#texts}`;
-      this.write({ type: EventType.TEXT_MESSAGE_START, messageId: this.#text, role: 'assistant' } as BaseEvent);
+      this.write({ type: EventType.TEXT_MESSAGE_START, messageId: this.#text, role: 'assistant' });
     }
     this.#sawText = true;
-    this.write({ type: EventType.TEXT_MESSAGE_CONTENT, messageId: this.#text, delta: text } as BaseEvent);
+    this.write({ type: EventType.TEXT_MESSAGE_CONTENT, messageId: this.#text, delta: text });
   }
 
   #endText(): void {
     if (this.#text === undefined) return;
-    this.write({ type: EventType.TEXT_MESSAGE_END, messageId: this.#text } as BaseEvent);
+    this.write({ type: EventType.TEXT_MESSAGE_END, messageId: this.#text });
     this.#text = undefined;
   }
 
   #endStep(): void {
     this.#endText();
     if (this.#step === undefined) return;
-    this.write({ type: EventType.STEP_FINISHED, stepName: this.#step } as BaseEvent);
+    this.write({ type: EventType.STEP_FINISHED, stepName: this.#step });
     this.#step = undefined;
   }
 
@@ -117,9 +117,9 @@ export class AgUiEventWriter {
     if (this.#calls.has(callId)) return;
     this.#endText();
     this.#calls.add(callId);
-    this.write({ type: EventType.TOOL_CALL_START, toolCallId: callId, toolCallName: tool } as BaseEvent);
-    this.write({ type: EventType.TOOL_CALL_ARGS, toolCallId: callId, delta: JSON.stringify(redactSecrets(args ?? {})) } as BaseEvent);
-    this.write({ type: EventType.TOOL_CALL_END, toolCallId: callId } as BaseEvent);
+    this.write({ type: EventType.TOOL_CALL_START, toolCallId: callId, toolCallName: tool });
+    this.write({ type: EventType.TOOL_CALL_ARGS, toolCallId: callId, delta: JSON.stringify(redactSecrets(args ?? {})) });
+    this.write({ type: EventType.TOOL_CALL_END, toolCallId: callId });
   }
 }
 

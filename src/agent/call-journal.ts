@@ -38,7 +38,7 @@ export function reviewJournal(record: SuspensionRecord, tools: ReadonlyMap<strin
       pending.push(call);
       continue;
     }
-    const args = decision.decision === 'edit' ? decision.args : (call.ticket.data?.['args'] as unknown);
+    const args = decision.decision === 'edit' ? decision.args : call.ticket.data?.['args'];
     pending.push({
       ...call,
       ticket: interruptedTicket(call.tool, true, call.ticket.message, args, record.startedBy?.[call.callId]),

@@ -43,7 +43,7 @@ export async function callToolDirectly(parts: SessionParts, name: string, args: 
   const env = turnEnv(parts, new ContextLevel({ ...options.context, [KERNEL_KEYS.turnIndex]: turnIndex }), options.signal, turnIndex);
   const callId = `direct_${randomUUID()}`;
   // A value too large or too deep to turn into text (JSON.stringify recurses) is refused as its text would be.
-  const problems = typeof args === 'string' ? [] : valueProblems(args);
+  const problems = typeof args === 'string' ? '' : valueProblems(args);
   if (problems.length > 0) return { status: 'error', callId, error: { code: 'ToolInput', message: `Invalid arguments for ${name}:\n${problems}`, retryable: false } };
   const text = typeof args === 'string' ? args : JSON.stringify(args ?? {});
   const outcome = await executeToolCall(env, { id: callId, name, arguments: text }, 0, -1, env.view.toolsByName, options.approved === true ? { approved: true } : undefined);

@@ -91,7 +91,7 @@ function newRunner(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: r
   if (journal !== undefined) {
     // The turn as it opens, written with its first model response.
     runner.journal = journal;
-    journal.open({ turn: meta.turnIndex, key: meta.key!, agent: parts.agent.spec.name, input: meta.input, taskInput: meta.taskInput, startedAt: isoTime(meta.startedAt), instructions, rounds: 0, messages: runner.messages, toolCalls: [], usage: {} });
+    void journal.open({ turn: meta.turnIndex, key: meta.key!, agent: parts.agent.spec.name, input: meta.input, taskInput: meta.taskInput, startedAt: isoTime(meta.startedAt), instructions, rounds: 0, messages: runner.messages, toolCalls: [], usage: {} });
   }
   return runner;
 }

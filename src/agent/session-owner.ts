@@ -25,9 +25,7 @@ export function ownerOf(parts: SessionParts): string | undefined {
 
 /** What is wrong with an `access` option, as the error to reject with; undefined when nothing is. */
 export function accessProblem(access: unknown, where: string): TrellisError | undefined {
-  if (access === undefined) return undefined;
-  const a = access as Partial<SessionAccess> | null;
-  if (typeof a === 'object' && a !== null && typeof a.principal === 'string' && a.principal.length > 0 && a.principal.length <= 512 && (a.owner === null || typeof a.owner === 'string')) return undefined;
+  if (access === undefined || isSessionAccess(access)) return undefined;
   return new TrellisError('InvalidOptions', `${where}: access must be { principal: string, owner: string | null }`, {
     hint: 'Pass the caller as principal and the owner you checked their access against (null when the session had none)',
   });
@@ -53,4 +51,11 @@ export function enforceAccess(parts: SessionParts, access: SessionAccess | undef
   if (claim && owner === null) {
     commitKernelWrites(new ContextScope(parts.state, undefined, undefined), parts.host.registry, [sessionValue(KERNEL_KEYS.owner, access.principal)]);
   }
+}
+
+/** A well-formed `access` option: a principal of 1 to 512 characters and an owner or null. */
+function isSessionAccess(value: unknown): value is SessionAccess {
+  if (typeof value !== 'object' || value === null) return false;
+  const { principal, owner } = value as Partial<SessionAccess>;
+  return typeof principal === 'string' && principal.length > 0 && principal.length <= 512 && (owner === null || typeof owner === 'string');
 }

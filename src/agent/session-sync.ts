@@ -4,7 +4,6 @@ import { canReadRevision, type SessionStore, type StoredSession, type TurnRecord
 import { canLoadSince, type SessionDeltaReader } from '../stores/session-delta.js';
 import { canJournalSteps } from '../stores/step-journal.js';
 import type { AgentBinding, SessionHost } from './session-host.js';
-import type { SuspensionRecord } from './suspension-record.js';
 import { persistentValues, turnRecord, withoutHostContext, withSubject, type TurnStart } from './turn-record.js';
 import { leasesOf, type HeldLease } from './session-lease.js';
 import type { TurnEnd } from './turn-runner.js';

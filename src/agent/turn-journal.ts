@@ -168,7 +168,7 @@ export class TurnJournal implements CallSteps {
     const t = this.#turnDelta();
     if (s === undefined && t === undefined) return step;
     const delta: StateDelta = { ...(s !== undefined && { s }), ...(t !== undefined && { t }) };
-    return { ...step, ...delta } as TurnStep;
+    return { ...step, ...delta };
   }
 
   #sessionNow(): Values {

@@ -199,6 +199,7 @@ export class TurnRunner {
       const calls = response.toolCalls;
       // Not needed while the calls run: a suspended frame keeps its registers, and this one
       // would keep the response and its usage alive per waiting turn.
+      // eslint-disable-next-line no-useless-assignment -- dropped for the garbage collector, as said above
       response = undefined!;
       let end: TurnEnd | undefined;
       if (calls.length === 1) {

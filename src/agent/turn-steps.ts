@@ -113,7 +113,7 @@ export function parseSteps(steps: readonly unknown[], sessionId: string): readon
     if (typeof step !== 'object' || step === null) throw fail(`step ${index} is not an object`);
     switch (step.k) {
       case 'open': {
-        const o = step as Partial<OpenStep>;
+        const o = step;
         if (o.v !== STEPS_VERSION) throw fail(`its schema version is ${String(o.v)}, this Trellis reads ${STEPS_VERSION}`);
         if (typeof o.turn !== 'number' || typeof o.rounds !== 'number' || typeof o.key !== 'string' || typeof o.agent !== 'string') throw fail(`step ${index} does not say which turn it opens`);
         if (typeof o.input !== 'string' || typeof o.taskInput !== 'string' || typeof o.instructions !== 'string' || typeof o.startedAt !== 'string') throw fail(`step ${index} has no input or instructions`);

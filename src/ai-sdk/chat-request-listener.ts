@@ -48,7 +48,7 @@ export async function serveChatRequest(body: unknown, sessionOf: (chatId: string
   } catch (error) {
     return problem(response, error);
   }
-  pipeUIMessageStreamToResponse({ response, stream: uiMessageStream(session, chat, { streams: options.streams, context: options.context, access }) });
+  void pipeUIMessageStreamToResponse({ response, stream: uiMessageStream(session, chat, { streams: options.streams, context: options.context, access }) });
 }
 
 /**
@@ -64,7 +64,7 @@ export async function serveChatReconnect(chatId: string, streams: ChatStreams, r
   }
   const replay = streams.replay(chatId);
   if (!replay) return void response.writeHead(204).end();
-  pipeUIMessageStreamToResponse({ response, stream: replay });
+  void pipeUIMessageStreamToResponse({ response, stream: replay });
 }
 
 /** A Trellis error as `{ statusCode, code, message }` with its HTTP status; anything else a 500 without its internals. */

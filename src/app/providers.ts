@@ -19,7 +19,7 @@ export function bindProviders(container: Container, providers: readonly Provider
     } else if ('useValue' in provider) {
       container.bind(provider.provide).toConstantValue(provider.useValue);
     } else if ('useClass' in provider) {
-      container.bind(provider.provide).to(provider.useClass as new () => unknown).inSingletonScope();
+      container.bind(provider.provide).to(provider.useClass).inSingletonScope();
     } else if ('useFactory' in provider) {
       container.bind(provider.provide).toDynamicValue(() => provider.useFactory(container)).inSingletonScope();
     } else {

@@ -187,7 +187,7 @@ function checkConfig(raw: unknown, file: string, mcpProblems: readonly string[])
     }
   }
   if (problems.length > 0) throw invalid(file, problems);
-  return config as CliConfig;
+  return config;
 }
 
 function evalProblems(value: unknown, file: string): string[] {

@@ -6,7 +6,7 @@ import { lookup, type ContextSnapshot } from './context-level.js';
 import { NEVER_ABORTED } from './never-signal.js';
 import type { HookContext, ToolContext } from './plugin-context.js';
 
-const NONE: readonly never[] = Object.freeze([]) as readonly never[];
+const NONE: readonly never[] = Object.freeze([]);
 
 interface KernelAccess {
   command(ctx: MemberContext): StateCommand | undefined;

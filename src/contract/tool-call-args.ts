@@ -23,5 +23,5 @@ export type ToolCallArgs<T extends object = Record<string, unknown>> = { readonl
  */
 export function argsOf<T extends object = Record<string, unknown>>(call: Pick<ToolCallInfo, 'args'>): ToolCallArgs<T> {
   const args = call.args;
-  return typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as ToolCallArgs<T>) : {};
+  return typeof args === 'object' && args !== null && !Array.isArray(args) ? args : {};
 }

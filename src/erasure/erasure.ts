@@ -87,7 +87,7 @@ export async function sessionsToErase(store: SessionStore, selector: EraseSelect
 }
 
 function subjectOf(session: StoredSession): { userId?: unknown; tenant?: unknown } {
-  return (session.state[SUBJECT_KEY] ?? {}) as { userId?: unknown; tenant?: unknown };
+  return session.state[SUBJECT_KEY] ?? {};
 }
 
 function matches(session: StoredSession, selector: EraseSelector, cutoff: number | undefined): boolean {

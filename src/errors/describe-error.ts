@@ -24,7 +24,7 @@ function rawDescription(error: unknown): string {
   const message = attempt(() => {
     if (typeof error === 'string') return error;
     if (typeof error === 'object' && error !== null && 'message' in error) {
-      const value = (error as { message: unknown }).message;
+      const value = error.message;
       if (typeof value === 'string' && value.trim() !== '') return value;
     }
     return undefined;

@@ -31,6 +31,8 @@ export interface DescribeEvalOptions extends Pick<RunEvalOptions, 'session' | 'd
  * describeEval('report desk', { dataset: 'evals/desk.jsonl', session: (c) => agent.session(undefined, { context: c.context }) });
  */
 export function describeEval(name: string, options: DescribeEvalOptions): void {
+  // Needed in the published build, which compiles without jest's global types.
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
   const found = options.api ?? (globalThis as unknown as Partial<EvalTestApi>);
   if (typeof found.describe !== 'function' || typeof found.it !== 'function') {
     throw new Error("describeEval needs jest's describe and it: run it in a test file, or pass { api: { describe, it } } from '@jest/globals'");

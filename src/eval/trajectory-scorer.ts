@@ -31,7 +31,9 @@ export const trajectoryScorer: Scorer = {
       const used = new Set<number>();
       for (const w of wanted) {
         const found = toolCalls.findIndex((g, i) => !used.has(i) && matches(w, g));
-        if (found >= 0) (used.add(found), matched++);
+        if (found < 0) continue;
+        used.add(found);
+        matched++;
       }
     }
     const extra = order === 'exact' && toolCalls.length !== wanted.length;

@@ -51,7 +51,7 @@ export type Awaitable<T> = T | Promise<T>;
 
 const ALLOW: GateDecision = Object.freeze({ kind: 'allow' });
 const GATE_RANK = { block: 3, suspend: 2, setResult: 1 } as const;
-const NO_ITEMS: readonly never[] = Object.freeze([]) as readonly never[];
+const NO_ITEMS: readonly never[] = Object.freeze([]);
 
 /**
  * Runs the handlers of a point in the mode the hook catalog gives it:
@@ -183,7 +183,7 @@ export class HookEngine {
         return { status: 'rejected', reason };
       }
     });
-    const settled = pending ? await Promise.allSettled(started.map((s) => (s.status === 'fulfilled' ? s.value : Promise.reject(s.reason)))) : (started as PromiseSettledResult<Invocation>[]);
+    const settled = pending ? await Promise.allSettled(started.map((s) => (s.status === 'fulfilled' ? Promise.resolve(s.value) : Promise.reject(s.reason)))) : (started as PromiseSettledResult<Invocation>[]);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
     const invocations = settled.map((s) => (s as PromiseFulfilledResult<Invocation>).value);

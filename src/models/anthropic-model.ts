@@ -3,10 +3,11 @@ import type { MessageCreateParamsStreaming, RawMessageStreamEvent, Tool } from '
 import { TrellisError } from '../errors/trellis-error.js';
 import type { ModelRequest, ModelResponse, ModelToolCall, SchemaAwareProvider, SchemaDialect, Usage } from './model-provider.js';
 import { ANTHROPIC_DIALECT, ANTHROPIC_PROMPT_DIALECT } from './schema-dialects.js';
-import { modelCancelledError, modelFailedError, type ModelIdentity } from './model-error.js';
+import type { ModelIdentity } from './model-error.js';
+import { callProvider, missingApiKeyError } from './provider-call.js';
 import { ToolNameCodec } from './tool-name-codec.js';
 import { addCacheBreakpoints, toAnthropicMessages, type AnthropicPromptCache } from './anthropic-messages.js';
-import { assertCompleted, boundedFetch, resolveStreamLimits, streamFailedError, withIdleTimeout, type ResolvedStreamLimits, type StreamLimits } from './stream-guard.js';
+import { boundedFetch, resolveStreamLimits, streamFailedError, type ResolvedStreamLimits, type StreamLimits } from './stream-guard.js';
 
 /** Stop reasons of a message that completed: anything else with tool calls is refused. */
 const COMPLETED = new Set(['end_turn', 'tool_use', 'stop_sequence']);
@@ -104,43 +105,24 @@ export class AnthropicModel implements SchemaAwareProvider {
     const model = request.inference.model ?? this.options.model;
     const who: ModelIdentity = { provider: this.name, model, apiKeyEnv: 'ANTHROPIC_API_KEY' };
     const codec = new ToolNameCodec(request.tools.map((tool) => tool.name));
-    if (request.signal?.aborted) throw modelCancelledError(this.name, request.signal.reason);
-    let loaded: AnthropicSdk | undefined;
-    // Aborted when the stream goes idle; the caller's signal aborts it too.
-    const idle = new AbortController();
-    let stalled: TrellisError | undefined;
-    try {
-      loaded = await loadAnthropicSdk();
-      const signal = request.signal ? AbortSignal.any([request.signal, idle.signal]) : idle.signal;
-      const stream = await this.getClient(who, loaded).messages.create(this.params(request, model, codec), { signal });
-      const assembler = new EventAssembler(model, codec, request.onDelta, this.limits, who);
-      const onIdle = () => {
-        stalled = streamFailedError(who, 'idle', `the stream sent nothing for ${this.limits.idleTimeoutMs} ms`);
-        idle.abort(stalled);
-        return stalled;
-      };
-      for await (const event of withIdleTimeout(stream, this.limits.idleTimeoutMs, onIdle)) assembler.add(event);
-      // The SDK ends the iteration quietly when the signal aborts mid-stream.
-      if (request.signal?.aborted) throw modelCancelledError(this.name, request.signal.reason);
-      if (stalled) throw stalled;
-      const response = assembler.response();
-      assertCompleted(response, who, COMPLETED);
-      return response;
-    } catch (error) {
-      throw stalled ?? this.toTrellisError(error, who, request.signal, loaded);
-    }
+    return callProvider({
+      request,
+      who,
+      limits: this.limits,
+      completed: COMPLETED,
+      loadSdk: loadAnthropicSdk,
+      start: async (loaded, signal) => {
+        const events = await this.getClient(who, loaded).messages.create(this.params(request, model, codec), { signal });
+        return { events, assembler: new EventAssembler(model, codec, request.onDelta, this.limits, who) };
+      },
+    });
   }
 
   private getClient(who: ModelIdentity, loaded: AnthropicSdk): Anthropic {
     if (this.client) return this.client;
     const { apiKey, baseURL, maxRetries, timeoutMs } = this.options;
     const key = apiKey ?? process.env.ANTHROPIC_API_KEY;
-    if (!key) {
-      throw new TrellisError('ModelFailed', `${who.provider} has no API key`, {
-        hint: 'Set ANTHROPIC_API_KEY, or pass { apiKey } to AnthropicModel',
-        details: { provider: who.provider },
-      });
-    }
+    if (!key) throw missingApiKeyError(who, 'AnthropicModel');
     const fetch = boundedFetch(this.limits, () => ({ ...who, model: this.options.model }));
     this.client = new loaded.Anthropic({ apiKey: key, baseURL, maxRetries: maxRetries ?? 2, timeout: timeoutMs, fetch });
     return this.client;
@@ -159,25 +141,9 @@ export class AnthropicModel implements SchemaAwareProvider {
     if (temperature !== undefined) params.temperature = temperature;
     if (topP !== undefined) params.top_p = topP;
     if (request.output !== undefined && this.schemaDialect.nativeOutput) {
-      params.output_config = { format: { type: 'json_schema', schema: this.schemaDialect.output(request.output.schema).schema as Record<string, unknown> } };
+      params.output_config = { format: { type: 'json_schema', schema: this.schemaDialect.output(request.output.schema).schema } };
     }
     return params;
-  }
-
-  /** `loaded` is the SDK when it could be loaded; without it only cancellation is told apart. */
-  private toTrellisError(error: unknown, who: ModelIdentity, signal: AbortSignal | undefined, loaded: AnthropicSdk | undefined): TrellisError {
-    if (TrellisError.is(error)) return error;
-    // A bounded body's refusal, wrapped by the SDK as a connection error.
-    const cause = (error as { cause?: unknown } | null)?.cause;
-    if (TrellisError.is(cause)) return cause;
-    if (signal?.aborted || (loaded && error instanceof loaded.APIUserAbortError)) return modelCancelledError(this.name, error);
-    const message = error instanceof Error ? error.message : String(error);
-    if (loaded) {
-      if (error instanceof loaded.APIConnectionTimeoutError) return modelFailedError({ timeout: true, message, cause: error }, who);
-      if (error instanceof loaded.APIConnectionError) return modelFailedError({ connection: true, message, cause: error }, who);
-      if (error instanceof loaded.APIError) return modelFailedError({ status: error.status, type: error.type, message, cause: error }, who);
-    }
-    return modelFailedError({ message, cause: error }, who);
   }
 }
 

@@ -8,10 +8,11 @@ import { TrellisError } from '../errors/trellis-error.js';
 import type { CompiledSchema, JsonSchema, ModelRequest, ModelResponse, ModelToolCall, SchemaAwareProvider, SchemaDialect, ToolDefinition, Usage } from './model-provider.js';
 import { CONSERVATIVE_DIALECT, OPENAI_STRICT_DIALECT } from './schema-dialects.js';
 import { dropNullOptionals } from '../validation/openai-strict-schema.js';
-import { modelCancelledError, modelFailedError, type ModelIdentity } from './model-error.js';
+import type { ModelIdentity } from './model-error.js';
+import { callProvider, missingApiKeyError } from './provider-call.js';
 import { ToolNameCodec } from './tool-name-codec.js';
 import { toOpenAIMessages } from './openai-messages.js';
-import { assertCompleted, boundedFetch, resolveStreamLimits, streamFailedError, withIdleTimeout, type ResolvedStreamLimits, type StreamLimits } from './stream-guard.js';
+import { boundedFetch, resolveStreamLimits, streamFailedError, type ResolvedStreamLimits, type StreamLimits } from './stream-guard.js';
 
 /** Finish reasons of a response that completed: anything else with tool calls is refused. */
 const COMPLETED = new Set(['stop', 'tool_calls', 'function_call']);
@@ -105,44 +106,25 @@ export class OpenAIModel implements SchemaAwareProvider {
     const model = request.inference.model ?? this.options.model;
     const who: ModelIdentity = { provider: this.name, model, apiKeyEnv: 'OPENAI_API_KEY' };
     const codec = new ToolNameCodec(request.tools.map((tool) => tool.name));
-    if (request.signal?.aborted) throw modelCancelledError(this.name, request.signal.reason);
-    let loaded: OpenAISdk | undefined;
-    // Aborted when the stream goes idle; the caller's signal aborts it too.
-    const idle = new AbortController();
-    let stalled: TrellisError | undefined;
-    try {
-      loaded = await loadOpenAISdk();
-      const signal = request.signal ? AbortSignal.any([request.signal, idle.signal]) : idle.signal;
-      const tools = request.tools.map((tool) => this.schemaDialect.tool(tool.inputSchema));
-      const stream = await this.getClient(who, loaded).chat.completions.create(this.params(request, model, codec, tools), { signal });
-      const assembler = new ChunkAssembler(model, codec, request.onDelta, this.limits, who, strictSources(request.tools, tools));
-      const onIdle = () => {
-        stalled = streamFailedError(who, 'idle', `the stream sent nothing for ${this.limits.idleTimeoutMs} ms`);
-        idle.abort(stalled);
-        return stalled;
-      };
-      for await (const chunk of withIdleTimeout(stream, this.limits.idleTimeoutMs, onIdle)) assembler.add(chunk);
-      // The SDK ends the iteration quietly when the signal aborts mid-stream.
-      if (request.signal?.aborted) throw modelCancelledError(this.name, request.signal.reason);
-      if (stalled) throw stalled;
-      const response = assembler.response();
-      assertCompleted(response, who, COMPLETED);
-      return response;
-    } catch (error) {
-      throw stalled ?? this.toTrellisError(error, who, request.signal, loaded);
-    }
+    return callProvider({
+      request,
+      who,
+      limits: this.limits,
+      completed: COMPLETED,
+      loadSdk: loadOpenAISdk,
+      start: async (loaded, signal) => {
+        const tools = request.tools.map((tool) => this.schemaDialect.tool(tool.inputSchema));
+        const events = await this.getClient(who, loaded).chat.completions.create(this.params(request, model, codec, tools), { signal });
+        return { events, assembler: new ChunkAssembler(model, codec, request.onDelta, this.limits, who, strictSources(request.tools, tools)) };
+      },
+    });
   }
 
   private getClient(who: ModelIdentity, loaded: OpenAISdk): OpenAI {
     if (this.client) return this.client;
     const { apiKey, baseURL, maxRetries, timeoutMs } = this.options;
     const key = apiKey ?? process.env.OPENAI_API_KEY;
-    if (!key && !baseURL) {
-      throw new TrellisError('ModelFailed', `${who.provider} has no API key`, {
-        hint: 'Set OPENAI_API_KEY, or pass { apiKey } to OpenAIModel',
-        details: { provider: who.provider },
-      });
-    }
+    if (!key && !baseURL) throw missingApiKeyError(who, 'OpenAIModel');
     // Local OpenAI-compatible servers ignore the key, but the SDK insists on one.
     const fetch = boundedFetch(this.limits, () => ({ ...who, model: this.options.model }));
     this.client = new loaded.OpenAI({ apiKey: key || 'not-needed', baseURL, maxRetries: maxRetries ?? 2, timeout: timeoutMs, fetch });
@@ -160,7 +142,7 @@ export class OpenAIModel implements SchemaAwareProvider {
     if (request.tools.length > 0) params.tools = request.tools.map((tool, at) => toOpenAITool(tool, tools[at]!, codec));
     const output = request.output;
     if (output !== undefined && this.schemaDialect.nativeOutput) {
-      params.response_format = { type: 'json_schema', json_schema: { name: output.name, strict: true, schema: this.schemaDialect.output(output.schema).schema as Record<string, unknown> } };
+      params.response_format = { type: 'json_schema', json_schema: { name: output.name, strict: true, schema: this.schemaDialect.output(output.schema).schema } };
     }
     if (temperature !== undefined) params.temperature = temperature;
     // `max_tokens` rather than `max_completion_tokens`: compatible servers only know the former.
@@ -168,22 +150,6 @@ export class OpenAIModel implements SchemaAwareProvider {
     if (topP !== undefined) params.top_p = topP;
     if (reasoningEffort !== undefined) params.reasoning_effort = reasoningEffort;
     return params;
-  }
-
-  /** `loaded` is the SDK when it could be loaded; without it only cancellation is told apart. */
-  private toTrellisError(error: unknown, who: ModelIdentity, signal: AbortSignal | undefined, loaded: OpenAISdk | undefined): TrellisError {
-    if (TrellisError.is(error)) return error;
-    // A bounded body's refusal, wrapped by the SDK as a connection error.
-    const cause = (error as { cause?: unknown } | null)?.cause;
-    if (TrellisError.is(cause)) return cause;
-    if (signal?.aborted || (loaded && error instanceof loaded.APIUserAbortError)) return modelCancelledError(this.name, error);
-    const message = error instanceof Error ? error.message : String(error);
-    if (loaded) {
-      if (error instanceof loaded.APIConnectionTimeoutError) return modelFailedError({ timeout: true, message, cause: error }, who);
-      if (error instanceof loaded.APIConnectionError) return modelFailedError({ connection: true, message, cause: error }, who);
-      if (error instanceof loaded.APIError) return modelFailedError({ status: error.status, type: error.type, message, cause: error }, who);
-    }
-    return modelFailedError({ message, cause: error }, who);
   }
 }
 

@@ -33,7 +33,7 @@ export class TrellisContextInterceptor implements NestInterceptor {
 
 function userOf(context: ExecutionContext): unknown {
   if (context.getType() !== 'http') return undefined;
-  return (context.switchToHttp().getRequest() as { user?: unknown } | undefined)?.user;
+  return context.switchToHttp().getRequest<{ user?: unknown } | undefined>()?.user;
 }
 
 /**

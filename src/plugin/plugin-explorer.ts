@@ -69,7 +69,7 @@ export function explorePlugin(type: unknown): PluginDefinition {
   });
   const hooks = readList<HookMetadata>(METADATA.hooks, type).map(({ method, point, priority: p }) => {
     checkMethod(method, '@Hook');
-    if (!isHookPoint(point)) problems.push(`@Hook('${point}') on ${method}: unknown point (known: ${HOOK_POINT_NAMES.join(', ')})`);
+    if (!isHookPoint(point)) problems.push(`@Hook('${String(point)}') on ${method}: unknown point (known: ${HOOK_POINT_NAMES.join(', ')})`);
     return { method, point, priority: p ?? priority, requires: requires(method) };
   });
   const transforms = readList<TransformMetadata>(METADATA.transforms, type).map(({ method, priority: p }) => {

@@ -97,7 +97,7 @@ export function preparePlugin(definition: PluginDefinition, given: InstallOption
   const name = definition.name;
   const member = (method: string, extra: readonly ContextKeySpec[] = []): PluginMember => {
     const requires = [...definition.classRequires, ...extra].map(normalizeKey);
-    return { plugin: name, method, requires, declared: new Set(requires.map((r) => r.key)), fn: instance[method]!.bind(instance) as PluginMember['fn'] };
+    return { plugin: name, method, requires, declared: new Set(requires.map((r) => r.key)), fn: instance[method]!.bind(instance) };
   };
   const order = (index: number) => env.seq * 10_000 + index;
 

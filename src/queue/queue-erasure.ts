@@ -136,7 +136,7 @@ function parseData(text: string | null): { sessionId?: unknown; context?: Record
   if (text === null) return undefined;
   try {
     const data = JSON.parse(text) as unknown;
-    return typeof data === 'object' && data !== null ? (data as { sessionId?: unknown; context?: Record<string, unknown> }) : undefined;
+    return typeof data === 'object' && data !== null ? data : undefined;
   } catch {
     return undefined;
   }

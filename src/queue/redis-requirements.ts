@@ -11,7 +11,7 @@ export async function redisRequirementProblems(redis: Redis): Promise<string[]> 
   const problems: string[] = [];
   let policy: string | undefined;
   try {
-    const answer = (await redis.config('GET', 'maxmemory-policy')) as string[];
+    const answer = await redis.config('GET', 'maxmemory-policy');
     policy = answer[1];
   } catch {
     problems.push('Redis refused CONFIG GET maxmemory-policy, so the worker could not check that it is noeviction: make sure it is (a Redis that evicts keys drops queued turns)');
@@ -23,7 +23,7 @@ export async function redisRequirementProblems(redis: Redis): Promise<string[]> 
     const info = await redis.info('persistence');
     const aof = /^aof_enabled:(\d)/m.exec(info)?.[1];
     const rdbSaves = /^rdb_changes_since_last_save:/m.test(info);
-    const save = ((await redis.config('GET', 'save').catch(() => ['save', 'unknown'])) as string[])[1];
+    const save = (await redis.config('GET', 'save').catch(() => ['save', 'unknown']))[1];
     if (aof === '0' && (save === '' || !rdbSaves)) {
       problems.push('Redis has neither AOF nor RDB snapshots enabled: a restart loses every queued turn. Enable appendonly yes (appendfsync everysec) for the queue');
     }

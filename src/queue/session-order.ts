@@ -226,7 +226,7 @@ export function parseCancelMessage(text: string): CancelMessage | undefined {
   try {
     const value = JSON.parse(text) as { jobs?: unknown; keepSteps?: unknown };
     if (!Array.isArray(value.jobs) || !value.jobs.every((j) => typeof j === 'string')) return undefined;
-    return { jobs: value.jobs as string[], keepSteps: value.keepSteps === true };
+    return { jobs: value.jobs, keepSteps: value.keepSteps === true };
   } catch {
     return undefined;
   }

@@ -1,7 +1,7 @@
 import { Job, Queue } from 'bullmq';
 import { Observable } from 'rxjs';
 import type { Redis } from 'ioredis';
-import { TrellisError, type TrellisErrorCode, type TrellisEvent } from '../../index.js';
+import { TrellisError } from '../../index.js';
 import type { EraseRequest } from '../../governance.js';
 import { ChannelSubscriber } from './channel-subscriber.js';
 import type { QueuedEvent } from './queued-event.js';
@@ -284,7 +284,7 @@ export class TurnQueue {
   async retryParked(jobId: string): Promise<QueuedTurn<TurnJobResult | CancelJobResult>> {
     const entry = await this.parkedEntry(jobId);
     const { runs: _runs, startRevision: _startRevision, ...data } = entry.data;
-    const queued = await this.enqueue<JobResult>({ ...data, key: `${data.key}.retry-${Date.parse(entry.parkedAt)}` } as TurnJobData);
+    const queued = await this.enqueue<JobResult>({ ...data, key: `${data.key}.retry-${Date.parse(entry.parkedAt)}` });
     await this.parked().remove(jobId);
     return queued;
   }

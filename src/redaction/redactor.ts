@@ -63,7 +63,7 @@ export function secretFields(type: Function | undefined): readonly string[] {
   if (!type) return NONE;
   const names: string[] = [];
   for (let current: unknown = type; typeof current === 'function' && current !== Function.prototype; current = Object.getPrototypeOf(current)) {
-    names.push(...((Reflect.getOwnMetadata(METADATA.secrets, current as object) as string[] | undefined) ?? []));
+    names.push(...((Reflect.getOwnMetadata(METADATA.secrets, current) as string[] | undefined) ?? []));
   }
   return names;
 }

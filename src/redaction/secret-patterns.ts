@@ -38,7 +38,7 @@ export const SECRET_VALUE_PATTERNS: readonly RegExp[] = [
   // Every repetition is bounded (a prefix of at most four words, a digit within 256 characters
   // of the value): unbounded, `db_password` repeated 100,000 times took cubic time. An unquoted
   // name needs no prefix: the match starts at the key word itself, after the `_` or `-`.
-  /((?<![A-Za-z0-9])(?:(["'])(?:[a-z]{1,32}[-_]){0,4}(?:password|passwd|secret|secret[-_]access[-_]key|api[-_]?key|access[-_]?token|refresh[-_]?token|token|authorization|pin|session[-_]?id)\2|(?:password|passwd|secret|secret[-_]access[-_]key|api[-_]?key|access[-_]?token|refresh[-_]?token|token|authorization|pin|session[-_]?id))\s{0,8}[:=]?\s{0,8}["\']?)(?!\[Redacted\]|Bearer\b|Basic\b)(?=[^\s"\'&,;}]{0,256}\d)[^\s"\'&,;}]{4,}/gi,
+  /((?<![A-Za-z0-9])(?:(["'])(?:[a-z]{1,32}[-_]){0,4}(?:password|passwd|secret|secret[-_]access[-_]key|api[-_]?key|access[-_]?token|refresh[-_]?token|token|authorization|pin|session[-_]?id)\2|(?:password|passwd|secret|secret[-_]access[-_]key|api[-_]?key|access[-_]?token|refresh[-_]?token|token|authorization|pin|session[-_]?id))\s{0,8}[:=]?\s{0,8}["']?)(?!\[Redacted\]|Bearer\b|Basic\b)(?=[^\s"'&,;}]{0,256}\d)[^\s"'&,;}]{4,}/gi,
   // Long hex tokens (32+ hex digits, not a UUID's groups). Long mixed-case base64 tokens are
   // found by `isMixedCaseToken` over each run of token characters: a regexp with lookaheads over
   // the run backtracks quadratically on a long run (a 1 MB result), a scan of runs does not.

@@ -73,7 +73,7 @@ const handler = (key: string, method: string, fn: (payload: unknown, ctx: Plugin
     key,
     requires: [],
     declared: new Set<string>(),
-    fn: fn as KeyedHandler['fn'],
+    fn,
   });
 
 export const BUILT_IN_ACTION_HANDLERS: readonly KeyedHandler[] = [

@@ -99,7 +99,7 @@ export class StoredRowDecoder {
     const column = `${table}.message (seq ${seq})`;
     const parsed = this.parse(raw, column);
     if (!isChatMessage(parsed)) throw this.invalid(column, 'not a chat message');
-    return parsed as unknown as ChatMessage;
+    return parsed as ChatMessage;
   }
 
   /**

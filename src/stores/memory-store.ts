@@ -109,7 +109,7 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
     session.transcript.push(...append);
     session.steps = [];
     putTurn(session.turns, turn);
-    session.state = state as Record<string, unknown>;
+    session.state = state;
     session.suspension = suspension;
     session.revision = revision;
     session.updatedAt = now;

@@ -54,9 +54,9 @@ function engineFor(schema: Readonly<Record<string, unknown>>): AnyAjv {
     const { Ajv2019: Draft2019 } = require('ajv/dist/2019.js') as { Ajv2019: new (options: object) => Ajv2019 };
     const { Ajv2020: Draft2020 } = require('ajv/dist/2020.js') as { Ajv2020: new (options: object) => Ajv2020 };
     engines = {
-      draft7: addFormats(new Draft7(OPTIONS)) as Ajv,
-      draft2019: addFormats(new Draft2019(OPTIONS)) as Ajv2019,
-      draft2020: addFormats(new Draft2020(OPTIONS)) as Ajv2020,
+      draft7: addFormats(new Draft7(OPTIONS)),
+      draft2019: addFormats(new Draft2019(OPTIONS)),
+      draft2020: addFormats(new Draft2020(OPTIONS)),
     };
   }
   const draft = typeof schema.$schema === 'string' ? schema.$schema : '';
@@ -68,7 +68,7 @@ function engineFor(schema: Readonly<Record<string, unknown>>): AnyAjv {
 /** A `$schema` ajv has no meta-schema for (draft-04, a vendor URL) would fail to compile; the keywords still apply. */
 function withKnownDraft(schema: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const draft = schema.$schema;
-  if (typeof draft !== 'string' || /draft-0[67]|2019-09|2020-12/.test(draft)) return schema as Record<string, unknown>;
+  if (typeof draft !== 'string' || /draft-0[67]|2019-09|2020-12/.test(draft)) return schema;
   const { $schema: _unknownDraft, ...rest } = schema;
   return rest;
 }

@@ -47,7 +47,7 @@ export function openAIStrictSchema(source: JsonSchema): StrictSchema {
  * absent, at every depth.
  */
 export function dropNullOptionals(value: unknown, source: JsonSchema, root: JsonSchema = source): unknown {
-  const schema = resolve(source as Draft, root as Draft);
+  const schema = resolve(source, root);
   if (Array.isArray(value)) {
     const items = schema.items as JsonSchema | undefined;
     return items && typeof items === 'object' ? value.map((item) => dropNullOptionals(item, items, root)) : value;
@@ -58,7 +58,7 @@ export function dropNullOptionals(value: unknown, source: JsonSchema, root: Json
   const out: Record<string, unknown> = {};
   for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
     const property = Object.prototype.hasOwnProperty.call(properties, key) ? properties[key] : undefined;
-    if (child === null && property !== undefined && !required.has(key) && !allowsNull(resolve(property as Draft, root as Draft))) continue;
+    if (child === null && property !== undefined && !required.has(key) && !allowsNull(resolve(property, root))) continue;
     out[key] = property ? dropNullOptionals(child, property, root) : child;
   }
   return out;

@@ -57,7 +57,7 @@ const STRUCTURE = new Set(['properties', 'required', 'additionalProperties', 'pa
  * Pure and linear in the schema's size.
  */
 export function rewriteSchema(source: JsonSchema, rules: DialectRules): RewrittenSchema {
-  const root = source as Draft;
+  const root = source;
   const defs = { ...(isRecord(root.definitions) ? root.definitions : {}), ...(isRecord(root.$defs) ? root.$defs : {}) } as Record<string, Draft>;
   const walk: Walk = { rules, problems: [], defs, recursive: recursiveDefs(defs), inlining: new Set(), reported: new Set(), deepest: 0 };
   const schema = rewrite(root, '(root)', walk, 1);
@@ -168,7 +168,7 @@ function nullable(schema: Draft): Draft {
 
 /** Whether a schema already lets a value be null. */
 export function allowsNull(schema: JsonSchema): boolean {
-  const s = schema as Draft;
+  const s = schema;
   if (s.type === 'null' || (Array.isArray(s.type) && s.type.includes('null'))) return true;
   if (Array.isArray(s.enum) && s.enum.includes(null)) return true;
   return Array.isArray(s.anyOf) && s.anyOf.some((member) => isRecord(member) && allowsNull(member));

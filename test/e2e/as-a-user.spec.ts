@@ -3,7 +3,6 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
 import { buildDist, BUILD_TIMEOUT_MS } from './support/built-dist.js';
 
 /**
@@ -105,7 +104,7 @@ describe('npm start: the SQL report desk example', () => {
 
     // Then the README's approval from the command line, after npm start wrote its files: it works the first time.
     const asked = await trellis(cwd, 'run', 'Please export that list as a CSV file.', '-s', 'q1');
-    const approve = /^Decide with: (.+ resume q1 --approve call_\w+)  /m.exec(asked.stdout)![1]!;
+    const approve = /^Decide with: (.+ resume q1 --approve call_\w+) {2}/m.exec(asked.stdout)![1]!;
     const approved = await shell(approve, cwd);
     expect(approved.stdout).toContain(`Saved 3 rows to ${join(cwd, '.trellis/exports/top-customers-3.csv')}.`);
     expect(approved.stdout).not.toContain('I did not write the file');
@@ -133,8 +132,8 @@ describe('the trellis CLI', () => {
     expect(listing.stdout).toContain('middleware: LoggingMiddleware → RetryMiddleware');
     expect(listing.stdout).toContain('planning.started: strategy.plan (10), reflection.remind (100)');
     expect(listing.stdout).toContain('tool.gate: export.requireApproval (100)');
-    expect(listing.stdout).toMatch(/^db 1\.0\.0 .*\n  owner: data-platform/m);
-    expect(listing.stdout).toMatch(/^export 1\.0\.0 .*\n  owner: reporting/m);
+    expect(listing.stdout).toMatch(/^db 1\.0\.0 .*\n {2}owner: data-platform/m);
+    expect(listing.stdout).toMatch(/^export 1\.0\.0 .*\n {2}owner: reporting/m);
   }, RUN_TIMEOUT_MS);
 
   it('runs one message: the reply, one summary line, and a plain note that the scripted model answered', async () => {
@@ -164,7 +163,7 @@ describe('the trellis CLI', () => {
     expect(asked.code).toBe(0);
     expect(asked.stdout).toMatch(/— suspended · 1 round · 0 tools/);
     // Started with plain node outside any project, the CLI prints the command the same way.
-    const decide = /^Decide with: (.+ resume exp --approve (call_\w+))   \(or --reject call_\w+\)$/m.exec(asked.stdout)!;
+    const decide = /^Decide with: (.+ resume exp --approve (call_\w+)) {3}\(or --reject call_\w+\)$/m.exec(asked.stdout)!;
     const callId = decide[2]!;
     expect(decide[1]).toBe(`node ${CLI} resume exp --approve ${callId}`);
     expect(existsSync(join(cwd, '.trellis/exports/top-customers.csv'))).toBe(false);

@@ -51,7 +51,7 @@ describe('trellis mcp and mcpServers in trellis.config', () => {
     const child = spawn(process.execPath, [CLI, 'mcp', '--http', '0', ...args], { cwd: dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
     const url = await new Promise<string>((resolve, reject) => {
       let err = '';
-      child.stderr!.on('data', (c: Buffer) => {
+      child.stderr.on('data', (c: Buffer) => {
         err += c.toString();
         const m = /listening on (\S+)/.exec(err);
         if (m) resolve(m[1]!);
@@ -154,7 +154,7 @@ export default { plugins: [Vault], model: new ScriptedModel((req) => 'closing: '
       const child = spawn(process.execPath, [CLI, 'mcp', '--http', '0'], { cwd: own, stdio: ['ignore', 'ignore', 'pipe'] });
       const url = await new Promise<string>((resolve, reject) => {
         let err = '';
-        child.stderr!.on('data', (c: Buffer) => {
+        child.stderr.on('data', (c: Buffer) => {
           err += c.toString();
           const m = /listening on (\S+)/.exec(err);
           if (m) resolve(m[1]!);
@@ -216,10 +216,10 @@ export default {
       const run = spawn(process.execPath, [CLI, 'run', 'Book Oslo', '--session', 'trip-1'], { cwd: own, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       let err = '';
-      run.stdout!.on('data', (c: Buffer) => void (out += c.toString()));
+      run.stdout.on('data', (c: Buffer) => void (out += c.toString()));
       const exited = new Promise<number | null>((resolve) => run.once('exit', resolve));
       const note = await new Promise<RegExpExecArray>((resolve, reject) => {
-        run.stderr!.on('data', (c: Buffer) => {
+        run.stderr.on('data', (c: Buffer) => {
           err += c.toString();
           const m = /MCP server 'trips' asks: Book Oslo\?\n {2}It waits as call (\S+) of session (\S+)\. Answer with: .* resume \S+ --approve \S+/.exec(err);
           if (m) resolve(m);
@@ -254,10 +254,10 @@ export default {
       const run = spawn(process.execPath, [CLI, 'run', 'What is the balance?'], { cwd: own, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       let err = '';
-      run.stdout!.on('data', (c: Buffer) => void (out += c.toString()));
+      run.stdout.on('data', (c: Buffer) => void (out += c.toString()));
       const exited = new Promise<number | null>((resolve) => run.once('exit', resolve));
       const signIn = await new Promise<string>((resolve, reject) => {
-        run.stderr!.on('data', (c: Buffer) => {
+        run.stderr.on('data', (c: Buffer) => {
           err += c.toString();
           const m = /MCP server 'ledger' needs you to sign in: open (\S+)/.exec(err);
           if (m) resolve(m[1]!);

@@ -106,7 +106,7 @@ export async function depthApp(store: SessionStore, dir: string, writerTool: 'li
   await app.install(DepthLedgerPlugin, { config: { dir } });
   app.agent({
     name: 'writer',
-    model: counted(dir, 'writer', (round) => (WRITER_ROUNDS[round] ? { toolCalls: WRITER_ROUNDS[round]!.map((n) => call(writerTool, { n })) } : WRITER_REPLY)),
+    model: counted(dir, 'writer', (round) => (WRITER_ROUNDS[round] ? { toolCalls: WRITER_ROUNDS[round].map((n) => call(writerTool, { n })) } : WRITER_REPLY)),
     instructions: 'Write the lines.',
     plugins: ['lines'],
   });

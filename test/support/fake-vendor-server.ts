@@ -81,12 +81,11 @@ export class FakeVendorServer {
   ) {}
 
   static async start(vendor: FakeVendor): Promise<FakeVendorServer> {
-    let fake: FakeVendorServer | undefined;
-    const server = createServer((req, res) => void fake!.handle(req, res));
+    const server = createServer((req, res) => void fake.handle(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     // The OpenAI SDK appends `/chat/completions` to its base URL; Anthropic's appends `/v1/messages`.
-    fake = new FakeVendorServer(vendor, server, vendor === 'openai' ? `http://127.0.0.1:${port}/v1` : `http://127.0.0.1:${port}`);
+    const fake = new FakeVendorServer(vendor, server, vendor === 'openai' ? `http://127.0.0.1:${port}/v1` : `http://127.0.0.1:${port}`);
     return fake;
   }
 

@@ -39,7 +39,7 @@ export class KernelHarness {
   }
 
   parallel(point: HookPoint, payload: unknown, at: RunAt = {}): Promise<void> {
-    return Promise.resolve(kernelOf(this.app).hooks.run(point, payload as never, this.run(at))) as Promise<void>;
+    return Promise.resolve(kernelOf(this.app).hooks.run(point, payload as never, this.run(at)));
   }
 
   collect<T>(point: HookPoint, payload: unknown, at: RunAt = {}): Promise<T[]> {

@@ -28,7 +28,7 @@ export async function startHttpTripServer(port = 0): Promise<{ child: ChildProce
   const child = spawn(process.execPath, [TRIP_SERVER, '--http', String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const bound = await new Promise<number>((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const match = /listening (\d+)/.exec(out);
       if (match) resolve(Number(match[1]));

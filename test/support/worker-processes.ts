@@ -45,8 +45,8 @@ export class WorkerProcesses {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const stdout: string[] = [];
-    child.stdout!.setEncoding('utf8').on('data', (text: string) => stdout.push(...text.split('\n').filter(Boolean)));
-    child.stderr!.setEncoding('utf8').on('data', (text: string) => process.stderr.write(`[${id}] ${text}`));
+    child.stdout.setEncoding('utf8').on('data', (text: string) => stdout.push(...text.split('\n').filter(Boolean)));
+    child.stderr.setEncoding('utf8').on('data', (text: string) => process.stderr.write(`[${id}] ${text}`));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const worker = { process: child, id, exited, stdout };
     this.children.push(worker);

@@ -18,7 +18,7 @@ export function checkMetadata(metadata: unknown, where: string): Record<string, 
     if (key === '' || key.length > MAX_KEY) throw invalid(`${where}: metadata field names are 1 to ${MAX_KEY} characters`);
     if (!isScalar(value)) throw invalid(`${where}: metadata field '${key}' must be a string, a finite number or a boolean`);
   }
-  return Object.fromEntries(entries) as Record<string, MetadataValue>;
+  return Object.fromEntries(entries);
 }
 
 /**

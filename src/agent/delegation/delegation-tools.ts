@@ -18,8 +18,7 @@ export function withDelegationTools(env: TurnEnv, site: DelegationSite): TurnEnv
   const handoffs = site.spec.handoffs ?? [];
   if (agents.length === 0 && handoffs.length === 0) return env;
   // The tools call back into the turn they run in: the env built below.
-  let extended: TurnEnv | undefined;
-  const current = () => extended!;
+  const current = () => extended;
   const extra: RegisteredTool[] = [...agents.map((spec) => agentTool(current, site, spec)), ...handoffs.map((spec) => handoffTool(current, site, spec))];
   for (const tool of extra) {
     if (env.view.toolsByName.has(tool.name) || extra.filter((t) => t.name === tool.name).length > 1) {
@@ -31,6 +30,6 @@ export function withDelegationTools(env: TurnEnv, site: DelegationSite): TurnEnv
   const tools = [...env.view.tools, ...extra];
   const view: ActiveView = { hooks: env.view.hooks, transforms: env.view.transforms, missing: env.view.missing, tools, toolsByName: new Map(tools.map((t) => [t.name, t] as const)) };
   // A copy with the same prototype: an env whose `observed`/`emit` are methods keeps them.
-  extended = Object.assign(Object.create(Object.getPrototypeOf(env) as object) as TurnEnv, env, { view });
+  const extended = Object.assign(Object.create(Object.getPrototypeOf(env) as object) as TurnEnv, env, { view });
   return extended;
 }

@@ -60,7 +60,7 @@ export async function handingOver(parts: SessionParts, env: TurnEnv, runner: Tur
     next.carryOn(runner);
     runner = next;
     // The journal opens again with the agent that has the turn now, written with its first step.
-    journal?.open({ turn: env.turnIndex, key: runner.key ?? '', agent, input: runner.input, taskInput: runner.input, startedAt: isoTime(runner.startedAt), instructions, rounds: runner.rounds, messages: runner.messages, toolCalls: runner.toolCallRecords(), usage: runner.usage, roundUsage: runner.roundUsage, handedOver: runner.handedOver });
+    void journal?.open({ turn: env.turnIndex, key: runner.key ?? '', agent, input: runner.input, taskInput: runner.input, startedAt: isoTime(runner.startedAt), instructions, rounds: runner.rounds, messages: runner.messages, toolCalls: runner.toolCallRecords(), usage: runner.usage, roundUsage: runner.roundUsage, handedOver: runner.handedOver });
     const reported = env.hooks.run('agent.delegated', { kind: 'handoff', from, to: agent, callId, status: 'handed_off', path: env.delegation?.path ?? [from] }, env.site);
     if (reported instanceof Promise) await reported;
     end = await runner.loop();

@@ -182,7 +182,7 @@ export class McpConnection {
           this.drop(client);
           throw new TrellisError('McpUnavailable', `MCP server '${this.server}' needs a new sign-in; the next call asks for it`, { retryable: true, kind: 'system' });
         }
-        const unsent = notDelivered(error) || (this.dropped.has(client) && error instanceof McpError && error.code === ErrorCode.ConnectionClosed);
+        const unsent = notDelivered(error) || (this.dropped.has(client) && error instanceof McpError && (error.code as ErrorCode) === ErrorCode.ConnectionClosed);
         if (attempt === 0 && unsent && !signal?.aborted) {
           this.drop(client);
           continue;
@@ -361,14 +361,14 @@ export class McpConnection {
     if (TrellisError.is(error)) return error;
     const where = `${this.server}/${name}`;
     if (signal?.aborted) return new TrellisError('Cancelled', `The call to MCP tool ${where} was cancelled`);
-    if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+    if (error instanceof McpError && (error.code as ErrorCode) === ErrorCode.ConnectionClosed) {
       return new TrellisError('McpDisconnected', `The connection to MCP server '${this.server}' dropped during the call to ${name}; it may or may not have run`, {
         retryable: true,
         kind: 'system',
         hint: 'Check whether it took effect before calling it again',
       });
     }
-    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+    if (error instanceof McpError && (error.code as ErrorCode) === ErrorCode.RequestTimeout) {
       return new TrellisError('ToolTimeout', `MCP tool ${where} did not answer in time`, { retryable: true, kind: 'system' });
     }
     return new TrellisError('ToolFailed', `MCP tool ${where} failed: ${reason(error)}`, { kind: 'system', cause: error });

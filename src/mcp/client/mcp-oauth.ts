@@ -120,7 +120,7 @@ export function clientCredentialsProvider(server: string, spec: McpClientCredent
       return inner.clientMetadata;
     },
     clientInformation: () => inner.clientInformation(),
-    saveClientInformation: (info) => inner.saveClientInformation(info as never),
+    saveClientInformation: (info) => inner.saveClientInformation(info),
     tokens: () => store.load(server),
     saveTokens: (tokens) => store.save(server, tokens),
     redirectToAuthorization: () => inner.redirectToAuthorization(),

@@ -9,6 +9,14 @@ import type { CallToolResult, McpToolDescription, ReadResourceResult } from '../
 import { elicitationGate, elicitationSelect, elicitationTool } from './mcp-elicitation.js';
 import { mcpToolValue } from './mcp-tool-result.js';
 
+/** A resource as an MCP server lists it. */
+interface McpResourceEntry {
+  readonly uri: string;
+  readonly name: string;
+  readonly description?: string;
+  readonly mimeType?: string;
+}
+
 /** What a generated plugin class needs from the server it stands for. */
 export interface McpPluginSource {
   readonly server: string;
@@ -21,7 +29,7 @@ export interface McpPluginSource {
   callTool(name: string, args: unknown, ctx: ToolContext): Promise<CallToolResult>;
   /** Whether the server offers resources: then the plugin has `list_resources` and `read_resource` tools. */
   readonly hasResources: boolean;
-  listResources(signal: AbortSignal): Promise<readonly { readonly uri: string; readonly name: string; readonly description?: string; readonly mimeType?: string }[]>;
+  listResources(signal: AbortSignal): Promise<readonly McpResourceEntry[]>;
   readResource(uri: string, signal: AbortSignal): Promise<ReadResourceResult>;
   /** Called when an instance is destroyed (app.stop, uninstall, or replaced on reload). */
   released(type: PluginClass): Promise<void>;
@@ -79,8 +87,10 @@ export function buildMcpPluginClass(source: McpPluginSource, tools: readonly Mcp
  * Tagged `mcp-resource`, so permission rules can match them.
  */
 function addResourceTools(source: McpPluginSource, proto: Record<string, unknown>, taken: Set<string>): void {
-  proto.mcpListResources = (_args: unknown, ctx: ToolContext) =>
-    source.listResources(ctx.signal).then((list) => list.map((r) => ({ uri: r.uri, name: r.name, ...(r.description ? { description: r.description } : {}), ...(r.mimeType ? { mimeType: r.mimeType } : {}) })));
+  proto.mcpListResources = async (_args: unknown, ctx: ToolContext) => {
+    const list = await source.listResources(ctx.signal);
+    return list.map((r) => ({ uri: r.uri, name: r.name, ...(r.description ? { description: r.description } : {}), ...(r.mimeType ? { mimeType: r.mimeType } : {}) }));
+  };
   Tool({
     name: uniqueName(`${source.prefix}.list_resources`, taken),
     description: `List the resources (files, records, documents) the MCP server '${source.server}' offers, with their URIs. Use before read_resource when you do not know the URI.`,

@@ -3,7 +3,7 @@ import type { Session } from '../../../index.js';
 import type { DirectCallResult, Trellis } from '../../../index.js';
 import { TrellisError } from '../../../index.js';
 import { ProtocolError } from './protocol-error.js';
-import { APPROVAL_REQUIRED, decideServedCall, type ApprovalSite, type RequestExtra, type ServedApprovalOptions } from './served-approval.js';
+import { APPROVAL_REQUIRED, decideServedCall, type ApprovalSite, type ServedApprovalOptions } from './served-approval.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, Server, type CallToolResult, type McpToolDescription } from '../sdk.js';
 
 
@@ -106,7 +106,7 @@ export function createMcpToolServer(host: McpToolHost, sessions: McpClientSessio
       canElicit: host.canElicit === true,
       runApproved: async (input) => callResult(await call(input, true)),
     };
-    return decideServedCall(site, name, args, result.pending, extra as unknown as RequestExtra);
+    return decideServedCall(site, name, args, result.pending, extra);
   });
   return server;
 }

@@ -18,6 +18,7 @@ export interface TrellisChatOptions {
    * The session id of a chat. Default: the chat id itself (the session policy decides who
    * reaches it); a host may still scope ids, e.g. `(chatId, req) => \`${req.user.id}:${chatId}\``.
    */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the host's request (Express, Fastify) with what its guards added, such as `user`
   readonly sessionId?: (chatId: string, request: any) => string;
   /**
    * Who the caller is, from the request's host context (`TrellisModuleOptions.requestContext`).

@@ -67,7 +67,7 @@ async function open(store: MemoryStore, script: (string | object)[]) {
   const app = Trellis.create({ store });
   await app.install(Bank);
   await app.install(GatePlugin);
-  const model = new ScriptedModel(script as never);
+  const model = new ScriptedModel(script);
   const session = app.agent({ name: 'payer', model, instructions: 'Pay.' }).session('s1');
   return { app, model, session };
 }

@@ -47,7 +47,7 @@ describe('content parts', () => {
   it('a message.received rewrite replaces the text parts; the image stays', async () => {
     const model = new ScriptedModel(['ok']);
     const app = Trellis.create();
-    app.install(RedactPlugin);
+    await app.install(RedactPlugin);
     await app.start();
     await app.agent({ name: 'a', model, instructions: 'x' }).session('s5').send([{ type: 'image', data: PNG, mediaType: 'image/png' }, { type: 'text', text: 'card 1234-5678' }]);
     expect(lastUser(model.calls[0]!)).toEqual({ role: 'user', content: 'card [card]', parts: [{ type: 'text', text: 'card [card]' }, { type: 'image', data: PNG.toString('base64'), mediaType: 'image/png' }] });
@@ -67,7 +67,7 @@ describe('content parts', () => {
   it('a tool may return parts: the next model call gets them in the tool message', async () => {
     const model = new ScriptedModel([{ toolCalls: [{ name: 'scans.fetch', args: { id: 'INV-7' }, id: `c_${Math.random().toString(36).slice(2)}` }] }, 'done']);
     const app = Trellis.create();
-    app.install(ScansPlugin);
+    await app.install(ScansPlugin);
     await app.start();
     const result = await app.agent({ name: 'a', model, instructions: 'x' }).session('s3').send('Show me INV-7');
     expect(result.status).toBe('completed');

@@ -17,7 +17,7 @@ const ask = { toolCalls: [{ name: 'who.scopes', args: {} }] };
 async function open(store: MemoryStore, replies: (string | object)[]) {
   const app = Trellis.create({ store });
   await app.install(Who);
-  const model = new ScriptedModel(replies as never);
+  const model = new ScriptedModel(replies);
   return { agent: app.agent({ name: 'a', model, instructions: 'x' }), model };
 }
 

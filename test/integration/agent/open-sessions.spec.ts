@@ -21,7 +21,7 @@ describe('a long-running host does not keep every session forever', () => {
   it('never drops a session while a turn runs on it', async () => {
     const app = Trellis.create({ store: new MemoryStore(), sessions: { maxOpen: 1 } });
     let finish!: (text: string) => void;
-    const model = new ScriptedModel(() => new Promise<string>((resolve) => (finish = resolve)) as never);
+    const model = new ScriptedModel(() => new Promise<string>((resolve) => (finish = resolve)));
     const agent = app.agent({ name: 'a', model, instructions: 'x' });
     const busy = agent.session('busy');
     const running = busy.send('slow');

@@ -193,7 +193,7 @@ describe('resuming a suspended turn from the store (another process)', () => {
     expect((await store.load('s1'))!.turns[0]!.status).toBe('completed');
 
     // The loser reloads from the store on its next call: the turn is finished, nothing is left to decide.
-    const loser = outcomes[0]!.status === 'rejected' ? b : c;
+    const loser = outcomes[0].status === 'rejected' ? b : c;
     await expect(loser.session.resume({ decisions: [{ callId: 'p1', decision: 'approve' }] })).rejects.toMatchObject({ code: 'InvalidDecision' });
     expect(loser.session.transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'assistant']);
     expect(payments).toEqual([5, 500]);

@@ -25,7 +25,7 @@ class Pay {
 describe('mistakes a reviewer or an agent author makes', () => {
   it('refuses edited arguments that fail the tool input, without using up the decision', async () => {
     const app = Trellis.create();
-    const pay = (await app.install(Pay)).instance as Pay;
+    const pay = (await app.install(Pay)).instance;
     const model = new ScriptedModel([{ toolCalls: [{ id: 'c1', name: 'pay.send', args: { units: 5 } }] }, 'paid']);
     const session = app.agent({ name: 'a', model, instructions: 'x' }).session('s');
     expect((await session.send('pay 5')).status).toBe('suspended');

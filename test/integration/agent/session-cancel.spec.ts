@@ -13,7 +13,7 @@ const sawAbort: string[] = [];
 @StateKey('sc.lines', { scope: 'session', merge: 'exclusive', persistent: true })
 class StepsPlugin {
   @Tool({ name: 'sc.note', description: 'Notes a line. Tests only.', input: Line })
-  note(input: Line, ctx: ToolContext) {
+  note(input: Line, _ctx: ToolContext) {
     return `noted ${input.line}`;
   }
 
@@ -162,7 +162,9 @@ describe('session.cancel(): stopping the running turn', () => {
     const { store, session } = await setup([{ toolCalls: [{ name: 'sc.wait', args: { line: 'w' } }] }, 'never']);
     expect(await session.abandon()).toBe(false);
     let abandoned: Promise<boolean> | undefined;
-    started = () => (abandoned = session.abandon());
+    started = () => {
+      abandoned = session.abandon();
+    };
     const turn = session.send('go');
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await abandoned).toBe(true);

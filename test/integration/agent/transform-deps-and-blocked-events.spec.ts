@@ -56,7 +56,7 @@ describe('transforms and gate blocks', () => {
   it('gives gates the tool’s tags, and a blocked call still emits tool.finished', async () => {
     const app = Trellis.create();
     await app.install(Shop);
-    const guard = (await app.install(Guard)).instance as Guard;
+    const guard = (await app.install(Guard)).instance;
     const model = new ScriptedModel([{ toolCalls: [{ name: 'shop.wipe', args: { text: 'all' } }] }, 'never']);
     const session = app.agent({ name: 'a', model, instructions: 'x' }).session('s');
     const events: TrellisEvent[] = [];

@@ -33,14 +33,17 @@ async function twoProcesses(store: SessionStore) {
   return { a: await open(), b: await open() };
 }
 
+/** A store to share, and how to close it and remove its files. */
+type SharedStore = { readonly store: SessionStore; readonly done: () => void };
+
 describe.each([
-  ['MemoryStore', () => ({ store: new MemoryStore() as SessionStore, done: () => undefined })],
+  ['MemoryStore', (): SharedStore => ({ store: new MemoryStore(), done: () => undefined })],
   [
     'SqliteStore',
-    () => {
+    (): SharedStore => {
       const dir = mkdtempSync(join(tmpdir(), 'trellis-two-'));
       const store = new SqliteStore({ path: join(dir, 'db.sqlite') });
-      return { store: store as SessionStore, done: () => { void store.close(); rmSync(dir, { recursive: true, force: true }); } };
+      return { store, done: () => { void store.close(); rmSync(dir, { recursive: true, force: true }); } };
     },
   ],
 ] as const)('one session served by two processes in turns (%s)', (_name, make) => {

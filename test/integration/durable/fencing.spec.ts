@@ -60,7 +60,7 @@ function stalledRenewals(real: MemoryStore): SessionStore {
 async function appOn(store: SessionStore, plugins: readonly (new () => object)[] = []) {
   const app = Trellis.create({ store, leaseTtlMs: 1_000 });
   await app.install(LedgerPlugin);
-  for (const plugin of plugins) await app.install(plugin as never);
+  for (const plugin of plugins) await app.install(plugin);
   return { app, session: app.agent({ name: 'writer', model: new ScriptedModel(stepsScript()), instructions: 'Write the lines.', toolConcurrency: 2 }).session('s1') };
 }
 

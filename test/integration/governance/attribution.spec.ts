@@ -161,7 +161,7 @@ describe('ownership on what a turn spends: records, events, errors, usage.byPlug
     await app.install(Notes);
     const model = new ScriptedModel([{ toolCalls: [{ id: id(), name: 'search.find', args: { q: 'a' } }, { id: id(), name: 'notes.add', args: { q: 'b' } }], usage: u(100, 10) }, { text: 'done', usage: u(300, 30) }]);
     await app.agent({ name: 'desk', model, instructions: '' }).session('a3').send('go');
-    const text = await (metrics as MetricsPlugin).metrics();
+    const text = await metrics.metrics();
     expect(text).toMatch(/tool_latency_seconds_count\{tool="search.find",outcome="ok",owner="team-search"\} 1/);
     expect(text).toMatch(/tool_latency_seconds_count\{tool="notes.add",outcome="ok"\} 1/);
     // Tokens: round 1 is the agent's (no plugin label); round 2 read one result of each plugin: half each.

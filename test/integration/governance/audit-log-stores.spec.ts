@@ -34,7 +34,7 @@ describe('the audit log in each store: append-only, hash-chained, tampering dete
     const store = new MemoryStore();
     const stored = await conformance(store);
     // Tampering with what the store holds, as someone with access to the process could.
-    const rows = store['audit'] as string[];
+    const rows = store['audit'];
     const original = [...rows];
     rows[1] = rows[1]!.replace('approver-2', 'mallory');
     expect(verifyAuditChain(await store.readAudit())).toMatchObject({ ok: false, broken: { seq: 2, problem: expect.stringContaining('does not match its contents') } });

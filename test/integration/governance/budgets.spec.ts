@@ -136,7 +136,7 @@ describe('budgets per plugin and owner, enforced at the point of spend', () => {
     const refused = result.toolCalls.filter((c) => !c.ok);
     expect(refused.map((c) => c.tool)).toEqual(['search-extra.suggest', 'search.find']);
     expect(refused[0]!.error).toMatchObject({ code: 'BudgetExceeded', retryable: true });
-    expect(refused[0]!.error!.message).toContain("Budget 'search-team' of plugin 'search-extra' (owner team-search) is spent: at most 3 tool calls per minute (window: 1 minute)");
+    expect(refused[0]!.error.message).toContain("Budget 'search-team' of plugin 'search-extra' (owner team-search) is spent: at most 3 tool calls per minute (window: 1 minute)");
     expect(seen).toEqual([
       expect.objectContaining({ type: 'budget.exceeded', plugin: 'search-extra', owner: 'team-search', limit: 'toolCallsPerMinute', max: 3, window: '1 minute' }),
       expect.objectContaining({ type: 'budget.exceeded', plugin: 'search', owner: 'team-search', limit: 'toolCallsPerMinute', max: 3 }),
@@ -162,10 +162,10 @@ describe('budgets per plugin and owner, enforced at the point of spend', () => {
     const session = app.agent({ name: 'desk', model, instructions: '' }).session('t1');
     const first = await session.send('go');
     // 40 ms, then 80 ms spent: the third call (past 60 ms) is refused.
-    expect(first.toolCalls.map((c) => (c.ok ? 'ok' : c.error!.code))).toEqual(['ok', 'ok', 'BudgetExceeded']);
+    expect(first.toolCalls.map((c) => (c.ok ? 'ok' : c.error.code))).toEqual(['ok', 'ok', 'BudgetExceeded']);
     expect(first.toolCalls[2]!.error!.message).toContain('at most 60 ms of tool time per turn (window: this turn)');
     const second = await session.send('again');
-    expect(second.toolCalls.map((c) => (c.ok ? 'ok' : c.error!.code))).toEqual(['ok', 'ok', 'BudgetExceeded']);
+    expect(second.toolCalls.map((c) => (c.ok ? 'ok' : c.error.code))).toEqual(['ok', 'ok', 'BudgetExceeded']);
   });
 
   it("refuses a plugin's next call once the tokens of model calls reading its results reach tokensPerTurn", async () => {
@@ -179,7 +179,7 @@ describe('budgets per plugin and owner, enforced at the point of spend', () => {
       return { text: 'done', usage: { inputTokens: 10, outputTokens: 1 } };
     });
     const result = await app.agent({ name: 'desk', model, instructions: '' }).session('k1').send('go');
-    expect(result.toolCalls.map((c) => (c.ok ? 'ok' : c.error!.code))).toEqual(['ok', 'BudgetExceeded']);
+    expect(result.toolCalls.map((c) => (c.ok ? 'ok' : c.error.code))).toEqual(['ok', 'BudgetExceeded']);
     expect(result.toolCalls[1]!.error!.message).toContain("Budget 'search-tokens' of plugin 'search' (owner team-search) is spent: at most 150 model tokens per turn");
     // Round 2's 200 and round 3's 11 (it read the refusal, a result of search's tool): 211.
     expect(result.usage.byPlugin!['search']!.totalTokens).toBe(211);

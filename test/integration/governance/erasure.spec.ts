@@ -231,12 +231,12 @@ async function eraseEverywhere(opened: StoreUnderTest, dir: string): Promise<voi
     const parked = (sessionId: string, userId: string) => JSON.stringify({ jobId: `send.${sessionId}.p1`, kind: 'send', agent: 'desk', sessionId, crashes: 3, reason: 'parked', parkedAt: new Date().toISOString(), data: { kind: 'send', agent: 'desk', sessionId, key: 'p1', message: `crashing for ${userId}`, context: { 'app.user_id': userId } } });
     await redis.hset(`${prefix}:turns:parked:turns`, `send.p-${USER}.p1`, parked(`p-${USER}`, USER), `send.p-${OTHER}.p1`, parked(`p-${OTHER}`, OTHER));
 
-    const everything = async () => `${await opened.scan()}\n${await redisText(redis, prefix)}\n${JSON.stringify(await (tokens as TokenAccountingPlugin).userUsage(USER))}\n${JSON.stringify([...Notebook.notes.values()])}`;
+    const everything = async () => `${await opened.scan()}\n${await redisText(redis, prefix)}\n${JSON.stringify(await tokens.userUsage(USER))}\n${JSON.stringify([...Notebook.notes.values()])}`;
     const before = await everything();
     expect(countOf(before, USER)).toBeGreaterThanOrEqual(10);
     expect(countOf(before, MARKER)).toBeGreaterThanOrEqual(3);
     expect(countOf(await redisText(redis, prefix), USER)).toBeGreaterThanOrEqual(4);
-    expect((await (tokens as TokenAccountingPlugin).userUsage(USER)).calls).toBe(4);
+    expect((await tokens.userUsage(USER)).calls).toBe(4);
 
     const report = await app.erase({ userId: USER }, { also: [queue] });
     expect([...report.sessions].sort()).toEqual(['d-1', `q-${USER}`]);
@@ -246,11 +246,11 @@ async function eraseEverywhere(opened: StoreUnderTest, dir: string): Promise<voi
     const after = await everything();
     expect(countOf(after, USER)).toBe(0);
     expect(countOf(after, MARKER)).toBe(0);
-    expect((await (tokens as TokenAccountingPlugin).userUsage(USER)).calls).toBe(0);
+    expect((await tokens.userUsage(USER)).calls).toBe(0);
     // The other user's session, totals, queued job and parked turn stay.
     expect(countOf(after, OTHER)).toBeGreaterThanOrEqual(3);
     expect(Object.keys(await redis.hgetall(`${prefix}:turns:parked:turns`))).toEqual([`send.p-${OTHER}.p1`]);
-    expect((await (tokens as TokenAccountingPlugin).userUsage(OTHER)).calls).toBe(2);
+    expect((await tokens.userUsage(OTHER)).calls).toBe(2);
     // The log: written as the turns ran, with USER masked at write time (it cannot be erased later).
     const log = readFileSync(logFile, 'utf8');
     expect(countOf(log, '[user]')).toBeGreaterThanOrEqual(4);

@@ -20,8 +20,6 @@ const ALICE_SECRET = 'order 4471 for alice';
 
 class NoInput {}
 
-type Reach = () => Promise<string>;
-
 async function aliceVia(agent: HostedAgent): Promise<string> {
   return JSON.stringify(agent.session('alice').transcript);
 }

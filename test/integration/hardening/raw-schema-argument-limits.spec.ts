@@ -93,7 +93,7 @@ describe('raw inputSchema tools get the argument limits of DTO tools', () => {
     for (const tool of TOOLS) {
       // Through a model turn: the model's arguments, as a model writes them (text).
       if (typeof args === 'string') {
-        const model = new ScriptedModel([{ toolCalls: [{ name: tool, args: args as never }] }, 'done']);
+        const model = new ScriptedModel([{ toolCalls: [{ name: tool, args }] }, 'done']);
         const result = await app.agent({ name: 'a', model, instructions: 'x' }).session(`s-${tool}`).send('go');
         expect(result.status).toBe('completed');
         const seen = JSON.parse(String(model.calls[1]!.messages.find((m: ChatMessage) => m.role === 'tool')!.content)) as { error?: { code: string; message: string } };

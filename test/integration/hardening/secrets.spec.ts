@@ -28,6 +28,7 @@ class VendorPlugin {
 
   @Tool({ name: 'vendor.throwObject', description: 'Throws a plain object. Tests only.', input: ConnectInput })
   throwObject() {
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- a thrown non-Error is the case under test
     throw { status: 500, apiKey: KEY, detail: { password: 'hunter22' } };
   }
 

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import { Injectable, type CanActivate, type INestApplication } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
@@ -33,7 +33,9 @@ function routes(base: string, id: string, callId: string) {
  * parts and a trailing slash (the session id, a parameter, keeps its case).
  */
 function variants(path: string): string[] {
-  const [, base, id, tail = ''] = /^(.*\/sessions\/)([^/]+)(\/[^/]+)?$/.exec(path)!;
+  const match = /^(.*\/sessions\/)([^/]+)(\/[^/]+)?$/.exec(path);
+  if (!match) throw new Error(`not a session route: ${path}`);
+  const [, base = '', id = '', tail = ''] = match;
   const cap = tail.length > 1 ? `/${tail.charAt(1).toUpperCase()}${tail.slice(2)}` : '';
   return [path, `${path}/`, `${base}${id}${tail.toUpperCase()}`, `${base}${id}${cap}`, `${base}${id}${cap}/`, `${base.toUpperCase()}${id}${tail.toUpperCase()}/`];
 }
@@ -229,7 +231,7 @@ describe('TrellisSessionsModule without a policy of the host\'s (owner only; nob
   });
 
   it('refuses every route on a session with messages and no owner (kept before owners were), until the host\'s policy says who', async () => {
-    const kernel = await Trellis.create({ store });
+    const kernel = Trellis.create({ store });
     await kernel.start();
     await kernel.agent({ name: 'desk', model: new ScriptedModel(['hello']), instructions: 'x' }).session('old').send('from before');
     await kernel.stop();
@@ -240,7 +242,7 @@ describe('TrellisSessionsModule without a policy of the host\'s (owner only; nob
 
 describe('the kernel checks the owner again under the lease', () => {
   it('refuses a send checked against "no owner yet" once someone opened the session, and runs nothing', async () => {
-    const app = await Trellis.create({ store: new MemoryStore() });
+    const app = Trellis.create({ store: new MemoryStore() });
     await app.start();
     const agent = app.agent({ name: 'a', model: new ScriptedModel(['one', 'two']), instructions: 'x' });
     const session = agent.session('race');

@@ -24,7 +24,7 @@ async function expectStoreRefuses(store: SessionStore): Promise<void> {
       ['load', () => store.load(id)],
       ['checkpoint', () => store.checkpoint(checkpointOf(id))],
       ['delete', () => store.delete(id)],
-      ['acquireLease', () => store.acquireLease!(id, 'holder', 10_000)],
+      ['acquireLease', () => store.acquireLease(id, 'holder', 10_000)],
     ];
     for (const [door, work] of doors) {
       const error = await refusalOf(work);

@@ -34,7 +34,7 @@ describe("MCP client: a server's question (elicitation) is a Trellis approval, d
 
   /** A human's decision, made in the decider app through the parked session's agent. */
   const decide = (at: ParkedElicitation, decision: Omit<Decision, 'callId'>) =>
-    decider.agent({ name: 'desk', model: new ScriptedModel(['(the closing line)']), instructions: '' }).session(at.sessionId).resume({ decisions: [{ callId: at.callId, ...decision } as Decision] });
+    decider.agent({ name: 'desk', model: new ScriptedModel(['(the closing line)']), instructions: '' }).session(at.sessionId).resume({ decisions: [{ callId: at.callId, ...decision }] });
 
   /** The caller's agent: it calls `tool` once, then answers with what it got. */
   function callOnce(tool: string, args: Record<string, unknown>, offered?: string[][]) {

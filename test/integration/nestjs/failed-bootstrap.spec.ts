@@ -105,7 +105,7 @@ async function until(check: () => boolean, timeoutMs: number): Promise<boolean> 
     await app?.close();
     app = undefined;
     for (const host of leftBehind.splice(0)) await host.beforeApplicationShutdown();
-    store.close();
+    await store.close();
     await hop.cut();
     rmSync(dir, { recursive: true, force: true });
   });

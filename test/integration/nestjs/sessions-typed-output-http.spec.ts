@@ -52,7 +52,7 @@ describe('the sessions API returns a typed turn’s output (in process)', () => 
 
   it('sends output in the result event of a streamed turn, after output.partial events', async () => {
     const res = await request(app.getHttpServer()).post('/api/triage/sessions/t2/messages').set('accept', 'text/event-stream').send({ message: 'My refund is stuck' }).expect(200);
-    const text = res.text as string;
+    const text = res.text;
     expect(text).toContain('event: output.partial');
     const result = text.split('\n\n').find((block) => block.startsWith('event: result'))!;
     expect(JSON.parse(result.split('\ndata: ')[1]!)).toMatchObject({ status: 'completed', output: EXPECTED });

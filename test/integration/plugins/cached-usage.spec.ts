@@ -33,7 +33,7 @@ describe('cached input tokens through usage, billing, token accounting, metrics 
 
   it('token accounting keeps the cache counts in the session totals and per model', async () => {
     const app = Trellis.create();
-    const tokens = (await app.install(TokenAccountingPlugin)).instance as unknown as TokenAccountingPlugin;
+    const tokens = (await app.install(TokenAccountingPlugin)).instance;
     const session = app.agent({ name: 'a', model: new ScriptedModel(script, { name: 'm1' }), instructions: 'x' }).session('s');
     await session.send('one');
     await session.send('two');
@@ -42,7 +42,7 @@ describe('cached input tokens through usage, billing, token accounting, metrics 
 
   it('metrics count cached_input and cache_write_input tokens by model', async () => {
     const app = Trellis.create();
-    const metrics = (await app.install(MetricsPlugin, { grants: ['events'] })).instance as unknown as MetricsPlugin;
+    const metrics = (await app.install(MetricsPlugin, { grants: ['events'] })).instance;
     const session = app.agent({ name: 'a', model: new ScriptedModel(script, { name: 'm1' }), instructions: 'x' }).session('s');
     await session.send('one');
     await session.send('two');

@@ -30,7 +30,7 @@ describe('MetricsPlugin', () => {
     const app = Trellis.create();
     const { instance } = await app.install(MetricsPlugin, { grants: ['events'] });
     await app.install(EchoPlugin);
-    const metrics = instance as unknown as MetricsPlugin;
+    const metrics = instance;
     const result = await runTurn(app);
     expect(result.status).toBe('completed');
 
@@ -55,7 +55,7 @@ describe('MetricsPlugin', () => {
     const model = new ScriptedModel([new TrellisError('ModelFailed', 'upstream down')]);
     const result = await app.agent({ name: 'a', model, instructions: 'x' }).session('s2').send('hi');
     expect(result.status).toBe('failed');
-    const text = await (instance as unknown as MetricsPlugin).metrics();
+    const text = await instance.metrics();
     expect(text).toMatch(/bot_errors_total\{code="ModelFailed",source="app"\} 1/);
     expect(text).toMatch(/bot_turn_latency_seconds_count\{status="failed"\} 1/);
   });
@@ -63,8 +63,8 @@ describe('MetricsPlugin', () => {
   it('keeps its own registry: two apps never mix their numbers', async () => {
     const one = Trellis.create();
     const two = Trellis.create();
-    const a = (await one.install(MetricsPlugin, { grants: ['events'] })).instance as unknown as MetricsPlugin;
-    const b = (await two.install(MetricsPlugin, { grants: ['events'] })).instance as unknown as MetricsPlugin;
+    const a = (await one.install(MetricsPlugin, { grants: ['events'] })).instance;
+    const b = (await two.install(MetricsPlugin, { grants: ['events'] })).instance;
     await one.install(EchoPlugin);
     await runTurn(one);
     expect(await a.metrics()).toMatch(/trellis_tokens_total\{model="gpt-test",type="input"\} 100/);
@@ -73,7 +73,7 @@ describe('MetricsPlugin', () => {
 
   it('stops observing once uninstalled', async () => {
     const app = Trellis.create();
-    const metrics = (await app.install(MetricsPlugin, { grants: ['events'] })).instance as unknown as MetricsPlugin;
+    const metrics = (await app.install(MetricsPlugin, { grants: ['events'] })).instance;
     await app.install(EchoPlugin);
     await app.uninstall('metrics');
     await runTurn(app);

@@ -50,7 +50,7 @@ describe('RagPlugin (full text)', () => {
     const app = Trellis.create();
     const rag = (await app.install(RagPlugin, {
       config: { documentsDir: join(dir, 'docs'), documents: [{ id: 'faq', source: 'https://example.com/faq', text: 'Opening hours: the support desk answers from nine to five.' }], indexPath, topK: 1 },
-    })).instance as unknown as RagPlugin;
+    })).instance;
     expect(rag.size).toBe(3);
     const model = new ScriptedModel(['Within thirty days.', 'Five days.']);
     const session = app.agent({ name: 'a', model, instructions: 'Answer from the passages.' }).session('s1');
@@ -79,12 +79,12 @@ describe('RagPlugin (full text)', () => {
     const marked = { ...JSON.parse(await readFile(indexPath, 'utf8')), marker: true };
     await writeFile(indexPath, JSON.stringify(marked));
 
-    const again = (await Trellis.create().install(RagPlugin, { config })).instance as unknown as RagPlugin;
+    const again = (await Trellis.create().install(RagPlugin, { config })).instance;
     expect(JSON.parse(await readFile(indexPath, 'utf8')).marker).toBe(true);
     expect((await again.search('refund'))[0]!.source).toBe('refunds.md');
 
     await writeFile(join(dir, 'docs', 'new.txt'), 'Gift cards never expire.');
-    const rebuilt = (await Trellis.create().install(RagPlugin, { config })).instance as unknown as RagPlugin;
+    const rebuilt = (await Trellis.create().install(RagPlugin, { config })).instance;
     expect(JSON.parse(await readFile(indexPath, 'utf8')).marker).toBeUndefined();
     expect((await rebuilt.search('gift cards'))[0]!.source).toBe('new.txt');
   });
@@ -110,7 +110,7 @@ describe('RagPlugin (vector search)', () => {
   it('ranks passages by cosine similarity of a bound EmbeddingProvider', async () => {
     const embeddings = new FakeEmbeddings();
     const app = Trellis.create({ providers: [{ provide: EMBEDDING_PROVIDER, useValue: embeddings }] });
-    const rag = (await app.install(RagPlugin, { config: { documentsDir: join(dir, 'docs'), search: 'vector', topK: 1 } })).instance as unknown as RagPlugin;
+    const rag = (await app.install(RagPlugin, { config: { documentsDir: join(dir, 'docs'), search: 'vector', topK: 1 } })).instance;
     expect(embeddings.batches[0]).toHaveLength(2);
     const model = new ScriptedModel(['ok']);
     await app.agent({ name: 'a', model, instructions: 'x' }).session('s1').send('Which weekday do parcels ship from Rotterdam?');
@@ -130,12 +130,12 @@ describe('RagPlugin (vector search)', () => {
     expect(JSON.parse(await readFile(indexPath, 'utf8'))).toMatchObject({ kind: 'vectors', embedder: 'fake', vectors: expect.any(Array) });
 
     const second = new FakeEmbeddings();
-    const rag = (await Trellis.create({ providers: [{ provide: EMBEDDING_PROVIDER, useValue: second }] }).install(RagPlugin, { config })).instance as unknown as RagPlugin;
+    const rag = (await Trellis.create({ providers: [{ provide: EMBEDDING_PROVIDER, useValue: second }] }).install(RagPlugin, { config })).instance;
     expect(second.batches).toHaveLength(0);
     expect((await rag.search('refund purchase card', 1))[0]!.source).toBe('refunds.md');
 
     // Switching to full text on the same file rebuilds rather than misreading it.
-    const fullText = (await Trellis.create().install(RagPlugin, { config: { ...config, search: 'fulltext' } })).instance as unknown as RagPlugin;
+    const fullText = (await Trellis.create().install(RagPlugin, { config: { ...config, search: 'fulltext' } })).instance;
     expect((await fullText.search('refund'))[0]!.source).toBe('refunds.md');
   });
 

@@ -8,7 +8,7 @@ describe('TokenAccountingPlugin', () => {
   it('totals usage per session (persisted) and per user, across turns and sessions', async () => {
     const store = new MemoryStore();
     const app = Trellis.create({ store });
-    const tokens = (await app.install(TokenAccountingPlugin)).instance as unknown as TokenAccountingPlugin;
+    const tokens = (await app.install(TokenAccountingPlugin)).instance;
     const model = new ScriptedModel([reply('a', 10, 2), reply('b', 20, 3), reply('c', 5, 1), reply('d', 7, 7)], { name: 'm1' });
     const agent = app.agent({ name: 'a', model, instructions: 'x' });
     const s1 = agent.session('s1', { context: { 'app.user_id': 'u1' } });
@@ -28,7 +28,7 @@ describe('TokenAccountingPlugin', () => {
     const stored = await store.load('s1');
     expect(stored!.state[SESSION_TOKENS_KEY]).toMatchObject({ totalTokens: 35 });
     const next = Trellis.create({ store });
-    const tokens2 = (await next.install(TokenAccountingPlugin)).instance as unknown as TokenAccountingPlugin;
+    const tokens2 = (await next.install(TokenAccountingPlugin)).instance;
     const again = next.agent({ name: 'a', model: new ScriptedModel([reply('e', 1, 1)], { name: 'm2' }), instructions: 'x' }).session('s1');
     await again.send('five');
     expect(tokens2.sessionUsage(again)).toMatchObject({ totalTokens: 37, calls: 3, byModel: { m1: { totalTokens: 35 }, m2: { totalTokens: 2 } } });
@@ -37,7 +37,7 @@ describe('TokenAccountingPlugin', () => {
   it("forgets a user's totals when the user (or their tenant) is erased, not when one of their sessions is; a store that cannot delete fails the erasure with nothing deleted", async () => {
     const store = new MemoryStore();
     const app = Trellis.create({ store });
-    const tokens = (await app.install(TokenAccountingPlugin)).instance as unknown as TokenAccountingPlugin;
+    const tokens = (await app.install(TokenAccountingPlugin)).instance;
     const agent = app.agent({ name: 'a', model: new ScriptedModel((_req) => reply('ok', 3, 1)), instructions: 'x' });
     await agent.session('e1', { context: { 'app.user_id': 'u1', 'app.tenant': 't1' } }).send('one');
     await agent.session('e2', { context: { 'app.user_id': 'u1', 'app.tenant': 't1' } }).send('two');
@@ -67,7 +67,7 @@ describe('TokenAccountingPlugin', () => {
 
     const off = new InMemoryTokenUsageStore();
     const app2 = Trellis.create({ providers: [{ provide: TOKEN_USAGE_STORE, useValue: off }] });
-    const tokens = (await app2.install(TokenAccountingPlugin, { config: { perUser: false, byModel: false } })).instance as unknown as TokenAccountingPlugin;
+    const tokens = (await app2.install(TokenAccountingPlugin, { config: { perUser: false, byModel: false } })).instance;
     const session = app2.agent({ name: 'a', model: new ScriptedModel([reply('a', 4, 4)]), instructions: 'x' }).session('s', { context: { 'app.user_id': 'u9' } });
     await session.send('hi');
     expect(off.get('u9')).toBeUndefined();

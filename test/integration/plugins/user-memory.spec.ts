@@ -24,7 +24,7 @@ class TestEmbeddings implements EmbeddingProvider {
     if (this.fail) throw new Error('embedding service down');
     return texts.map((t) => {
       const v = [0, 0, 0, 0.05];
-      for (const w of t.toLowerCase().match(/[a-z]+/g) ?? []) if (CONCEPTS[w] !== undefined) v[CONCEPTS[w]!]! += 1;
+      for (const w of t.toLowerCase().match(/[a-z]+/g) ?? []) if (CONCEPTS[w] !== undefined) v[CONCEPTS[w]]! += 1;
       return v;
     });
   }

@@ -108,7 +108,7 @@ describe.each([
     const chunk = new TextEncoder().encode('x'.repeat(64 * 1024));
     let sent = 0;
     const endless = new ReadableStream<Uint8Array>({ pull: (c) => (sent++ < 64 ? c.enqueue(chunk) : c.close()) });
-    const big = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: endless, duplex: 'half' } as RequestInit);
+    const big = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: endless, duplex: 'half' });
     expect(big.status).toBe(400);
     expect(await big.json()).toMatchObject({ code: 'InvalidOptions', message: expect.stringContaining('over 1048576 bytes') });
   });

@@ -44,8 +44,8 @@ interface Sent {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     const stdout: string[] = [];
-    child.stdout!.setEncoding('utf8').on('data', (text: string) => stdout.push(...text.split('\n').filter(Boolean)));
-    child.stderr!.setEncoding('utf8').on('data', (text: string) => process.stderr.write(`[${name}] ${text}`));
+    child.stdout.setEncoding('utf8').on('data', (text: string) => stdout.push(...text.split('\n').filter(Boolean)));
+    child.stderr.setEncoding('utf8').on('data', (text: string) => process.stderr.write(`[${name}] ${text}`));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const entry = { process: child, exited, stdout };
     children.push(entry);

@@ -20,8 +20,8 @@ export interface Child {
 export function startChild(script: string, id: string, env: Record<string, string>): Child {
   const child = spawn(process.execPath, ['--no-warnings', script], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const stdout: string[] = [];
-  child.stdout!.setEncoding('utf8').on('data', (text: string) => stdout.push(...text.split('\n').filter(Boolean)));
-  child.stderr!.setEncoding('utf8').on('data', (text: string) => process.stderr.write(`[${id}] ${text}`));
+  child.stdout.setEncoding('utf8').on('data', (text: string) => stdout.push(...text.split('\n').filter(Boolean)));
+  child.stderr.setEncoding('utf8').on('data', (text: string) => process.stderr.write(`[${id}] ${text}`));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { process: child, id, exited, stdout };
 }
@@ -41,7 +41,7 @@ export async function until<T>(what: string, check: () => Promise<T>, timeoutMs 
   const end = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
-    if (value) return value as NonNullable<T>;
+    if (value) return value;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

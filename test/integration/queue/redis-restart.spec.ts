@@ -9,7 +9,6 @@ import { RedisHop } from './redis-hop.js';
 
 const WHAT = 'callers of a Redis restarted without persistence';
 const available = PrivateRedis.available(WHAT) && (await haveService('postgres', WHAT));
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Resolves after `ms`; its timer does not keep the process up once the race it is in was won. */
 const deadline = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
 

@@ -89,7 +89,8 @@ const deadline = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms
       await ready(rescuer);
       await until('the second worker inside the tool', async () => (await q(`SELECT 1 FROM "${schema}".tool_runs WHERE worker = 'rescuer'`)).length === 1, 20_000);
       // The stopped worker wakes while the other is still inside the step.
-      const [{ woke }] = await q<{ woke: Date }>('SELECT clock_timestamp() AS woke');
+      const woke = (await q<{ woke: Date }>('SELECT clock_timestamp() AS woke'))[0]?.woke;
+      if (woke === undefined) throw new Error('PostgreSQL gave no clock_timestamp()');
       stopped.process.kill('SIGCONT');
 
       const outcome = await Promise.race([turn, deadline(30_000).then(() => ({ stranded: true }))]);

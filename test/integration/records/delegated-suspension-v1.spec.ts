@@ -34,7 +34,7 @@ async function appFromFixture() {
     await store.checkpoint({ sessionId: session.id, agent: session.agent, expectedRevision: 0, state: session.state, append: session.transcript, turn: session.turns[0]!, suspension: session.suspension });
   }
   const app = Trellis.create({ store });
-  const ledger = (await app.install(LedgerPlugin)).instance as LedgerPlugin;
+  const ledger = (await app.install(LedgerPlugin)).instance;
   const relay = (done: string) => new ScriptedModel((r): ScriptedReply => `${done}: ${tools(r).at(-1)?.content}`);
   app.agent({ name: 'leaf', model: relay('leaf'), instructions: 'Keep the ledger.', plugins: ['ledger'] });
   app.agent({ name: 'mid', model: relay('mid'), instructions: 'Relay.', plugins: [], agents: [{ agent: 'leaf', name: 'ask_leaf', description: 'Ask leaf.' }] });

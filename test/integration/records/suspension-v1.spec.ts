@@ -49,7 +49,7 @@ async function storeWith(session: StoredSession): Promise<MemoryStore> {
 describe('a suspended turn stored by Trellis with suspension record v1', () => {
   it('resumes: the parked call runs once, the model sees both results in call order', async () => {
     const app = Trellis.create({ store: await storeWith(fixture) });
-    const pay = (await app.install(Pay)).instance as Pay;
+    const pay = (await app.install(Pay)).instance;
     const model = new ScriptedModel(['Paid 3 units.']);
     const session = app.agent({ name: 'payments', model, instructions: 'You pay.' }).session(fixture.id);
 
@@ -72,7 +72,7 @@ describe('a suspended turn stored by Trellis with suspension record v1', () => {
   it('fails closed on a record of an unknown version: nothing runs', async () => {
     const future = { ...fixture, suspension: { ...(fixture.suspension as object), version: 2 } };
     const app = Trellis.create({ store: await storeWith(future) });
-    const pay = (await app.install(Pay)).instance as Pay;
+    const pay = (await app.install(Pay)).instance;
     const session = app.agent({ name: 'payments', model: new ScriptedModel(['x']), instructions: 'You pay.' }).session(fixture.id);
 
     const error = await session.resume({ decisions: [{ callId: 's1', decision: 'approve' }] }).catch((e: unknown) => e);
@@ -100,7 +100,7 @@ describe('a SqliteStore file written at schema version 1', () => {
       expect(loaded!.turns).toEqual(fixture.turns);
 
       const app = Trellis.create({ store });
-      const pay = (await app.install(Pay)).instance as Pay;
+      const pay = (await app.install(Pay)).instance;
       const session = app.agent({ name: 'payments', model: new ScriptedModel(['Paid.']), instructions: 'You pay.' }).session(fixture.id);
       expect((await session.resume({ decisions: [{ callId: 's1', decision: 'reject' }] })).status).toBe('completed');
       expect(pay.sent).toEqual([]);

@@ -64,8 +64,9 @@ describe('trellis init', () => {
 
   it('defaults to this clone when run from one', async () => {
     expect(await cli(fakeCliIo(cwd), 'init', 'app')).toBe(0);
-    expect(packageJson('app').dependencies.trellis).toMatch(/^file:\.\.\//);
-    expect(realpathSync(join(cwd, 'app', packageJson('app').dependencies.trellis.slice('file:'.length)))).toBe(realpathSync(trellisPackage().root));
+    const dependency = packageJson('app').dependencies.trellis ?? '';
+    expect(dependency).toMatch(/^file:\.\.\//);
+    expect(realpathSync(join(cwd, 'app', dependency.slice('file:'.length)))).toBe(realpathSync(trellisPackage().root));
   });
 
   it.each([

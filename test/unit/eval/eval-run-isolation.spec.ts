@@ -9,7 +9,7 @@ const completed = (reply: string): TurnResult => ({ status: 'completed', reply, 
 
 /** A session that answers `reply`, or throws `error`. */
 function fakeSession(answer: () => Promise<TurnResult>): EvalSession {
-  return { events$: new Subject<TrellisEvent>().asObservable(), send: answer } as unknown as EvalSession;
+  return { events$: new Subject<TrellisEvent>().asObservable(), send: answer };
 }
 
 describe('runEval: one failing case never stops the run', () => {
@@ -121,8 +121,8 @@ describe('progress: redrawn on a terminal, silent elsewhere', () => {
     progress.case({ id: 'a', pass: true, score: 1, scores: [], latencyMs: 1, tokens: 0, reply: '', toolCalls: [] }, 1);
     progress.case({ id: 'b', pass: false, score: 0, scores: [], latencyMs: 1, tokens: 0, reply: '', toolCalls: [] }, 2);
     progress.end();
-    expect(written[1]).toMatch(/^\r\u001b\[2K\[█+░+\] 1\/2  ✓ 1  ✗ 0/);
-    expect(written[2]).toMatch(/\] 2\/2  ✓ 1  ✗ 1/);
+    expect(written[1]).toMatch(/^\r\u001b\[2K\[█+░+\] 1\/2 {2}✓ 1 {2}✗ 0/);
+    expect(written[2]).toMatch(/\] 2\/2 {2}✓ 1 {2}✗ 1/);
     expect(written.at(-1)).toBe('\r\u001b[2K');
   });
 

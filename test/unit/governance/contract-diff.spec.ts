@@ -43,7 +43,7 @@ async function baseContract(): Promise<PluginContract> {
 }
 
 /** A contract copy the seeds edit freely (JSON, so any shape the file could hold). */
-type Mutable = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Mutable = any;  
 const clone = (c: PluginContract): Mutable => structuredClone(c) as Mutable;
 const refund = (c: Mutable) => c.tools.find((t: { name: string }) => t.name === 'billing.refund')!;
 

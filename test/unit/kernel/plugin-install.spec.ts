@@ -81,7 +81,7 @@ describe('installing a plugin', () => {
 
       const installed = await app.install(OrdersPlugin);
 
-      const plugin = installed.instance as OrdersPlugin;
+      const plugin = installed.instance;
       expect(plugin.repo).toBeInstanceOf(OrdersRepo);
       expect(plugin.repo.find('o1')).toEqual({ id: 'o1', total: 42 });
       expect(plugin.repo).toBe(kernelOf(app).providers.get(OrdersRepo));
@@ -98,7 +98,7 @@ describe('installing a plugin', () => {
 
       const installed = await app.install(TimedPlugin);
 
-      expect((installed.instance as TimedPlugin).clock).toBe(clock);
+      expect((installed.instance).clock).toBe(clock);
     });
 
     it('refuses a plugin whose injected service the host did not register, and registers nothing', async () => {
@@ -137,7 +137,7 @@ describe('installing a plugin', () => {
 
       const installed = await app.install(ShopPlugin, { config: { region: 'eu' } });
 
-      const config = (installed.instance as ShopPlugin).config;
+      const config = (installed.instance).config;
       expect(config).toBeInstanceOf(ShopConfig);
       expect(config).toMatchObject({ region: 'eu', pageSize: 20 });
     });

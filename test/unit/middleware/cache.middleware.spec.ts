@@ -66,7 +66,7 @@ describe('CacheMiddleware', () => {
 
   it('recomputes an expired entry', async () => {
     const { middleware, clock } = build({ ttlMs: 1_000 });
-    const { next, state } = countingNext();
+    const { next } = countingNext();
 
     await middleware.intercept(invocation(), next);
     clock.now = 999;

@@ -92,7 +92,7 @@ describe('OpenAI chat completions on the wire', () => {
 
   it('keeps the prefix byte-stable across the calls of a session: each body starts with the previous one’s tools and messages, byte for byte', async () => {
     const app = Trellis.create();
-    app.install(ScansPlugin);
+    await app.install(ScansPlugin);
     await app.start();
     server.enqueue(
       { type: 'stream', toolCalls: [{ id: freshId(), name: 'scans__fetch', argumentPieces: ['{"id":', '"7"}'] }] },
@@ -187,7 +187,7 @@ describe('Anthropic messages on the wire', () => {
 
   it('marks the stable prefix: the last tool, the system prompt, the end of earlier turns and the last block (four breakpoints at most)', async () => {
     const app = Trellis.create();
-    app.install(ScansPlugin);
+    await app.install(ScansPlugin);
     await app.start();
     server.enqueue(
       { type: 'stream', textPieces: ['First answer.'] },

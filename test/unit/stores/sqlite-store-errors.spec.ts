@@ -58,7 +58,8 @@ describe('SQLite store errors become TrellisErrors with a code and a hint', () =
     const s = store();
     await s.checkpoint(checkpoint('small'));
     // Cap the file at its current size, as a full disk would.
-    (s as unknown as { db: Database.Database }).db.pragma(`max_page_count = ${(s as unknown as { db: Database.Database }).db.pragma('page_count', { simple: true })}`);
+    const { db } = s as unknown as { db: Database.Database };
+    db.pragma(`max_page_count = ${Number(db.pragma('page_count', { simple: true }))}`);
     const error = await failure(s.checkpoint(checkpoint('big', 'x'.repeat(1_000_000))));
     expect(error).toMatchObject({ code: 'StoreFull', retryable: true, details: expect.objectContaining({ sqliteCode: 'SQLITE_FULL', operation: 'checkpoint' }) });
     expect(error.message).toMatch(/disk/);

@@ -416,7 +416,7 @@ describe('SqliteStore: large part bytes by reference', () => {
   it('keeps bytes over PART_INLINE_BYTES out of the transcript row, in part_blobs, once per session', async () => {
     const { PART_INLINE_BYTES } = await import('../../../src/stores/part-blobs.js');
     const path = join(tempDir(), 'blobs.db');
-    const store = await SqliteStore.open(path);
+    const store = SqliteStore.open(path);
     const large = Buffer.alloc(PART_INLINE_BYTES + 1, 7).toString('base64');
     const small = Buffer.alloc(100, 9).toString('base64');
     const user = { role: 'user' as const, content: '', parts: [{ type: 'image' as const, data: large, mediaType: 'image/png' }, { type: 'image' as const, data: small, mediaType: 'image/png' }] };
@@ -433,7 +433,7 @@ describe('SqliteStore: large part bytes by reference', () => {
     const writable = new Database(path);
     writable.prepare('DELETE FROM part_blobs').run();
     writable.close();
-    const reopened = await SqliteStore.open(path);
+    const reopened = SqliteStore.open(path);
     await expect(reopened.load('b1')).rejects.toMatchObject({ code: 'StoreCorrupt', message: expect.stringContaining('part_blobs') });
     await reopened.close();
   });
