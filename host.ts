@@ -11,14 +11,14 @@
 
 // Who may use a session: the check every host that takes user requests asks (the policies are in the root entry)
 export { authorizeSessionAccess, userIdPrincipal, type SessionAccessCheck } from './src/agent/session-policy.js';
-export { waitForLeaseProblem } from './src/agent/session-lease.js';
+export { waitForLeaseProblem } from './src/agent/durability/session-lease.js';
 
 // Arguments from outside, bounded before any DTO is built or schema asked
-export { checkArgumentShape, checkArgumentSize, MAX_ARGUMENT_CHARS, MAX_ARGUMENT_DEPTH } from './src/validation/argument-limits.js';
+export { checkArgumentShape, checkArgumentSize, MAX_ARGUMENT_CHARS, MAX_ARGUMENT_DEPTH } from './src/engine/validation/argument-limits.js';
 
 // What a host shows: redacted transcripts, suspension records, the app's description
-export { redactMessage, type SecretFieldsOf } from './src/redaction/message-redaction.js';
+export { redactMessage, type SecretFieldsOf } from './src/engine/models/message-redaction.js';
 export { redactArguments } from './src/redaction/redactor.js';
-export { parseSuspension, type SuspensionRecord } from './src/agent/suspension-record.js';
+export { parseSuspension, type SuspensionRecord } from './src/agent/durability/suspension-record.js';
 export type { PluginInfo, ToolInfo, HookInfo } from './src/app/app-description.js';
-export { isPluginClass } from './src/plugin/plugin-explorer.js';
+export { isPluginClass } from './src/engine/plugin/plugin-explorer.js';

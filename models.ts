@@ -21,9 +21,9 @@ export type {
   SchemaDialect,
   CompiledSchema,
   SchemaAwareProvider,
-} from './src/models/model-provider.js';
-export { isModelProvider, schemaDialectOf } from './src/models/model-provider.js';
-export { OPENAI_STRICT_DIALECT, ANTHROPIC_DIALECT, ANTHROPIC_PROMPT_DIALECT, CONSERVATIVE_DIALECT } from './src/models/schema-dialects.js';
-export { outputInstructions } from './src/agent/turn-output.js';
-export type { AnthropicPromptCache, CacheBreakpoint } from './src/models/anthropic-messages.js';
-export type { FallbackModelOptions, FallbackEvent } from './src/models/fallback-model.js';
+} from './src/contract/model-provider.js';
+export { isModelProvider, schemaDialectOf } from './src/contract/model-provider.js';
+export { OPENAI_STRICT_DIALECT, ANTHROPIC_DIALECT, ANTHROPIC_PROMPT_DIALECT, CONSERVATIVE_DIALECT } from './src/engine/models/schema-dialects.js';
+export { outputInstructions } from './src/agent/turn/turn-output.js';
+export type { AnthropicPromptCache, CacheBreakpoint } from './src/engine/models/anthropic-messages.js';
+export type { FallbackModelOptions, FallbackEvent } from './src/engine/models/fallback-model.js';

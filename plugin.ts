@@ -20,27 +20,27 @@ export { redactSecrets, redactText, isSecretKey, redactionKey, REDACTED, type Re
 export { describeError } from './src/errors/describe-error.js';
 export type { PluginOptions, ToolOptions, HookOptions, StateKeyOptions } from './decorators/index.js';
 // The plugin's own config token; the app and the store, bound only for a plugin installed with `grants: ['app' | 'store']`
-export { PLUGIN_CONFIG, TRELLIS_APP, SESSION_STORE } from './src/plugin/plugin-tokens.js';
-export type { PluginLifecycle } from './src/plugin/plugin-lifecycle.js';
-export type { EraseRequest, EraseSelector } from './src/erasure/erasure.js';
-export type { PluginHost, PluginLogger, PluginGrant } from './src/plugin/plugin-host.js';
-export type { PluginRecords, PluginRecord } from './src/plugin/plugin-records.js';
-export type { PluginClass } from './src/plugin/plugin-definition.js';
-export { Describe } from './src/validation/describe.decorator.js';
-export type { FieldError } from './src/validation/field-error.js';
+export { PLUGIN_CONFIG, TRELLIS_APP, SESSION_STORE } from './src/contract/plugin-tokens.js';
+export type { PluginLifecycle } from './src/engine/plugin/plugin-lifecycle.js';
+export type { EraseRequest, EraseSelector } from './src/engine/erasure/erasure.js';
+export type { PluginHost, PluginLogger, PluginGrant } from './src/engine/plugin/plugin-host.js';
+export type { PluginRecords, PluginRecord } from './src/engine/plugin/plugin-records.js';
+export type { PluginClass } from './src/engine/plugin/plugin-definition.js';
+export { Describe } from './src/engine/validation/describe.decorator.js';
+export type { FieldError } from './src/contract/field-error.js';
 
 // Hook results, hook points, contexts
-export { block, cancel, suspend, setResult, done } from './src/hooks/hook-results.js';
-export type { HookResult, SuspendTicket } from './src/hooks/hook-results.js';
-export { HOOK_POINTS, type HookPoint, type HookMode } from './src/hooks/hook-points.js';
-export type { PluginContext, HookContext, ToolContext } from './src/context/plugin-context.js';
-export type { ContextKeySpec } from './src/context/context-key.js';
+export { block, cancel, suspend, setResult, done } from './src/engine/hooks/hook-results.js';
+export type { HookResult, SuspendTicket } from './src/engine/hooks/hook-results.js';
+export { HOOK_POINTS, type HookPoint, type HookMode } from './src/contract/hook-points.js';
+export type { PluginContext, HookContext, ToolContext } from './src/contract/plugin-context.js';
+export type { ContextKeySpec } from './src/contract/context-key.js';
 
 // State: the kernel's keys and actions a plugin may read or schedule
-export { KERNEL_KEYS } from './src/state/kernel-keys.js';
-export { BuiltInActions } from './src/state/built-in-actions.js';
-export type { AddContextMessagePayload, SetInferenceOverridePayload, ToolFilterPayload } from './src/state/built-in-actions.js';
-export type { StateCommand } from './src/state/state-command.js';
+export { KERNEL_KEYS } from './src/contract/kernel-keys.js';
+export { BuiltInActions } from './src/engine/state/built-in-actions.js';
+export type { AddContextMessagePayload, SetInferenceOverridePayload, ToolFilterPayload } from './src/engine/state/built-in-actions.js';
+export type { StateCommand } from './src/contract/state-command.js';
 
 // What hooks are handed: requests, responses, tool calls, exchanges, events
 export type {
@@ -61,7 +61,7 @@ export type { ToolCallRecord } from './src/contract/tool-result.js';
 export type { PendingApproval } from './src/contract/suspension.js';
 export type { DelegatingPayload, DelegatedPayload } from './src/contract/delegation.js';
 export type { RolledUpUsage } from './src/contract/agent-usage.js';
-export type { ModelProvider, ModelRequest, ModelResponse, ModelDelta, ChatMessage, ModelToolCall, ToolDefinition, InferenceSettings, Usage, JsonSchema } from './src/models/model-provider.js';
+export type { ModelProvider, ModelRequest, ModelResponse, ModelDelta, ChatMessage, ModelToolCall, ToolDefinition, InferenceSettings, Usage, JsonSchema } from './src/contract/model-provider.js';
 export {
   toolContent,
   isToolContent,
@@ -80,13 +80,13 @@ export {
   type ImagePart,
   type FilePart,
   type ToolContent,
-} from './src/models/content-part.js';
-export { addUsage, subtractUsage } from './src/models/usage-sum.js';
-export type { TrellisEvent, TrellisEventType, RoundCause } from './src/events/trellis-event.js';
+} from './src/contract/content-part.js';
+export { addUsage, subtractUsage } from './src/engine/models/usage-sum.js';
+export type { TrellisEvent, TrellisEventType, RoundCause } from './src/engine/events/trellis-event.js';
 
 // Errors
 export { TrellisError, type TrellisErrorCode, type TrellisErrorCodes, type TrellisErrorKind, type TrellisErrorOptions } from './src/errors/trellis-error.js';
 
 // Tool middleware
-export { MIDDLEWARE_OPTIONS, okResult, errorResult } from './src/tools/tool-middleware.js';
-export type { ToolMiddleware, ToolMiddlewareClass, ToolInvocation, ToolNotice, ToolResult, NextToolHandler, ToolErrorInfo, MiddlewareDeclaration } from './src/tools/tool-middleware.js';
+export { MIDDLEWARE_OPTIONS, okResult, errorResult } from './src/contract/tool-middleware.js';
+export type { ToolMiddleware, ToolMiddlewareClass, ToolInvocation, ToolNotice, ToolResult, NextToolHandler, ToolErrorInfo, MiddlewareDeclaration } from './src/contract/tool-middleware.js';

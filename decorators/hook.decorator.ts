@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { appendMetadata, METADATA } from './metadata-keys.js';
-import type { HookPoint } from '../src/hooks/hook-points.js';
+import type { HookPoint } from '../src/contract/hook-points.js';
 
 export interface HookOptions {
   /** Lower runs first; defaults to the plugin's priority; ties keep install order. */

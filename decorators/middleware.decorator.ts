@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { METADATA } from './metadata-keys.js';
 import { CLASS_MEMBER } from './requires.decorator.js';
-import type { MiddlewareDeclaration, ToolMiddlewareClass } from '../src/tools/tool-middleware.js';
+import type { MiddlewareDeclaration, ToolMiddlewareClass } from '../src/contract/tool-middleware.js';
 
 /**
  * Wraps every tool of a class, or one tool, in a middleware. Several stack: the first

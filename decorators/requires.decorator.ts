@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { METADATA } from './metadata-keys.js';
-import type { ContextKeySpec } from '../src/context/context-key.js';
+import type { ContextKeySpec } from '../src/contract/context-key.js';
 
 /** Class-level keys are stored under this member name. */
 export const CLASS_MEMBER = '*';

@@ -1,6 +1,6 @@
 import type { AgentToolSpec, HandoffSpec } from './delegation/agent-tool-spec.js';
-import type { InferenceSettings, ModelProvider } from '../models/model-provider.js';
-import type { OutputClass } from './turn-output.js';
+import type { InferenceSettings, ModelProvider } from '../contract/model-provider.js';
+import type { OutputClass } from './turn/turn-output.js';
 
 /**
  * A named agent: its model, instructions, active plugins and limits. `TOutput` is the type of

@@ -1,18 +1,18 @@
-import { assertSessionId } from '../stores/session-id.js';
+import { assertSessionId } from '../engine/stores/session-id.js';
 import { randomUUID } from 'node:crypto';
 import { TrellisError } from '../errors/trellis-error.js';
-import { FallbackModel } from '../models/fallback-model.js';
-import { isModelProvider, type ModelProvider } from '../models/model-provider.js';
+import { FallbackModel } from '../engine/models/fallback-model.js';
+import { isModelProvider, type ModelProvider } from '../contract/model-provider.js';
 import { DEFAULT_MAX_ROUNDS, DEFAULT_MAX_TOOL_CALLS_PER_ROUND, DEFAULT_TOOL_CONCURRENCY, type AgentSpec } from './agent-spec.js';
 import { DEFAULT_RETENTION, OpenSessions } from './open-sessions.js';
 import { delegationProblems } from './delegation/delegation-spec-check.js';
 import { Session } from './session.js';
-import { DELEGATE } from './delegate-handle.js';
+import { DELEGATE } from './delegation/delegate-handle.js';
 import type { DelegateAgent, SessionHost } from './session-host.js';
-import type { TurnLimits } from './turn-runner.js';
-import { DEFAULT_OUTPUT_REPAIRS, outputSpecOf, type OutputSpec } from './turn-output.js';
-import { schemaProblems, unsupportedSchema } from './schema-check.js';
-import { schemaDialectOf } from '../models/model-provider.js';
+import type { TurnLimits } from './turn/turn-runner.js';
+import { DEFAULT_OUTPUT_REPAIRS, outputSpecOf, type OutputSpec } from './turn/turn-output.js';
+import { schemaProblems, unsupportedSchema } from './turn/schema-check.js';
+import { schemaDialectOf } from '../contract/model-provider.js';
 
 export interface SessionOptions {
   /** Session-level host context (`app.*` keys): the user id, scopes, locale… */

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { ContextLevel } from '../context/context-level.js';
+import { ContextLevel } from '../engine/context/context-level.js';
 import type { ToolErrorInfo } from '../contract/tool-result.js';
-import { KERNEL_KEYS } from '../state/kernel-keys.js';
-import { executeToolCall } from '../tools/tool-pipeline.js';
-import { checkArgumentShape, checkArgumentSize } from '../validation/argument-limits.js';
-import { formatFieldErrors } from '../validation/validate-dto.js';
-import { turnEnv, type SessionParts } from './turn-envelope.js';
-import type { PendingApproval } from './turn-result.js';
+import { KERNEL_KEYS } from '../contract/kernel-keys.js';
+import { executeToolCall } from '../engine/tools/tool-pipeline.js';
+import { checkArgumentShape, checkArgumentSize } from '../engine/validation/argument-limits.js';
+import { formatFieldErrors } from '../engine/validation/validate-dto.js';
+import { turnEnv, type SessionParts } from './turn/turn-envelope.js';
+import type { PendingApproval } from './turn/turn-result.js';
 
 /** Options of `session.callTool(name, args, options)`. */
 export interface DirectCallOptions {

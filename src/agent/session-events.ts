@@ -1,5 +1,5 @@
 import { Subject, type Observable } from 'rxjs';
-import type { TrellisEvent } from '../events/trellis-event.js';
+import type { TrellisEvent } from '../engine/events/trellis-event.js';
 
 /**
  * A session's event stream, made when someone first asks for it: most sessions are never

@@ -1,19 +1,19 @@
-import type { EventBus } from '../events/event-bus.js';
-import type { HookEngine } from '../hooks/hook-engine.js';
-import type { RegistrySnapshot } from '../plugin/registry-snapshot.js';
-import type { SessionState } from '../state/session-state.js';
-import type { StateEngine } from '../state/state-engine.js';
-import type { SessionStore } from '../stores/session-store.js';
+import type { EventBus } from '../engine/events/event-bus.js';
+import type { HookEngine } from '../engine/hooks/hook-engine.js';
+import type { RegistrySnapshot } from '../engine/plugin/registry-snapshot.js';
+import type { SessionState } from '../engine/state/session-state.js';
+import type { StateEngine } from '../engine/state/state-engine.js';
+import type { SessionStore } from '../engine/stores/session-store.js';
 import type { AgentSpec } from './agent-spec.js';
 import type { DelegationFrame } from '../contract/delegation.js';
 import type { PendingApproval } from '../contract/suspension.js';
-import type { ChatMessage } from '../models/model-provider.js';
-import type { Decision, TurnResult } from './turn-result.js';
+import type { ChatMessage } from '../contract/model-provider.js';
+import type { Decision, TurnResult } from './turn/turn-result.js';
 import type { SessionRetention } from './open-sessions.js';
-import type { TurnLimits } from './turn-runner.js';
-import type { OutputClass, OutputSpec } from './turn-output.js';
+import type { TurnLimits } from './turn/turn-runner.js';
+import type { OutputClass, OutputSpec } from './turn/turn-output.js';
 import type { CompiledPolicy } from './approval/approval-policy.js';
-import type { BudgetGuard } from '../budgets/budgets.js';
+import type { BudgetGuard } from '../engine/budgets/budgets.js';
 
 /**
  * The port agents and sessions run on: exactly what a turn needs from the kernel, and

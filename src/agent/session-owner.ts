@@ -1,8 +1,8 @@
-import { ContextScope } from '../context/context-scope.js';
+import { ContextScope } from '../engine/state/context-scope.js';
 import { TrellisError } from '../errors/trellis-error.js';
-import { KERNEL_KEYS } from '../state/kernel-keys.js';
-import { commitKernelWrites, sessionValue } from '../state/kernel-writes.js';
-import type { SessionParts } from './turn-envelope.js';
+import { KERNEL_KEYS } from '../contract/kernel-keys.js';
+import { commitKernelWrites, sessionValue } from '../engine/state/kernel-writes.js';
+import type { SessionParts } from './turn/turn-envelope.js';
 
 /**
  * Who asks for a turn, resume or cancel, and the owner a host checked their access against

@@ -1,6 +1,6 @@
-import { HOOK_POINT_NAMES, type HookPoint } from '../hooks/hook-points.js';
-import type { JsonSchema } from '../models/model-provider.js';
-import type { RegistrySnapshot } from '../plugin/registry-snapshot.js';
+import { HOOK_POINT_NAMES, type HookPoint } from '../contract/hook-points.js';
+import type { JsonSchema } from '../contract/model-provider.js';
+import type { RegistrySnapshot } from '../engine/plugin/registry-snapshot.js';
 import { secretFields } from '../redaction/redactor.js';
 
 /** A tool as `app.describe()` lists it. */

@@ -1,5 +1,5 @@
 import semver from 'semver';
-import type { JsonSchema } from '../models/model-provider.js';
+import type { JsonSchema } from '../contract/model-provider.js';
 import type { PluginContract } from './plugin-contract.js';
 
 /** One difference between two contracts of a plugin. */

@@ -3,10 +3,10 @@ import { TrellisError } from '../errors/trellis-error.js';
 import type { Agent } from '../agent/agent.js';
 import { expiredCalls } from '../agent/approval/expiry.js';
 import type { CompiledPolicy, SweepContext } from '../agent/approval/approval-policy.js';
-import { parseSuspension } from '../agent/suspension-record.js';
-import type { TurnStatus } from '../agent/turn-result.js';
-import type { RegisteredTool } from '../plugin/plugin-member.js';
-import type { SessionStore } from '../stores/session-store.js';
+import { parseSuspension } from '../agent/durability/suspension-record.js';
+import type { TurnStatus } from '../agent/turn/turn-result.js';
+import type { RegisteredTool } from '../contract/plugin-member.js';
+import type { SessionStore } from '../engine/stores/session-store.js';
 
 /** What one sweep for expired calls did (`app.expirePending()`). */
 export interface ExpiryReport {

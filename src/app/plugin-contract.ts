@@ -1,6 +1,6 @@
-import type { JsonSchema } from '../models/model-provider.js';
-import type { InstalledPlugin } from '../plugin/installed-plugin.js';
-import { dtoJsonSchema } from '../validation/dto-json-schema.js';
+import type { JsonSchema } from '../contract/model-provider.js';
+import type { InstalledPlugin } from '../engine/plugin/installed-plugin.js';
+import { dtoJsonSchema } from '../engine/validation/dto-json-schema.js';
 
 /** The version of the {@link PluginContract} shape, for tools that read contracts written by another Trellis. */
 export const CONTRACT_VERSION = 1;

@@ -1,5 +1,5 @@
-import type { PluginRecord, PluginRecords } from '../plugin/plugin-records.js';
-import type { RecordStore } from '../stores/record-store.js';
+import type { PluginRecord, PluginRecords } from '../engine/plugin/plugin-records.js';
+import type { RecordStore } from '../engine/stores/record-store.js';
 
 /**
  * The records a plugin gets on its host: the store's records under the plugin's own name as

@@ -1,4 +1,4 @@
-import type { Usage } from '../models/model-provider.js';
+import type { Usage } from './model-provider.js';
 
 /**
  * Token usage rolled up over a turn and the sub-agent turns it delegated to: the total,

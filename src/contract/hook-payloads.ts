@@ -1,4 +1,4 @@
-import type { ChatMessage, InferenceSettings, JsonSchema, ToolDefinition } from '../models/model-provider.js';
+import type { ChatMessage, InferenceSettings, JsonSchema, ToolDefinition } from './model-provider.js';
 import type { ToolErrorInfo } from './tool-result.js';
 
 /** The request the transform chain and `llm.before` shape before the model call. */

@@ -11,7 +11,7 @@ import { buildDist, BUILD_TIMEOUT_MS } from './support/built-dist.js';
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const EXAMPLE = join(ROOT, 'dist/examples/sql-report-desk/main.js');
-const CLI = join(ROOT, 'dist/src/cli/main.js');
+const CLI = join(ROOT, 'dist/src/hosts/cli/main.js');
 const RUN_TIMEOUT_MS = 30_000;
 
 interface Run {

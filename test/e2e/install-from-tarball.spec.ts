@@ -37,7 +37,7 @@ if (!canPack) console.log('skipped: the install-from-tarball test needs npm, and
     tarball = join(work, readdirSync(work).find((f) => f.endsWith('.tgz'))!);
 
     project = join(work, 'my-agent');
-    execFileSync(process.execPath, [join(copy, 'dist/src/cli/main.js'), 'init', project, '--trellis', tarball], { cwd: work });
+    execFileSync(process.execPath, [join(copy, 'dist/src/hosts/cli/main.js'), 'init', project, '--trellis', tarball], { cwd: work });
     writeOfflineLockfile(project, ROOT, tarball);
     // Install scripts off: better-sqlite3's would download or compile its binary; the one built for this repo is the same version.
     const installed = await npm(['install', '--offline', '--ignore-scripts'], project, 10 * MINUTE);
@@ -55,7 +55,7 @@ if (!canPack) console.log('skipped: the install-from-tarball test needs npm, and
   it('ships dist/, the templates and the docs, built by prepack, and no sources', () => {
     const files = execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' }).split('\n');
 
-    for (const file of ['package/dist/index.js', 'package/dist/index.d.ts', 'package/dist/testing.js', 'package/dist/src/cli/main.js', 'package/templates/init/plugins/greeter.plugin.ts', 'package/templates/typescript-loader/tsconfig.json', 'package/docs/getting-started.md']) {
+    for (const file of ['package/dist/index.js', 'package/dist/index.d.ts', 'package/dist/testing.js', 'package/dist/src/hosts/cli/main.js', 'package/templates/init/plugins/greeter.plugin.ts', 'package/templates/typescript-loader/tsconfig.json', 'package/docs/getting-started.md']) {
       expect(files).toContain(file);
     }
     expect(files.filter((f) => f.startsWith('package/src/') || f.endsWith('.map') || f.startsWith('package/test/'))).toEqual([]);

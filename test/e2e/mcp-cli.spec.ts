@@ -14,7 +14,7 @@ import { browse, protectedServer } from '../support/oauth-peers.js';
 
 /** `trellis mcp` and `trellis plugins` from dist/, with a config whose tools come from an MCP server (mcpServers). */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = join(ROOT, 'dist/src/cli/main.js');
+const CLI = join(ROOT, 'dist/src/hosts/cli/main.js');
 let dir: string;
 
 beforeAll(async () => {

@@ -4,7 +4,7 @@ import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { SupportDeskModule, type SupportDeskOptions } from '../../examples/nest-support-desk/app.module.js';
 import { RefundsService } from '../../examples/nest-support-desk/refunds/refunds.service.js';
-import type { PostgresStore } from '../../src/stores/postgres-store.js';
+import type { PostgresStore } from '../../src/engine/stores/postgres-store.js';
 import { PostgresSchemas } from '../support/postgres-schemas.js';
 import { haveService, REDIS_URL } from '../support/services.js';
 

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { ChatMessage } from '../../src/models/model-provider.js';
-import { toolContent } from '../../src/models/content-part.js';
-import { PART_INLINE_BYTES } from '../../src/stores/part-blobs.js';
-import type { SessionStore } from '../../src/stores/session-store.js';
+import type { ChatMessage } from '../../src/contract/model-provider.js';
+import { toolContent } from '../../src/contract/content-part.js';
+import { PART_INLINE_BYTES } from '../../src/engine/stores/part-blobs.js';
+import type { SessionStore } from '../../src/engine/stores/session-store.js';
 import { checkpointOf } from './session-store-contract.js';
 import type { StoreHarness } from './store-conformance.js';
 

@@ -25,7 +25,7 @@ import {
   type Approver,
 } from '../../index.js';
 import type { ApprovalSettings } from '../../governance.js';
-import { startDevServer, type DevServer } from '../../src/dev/dev-server.js';
+import { startDevServer, type DevServer } from '../../src/hosts/dev/dev-server.js';
 
 /** What the search tool returns: markup a page must show as text, never run. */
 export const HOSTILE_TEXT = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">';

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { CliIo } from '../../src/cli/cli-io.js';
+import type { CliIo } from '../../src/hosts/cli/cli-io.js';
 
 /** A `CliIo` that records what the CLI writes and reads `input` as stdin. */
 export interface FakeCliIo extends CliIo {

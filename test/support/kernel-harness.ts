@@ -1,9 +1,9 @@
 import type { Trellis } from '../../index.js';
-import { ContextLevel, ContextScope } from '../../src/context/context-scope.js';
-import type { GateDecision, HookSite } from '../../src/hooks/hook-engine.js';
-import type { HookResult } from '../../src/hooks/hook-results.js';
-import type { HookPoint } from '../../src/hooks/hook-points.js';
-import type { TrellisEvent } from '../../src/events/trellis-event.js';
+import { ContextLevel, ContextScope } from '../../src/engine/state/context-scope.js';
+import type { GateDecision, HookSite } from '../../src/engine/hooks/hook-engine.js';
+import type { HookResult } from '../../src/engine/hooks/hook-results.js';
+import type { HookPoint } from '../../src/contract/hook-points.js';
+import type { TrellisEvent } from '../../src/engine/events/trellis-event.js';
 import { kernelOf } from '../../src/app/kernel-access.js';
 
 /** Where a point runs in these tests: a session and, optionally, a turn and an execution level. */

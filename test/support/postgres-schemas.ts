@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { PostgresStore } from '../../src/stores/postgres-store.js';
+import { PostgresStore } from '../../src/engine/stores/postgres-store.js';
 import { POSTGRES_URL } from './services.js';
 
 /**

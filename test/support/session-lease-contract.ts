@@ -1,4 +1,4 @@
-import type { SessionStore } from '../../src/stores/session-store.js';
+import type { SessionStore } from '../../src/engine/stores/session-store.js';
 import { checkpointOf, rejection, sleep } from './session-store-contract.js';
 
 /** Long enough that a lease cannot expire during a test step on a busy machine. */

@@ -1,6 +1,6 @@
 import { TrellisError } from '../../src/errors/trellis-error.js';
-import type { ChatMessage } from '../../src/models/model-provider.js';
-import type { SessionCheckpoint, SessionStore, TurnRecord } from '../../src/stores/session-store.js';
+import type { ChatMessage } from '../../src/contract/model-provider.js';
+import type { SessionCheckpoint, SessionStore, TurnRecord } from '../../src/engine/stores/session-store.js';
 
 /** Builds a turn record with plausible defaults; `overrides` pin what a test cares about. */
 export function turnRecord(index: number, overrides: Partial<TurnRecord> = {}): TurnRecord {

@@ -9,7 +9,7 @@
  */
 import { writeSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { SqliteStore } from '../../src/stores/sqlite-store.js';
+import { SqliteStore } from '../../src/engine/stores/sqlite-store.js';
 
 /** Messages in the interrupted checkpoint: about 2 MB, far more than the page cache below. */
 const CRASH_MESSAGES = 1000;

@@ -1,5 +1,5 @@
-import type { SessionStore } from '../../src/stores/session-store.js';
-import { canJournalSteps, type StepJournal } from '../../src/stores/step-journal.js';
+import type { SessionStore } from '../../src/engine/stores/session-store.js';
+import { canJournalSteps, type StepJournal } from '../../src/engine/stores/step-journal.js';
 import { checkpointOf, exchange, rejection } from './session-store-contract.js';
 import type { StoreHarness } from './store-conformance.js';
 

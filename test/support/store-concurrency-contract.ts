@@ -1,4 +1,4 @@
-import { canReadRevision, type SessionStore } from '../../src/stores/session-store.js';
+import { canReadRevision, type SessionStore } from '../../src/engine/stores/session-store.js';
 import { checkpointOf, exchange, rejection } from './session-store-contract.js';
 import type { StoreHarness } from './store-conformance.js';
 

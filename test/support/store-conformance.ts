@@ -1,4 +1,4 @@
-import type { SessionStore } from '../../src/stores/session-store.js';
+import type { SessionStore } from '../../src/engine/stores/session-store.js';
 import { describeSessionStore } from './session-store-contract.js';
 import { describeConcurrencyContract } from './store-concurrency-contract.js';
 import { describeLeaseContract } from './session-lease-contract.js';

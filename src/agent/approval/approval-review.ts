@@ -1,9 +1,9 @@
 import { TrellisError } from '../../errors/trellis-error.js';
-import type { RegisteredTool } from '../../plugin/plugin-member.js';
-import { argumentsHash } from '../../stores/audit-chain.js';
-import type { Approver, AuditEntry, AuditOutcome } from '../../stores/audit-log.js';
-import type { ApprovalVote, SuspensionRecord } from '../suspension-record.js';
-import type { Decision } from '../turn-result.js';
+import type { RegisteredTool } from '../../contract/plugin-member.js';
+import { argumentsHash } from '../../engine/stores/audit-chain.js';
+import type { Approver, AuditEntry, AuditOutcome } from '../../engine/stores/audit-log.js';
+import type { ApprovalVote, SuspensionRecord } from '../durability/suspension-record.js';
+import type { Decision } from '../turn/turn-result.js';
 import { policyFor, type CompiledPolicy } from './approval-policy.js';
 import { expiredCalls } from './expiry.js';
 

@@ -1,6 +1,6 @@
-import type { RegisteredTool } from '../../plugin/plugin-member.js';
+import type { RegisteredTool } from '../../contract/plugin-member.js';
 import type { PendingApproval } from '../../contract/suspension.js';
-import type { SuspensionRecord } from '../suspension-record.js';
+import type { SuspensionRecord } from '../durability/suspension-record.js';
 import { policyFor, type CompiledPolicy } from './approval-policy.js';
 
 /** The waiting calls of `record` (not those a crash cut off: only a human knows whether they ran) whose policy's `expiresAfterMs` has run out at `now`. */

@@ -1,5 +1,5 @@
 import { IsOptional, IsString, MaxLength } from 'class-validator';
-import type { ChatMessage } from '../../models/model-provider.js';
+import type { ChatMessage } from '../../contract/model-provider.js';
 
 /**
  * Another agent of the same app offered as a tool (the caller keeps control). A call runs

@@ -1,23 +1,23 @@
 import { DelegatedOutcome } from '../../contract/delegation.js';
 import { errorResult, type ToolResult } from '../../contract/tool-result.js';
-import type { MemberContext } from '../../context/member-context.js';
-import { NEVER_ABORTED } from '../../context/never-signal.js';
+import type { MemberContext } from '../../engine/context/member-context.js';
+import { NEVER_ABORTED } from '../../engine/context/never-signal.js';
 import { TrellisError } from '../../errors/trellis-error.js';
-import type { RegisteredTool } from '../../plugin/plugin-member.js';
-import type { TurnEnv } from '../../tools/turn-env.js';
-import { dtoJsonSchema } from '../../validation/dto-json-schema.js';
-import { toolInputValidator } from '../../validation/tool-input.js';
-import { formatFieldErrors } from '../../validation/validate-dto.js';
-import { parseOutput } from '../../validation/parse-output.js';
-import { plainOutput } from '../turn-output.js';
-import type { Decision, TurnResult } from '../turn-result.js';
+import type { RegisteredTool } from '../../contract/plugin-member.js';
+import type { TurnEnv } from '../../engine/tools/turn-env.js';
+import { dtoJsonSchema } from '../../engine/validation/dto-json-schema.js';
+import { toolInputValidator } from '../../engine/validation/tool-input.js';
+import { formatFieldErrors } from '../../engine/validation/validate-dto.js';
+import { parseOutput } from '../../engine/validation/parse-output.js';
+import { plainOutput } from '../turn/turn-output.js';
+import type { Decision, TurnResult } from '../turn/turn-result.js';
 import { AgentInput, RemoteAgentInput, type AgentToolSpec, type RemoteAgent } from './agent-tool-spec.js';
 import type { DelegateSession, DelegatedRun } from '../session-host.js';
 import { childFrame, depthLimitOf, pathOf, type DelegationSite } from './delegation-site.js';
 import { asCallerSees, childSessionId } from './delegated-decisions.js';
 import { takeResume } from './resume-stash.js';
 import { asDelegatedUsage } from './usage-rollup.js';
-import { LEASE_TTL_MS } from '../session-lease.js';
+import { LEASE_TTL_MS } from '../durability/session-lease.js';
 
 const NO_KEYS: readonly string[] = [];
 /** A child session's lease left by a process that died is free after its TTL: wait that out, and 5 s more. */

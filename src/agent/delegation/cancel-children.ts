@@ -1,5 +1,5 @@
-import type { SuspensionRecord } from '../suspension-record.js';
-import type { SessionParts } from '../turn-envelope.js';
+import type { SuspensionRecord } from '../durability/suspension-record.js';
+import type { SessionParts } from '../turn/turn-envelope.js';
 import { childLeaseWaitMs } from './agent-tool.js';
 import { waitingChild } from './delegated-decisions.js';
 

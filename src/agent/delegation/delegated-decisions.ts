@@ -1,7 +1,7 @@
 import type { PendingApproval } from '../../contract/suspension.js';
 import type { ChildSuspension } from '../../contract/delegation.js';
-import type { SuspensionRecord } from '../suspension-record.js';
-import type { Decision } from '../turn-result.js';
+import type { SuspensionRecord } from '../durability/suspension-record.js';
+import type { Decision } from '../turn/turn-result.js';
 
 /**
  * The call of the stopped round whose sub-agent holds this waiting call, if any: a call

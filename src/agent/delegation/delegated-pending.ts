@@ -1,6 +1,6 @@
 import type { PendingApproval } from '../../contract/suspension.js';
-import type { SuspensionRecord } from '../suspension-record.js';
-import type { SessionParts } from '../turn-envelope.js';
+import type { SuspensionRecord } from '../durability/suspension-record.js';
+import type { SessionParts } from '../turn/turn-envelope.js';
 import { asCallerSees, waitingChild } from './delegated-decisions.js';
 
 /**

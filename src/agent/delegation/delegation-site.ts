@@ -1,5 +1,5 @@
 import type { DelegationFrame } from '../../contract/delegation.js';
-import type { TurnEnv } from '../../tools/turn-env.js';
+import type { TurnEnv } from '../../engine/tools/turn-env.js';
 import type { AgentSpec } from '../agent-spec.js';
 import type { SessionHost } from '../session-host.js';
 import { DEFAULT_MAX_DELEGATION_DEPTH } from './agent-tool-spec.js';

@@ -1,7 +1,7 @@
 import { TrellisError } from '../../errors/trellis-error.js';
-import type { ActiveView } from '../../plugin/registry-snapshot.js';
-import type { RegisteredTool } from '../../plugin/plugin-member.js';
-import type { TurnEnv } from '../../tools/turn-env.js';
+import type { ActiveView } from '../../engine/plugin/registry-snapshot.js';
+import type { RegisteredTool } from '../../contract/plugin-member.js';
+import type { TurnEnv } from '../../engine/tools/turn-env.js';
 import { agentTool } from './agent-tool.js';
 import type { DelegationSite } from './delegation-site.js';
 import { handoffTool } from './handoff-tool.js';

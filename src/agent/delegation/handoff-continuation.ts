@@ -1,11 +1,11 @@
 import type { HandoffMark } from '../../contract/delegation.js';
-import type { ChatMessage } from '../../models/model-provider.js';
-import { KERNEL_KEYS } from '../../state/kernel-keys.js';
-import { commitKernelWrites, sessionValue, turnValue } from '../../state/kernel-writes.js';
-import type { TurnEnv } from '../../tools/turn-env.js';
-import { journalOf, turnEnv, type SessionParts } from '../turn-envelope.js';
-import { isoTime } from '../turn-record.js';
-import { TurnRunner, type TurnEnd } from '../turn-runner.js';
+import type { ChatMessage } from '../../contract/model-provider.js';
+import { KERNEL_KEYS } from '../../contract/kernel-keys.js';
+import { commitKernelWrites, sessionValue, turnValue } from '../../engine/state/kernel-writes.js';
+import type { TurnEnv } from '../../engine/tools/turn-env.js';
+import { journalOf, turnEnv, type SessionParts } from '../turn/turn-envelope.js';
+import { isoTime } from '../durability/turn-record.js';
+import { TurnRunner, type TurnEnd } from '../turn/turn-runner.js';
 
 /** The session's active agent after a handoff: who has it, who gave it, and from which message on. */
 export interface ActiveAgent {

@@ -1,11 +1,11 @@
 import type { HandoffMark } from '../../contract/delegation.js';
 import { TrellisError } from '../../errors/trellis-error.js';
-import type { RegisteredTool } from '../../plugin/plugin-member.js';
-import { KERNEL_KEYS } from '../../state/kernel-keys.js';
-import { commitKernelWrites, turnValue } from '../../state/kernel-writes.js';
-import type { TurnEnv } from '../../tools/turn-env.js';
-import { dtoJsonSchema } from '../../validation/dto-json-schema.js';
-import { toolInputValidator } from '../../validation/tool-input.js';
+import type { RegisteredTool } from '../../contract/plugin-member.js';
+import { KERNEL_KEYS } from '../../contract/kernel-keys.js';
+import { commitKernelWrites, turnValue } from '../../engine/state/kernel-writes.js';
+import type { TurnEnv } from '../../engine/tools/turn-env.js';
+import { dtoJsonSchema } from '../../engine/validation/dto-json-schema.js';
+import { toolInputValidator } from '../../engine/validation/tool-input.js';
 import { AgentInput, type HandoffSpec } from './agent-tool-spec.js';
 import { pathOf, type DelegationSite } from './delegation-site.js';
 

@@ -1,5 +1,5 @@
-import type { TurnEnv } from '../../tools/turn-env.js';
-import type { Decision } from '../turn-result.js';
+import type { TurnEnv } from '../../engine/tools/turn-env.js';
+import type { Decision } from '../turn/turn-result.js';
 
 /**
  * Decisions a resumed turn routes to the sub-agent behind one of its calls, by call id.

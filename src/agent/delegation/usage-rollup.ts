@@ -1,8 +1,8 @@
 import type { RolledUpUsage } from '../../contract/agent-usage.js';
 import type { ToolCallRecord } from '../../contract/tool-result.js';
-import type { Usage } from '../../models/model-provider.js';
-import { addUsage, plainUsage, subtractUsage } from '../../models/usage-sum.js';
-import type { TurnUsage } from '../turn-result.js';
+import type { Usage } from '../../contract/model-provider.js';
+import { addUsage, plainUsage, subtractUsage } from '../../engine/models/usage-sum.js';
+import type { TurnUsage } from '../turn/turn-result.js';
 
 /**
  * A turn's usage with its sub-agents' added: totals and `byModel` include every sub-agent's

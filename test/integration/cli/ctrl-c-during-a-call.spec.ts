@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { ScriptedModel, SqliteStore, Trellis, type ModelRequest } from '../../../index.js';
-import { runCli } from '../../../src/cli/program.js';
+import { runCli } from '../../../src/hosts/cli/program.js';
 import { SlowPaymentsPlugin } from '../../fixtures/cli/slow-payments.plugin.js';
 import { fakeCliIo } from '../../support/fake-cli-io.js';
 import { PROJECT_ROOT, TS_NODE_ARGS, tsNodeEnv } from '../../support/ts-node-child.js';

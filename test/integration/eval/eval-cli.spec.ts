@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DbPlugin } from '../../../examples/sql-report-desk/plugins/db.plugin.js';
-import { runCli } from '../../../src/cli/program.js';
+import { runCli } from '../../../src/hosts/cli/program.js';
 import { fakeCliIo } from '../../support/fake-cli-io.js';
 
 /** The example's dataset and baseline, exactly as `npm run eval` runs them. */

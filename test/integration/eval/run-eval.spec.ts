@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { MemoryStore, ScriptedModel, TrellisError, type Trellis } from '../../../index.js';
 import { createDeskApp, DESK_AGENT } from '../../../examples/sql-report-desk/desk-app.js';
 import { deskScriptedModel } from '../../../examples/sql-report-desk/desk-model.js';
-import { parseDataset } from '../../../src/eval/eval-case.js';
-import { runEval } from '../../../src/eval/eval-runner.js';
+import { parseDataset } from '../../../src/hosts/eval/eval-case.js';
+import { runEval } from '../../../src/hosts/eval/eval-runner.js';
 
 const DATASET = [
   '{"id":"top","input":"Who are our top customers?","expected":{"contains":["Top customers"],"regex":"/\\\\$\\\\d+\\\\.\\\\d{2}/","toolCalls":[{"name":"db.search"}]},"budgets":{"rounds":4}}',

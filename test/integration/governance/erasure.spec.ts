@@ -23,7 +23,7 @@ import type { EraseRequest } from '../../../plugin.js';
 import { createLogger, TRELLIS_LOGGER } from '../../../plugins/middleware/index.js';
 import { TokenAccountingPlugin } from '../../../plugins/observation/index.js';
 import { TrellisWorker, TurnQueue } from '../../../queue.js';
-import { TurnEventRecorder } from '../../../src/dev/recording/turn-event-recorder.js';
+import { TurnEventRecorder } from '../../../src/hosts/dev/recording/turn-event-recorder.js';
 import { PostgresSchemas } from '../../support/postgres-schemas.js';
 import { haveService, REDIS_URL } from '../../support/services.js';
 

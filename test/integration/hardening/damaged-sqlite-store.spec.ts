@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { ScriptedModel, SqliteStore, Trellis, TrellisError } from '../../../index.js';
 import { diagnoseSqliteStore, type DoctorReport } from '../../../stores.js';
-import { runCli } from '../../../src/cli/program.js';
+import { runCli } from '../../../src/hosts/cli/program.js';
 import { fakeCliIo } from '../../support/fake-cli-io.js';
 import { PROJECT_ROOT, TS_NODE_ARGS, tsNodeEnv } from '../../support/ts-node-child.js';
 

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { IsString } from 'class-validator';
 import { AnthropicModel, OpenAIModel, Plugin, Tool, Trellis, TrellisError, type ModelProvider, type ModelRequest } from '../../../index.js';
-import { resolveStreamLimits } from '../../../src/models/stream-guard.js';
+import { resolveStreamLimits } from '../../../src/engine/models/stream-guard.js';
 
 /** A local server speaking the vendors' SSE wire formats, one hostile script per request. */
 type Script = (res: ServerResponse, req: IncomingMessage) => void | Promise<void>;

@@ -8,9 +8,9 @@ import { FallbackModel, MemoryStore, Trellis, type ModelProvider, type PluginCla
 import { createLogger, TRELLIS_LOGGER } from '../../../plugins/middleware/index.js';
 import { serveMcp } from '../../../mcp.js';
 import { OpenTelemetryPlugin, OTEL_TRACER_PROVIDER } from '../../../plugins/observation/index.js';
-import { runCli } from '../../../src/cli/program.js';
-import { devHandler } from '../../../src/dev/dev-server.js';
-import { TurnEventRecorder } from '../../../src/dev/recording/turn-event-recorder.js';
+import { runCli } from '../../../src/hosts/cli/program.js';
+import { devHandler } from '../../../src/hosts/dev/dev-server.js';
+import { TurnEventRecorder } from '../../../src/hosts/dev/recording/turn-event-recorder.js';
 import { fakeCliIo } from '../../support/fake-cli-io.js';
 import { callOf, contextOf, modelOf, ORDINARY_SECRET, pluginsOf, SECRETS, SOURCES, type ModelReads, type Source } from '../../support/secret-matrix.js';
 

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { ScriptedModel, Trellis } from 'trellis';
-import { McpServerClient } from '../../../src/mcp/client/mcp-server-client.js';
+import { McpServerClient } from '../../../src/hosts/mcp/client/mcp-server-client.js';
 import { startHttpTripServer } from '../../support/mcp-peers.js';
 
 describe('MCP client over Streamable HTTP, against a server built with the SDK', () => {

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Hook, Plugin, ScriptedModel, suspend, Trellis, type ToolCallInfo } from 'trellis';
-import { McpServerClient } from '../../../src/mcp/client/mcp-server-client.js';
+import { McpServerClient } from '../../../src/hosts/mcp/client/mcp-server-client.js';
 import { isRunning, TRIP_SERVER, waitFor } from '../../support/mcp-peers.js';
 
 const stdio = { command: process.execPath, args: [TRIP_SERVER] };

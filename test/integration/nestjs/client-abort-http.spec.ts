@@ -7,7 +7,7 @@ import request from 'supertest';
 import { MemoryStore, Plugin, Tool, type ModelRequest, type SessionStore, type ToolContext } from 'trellis';
 import { ScriptedModel } from 'trellis/testing';
 import { TrellisModule, TrellisSessionsModule, type TrellisQueueOptions } from 'trellis/nestjs';
-import type { PostgresStore } from '../../../src/stores/postgres-store.js';
+import type { PostgresStore } from '../../../src/engine/stores/postgres-store.js';
 import { PostgresSchemas } from '../../support/postgres-schemas.js';
 import { haveService, REDIS_URL } from '../../support/services.js';
 

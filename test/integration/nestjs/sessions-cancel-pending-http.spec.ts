@@ -8,7 +8,7 @@ import { MemoryStore, type ModelRequest, type ScriptedReply, type SessionStore }
 import { ScriptedModel } from 'trellis/testing';
 import { jobIdOf } from 'trellis/queue';
 import { getAgentToken, ownerOnlySessionPolicy, TrellisModule, TrellisSessionsModule, type HostedAgent, type SessionAccessRequest, type TrellisQueueOptions } from 'trellis/nestjs';
-import type { PostgresStore } from '../../../src/stores/postgres-store.js';
+import type { PostgresStore } from '../../../src/engine/stores/postgres-store.js';
 import { PostgresSchemas } from '../../support/postgres-schemas.js';
 import { haveService, REDIS_URL } from '../../support/services.js';
 import { Ledger, LedgerModule } from './ledger-plugin.js';

@@ -9,7 +9,7 @@ import { Hook, MemoryStore, Plugin, Requires, suspend, Tool, TrellisError, type 
 import { ScriptedModel } from 'trellis/testing';
 import { jobIdOf } from 'trellis/queue';
 import { getAgentToken, HostedAgent, InjectAgent, TrellisHost, TrellisModule, TrellisSessionsModule } from 'trellis/nestjs';
-import type { PostgresStore } from '../../../src/stores/postgres-store.js';
+import type { PostgresStore } from '../../../src/engine/stores/postgres-store.js';
 import { PostgresSchemas } from '../../support/postgres-schemas.js';
 import { haveService, REDIS_URL } from '../../support/services.js';
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { MemoryStore, ScriptedModel, Trellis } from '../../../index.js';
 import { TrellisWorker } from '../../../queue.js';
-import { runCli } from '../../../src/cli/program.js';
+import { runCli } from '../../../src/hosts/cli/program.js';
 import { fakeCliIo } from '../../support/fake-cli-io.js';
 
 const REDIS_SERVER = '/usr/bin/redis-server';

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
-import { QueueNames } from '../../../src/queue/queue-connection.js';
-import { ORDER_TTL_MS, ORPHAN_GRACE_MS, SessionOrder, cancelChannel } from '../../../src/queue/session-order.js';
+import { QueueNames } from '../../../src/hosts/queue/queue-connection.js';
+import { ORDER_TTL_MS, ORPHAN_GRACE_MS, SessionOrder, cancelChannel } from '../../../src/hosts/queue/session-order.js';
 import { REDIS_URL, haveService } from '../../support/services.js';
 
 const available = await haveService('redis', 'the session order list');

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { ScriptedModel, Trellis, type SessionStore } from '../../../index.js';
-import type { PostgresStore } from '../../../src/stores/postgres-store.js';
+import type { PostgresStore } from '../../../src/engine/stores/postgres-store.js';
 import { PostgresSchemas } from '../../support/postgres-schemas.js';
 import { haveService } from '../../support/services.js';
 import { checkpointOf } from '../../support/session-store-contract.js';
@@ -75,7 +75,7 @@ function counted(store: PostgresStore): { store: PostgresStore; seen: { loads: n
   });
 
   it('gives the bytes of large parts back in a delta, as a whole load does', async () => {
-    const { PART_INLINE_BYTES } = await import('../../../src/stores/part-blobs.js');
+    const { PART_INLINE_BYTES } = await import('../../../src/engine/stores/part-blobs.js');
     const store = await open();
     await store.checkpoint(checkpointOf('b1', 0, 0));
     const copy = (await store.load('b1'))!;

@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { PostgresStore } from '../../../src/stores/postgres-store.js';
-import { POSTGRES_MIGRATIONS } from '../../../src/stores/postgres-migrations.js';
+import { PostgresStore } from '../../../src/engine/stores/postgres-store.js';
+import { POSTGRES_MIGRATIONS } from '../../../src/engine/stores/postgres-migrations.js';
 import { PostgresSchemas } from '../../support/postgres-schemas.js';
 import { POSTGRES_URL, haveService } from '../../support/services.js';
 import { checkpointOf, exchange, rejection } from '../../support/session-store-contract.js';
@@ -166,7 +166,7 @@ if (available) describeStoreConformance('PostgresStore', {
 describe('PostgresStore: large part bytes by reference', () => {
   it('keeps bytes over PART_INLINE_BYTES out of the messages row, in part_blobs', async () => {
     if (!schemas) return;
-    const { PART_INLINE_BYTES } = await import('../../../src/stores/part-blobs.js');
+    const { PART_INLINE_BYTES } = await import('../../../src/engine/stores/part-blobs.js');
     const { checkpointOf } = await import('../../support/session-store-contract.js');
     const store = await schemas.open();
     const large = Buffer.alloc(PART_INLINE_BYTES + 1, 7).toString('base64');

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { PostgresStore } from '../../../src/stores/postgres-store.js';
+import { PostgresStore } from '../../../src/engine/stores/postgres-store.js';
 import { TrellisError } from '../../../src/errors/trellis-error.js';
 import { PostgresSchemas } from '../../support/postgres-schemas.js';
 import { POSTGRES_URL, haveService } from '../../support/services.js';

@@ -1,6 +1,6 @@
-import { validateDecisions } from '../../../src/agent/decisions.js';
-import { SUSPENSION_VERSION, type SuspensionRecord } from '../../../src/agent/suspension-record.js';
-import type { Decision } from '../../../src/agent/turn-result.js';
+import { validateDecisions } from '../../../src/agent/durability/decisions.js';
+import { SUSPENSION_VERSION, type SuspensionRecord } from '../../../src/agent/durability/suspension-record.js';
+import type { Decision } from '../../../src/agent/turn/turn-result.js';
 
 function record(overrides: Partial<SuspensionRecord> = {}): SuspensionRecord {
   return {

@@ -1,4 +1,4 @@
-import { FinishedCalls } from '../../../src/agent/finished-calls.js';
+import { FinishedCalls } from '../../../src/agent/turn/finished-calls.js';
 import type { ToolCallRecord } from '../../../index.js';
 
 const ok = (callId: string, tool: string, round: number, value: unknown, durationMs: number): ToolCallRecord => ({ callId, tool, round, ok: true, value, durationMs });

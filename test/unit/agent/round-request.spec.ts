@@ -1,6 +1,6 @@
-import { filterTools, mergeInference, roundMessages, toolDefinition } from '../../../src/agent/round-request.js';
-import type { RegisteredTool } from '../../../src/plugin/plugin-member.js';
-import { KERNEL_KEYS } from '../../../src/state/kernel-keys.js';
+import { filterTools, mergeInference, roundMessages, toolDefinition } from '../../../src/agent/turn/round-request.js';
+import type { RegisteredTool } from '../../../src/contract/plugin-member.js';
+import { KERNEL_KEYS } from '../../../src/contract/kernel-keys.js';
 
 const tool = (name: string) => ({ name, description: `${name} tool`, schema: { type: 'object' } }) as unknown as RegisteredTool;
 const tools = ['a', 'b', 'c', 'd'].map(tool);

@@ -1,5 +1,5 @@
 import { SessionEvents } from '../../../src/agent/session-events.js';
-import type { TrellisEvent } from '../../../src/events/trellis-event.js';
+import type { TrellisEvent } from '../../../src/engine/events/trellis-event.js';
 
 const event = (turn: number): TrellisEvent => ({ type: 'turn.started', sessionId: 's1', turn });
 

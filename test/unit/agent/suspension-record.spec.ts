@@ -1,4 +1,4 @@
-import { carriedTurnValues, parseSuspension, SUSPENSION_VERSION, type SuspensionRecord } from '../../../src/agent/suspension-record.js';
+import { carriedTurnValues, parseSuspension, SUSPENSION_VERSION, type SuspensionRecord } from '../../../src/agent/durability/suspension-record.js';
 
 const valid: SuspensionRecord = {
   version: SUSPENSION_VERSION,

@@ -143,10 +143,10 @@ describe('built-in plugins and the example use the public entries', () => {
 
 describe('hosts drive the kernel through the public entry', () => {
   /** Kernel helpers a host may still use by path: pure functions with no kernel state. */
-  const ALLOWED = new Set(['src/validation/json-schema-validator.js', 'src/validation/schema-summary.js', 'src/errors/describe-error.js']);
+  const ALLOWED = new Set(['src/engine/validation/json-schema-validator.js', 'src/engine/validation/schema-summary.js', 'src/errors/describe-error.js']);
   const kernelFolders = /^src\/(agent|app|hooks|context|state|plugin|tools|stores|models|errors|validation|events|contract)\//;
 
-  it.each(['src/nestjs', 'src/queue', 'src/mcp', 'src/dev', 'src/ai-sdk', 'src/ag-ui', 'src/a2a', 'src/ui-turns', 'src/eval'])('%s imports kernel files only through the public entries', (folder) => {
+  it.each(['src/hosts/nestjs', 'src/hosts/queue', 'src/hosts/mcp', 'src/hosts/dev', 'src/hosts/ai-sdk', 'src/hosts/ag-ui', 'src/hosts/a2a', 'src/hosts/ui-turns', 'src/hosts/eval'])('%s imports kernel files only through the public entries', (folder) => {
     const bad = violations([folder], (file, specifier) => {
       const to = target(file, specifier);
       return to !== undefined && kernelFolders.test(to) && !ALLOWED.has(to);
@@ -156,7 +156,7 @@ describe('hosts drive the kernel through the public entry', () => {
 
   /**
    * The CLI is a host like the others, held to a closed list: besides its own files it may
-   * import by path only the dev page it serves (`src/dev`, a host without an entry of its
+   * import by path only the dev page it serves (`src/hosts/dev`, a host without an entry of its
    * own), the local-server helpers (`src/net`: pure, no kernel imports), the example it runs
    * when there is no config, and the pure helpers above. The kernel, the built-ins and the
    * other hosts it reaches through the package's entries (`trellis/queue` and `trellis/mcp` by `import()`).
@@ -168,24 +168,24 @@ describe('hosts drive the kernel through the public entry', () => {
     return !entry && !/^src\/(cli|dev|net)\//.test(to) && !to.startsWith('examples/sql-report-desk/') && !ALLOWED.has(to);
   };
 
-  it('src/cli imports the kernel only through the public entries', () => {
-    expect(violations(['src/cli'], cliReachesIn)).toEqual([]);
+  it('src/hosts/cli imports the kernel only through the public entries', () => {
+    expect(violations(['src/hosts/cli'], cliReachesIn)).toEqual([]);
   });
 
   it('the CLI rule refuses a kernel, built-in, decorator or other host file and admits the entries (the scan sees them)', () => {
-    const file = join(ROOT, 'src/cli/commands/run.command.ts');
+    const file = join(ROOT, 'src/hosts/cli/commands/run.command.ts');
     const refused = ['../../app/trellis.js', '../../agent/call-journal.js', '../../stores/sqlite-doctor.js', '../../../plugins/middleware/logger.js', '../../../decorators/index.js', '../../queue/turn-queue.js', '../../mcp/client/mcp-server-spec.js', '../../redaction/redactor.js'];
     const admitted = ['../../../index.js', '../../../plugin.js', '../../../stores.js', '../../../host.js', '../../../plugins/middleware/index.js', '../../../queue.js', '../../../mcp.js', '../cli-app.js', '../../dev/dev-server.js', '../../net/loopback.js', '../../validation/schema-summary.js', 'commander'];
     expect(refused.filter((specifier) => !cliReachesIn(file, specifier))).toEqual([]);
     expect(admitted.filter((specifier) => cliReachesIn(file, specifier))).toEqual([]);
-    const users = sourcesUnder('src/cli').filter((f) => specifiers(readFileSync(f, 'utf8')).some((specifier) => target(f, specifier) === 'index.js'));
+    const users = sourcesUnder('src/hosts/cli').filter((f) => specifiers(readFileSync(f, 'utf8')).some((specifier) => target(f, specifier) === 'index.js'));
     expect(users.length).toBeGreaterThan(15);
   });
 
-  it('src/nestjs loads the queue (BullMQ, ioredis) only through import(), when the queue option is set', () => {
+  it('src/hosts/nestjs loads the queue (BullMQ, ioredis) only through import(), when the queue option is set', () => {
     const valueImports = (source: string) => [...source.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?\sfrom\s+'([^']+)'/gms)].map((m) => m[1]!);
     const queueish = (file: string, specifier: string) => /^(bullmq|ioredis)$/.test(specifier) || /^(queue\.[jt]s|src\/queue\/)/.test(target(file, specifier) ?? '');
-    const files = sourcesUnder('src/nestjs');
+    const files = sourcesUnder('src/hosts/nestjs');
     const eager = files.flatMap((file) => valueImports(readFileSync(file, 'utf8')).filter((s) => queueish(file, s)).map((s) => `${relative(ROOT, file)} -> ${s}`));
     const lazy = files.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)].filter((m) => queueish(file, m[1]!)));
     expect(eager).toEqual([]);
@@ -193,31 +193,31 @@ describe('hosts drive the kernel through the public entry', () => {
     expect(lazy.length).toBeGreaterThanOrEqual(2);
   });
 
-  it('src/nestjs loads the ai package (trellis/ai-sdk) only through import(), when a chat request comes', () => {
+  it('src/hosts/nestjs loads the ai package (trellis/ai-sdk) only through import(), when a chat request comes', () => {
     const valueImports = (source: string) => [...source.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?\sfrom\s+'([^']+)'/gms)].map((m) => m[1]!);
     const aiish = (file: string, specifier: string) => /^(ai|@ai-sdk\/.*)$/.test(specifier) || /^(ai-sdk\.[jt]s|src\/ai-sdk\/)/.test(target(file, specifier) ?? '');
-    const files = sourcesUnder('src/nestjs');
+    const files = sourcesUnder('src/hosts/nestjs');
     const eager = files.flatMap((file) => valueImports(readFileSync(file, 'utf8')).filter((s) => aiish(file, s)).map((s) => `${relative(ROOT, file)} -> ${s}`));
     const lazy = files.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)].filter((m) => aiish(file, m[1]!)));
     expect(eager).toEqual([]);
     expect(lazy.length).toBeGreaterThanOrEqual(1);
   });
 
-  it('src/cli loads trellis/queue, trellis/mcp and the dev server (BullMQ, ioredis, the MCP SDK, hono) only through import(), in the commands that use them', () => {
+  it('src/hosts/cli loads trellis/queue, trellis/mcp and the dev server (BullMQ, ioredis, the MCP SDK, hono) only through import(), in the commands that use them', () => {
     const valueImports = (source: string) => [...source.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?\sfrom\s+'([^']+)'/gms)].map((m) => m[1]!);
     const heavy = (file: string, specifier: string) =>
       /^(bullmq|ioredis|@modelcontextprotocol\/|hono|@hono\/)/.test(specifier) || /^((queue|mcp)\.[jt]s|src\/dev\/dev-server\.[jt]s)$/.test(target(file, specifier) ?? '');
-    const files = sourcesUnder('src/cli');
+    const files = sourcesUnder('src/hosts/cli');
     const eager = files.flatMap((file) => valueImports(readFileSync(file, 'utf8')).filter((s) => heavy(file, s)).map((s) => `${relative(ROOT, file)} -> ${s}`));
     const lazy = files.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)].filter((m) => heavy(file, m[1]!)));
     expect(eager).toEqual([]);
     expect(lazy.length).toBeGreaterThanOrEqual(6);
   });
 
-  it('src/cli loads the SQL report desk example (its SQLite database, better-sqlite3) only through import(), when it runs it', () => {
+  it('src/hosts/cli loads the SQL report desk example (its SQLite database, better-sqlite3) only through import(), when it runs it', () => {
     const valueImports = (source: string) => [...source.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?\sfrom\s+'([^']+)'/gms)].map((m) => m[1]!);
     const example = (file: string, specifier: string) => specifier === 'better-sqlite3' || (target(file, specifier) ?? '').startsWith('examples/');
-    const files = sourcesUnder('src/cli');
+    const files = sourcesUnder('src/hosts/cli');
     const eager = files.flatMap((file) => valueImports(readFileSync(file, 'utf8')).filter((s) => example(file, s)).map((s) => `${relative(ROOT, file)} -> ${s}`));
     const lazy = files.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)].filter((m) => example(file, m[1]!)));
     expect(eager).toEqual([]);
@@ -227,7 +227,7 @@ describe('hosts drive the kernel through the public entry', () => {
 
   it('the kernel imports no host', () => {
     const hosts = /^src\/(cli|nestjs|queue|mcp|dev|ai-sdk|ag-ui|a2a|ui-turns)\//;
-    const kernel = ['src/agent', 'src/app', 'src/hooks', 'src/context', 'src/state', 'src/plugin', 'src/tools', 'src/stores', 'src/models', 'src/errors', 'src/validation', 'src/events', 'src/contract'];
+    const kernel = ['src/agent', 'src/app', 'src/engine/hooks', 'src/engine/context', 'src/engine/state', 'src/engine/plugin', 'src/engine/tools', 'src/engine/stores', 'src/engine/models', 'src/errors', 'src/engine/validation', 'src/engine/events', 'src/contract'];
     expect(violations(kernel, (file, specifier) => hosts.test(target(file, specifier) ?? ''))).toEqual([]);
   });
 

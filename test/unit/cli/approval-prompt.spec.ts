@@ -1,10 +1,10 @@
 import type { PendingApproval, TurnResult } from '../../../index.js';
 import type { StoredSession } from '../../../stores.js';
-import { approvalLines } from '../../../src/cli/render/approval-prompt.js';
-import { escapeControl } from '../../../src/cli/render/terminal-text.js';
-import { toolActivityLine } from '../../../src/cli/render/tool-activity.js';
-import { transcriptLines } from '../../../src/cli/render/transcript.js';
-import { pendingLines, replyLines } from '../../../src/cli/render/turn-summary.js';
+import { approvalLines } from '../../../src/hosts/cli/render/approval-prompt.js';
+import { escapeControl } from '../../../src/hosts/cli/render/terminal-text.js';
+import { toolActivityLine } from '../../../src/hosts/cli/render/tool-activity.js';
+import { transcriptLines } from '../../../src/hosts/cli/render/transcript.js';
+import { pendingLines, replyLines } from '../../../src/hosts/cli/render/turn-summary.js';
 
 const ESC = '\u001b';
 // A long query whose dangerous part is at the end, and an ESC sequence that would erase the line.

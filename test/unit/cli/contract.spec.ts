@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runCli } from '../../../src/cli/program.js';
+import { runCli } from '../../../src/hosts/cli/program.js';
 import { fakeCliIo } from '../../support/fake-cli-io.js';
 
 const BILLING = fileURLToPath(new URL('../../fixtures/governance/billing.plugin.ts', import.meta.url));

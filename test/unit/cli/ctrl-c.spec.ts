@@ -3,8 +3,8 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import type { CliIo } from '../../../src/cli/cli-io.js';
-import { runCli } from '../../../src/cli/program.js';
+import type { CliIo } from '../../../src/hosts/cli/cli-io.js';
+import { runCli } from '../../../src/hosts/cli/program.js';
 import { SqliteStore } from '../../../index.js';
 
 let cwd: string;

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { Command } from 'commander';
-import type { CliIo } from '../../../src/cli/cli-io.js';
-import { registerDevCommand } from '../../../src/cli/commands/dev.command.js';
-import { runCli } from '../../../src/cli/program.js';
+import type { CliIo } from '../../../src/hosts/cli/cli-io.js';
+import { registerDevCommand } from '../../../src/hosts/cli/commands/dev.command.js';
+import { runCli } from '../../../src/hosts/cli/program.js';
 
 let cwd: string;
 beforeEach(() => {

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import Database from 'better-sqlite3';
-import type { CliIo } from '../../../src/cli/cli-io.js';
-import { runCli } from '../../../src/cli/program.js';
+import type { CliIo } from '../../../src/hosts/cli/cli-io.js';
+import { runCli } from '../../../src/hosts/cli/program.js';
 import { SqliteStore } from '../../../index.js';
 import type { SessionCheckpoint } from '../../../stores.js';
 
@@ -115,7 +115,7 @@ describe('trellis doctor', () => {
   });
 
   it('after an upgrade of Trellis: doctor leaves an older file alone, sessions list migrates it and lists its sessions', async () => {
-    const { applyMigrations, SQLITE_MIGRATIONS, schemaVersion } = await import('../../../src/stores/sqlite-migrations.js');
+    const { applyMigrations, SQLITE_MIGRATIONS, schemaVersion } = await import('../../../src/engine/stores/sqlite-migrations.js');
     mkdirSync(join(cwd, '.trellis'));
     const old = new Database(dbPath);
     applyMigrations(old, SQLITE_MIGRATIONS.slice(0, 3));

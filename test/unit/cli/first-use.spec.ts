@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runCli } from '../../../src/cli/program.js';
+import { runCli } from '../../../src/hosts/cli/program.js';
 import { fakeCliIo, type FakeCliIo } from '../../support/fake-cli-io.js';
 
 const FLAKY = fileURLToPath(new URL('../../fixtures/cli/flaky-locale.plugin.ts', import.meta.url));

@@ -2,9 +2,9 @@ import 'reflect-metadata';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli } from '../../../src/cli/program.js';
-import { packageName } from '../../../src/cli/init/scaffold.js';
-import { trellisPackage } from '../../../src/cli/package-root.js';
+import { runCli } from '../../../src/hosts/cli/program.js';
+import { packageName } from '../../../src/hosts/cli/init/scaffold.js';
+import { trellisPackage } from '../../../src/hosts/cli/package-root.js';
 import { fakeCliIo, type FakeCliIo } from '../../support/fake-cli-io.js';
 
 let cwd: string;

@@ -1,9 +1,9 @@
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { moduleLoadHint } from '../../../src/cli/module-load-hint.js';
-import { missingPackages, missingPeersMessage } from '../../../src/cli/peer-check.js';
-import { checkDecoratorSettings } from '../../../src/cli/ts-loader.js';
+import { moduleLoadHint } from '../../../src/hosts/cli/module-load-hint.js';
+import { missingPackages, missingPeersMessage } from '../../../src/hosts/cli/peer-check.js';
+import { checkDecoratorSettings } from '../../../src/hosts/cli/ts-loader.js';
 import { TrellisError } from '../../../src/errors/trellis-error.js';
 
 describe('moduleLoadHint', () => {

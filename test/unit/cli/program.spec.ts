@@ -3,9 +3,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { runCli } from '../../../src/cli/program.js';
-import { describeError, errorLines } from '../../../src/cli/cli-errors.js';
-import { cliCwd, processIo } from '../../../src/cli/cli-io.js';
+import { runCli } from '../../../src/hosts/cli/program.js';
+import { describeError, errorLines } from '../../../src/hosts/cli/cli-errors.js';
+import { cliCwd, processIo } from '../../../src/hosts/cli/cli-io.js';
 import { TrellisError } from '../../../src/errors/trellis-error.js';
 import { PassThrough, Writable } from 'node:stream';
 import { modelFromEnv } from '../../../index.js';

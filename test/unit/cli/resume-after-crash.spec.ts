@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ScriptedModel, SqliteStore, Trellis, type ModelRequest, type SessionStore } from '../../../index.js';
 import type { SessionCheckpoint, StepAppend } from '../../../stores.js';
-import { runCli } from '../../../src/cli/program.js';
+import { runCli } from '../../../src/hosts/cli/program.js';
 import { GatedNotesPlugin } from '../../fixtures/cli/gated-notes.plugin.js';
 import { fakeCliIo } from '../../support/fake-cli-io.js';
 

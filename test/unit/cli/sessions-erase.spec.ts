@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ScriptedModel, SqliteStore, Trellis } from '../../../index.js';
-import { runCli } from '../../../src/cli/program.js';
+import { runCli } from '../../../src/hosts/cli/program.js';
 import { BillingPlugin } from '../../fixtures/governance/billing.plugin.js';
 import { fakeCliIo } from '../../support/fake-cli-io.js';
 

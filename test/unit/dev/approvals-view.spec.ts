@@ -1,5 +1,5 @@
 import type { PendingApproval } from '../../../index.js';
-import { approvalsView } from '../../../src/dev/views/approvals-view.js';
+import { approvalsView } from '../../../src/hosts/dev/views/approvals-view.js';
 
 const call = (allowedDecisions?: PendingApproval['ticket']['allowedDecisions']): PendingApproval => ({
   callId: 'c1',

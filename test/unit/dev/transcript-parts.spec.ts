@@ -1,8 +1,8 @@
 import type { ChatMessage } from '../../../index.js';
 import type { StoredSession } from '../../../stores.js';
 import { toolContent } from '../../../plugin.js';
-import { transcriptLines } from '../../../src/cli/render/transcript.js';
-import { transcriptView } from '../../../src/dev/views/transcript-view.js';
+import { transcriptLines } from '../../../src/hosts/cli/render/transcript.js';
+import { transcriptView } from '../../../src/hosts/dev/views/transcript-view.js';
 
 const PNG64 = Buffer.from('89504e470d0a1a0a', 'hex').toString('base64');
 const PDF64 = Buffer.alloc(2048, 1).toString('base64');

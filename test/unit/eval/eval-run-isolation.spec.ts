@@ -1,8 +1,8 @@
 import { Subject } from 'rxjs';
 import { compareWithBaseline, evalReport, junitXml, parseDataset, runEval, type EvalReport, type EvalSession } from '../../../eval.js';
 import { ScriptedModel, Trellis, type TrellisEvent, type TurnResult } from '../../../index.js';
-import { EvalProgress } from '../../../src/cli/render/eval-progress.js';
-import { processIo } from '../../../src/cli/cli-io.js';
+import { EvalProgress } from '../../../src/hosts/cli/render/eval-progress.js';
+import { processIo } from '../../../src/hosts/cli/cli-io.js';
 import { PassThrough, Readable } from 'node:stream';
 
 const completed = (reply: string): TurnResult => ({ status: 'completed', reply, rounds: 1, toolCalls: [], usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 } }) as unknown as TurnResult;

@@ -18,9 +18,9 @@ import {
   type ToolContext,
 } from '../../../index.js';
 import { SESSION_STORE, TRELLIS_APP, type PluginHost, type PluginLifecycle } from '../../../plugin.js';
-import { EventBus } from '../../../src/events/event-bus.js';
-import { HookEngine } from '../../../src/hooks/hook-engine.js';
-import { StateEngine } from '../../../src/state/state-engine.js';
+import { EventBus } from '../../../src/engine/events/event-bus.js';
+import { HookEngine } from '../../../src/engine/hooks/hook-engine.js';
+import { StateEngine } from '../../../src/engine/state/state-engine.js';
 import { kernelOf } from '../../../src/app/kernel-access.js';
 import { rejectionOf } from '../../support/kernel-harness.js';
 

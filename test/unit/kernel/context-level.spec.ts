@@ -1,5 +1,5 @@
-import { ContextLevel } from '../../../src/context/context-level.js';
-import { KERNEL_KEYS, STEERING_KEYS } from '../../../src/state/kernel-keys.js';
+import { ContextLevel } from '../../../src/engine/context/context-level.js';
+import { KERNEL_KEYS, STEERING_KEYS } from '../../../src/contract/kernel-keys.js';
 
 /**
  * `ContextLevel.steered` lets the turn loop skip reading the steering keys (tool filters,

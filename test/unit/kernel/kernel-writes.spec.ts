@@ -1,7 +1,7 @@
-import { ContextLevel, ContextScope } from '../../../src/context/context-scope.js';
-import { SessionState } from '../../../src/state/session-state.js';
-import { commitTurnValues } from '../../../src/state/kernel-writes.js';
-import type { StateSchema } from '../../../src/state/state-schema.js';
+import { ContextLevel, ContextScope } from '../../../src/engine/state/context-scope.js';
+import { SessionState } from '../../../src/engine/state/session-state.js';
+import { commitTurnValues } from '../../../src/engine/state/kernel-writes.js';
+import type { StateSchema } from '../../../src/contract/state-schema.js';
 
 /**
  * `commitTurnValues` (a tool's result recorded at turn level) builds the turn's new values key

@@ -1,5 +1,5 @@
-import type { InstalledPlugin } from '../../../src/plugin/installed-plugin.js';
-import { RegistrySnapshot } from '../../../src/plugin/registry-snapshot.js';
+import type { InstalledPlugin } from '../../../src/engine/plugin/installed-plugin.js';
+import { RegistrySnapshot } from '../../../src/engine/plugin/registry-snapshot.js';
 
 /**
  * An install builds the next snapshot from the current one (`new RegistrySnapshot(plugins,

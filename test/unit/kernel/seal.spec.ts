@@ -17,7 +17,7 @@ import {
 import type { PluginHost, PluginLifecycle } from '../../../plugin.js';
 import { CLOCK, TRELLIS_LOGGER } from '../../../plugins/middleware/index.js';
 import { rejectionOf } from '../../support/kernel-harness.js';
-import { BUILT_IN_ACTION_HANDLERS } from '../../../src/state/built-in-actions.js';
+import { BUILT_IN_ACTION_HANDLERS } from '../../../src/engine/state/built-in-actions.js';
 import { Session } from '../../../src/agent/session.js';
 import { Agent } from '../../../src/agent/agent.js';
 import { MemoryStore, SqliteStore } from '../../../index.js';

@@ -12,7 +12,7 @@ import {
   type PluginContext,
 } from '../../../index.js';
 import { BuiltInActions, KERNEL_KEYS } from '../../../plugin.js';
-import { ContextScope } from '../../../src/context/context-scope.js';
+import { ContextScope } from '../../../src/engine/state/context-scope.js';
 import type { StateCommand } from '../../../plugin.js';
 import { KernelHarness, recordEvents, rejectionOf, turnLevel } from '../../support/kernel-harness.js';
 import { kernelOf } from '../../../src/app/kernel-access.js';

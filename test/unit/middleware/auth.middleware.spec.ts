@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Container } from 'inversify';
-import { MIDDLEWARE_OPTIONS, okResult } from '../../../src/tools/tool-middleware.js';
+import { MIDDLEWARE_OPTIONS, okResult } from '../../../src/contract/tool-middleware.js';
 import { AuthMiddleware, type AuthOptions } from '../../../plugins/middleware/auth.middleware.js';
 import { invocation, scriptedNext } from './fake-invocation.js';
 

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Container } from 'inversify';
-import { MIDDLEWARE_OPTIONS, errorResult, okResult, type ToolInvocation, type ToolResult } from '../../../src/tools/tool-middleware.js';
+import { MIDDLEWARE_OPTIONS, errorResult, okResult, type ToolInvocation, type ToolResult } from '../../../src/contract/tool-middleware.js';
 import { CacheMiddleware, type CacheOptions } from '../../../plugins/middleware/cache.middleware.js';
 import { CLOCK, type Clock } from '../../../plugins/middleware/clock.js';
 import { invocation } from './fake-invocation.js';

@@ -1,5 +1,5 @@
-import type { ToolContext } from '../../../src/context/plugin-context.js';
-import { errorResult, okResult, type ToolErrorInfo, type ToolInvocation, type ToolResult } from '../../../src/tools/tool-middleware.js';
+import type { ToolContext } from '../../../src/contract/plugin-context.js';
+import { errorResult, okResult, type ToolErrorInfo, type ToolInvocation, type ToolResult } from '../../../src/contract/tool-middleware.js';
 
 /** A minimal ToolContext whose `get` reads from a map; writes are not needed by middleware. */
 export function fakeContext(values: Record<string, unknown> = {}, signal = new AbortController().signal): ToolContext {

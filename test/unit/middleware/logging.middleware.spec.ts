@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { jest } from '@jest/globals';
 import { Container } from 'inversify';
 import type { Logger } from 'pino';
-import { MIDDLEWARE_OPTIONS, errorResult, okResult, type ToolResult } from '../../../src/tools/tool-middleware.js';
+import { MIDDLEWARE_OPTIONS, errorResult, okResult, type ToolResult } from '../../../src/contract/tool-middleware.js';
 import { LoggingMiddleware, type LoggingOptions } from '../../../plugins/middleware/logging.middleware.js';
 import { TRELLIS_LOGGER, createLogger } from '../../../plugins/middleware/logger.js';
 import { invocation, scriptedNext } from './fake-invocation.js';

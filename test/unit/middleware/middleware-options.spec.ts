@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import type { ToolMiddlewareClass } from '../../../src/tools/tool-middleware.js';
+import type { ToolMiddlewareClass } from '../../../src/contract/tool-middleware.js';
 import {
   AuthMiddleware,
   AuthOptions,

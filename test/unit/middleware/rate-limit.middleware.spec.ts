@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Container } from 'inversify';
-import { MIDDLEWARE_OPTIONS, okResult, type ToolResult } from '../../../src/tools/tool-middleware.js';
+import { MIDDLEWARE_OPTIONS, okResult, type ToolResult } from '../../../src/contract/tool-middleware.js';
 import { RateLimitMiddleware, type RateLimitOptions } from '../../../plugins/middleware/rate-limit.middleware.js';
 import { CLOCK, type Clock } from '../../../plugins/middleware/clock.js';
 import { invocation, scriptedNext } from './fake-invocation.js';

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { afterEach, jest } from '@jest/globals';
 import { Container } from 'inversify';
-import { MIDDLEWARE_OPTIONS, okResult, type ToolInvocation, type ToolNotice } from '../../../src/tools/tool-middleware.js';
+import { MIDDLEWARE_OPTIONS, okResult, type ToolInvocation, type ToolNotice } from '../../../src/contract/tool-middleware.js';
 import { RetryMiddleware, type RetryOptions } from '../../../plugins/middleware/retry.middleware.js';
 import { invocation, permanent, scriptedNext, transient, transientError } from './fake-invocation.js';
 

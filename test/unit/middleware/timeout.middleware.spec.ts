@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Container } from 'inversify';
-import { MIDDLEWARE_OPTIONS, okResult, type ToolInvocation, type ToolResult } from '../../../src/tools/tool-middleware.js';
+import { MIDDLEWARE_OPTIONS, okResult, type ToolInvocation, type ToolResult } from '../../../src/contract/tool-middleware.js';
 import { TimeoutMiddleware, type TimeoutOptions } from '../../../plugins/middleware/timeout.middleware.js';
 import { invocation } from './fake-invocation.js';
 

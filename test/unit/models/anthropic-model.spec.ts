@@ -1,6 +1,6 @@
 import { TrellisError } from '../../../src/errors/trellis-error.js';
-import { AnthropicModel } from '../../../src/models/anthropic-model.js';
-import type { ModelDelta, ModelRequest } from '../../../src/models/model-provider.js';
+import { AnthropicModel } from '../../../src/engine/models/anthropic-model.js';
+import type { ModelDelta, ModelRequest } from '../../../src/contract/model-provider.js';
 import { FakeVendorServer } from '../../support/fake-vendor-server.js';
 
 const lookupTool = {

@@ -1,7 +1,7 @@
 import { TrellisError } from '../../../src/errors/trellis-error.js';
-import { FallbackModel, type FallbackEvent } from '../../../src/models/fallback-model.js';
-import type { ModelRequest } from '../../../src/models/model-provider.js';
-import { ScriptedModel } from '../../../src/models/scripted-model.js';
+import { FallbackModel, type FallbackEvent } from '../../../src/engine/models/fallback-model.js';
+import type { ModelRequest } from '../../../src/contract/model-provider.js';
+import { ScriptedModel } from '../../../src/engine/models/scripted-model.js';
 
 const request: ModelRequest = { messages: [{ role: 'user', content: 'hi' }], tools: [], inference: {} };
 

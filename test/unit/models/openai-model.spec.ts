@@ -1,6 +1,6 @@
 import { TrellisError } from '../../../src/errors/trellis-error.js';
-import type { ModelDelta, ModelRequest } from '../../../src/models/model-provider.js';
-import { OpenAIModel } from '../../../src/models/openai-model.js';
+import type { ModelDelta, ModelRequest } from '../../../src/contract/model-provider.js';
+import { OpenAIModel } from '../../../src/engine/models/openai-model.js';
 import { FakeVendorServer } from '../../support/fake-vendor-server.js';
 
 const lookupTool = {

@@ -1,6 +1,6 @@
 import { TrellisError } from '../../../src/errors/trellis-error.js';
-import type { ModelDelta, ModelRequest } from '../../../src/models/model-provider.js';
-import { ScriptedModel } from '../../../src/models/scripted-model.js';
+import type { ModelDelta, ModelRequest } from '../../../src/contract/model-provider.js';
+import { ScriptedModel } from '../../../src/engine/models/scripted-model.js';
 
 function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
   return { messages: [{ role: 'user', content: 'hello there, model' }], tools: [], inference: {}, ...overrides };

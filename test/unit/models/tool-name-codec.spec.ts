@@ -1,4 +1,4 @@
-import { encodeToolName, ToolNameCodec } from '../../../src/models/tool-name-codec.js';
+import { encodeToolName, ToolNameCodec } from '../../../src/engine/models/tool-name-codec.js';
 
 describe('tool name encoding', () => {
   it('writes dots as double underscores and other invalid characters as underscores', () => {

@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { IsString } from 'class-validator';
 import { Hook, MemoryStore, Plugin, ScriptedModel, suspend, Tool, Trellis, TrellisError, type ModelRequest } from '../../../index.js';
 import { jobIdOf, type TurnJobResult } from '../../../queue.js';
-import { failedJobError, landedResult, TurnWait, type JobProbe } from '../../../src/queue/turn-wait.js';
-import type { TurnJobData } from '../../../src/queue/turn-request.js';
+import { failedJobError, landedResult, TurnWait, type JobProbe } from '../../../src/hosts/queue/turn-wait.js';
+import type { TurnJobData } from '../../../src/hosts/queue/turn-request.js';
 
 class PayInput {
   @IsString() to!: string;

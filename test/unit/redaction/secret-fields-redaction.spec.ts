@@ -1,7 +1,7 @@
 import 'reflect-metadata';
-import type { ModelDelta } from '../../../src/models/model-provider.js';
-import { DeltaRedactor } from '../../../src/redaction/delta-redactor.js';
-import { redactMessage } from '../../../src/redaction/message-redaction.js';
+import type { ModelDelta } from '../../../src/contract/model-provider.js';
+import { DeltaRedactor } from '../../../src/engine/models/delta-redactor.js';
+import { redactMessage } from '../../../src/engine/models/message-redaction.js';
 import { redactArguments } from '../../../src/redaction/redactor.js';
 
 const fieldsOf = (tool: string) => (tool === 'vault.login' ? ['memo'] : []);

@@ -1,4 +1,4 @@
-import { MemoryStore } from '../../../src/stores/memory-store.js';
+import { MemoryStore } from '../../../src/engine/stores/memory-store.js';
 import { checkpointOf } from '../../support/session-store-contract.js';
 import { describeStoreConformance } from '../../support/store-conformance.js';
 

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { TrellisError } from '../../../src/errors/trellis-error.js';
-import { applyMigrations, SQLITE_MIGRATIONS, schemaVersion, type SqliteMigration } from '../../../src/stores/sqlite-migrations.js';
+import { applyMigrations, SQLITE_MIGRATIONS, schemaVersion, type SqliteMigration } from '../../../src/engine/stores/sqlite-migrations.js';
 
 const first: SqliteMigration = { version: 1, name: 'create-notes', up: 'CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)' };
 const second: SqliteMigration = { version: 2, name: 'add-author', up: 'ALTER TABLE notes ADD COLUMN author TEXT' };

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { TrellisError } from '../../../src/errors/trellis-error.js';
-import type { SessionStore } from '../../../src/stores/session-store.js';
-import { applyMigrations, SQLITE_MIGRATIONS } from '../../../src/stores/sqlite-migrations.js';
-import { SqliteStore } from '../../../src/stores/sqlite-store.js';
+import type { SessionStore } from '../../../src/engine/stores/session-store.js';
+import { applyMigrations, SQLITE_MIGRATIONS } from '../../../src/engine/stores/sqlite-migrations.js';
+import { SqliteStore } from '../../../src/engine/stores/sqlite-store.js';
 import { checkpointOf, exchange, turnRecord } from '../../support/session-store-contract.js';
 import { describeStoreConformance } from '../../support/store-conformance.js';
 import { tsNodeEnv } from '../../support/ts-node-child.js';
@@ -414,7 +414,7 @@ describe('SqliteStore', () => {
 
 describe('SqliteStore: large part bytes by reference', () => {
   it('keeps bytes over PART_INLINE_BYTES out of the transcript row, in part_blobs, once per session', async () => {
-    const { PART_INLINE_BYTES } = await import('../../../src/stores/part-blobs.js');
+    const { PART_INLINE_BYTES } = await import('../../../src/engine/stores/part-blobs.js');
     const path = join(tempDir(), 'blobs.db');
     const store = SqliteStore.open(path);
     const large = Buffer.alloc(PART_INLINE_BYTES + 1, 7).toString('base64');

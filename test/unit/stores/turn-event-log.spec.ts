@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TrellisError } from '../../../src/errors/trellis-error.js';
-import { MemoryStore } from '../../../src/stores/memory-store.js';
-import type { SessionStore } from '../../../src/stores/session-store.js';
-import { SqliteStore } from '../../../src/stores/sqlite-store.js';
-import { canLogTurnEvents, TURN_EVENT_LIMITS, type RecordedTurnEvent, type TurnEventLog } from '../../../src/stores/turn-event-log.js';
+import { MemoryStore } from '../../../src/engine/stores/memory-store.js';
+import type { SessionStore } from '../../../src/engine/stores/session-store.js';
+import { SqliteStore } from '../../../src/engine/stores/sqlite-store.js';
+import { canLogTurnEvents, TURN_EVENT_LIMITS, type RecordedTurnEvent, type TurnEventLog } from '../../../src/engine/stores/turn-event-log.js';
 import { checkpointOf } from '../../support/session-store-contract.js';
 
 const started = (turn: number, at = 1000): RecordedTurnEvent => ({ at, event: { type: 'turn.started', sessionId: 's1', turn } });

@@ -1,6 +1,6 @@
-import { runChain } from '../../../src/tools/middleware-chain.js';
-import { toolMessage } from '../../../src/tools/tool-pipeline.js';
-import type { NextToolHandler, ToolInvocation, ToolMiddleware, ToolResult } from '../../../src/tools/tool-middleware.js';
+import { runChain } from '../../../src/engine/tools/middleware-chain.js';
+import { toolMessage } from '../../../src/engine/tools/tool-pipeline.js';
+import type { NextToolHandler, ToolInvocation, ToolMiddleware, ToolResult } from '../../../src/contract/tool-middleware.js';
 
 const invocation = { callId: 'c1', tool: 't', plugin: 'p', args: { n: 1 }, context: {} as never, signal: new AbortController().signal, attempt: 1, notify: () => undefined } as ToolInvocation;
 

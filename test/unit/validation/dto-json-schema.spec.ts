@@ -30,9 +30,9 @@ import {
   ValidatorConstraint,
   type ValidatorConstraintInterface,
 } from 'class-validator';
-import { Describe } from '../../../src/validation/describe.decorator.js';
-import { dtoJsonSchema } from '../../../src/validation/dto-json-schema.js';
-import { validateDto } from '../../../src/validation/validate-dto.js';
+import { Describe } from '../../../src/engine/validation/describe.decorator.js';
+import { dtoJsonSchema } from '../../../src/engine/validation/dto-json-schema.js';
+import { validateDto } from '../../../src/engine/validation/validate-dto.js';
 
 type Schema = {
   type?: string;

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Plugin, ScriptedModel, Tool, Trellis } from 'trellis';
-import { compileJsonSchema } from '../../../src/validation/json-schema-validator.js';
+import { compileJsonSchema } from '../../../src/engine/validation/json-schema-validator.js';
 
 describe('compileJsonSchema', () => {
   it('checks $ref into $defs, oneOf and formats exactly, with field paths', () => {

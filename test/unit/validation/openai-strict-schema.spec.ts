@@ -1,9 +1,9 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
 import { IsArray, IsEmail, IsInt, IsObject, IsOptional, IsString, IsUrl, MaxLength, ValidateNested } from 'class-validator';
-import { dtoJsonSchema } from '../../../src/validation/dto-json-schema.js';
-import { dropNullOptionals, openAIStrictSchema } from '../../../src/validation/openai-strict-schema.js';
-import { validateDto } from '../../../src/validation/validate-dto.js';
+import { dtoJsonSchema } from '../../../src/engine/validation/dto-json-schema.js';
+import { dropNullOptionals, openAIStrictSchema } from '../../../src/engine/validation/openai-strict-schema.js';
+import { validateDto } from '../../../src/engine/validation/validate-dto.js';
 
 class Address {
   @IsString() city!: string;

@@ -1,4 +1,4 @@
-import { parsePartialJson } from '../../../src/validation/partial-json.js';
+import { parsePartialJson } from '../../../src/engine/validation/partial-json.js';
 
 describe('parsePartialJson (a streamed answer read leniently)', () => {
   it('reads every prefix of an answer without throwing, ending with the whole value', () => {

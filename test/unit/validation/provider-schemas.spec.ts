@@ -2,9 +2,9 @@ import 'reflect-metadata';
 import { Type } from 'class-transformer';
 import { ArrayMinSize, IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { ANTHROPIC_DIALECT, CONSERVATIVE_DIALECT, OPENAI_STRICT_DIALECT } from '../../../models.js';
-import { anthropicOutputSchema } from '../../../src/validation/anthropic-schema.js';
-import { conservativeSchema } from '../../../src/validation/conservative-schema.js';
-import { dtoJsonSchema } from '../../../src/validation/dto-json-schema.js';
+import { anthropicOutputSchema } from '../../../src/engine/validation/anthropic-schema.js';
+import { conservativeSchema } from '../../../src/engine/validation/conservative-schema.js';
+import { dtoJsonSchema } from '../../../src/engine/validation/dto-json-schema.js';
 
 class Line {
   @IsString() @MaxLength(20) sku!: string;

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Max, Min, ValidateNested } from 'class-validator';
-import { formatFieldErrors, validateDto, validateJson, type DtoValidation, type FieldError } from '../../../src/validation/validate-dto.js';
+import { formatFieldErrors, validateDto, validateJson, type DtoValidation, type FieldError } from '../../../src/engine/validation/validate-dto.js';
 
 class Filter {
   @IsString() column!: string;

@@ -7,6 +7,6 @@ import 'reflect-metadata';
 
 const [dir, ...args] = process.argv.slice(2);
 process.chdir(dir!);
-const { processIo } = await import('../../../../src/cli/cli-io.js');
-const { runCli } = await import('../../../../src/cli/program.js');
+const { processIo } = await import('../../../../src/hosts/cli/cli-io.js');
+const { runCli } = await import('../../../../src/hosts/cli/program.js');
 process.exitCode = await runCli(['node', 'trellis', ...args], processIo());

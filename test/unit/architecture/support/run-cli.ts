@@ -6,7 +6,7 @@
  */
 import 'reflect-metadata';
 import { writeFileSync } from 'node:fs';
-import { runCli } from '../../../../src/cli/program.js';
+import { runCli } from '../../../../src/hosts/cli/program.js';
 import { fakeCliIo } from '../../../support/fake-cli-io.js';
 
 const runs = JSON.parse(process.env.TRELLIS_TEST_CLI_RUNS ?? '[]') as string[][];
