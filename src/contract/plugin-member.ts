@@ -4,7 +4,14 @@ import type { NormalizedKey } from './context-key.js';
 import type { HookPoint } from './hook-points.js';
 import type { ToolMiddleware } from './tool-middleware.js';
 import type { JsonSchema } from './model-provider.js';
-import type { ToolInputValidator } from '../engine/validation/tool-input.js';
+import type { FieldError } from './field-error.js';
+
+/**
+ * Checks a tool's arguments — an object, or JSON text as a model writes it — and returns
+ * the value the tool receives: the DTO instance, or for a raw-schema tool the parsed
+ * arguments unchanged. Built by `toolInputValidator` (`src/engine/validation/tool-input.ts`).
+ */
+export type ToolInputValidator = (args: unknown) => { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly errors: readonly FieldError[] };
 
 const KERNEL_MEMBERS = new WeakSet<object>();
 

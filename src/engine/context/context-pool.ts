@@ -1,6 +1,6 @@
 import { TrellisError } from '../../errors/trellis-error.js';
 import type { NormalizedKey } from '../../contract/context-key.js';
-import { lookup, searchedLevels, type ContextSnapshot } from '../state/context-scope.js';
+import { lookup, searchedLevels, type ContextSnapshot } from './context-level.js';
 import type { StateSchema } from '../../contract/state-schema.js';
 
 const NO_DEPS: Readonly<Record<string, unknown>> = Object.freeze({});

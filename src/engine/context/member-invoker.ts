@@ -1,6 +1,5 @@
 import type { PluginMember } from '../../contract/plugin-member.js';
 import type { StateSchema } from '../../contract/state-schema.js';
-import type { ContextScope } from '../state/context-scope.js';
 import type { ContextSnapshot } from './context-level.js';
 import { resolveDeclared } from './context-pool.js';
 import { MemberContext } from './member-context.js';
@@ -9,7 +8,8 @@ const NO_DEPS: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /** Where a member runs: the scope it writes to, the snapshot it reads, the point it serves. */
 export interface MemberSite {
-  readonly scope: ContextScope;
+  /** The scope it writes to (a `ContextScope`); here only its session's id is read. */
+  readonly scope: { readonly state: { readonly sessionId: string } };
   readonly snapshot: ContextSnapshot;
   readonly schema: StateSchema;
   /** The hook point, `transform`, `tool.call`, an action's point or `effect:<type>`. */

@@ -1,13 +1,9 @@
 import { checkArgumentLength, checkArgumentShape, checkArgumentSize } from './argument-limits.js';
 import { compileJsonSchema, type SchemaValidator } from './json-schema-validator.js';
-import { INPUT_PATH, validateDto, validateJson, type DtoValidation } from './validate-dto.js';
+import { INPUT_PATH, validateDto, validateJson } from './validate-dto.js';
+import type { ToolInputValidator } from '../../contract/plugin-member.js';
 
-/**
- * Checks a tool's arguments — an object, or JSON text as a model writes it — and returns
- * the value the tool receives: the DTO instance, or for a raw-schema tool the parsed
- * arguments unchanged.
- */
-export type ToolInputValidator = (args: unknown) => DtoValidation<unknown>;
+export type { ToolInputValidator };
 
 const BLANK = /^\s*$/;
 
