@@ -20,6 +20,7 @@ import type { Decision, PendingApproval, TurnResult } from './turn/turn-result.j
 import { callToolDirectly, type DirectCallOptions, type DirectCallResult } from './direct-tool-call.js';
 import { reviewJournal } from './durability/call-journal.js';
 import { withDeepPending } from './delegation/delegated-pending.js';
+import { delegationFor } from './delegation/delegation-extension.js';
 import { DELEGATE } from './delegation/delegate-handle.js';
 import { runRecoveredTurn } from './durability/recovered-turn.js';
 import { openStepOf, parseSteps } from './durability/turn-steps.js';
@@ -127,7 +128,7 @@ export class Session<TOutput = unknown> {
    */
   constructor(host: SessionHost, agent: AgentBinding, readonly id: string, context: Readonly<Record<string, unknown>>) {
     this.#hostContext = context;
-    this.#parts = { host, agent, id, state: host.sessionState(id), sync: new SessionSync(host, agent, id), subject: new SessionEvents() };
+    this.#parts = { host, agent, id, state: host.sessionState(id), sync: new SessionSync(host, agent, id), subject: new SessionEvents(), extension: delegationFor(agent.spec, false) };
   }
 
   /** This session's turn events: model text deltas, rounds, tool calls. */
@@ -571,7 +572,8 @@ export class Session<TOutput = unknown> {
 
   /** The session's parts with the active agent, and where a sub-agent's turn sits. */
   #activeParts(delegation: DelegationFrame | undefined): SessionParts {
-    const name = this.activeAgent;
+    const active = this.#parts.state.session.values[KERNEL_KEYS.activeAgent] as ActiveAgent | undefined;
+    const name = active?.agent ?? this.#parts.agent.spec.name;
     let agent: AgentBinding = this.#parts.agent;
     if (name !== this.#parts.agent.spec.name) {
       const found = this.#parts.host.agent?.(name);
@@ -582,8 +584,10 @@ export class Session<TOutput = unknown> {
       }
       agent = found;
     }
-    if (agent === this.#parts.agent && !delegation) return this.#parts;
-    return { ...this.#parts, agent, delegation };
+    // The turn runs delegation only when its agent delegates or a handoff gave it the session.
+    const extension = delegationFor(agent.spec, active !== undefined);
+    if (agent === this.#parts.agent && !delegation && extension === this.#parts.extension) return this.#parts;
+    return { ...this.#parts, agent, delegation, extension };
   }
 
   #leased<T>(call: string, waitMs: number | undefined, ttlMs: number | undefined, work: () => Promise<T>): Promise<T> {

@@ -1,11 +1,11 @@
-import type { HandoffMark } from '../../contract/delegation.js';
 import type { ChatMessage } from '../../contract/model-provider.js';
 import { KERNEL_KEYS } from '../../contract/kernel-keys.js';
 import { commitKernelWrites, sessionValue, turnValue } from '../../engine/state/kernel-writes.js';
 import type { TurnEnv } from '../../engine/tools/turn-env.js';
-import { journalOf, turnEnv, type SessionParts } from '../turn/turn-envelope.js';
+import { journalOf, turnEnv, type LoopEnd, type SessionParts } from '../turn/turn-envelope.js';
 import { isoTime } from '../durability/turn-record.js';
-import { TurnRunner, type TurnEnd } from '../turn/turn-runner.js';
+import { totalUsage, TurnRunner, type TurnEnd } from '../turn/turn-runner.js';
+import { handedOverUsage } from './usage-rollup.js';
 
 /** The session's active agent after a handoff: who has it, who gave it, and from which message on. */
 export interface ActiveAgent {
@@ -15,35 +15,12 @@ export interface ActiveAgent {
   readonly at: number;
 }
 
-/** Where a turn stands after its rounds: the parts, env and runner of the agent that ended it. */
-export interface LoopEnd {
-  readonly parts: SessionParts;
-  readonly env: TurnEnv;
-  readonly runner: TurnRunner;
-  readonly end: TurnEnd;
-}
-
 /**
- * Runs the turn's rounds; when a round handed the conversation over, the same turn goes
- * on with the new agent (its instructions after `planning.started`, its plugins, model and
- * limits, the turn's messages so far), and the session's active agent is that agent from
- * now on. `agent.delegated` reports each handoff.
+ * After rounds that handed the conversation over, the same turn goes on with the new agent
+ * (its instructions after `planning.started`, its plugins, model and limits, the turn's
+ * messages so far), and the session's active agent is that agent from now on.
+ * `agent.delegated` reports each handoff.
  */
-export function loopWithHandoffs(parts: SessionParts, env: TurnEnv, runner: TurnRunner): Promise<LoopEnd> {
-  return runRounds(env, runner).then((end) => (end.handoff ? handingOver(parts, env, runner, end) : { parts, env, runner, end }));
-}
-
-/**
- * The rounds of `runner`, to the end that may ask for a handoff. A handoff approved on
- * resume (marked before the rounds go on) is that end, before any round runs.
- */
-export function runRounds(env: TurnEnv, runner: TurnRunner): Promise<TurnEnd> {
-  const approved = env.site.scope.turn!.values[KERNEL_KEYS.handoff] as HandoffMark | undefined;
-  if (approved) return Promise.resolve({ ...runner.end('completed', undefined), handoff: approved });
-  return runner.loop();
-}
-
-/** The turn goes on with each agent it was handed to. */
 export async function handingOver(parts: SessionParts, env: TurnEnv, runner: TurnRunner, end: TurnEnd): Promise<LoopEnd> {
   while (end.handoff) {
     const { agent, from } = end.handoff;
@@ -58,6 +35,8 @@ export async function handingOver(parts: SessionParts, env: TurnEnv, runner: Tur
     const instructions = await env.hooks.run('planning.started', target.spec.instructions, env.site);
     const next = new TurnRunner(env, target.limits, runner.input, instructions, historyFor(parts), runner.startedAt);
     next.carryOn(runner);
+    next.rollUp = runner.rollUp;
+    next.handedOver = handedOverUsage(runner.handedOver, totalUsage(runner.usage), runner.agent);
     runner = next;
     // The journal opens again with the agent that has the turn now, written with its first step.
     void journal?.open({ turn: env.turnIndex, key: runner.key ?? '', agent, input: runner.input, taskInput: runner.input, startedAt: isoTime(runner.startedAt), instructions, rounds: runner.rounds, messages: runner.messages, toolCalls: runner.toolCallRecords(), usage: runner.usage, roundUsage: runner.roundUsage, handedOver: runner.handedOver });

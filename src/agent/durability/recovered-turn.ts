@@ -5,13 +5,12 @@ import type { ChatMessage, ModelResponse, Usage } from '../../contract/model-pro
 import { addUsage } from '../../engine/models/usage-sum.js';
 import { KERNEL_KEYS } from '../../contract/kernel-keys.js';
 import type { CallResultEnd } from '../../engine/tools/call-end.js';
-import { historyFor, runRounds } from '../delegation/handoff-continuation.js';
 import { afterRounds } from '../turn/new-turn.js';
 import type { AgentBinding } from '../session-host.js';
 import { applyDelta, type RoundReplay } from './turn-journal.js';
-import { inTurnEnvelope, journalOf, turnEnv, type SessionParts, type TurnMeta } from '../turn/turn-envelope.js';
+import { historyOf, inTurnEnvelope, journalOf, turnEnv, turnRunner, type SessionParts, type TurnMeta } from '../turn/turn-envelope.js';
 import type { TurnResult } from '../turn/turn-result.js';
-import { replyText, TurnRunner, type ReplayedRound, type TurnEnd } from '../turn/turn-runner.js';
+import { replyText, runRounds, TurnRunner, type ReplayedRound, type TurnEnd } from '../turn/turn-runner.js';
 import { toolMessage } from '../../engine/tools/tool-pipeline.js';
 import type { TurnEnv } from '../../engine/tools/turn-env.js';
 import { openStepOf, type ModelStep, type ResultStep, type StateDelta, type TurnStep } from './turn-steps.js';
@@ -58,7 +57,7 @@ export function runRecoveredTurn(sessionParts: SessionParts, steps: readonly Tur
   const schema = parts.host.registry;
   parts.state.replace((key) => schema.stateKey(key)?.persistent === true, rebuilt.session);
   env.site.scope.turn!.values = { ...rebuilt.turn, ...recover.context, [KERNEL_KEYS.turnInput]: open.input, [KERNEL_KEYS.turnIndex]: open.turn };
-  const runner = new TurnRunner(env, parts.agent.limits, open.taskInput, open.instructions, historyFor(parts), open.startedAt);
+  const runner = turnRunner(parts, env, open.taskInput, open.instructions, historyOf(parts), open.startedAt);
   runner.rounds = rebuilt.rounds;
   runner.messages = rebuilt.messages;
   for (const record of rebuilt.toolCalls) runner.finished.addRecord(record);

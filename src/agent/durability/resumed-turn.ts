@@ -8,15 +8,14 @@ import { argumentsFor, reviewJournal, spentDecisions } from './call-journal.js';
 import { checkEditedArgs, validateDecisions } from './decisions.js';
 import { cancelChildren } from '../delegation/cancel-children.js';
 import { childDecision, parentCallOf, waitingInside, withoutCallsInside } from '../delegation/delegated-decisions.js';
-import { historyFor, loopWithHandoffs } from '../delegation/handoff-continuation.js';
 import { stashResume } from '../delegation/resume-stash.js';
 import type { SuspensionRecord } from './suspension-record.js';
 import type { TurnEnv } from '../../engine/tools/turn-env.js';
 import { canAudit, type Approver, type AuditEntry } from '../../engine/stores/audit-log.js';
 import { reviewApprovals } from '../approval/approval-review.js';
-import { asEnded, finishReply, inTurnEnvelope, journalOf, turnEnv, type SessionParts, type TurnMeta } from '../turn/turn-envelope.js';
+import { afterHandoffs, asEnded, finishReply, historyOf, inTurnEnvelope, journalOf, turnEnv, turnRunner, type SessionParts, type TurnMeta } from '../turn/turn-envelope.js';
 import type { Decision, TurnResult } from '../turn/turn-result.js';
-import { replyText, TurnRunner, type TurnEnd } from '../turn/turn-runner.js';
+import { replyText, runRounds, TurnRunner, type TurnEnd } from '../turn/turn-runner.js';
 import type { TurnOutput } from '../turn/turn-output.js';
 
 /** A resume's inputs: the decisions, the host's turn-level context, the caller's signal. */
@@ -65,7 +64,7 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
     throw review.refused;
   }
   const fresh = [...carryOver, ...(review ? review.decisions : requested)];
-  const runner = new TurnRunner(env, parts.agent.limits, record.input, record.instructions, historyFor(parts), record.startedAt);
+  const runner = turnRunner(parts, env, record.input, record.instructions, historyOf(parts), record.startedAt);
   runner.restore(record);
   runner.output = resume.output;
   let journal: SuspensionRecord = { ...record, decisions: [...record.decisions, ...fresh], ...(review && { approvals: review.approvals }) };
@@ -163,7 +162,7 @@ export async function runResumedTurn(parts: SessionParts, stored: SuspensionReco
       runner.messages.push({ role: 'assistant', content: done });
       return finishReply(parts, env, runner, runner.end('completed', done));
     }
-    const after = await loopWithHandoffs(parts, env, runner);
+    const after = await runRounds(env, runner).then((end) => afterHandoffs(parts, env, runner, end));
     meta.runner = after.runner;
     return finishReply(after.parts, after.env, after.runner, after.end);
   }, asEnded);
@@ -203,7 +202,7 @@ export async function cancelSuspended(parts: SessionParts, record: SuspensionRec
   const results = { ...record.results };
   for (const call of record.pending) results[parentCallOf(record, call.callId) ?? call.callId] = toolMessage({ ok: false, error: note });
   const env = turnEnv(parts, new ContextLevel(), undefined, record.turnIndex);
-  const runner = new TurnRunner(env, parts.agent.limits, record.input, record.instructions, parts.sync.history, record.startedAt);
+  const runner = turnRunner(parts, env, record.input, record.instructions, parts.sync.history, record.startedAt);
   runner.restore(record);
   runner.pushToolMessages(record.calls, results);
   const end = runner.end('cancelled', undefined, { code: 'Cancelled', message: CANCEL_NOTES[cause].turn });

@@ -2,14 +2,13 @@ import type { TurnStopper } from '../../engine/context/turn-stopper.js';
 import { ContextLevel } from '../../engine/context/context-level.js';
 import { isStop, type HookOutcome } from '../../engine/hooks/hook-engine.js';
 import { KERNEL_KEYS } from '../../contract/kernel-keys.js';
-import { handingOver, historyFor, runRounds } from '../delegation/handoff-continuation.js';
-import { finishReply, inTurnEnvelope, journalOf, turnEnv, type SessionParts, type TurnMeta } from './turn-envelope.js';
+import { afterHandoffs, finishReply, historyOf, inTurnEnvelope, journalOf, turnEnv, turnRunner, type SessionParts, type TurnMeta } from './turn-envelope.js';
 import { isoTime } from '../durability/turn-record.js';
 import type { ChatMessage } from '../../contract/model-provider.js';
 import type { ContentPart } from '../../contract/content-part.js';
 import type { TurnEnv } from '../../engine/tools/turn-env.js';
 import type { TurnResult } from './turn-result.js';
-import { TurnRunner, type TurnEnd } from './turn-runner.js';
+import { runRounds, TurnRunner, type TurnEnd } from './turn-runner.js';
 import { newOutput, type OutputSpec, type TurnOutput } from './turn-output.js';
 
 /** A new turn's inputs: the message, the host's turn-level context, the caller's signal. */
@@ -40,7 +39,7 @@ export function runNewTurn(parts: SessionParts, turn: NewTurn): Promise<TurnResu
   const env = turnEnv(parts, new ContextLevel(values), turn.signal, turnIndex, true);
   // The clock reading; formatted (`isoTime`) only where a record keeps it.
   const startedAt = Date.now();
-  const history = historyFor(parts);
+  const history = historyOf(parts);
   const meta: TurnMeta = { turnIndex, input: message, taskInput: message, startedAt, taskStarted: false, runner: undefined, key: turn.key, parts: turn.parts };
   // The body opens the turn (synchronously while its hooks are) and starts the rounds; the
   // envelope continues with `afterRounds` in its own `then`. Nothing of this frame is held
@@ -65,7 +64,7 @@ function openTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: re
 
 function startTask(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readonly ChatMessage[], received: HookOutcome<'message.received'>, output: TurnOutput | undefined): TurnRunner | TurnEnd | Promise<TurnRunner> {
   if (isStop(received)) {
-    meta.runner = new TurnRunner(env, parts.agent.limits, meta.input, '', history, meta.startedAt);
+    meta.runner = turnRunner(parts, env, meta.input, '', history, meta.startedAt);
     return meta.runner.end('blocked', undefined, { code: 'Blocked', message: received.reason });
   }
   meta.taskInput = received;
@@ -82,7 +81,7 @@ function plan(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readon
 }
 
 function newRunner(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readonly ChatMessage[], instructions: string, output: TurnOutput | undefined): TurnRunner {
-  const runner = new TurnRunner(env, parts.agent.limits, meta.taskInput, instructions, history, meta.startedAt);
+  const runner = turnRunner(parts, env, meta.taskInput, instructions, history, meta.startedAt);
   runner.messages.push(userMessage(meta));
   runner.key = meta.key;
   runner.output = output;
@@ -105,10 +104,11 @@ function rounds(env: TurnEnv, opened: TurnRunner | TurnEnd): Promise<TurnEnd> {
 /** After the rounds: the handoffs they asked for, then `message.sending` (see `finishReply`). */
 export function afterRounds(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: TurnEnd): TurnEnd | Promise<TurnEnd> {
   const runner = meta.runner!;
-  if (end.handoff === undefined) return finishReply(parts, env, runner, end);
-  return handingOver(parts, env, runner, end).then((after) => {
-    meta.runner = after.runner;
-    return finishReply(after.parts, after.env, after.runner, after.end);
+  const after = afterHandoffs(parts, env, runner, end);
+  if (!(after instanceof Promise)) return finishReply(parts, env, runner, end);
+  return after.then((handed) => {
+    meta.runner = handed.runner;
+    return finishReply(handed.parts, handed.env, handed.runner, handed.end);
   });
 }
 

@@ -15,9 +15,8 @@ import type { AgentBinding, SessionHost } from '../session-host.js';
 import type { SessionEvents } from '../session-events.js';
 import type { SessionSync } from '../durability/session-sync.js';
 import type { TurnEnv } from '../../engine/tools/turn-env.js';
-import { withDelegationTools } from '../delegation/delegation-tools.js';
 import { errorInfo, type TurnStart } from '../durability/turn-record.js';
-import { cancelled, TurnRunner, type TurnEnd } from './turn-runner.js';
+import { cancelled, TurnRunner, type TurnEnd, type UsageRollUp } from './turn-runner.js';
 import { withHookMs } from './usage-attribution.js';
 import { TurnJournal } from '../durability/turn-journal.js';
 import type { TurnResult } from './turn-result.js';
@@ -34,6 +33,51 @@ export interface SessionParts {
   readonly subject: SessionEvents;
   /** Set when the session runs a sub-agent's turn for another agent's call. */
   readonly delegation?: DelegationFrame;
+  /** What the turn runs besides its own rounds: set only when the agent delegates (see {@link TurnExtension}). */
+  readonly extension?: TurnExtension;
+}
+
+/**
+ * What a turn runs besides its own rounds, plugged in by the session when its agent has
+ * `agents` or `handoffs`, or the session was handed over (`src/agent/delegation/delegation-extension.ts`).
+ * A plain turn has none and runs none of it: the turn loop (this file, `new-turn.ts`,
+ * `turn-runner.ts`, `recovered-turn.ts`) imports no delegation file.
+ */
+export interface TurnExtension {
+  /** The turn's environment with what the extension adds to its view (agent and handoff tools). */
+  extendEnv(env: TurnEnv, parts: SessionParts): TurnEnv;
+  /** The transcript as the agent that has the session sees it. */
+  history(parts: SessionParts): readonly ChatMessage[];
+  /** Rounds that ended asking for a handoff: the same turn goes on with the agents it is handed to. */
+  handOver(parts: SessionParts, env: TurnEnv, runner: TurnRunner, end: TurnEnd): Promise<LoopEnd>;
+  /** Adds sub-agents' and earlier agents' usage to the turn's own. */
+  readonly rollUpUsage: UsageRollUp;
+}
+
+/** Where a turn stands after its rounds: the parts, env and runner of the agent that ended it. */
+export interface LoopEnd {
+  readonly parts: SessionParts;
+  readonly env: TurnEnv;
+  readonly runner: TurnRunner;
+  readonly end: TurnEnd;
+}
+
+/** The transcript the turn's agent sees: the session's, or the extension's view of it. */
+export function historyOf(parts: SessionParts): readonly ChatMessage[] {
+  return parts.extension === undefined ? parts.sync.history : parts.extension.history(parts);
+}
+
+/** A runner for the turn, with the extension's usage roll-up when the agent delegates. */
+export function turnRunner(parts: SessionParts, env: TurnEnv, input: string, instructions: string, history: readonly ChatMessage[], startedAt: TurnStart): TurnRunner {
+  const runner = new TurnRunner(env, parts.agent.limits, input, instructions, history, startedAt);
+  runner.rollUp = parts.extension?.rollUpUsage;
+  return runner;
+}
+
+/** The rounds' end, handed over to the agents a handoff names when the turn has the extension for it. */
+export function afterHandoffs(parts: SessionParts, env: TurnEnv, runner: TurnRunner, end: TurnEnd): LoopEnd | Promise<LoopEnd> {
+  if (end.handoff === undefined || parts.extension === undefined) return { parts, env, runner, end };
+  return parts.extension.handOver(parts, env, runner, end);
 }
 
 /** Where a turn stands, as the envelope needs to know it. */
@@ -81,7 +125,7 @@ export function turnEnv(parts: SessionParts, turn: ContextLevel, given: AbortSig
   const steps = journal === true ? (parts.sync.journals ? new TurnJournal(parts.sync, scope, registry, registry.tools) : undefined) : journal === false ? undefined : journal;
   const siteSignal = stopper !== undefined ? stopper.toolSignal : (signal ?? NEVER_ABORTED);
   const env = new TurnEnvironment(parts, registry, view, { scope, schema: registry, hooks: view.hooks, signal: siteSignal, spend }, turnIndex, steps, stopper);
-  return withDelegationTools(env, { host, spec: parts.agent.spec });
+  return parts.extension === undefined ? env : parts.extension.extendEnv(env, parts);
 }
 
 /** The step journal of the turn `env` belongs to, when it has one. */

@@ -16,7 +16,6 @@ import { ToolCallRun, startToolCall, toolFailure, toolMessage, type CallEnd, typ
 import type { ToolResult } from '../../contract/tool-result.js';
 import type { InferenceRequest } from '../../contract/hook-payloads.js';
 import type { HandoffMark } from '../../contract/delegation.js';
-import { handedOverUsage, rollUpUsage } from '../delegation/usage-rollup.js';
 import { attributeUsage, type UsageSplit } from './usage-attribution.js';
 import { causedBy, roundCauses, spendRound } from './round-spend.js';
 import { filterTools, mergeInference, ROUND_KEYS, roundMessages, toolDefinitions } from './round-request.js';
@@ -92,6 +91,11 @@ export class TurnRunner {
   #modelMs: number | undefined;
   /** Model usage of agents that handed this turn over before its current agent, by agent. */
   handedOver: Readonly<Record<string, Usage>> = NONE_HANDED_OVER;
+  /**
+   * Adds what the turn's sub-agents and earlier agents used to its own usage: set by a turn
+   * extension (delegation) when the agent delegates; a plain turn's usage is its own.
+   */
+  rollUp: UsageRollUp | undefined;
   /** This turn's messages: the user message, then assistant and tool messages. */
   messages: ChatMessage[] = [];
   /** The turn's step journal, when the store keeps one. */
@@ -116,7 +120,6 @@ export class TurnRunner {
 
   /** Takes over the progress of the runner of the agent that handed this turn over. */
   carryOn(previous: TurnRunner): void {
-    this.handedOver = handedOverUsage(previous.handedOver, totalUsage(previous.usage), previous.env.agent);
     this.rounds = previous.rounds;
     this.messages = previous.messages;
     this.journal = previous.journal;
@@ -466,13 +469,24 @@ export class TurnRunner {
 
   result(status: TurnStatus, reply: string | undefined, error?: { code: string; message: string }, suspended?: readonly PendingApproval[], output?: object): TurnResult {
     const toolCalls = this.toolCallRecords();
-    const usage = rollUpUsage(totalUsage(this.usage), toolCalls, this.env.agent, this.handedOver);
+    const usage = this.turnUsage(toolCalls);
     const result: TurnResult = { status, reply, rounds: this.rounds, toolCalls, usage: { ...usage, ...this.split(toolCalls, usage) }, suspended, error };
     return output === undefined ? result : { ...result, output };
   }
 
   /** The turn's spend so far by plugin and owner (`usage.byPlugin` / `byOwner`). */
-  split(toolCalls: readonly ToolCallRecord[], usage: Usage = rollUpUsage(totalUsage(this.usage), toolCalls, this.env.agent, this.handedOver)): UsageSplit {
+  /** The turn's usage: its own model calls', with its sub-agents' and earlier agents' where it delegates. */
+  turnUsage(toolCalls: readonly ToolCallRecord[]): TurnUsage {
+    const own = totalUsage(this.usage);
+    return this.rollUp === undefined ? own : this.rollUp(own, toolCalls, this.env.agent, this.handedOver);
+  }
+
+  /** The name of the agent whose turn this is. */
+  get agent(): string | undefined {
+    return this.env.agent;
+  }
+
+  split(toolCalls: readonly ToolCallRecord[], usage: Usage = this.turnUsage(toolCalls)): UsageSplit {
     const tools = this.env.registry.tools;
     const owners = this.env.registry.byName;
     return attributeUsage(
@@ -607,6 +621,22 @@ function transformFailed(transform: PluginMember, error: unknown): TrellisError 
 
 export function cancelled(): TrellisError {
   return new TrellisError('Cancelled', 'The turn was cancelled', { hint: 'Send the message again to retry' });
+}
+
+/**
+ * How a turn that delegates adds the usage of its sub-agents (their calls' `usage`) and of the
+ * agents that handed it over to its own: see `src/agent/delegation/usage-rollup.ts`.
+ */
+export type UsageRollUp = (own: TurnUsage, calls: readonly ToolCallRecord[], agent: string | undefined, handedOver: Readonly<Record<string, Usage>>) => TurnUsage;
+
+/**
+ * The rounds of `runner`, to the end that may ask for a handoff. A handoff approved on
+ * resume (marked before the rounds go on) is that end, before any round runs.
+ */
+export function runRounds(env: TurnEnv, runner: TurnRunner): Promise<TurnEnd> {
+  const approved = env.site.scope.turn!.values[KERNEL_KEYS.handoff] as HandoffMark | undefined;
+  if (approved) return Promise.resolve({ ...runner.end('completed', undefined), handoff: approved });
+  return runner.loop();
 }
 
 export function totalUsage(byModel: Readonly<Record<string, Usage>>): TurnUsage {
