@@ -1,4 +1,6 @@
-import { circles, folderGraph, folderOf, sourceFiles, specifiersOf } from './support/folder-graph.js';
+import { readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { circles, folderGraph, folderOf, ROOT, sourceFiles, specifiersOf } from './support/folder-graph.js';
 
 /**
  * The folders of src/ are the layers of docs/architecture.md ("Layers and ports"), bottom
@@ -123,5 +125,23 @@ describe('the folder graph (controls: the checks above would see a circle)', () 
     expect(graph.has('engine/tools -> engine/hooks')).toBe(true);
     expect(graph.has('app -> agent')).toBe(true);
     expect(circles([['a', 'b'], ['b', 'c'], ['c', 'a'], ['c', 'd']])).toEqual([['a', 'b', 'c']]);
+  });
+});
+
+describe('delegation is an extension of the turn', () => {
+  /** The turn loop: what every turn runs, delegating or not. */
+  const TURN_LOOP = ['src/agent/new-turn.ts', 'src/agent/turn-envelope.ts', 'src/agent/turn-runner.ts', 'src/agent/recovered-turn.ts', 'src/agent/round-request.ts', 'src/agent/round-spend.ts', 'src/agent/tool-batch.ts', 'src/agent/turn-output.ts', 'src/agent/turn-result.ts', 'src/agent/finished-calls.ts', 'src/agent/output-partials.ts'];
+
+  it('the turn loop imports no delegation file (it runs delegation only through TurnExtension)', () => {
+    const files = sourceFiles();
+    expect(TURN_LOOP.filter((file) => !files.includes(file))).toEqual([]);
+    const reached = TURN_LOOP.flatMap((file) =>
+      specifiersOf(readFileSync(join(ROOT, file), 'utf8'))
+        .filter(({ specifier }) => specifier.startsWith('.') && relative(ROOT, resolve(ROOT, dirname(file), specifier)).split(sep).join('/').startsWith('src/agent/delegation/'))
+        .map(({ specifier }) => `${file} -> ${specifier}`),
+    );
+    expect(reached).toEqual([]);
+    // The scan sees a delegation import where there is one.
+    expect(specifiersOf(readFileSync(join(ROOT, 'src/agent/session.ts'), 'utf8')).some(({ specifier }) => specifier.startsWith('./delegation/'))).toBe(true);
   });
 });
