@@ -11,7 +11,7 @@ import { pathOf, type DelegationSite } from './delegation-site.js';
 
 /**
  * The tool that hands the conversation to `spec.agent`: it records the handoff, and when
- * the round's calls are done the turn goes on with that agent (see `loopWithHandoffs`).
+ * the round's calls are done the turn goes on with that agent (see `handingOver` in handoff-continuation.ts).
  */
 export function handoffTool(current: () => TurnEnv, site: DelegationSite, spec: HandoffSpec): RegisteredTool {
   const input = spec.input ?? AgentInput;

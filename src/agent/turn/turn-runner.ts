@@ -64,7 +64,7 @@ export interface TurnEnd {
   /** Messages to append to the transcript (empty for a suspended, cancelled or failed turn). */
   readonly append: readonly ChatMessage[];
   readonly suspension: SuspensionRecord | undefined;
-  /** A handoff tool ran in the last round: the turn goes on with that agent (see `loopWithHandoffs`). */
+  /** A handoff tool ran in the last round: the turn goes on with that agent (see `TurnExtension.handOver`, `delegation/handoff-continuation.ts`). */
   readonly handoff?: HandoffMark;
 }
 
