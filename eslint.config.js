@@ -24,7 +24,12 @@ export default tseslint.config(
       // parameter an interface imposes).
       '@typescript-eslint/no-unused-vars': [
         'error',
-        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', caughtErrors: 'none' },
+        {
+          argsIgnorePattern: '^_',
+          varsIgnorePattern: '^_',
+          destructuredArrayIgnorePattern: '^_',
+          caughtErrors: 'none',
+        },
       ],
       // `any` is never written (no-explicit-any stays on); it reaches the code only through
       // `Array.isArray`, which narrows `unknown` to `any[]`, and `JSON.parse`. The validators of
@@ -44,7 +49,10 @@ export default tseslint.config(
       '@typescript-eslint/unbound-method': 'off',
       // A caught value (or a settled promise's reason, or an abort signal's) is passed on as it
       // was thrown: wrapping it would change what callers see.
-      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingAny: true, allowThrowingUnknown: true }],
+      '@typescript-eslint/prefer-promise-reject-errors': [
+        'error',
+        { allowThrowingAny: true, allowThrowingUnknown: true },
+      ],
       // A constructor type that accepts every class needs `...args: any[]` (TypeScript's mixin rule).
       '@typescript-eslint/no-explicit-any': ['error', { ignoreRestArgs: true }],
       // Reflect metadata is read off `value.constructor`, which TypeScript types as `Function`.
@@ -57,7 +65,10 @@ export default tseslint.config(
       '@typescript-eslint/no-this-alias': ['error', { allowedNames: ['app', 'session', 'remote'] }],
       // Node's createServer and React's onClick are handed async handlers that answer their own
       // failures (chatRequestListener, the AG-UI handler); returned promises are still checked.
-      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false, attributes: false } }],
+      '@typescript-eslint/no-misused-promises': [
+        'error',
+        { checksVoidReturn: { arguments: false, attributes: false } },
+      ],
       // The control characters these patterns match are the point: ids, terminal text, XML.
       'no-control-regex': 'off',
       // A named request kind with nothing beyond its base (`CancelRequest extends TurnRequestBase`).

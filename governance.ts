@@ -12,7 +12,12 @@ export type { ApprovalPolicy, ApprovalSettings, SweepContext } from './src/agent
 export type { ExpiryReport } from './src/app/expiry-sweep.js';
 
 // The audit log's hash chain
-export { verifyAuditChain, argumentsHash, AUDIT_GENESIS, type AuditVerification } from './src/engine/stores/audit-chain.js';
+export {
+  verifyAuditChain,
+  argumentsHash,
+  AUDIT_GENESIS,
+  type AuditVerification,
+} from './src/engine/stores/audit-chain.js';
 
 // Ownership and attribution
 export type { AttributedUsage, UsageSplit } from './src/contract/agent-usage.js';
@@ -22,9 +27,32 @@ export { CONTRACT_VERSION, type PluginContract } from './src/app/plugin-contract
 export { diffContracts, type ContractChange, type ContractDiff } from './src/app/contract-diff.js';
 
 // Budgets
-export type { BudgetLimit, BudgetSettings, BudgetRefusal, BudgetWindow, BudgetPrice, BudgetLimitKind } from './src/engine/budgets/budgets.js';
-export { MemoryBudgetCounter, RedisBudgetCounter, StoreBudgetCounter, type BudgetCounter, type RedisLike, type RedisPipelineLike } from './src/engine/budgets/budget-counter.js';
-export { PostgresBudgetCounter, type PostgresBudgetCounterOptions } from './src/engine/budgets/postgres-budget-counter.js';
+export type {
+  BudgetLimit,
+  BudgetSettings,
+  BudgetRefusal,
+  BudgetWindow,
+  BudgetPrice,
+  BudgetLimitKind,
+} from './src/engine/budgets/budgets.js';
+export {
+  MemoryBudgetCounter,
+  RedisBudgetCounter,
+  StoreBudgetCounter,
+  type BudgetCounter,
+  type RedisLike,
+  type RedisPipelineLike,
+} from './src/engine/budgets/budget-counter.js';
+export {
+  PostgresBudgetCounter,
+  type PostgresBudgetCounterOptions,
+} from './src/engine/budgets/postgres-budget-counter.js';
 
 // Erasure and retention
-export type { EraseSelector, EraseRequest, EraseReport, EraseOptions, SessionEraser } from './src/engine/erasure/erasure.js';
+export type {
+  EraseSelector,
+  EraseRequest,
+  EraseReport,
+  EraseOptions,
+  SessionEraser,
+} from './src/engine/erasure/erasure.js';

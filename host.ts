@@ -14,7 +14,12 @@ export { authorizeSessionAccess, userIdPrincipal, type SessionAccessCheck } from
 export { waitForLeaseProblem } from './src/agent/durability/session-lease.js';
 
 // Arguments from outside, bounded before any DTO is built or schema asked
-export { checkArgumentShape, checkArgumentSize, MAX_ARGUMENT_CHARS, MAX_ARGUMENT_DEPTH } from './src/engine/validation/argument-limits.js';
+export {
+  checkArgumentShape,
+  checkArgumentSize,
+  MAX_ARGUMENT_CHARS,
+  MAX_ARGUMENT_DEPTH,
+} from './src/engine/validation/argument-limits.js';
 
 // What a host shows: redacted transcripts, suspension records, the app's description
 export { redactMessage, type SecretFieldsOf } from './src/engine/models/message-redaction.js';

@@ -26,19 +26,51 @@ export type { SelfTestReport } from './src/app/self-test-report.js';
 export { Agent, type SessionOptions } from './src/agent/agent.js';
 export type { AgentSpec } from './src/agent/agent-spec.js';
 export { Session, type SendOptions, type ResumeOptions } from './src/agent/session.js';
-export type { TurnResult, TurnStatus, TurnUsage, ToolCallRecord, PendingApproval, Decision } from './src/agent/turn/turn-result.js';
+export type {
+  TurnResult,
+  TurnStatus,
+  TurnUsage,
+  ToolCallRecord,
+  PendingApproval,
+  Decision,
+} from './src/agent/turn/turn-result.js';
 export type { Approver } from './src/engine/stores/audit-log.js';
 export type { OutputClass } from './src/agent/turn/turn-output.js';
 export type { DirectCallOptions, DirectCallResult } from './src/agent/direct-tool-call.js';
-export { AgentInput, type AgentToolSpec, type HandoffSpec, type RemoteAgent, type RemoteAgentCall, type RemoteAgentReply } from './src/agent/delegation/agent-tool-spec.js';
+export {
+  AgentInput,
+  type AgentToolSpec,
+  type HandoffSpec,
+  type RemoteAgent,
+  type RemoteAgentCall,
+  type RemoteAgentReply,
+} from './src/agent/delegation/agent-tool-spec.js';
 
 // Who may use a session
 export type { SessionAccess } from './src/agent/session-owner.js';
-export { ownerOnlySessionPolicy, ownerDecidesSessionPolicy, type SessionPolicy, type SessionAccessRequest, type SessionAction } from './src/agent/session-policy.js';
+export {
+  ownerOnlySessionPolicy,
+  ownerDecidesSessionPolicy,
+  type SessionPolicy,
+  type SessionAccessRequest,
+  type SessionAction,
+} from './src/agent/session-policy.js';
 
 // Plugins inside the app: decorators (and inversify's, so no inversify import is needed), hook results, contexts
 export { inject, injectable, optional } from 'inversify';
-export { Plugin, Tool, Hook, Transform, Requires, Middleware, StateKey, OnEffect, OnAction, SelfTest, Secret } from './decorators/index.js';
+export {
+  Plugin,
+  Tool,
+  Hook,
+  Transform,
+  Requires,
+  Middleware,
+  StateKey,
+  OnEffect,
+  OnAction,
+  SelfTest,
+  Secret,
+} from './decorators/index.js';
 export { block, cancel, suspend, setResult, done } from './src/engine/hooks/hook-results.js';
 export type { HookPoint } from './src/contract/hook-points.js';
 export type { PluginContext, HookContext, ToolContext } from './src/contract/plugin-context.js';
@@ -46,15 +78,34 @@ export type { ToolCallInfo } from './src/contract/hook-payloads.js';
 export { argsOf } from './src/contract/tool-call-args.js';
 
 // Errors and events
-export { TrellisError, type TrellisErrorCode, type TrellisErrorCodes, type TrellisErrorKind } from './src/errors/trellis-error.js';
+export {
+  TrellisError,
+  type TrellisErrorCode,
+  type TrellisErrorCodes,
+  type TrellisErrorKind,
+} from './src/errors/trellis-error.js';
 export type { TrellisEvent, TrellisEventType } from './src/engine/events/trellis-event.js';
 
 // Tool middleware: the interface and the built-ins (their options, the logger and the clock: `trellis/plugins/middleware`)
 export type { ToolMiddleware, ToolInvocation, ToolResult, NextToolHandler } from './src/contract/tool-middleware.js';
-export { RetryMiddleware, TimeoutMiddleware, AuthMiddleware, LoggingMiddleware, RateLimitMiddleware, CacheMiddleware } from './plugins/middleware/index.js';
+export {
+  RetryMiddleware,
+  TimeoutMiddleware,
+  AuthMiddleware,
+  LoggingMiddleware,
+  RateLimitMiddleware,
+  CacheMiddleware,
+} from './plugins/middleware/index.js';
 
 // Models (schema dialects and what a provider author implements: `trellis/models`)
-export type { ModelProvider, ModelRequest, ModelResponse, ModelDelta, ChatMessage, Usage } from './src/contract/model-provider.js';
+export type {
+  ModelProvider,
+  ModelRequest,
+  ModelResponse,
+  ModelDelta,
+  ChatMessage,
+  Usage,
+} from './src/contract/model-provider.js';
 export type { ContentPartInput } from './src/contract/content-part.js';
 export { OpenAIModel, type OpenAIModelOptions } from './src/engine/models/openai-model.js';
 export { AnthropicModel, type AnthropicModelOptions } from './src/engine/models/anthropic-model.js';

@@ -23,7 +23,12 @@ export type {
   SchemaAwareProvider,
 } from './src/contract/model-provider.js';
 export { isModelProvider, schemaDialectOf } from './src/contract/model-provider.js';
-export { OPENAI_STRICT_DIALECT, ANTHROPIC_DIALECT, ANTHROPIC_PROMPT_DIALECT, CONSERVATIVE_DIALECT } from './src/engine/models/schema-dialects.js';
+export {
+  OPENAI_STRICT_DIALECT,
+  ANTHROPIC_DIALECT,
+  ANTHROPIC_PROMPT_DIALECT,
+  CONSERVATIVE_DIALECT,
+} from './src/engine/models/schema-dialects.js';
 export { outputInstructions } from './src/agent/turn/turn-output.js';
 export type { AnthropicPromptCache, CacheBreakpoint } from './src/engine/models/anthropic-messages.js';
 export type { FallbackModelOptions, FallbackEvent } from './src/engine/models/fallback-model.js';

@@ -14,9 +14,28 @@ import 'reflect-metadata';
 export { inject, injectable, optional } from 'inversify';
 
 // Decorators (metadata only) and the plugin's own config token
-export { Plugin, Tool, Hook, Transform, Requires, Middleware, StateKey, OnEffect, OnAction, SelfTest, Secret } from './decorators/index.js';
+export {
+  Plugin,
+  Tool,
+  Hook,
+  Transform,
+  Requires,
+  Middleware,
+  StateKey,
+  OnEffect,
+  OnAction,
+  SelfTest,
+  Secret,
+} from './decorators/index.js';
 // Secrets: the one redactor logs, events, errors and the CLI use
-export { redactSecrets, redactText, isSecretKey, redactionKey, REDACTED, type RedactOptions } from './src/redaction/redactor.js';
+export {
+  redactSecrets,
+  redactText,
+  isSecretKey,
+  redactionKey,
+  REDACTED,
+  type RedactOptions,
+} from './src/redaction/redactor.js';
 export { describeError } from './src/errors/describe-error.js';
 export type { PluginOptions, ToolOptions, HookOptions, StateKeyOptions } from './decorators/index.js';
 // The plugin's own config token; the app and the store, bound only for a plugin installed with `grants: ['app' | 'store']`
@@ -39,7 +58,11 @@ export type { ContextKeySpec } from './src/contract/context-key.js';
 // State: the kernel's keys and actions a plugin may read or schedule
 export { KERNEL_KEYS } from './src/contract/kernel-keys.js';
 export { BuiltInActions } from './src/engine/state/built-in-actions.js';
-export type { AddContextMessagePayload, SetInferenceOverridePayload, ToolFilterPayload } from './src/engine/state/built-in-actions.js';
+export type {
+  AddContextMessagePayload,
+  SetInferenceOverridePayload,
+  ToolFilterPayload,
+} from './src/engine/state/built-in-actions.js';
 export type { StateCommand } from './src/contract/state-command.js';
 
 // What hooks are handed: requests, responses, tool calls, exchanges, events
@@ -61,7 +84,18 @@ export type { ToolCallRecord } from './src/contract/tool-result.js';
 export type { PendingApproval } from './src/contract/suspension.js';
 export type { DelegatingPayload, DelegatedPayload } from './src/contract/delegation.js';
 export type { RolledUpUsage } from './src/contract/agent-usage.js';
-export type { ModelProvider, ModelRequest, ModelResponse, ModelDelta, ChatMessage, ModelToolCall, ToolDefinition, InferenceSettings, Usage, JsonSchema } from './src/contract/model-provider.js';
+export type {
+  ModelProvider,
+  ModelRequest,
+  ModelResponse,
+  ModelDelta,
+  ChatMessage,
+  ModelToolCall,
+  ToolDefinition,
+  InferenceSettings,
+  Usage,
+  JsonSchema,
+} from './src/contract/model-provider.js';
 export {
   toolContent,
   isToolContent,
@@ -85,8 +119,23 @@ export { addUsage, subtractUsage } from './src/engine/models/usage-sum.js';
 export type { TrellisEvent, TrellisEventType, RoundCause } from './src/engine/events/trellis-event.js';
 
 // Errors
-export { TrellisError, type TrellisErrorCode, type TrellisErrorCodes, type TrellisErrorKind, type TrellisErrorOptions } from './src/errors/trellis-error.js';
+export {
+  TrellisError,
+  type TrellisErrorCode,
+  type TrellisErrorCodes,
+  type TrellisErrorKind,
+  type TrellisErrorOptions,
+} from './src/errors/trellis-error.js';
 
 // Tool middleware
 export { MIDDLEWARE_OPTIONS, okResult, errorResult } from './src/contract/tool-middleware.js';
-export type { ToolMiddleware, ToolMiddlewareClass, ToolInvocation, ToolNotice, ToolResult, NextToolHandler, ToolErrorInfo, MiddlewareDeclaration } from './src/contract/tool-middleware.js';
+export type {
+  ToolMiddleware,
+  ToolMiddlewareClass,
+  ToolInvocation,
+  ToolNotice,
+  ToolResult,
+  NextToolHandler,
+  ToolErrorInfo,
+  MiddlewareDeclaration,
+} from './src/contract/tool-middleware.js';

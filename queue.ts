@@ -3,7 +3,14 @@
  * the kernel, kept out of the root entry so that apps on the embedded default do not load
  * BullMQ. See docs/scaling.md.
  */
-export { TurnQueue, type TurnQueueOptions, type WaitOptions, type QueuedTurn, type CancelledTurn, type CurrentTurn } from './src/hosts/queue/turn-queue.js';
+export {
+  TurnQueue,
+  type TurnQueueOptions,
+  type WaitOptions,
+  type QueuedTurn,
+  type CancelledTurn,
+  type CurrentTurn,
+} from './src/hosts/queue/turn-queue.js';
 export type { LandedTurnStore } from './src/hosts/queue/turn-wait.js';
 export type { QueueErasure } from './src/hosts/queue/queue-erasure.js';
 export type { ParkedTurn } from './src/hosts/queue/parked-turns.js';

@@ -27,9 +27,15 @@ const session = new Session();
 session.connect();
 await session.post('HeapProfiler.enable');
 const interval = 1024;
-await session.post('HeapProfiler.startSampling', { samplingInterval: interval, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
+await session.post('HeapProfiler.startSampling', {
+  samplingInterval: interval,
+  includeObjectsCollectedByMajorGC: true,
+  includeObjectsCollectedByMinorGC: true,
+} as never);
 for (let i = 0; i < turns; i++) await turn(`a${i}`);
-const { profile } = (await session.post('HeapProfiler.stopSampling')) as unknown as { profile: { head: SampleNode; samples: { size: number; nodeId: number }[] } };
+const { profile } = (await session.post('HeapProfiler.stopSampling')) as unknown as {
+  profile: { head: SampleNode; samples: { size: number; nodeId: number }[] };
+};
 const byFn = new Map<string, number>();
 const walk = (node: SampleNode) => {
   const url = node.callFrame.url.replace(/^file:\/\/.*?\/(dist|node_modules)\//, '$1/');
@@ -39,5 +45,10 @@ const walk = (node: SampleNode) => {
 };
 walk(profile.head);
 const total = [...byFn.values()].reduce((a, b) => a + b, 0);
-console.log(`~${(total / turns / 1024).toFixed(1)} KB allocated per turn, ~${(total / turns / ROUNDS_PER_TURN / 1024).toFixed(2)} KB per round (sampled)`);
-for (const [k, v] of [...byFn].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`${((100 * v) / total).toFixed(1).padStart(5)}%  ${(v / turns / 1024).toFixed(2).padStart(6)} KB/turn  ${k}`);
+console.log(
+  `~${(total / turns / 1024).toFixed(1)} KB allocated per turn, ~${(total / turns / ROUNDS_PER_TURN / 1024).toFixed(2)} KB per round (sampled)`,
+);
+for (const [k, v] of [...byFn].sort((a, b) => b[1] - a[1]).slice(0, 30))
+  console.log(
+    `${((100 * v) / total).toFixed(1).padStart(5)}%  ${(v / turns / 1024).toFixed(2).padStart(6)} KB/turn  ${k}`,
+  );

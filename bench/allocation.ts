@@ -12,7 +12,11 @@ export interface AllocationFigures {
   readonly bytesPerRound: number;
 }
 
-export async function allocationPerTurn(turn: (index: number) => Promise<number>, turns: number, warmup: number): Promise<AllocationFigures> {
+export async function allocationPerTurn(
+  turn: (index: number) => Promise<number>,
+  turns: number,
+  warmup: number,
+): Promise<AllocationFigures> {
   for (let i = 0; i < warmup; i++) await turn(i);
   // What reading the heap itself allocates, measured around an empty await.
   const overhead = median(await growths(async () => 0, 200));

@@ -32,7 +32,8 @@ export function benchAgent(latencyMs: number): AgentSpec {
   const model = new ScriptedModel(async (request) => {
     if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
     const { done, wanted } = rounds(request);
-    if (done < wanted) return { toolCalls: [{ id: `call_${randomUUID()}`, name: 'bench.note', args: { text: `round ${done + 1}` } }] };
+    if (done < wanted)
+      return { toolCalls: [{ id: `call_${randomUUID()}`, name: 'bench.note', args: { text: `round ${done + 1}` } }] };
     return `ok: ${String(request.messages.findLast((m) => m.role === 'user')?.content)}`;
   });
   return { name: 'bench', model, instructions: 'Answer.' };

@@ -23,7 +23,12 @@ export async function createBenchApp(options: BenchAppOptions = {}): Promise<Ben
   await app.install(BenchPlugin);
   for (const plugin of options.extra ?? []) await app.install(plugin);
   const model = new ScriptedModel(options.script ?? scriptFn);
-  const agent = app.agent({ name: 'bench', model, instructions: 'You run the benchmark script.', maxRounds: ROUNDS_PER_TURN + 4 });
+  const agent = app.agent({
+    name: 'bench',
+    model,
+    instructions: 'You run the benchmark script.',
+    maxRounds: ROUNDS_PER_TURN + 4,
+  });
   return {
     app,
     agent,
@@ -41,7 +46,15 @@ export async function createBenchApp(options: BenchAppOptions = {}): Promise<Ben
 
 /** Throws unless the turn completed the whole script. */
 export function checkResult(result: TurnResult, label: string): void {
-  if (result.status !== 'completed' || result.reply !== FINAL_REPLY || result.rounds !== ROUNDS_PER_TURN || result.toolCalls.length !== TOOL_ROUNDS || !result.toolCalls.every((c) => c.ok)) {
-    throw new Error(`${label}: the turn did not run the whole script: ${JSON.stringify({ status: result.status, rounds: result.rounds, calls: result.toolCalls.length, error: result.error, failed: result.toolCalls.find((c) => !c.ok) })}`);
+  if (
+    result.status !== 'completed' ||
+    result.reply !== FINAL_REPLY ||
+    result.rounds !== ROUNDS_PER_TURN ||
+    result.toolCalls.length !== TOOL_ROUNDS ||
+    !result.toolCalls.every((c) => c.ok)
+  ) {
+    throw new Error(
+      `${label}: the turn did not run the whole script: ${JSON.stringify({ status: result.status, rounds: result.rounds, calls: result.toolCalls.length, error: result.error, failed: result.toolCalls.find((c) => !c.ok) })}`,
+    );
   }
 }

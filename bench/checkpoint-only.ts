@@ -38,7 +38,9 @@ process.exit(0);
 
 async function against(otherDist: string, checkpoints: number): Promise<void> {
   if (!otherDist) throw new Error('usage: checkpoint-only --against <dist folder of another build> [checkpoints]');
-  const other = (await import(pathToFileURL(join(resolve(otherDist), 'index.js')).href)) as { SqliteStore: typeof SqliteStore };
+  const other = (await import(pathToFileURL(join(resolve(otherDist), 'index.js')).href)) as {
+    SqliteStore: typeof SqliteStore;
+  };
   const template = await benchTurnCheckpoint();
   const dir = mkdtempSync(join(tmpdir(), 'trellis-bench-'));
   const builds = [
@@ -48,7 +50,8 @@ async function against(otherDist: string, checkpoints: number): Promise<void> {
   try {
     const warmup = 200;
     let n = 0;
-    const write = (store: SqliteStore) => store.checkpoint({ ...template, sessionId: `w${n % 4}-${n}`, expectedRevision: 0 } satisfies SessionCheckpoint);
+    const write = (store: SqliteStore) =>
+      store.checkpoint({ ...template, sessionId: `w${n % 4}-${n}`, expectedRevision: 0 } satisfies SessionCheckpoint);
     for (; n < warmup + checkpoints; n++) {
       // Each goes first every other time.
       for (const build of n % 2 ? builds : [...builds].reverse()) {
@@ -69,9 +72,13 @@ async function against(otherDist: string, checkpoints: number): Promise<void> {
       counter.close();
       const s = summarize(build.us);
       medians.push(s.median);
-      console.log(`${build.name}: median ${f(s.median)} µs (p90 ${f(s.p90)}, mean ${f(s.mean)}), ${f(frames)} WAL frames per checkpoint`);
+      console.log(
+        `${build.name}: median ${f(s.median)} µs (p90 ${f(s.p90)}, mean ${f(s.mean)}), ${f(frames)} WAL frames per checkpoint`,
+      );
     }
-    console.log(`this build / ${otherDist}: ${(medians[0]! / medians[1]!).toFixed(2)} (medians of ${checkpoints} checkpoints each)`);
+    console.log(
+      `this build / ${otherDist}: ${(medians[0]! / medians[1]!).toFixed(2)} (medians of ${checkpoints} checkpoints each)`,
+    );
   } finally {
     for (const build of builds) await build.store.close();
     rmSync(dir, { recursive: true, force: true });

@@ -213,7 +213,12 @@ async function replay(template: SessionCheckpoint, turns: number): Promise<numbe
     const us: number[] = [];
     let revision = 0;
     for (let i = 0; i < turns; i++) {
-      const checkpoint = { ...template, sessionId: 'replay', expectedRevision: revision, turn: { ...template.turn, index: i } };
+      const checkpoint = {
+        ...template,
+        sessionId: 'replay',
+        expectedRevision: revision,
+        turn: { ...template.turn, index: i },
+      };
       const t = performance.now();
       revision = await store.checkpoint(checkpoint);
       us.push((performance.now() - t) * 1000);

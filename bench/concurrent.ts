@@ -53,7 +53,12 @@ async function burst(turns: number, start: (i: number) => Promise<void>, label: 
 }
 
 /** Holds `turns` turns inside their last tool call and measures the live heap they add. */
-async function held(turns: number, start: (i: number) => Promise<void>, forget: () => void, label: string): Promise<HeldFigures> {
+async function held(
+  turns: number,
+  start: (i: number) => Promise<void>,
+  forget: () => void,
+  label: string,
+): Promise<HeldFigures> {
   forget();
   fullGc();
   const heapBefore = process.memoryUsage().heapUsed;
@@ -68,7 +73,12 @@ async function held(turns: number, start: (i: number) => Promise<void>, forget: 
   hold.disarm();
   await running;
   assertWork(turns, label);
-  return { liveHeapPerTurnKb: (memory.heapUsed - heapBefore) / 1024 / turns, heapBeforeMb: mb(heapBefore), heapHeldMb: mb(memory.heapUsed), rssHeldMb: mb(memory.rss) };
+  return {
+    liveHeapPerTurnKb: (memory.heapUsed - heapBefore) / 1024 / turns,
+    heapBeforeMb: mb(heapBefore),
+    heapHeldMb: mb(memory.heapUsed),
+    rssHeldMb: mb(memory.rss),
+  };
 }
 
 export async function concurrentFigures(turns: number): Promise<ConcurrentFigures> {

@@ -54,7 +54,12 @@ export interface GcTail {
 
 /** Share of a series' timed time spent in GC pauses of `kind` (or of both). */
 export function gcShare(tail: GcTail, kind?: GcKind): number {
-  const ms = kind === 'scavenge' ? tail.scavenge.ms : kind === 'mark-compact' ? tail.markCompact.ms : tail.scavenge.ms + tail.markCompact.ms;
+  const ms =
+    kind === 'scavenge'
+      ? tail.scavenge.ms
+      : kind === 'mark-compact'
+        ? tail.markCompact.ms
+        : tail.scavenge.ms + tail.markCompact.ms;
   return tail.timedMs > 0 ? ms / tail.timedMs : 0;
 }
 

@@ -1,4 +1,16 @@
-import { auditLog, AUTH, counters, FINAL_REPLY, HELD_ECHO, hold, LOOKUP, NOTE, ROUNDS_PER_TURN, scriptReply, TOOL_ROUNDS } from './workload.js';
+import {
+  auditLog,
+  AUTH,
+  counters,
+  FINAL_REPLY,
+  HELD_ECHO,
+  hold,
+  LOOKUP,
+  NOTE,
+  ROUNDS_PER_TURN,
+  scriptReply,
+  TOOL_ROUNDS,
+} from './workload.js';
 
 /**
  * The same turn written by hand with plain functions and arrays, as a user would without
@@ -23,7 +35,8 @@ interface Invocation {
   readonly context: ReadonlyMap<string, unknown>;
   readonly attempt: number;
 }
-type Result = { ok: true; value: unknown } | { ok: false; error: { code: string; message: string; retryable: boolean } };
+type Result =
+  { ok: true; value: unknown } | { ok: false; error: { code: string; message: string; retryable: boolean } };
 type Next = (changed?: Invocation) => Promise<Result>;
 type Layer = (call: Invocation, next: Next) => Promise<Result>;
 
@@ -89,7 +102,11 @@ let nextId = 1;
 async function model(messages: readonly Message[]): Promise<{ text: string; toolCalls: Call[] }> {
   const reply = scriptReply(messages);
   if (typeof reply === 'string') return { text: reply, toolCalls: [] };
-  const toolCalls = (reply.toolCalls ?? []).map((c) => ({ id: c.id ?? `call_${nextId++}`, name: c.name, arguments: JSON.stringify(c.args) }));
+  const toolCalls = (reply.toolCalls ?? []).map((c) => ({
+    id: c.id ?? `call_${nextId++}`,
+    name: c.name,
+    arguments: JSON.stringify(c.args),
+  }));
   return { text: reply.text ?? '', toolCalls };
 }
 
@@ -105,7 +122,11 @@ export async function handTurn(input: string): Promise<number> {
   for (let round = 1; round <= ROUNDS_PER_TURN + 4; round++) {
     const request = transform([{ role: 'system', content: 'You run the benchmark script.' }, ...turn]);
     const response = await model(request);
-    turn.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls.length > 0 ? response.toolCalls : undefined });
+    turn.push({
+      role: 'assistant',
+      content: response.text,
+      toolCalls: response.toolCalls.length > 0 ? response.toolCalls : undefined,
+    });
     if (response.toolCalls.length === 0) {
       if (response.text !== FINAL_REPLY || round !== ROUNDS_PER_TURN) throw new Error('hand loop: wrong reply');
       return round;
@@ -113,7 +134,11 @@ export async function handTurn(input: string): Promise<number> {
     for (const call of response.toolCalls) {
       const args = JSON.parse(call.arguments) as Record<string, unknown>;
       const result = await runLayers({ callId: call.id, tool: call.name, args, context, attempt: 1 }, 0);
-      const content = !result.ok ? JSON.stringify({ error: result.error }) : typeof result.value === 'string' ? result.value : JSON.stringify(result.value ?? null);
+      const content = !result.ok
+        ? JSON.stringify({ error: result.error })
+        : typeof result.value === 'string'
+          ? result.value
+          : JSON.stringify(result.value ?? null);
       turn.push({ role: 'tool', toolCallId: call.id, content });
     }
   }

@@ -71,18 +71,38 @@ function shapeKeys(snap: Snapshot): Map<number, string> {
     for (let e = 0; e < snap.nodes[i + 4]!; e++, edge += edgeWidth) {
       const edgeType = edgeTypes[snap.edges[edge]!]!;
       const to = snap.edges[edge + 2]!;
-      const edgeName = edgeType === 'element' || edgeType === 'hidden' ? `[${snap.edges[edge + 1]}]` : snap.strings[snap.edges[edge + 1]!]!;
+      const edgeName =
+        edgeType === 'element' || edgeType === 'hidden'
+          ? `[${snap.edges[edge + 1]}]`
+          : snap.strings[snap.edges[edge + 1]!]!;
       if (edgeType === 'property' || edgeType === 'context') names.push(edgeName);
-      if ((edgeType === 'property' || edgeType === 'internal' || edgeType === 'context') && !holder.has(to)) holder.set(to, `${name}.${edgeName}`);
+      if ((edgeType === 'property' || edgeType === 'internal' || edgeType === 'context') && !holder.has(to))
+        holder.set(to, `${name}.${edgeName}`);
     }
-    if ((type === 'object' && (name === 'Object' || name === 'system / Context')) || type === 'closure') own.set(i, names);
+    if ((type === 'object' && (name === 'Object' || name === 'system / Context')) || type === 'closure')
+      own.set(i, names);
   }
   for (let i = 0; i < snap.nodes.length; i += width) {
     const type = types[snap.nodes[i]!]!;
     const name = snap.strings[snap.nodes[i + 1]!]!;
     if (type === 'closure') keys.set(i, `closure:${name} in ${holder.get(i) ?? '?'}`);
-    else if (own.has(i)) keys.set(i, `${name}{${own.get(i)!.filter((n) => n !== '__proto__' && n !== 'map').join(',')}}`);
-    else if (type === 'array' || type === 'hidden' || type === 'object shape' || (type === 'object' && name === 'Array') || type === 'string' || type === 'concatenated string' || type === 'number')
+    else if (own.has(i))
+      keys.set(
+        i,
+        `${name}{${own
+          .get(i)!
+          .filter((n) => n !== '__proto__' && n !== 'map')
+          .join(',')}}`,
+      );
+    else if (
+      type === 'array' ||
+      type === 'hidden' ||
+      type === 'object shape' ||
+      (type === 'object' && name === 'Array') ||
+      type === 'string' ||
+      type === 'concatenated string' ||
+      type === 'number'
+    )
       keys.set(i, `${type === 'object' ? 'Array' : type} in ${holder.get(i) ?? '?'}`);
   }
   return keys;
@@ -97,13 +117,17 @@ for (let i = 0; i < 200; i++) {
 const beforeFile = join(tmpdir(), `trellis-held-before-${process.pid}.json`);
 writeFileSync(beforeFile, JSON.stringify([...liveByKind()]));
 hold.arm();
-const running = Promise.all(Array.from({ length: turns }, (_, i) => (hand ? handTurn('Run the script.') : bench.turn(`held${i}`))));
+const running = Promise.all(
+  Array.from({ length: turns }, (_, i) => (hand ? handTurn('Run the script.') : bench.turn(`held${i}`))),
+);
 while (hold.waiting < turns) await new Promise((resolve) => setTimeout(resolve, 1));
 // The workload's own leftovers are not the framework's.
 bench.model.calls.length = 0;
 auditLog.length = 0;
 const during = liveByKind();
-const before = new Map<string, [number, number]>(JSON.parse(readFileSync(beforeFile, 'utf8')) as [string, [number, number]][]);
+const before = new Map<string, [number, number]>(
+  JSON.parse(readFileSync(beforeFile, 'utf8')) as [string, [number, number]][],
+);
 unlinkSync(beforeFile);
 hold.disarm();
 for (const result of await running) if (typeof result !== 'number') checkResult(result, 'held-heap');
@@ -118,4 +142,5 @@ for (const [kind, [size, count]] of during) {
 rows.sort((a, b) => b[1] - a[1]);
 console.log(`${turns} ${hand ? 'hand-loop ' : ''}turns held: ${(total / turns).toFixed(0)} B live per turn`);
 console.log('bytes/turn  count/turn  kind');
-for (const [kind, bytes, count] of rows.slice(0, shapes ? 120 : 40)) console.log(`${bytes.toFixed(0).padStart(10)}  ${count.toFixed(1).padStart(10)}  ${kind}`);
+for (const [kind, bytes, count] of rows.slice(0, shapes ? 120 : 40))
+  console.log(`${bytes.toFixed(0).padStart(10)}  ${count.toFixed(1).padStart(10)}  ${kind}`);

@@ -62,8 +62,14 @@ export function profileImport(entryUrl: string, record: boolean, options: Import
   const log = dir ? join(dir, 'urls.txt') : '';
   try {
     const args = [...(options.execArgv ?? []), '--input-type=module', '-e', CHILD, entryUrl, log];
-    const run = spawnSync(process.execPath, args, { cwd: options.cwd, env: options.env, encoding: 'utf8', timeout: options.timeoutMs ?? 120_000 });
-    if (run.status !== 0) throw new Error(`importing ${entryUrl} failed (exit ${run.status ?? run.signal}):\n${run.stderr}`);
+    const run = spawnSync(process.execPath, args, {
+      cwd: options.cwd,
+      env: options.env,
+      encoding: 'utf8',
+      timeout: options.timeoutMs ?? 120_000,
+    });
+    if (run.status !== 0)
+      throw new Error(`importing ${entryUrl} failed (exit ${run.status ?? run.signal}):\n${run.stderr}`);
     const { ms, cpuMs, required } = JSON.parse(run.stdout) as { ms: number; cpuMs: number; required: string[] };
     const resolved = log ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : [];
     return { ms, cpuMs, urls: [...new Set([...resolved, ...required.map((path) => pathToFileURL(path).href)])] };
@@ -86,4 +92,24 @@ export function packagesIn(urls: readonly string[]): string[] {
  * The optional dependencies the root entry must not load: each is loaded by the model,
  * store or plugin that needs it, when that is used.
  */
-export const HEAVY_PACKAGES: readonly RegExp[] = [/^prom-client$/, /^minisearch$/, /^better-sqlite3$/, /^@opentelemetry\/sdk-/, /^openai$/, /^@anthropic-ai\/sdk$/, /^pino$/, /^@modelcontextprotocol\/sdk$/, /^ajv$/, /^@nestjs\//, /^bullmq$/, /^ioredis$/, /^pg$/, /^hono$/, /^ai$/, /^@ai-sdk\//, /^@ag-ui\//, /^@a2a-js\//, /^express$/];
+export const HEAVY_PACKAGES: readonly RegExp[] = [
+  /^prom-client$/,
+  /^minisearch$/,
+  /^better-sqlite3$/,
+  /^@opentelemetry\/sdk-/,
+  /^openai$/,
+  /^@anthropic-ai\/sdk$/,
+  /^pino$/,
+  /^@modelcontextprotocol\/sdk$/,
+  /^ajv$/,
+  /^@nestjs\//,
+  /^bullmq$/,
+  /^ioredis$/,
+  /^pg$/,
+  /^hono$/,
+  /^ai$/,
+  /^@ai-sdk\//,
+  /^@ag-ui\//,
+  /^@a2a-js\//,
+  /^express$/,
+];

@@ -27,4 +27,6 @@ console.log(`  wall: median ${round(wall.median, 1)} ms   min ${round(wall.min, 
 console.log(`  cpu:  median ${round(cpu.median, 1)} ms   min ${round(cpu.min, 1)} ms   p90 ${round(cpu.p90, 1)} ms`);
 console.log(`  modules resolved: ${recorded.urls.length} (${ownModules} of trellis), packages: ${packages.length}`);
 console.log(`  packages: ${packages.join(', ')}`);
-console.log(heavy.length ? `  heavy optional packages loaded: ${heavy.join(', ')}` : '  heavy optional packages loaded: none');
+console.log(
+  heavy.length ? `  heavy optional packages loaded: ${heavy.join(', ')}` : '  heavy optional packages loaded: none',
+);

@@ -1,6 +1,18 @@
 import { injectable } from 'inversify';
 import { IsString } from 'class-validator';
-import { Hook, Middleware, Plugin, Tool, Trellis, type HookPoint, type NextToolHandler, type PluginClass, type ToolInvocation, type ToolMiddleware, type ToolResult } from '../index.js';
+import {
+  Hook,
+  Middleware,
+  Plugin,
+  Tool,
+  Trellis,
+  type HookPoint,
+  type NextToolHandler,
+  type PluginClass,
+  type ToolInvocation,
+  type ToolMiddleware,
+  type ToolResult,
+} from '../index.js';
 import { HOOK_POINTS } from '../plugin.js';
 
 const EVERY_POINT = Object.keys(HOOK_POINTS) as HookPoint[];
@@ -21,7 +33,11 @@ export function typicalPlugin(name: string): PluginClass {
   class Typical {}
   const proto = Typical.prototype as unknown as Record<string, unknown>;
   proto['run'] = (input: InstallInput) => input.text;
-  Tool({ name: `${name}.run`, description: 'Returns the text. Use in the install benchmark only.', input: InstallInput })(proto, 'run', Object.getOwnPropertyDescriptor(proto, 'run')!);
+  Tool({
+    name: `${name}.run`,
+    description: 'Returns the text. Use in the install benchmark only.',
+    input: InstallInput,
+  })(proto, 'run', Object.getOwnPropertyDescriptor(proto, 'run')!);
   Middleware(PassMiddleware)(proto, 'run', Object.getOwnPropertyDescriptor(proto, 'run')!);
   for (const point of EVERY_POINT) {
     const method = `on_${point.replace('.', '_')}`;
@@ -55,11 +71,19 @@ export async function installFigures(count: number, runs = 3): Promise<InstallFi
       times.push(performance.now() - t);
     }
     const totalMs = performance.now() - started;
-    if (app.describe().plugins.length !== count) throw new Error(`install: ${app.describe().plugins.length} of ${count} plugins installed`);
+    if (app.describe().plugins.length !== count)
+      throw new Error(`install: ${app.describe().plugins.length} of ${count} plugins installed`);
     const tenth = Math.max(1, Math.floor(count / 10));
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const sorted = [...times].sort((x, y) => x - y);
-    const figures = { plugins: count, totalMs, perPluginMs: totalMs / count, medianMs: sorted[Math.floor(count / 2)]!, firstTenthMs: mean(times.slice(0, tenth)), lastTenthMs: mean(times.slice(-tenth)) };
+    const figures = {
+      plugins: count,
+      totalMs,
+      perPluginMs: totalMs / count,
+      medianMs: sorted[Math.floor(count / 2)]!,
+      firstTenthMs: mean(times.slice(0, tenth)),
+      lastTenthMs: mean(times.slice(-tenth)),
+    };
     // The first run pays for JIT warm-up; keep the fastest, as for any timing.
     if (!best || figures.totalMs < best.totalMs) best = figures;
   }

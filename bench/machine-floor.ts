@@ -97,5 +97,12 @@ export async function machineFloor(targetUs: number, pieces: number): Promise<Fl
   const gcPauses = (await gcWatch.stop()).filter((p) => p.start < to && p.start + p.duration > from).length;
   const samples = [...timed];
   const blockStarts = Array.from({ length: Math.ceil(pieces / FLOOR_BLOCK) }, (_, k) => k * FLOOR_BLOCK);
-  return { ...summarize(samples), targetUs, iterations, gcPauses, slow: slowPieces(samples), spread: blockSpread(samples, blockStarts) };
+  return {
+    ...summarize(samples),
+    targetUs,
+    iterations,
+    gcPauses,
+    slow: slowPieces(samples),
+    spread: blockSpread(samples, blockStarts),
+  };
 }

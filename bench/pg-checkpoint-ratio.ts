@@ -34,7 +34,10 @@ export async function checkpointRatio(url: string, schema: string, pairs = 400):
   const sessions = 20;
   let checkpointStatements = 0;
   for (let i = 0; i < pairs; i++) {
-    const append = Array.from({ length: 8 }, (_, m) => ({ role: m % 2 === 0 ? ('user' as const) : ('assistant' as const), content: `message ${m} of turn ${i} `.repeat(4) }));
+    const append = Array.from({ length: 8 }, (_, m) => ({
+      role: m % 2 === 0 ? ('user' as const) : ('assistant' as const),
+      content: `message ${m} of turn ${i} `.repeat(4),
+    }));
     const before = statements;
     const t0 = performance.now();
     await store.checkpoint({
@@ -43,7 +46,17 @@ export async function checkpointRatio(url: string, schema: string, pairs = 400):
       expectedRevision: Math.floor(i / sessions),
       state: { 'memory.turns': i },
       append,
-      turn: { index: Math.floor(i / sessions), input: `question ${i}`, status: 'completed', reply: 'ok', rounds: 4, toolCalls: 3, usage: {}, startedAt: new Date().toISOString(), endedAt: new Date().toISOString() },
+      turn: {
+        index: Math.floor(i / sessions),
+        input: `question ${i}`,
+        status: 'completed',
+        reply: 'ok',
+        rounds: 4,
+        toolCalls: 3,
+        usage: {},
+        startedAt: new Date().toISOString(),
+        endedAt: new Date().toISOString(),
+      },
       suspension: null,
     });
     checkpoints.push((performance.now() - t0) * 1000);
@@ -60,5 +73,10 @@ export async function checkpointRatio(url: string, schema: string, pairs = 400):
   };
   const checkpointUs = summary(checkpoints);
   const insertUs = summary(inserts);
-  return { checkpointUs, insertUs, ratio: round(checkpointUs.p50 / insertUs.p50, 2), statementsPerCheckpoint: checkpointStatements / pairs };
+  return {
+    checkpointUs,
+    insertUs,
+    ratio: round(checkpointUs.p50 / insertUs.p50, 2),
+    statementsPerCheckpoint: checkpointStatements / pairs,
+  };
 }

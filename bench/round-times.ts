@@ -22,7 +22,14 @@ interface RoundSeries {
  * answer after the last are outside). Each round then carries one clock read (~45 ns),
  * which is why this is its own measurement and not figure 1's.
  */
-async function timeRounds(s: RoundSeries, first: number, warmup: number, turns: number, samples: number[], spans: Span[]): Promise<void> {
+async function timeRounds(
+  s: RoundSeries,
+  first: number,
+  warmup: number,
+  turns: number,
+  samples: number[],
+  spans: Span[],
+): Promise<void> {
   replyClock.enabled = true;
   try {
     for (let i = 0; i < warmup; i++) await s.turn(first + i);
@@ -30,7 +37,8 @@ async function timeRounds(s: RoundSeries, first: number, warmup: number, turns: 
     for (let i = 0; i < turns; i++) {
       replyClock.count = 0;
       await s.turn(first + warmup + i);
-      if (replyClock.count !== ROUNDS_PER_TURN) throw new Error(`${s.label}: ${replyClock.count} replies in a turn, expected ${ROUNDS_PER_TURN}`);
+      if (replyClock.count !== ROUNDS_PER_TURN)
+        throw new Error(`${s.label}: ${replyClock.count} replies in a turn, expected ${ROUNDS_PER_TURN}`);
       for (let k = 1; k < replyClock.count; k++) {
         const start = replyClock.marks[k - 1]!;
         const end = replyClock.marks[k]!;
@@ -45,7 +53,12 @@ async function timeRounds(s: RoundSeries, first: number, warmup: number, turns: 
 }
 
 /** Each series in `blocks` alternating blocks of `turnsPerBlock(s)` turns, GC pauses watched throughout. */
-export async function roundTimes(all: readonly RoundSeries[], blocks: number, turnsPerBlock: (s: RoundSeries) => number, warmup: number): Promise<RoundFigures[]> {
+export async function roundTimes(
+  all: readonly RoundSeries[],
+  blocks: number,
+  turnsPerBlock: (s: RoundSeries) => number,
+  warmup: number,
+): Promise<RoundFigures[]> {
   const samples = all.map((): number[] => []);
   const spans = all.map((): Span[] => []);
   const next = all.map(() => 0);

@@ -53,8 +53,14 @@ function runChild(turns: number): Promise<ConcurrentFigures> {
 /** Which code was measured: the commit and how many files differed from it. */
 function sourceVersion(): { commit: string; changedFiles: number } {
   try {
-    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const changed = execFileSync('git', ['status', '--porcelain', '--', 'src', 'plugins', 'decorators', 'index.ts'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    const changed = execFileSync('git', ['status', '--porcelain', '--', 'src', 'plugins', 'decorators', 'index.ts'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     return { commit, changedFiles: changed.split('\n').filter(Boolean).length };
   } catch {
     return { commit: 'unknown', changedFiles: -1 };

@@ -8,12 +8,25 @@ import { PostgresStore, Trellis } from '../index.js';
 import { TrellisWorker } from '../queue.js';
 import { BenchToolsPlugin, benchAgent } from './bench-agent.js';
 
-const [pgUrl, schema, redisUrl, prefix, latency, concurrency] = process.argv.slice(2) as [string, string, string, string, string, string];
+const [pgUrl, schema, redisUrl, prefix, latency, concurrency] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+];
 const store = await PostgresStore.open({ url: pgUrl, schema, maxConnections: 8 });
 const app = Trellis.create({ store });
 await app.install(BenchToolsPlugin);
 const agent = app.agent(benchAgent(Number(latency)));
-const worker = new TrellisWorker({ url: redisUrl, prefix, store, agent: () => agent, concurrency: Number(concurrency) });
+const worker = new TrellisWorker({
+  url: redisUrl,
+  prefix,
+  store,
+  agent: () => agent,
+  concurrency: Number(concurrency),
+});
 await worker.start();
 process.stdout.write('ready\n');
 process.once('SIGTERM', () => {

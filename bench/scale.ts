@@ -28,7 +28,10 @@ import { BenchToolsPlugin, benchAgent } from './bench-agent.js';
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => (args.includes(name) ? args[args.indexOf(name) + 1]! : fallback);
 const TURNS = Number(option('--turns', '600'));
-const WORKERS = option('--workers', '1,2,4').split(',').filter((w) => w !== '').map(Number);
+const WORKERS = option('--workers', '1,2,4')
+  .split(',')
+  .filter((w) => w !== '')
+  .map(Number);
 const TARGET_TURNS = Number(option('--target-turns', '150'));
 const LATENCY_MS = 20;
 const CONCURRENCY = 8;
@@ -57,7 +60,12 @@ async function queueFigures(workers: number, schema: string): Promise<QueueFigur
       // Each "user" sends the next message after the reply, as a chat does.
       for (let i = next++; i < TURNS; i = next++) {
         const t0 = performance.now();
-        await queue.send({ agent: 'bench', sessionId: `w${workers}-s${i % (TURNS / 3)}`, key: `t${i}`, message: `m${i}` });
+        await queue.send({
+          agent: 'bench',
+          sessionId: `w${workers}-s${i % (TURNS / 3)}`,
+          key: `t${i}`,
+          message: `m${i}`,
+        });
         latencies.push(performance.now() - t0);
       }
     }),
@@ -71,11 +79,20 @@ async function queueFigures(workers: number, schema: string): Promise<QueueFigur
   if (keys.length > 0) await redis.del(...keys);
   await redis.quit();
   const sorted = latencies.sort((a, b) => a - b);
-  return { workers, turns: TURNS, turnsPerSecond: round(TURNS / seconds, 1), latencyMs: { p50: round(quantile(sorted, 0.5), 1), p99: round(quantile(sorted, 0.99), 1) } };
+  return {
+    workers,
+    turns: TURNS,
+    turnsPerSecond: round(TURNS / seconds, 1),
+    latencyMs: { p50: round(quantile(sorted, 0.5), 1), p99: round(quantile(sorted, 0.99), 1) },
+  };
 }
 
 function startWorker(schema: string, prefix: string, latencyMs = LATENCY_MS): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(here, 'scale-worker.js'), PG_URL, schema, REDIS_URL, prefix, String(latencyMs), String(CONCURRENCY)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [join(here, 'scale-worker.js'), PG_URL, schema, REDIS_URL, prefix, String(latencyMs), String(CONCURRENCY)],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   return new Promise((resolve, reject) => {
     child.stdout.on('data', (text: Buffer) => text.toString().includes('ready') && resolve(child));
     child.once('exit', (code) => reject(new Error(`a bench worker exited with ${code} before it was ready`)));
@@ -96,7 +113,17 @@ async function checkpointCost(store: SessionStore, n = 400): Promise<{ p50: numb
         { role: 'user', content: `question ${i}` },
         { role: 'assistant', content: `answer ${i}`.repeat(20) },
       ],
-      turn: { index: Math.floor(i / 20), input: `question ${i}`, status: 'completed', reply: 'ok', rounds: 1, toolCalls: 0, usage: {}, startedAt: new Date().toISOString(), endedAt: new Date().toISOString() },
+      turn: {
+        index: Math.floor(i / 20),
+        input: `question ${i}`,
+        status: 'completed',
+        reply: 'ok',
+        rounds: 1,
+        toolCalls: 0,
+        usage: {},
+        startedAt: new Date().toISOString(),
+        endedAt: new Date().toISOString(),
+      },
       suspension: null,
     });
     times.push((performance.now() - t0) * 1000);
@@ -158,7 +185,10 @@ const SHAPES = [0, 3] as const;
  * neighbour's load falls on both alike; Redis commands per queued turn; one checkpoint
  * against one single-row INSERT on the same connection.
  */
-async function targets(schema: string, turns: number): Promise<{ targets: Target[]; figures: Record<string, unknown> }> {
+async function targets(
+  schema: string,
+  turns: number,
+): Promise<{ targets: Target[]; figures: Record<string, unknown> }> {
   const store = await PostgresStore.open({ url: PG_URL, schema: `${schema}_ip`, maxConnections: 8 });
   const app = Trellis.create({ store });
   await app.install(BenchToolsPlugin);
@@ -175,15 +205,31 @@ async function targets(schema: string, turns: number): Promise<{ targets: Target
   for (let block = 0; block < blocks; block++) {
     for (const shape of SHAPES) {
       const text = (i: number) => (shape === 0 ? `m${i}` : `r${shape}:m${i}`);
-      inProcess[shape]!.push(...(await timed(per, block === 0 ? 10 : 0, (i) => agent.session(`ip${shape}-${(i + sessions) % sessions}`).send(text(i)))));
-      await timed(0, block === 0 ? 10 : 0, (i) => queue.send({ agent: 'bench', sessionId: `warm${shape}-${i}`, key: 'w', message: text(i) }));
-      queued[shape]!.push(...(await timed(per, 0, (i) => queue.send({ agent: 'bench', sessionId: `q${shape}-${i % sessions}`, key: `b${block}t${i}`, message: text(i) }))));
+      inProcess[shape]!.push(
+        ...(await timed(per, block === 0 ? 10 : 0, (i) =>
+          agent.session(`ip${shape}-${(i + sessions) % sessions}`).send(text(i)),
+        )),
+      );
+      await timed(0, block === 0 ? 10 : 0, (i) =>
+        queue.send({ agent: 'bench', sessionId: `warm${shape}-${i}`, key: 'w', message: text(i) }),
+      );
+      queued[shape]!.push(
+        ...(await timed(per, 0, (i) =>
+          queue.send({
+            agent: 'bench',
+            sessionId: `q${shape}-${i % sessions}`,
+            key: `b${block}t${i}`,
+            message: text(i),
+          }),
+        )),
+      );
     }
   }
   // Counted apart from the timed turns (MONITOR slows Redis down); the worker's own polling meanwhile is counted too.
   const counted = 20;
   const commands = await redisCommands(prefix, async () => {
-    for (let i = 0; i < counted; i++) await queue.send({ agent: 'bench', sessionId: `c${i % sessions}`, key: `c${i}`, message: `m${i}` });
+    for (let i = 0; i < counted; i++)
+      await queue.send({ agent: 'bench', sessionId: `c${i % sessions}`, key: `c${i}`, message: `m${i}` });
   });
   await app.stop();
   await queue.close();
@@ -192,11 +238,24 @@ async function targets(schema: string, turns: number): Promise<{ targets: Target
   const keys = await redis.keys(`${prefix}:*`);
   if (keys.length > 0) await redis.del(...keys);
   await redis.quit();
-  const q = (xs: number[], p: number) => quantile([...xs].sort((a, b) => a - b), p);
+  const q = (xs: number[], p: number) =>
+    quantile(
+      [...xs].sort((a, b) => a - b),
+      p,
+    );
   const ratio = await checkpointRatio(PG_URL, `${schema}_ratio`);
-  const perShape = (shape: number) => ({ inProcessMs: { p50: round(q(inProcess[shape]!, 0.5)), p99: round(q(inProcess[shape]!, 0.99)) }, queuedMs: { p50: round(q(queued[shape]!, 0.5)), p99: round(q(queued[shape]!, 0.99)) } });
+  const perShape = (shape: number) => ({
+    inProcessMs: { p50: round(q(inProcess[shape]!, 0.5)), p99: round(q(inProcess[shape]!, 0.99)) },
+    queuedMs: { p50: round(q(queued[shape]!, 0.5)), p99: round(q(queued[shape]!, 0.99)) },
+  });
   const redisPerTurn = { all: round(commands.all / counted, 1), sent: round(commands.sent / counted, 1) };
-  const figures = { turnsPerShape: per * blocks, rounds0: perShape(0), rounds3: perShape(3), redisCommandsPerTurn: redisPerTurn, checkpoint: ratio };
+  const figures = {
+    turnsPerShape: per * blocks,
+    rounds0: perShape(0),
+    rounds3: perShape(3),
+    redisCommandsPerTurn: redisPerTurn,
+    checkpoint: ratio,
+  };
   const gap = (shape: number, p: number) => round(q(queued[shape]!, p) - q(inProcess[shape]!, p));
   return {
     figures,
@@ -206,7 +265,12 @@ async function targets(schema: string, turns: number): Promise<{ targets: Target
         { name: `queued - in process, ${shape}-round turn, p99`, value: gap(shape, 0.99), limit: 10, unit: 'ms' },
       ]),
       { name: 'checkpoint / single-row INSERT+COMMIT, p50', value: ratio.ratio, limit: 1.5, unit: 'x' },
-      { name: 'Redis commands per queued 0-round turn, nobody streaming (inside scripts counted)', value: redisPerTurn.all, limit: 20, unit: '' },
+      {
+        name: 'Redis commands per queued 0-round turn, nobody streaming (inside scripts counted)',
+        value: redisPerTurn.all,
+        limit: 20,
+        unit: '',
+      },
     ],
   };
 }
@@ -215,7 +279,10 @@ async function targets(schema: string, turns: number): Promise<{ targets: Target
 async function rowsReadIn(admin: pg.Pool, schema: string): Promise<number> {
   // A backend reports its counts when idle, at most every 10 s.
   await new Promise((resolve) => setTimeout(resolve, 11_000));
-  const { rows } = await admin.query<{ n: string }>('SELECT COALESCE(SUM(seq_tup_read + COALESCE(idx_tup_fetch, 0)), 0) AS n FROM pg_stat_user_tables WHERE schemaname = $1', [schema]);
+  const { rows } = await admin.query<{ n: string }>(
+    'SELECT COALESCE(SUM(seq_tup_read + COALESCE(idx_tup_fetch, 0)), 0) AS n FROM pg_stat_user_tables WHERE schemaname = $1',
+    [schema],
+  );
   return Number(rows[0]!.n);
 }
 
@@ -235,7 +302,8 @@ async function rowsPerTurn(admin: pg.Pool, schema: string): Promise<Record<strin
     const queue = new TurnQueue({ url: REDIS_URL, prefix, pollMs: 2000 });
     const sessions = 4;
     const round = async (r: number) => {
-      for (let s = 0; s < sessions; s++) await queue.send({ agent: 'bench', sessionId: `s${s}`, key: `r${r}`, message: `m${r}` });
+      for (let s = 0; s < sessions; s++)
+        await queue.send({ agent: 'bench', sessionId: `s${s}`, key: `r${r}`, message: `m${r}` });
     };
     const measure = async (from: number, to: number) => {
       const before = await rowsReadIn(admin, rowsSchema);
@@ -246,7 +314,10 @@ async function rowsPerTurn(admin: pg.Pool, schema: string): Promise<Record<strin
     const early = await measure(1, 11);
     for (let r = 11; r < 40; r++) await round(r);
     const late = await measure(40, 50);
-    out[`workers${workers}`] = { early: Math.round((early / (10 * sessions)) * 10) / 10, late: Math.round((late / (10 * sessions)) * 10) / 10 };
+    out[`workers${workers}`] = {
+      early: Math.round((early / (10 * sessions)) * 10) / 10,
+      late: Math.round((late / (10 * sessions)) * 10) / 10,
+    };
     await queue.close();
     for (const child of children) child.kill('SIGTERM');
     await Promise.all(children.map((c) => new Promise((resolve) => c.once('exit', resolve))));
@@ -270,11 +341,24 @@ try {
     measured.figures['rowsReadPerTurn'] = rows;
     // Flat: a whole reload per turn (as before delta reads) reads the session's 80–100 messages late on, several times the early rows.
     const growth = Math.max(...Object.values(rows).map((r) => r.late / r.early));
-    measured.targets.push({ name: 'rows read per queued turn, turns 41-50 / turns 2-11 (worst of 1 and 2 workers)', value: round(growth, 2), limit: 1.5, unit: 'x' });
-    measured.targets.push({ name: 'rows read per queued turn, 2 workers / 1 worker (turns 2-11)', value: round(rows['workers2']!.early / rows['workers1']!.early, 2), limit: 1.5, unit: 'x' });
+    measured.targets.push({
+      name: 'rows read per queued turn, turns 41-50 / turns 2-11 (worst of 1 and 2 workers)',
+      value: round(growth, 2),
+      limit: 1.5,
+      unit: 'x',
+    });
+    measured.targets.push({
+      name: 'rows read per queued turn, 2 workers / 1 worker (turns 2-11)',
+      value: round(rows['workers2']!.early / rows['workers1']!.early, 2),
+      limit: 1.5,
+      unit: 'x',
+    });
   }
   console.log(`targets (${JSON.stringify(measured.figures)}):`);
-  for (const t of measured.targets) console.log(`  ${t.value <= t.limit ? 'met    ' : 'NOT met'}  ${t.name}: ${t.value}${t.unit} (target <= ${t.limit}${t.unit})`);
+  for (const t of measured.targets)
+    console.log(
+      `  ${t.value <= t.limit ? 'met    ' : 'NOT met'}  ${t.name}: ${t.value}${t.unit} (target <= ${t.limit}${t.unit})`,
+    );
   const queueRuns: QueueFigures[] = [];
   for (const workers of WORKERS) {
     queueRuns.push(await queueFigures(workers, schema));
@@ -285,16 +369,32 @@ try {
   const checkpoints = { postgresUs: await checkpointCost(postgres), sqliteUs: await checkpointCost(sqlite) };
   await postgres.close();
   await sqlite.close();
-  const report = { date: new Date().toISOString(), machine: { cpus: cpus().length, model: cpus()[0]?.model, loadavg: loadavg().map((l) => round(l, 1)) }, modelLatencyMs: LATENCY_MS, workerConcurrency: CONCURRENCY, inFlight: IN_FLIGHT, queue: queueRuns, checkpoints, targets: measured };
+  const report = {
+    date: new Date().toISOString(),
+    machine: { cpus: cpus().length, model: cpus()[0]?.model, loadavg: loadavg().map((l) => round(l, 1)) },
+    modelLatencyMs: LATENCY_MS,
+    workerConcurrency: CONCURRENCY,
+    inFlight: IN_FLIGHT,
+    queue: queueRuns,
+    checkpoints,
+    targets: measured,
+  };
   console.log('\nworkers  turns/s  p50 ms  p99 ms');
-  for (const r of queueRuns) console.log(`${String(r.workers).padStart(7)}  ${String(r.turnsPerSecond).padStart(7)}  ${String(r.latencyMs.p50).padStart(6)}  ${String(r.latencyMs.p99).padStart(6)}`);
-  console.log(`checkpoint µs p50/p99: PostgreSQL ${checkpoints.postgresUs.p50}/${checkpoints.postgresUs.p99}, SQLite ${checkpoints.sqliteUs.p50}/${checkpoints.sqliteUs.p99}`);
+  for (const r of queueRuns)
+    console.log(
+      `${String(r.workers).padStart(7)}  ${String(r.turnsPerSecond).padStart(7)}  ${String(r.latencyMs.p50).padStart(6)}  ${String(r.latencyMs.p99).padStart(6)}`,
+    );
+  console.log(
+    `checkpoint µs p50/p99: PostgreSQL ${checkpoints.postgresUs.p50}/${checkpoints.postgresUs.p99}, SQLite ${checkpoints.sqliteUs.p50}/${checkpoints.sqliteUs.p99}`,
+  );
   const out = join(here, '..', '..', 'bench', 'results', `scale-${report.date.replace(/[:.]/g, '-')}.json`);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
   console.log(`written ${out}`);
 } finally {
-  await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE; DROP SCHEMA IF EXISTS "${schema}_cp" CASCADE; DROP SCHEMA IF EXISTS "${schema}_ip" CASCADE; DROP SCHEMA IF EXISTS "${schema}_ratio" CASCADE`);
+  await admin.query(
+    `DROP SCHEMA IF EXISTS "${schema}" CASCADE; DROP SCHEMA IF EXISTS "${schema}_cp" CASCADE; DROP SCHEMA IF EXISTS "${schema}_ip" CASCADE; DROP SCHEMA IF EXISTS "${schema}_ratio" CASCADE`,
+  );
   await admin.end();
   rmSync(sqliteDir, { recursive: true, force: true });
 }

@@ -10,7 +10,14 @@ import { assertWork, counters, resetCounters } from './workload.js';
  * pauses against (the turn is timed with `hrtime`; the span is placed from the same reads).
  * `runQueueMs`: how long the thread waited for a CPU during the timed turns (NaN off Linux).
  */
-export async function perRound(label: string, turn: (index: number) => Promise<number>, warmup: number, count: number): Promise<Summary & { samples: number[]; spans: Span[]; hooksPerTurn: number; cpuUsPerRound: number; runQueueMs: number }> {
+export async function perRound(
+  label: string,
+  turn: (index: number) => Promise<number>,
+  warmup: number,
+  count: number,
+): Promise<
+  Summary & { samples: number[]; spans: Span[]; hooksPerTurn: number; cpuUsPerRound: number; runQueueMs: number }
+> {
   for (let i = 0; i < warmup; i++) await turn(i);
   resetCounters();
   const origin = performanceClockOrigin();
@@ -32,5 +39,12 @@ export async function perRound(label: string, turn: (index: number) => Promise<n
   }
   const used = process.cpuUsage(cpu);
   const runQueueMs = ((runQueueWaitNs() ?? NaN) - (waited ?? NaN)) / 1e6;
-  return { ...summarize(samples), samples, spans, hooksPerTurn: counters.hooks / count, cpuUsPerRound: (used.user + used.system) / rounds, runQueueMs };
+  return {
+    ...summarize(samples),
+    samples,
+    spans,
+    hooksPerTurn: counters.hooks / count,
+    cpuUsPerRound: (used.user + used.system) / rounds,
+    runQueueMs,
+  };
 }

@@ -39,7 +39,12 @@ export function series(label: string, turn: (index: number) => Promise<number>):
  * machine hits all of them alike. Each block first warms up; every block asserts the work.
  * GC pauses are watched throughout and matched to each series' timed turns afterwards.
  */
-export async function alternate(all: readonly Series[], blocks: number, turnsPerBlock: (s: Series) => number, warmup: (s: Series, block: number) => number): Promise<SeriesFigures[]> {
+export async function alternate(
+  all: readonly Series[],
+  blocks: number,
+  turnsPerBlock: (s: Series) => number,
+  warmup: (s: Series, block: number) => number,
+): Promise<SeriesFigures[]> {
   const offsets = new Map<Series, number>();
   const gcWatch = watchGcPauses();
   for (let block = 0; block < blocks; block++) {
@@ -63,6 +68,14 @@ export async function alternate(all: readonly Series[], blocks: number, turnsPer
   const pauses = await gcWatch.stop();
   return all.map((s) => {
     const gc = gcTail(s.samples, s.spans, pauses);
-    return { label: s.label, ...summarize(s.samples), cpuUsPerRound: s.cpuUs / s.samples.length, hooksPerTurn: s.hooksPerTurn, gc, spread: blockSpread(s.samples, s.blockStarts), runQueueShare: s.runQueueMs / gc.timedMs };
+    return {
+      label: s.label,
+      ...summarize(s.samples),
+      cpuUsPerRound: s.cpuUs / s.samples.length,
+      hooksPerTurn: s.hooksPerTurn,
+      gc,
+      spread: blockSpread(s.samples, s.blockStarts),
+      runQueueShare: s.runQueueMs / gc.timedMs,
+    };
   });
 }

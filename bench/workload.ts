@@ -108,15 +108,19 @@ export const HELD_ECHO = `echo ${TOOL_ROUNDS - 1}`;
  * finished round, the transform's note). It checks the note and the previous result.
  */
 export function scriptReply(messages: readonly { role: string; content: string }[]): ScriptedReply {
-  if (replyClock.enabled && replyClock.count < replyClock.marks.length) replyClock.marks[replyClock.count++] = performance.now();
+  if (replyClock.enabled && replyClock.count < replyClock.marks.length)
+    replyClock.marks[replyClock.count++] = performance.now();
   counters.modelCalls++;
   const step = (messages.length - 3) / 2;
   const last = messages[messages.length - 1]!;
-  if (last.role !== 'system' || last.content !== NOTE) throw new Error(`round ${step + 1}: the transform's note is missing`);
+  if (last.role !== 'system' || last.content !== NOTE)
+    throw new Error(`round ${step + 1}: the transform's note is missing`);
   if (step > 0) {
     const previous = messages[messages.length - 2]!;
     if (previous.role !== 'tool' || previous.content !== STEPS[step - 1]!.expected) {
-      throw new Error(`round ${step + 1}: expected the result '${STEPS[step - 1]!.expected}' of the previous call, got ${previous.role}: '${previous.content}'`);
+      throw new Error(
+        `round ${step + 1}: expected the result '${STEPS[step - 1]!.expected}' of the previous call, got ${previous.role}: '${previous.content}'`,
+      );
     }
   }
   if (step === TOOL_ROUNDS) return FINAL_REPLY;
@@ -225,7 +229,12 @@ export class BenchPlugin {
 }
 
 /** What one turn must do, as counted by the workload. */
-export const PER_TURN = { tools: TOOL_ROUNDS, middleware: TOOL_ROUNDS * MIDDLEWARE_PER_CALL, transforms: ROUNDS_PER_TURN, modelCalls: ROUNDS_PER_TURN } as const;
+export const PER_TURN = {
+  tools: TOOL_ROUNDS,
+  middleware: TOOL_ROUNDS * MIDDLEWARE_PER_CALL,
+  transforms: ROUNDS_PER_TURN,
+  modelCalls: ROUNDS_PER_TURN,
+} as const;
 
 /** Throws unless `turns` turns did all the workload's work. */
 export function assertWork(turns: number, label: string): void {
@@ -233,7 +242,9 @@ export function assertWork(turns: number, label: string): void {
     const value = perTurn * turns;
     const got = counters[key as keyof typeof counters];
     if (got !== value) {
-      throw new Error(`${label}: expected ${value} ${key} over ${turns} turns (${value / turns} per turn), counted ${got}: the benchmark skipped work`);
+      throw new Error(
+        `${label}: expected ${value} ${key} over ${turns} turns (${value / turns} per turn), counted ${got}: the benchmark skipped work`,
+      );
     }
   }
 }

@@ -16,7 +16,11 @@ export interface HookMetadata {
 /** Subscribes a method to a hook point (the points and their modes: `HOOK_POINTS`): `(value, ctx: HookContext) => value | result | void`. */
 export function Hook(point: HookPoint, options: HookOptions = {}): MethodDecorator {
   return (target, method) => {
-    appendMetadata<HookMetadata>(METADATA.hooks, target.constructor, { method: String(method), point, priority: options.priority });
+    appendMetadata<HookMetadata>(METADATA.hooks, target.constructor, {
+      method: String(method),
+      point,
+      priority: options.priority,
+    });
   };
 }
 
@@ -28,6 +32,9 @@ export interface TransformMetadata {
 /** A pure step of the inference-request chain: `(request: InferenceRequest, ctx) => InferenceRequest`. */
 export function Transform(options: HookOptions = {}): MethodDecorator {
   return (target, method) => {
-    appendMetadata<TransformMetadata>(METADATA.transforms, target.constructor, { method: String(method), priority: options.priority });
+    appendMetadata<TransformMetadata>(METADATA.transforms, target.constructor, {
+      method: String(method),
+      priority: options.priority,
+    });
   };
 }

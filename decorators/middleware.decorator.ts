@@ -9,12 +9,14 @@ import type { MiddlewareDeclaration, ToolMiddlewareClass } from '../src/contract
  * middleware's `optionsType`.
  */
 export function Middleware(type: ToolMiddlewareClass, options?: unknown): ClassDecorator & MethodDecorator {
-  return ((target: object, method?: string | symbol) => {
+  return (target: object, method?: string | symbol) => {
     const owner = method === undefined ? target : (target as { constructor: object }).constructor;
     const member = method === undefined ? CLASS_MEMBER : String(method);
-    const map = new Map<string, MiddlewareDeclaration[]>((Reflect.getOwnMetadata(METADATA.middleware, owner) as Map<string, MiddlewareDeclaration[]> | undefined) ?? []);
+    const map = new Map<string, MiddlewareDeclaration[]>(
+      (Reflect.getOwnMetadata(METADATA.middleware, owner) as Map<string, MiddlewareDeclaration[]> | undefined) ?? [],
+    );
     // Decorators apply bottom-up, so prepending keeps source order.
     map.set(member, [{ type, options }, ...(map.get(member) ?? [])]);
     Reflect.defineMetadata(METADATA.middleware, map, owner);
-  });
+  };
 }

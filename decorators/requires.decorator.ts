@@ -11,11 +11,13 @@ export const CLASS_MEMBER = '*';
  * read through `ctx.get`; a missing required key fails with `MissingContext`.
  */
 export function Requires(...keys: ContextKeySpec[]): ClassDecorator & MethodDecorator {
-  return ((target: object, method?: string | symbol) => {
+  return (target: object, method?: string | symbol) => {
     const owner = method === undefined ? target : (target as { constructor: object }).constructor;
     const member = method === undefined ? CLASS_MEMBER : String(method);
-    const map = new Map<string, ContextKeySpec[]>((Reflect.getOwnMetadata(METADATA.requires, owner) as Map<string, ContextKeySpec[]> | undefined) ?? []);
+    const map = new Map<string, ContextKeySpec[]>(
+      (Reflect.getOwnMetadata(METADATA.requires, owner) as Map<string, ContextKeySpec[]> | undefined) ?? [],
+    );
     map.set(member, [...(map.get(member) ?? []), ...keys]);
     Reflect.defineMetadata(METADATA.requires, map, owner);
-  });
+  };
 }

@@ -8,7 +8,11 @@ export const triageModel = () =>
   new ScriptedModel((request): ScriptedReply => {
     const message = last(request);
     if (message.role === 'user' && /refund/i.test(message.content)) {
-      return { toolCalls: [{ id: `triage_${request.messages.length}`, name: 'handoff_to_refunds', args: { input: message.content } }] };
+      return {
+        toolCalls: [
+          { id: `triage_${request.messages.length}`, name: 'handoff_to_refunds', args: { input: message.content } },
+        ],
+      };
     }
     return 'Hello! I can help with orders and refunds. What do you need?';
   });
@@ -18,7 +22,15 @@ export const refundsModel = () =>
   new ScriptedModel((request): ScriptedReply => {
     const message = last(request);
     if (message.role === 'user' && /thank/i.test(message.content)) {
-      return { toolCalls: [{ id: `refunds_${request.messages.length}`, name: 'handoff_to_triage', args: { input: 'The refund is settled.' } }] };
+      return {
+        toolCalls: [
+          {
+            id: `refunds_${request.messages.length}`,
+            name: 'handoff_to_triage',
+            args: { input: 'The refund is settled.' },
+          },
+        ],
+      };
     }
     const paid = toolResults(request).find((m) => m.name === 'ask_payments');
     if (paid) return `Done: ${paid.content}`;
@@ -30,5 +42,7 @@ export const paymentsModel = () =>
   new ScriptedModel((request): ScriptedReply => {
     const result = toolResults(request).at(-1);
     if (result) return result.content;
-    return { toolCalls: [{ id: 'payments_refund', name: 'payments.refund', args: { orderId: '42', amountCents: 1999 } }] };
+    return {
+      toolCalls: [{ id: 'payments_refund', name: 'payments.refund', args: { orderId: '42', amountCents: 1999 } }],
+    };
   });

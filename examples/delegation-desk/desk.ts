@@ -14,16 +14,30 @@ export interface DeskModels {
  * - `refunds` uses `payments` as a tool (it keeps control and gets the reply);
  * - `payments` owns the `payments.refund` tool, whose calls wait for a human.
  */
-export async function createDelegationDesk(store: SessionStore, models: DeskModels = { triage: triageModel(), refunds: refundsModel(), payments: paymentsModel() }) {
+export async function createDelegationDesk(
+  store: SessionStore,
+  models: DeskModels = { triage: triageModel(), refunds: refundsModel(), payments: paymentsModel() },
+) {
   const app = Trellis.create({ store });
   await app.install(PaymentsPlugin);
-  app.agent({ name: 'payments', model: models.payments, instructions: 'You pay refunds with payments.refund.', plugins: ['payments'] });
+  app.agent({
+    name: 'payments',
+    model: models.payments,
+    instructions: 'You pay refunds with payments.refund.',
+    plugins: ['payments'],
+  });
   app.agent({
     name: 'refunds',
     model: models.refunds,
     instructions: 'You handle refunds. Ask the payments agent to pay; hand back to triage when the customer is done.',
     plugins: [],
-    agents: [{ agent: 'payments', name: 'ask_payments', description: 'Ask the payments agent to pay a refund. Say the order and the amount in cents.' }],
+    agents: [
+      {
+        agent: 'payments',
+        name: 'ask_payments',
+        description: 'Ask the payments agent to pay a refund. Say the order and the amount in cents.',
+      },
+    ],
     handoffs: [{ agent: 'triage' }],
   });
   const triage = app.agent({

@@ -21,11 +21,20 @@ try {
   say('> I want a refund for order 42');
   const asked = await session.send('I want a refund for order 42');
   say(`  active agent: ${session.activeAgent}; turn ${asked.status}`);
-  for (const call of asked.suspended ?? []) say(`  waiting: ${call.callId} (${call.tool}) via ${call.path?.join(' → ') ?? 'this agent'}: ${call.ticket.message}`);
+  for (const call of asked.suspended ?? [])
+    say(
+      `  waiting: ${call.callId} (${call.tool}) via ${call.path?.join(' → ') ?? 'this agent'}: ${call.ticket.message}`,
+    );
 
-  const decided = await session.resume({ decisions: (asked.suspended ?? []).map((call) => ({ callId: call.callId, decision: 'approve' as const })) });
+  const decided = await session.resume({
+    decisions: (asked.suspended ?? []).map((call) => ({ callId: call.callId, decision: 'approve' as const })),
+  });
   say(`< ${decided.reply}`);
-  say(`  tokens: ${decided.usage.totalTokens} (${Object.entries(decided.usage.byAgent ?? {}).map(([agent, u]) => `${agent} ${u.totalTokens}`).join(', ')})`);
+  say(
+    `  tokens: ${decided.usage.totalTokens} (${Object.entries(decided.usage.byAgent ?? {})
+      .map(([agent, u]) => `${agent} ${u.totalTokens}`)
+      .join(', ')})`,
+  );
 
   say('> Thanks, that is all');
   const back = await session.send('Thanks, that is all');

@@ -19,15 +19,26 @@ export class RefundLedger {
 export class PaymentsPlugin {
   static ledger = new RefundLedger();
 
-  @Tool({ name: 'payments.refund', description: 'Pays a refund for an order. Use only once the amount is known; a human approves each one.', input: RefundInput })
+  @Tool({
+    name: 'payments.refund',
+    description: 'Pays a refund for an order. Use only once the amount is known; a human approves each one.',
+    input: RefundInput,
+  })
   refund(input: RefundInput, ctx: ToolContext): string {
-    PaymentsPlugin.ledger.paid.push({ orderId: input.orderId, amountCents: input.amountCents, key: ctx.idempotencyKey });
+    PaymentsPlugin.ledger.paid.push({
+      orderId: input.orderId,
+      amountCents: input.amountCents,
+      key: ctx.idempotencyKey,
+    });
     return `Refunded ${input.amountCents} cents for order ${input.orderId}`;
   }
 
   @Hook('tool.gate')
   approve(call: ToolCallInfo) {
     if (call.tool !== 'payments.refund') return undefined;
-    return suspend({ message: `Pay the refund ${JSON.stringify(call.args)}?`, allowedDecisions: ['approve', 'reject'] });
+    return suspend({
+      message: `Pay the refund ${JSON.stringify(call.args)}?`,
+      allowedDecisions: ['approve', 'reject'],
+    });
   }
 }

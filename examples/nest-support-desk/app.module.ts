@@ -1,7 +1,14 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { MemoryStore, type ModelProvider, type SessionStore } from 'trellis';
-import { ownerOnlySessionPolicy, TrellisModule, TrellisSessionsModule, type SessionAccessRequest, type TrellisQueueOptions, type TrellisWorkerHostOptions } from 'trellis/nestjs';
+import {
+  ownerOnlySessionPolicy,
+  TrellisModule,
+  TrellisSessionsModule,
+  type SessionAccessRequest,
+  type TrellisQueueOptions,
+  type TrellisWorkerHostOptions,
+} from 'trellis/nestjs';
 import type { AuthenticatedRequest } from './auth/auth.guard.js';
 import { AuthGuard } from './auth/auth.guard.js';
 import { OrdersModule } from './orders/orders.module.js';
@@ -47,7 +54,13 @@ export class SupportDeskModule {
           isGlobal: true,
           store: options.store ?? new MemoryStore(),
           models: { default: options.model ?? supportModel() },
-          agents: [{ name: 'support', model: 'default', instructions: 'You help customers of the shop with their orders and refunds.' }],
+          agents: [
+            {
+              name: 'support',
+              model: 'default',
+              instructions: 'You help customers of the shop with their orders and refunds.',
+            },
+          ],
           requestContext: (context) => {
             const user = context.switchToHttp().getRequest<AuthenticatedRequest>().user;
             return user ? { 'app.user_id': user.id, 'app.tenant': user.tenant, 'app.scopes': user.scopes } : {};
@@ -58,7 +71,16 @@ export class SupportDeskModule {
             return user ? { id: user.id, roles: user.roles } : undefined;
           },
           // The payments team's policy: only refund approvers decide refunds, within a day (then the call is rejected and the model told).
-          approvals: { policies: [{ name: 'refunds', tools: ['refunds.*'], roles: ['refund-approver'], expiresAfterMs: 24 * 60 * 60 * 1000 }] },
+          approvals: {
+            policies: [
+              {
+                name: 'refunds',
+                tools: ['refunds.*'],
+                roles: ['refund-approver'],
+                expiresAfterMs: 24 * 60 * 60 * 1000,
+              },
+            ],
+          },
           queue: options.queue,
           worker: options.worker,
         }),

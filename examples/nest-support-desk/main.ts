@@ -21,14 +21,17 @@ async function main(): Promise<void> {
   app.enableShutdownHooks();
   const port = Number(process.env.PORT ?? 3000);
   await app.listen(port);
-  console.log(`Support desk on http://localhost:${port}/api/support/sessions/:id/messages (see examples/nest-support-desk/README.md)`);
+  console.log(
+    `Support desk on http://localhost:${port}/api/support/sessions/:id/messages (see examples/nest-support-desk/README.md)`,
+  );
 }
 
 async function queueOptions(worker: boolean): Promise<SupportDeskOptions> {
   const redis = process.env.REDIS_URL;
   const database = process.env.DATABASE_URL;
   if (!redis && !worker) return {};
-  if (!redis || !database) throw new Error('The worker queue needs REDIS_URL and DATABASE_URL (a PostgreSQL URL every process shares)');
+  if (!redis || !database)
+    throw new Error('The worker queue needs REDIS_URL and DATABASE_URL (a PostgreSQL URL every process shares)');
   return { store: await PostgresStore.open({ url: database }), queue: { url: redis }, worker };
 }
 

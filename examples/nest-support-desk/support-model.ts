@@ -23,7 +23,15 @@ export function supportReply(request: ModelRequest): ScriptedReply {
   const refund = /refund\s+(\d+(?:\.\d{1,2})?)/i.exec(question);
   if (refund) {
     const reason = /because\s+(.+)$/i.exec(question)?.[1] ?? 'customer request';
-    return { toolCalls: [{ id: `call_${++calls}`, name: 'refunds.issue', args: { orderId: order, amountCents: Math.round(Number(refund[1]) * 100), reason } }] };
+    return {
+      toolCalls: [
+        {
+          id: `call_${++calls}`,
+          name: 'refunds.issue',
+          args: { orderId: order, amountCents: Math.round(Number(refund[1]) * 100), reason },
+        },
+      ],
+    };
   }
   return { toolCalls: [{ id: `call_${++calls}`, name: 'orders.lookup', args: { id: order } }] };
 }
@@ -31,7 +39,8 @@ export function supportReply(request: ModelRequest): ScriptedReply {
 function describe(message: ChatMessage): string {
   const result = parse(message.content);
   if (result.error) return `I could not do that: ${result.error.message}`;
-  if (message.name === 'orders.lookup') return `Order ${String(result.id)} is ${String(result.status)} (total ${cents(result.totalCents)}).`;
+  if (message.name === 'orders.lookup')
+    return `Order ${String(result.id)} is ${String(result.status)} (total ${cents(result.totalCents)}).`;
   return `Refunded ${cents(result.amountCents)} on order ${String(result.orderId)}.`;
 }
 

@@ -11,7 +11,8 @@ import { SqlStrategyPlugin } from './plugins/sql-strategy.plugin.js';
 /** The desk's agent, without a model: `app.agent({ ...DESK_AGENT, model })`. */
 export const DESK_AGENT: Omit<AgentSpec, 'model'> = {
   name: 'sql-report-desk',
-  instructions: 'You are a report desk for a small shop. Answer questions with figures from the shop database, and export results to CSV when asked.',
+  instructions:
+    'You are a report desk for a small shop. Answer questions with figures from the shop database, and export results to CSV when asked.',
   maxRounds: 6,
 };
 

@@ -14,12 +14,17 @@ export const DEFAULT_DESK_DB_PATH = '.trellis/sql-report-desk.db';
  * `dist/examples/sql-report-desk/` it is three folders up, back in the repository.
  */
 export function deskSeedPath(): string {
-  const candidates = [new URL('./seed.sql', import.meta.url), new URL('../../../examples/sql-report-desk/seed.sql', import.meta.url)];
+  const candidates = [
+    new URL('./seed.sql', import.meta.url),
+    new URL('../../../examples/sql-report-desk/seed.sql', import.meta.url),
+  ];
   for (const url of candidates) {
     const path = fileURLToPath(url);
     if (existsSync(path)) return path;
   }
-  throw new Error(`The SQL report desk seed (seed.sql) was not found; looked at ${candidates.map((u) => fileURLToPath(u)).join(', ')}`);
+  throw new Error(
+    `The SQL report desk seed (seed.sql) was not found; looked at ${candidates.map((u) => fileURLToPath(u)).join(', ')}`,
+  );
 }
 
 /**

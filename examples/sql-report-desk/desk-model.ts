@@ -5,7 +5,8 @@ import { ScriptedModel, type ChatMessage, type ModelRequest, type ScriptedReply 
 import { LESSONS_HEADING } from './desk-app.js';
 
 /** The first try: `orders` has no `total` column, so it fails and teaches a lesson. */
-export const BAD_QUERY = 'SELECT c.name, SUM(o.total) AS spent FROM customers c JOIN orders o ON o.customer_id = c.id GROUP BY c.id ORDER BY spent DESC LIMIT 3';
+export const BAD_QUERY =
+  'SELECT c.name, SUM(o.total) AS spent FROM customers c JOIN orders o ON o.customer_id = c.id GROUP BY c.id ORDER BY spent DESC LIMIT 3';
 
 /** The corrected query: revenue from paid orders, in currency units. */
 export const GOOD_QUERY = [
@@ -60,7 +61,16 @@ export function deskReply(request: ModelRequest, exportName: () => string = () =
   const since = messages.slice(userAt + 1);
   const last = since.at(-1);
   if (/\b(export|csv|file)\b/i.test(question)) {
-    if (!last) return { toolCalls: [{ id: callId(), name: 'export.csv', args: { sql: lastGoodQuery(messages) ?? GOOD_QUERY, filename: exportName() } }] };
+    if (!last)
+      return {
+        toolCalls: [
+          {
+            id: callId(),
+            name: 'export.csv',
+            args: { sql: lastGoodQuery(messages) ?? GOOD_QUERY, filename: exportName() },
+          },
+        ],
+      };
     const result = parse(last);
     if (result.error) return `I did not write the file: ${result.error.message}`;
     return `Saved ${String(result.rows)} rows to ${String(result.file)}.`;
@@ -73,7 +83,10 @@ export function deskReply(request: ModelRequest, exportName: () => string = () =
   if (result.error) {
     const failures = since.filter((m) => m.role === 'tool' && parse(m).error).length;
     if (failures >= 2) return `I could not get an answer from the database: ${result.error.message}`;
-    return { text: 'That column does not exist; retrying with the real schema.', toolCalls: [{ id: callId(), name: 'db.search', args: { sql: GOOD_QUERY } }] };
+    return {
+      text: 'That column does not exist; retrying with the real schema.',
+      toolCalls: [{ id: callId(), name: 'db.search', args: { sql: GOOD_QUERY } }],
+    };
   }
   const rows = (result.rows ?? []) as { name: string; country: string; spent: number }[];
   // A typed turn (`send(…, { output: TopCustomersReport })`): the answer is the report card as JSON.
@@ -86,7 +99,12 @@ export function deskReply(request: ModelRequest, exportName: () => string = () =
 function reportCard(rows: readonly { name: string; country: string; spent: number }[]) {
   const total = Math.round(rows.reduce((sum, r) => sum + r.spent, 0) * 100) / 100;
   const top = rows[0];
-  return { headline: top ? `${top.name} leads with $${top.spent.toFixed(2)} of paid revenue` : 'No paid orders yet', currency: 'USD', totalRevenue: total, customers: rows };
+  return {
+    headline: top ? `${top.name} leads with $${top.spent.toFixed(2)} of paid revenue` : 'No paid orders yet',
+    currency: 'USD',
+    totalRevenue: total,
+    customers: rows,
+  };
 }
 
 interface ToolOutput {
@@ -105,7 +123,9 @@ function parse(message: ChatMessage): ToolOutput {
 
 /** The SQL of the most recent `db.search` call that succeeded. */
 function lastGoodQuery(messages: readonly ChatMessage[]): string | undefined {
-  const ok = new Set(messages.filter((m) => m.role === 'tool' && m.name === 'db.search' && !parse(m).error).map((m) => m.toolCallId));
+  const ok = new Set(
+    messages.filter((m) => m.role === 'tool' && m.name === 'db.search' && !parse(m).error).map((m) => m.toolCallId),
+  );
   for (const message of [...messages].reverse()) {
     const call = message.toolCalls?.find((c) => c.name === 'db.search' && ok.has(c.id));
     if (call) return (JSON.parse(call.arguments) as { sql: string }).sql;

@@ -28,13 +28,22 @@ async function main(): Promise<void> {
   const fromEnv = modelFromEnv();
   const model = fromEnv?.model ?? deskScriptedModel();
   say('SQL report desk — a Trellis example');
-  say(fromEnv ? `Model: ${fromEnv.label} — a real model, so the conversation may differ from the scripted one.` : 'Model: the scripted model (offline; no API key is set). Set OPENAI_API_KEY or ANTHROPIC_API_KEY to use a real one.');
+  say(
+    fromEnv
+      ? `Model: ${fromEnv.label} — a real model, so the conversation may differ from the scripted one.`
+      : 'Model: the scripted model (offline; no API key is set). Set OPENAI_API_KEY or ANTHROPIC_API_KEY to use a real one.',
+  );
 
   const store = SqliteStore.open(STORE_PATH);
   const app = await createDeskApp({ store });
   const session = app.agent({ ...DESK_AGENT, model }).session(`desk-${randomUUID().slice(0, 8)}`);
   session.events$.subscribe(narrate);
-  say(`Plugins: ${app.describe().plugins.map((p) => p.name).join(', ')}; session ${session.id} in ${STORE_PATH}`);
+  say(
+    `Plugins: ${app
+      .describe()
+      .plugins.map((p) => p.name)
+      .join(', ')}; session ${session.id} in ${STORE_PATH}`,
+  );
 
   say();
   say(`Turn 1 — user: ${QUESTION}`);
@@ -47,8 +56,13 @@ async function main(): Promise<void> {
   let result = await session.send(EXPORT_REQUEST);
   report(result);
   while (result.status === 'suspended') {
-    for (const call of result.suspended ?? []) say(`  approval: approving ${call.tool} (${call.callId}) as the reviewer — from a shell: npx trellis resume ${session.id} --approve ${call.callId}`);
-    result = await session.resume({ decisions: (result.suspended ?? []).map((call) => ({ callId: call.callId, decision: 'approve' as const })) });
+    for (const call of result.suspended ?? [])
+      say(
+        `  approval: approving ${call.tool} (${call.callId}) as the reviewer — from a shell: npx trellis resume ${session.id} --approve ${call.callId}`,
+      );
+    result = await session.resume({
+      decisions: (result.suspended ?? []).map((call) => ({ callId: call.callId, decision: 'approve' as const })),
+    });
     report(result);
   }
   showExports(result);
@@ -60,7 +74,9 @@ async function main(): Promise<void> {
   if (card.output) {
     // `card.output` is a TopCustomersReport: validated, and typed as one.
     say(`  report card: ${card.output.headline}`);
-    say(`  total revenue: $${card.output.totalRevenue.toFixed(2)} ${card.output.currency} from ${count(card.output.customers.length, 'customer')}`);
+    say(
+      `  total revenue: $${card.output.totalRevenue.toFixed(2)} ${card.output.currency} from ${count(card.output.customers.length, 'customer')}`,
+    );
   } else if (card.error) {
     say(`  error: ${card.error.code}: ${card.error.message}`);
   }
@@ -74,12 +90,20 @@ async function main(): Promise<void> {
 /** Prints tool activity as it happens. */
 function narrate(event: TrellisEvent): void {
   if (event.type === 'tool.started') say(`  → ${event.tool} ${oneLine(JSON.stringify(event.args))}`);
-  else if (event.type === 'tool.finished') say(event.ok ? `  ← ${event.tool} ok (${Math.round(event.durationMs)} ms)` : `  ← ${event.tool} failed: ${event.error?.code}: ${oneLine(event.error?.message ?? '')}`);
-  else if (event.type === 'tool.suspended') say(`  ⏸ ${event.tool} (${event.callId}) waits for approval: ${oneLine(event.message)}`);
+  else if (event.type === 'tool.finished')
+    say(
+      event.ok
+        ? `  ← ${event.tool} ok (${Math.round(event.durationMs)} ms)`
+        : `  ← ${event.tool} failed: ${event.error?.code}: ${oneLine(event.error?.message ?? '')}`,
+    );
+  else if (event.type === 'tool.suspended')
+    say(`  ⏸ ${event.tool} (${event.callId}) waits for approval: ${oneLine(event.message)}`);
 }
 
 function report(result: TurnResult): void {
-  say(`  status: ${result.status} — ${count(result.rounds, 'round')}, ${count(result.toolCalls.length, 'tool call')}, ${result.usage.totalTokens} tokens`);
+  say(
+    `  status: ${result.status} — ${count(result.rounds, 'round')}, ${count(result.toolCalls.length, 'tool call')}, ${result.usage.totalTokens} tokens`,
+  );
   if (result.reply) for (const line of result.reply.split('\n')) say(`  assistant: ${line}`);
   if (result.error) say(`  error: ${result.error.code}: ${result.error.message}`);
 }
@@ -107,4 +131,3 @@ main().catch((error: unknown) => {
   process.stderr.write(`sql-report-desk failed: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exitCode = 1;
 });
-

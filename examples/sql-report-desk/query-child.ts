@@ -15,7 +15,13 @@ export interface QueryRequest {
 
 /** The child's answer to one {@link QueryRequest}. */
 export type QueryReply =
-  | { readonly id: number; readonly ok: true; readonly columns: string[]; readonly rows: Record<string, unknown>[]; readonly truncatedBy?: 'rows' | 'bytes' }
+  | {
+      readonly id: number;
+      readonly ok: true;
+      readonly columns: string[];
+      readonly rows: Record<string, unknown>[];
+      readonly truncatedBy?: 'rows' | 'bytes';
+    }
   | { readonly id: number; readonly ok: false; readonly message: string; readonly code?: string };
 
 /**
@@ -25,14 +31,22 @@ export type QueryReply =
  * leaves when its parent disconnects.
  */
 export function queryChildMain(load: (id: string) => unknown, driverPath: string, databasePath: string): void {
-  type Db = { prepare(sql: string): { readonly: boolean; reader: boolean; columns(): { name: string }[]; iterate(): Iterable<Record<string, unknown>> } };
+  type Db = {
+    prepare(sql: string): {
+      readonly: boolean;
+      reader: boolean;
+      columns(): { name: string }[];
+      iterate(): Iterable<Record<string, unknown>>;
+    };
+  };
   const Driver = load(driverPath) as new (path: string, options: object) => Db;
   const db = new Driver(databasePath, { readonly: true, fileMustExist: true });
   const send = (reply: QueryReply) => process.send!(reply);
   const cell = (value: unknown, maxChars: number): unknown => {
     if (value instanceof Uint8Array) return `[blob ${value.byteLength} bytes]`;
     if (typeof value === 'bigint') return value.toString();
-    if (typeof value === 'string' && value.length > maxChars) return `${value.slice(0, maxChars)}… [${value.length} characters]`;
+    if (typeof value === 'string' && value.length > maxChars)
+      return `${value.slice(0, maxChars)}… [${value.length} characters]`;
     return value;
   };
   process.on('disconnect', () => process.exit(0));
@@ -41,7 +55,8 @@ export function queryChildMain(load: (id: string) => unknown, driverPath: string
     const request = message as QueryRequest;
     try {
       const statement = db.prepare(request.sql);
-      if (!statement.readonly || !statement.reader) throw new Error('the statement would change the database or returns no rows');
+      if (!statement.readonly || !statement.reader)
+        throw new Error('the statement would change the database or returns no rows');
       const rows: Record<string, unknown>[] = [];
       let bytes = 2;
       let truncatedBy: 'rows' | 'bytes' | undefined;
@@ -63,7 +78,12 @@ export function queryChildMain(load: (id: string) => unknown, driverPath: string
       send({ id: request.id, ok: true, columns: statement.columns().map((c) => c.name), rows, truncatedBy });
     } catch (error) {
       const failure = error as { message?: unknown; code?: unknown };
-      send({ id: request.id, ok: false, message: String(failure?.message ?? error), code: typeof failure?.code === 'string' ? failure.code : undefined });
+      send({
+        id: request.id,
+        ok: false,
+        message: String(failure?.message ?? error),
+        code: typeof failure?.code === 'string' ? failure.code : undefined,
+      });
     }
   });
 }

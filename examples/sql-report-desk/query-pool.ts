@@ -23,7 +23,8 @@ export class QueryPool {
     private readonly databasePath: string,
     private readonly processes: number = DEFAULT_QUERY_PROCESSES,
   ) {
-    if (!Number.isSafeInteger(processes) || processes < 1) throw new RangeError(`QueryPool needs at least one process, got ${processes}`);
+    if (!Number.isSafeInteger(processes) || processes < 1)
+      throw new RangeError(`QueryPool needs at least one process, got ${processes}`);
   }
 
   /** Runs one query for `session` after its earlier ones, on a process of its own. */

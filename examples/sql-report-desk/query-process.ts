@@ -37,7 +37,10 @@ export class QueryProcess {
   close(): void {
     const child = this.#child;
     this.#child = undefined;
-    void child?.then((c) => c.kill('SIGKILL'), () => undefined);
+    void child?.then(
+      (c) => c.kill('SIGKILL'),
+      () => undefined,
+    );
   }
 
   /** The time limit starts once the process is ready, so a slow start never counts against a query. */
@@ -67,18 +70,26 @@ export class QueryProcess {
       const onExit = (code: number | null, signal: string | null) => {
         settle();
         if (this.#child === ready) this.#child = undefined;
-        reject(new TrellisError('SqlError', `The query process ended before answering (${signal ?? `exit code ${code}`}): the query likely needed more memory than allowed`, {
-          hint: 'Select fewer or smaller columns, or aggregate in SQL',
-          details: { sql: request.sql },
-        }));
+        reject(
+          new TrellisError(
+            'SqlError',
+            `The query process ended before answering (${signal ?? `exit code ${code}`}): the query likely needed more memory than allowed`,
+            {
+              hint: 'Select fewer or smaller columns, or aggregate in SQL',
+              details: { sql: request.sql },
+            },
+          ),
+        );
       };
       const timer = setTimeout(() => {
         settle();
         this.close();
-        reject(new TrellisError('SqlTimeout', `The query ran longer than ${timeoutMs} ms and was stopped`, {
-          hint: 'Make the query cheaper: add WHERE conditions or a LIMIT, and avoid unbounded recursive CTEs',
-          details: { sql: request.sql },
-        }));
+        reject(
+          new TrellisError('SqlTimeout', `The query ran longer than ${timeoutMs} ms and was stopped`, {
+            hint: 'Make the query cheaper: add WHERE conditions or a LIMIT, and avoid unbounded recursive CTEs',
+            details: { sql: request.sql },
+          }),
+        );
       }, timeoutMs);
       child.on('message', onMessage);
       child.once('exit', onExit);
@@ -89,14 +100,21 @@ export class QueryProcess {
   #spawn(): Promise<ChildProcess> {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
     const source = `(${queryChildMain.toString()})(require, ${JSON.stringify(driver)}, ${JSON.stringify(this.databasePath)});`;
-    const child = spawn(process.execPath, [`--max-old-space-size=${CHILD_HEAP_MB}`, '-e', source], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+    const child = spawn(process.execPath, [`--max-old-space-size=${CHILD_HEAP_MB}`, '-e', source], {
+      stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+    });
     child.unref();
     (child.channel as { unref?: () => void } | undefined)?.unref?.();
     return new Promise<ChildProcess>((resolve, reject) => {
       const fail = (why: string) => {
         clearTimeout(timer);
         child.kill('SIGKILL');
-        reject(new TrellisError('SqlError', `The query process did not start: ${why}`, { hint: 'Check that the desk database exists and is readable', retryable: true }));
+        reject(
+          new TrellisError('SqlError', `The query process did not start: ${why}`, {
+            hint: 'Check that the desk database exists and is readable',
+            retryable: true,
+          }),
+        );
       };
       const timer = setTimeout(() => fail(`no answer within ${STARTUP_MS} ms`), STARTUP_MS);
       child.once('message', () => {

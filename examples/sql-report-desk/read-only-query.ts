@@ -38,10 +38,20 @@ export class ReadOnlyQueries {
   async run(sql: string, overrides: Partial<QueryLimits> = {}, session = ''): Promise<QueryResult> {
     prepareSelect(this.db, sql);
     const limits = { ...this.limits, ...overrides };
-    const reply = await this.#pool.run(session, { sql, maxRows: limits.maxRows, maxCellChars: limits.maxCellChars, maxResultBytes: limits.maxResultBytes }, limits.timeoutMs);
+    const reply = await this.#pool.run(
+      session,
+      { sql, maxRows: limits.maxRows, maxCellChars: limits.maxCellChars, maxResultBytes: limits.maxResultBytes },
+      limits.timeoutMs,
+    );
     if (!reply.ok) throw sqlError(Object.assign(new Error(reply.message), { code: reply.code }), sql);
     const truncated = reply.truncatedBy !== undefined;
-    return { columns: reply.columns, rows: reply.rows, rowCount: reply.rows.length, truncated, ...(truncated ? { truncatedBy: reply.truncatedBy } : {}) };
+    return {
+      columns: reply.columns,
+      rows: reply.rows,
+      rowCount: reply.rows.length,
+      truncated,
+      ...(truncated ? { truncatedBy: reply.truncatedBy } : {}),
+    };
   }
 
   /** Stops the query processes; the next `run` starts others. */
@@ -60,7 +70,10 @@ function prepareSelect(db: Database.Database, sql: string): Database.Statement {
   } catch (error) {
     // Matched by message: better-sqlite3 throws a RangeError of its own realm, so `instanceof` is unreliable.
     if (/more than one statement/.test(String((error as { message?: unknown } | null)?.message))) {
-      throw refused('it holds more than one statement; send exactly one SELECT, without anything after the semicolon', sql);
+      throw refused(
+        'it holds more than one statement; send exactly one SELECT, without anything after the semicolon',
+        sql,
+      );
     }
     throw sqlError(error, sql);
   }
@@ -80,7 +93,9 @@ function sqlError(error: unknown, sql: string): TrellisError {
   const code = (error as { code?: unknown }).code;
   const busy = code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED';
   return new TrellisError('SqlError', `SQLite rejected the query: ${message}`, {
-    hint: busy ? 'The database is busy; try again' : "Check table and column names with SELECT name FROM pragma_table_info('<table>')",
+    hint: busy
+      ? 'The database is busy; try again'
+      : "Check table and column names with SELECT name FROM pragma_table_info('<table>')",
     retryable: busy,
     details: { sql },
     cause: error,

@@ -16,6 +16,6 @@ export class ReportCustomer {
 export class TopCustomersReport {
   @Describe('One line for a dashboard tile') @IsString() @MaxLength(120) headline!: string;
   @IsIn(['USD']) currency!: string;
-  @Describe('The sum of the customers\' paid revenue') @IsNumber() totalRevenue!: number;
+  @Describe("The sum of the customers' paid revenue") @IsNumber() totalRevenue!: number;
   @ValidateNested({ each: true }) @Type(() => ReportCustomer) @ArrayMaxSize(10) customers!: ReportCustomer[];
 }

@@ -13,13 +13,19 @@ import { TrellisError } from 'trellis';
 export function writeExportFile(path: string, text: string, overwrite: boolean): { readonly replaced: boolean } {
   const existing = lstatOrUndefined(path);
   if (existing?.isSymbolicLink()) {
-    throw new TrellisError('ExportRefused', `Refused to write ${path}: it is a symbolic link`, { hint: 'Remove the link or export under another file name' });
+    throw new TrellisError('ExportRefused', `Refused to write ${path}: it is a symbolic link`, {
+      hint: 'Remove the link or export under another file name',
+    });
   }
   if (existing && !existing.isFile()) {
-    throw new TrellisError('ExportRefused', `Refused to write ${path}: it exists and is not a regular file`, { hint: 'Export under another file name' });
+    throw new TrellisError('ExportRefused', `Refused to write ${path}: it exists and is not a regular file`, {
+      hint: 'Export under another file name',
+    });
   }
   if (existing && !overwrite) {
-    throw new TrellisError('ExportExists', `${path} already exists; nothing was written`, { hint: 'Export under another file name, or call again with overwrite: true to replace it' });
+    throw new TrellisError('ExportExists', `${path} already exists; nothing was written`, {
+      hint: 'Export under another file name, or call again with overwrite: true to replace it',
+    });
   }
   const target = existing ? `${path}.${process.pid}.${Date.now()}.partial` : path;
   writeExclusive(target, text, path);
@@ -41,7 +47,9 @@ function writeExclusive(file: string, text: string, shown: string): void {
   } catch (error) {
     // Created between the check and the open (or a link planted there): still not written.
     if ((error as NodeJS.ErrnoException).code === 'EEXIST' || (error as NodeJS.ErrnoException).code === 'ELOOP') {
-      throw new TrellisError('ExportExists', `${shown} appeared while exporting; nothing was written`, { hint: 'Export under another file name' });
+      throw new TrellisError('ExportExists', `${shown} appeared while exporting; nothing was written`, {
+        hint: 'Export under another file name',
+      });
     }
     throw error;
   }

@@ -13,13 +13,22 @@ import type { BillingConfig } from './billing.config.js';
  * Trellis.create({ budgets: { price: billingPrice(billing), limits: [{ owner: 'team-search', cost: { max: 200, windowMs: 3_600_000 } }] } });
  * await app.install(BillingPlugin, { config: billing });
  */
-export function billingPrice(config: Pick<BillingConfig, 'plans'> & Partial<BillingConfig>, plan?: string): (usage: Usage) => number {
+export function billingPrice(
+  config: Pick<BillingConfig, 'plans'> & Partial<BillingConfig>,
+  plan?: string,
+): (usage: Usage) => number {
   const plans = config?.plans;
   if (!Array.isArray(plans) || plans.length === 0) {
-    throw new TrellisError('InvalidConfig', 'billingPrice() needs the billing config, with at least one plan', { hint: "billingPrice({ plans: [{ name: 'pro', credits: 1000, pricePer1kTokens: 0.5 }] })" });
+    throw new TrellisError('InvalidConfig', 'billingPrice() needs the billing config, with at least one plan', {
+      hint: "billingPrice({ plans: [{ name: 'pro', credits: 1000, pricePer1kTokens: 0.5 }] })",
+    });
   }
   if (plan !== undefined && !plans.some((p) => p?.name === plan)) {
-    throw new TrellisError('InvalidConfig', `billingPrice(): '${plan}' is not one of the plans (${plans.map((p) => p?.name).join(', ')})`, { hint: 'Name a plan of the config, or leave the plan out for its default plan' });
+    throw new TrellisError(
+      'InvalidConfig',
+      `billingPrice(): '${plan}' is not one of the plans (${plans.map((p) => p?.name).join(', ')})`,
+      { hint: 'Name a plan of the config, or leave the plan out for its default plan' },
+    );
   }
   const accounts = new BillingAccounts({ pricePer1kTokens: 1, users: [], ...config });
   const priced = accounts.planOf(undefined, plan);

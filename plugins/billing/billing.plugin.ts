@@ -63,10 +63,14 @@ export class BillingPlugin {
     const plan = this.accounts.planOf(user, ctx.deps[PLAN_KEY]);
     const balance = this.accounts.balance(ctx.get<CreditBalances>(CREDITS_KEY), user, plan);
     if (balance > 0) return;
-    throw new TrellisError('InsufficientCredits', `User '${user}' has no credits left (balance ${balance} on plan '${plan.name}')`, {
-      hint: "Top up the user's credits or move them to a plan with more",
-      details: { user, plan: plan.name, balance },
-    });
+    throw new TrellisError(
+      'InsufficientCredits',
+      `User '${user}' has no credits left (balance ${balance} on plan '${plan.name}')`,
+      {
+        hint: "Top up the user's credits or move them to a plan with more",
+        details: { user, plan: plan.name, balance },
+      },
+    );
   }
 
   @Hook('llm.after')
@@ -75,6 +79,9 @@ export class BillingPlugin {
     const plan = this.accounts.planOf(user, ctx.deps[PLAN_KEY]);
     const cost = this.accounts.cost(response.usage, plan);
     if (cost === 0) return;
-    ctx.update<CreditBalances>(CREDITS_KEY, (balances) => ({ ...balances, [user]: round(this.accounts.balance(balances, user, plan) - cost) }));
+    ctx.update<CreditBalances>(CREDITS_KEY, (balances) => ({
+      ...balances,
+      [user]: round(this.accounts.balance(balances, user, plan) - cost),
+    }));
   }
 }

@@ -8,19 +8,25 @@ const FLAGS = /^[dgimsuvy]*$/;
 /** An extra kind of personal data to redact from replies. */
 export class RedactionPattern {
   /** Names the kind of data; the default replacement is `[REDACTED:<name>]`. */
-  @IsString() @IsNotEmpty() @Matches(/^[\w-]+$/, { message: 'name must be letters, digits, _ or -' })
+  @IsString()
+  @IsNotEmpty()
+  @Matches(/^[\w-]+$/, { message: 'name must be letters, digits, _ or -' })
   name!: string;
 
   /** A regular expression: a literal such as `'/EMP-\\d{6}/'`, or a plain source with `flags`. */
-  @IsString() @IsPattern('flags')
+  @IsString()
+  @IsPattern('flags')
   matches!: string;
 
   /** Flags for a plain-source `matches`. Matching is always global. */
-  @IsOptional() @IsString() @Matches(FLAGS, { message: 'flags must be letters of dgimsuvy' })
+  @IsOptional()
+  @IsString()
+  @Matches(FLAGS, { message: 'flags must be letters of dgimsuvy' })
   flags?: string;
 
   /** What a match is replaced with; default `[REDACTED:<name>]`. */
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   replacement?: string;
 }
 
@@ -36,11 +42,15 @@ export class RedactionPattern {
  */
 export class ContentSafetyConfig {
   /** Inbound messages matching any of these patterns are blocked before the turn starts. */
-  @IsArray() @IsString({ each: true }) @IsPattern(undefined, { each: true })
+  @IsArray()
+  @IsString({ each: true })
+  @IsPattern(undefined, { each: true })
   blockedPatterns: string[] = [];
 
   /** The reason a blocked message is given; default names the pattern's index, never the content. */
-  @IsOptional() @IsString() @IsNotEmpty()
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
   blockReason?: string;
 
   /** Redact e-mail addresses from replies. Default true. */
@@ -56,14 +66,23 @@ export class ContentSafetyConfig {
   redactCards = true;
 
   /** Further patterns to redact from replies, applied before the built-in ones (they are more specific). */
-  @IsArray() @ValidateNested({ each: true }) @Type(() => RedactionPattern)
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => RedactionPattern)
   redactPatterns: RedactionPattern[] = [];
 
   /** Tool-name globs (`*`, `?`) of tools that may never run. */
-  @IsArray() @IsString({ each: true }) @Matches(TOOL_GLOB, { each: true, message: 'each of dangerousTools must be a tool-name glob of letters, digits, . _ - and * ?' })
+  @IsArray()
+  @IsString({ each: true })
+  @Matches(TOOL_GLOB, {
+    each: true,
+    message: 'each of dangerousTools must be a tool-name glob of letters, digits, . _ - and * ?',
+  })
   dangerousTools: string[] = [];
 
   /** Tools carrying any of these tags (`@Tool({ tags })`) may never run. Default `['dangerous']`. */
-  @IsArray() @IsString({ each: true }) @IsNotEmpty({ each: true })
+  @IsArray()
+  @IsString({ each: true })
+  @IsNotEmpty({ each: true })
   dangerousTags: string[] = ['dangerous'];
 }

@@ -53,8 +53,11 @@ export class ContentSafetyPlugin {
 
   @Hook('tool.before_call')
   guard(call: ToolCallInfo): HookResult | undefined {
-    if (this.dangerousNames.some((glob) => glob.test(call.tool))) return block(`${call.tool} is listed as dangerous in content-safety's dangerousTools`);
+    if (this.dangerousNames.some((glob) => glob.test(call.tool)))
+      return block(`${call.tool} is listed as dangerous in content-safety's dangerousTools`);
     const tag = call.tags.find((t) => this.dangerousTags.has(t));
-    return tag === undefined ? undefined : block(`${call.tool} is tagged '${tag}', which content-safety treats as dangerous`);
+    return tag === undefined
+      ? undefined
+      : block(`${call.tool} is tagged '${tag}', which content-safety treats as dangerous`);
   }
 }

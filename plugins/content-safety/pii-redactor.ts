@@ -39,7 +39,12 @@ export function passesLuhn(digits: string): boolean {
 export class PiiRedactor {
   private readonly extra: readonly { readonly pattern: RegExp; readonly replacement: string }[];
 
-  constructor(private readonly config: Pick<ContentSafetyConfig, 'redactEmails' | 'redactPhones' | 'redactCards' | 'redactPatterns'>) {
+  constructor(
+    private readonly config: Pick<
+      ContentSafetyConfig,
+      'redactEmails' | 'redactPhones' | 'redactCards' | 'redactPatterns'
+    >,
+  ) {
     this.extra = config.redactPatterns.map((p) => ({
       pattern: global(compilePattern(p.matches, p.flags)),
       replacement: p.replacement ?? `[REDACTED:${p.name}]`,
@@ -57,12 +62,15 @@ export class PiiRedactor {
 
   private number(run: string): string {
     const digits = run.replace(/\D/g, '');
-    if (this.config.redactCards && digits.length >= 13 && digits.length <= 19 && passesLuhn(digits)) return REDACTED.card;
+    if (this.config.redactCards && digits.length >= 13 && digits.length <= 19 && passesLuhn(digits))
+      return REDACTED.card;
     if (!this.config.redactPhones || ISO_DATE.test(run)) return run;
     if (run.startsWith('+')) return digits.length >= 8 && digits.length <= 15 ? REDACTED.phone : run;
     // A bare run of digits is more often an id than a phone: only 10–11 of them count.
     const written = digits.length !== run.length;
-    return (written && digits.length >= 7 && digits.length <= 12) || digits.length === 10 || digits.length === 11 ? REDACTED.phone : run;
+    return (written && digits.length >= 7 && digits.length <= 12) || digits.length === 10 || digits.length === 11
+      ? REDACTED.phone
+      : run;
   }
 }
 

@@ -13,7 +13,12 @@ import { trimToWindow } from './trim-to-window.js';
  * @example
  * await app.install(ContextWindowTransform, { config: { maxTokens: 8000 } });
  */
-@Plugin({ name: 'memory.window', version: '1.0.0', description: 'Trims requests to the context window by estimated tokens', config: ContextWindowConfig })
+@Plugin({
+  name: 'memory.window',
+  version: '1.0.0',
+  description: 'Trims requests to the context window by estimated tokens',
+  config: ContextWindowConfig,
+})
 export class ContextWindowTransform {
   constructor(@inject(PLUGIN_CONFIG) private readonly config: ContextWindowConfig) {}
 

@@ -15,7 +15,9 @@ export function latestTurnStart(messages: readonly ChatMessage[]): number {
  * A tool message whose assistant call is not in front of it is a unit of its own marked
  * `orphan`, so a caller can drop it rather than send it alone.
  */
-export function conversationUnits(messages: readonly ChatMessage[]): { readonly messages: ChatMessage[]; readonly orphan: boolean }[] {
+export function conversationUnits(
+  messages: readonly ChatMessage[],
+): { readonly messages: ChatMessage[]; readonly orphan: boolean }[] {
   const units: { messages: ChatMessage[]; orphan: boolean }[] = [];
   let open: { messages: ChatMessage[]; ids: Set<string> } | undefined;
   for (const message of messages) {

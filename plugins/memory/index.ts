@@ -15,6 +15,12 @@ export { ContextWindowConfig } from './context-window.config.js';
 export { trimToWindow } from './trim-to-window.js';
 export { SemanticRecall, type RecalledExchange, type RecallHit } from './semantic-recall.plugin.js';
 export { SemanticRecallConfig } from './semantic-recall.config.js';
-export { WorkingMemory, WorkingMemoryNotes, workingMemoryPlugin, type WorkingMemoryOptions, type WorkingMemoryPluginApi } from './working-memory.plugin.js';
+export {
+  WorkingMemory,
+  WorkingMemoryNotes,
+  workingMemoryPlugin,
+  type WorkingMemoryOptions,
+  type WorkingMemoryPluginApi,
+} from './working-memory.plugin.js';
 export { WorkingMemoryConfig } from './working-memory.config.js';
 export { MEMORY_USER_KEY } from './user-key.js';

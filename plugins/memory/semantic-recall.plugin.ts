@@ -60,7 +60,12 @@ const CACHE = 64;
  * recall. `app.erase({ userId })` deletes the user's exchanges; erasing sessions deletes
  * theirs.
  */
-@Plugin({ name: 'memory.recall', version: '1.0.0', description: "Recalls the relevant exchanges of a user's earlier sessions", config: SemanticRecallConfig })
+@Plugin({
+  name: 'memory.recall',
+  version: '1.0.0',
+  description: "Recalls the relevant exchanges of a user's earlier sessions",
+  config: SemanticRecallConfig,
+})
 export class SemanticRecall implements PluginLifecycle {
   private records: PluginRecords | undefined;
   private host: PluginHost | undefined;
@@ -90,11 +95,21 @@ export class SemanticRecall implements PluginLifecycle {
     const turn = ctx.get<number>(KERNEL_KEYS.turnIndex) ?? 0;
     try {
       const [vector] = await this.embeddings!.embed([exchangeText(entry.input, entry.reply)], { signal: ctx.signal });
-      const exchange: RecalledExchange = { sessionId: ctx.sessionId, turn, at: new Date().toISOString(), input: entry.input, reply: entry.reply, vector: vector! };
+      const exchange: RecalledExchange = {
+        sessionId: ctx.sessionId,
+        turn,
+        at: new Date().toISOString(),
+        input: entry.input,
+        reply: entry.reply,
+        vector: vector!,
+      };
       await this.records!.put(user, `${sessionPrefix(ctx.sessionId)}${String(turn).padStart(8, '0')}`, exchange);
       await this.prune(user);
     } catch (error) {
-      this.host?.reportError(`An exchange was not remembered for recall: ${error instanceof Error ? error.message : String(error)}`, { code: 'EmbeddingFailed', point: 'memory.write', sessionId: ctx.sessionId });
+      this.host?.reportError(
+        `An exchange was not remembered for recall: ${error instanceof Error ? error.message : String(error)}`,
+        { code: 'EmbeddingFailed', point: 'memory.write', sessionId: ctx.sessionId },
+      );
     }
   }
 
@@ -108,9 +123,16 @@ export class SemanticRecall implements PluginLifecycle {
     if (cached) return cached;
     let messages: ChatMessage[];
     try {
-      messages = recallMessage(await this.search(user, payload.input, ctx.sessionId, ctx.signal), this.config.maxTokens);
+      messages = recallMessage(
+        await this.search(user, payload.input, ctx.sessionId, ctx.signal),
+        this.config.maxTokens,
+      );
     } catch (error) {
-      this.host?.reportError(`Recall was skipped: ${error instanceof Error ? error.message : String(error)}`, { code: 'EmbeddingFailed', point: 'memory.read', sessionId: ctx.sessionId });
+      this.host?.reportError(`Recall was skipped: ${error instanceof Error ? error.message : String(error)}`, {
+        code: 'EmbeddingFailed',
+        point: 'memory.read',
+        sessionId: ctx.sessionId,
+      });
       messages = [];
     }
     if (this.recalled.size >= CACHE) this.recalled.delete(this.recalled.keys().next().value!);
@@ -149,7 +171,9 @@ export class SemanticRecall implements PluginLifecycle {
     const all = await this.records!.list<RecalledExchange>(user);
     const over = all.length - this.config.maxEntries;
     if (over <= 0) return;
-    const oldest = [...all].sort((a, b) => a.value.at.localeCompare(b.value.at) || a.key.localeCompare(b.key)).slice(0, over);
+    const oldest = [...all]
+      .sort((a, b) => a.value.at.localeCompare(b.value.at) || a.key.localeCompare(b.key))
+      .slice(0, over);
     for (const r of oldest) await this.records!.delete({ subject: user, keyPrefix: r.key });
   }
 }
@@ -165,7 +189,8 @@ function sessionPrefix(sessionId: string): string {
 
 /** The recalled exchanges as one system message within `maxTokens`, best first; none when nothing fits. */
 export function recallMessage(hits: readonly RecallHit[], maxTokens: number): ChatMessage[] {
-  const heading = 'Relevant exchanges from earlier conversations with this user (most relevant first; they may be out of date):';
+  const heading =
+    'Relevant exchanges from earlier conversations with this user (most relevant first; they may be out of date):';
   let used = estimateTextTokens(heading);
   const lines: string[] = [];
   for (const { exchange } of hits) {

@@ -51,7 +51,12 @@ const EMPTY: SummaryState = { summary: '', folded: 0, recent: [] };
  *   user messages, so a turn that was blocked (no exchange to summarise) still takes a
  *   place in the window.
  */
-@Plugin({ name: 'memory.summary', version: '1.0.0', description: 'Folds old turns into a running summary', config: SummarisingMemoryConfig })
+@Plugin({
+  name: 'memory.summary',
+  version: '1.0.0',
+  description: 'Folds old turns into a running summary',
+  config: SummarisingMemoryConfig,
+})
 @StateKey(SUMMARY_STATE_KEY, { scope: 'session', merge: 'exclusive', persistent: true })
 export class SummarisingMemory implements PluginLifecycle {
   private readonly summariser: Summariser;
@@ -85,11 +90,23 @@ export class SummarisingMemory implements PluginLifecycle {
     }
     const folding = recent.slice(0, recent.length - keepTurns);
     try {
-      const text = await this.summariser.summarise({ previous: state.summary || undefined, exchanges: folding, maxTokens: summaryMaxTokens, signal: ctx.signal });
-      ctx.set(SUMMARY_STATE_KEY, { summary: clipToTokens(text.trim(), summaryMaxTokens), folded: state.folded + folding.length, recent: recent.slice(folding.length) });
+      const text = await this.summariser.summarise({
+        previous: state.summary || undefined,
+        exchanges: folding,
+        maxTokens: summaryMaxTokens,
+        signal: ctx.signal,
+      });
+      ctx.set(SUMMARY_STATE_KEY, {
+        summary: clipToTokens(text.trim(), summaryMaxTokens),
+        folded: state.folded + folding.length,
+        recent: recent.slice(folding.length),
+      });
     } catch (error) {
       ctx.set(SUMMARY_STATE_KEY, { ...state, recent });
-      this.host?.reportError(`The summariser failed; ${folding.length} exchange(s) wait for the next turn: ${error instanceof Error ? error.message : String(error)}`, { code: 'SummaryFailed', point: 'memory.write', sessionId: ctx.sessionId });
+      this.host?.reportError(
+        `The summariser failed; ${folding.length} exchange(s) wait for the next turn: ${error instanceof Error ? error.message : String(error)}`,
+        { code: 'SummaryFailed', point: 'memory.write', sessionId: ctx.sessionId },
+      );
     }
   }
 
@@ -106,7 +123,10 @@ export class SummarisingMemory implements PluginLifecycle {
     for (let i = head; i < latest; i++) if (messages[i]!.role === 'user') users.push(i);
     const keep = this.config.keepTurns;
     const keepFrom = keep === 0 ? latest : users.length > keep ? users[users.length - keep]! : head;
-    const summary: ChatMessage = { role: 'system', content: `Summary of the earlier conversation (${state.folded} exchange${state.folded === 1 ? '' : 's'}):\n${state.summary}` };
+    const summary: ChatMessage = {
+      role: 'system',
+      content: `Summary of the earlier conversation (${state.folded} exchange${state.folded === 1 ? '' : 's'}):\n${state.summary}`,
+    };
     const keptSystem = messages.slice(head, keepFrom).filter((m) => m.role === 'system');
     return { ...request, messages: [...messages.slice(0, head), summary, ...keptSystem, ...messages.slice(keepFrom)] };
   }

@@ -34,7 +34,12 @@ const NONE: readonly ExchangeRecord[] = [];
  *
  * Hooks: `memory.write` (plugin priority, default 100) for tool results and exchanges.
  */
-@Plugin({ name: 'memory.transcript', version: '1.0.0', description: 'Records every exchange of a session and recalls them', config: TranscriptMemoryConfig })
+@Plugin({
+  name: 'memory.transcript',
+  version: '1.0.0',
+  description: 'Records every exchange of a session and recalls them',
+  config: TranscriptMemoryConfig,
+})
 @StateKey(TRANSCRIPT_EXCHANGES_KEY, { scope: 'session', merge: 'commutative', persistent: true })
 @StateKey(TURN_TOOLS_KEY, { scope: 'turn', merge: 'commutative' })
 export class TranscriptMemory {
@@ -44,7 +49,9 @@ export class TranscriptMemory {
   record(entry: ToolCallOutcome | TurnExchange, ctx: HookContext): void {
     if (entry.kind === 'tool_result') {
       if (!this.config.recordToolCalls) return;
-      const call: RecordedToolCall = entry.ok ? { tool: entry.call.tool, ok: true } : { tool: entry.call.tool, ok: false, error: entry.error?.code };
+      const call: RecordedToolCall = entry.ok
+        ? { tool: entry.call.tool, ok: true }
+        : { tool: entry.call.tool, ok: false, error: entry.error?.code };
       ctx.update<RecordedToolCall[]>(TURN_TOOLS_KEY, (previous) => [...(previous ?? []), call]);
       return;
     }
@@ -69,10 +76,15 @@ export class TranscriptMemory {
       'Recalls earlier exchanges of this conversation (the user message and your reply), newest last. Use when the user refers to something said earlier that is no longer in view; not for facts outside this conversation.',
     input: RecallInput,
   })
-  recall(input: RecallInput, ctx: ToolContext): { exchanges: { turn: number; input: string; reply: string | undefined }[] } {
+  recall(
+    input: RecallInput,
+    ctx: ToolContext,
+  ): { exchanges: { turn: number; input: string; reply: string | undefined }[] } {
     const all = ctx.get<ExchangeRecord[]>(TRANSCRIPT_EXCHANGES_KEY) ?? NONE;
     const needle = input.contains?.toLowerCase();
-    const matching = needle ? all.filter((e) => e.input.toLowerCase().includes(needle) || (e.reply ?? '').toLowerCase().includes(needle)) : all;
+    const matching = needle
+      ? all.filter((e) => e.input.toLowerCase().includes(needle) || (e.reply ?? '').toLowerCase().includes(needle))
+      : all;
     const count = Math.min(input.last ?? this.config.recallLimit, this.config.recallLimit);
     return { exchanges: matching.slice(-count).map((e) => ({ turn: e.turn, input: e.input, reply: e.reply })) };
   }

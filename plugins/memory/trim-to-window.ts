@@ -10,7 +10,11 @@ import { estimateMessageTokens } from './token-estimate.js';
  * tool messages, and then up to the next user message so what is left starts with the
  * user. Returns the input array itself when it already fits.
  */
-export function trimToWindow(messages: readonly ChatMessage[], maxTokens: number, charsPerToken?: number): readonly ChatMessage[] {
+export function trimToWindow(
+  messages: readonly ChatMessage[],
+  maxTokens: number,
+  charsPerToken?: number,
+): readonly ChatMessage[] {
   const cost = (m: ChatMessage) => estimateMessageTokens(m, charsPerToken);
   let total = 0;
   for (const m of messages) total += cost(m);
@@ -27,7 +31,10 @@ export function trimToWindow(messages: readonly ChatMessage[], maxTokens: number
   const unitCost = units.map((u) => u.messages.reduce((n, m) => n + cost(m), 0));
   let conversation = unitCost.reduce((n, c) => n + c, 0);
   let first = 0;
-  while (first < units.length && (kept + conversation > maxTokens || units[first]!.orphan || units[first]!.messages[0]!.role !== 'user')) {
+  while (
+    first < units.length &&
+    (kept + conversation > maxTokens || units[first]!.orphan || units[first]!.messages[0]!.role !== 'user')
+  ) {
     conversation -= unitCost[first]!;
     first++;
   }

@@ -22,8 +22,11 @@ import { WorkingMemoryConfig } from './working-memory.config.js';
 
 /** The default working-memory record: free notes about the user. */
 export class WorkingMemoryNotes {
-  @Describe('Everything worth remembering about the user across conversations: name, preferences, goals, open tasks. Short lines.')
-  @IsString() @MaxLength(4000)
+  @Describe(
+    'Everything worth remembering about the user across conversations: name, preferences, goals, open tasks. Short lines.',
+  )
+  @IsString()
+  @MaxLength(4000)
   notes!: string;
 }
 
@@ -61,12 +64,20 @@ export interface WorkingMemoryPluginApi {
  * class Profile { @IsOptional() @IsString() name?: string; @IsOptional() @IsIn(['metric', 'imperial']) units?: string }
  * await app.install(workingMemoryPlugin(Profile, { description: "The user's name and preferred units" }));
  */
-export function workingMemoryPlugin<T extends object>(dto: new () => T, options: WorkingMemoryOptions = {}): PluginClass<WorkingMemoryPluginApi> {
+export function workingMemoryPlugin<T extends object>(
+  dto: new () => T,
+  options: WorkingMemoryOptions = {},
+): PluginClass<WorkingMemoryPluginApi> {
   const name = options.name ?? 'memory.working';
   const tool = `${name}.update`;
   const what = options.description ?? 'what you know about the user that lasts beyond this conversation';
 
-  @Plugin({ name, version: '1.0.0', description: `A working-memory record per user (${dto.name})`, config: WorkingMemoryConfig })
+  @Plugin({
+    name,
+    version: '1.0.0',
+    description: `A working-memory record per user (${dto.name})`,
+    config: WorkingMemoryConfig,
+  })
   class WorkingMemoryPlugin implements PluginLifecycle, WorkingMemoryPluginApi {
     private records: PluginRecords | undefined;
 
@@ -87,7 +98,11 @@ export function workingMemoryPlugin<T extends object>(dto: new () => T, options:
       const record = JSON.parse(JSON.stringify(input)) as unknown;
       const size = JSON.stringify(record).length;
       if (size > this.config.maxChars) {
-        throw new TrellisError('ToolInput', `The working memory would be ${size} characters, over its limit of ${this.config.maxChars}`, { hint: 'Shorten it: keep what will matter later, drop the rest' });
+        throw new TrellisError(
+          'ToolInput',
+          `The working memory would be ${size} characters, over its limit of ${this.config.maxChars}`,
+          { hint: 'Shorten it: keep what will matter later, drop the rest' },
+        );
       }
       await this.records!.put(user, RECORD, record);
       return { saved: true };
@@ -100,7 +115,12 @@ export function workingMemoryPlugin<T extends object>(dto: new () => T, options:
       if (!user) return [];
       const record = await this.records!.get(user, RECORD);
       const body = record ? JSON.stringify(record.value, null, 2) : '(empty: nothing saved yet)';
-      return [{ role: 'system', content: `Your working memory about this user (${what}), kept across conversations; update it with ${tool}:\n${body}` }];
+      return [
+        {
+          role: 'system',
+          content: `Your working memory about this user (${what}), kept across conversations; update it with ${tool}:\n${body}`,
+        },
+      ];
     }
 
     async read(userId: string): Promise<unknown> {

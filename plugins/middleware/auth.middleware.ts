@@ -16,11 +16,16 @@ const DEFAULT_SCOPES_KEY = 'app.scopes';
 /** Options of {@link AuthMiddleware}. */
 export class AuthOptions {
   /** Every scope the caller must hold. Required, non-empty. */
-  @IsArray() @ArrayNotEmpty() @IsString({ each: true }) @IsNotEmpty({ each: true })
+  @IsArray()
+  @ArrayNotEmpty()
+  @IsString({ each: true })
+  @IsNotEmpty({ each: true })
   scopes!: string[];
 
   /** The context key holding the granted scopes. Default `'app.scopes'`. */
-  @IsOptional() @IsString() @IsNotEmpty()
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
   scopesKey = DEFAULT_SCOPES_KEY;
 }
 

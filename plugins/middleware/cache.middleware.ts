@@ -14,11 +14,14 @@ import { CLOCK, type Clock } from './clock.js';
 /** Options of {@link CacheMiddleware}. */
 export class CacheOptions {
   /** How long a result stays fresh, in ms. Required, > 0. */
-  @IsNumber({ allowNaN: false, allowInfinity: false }) @IsPositive()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @IsPositive()
   ttlMs!: number;
 
   /** Entries kept; the oldest is evicted past it. Default 1000. */
-  @IsOptional() @IsInt() @IsPositive()
+  @IsOptional()
+  @IsInt()
+  @IsPositive()
   maxEntries = 1000;
 }
 

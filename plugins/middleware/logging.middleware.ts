@@ -28,11 +28,14 @@ const SUBJECT_KEYS: readonly (readonly [string, string])[] = [
 /** Options of {@link LoggingMiddleware}; every field has a default. */
 export class LoggingOptions {
   /** The level of the call records; failures are logged at `warn` at least. Default `'info'`. */
-  @IsOptional() @IsIn(LEVELS)
+  @IsOptional()
+  @IsIn(LEVELS)
   level: Level = 'info';
 
   /** Key names to redact in addition to {@link DEFAULT_REDACT_KEYS}. Default none. */
-  @IsOptional() @IsArray() @IsString({ each: true })
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
   redact: string[] = [];
 }
 
@@ -79,7 +82,10 @@ export class LoggingMiddleware implements ToolMiddleware {
     const fields = { tool: call.tool, callId: call.callId, attempt: call.attempt };
     const subjects = subjectsIn(call);
     if (log.isLevelEnabled(this.level)) {
-      log[this.level]({ event: 'tool.start', ...fields, args: maskSubjects(redact(call.args, this.redactKeys), subjects) }, 'tool call started');
+      log[this.level](
+        { event: 'tool.start', ...fields, args: maskSubjects(redact(call.args, this.redactKeys), subjects) },
+        'tool call started',
+      );
     }
     const started = performance.now();
     let result: ToolResult;
@@ -88,7 +94,16 @@ export class LoggingMiddleware implements ToolMiddleware {
     } catch (error) {
       const durationMs = Math.round(performance.now() - started);
       // A thrown value is logged as a scrubbed message, never as the object (vendor errors carry request headers).
-      log[this.failureLevel]({ event: 'tool.finish', ...fields, ok: false, durationMs, error: { message: maskSubjects(describeError(error), subjects) } }, 'tool call threw');
+      log[this.failureLevel](
+        {
+          event: 'tool.finish',
+          ...fields,
+          ok: false,
+          durationMs,
+          error: { message: maskSubjects(describeError(error), subjects) },
+        },
+        'tool call threw',
+      );
       throw error;
     }
     const durationMs = Math.round(performance.now() - started);
@@ -100,7 +115,13 @@ export class LoggingMiddleware implements ToolMiddleware {
     } else {
       const { code, message, retryable } = result.error;
       log[this.failureLevel](
-        { event: 'tool.finish', ...fields, ok: false, durationMs, error: { code, message: maskSubjects(redactText(message), subjects), retryable } },
+        {
+          event: 'tool.finish',
+          ...fields,
+          ok: false,
+          durationMs,
+          error: { code, message: maskSubjects(redactText(message), subjects), retryable },
+        },
         'tool call failed',
       );
     }

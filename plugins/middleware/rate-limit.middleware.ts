@@ -19,15 +19,19 @@ const SWEEP_THRESHOLD = 10_000;
 /** Options of {@link RateLimitMiddleware}. */
 export class RateLimitOptions {
   /** Calls allowed in a burst (the bucket size). Required, a whole number > 0. */
-  @IsInt() @IsPositive()
+  @IsInt()
+  @IsPositive()
   capacity!: number;
 
   /** Calls regained per second. Required, > 0. */
-  @IsNumber({ allowNaN: false, allowInfinity: false }) @IsPositive()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @IsPositive()
   refillPerSecond!: number;
 
   /** A context key naming the caller (e.g. `'app.user_id'`); when set, each caller has own buckets. */
-  @IsOptional() @IsString() @IsNotEmpty()
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
   userKey?: string;
 }
 

@@ -6,7 +6,14 @@ export { REDACTED, redactionKey };
  * Key names always redacted from logged tool arguments and results, on top of the
  * framework's own secret-name patterns (`accessToken`, `x-api-key`, `passwd`, …).
  */
-export const DEFAULT_REDACT_KEYS: readonly string[] = ['password', 'token', 'apiKey', 'secret', 'authorization', 'cookie'];
+export const DEFAULT_REDACT_KEYS: readonly string[] = [
+  'password',
+  'token',
+  'apiKey',
+  'secret',
+  'authorization',
+  'cookie',
+];
 
 /**
  * Returns a copy of `value` safe to log, through Trellis's one redactor
@@ -44,7 +51,11 @@ export function subjectsOf(pairs: readonly (readonly [string, string])[]): Subje
     // Longest first, so an id that contains another is masked whole.
     const values = [...new Set(kept.map(([v]) => v))].sort((a, b) => b.length - a.length);
     const escaped = values.map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-    subjects = { values, pattern: new RegExp(`(?<![A-Za-z0-9_])(?:${escaped.join('|')})(?![A-Za-z0-9_])`, 'g'), masks: new Map(kept) };
+    subjects = {
+      values,
+      pattern: new RegExp(`(?<![A-Za-z0-9_])(?:${escaped.join('|')})(?![A-Za-z0-9_])`, 'g'),
+      masks: new Map(kept),
+    };
     if (SUBJECT_CACHE.size >= 1000) SUBJECT_CACHE.delete(SUBJECT_CACHE.keys().next().value!);
     SUBJECT_CACHE.set(key, subjects);
   }
@@ -60,10 +71,12 @@ export function subjectsOf(pairs: readonly (readonly [string, string])[]): Subje
  */
 export function maskSubjects(value: unknown, subjects: Subjects | undefined, depth = 0): unknown {
   if (subjects === undefined) return value;
-  if (typeof value === 'string') return value.replace(subjects.pattern, (found) => subjects.masks.get(found) ?? '[subject]');
+  if (typeof value === 'string')
+    return value.replace(subjects.pattern, (found) => subjects.masks.get(found) ?? '[subject]');
   if (typeof value !== 'object' || value === null || depth > 64) return value;
   if (Array.isArray(value)) return value.map((item) => maskSubjects(item, subjects, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) out[maskSubjects(key, subjects) as string] = maskSubjects(item, subjects, depth + 1);
+  for (const [key, item] of Object.entries(value))
+    out[maskSubjects(key, subjects) as string] = maskSubjects(item, subjects, depth + 1);
   return out;
 }

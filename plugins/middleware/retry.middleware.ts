@@ -13,19 +13,28 @@ import {
 /** Options of {@link RetryMiddleware}; every field has a default. */
 export class RetryOptions {
   /** Retries after the first try (so at most `maxRetries + 1` calls). 0..10, default 2. */
-  @IsOptional() @IsInt() @Min(0) @Max(10)
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(10)
   maxRetries = 2;
 
   /** The backoff ceiling of the first retry, in ms. Default 100. */
-  @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(0)
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
   baseDelayMs = 100;
 
   /** No wait is longer than this, in ms. Default 5000. */
-  @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(0)
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
   maxDelayMs = 5000;
 
   /** How much the ceiling grows per retry. Default 2. */
-  @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(1)
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(1)
   factor = 2;
 }
 
@@ -49,9 +58,7 @@ export class RetryMiddleware implements ToolMiddleware {
   private readonly maxDelayMs: number;
   private readonly factor: number;
 
-  constructor(
-    @inject(MIDDLEWARE_OPTIONS) @optional() options: Partial<RetryOptions> | undefined,
-  ) {
+  constructor(@inject(MIDDLEWARE_OPTIONS) @optional() options: Partial<RetryOptions> | undefined) {
     const defaults = new RetryOptions();
     this.maxRetries = options?.maxRetries ?? defaults.maxRetries;
     this.baseDelayMs = options?.baseDelayMs ?? defaults.baseDelayMs;

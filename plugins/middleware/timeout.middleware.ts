@@ -14,7 +14,8 @@ import {
 /** Options of {@link TimeoutMiddleware}. */
 export class TimeoutOptions {
   /** How long the inner layers may run, in ms. Required, > 0. */
-  @IsNumber({ allowNaN: false, allowInfinity: false }) @IsPositive()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @IsPositive()
   ms!: number;
 }
 

@@ -24,16 +24,39 @@ export function createInstruments(config: MetricsConfig): MetricsInstruments {
   const registers = [registry];
   const instruments: MetricsInstruments = {
     registry,
-    modelLatency: new Histogram({ name: `${p}model_latency_seconds`, help: 'Latency of one model call, by model', labelNames: ['model'], buckets, registers }),
-    toolLatency: new Histogram({ name: `${p}tool_latency_seconds`, help: 'Latency of one tool call, by tool, outcome and owning team', labelNames: ['tool', 'outcome', 'owner'], buckets, registers }),
-    turnLatency: new Histogram({ name: `${p}turn_latency_seconds`, help: 'Latency of one turn, by final status', labelNames: ['status'], buckets, registers }),
+    modelLatency: new Histogram({
+      name: `${p}model_latency_seconds`,
+      help: 'Latency of one model call, by model',
+      labelNames: ['model'],
+      buckets,
+      registers,
+    }),
+    toolLatency: new Histogram({
+      name: `${p}tool_latency_seconds`,
+      help: 'Latency of one tool call, by tool, outcome and owning team',
+      labelNames: ['tool', 'outcome', 'owner'],
+      buckets,
+      registers,
+    }),
+    turnLatency: new Histogram({
+      name: `${p}turn_latency_seconds`,
+      help: 'Latency of one turn, by final status',
+      labelNames: ['status'],
+      buckets,
+      registers,
+    }),
     tokens: new Counter({
       name: `${p}tokens_total`,
       help: 'Tokens used, by model, type (input, output; cached_input and cache_write_input are parts of input), and the plugin and owning team whose tool results the model call read',
       labelNames: ['model', 'type', 'plugin', 'owner'],
       registers,
     }),
-    errors: new Counter({ name: `${p}errors_total`, help: 'Errors, by code, source (app event or tool call) and owning team', labelNames: ['code', 'source', 'owner'], registers }),
+    errors: new Counter({
+      name: `${p}errors_total`,
+      help: 'Errors, by code, source (app event or tool call) and owning team',
+      labelNames: ['code', 'source', 'owner'],
+      registers,
+    }),
   };
   if (config.processMetrics) collectDefaultMetrics({ register: registry, prefix: p });
   return instruments;

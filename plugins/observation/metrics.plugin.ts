@@ -1,7 +1,15 @@
 import { performance } from 'node:perf_hooks';
 import type { Registry } from 'prom-client';
 import type { Subscription } from 'rxjs';
-import { inject, Plugin, TrellisError, type PluginHost, type TrellisEvent, type PluginLifecycle, PLUGIN_CONFIG } from 'trellis/plugin';
+import {
+  inject,
+  Plugin,
+  TrellisError,
+  type PluginHost,
+  type TrellisEvent,
+  type PluginLifecycle,
+  PLUGIN_CONFIG,
+} from 'trellis/plugin';
 import { MetricsConfig } from './metrics.config.js';
 import type { MetricsInstruments } from './metrics-instruments.js';
 
@@ -25,7 +33,12 @@ import type { MetricsInstruments } from './metrics-instruments.js';
  * const { instance } = await app.install(MetricsPlugin);
  * http.get('/metrics', async (_, res) => res.type((instance as MetricsPlugin).contentType).send(await (instance as MetricsPlugin).metrics()));
  */
-@Plugin({ name: 'metrics', version: '1.0.0', description: 'Prometheus metrics: latency per model and tool, tokens, errors', config: MetricsConfig })
+@Plugin({
+  name: 'metrics',
+  version: '1.0.0',
+  description: 'Prometheus metrics: latency per model and tool, tokens, errors',
+  config: MetricsConfig,
+})
 export class MetricsPlugin implements PluginLifecycle {
   /** Built at install, when prom-client is first loaded. */
   private instruments: MetricsInstruments | undefined;
@@ -89,20 +102,38 @@ export class MetricsPlugin implements PluginLifecycle {
         // A round that read tools' results is counted under the plugins that caused it, by share
         // (`plugin`, and `owner` where the plugin has one); the agent's own rounds keep the plain series.
         for (const cause of event.causes ?? [undefined]) {
-          const labels = { model: event.model, ...(cause !== undefined && { plugin: cause.plugin }), ...(cause?.owner !== undefined && { owner: cause.owner }) };
+          const labels = {
+            model: event.model,
+            ...(cause !== undefined && { plugin: cause.plugin }),
+            ...(cause?.owner !== undefined && { owner: cause.owner }),
+          };
           const share = cause?.share ?? 1;
           m.tokens.inc({ ...labels, type: 'input' }, event.usage.inputTokens * share);
           m.tokens.inc({ ...labels, type: 'output' }, event.usage.outputTokens * share);
           // Parts of the input count, reported where the provider gave them.
-          if (event.usage.cachedInputTokens) m.tokens.inc({ ...labels, type: 'cached_input' }, event.usage.cachedInputTokens * share);
-          if (event.usage.cacheWriteInputTokens) m.tokens.inc({ ...labels, type: 'cache_write_input' }, event.usage.cacheWriteInputTokens * share);
+          if (event.usage.cachedInputTokens)
+            m.tokens.inc({ ...labels, type: 'cached_input' }, event.usage.cachedInputTokens * share);
+          if (event.usage.cacheWriteInputTokens)
+            m.tokens.inc({ ...labels, type: 'cache_write_input' }, event.usage.cacheWriteInputTokens * share);
         }
         return;
       }
       case 'tool.finished':
         // `owner` only for tools of plugins that declare one (`@Plugin({ owner })`): the others' series keep their labels.
-        m.toolLatency.observe({ tool: event.tool, outcome: event.ok ? 'ok' : 'error', ...(event.owner !== undefined && { owner: event.owner }) }, event.durationMs / 1000);
-        if (!event.ok) m.errors.inc({ code: event.error?.code ?? 'Unknown', source: 'tool', ...(event.owner !== undefined && { owner: event.owner }) });
+        m.toolLatency.observe(
+          {
+            tool: event.tool,
+            outcome: event.ok ? 'ok' : 'error',
+            ...(event.owner !== undefined && { owner: event.owner }),
+          },
+          event.durationMs / 1000,
+        );
+        if (!event.ok)
+          m.errors.inc({
+            code: event.error?.code ?? 'Unknown',
+            source: 'tool',
+            ...(event.owner !== undefined && { owner: event.owner }),
+          });
         return;
       case 'turn.finished':
         this.roundStarts.delete(event.sessionId);

@@ -3,10 +3,13 @@ import { IsNotEmpty, IsOptional, IsString } from 'class-validator';
 /** Options of {@link OpenTelemetryPlugin}. */
 export class OpenTelemetryConfig {
   /** The instrumentation scope name the tracer is obtained under. Default `trellis`. */
-  @IsString() @IsNotEmpty()
+  @IsString()
+  @IsNotEmpty()
   tracerName = 'trellis';
 
   /** Sets `gen_ai.provider.name` on model-call spans (e.g. `openai`), when the host knows it. */
-  @IsOptional() @IsString() @IsNotEmpty()
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
   providerName?: string;
 }

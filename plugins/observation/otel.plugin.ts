@@ -47,7 +47,12 @@ interface SessionSpans {
  * An `llm.before` hook at priority 10000 (after every other) only records the final
  * request's inference settings; it changes nothing.
  */
-@Plugin({ name: 'otel', version: '1.0.0', description: 'OpenTelemetry spans for turns, model calls and tool calls (GenAI semantic conventions)', config: OpenTelemetryConfig })
+@Plugin({
+  name: 'otel',
+  version: '1.0.0',
+  description: 'OpenTelemetry spans for turns, model calls and tool calls (GenAI semantic conventions)',
+  config: OpenTelemetryConfig,
+})
 export class OpenTelemetryPlugin implements PluginLifecycle {
   /** `@opentelemetry/api` and the tracer, set in `onInstall` (before any hook or event reaches the plugin). */
   private api!: typeof import('@opentelemetry/api');
@@ -84,7 +89,11 @@ export class OpenTelemetryPlugin implements PluginLifecycle {
         const spans = this.spans(event.sessionId);
         // A sub-agent's turn nests under the caller's `execute_tool` span of the call it runs for.
         const caller = event.parent && this.sessions.get(event.parent.sessionId)?.tools.get(event.parent.callId);
-        const attributes: Record<string, string | number> = { [GEN_AI.operationName]: GEN_AI_OPERATION.agent, [GEN_AI.conversationId]: event.sessionId, [GEN_AI.turnIndex]: event.turn };
+        const attributes: Record<string, string | number> = {
+          [GEN_AI.operationName]: GEN_AI_OPERATION.agent,
+          [GEN_AI.conversationId]: event.sessionId,
+          [GEN_AI.turnIndex]: event.turn,
+        };
         if (event.agent) attributes[GEN_AI.agentName] = event.agent;
         spans.turn = this.tracer.startSpan(
           event.agent ? `invoke_agent ${event.agent}` : 'invoke_agent',
@@ -98,14 +107,22 @@ export class OpenTelemetryPlugin implements PluginLifecycle {
         const spans = this.spans(event.sessionId);
         const inference = spans.inference ?? {};
         spans.inference = undefined;
-        const attributes: Record<string, string | number> = { [GEN_AI.operationName]: GEN_AI_OPERATION.chat, [GEN_AI.conversationId]: event.sessionId, [GEN_AI.roundIndex]: event.round };
+        const attributes: Record<string, string | number> = {
+          [GEN_AI.operationName]: GEN_AI_OPERATION.chat,
+          [GEN_AI.conversationId]: event.sessionId,
+          [GEN_AI.roundIndex]: event.round,
+        };
         if (this.config.providerName) attributes[GEN_AI.providerName] = this.config.providerName;
         if (inference.model) attributes[GEN_AI.requestModel] = inference.model;
         if (inference.temperature !== undefined) attributes[GEN_AI.requestTemperature] = inference.temperature;
         if (inference.maxTokens !== undefined) attributes[GEN_AI.requestMaxTokens] = inference.maxTokens;
         if (inference.topP !== undefined) attributes[GEN_AI.requestTopP] = inference.topP;
         spans.roundModel = inference.model;
-        spans.round = this.tracer.startSpan(inference.model ? `chat ${inference.model}` : 'chat', { kind: this.api.SpanKind.CLIENT, attributes }, spans.parent);
+        spans.round = this.tracer.startSpan(
+          inference.model ? `chat ${inference.model}` : 'chat',
+          { kind: this.api.SpanKind.CLIENT, attributes },
+          spans.parent,
+        );
         return;
       }
       case 'round.finished': {
@@ -116,10 +133,17 @@ export class OpenTelemetryPlugin implements PluginLifecycle {
         span.setAttribute(GEN_AI.responseModel, event.model);
         span.setAttribute(GEN_AI.inputTokens, event.usage.inputTokens);
         span.setAttribute(GEN_AI.outputTokens, event.usage.outputTokens);
-        if (event.usage.cachedInputTokens !== undefined) span.setAttribute(GEN_AI.cacheReadInputTokens, event.usage.cachedInputTokens);
-        if (event.usage.cacheWriteInputTokens !== undefined) span.setAttribute(GEN_AI.cacheCreationInputTokens, event.usage.cacheWriteInputTokens);
+        if (event.usage.cachedInputTokens !== undefined)
+          span.setAttribute(GEN_AI.cacheReadInputTokens, event.usage.cachedInputTokens);
+        if (event.usage.cacheWriteInputTokens !== undefined)
+          span.setAttribute(GEN_AI.cacheCreationInputTokens, event.usage.cacheWriteInputTokens);
         // Whose tool results this call read: its tokens are theirs (usage.byPlugin).
-        if (event.causes !== undefined) setAttribution(span, event.causes.map((c) => c.plugin), event.causes.flatMap((c) => (c.owner !== undefined ? [c.owner] : [])));
+        if (event.causes !== undefined)
+          setAttribution(
+            span,
+            event.causes.map((c) => c.plugin),
+            event.causes.flatMap((c) => (c.owner !== undefined ? [c.owner] : [])),
+          );
         if (!spans.roundModel) {
           // No explicit model was requested: the provider's default answered.
           span.setAttribute(GEN_AI.requestModel, event.model);
@@ -132,7 +156,15 @@ export class OpenTelemetryPlugin implements PluginLifecycle {
         const spans = this.spans(event.sessionId);
         const span = this.tracer.startSpan(
           `execute_tool ${event.tool}`,
-          { kind: this.api.SpanKind.INTERNAL, attributes: { [GEN_AI.operationName]: GEN_AI_OPERATION.tool, [GEN_AI.toolName]: event.tool, [GEN_AI.toolCallId]: event.callId, [GEN_AI.toolType]: 'function' } },
+          {
+            kind: this.api.SpanKind.INTERNAL,
+            attributes: {
+              [GEN_AI.operationName]: GEN_AI_OPERATION.tool,
+              [GEN_AI.toolName]: event.tool,
+              [GEN_AI.toolCallId]: event.callId,
+              [GEN_AI.toolType]: 'function',
+            },
+          },
           spans.parent,
         );
         spans.tools.set(event.callId, span);
@@ -174,7 +206,8 @@ export class OpenTelemetryPlugin implements PluginLifecycle {
           spans.turn.setAttribute(GEN_AI.turnStatus, event.status);
           // The plugins and teams that spent something in the turn.
           if (event.plugins !== undefined) setAttribution(spans.turn, event.plugins, event.owners ?? []);
-          if (event.status === 'failed') spans.turn.setStatus({ code: this.api.SpanStatusCode.ERROR, message: 'the turn failed' });
+          if (event.status === 'failed')
+            spans.turn.setStatus({ code: this.api.SpanStatusCode.ERROR, message: 'the turn failed' });
         }
         this.closeAll(event.sessionId, event.status);
         return;

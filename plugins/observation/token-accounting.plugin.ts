@@ -34,7 +34,12 @@ export const SESSION_TOKENS_KEY = 'tokens.session';
  * const tokens = (await app.install(TokenAccountingPlugin)).instance as TokenAccountingPlugin;
  * tokens.sessionUsage(session).totalTokens; await tokens.userUsage('u1');
  */
-@Plugin({ name: 'tokens', version: '1.0.0', description: 'Token usage per session and per user', config: TokenAccountingConfig })
+@Plugin({
+  name: 'tokens',
+  version: '1.0.0',
+  description: 'Token usage per session and per user',
+  config: TokenAccountingConfig,
+})
 @StateKey(SESSION_TOKENS_KEY, { scope: 'session', merge: 'commutative', persistent: true })
 export class TokenAccountingPlugin implements PluginLifecycle {
   private readonly store: TokenUsageStore;
@@ -52,7 +57,8 @@ export class TokenAccountingPlugin implements PluginLifecycle {
     const { model, usage } = response;
     ctx.update<TokenTotals>(SESSION_TOKENS_KEY, (previous) => addUsage(previous, model, usage, this.config.byModel));
     const userId = ctx.deps['app.user_id'];
-    if (this.config.perUser && userId !== undefined && userId !== null) await this.store.add(String(userId), model, usage);
+    if (this.config.perUser && userId !== undefined && userId !== null)
+      await this.store.add(String(userId), model, usage);
   }
 
   /** A session's totals so far (zero before its first model call). */
@@ -67,12 +73,21 @@ export class TokenAccountingPlugin implements PluginLifecycle {
    * the session's `tokens.session` state).
    */
   async onErase(request: EraseRequest): Promise<void> {
-    const users = request.selector.userId !== undefined ? [request.selector.userId] : request.selector.tenant !== undefined ? request.userIds : [];
+    const users =
+      request.selector.userId !== undefined
+        ? [request.selector.userId]
+        : request.selector.tenant !== undefined
+          ? request.userIds
+          : [];
     if (users.length === 0) return;
     if (typeof this.store.delete !== 'function') {
-      throw new TrellisError('InvalidConfig', `The token usage store bound under TOKEN_USAGE_STORE cannot delete a user's totals, so erasing ${users.length === 1 ? 'this user' : 'these users'} would keep them`, {
-        hint: 'Give the store a delete(userId) method; the erasure deleted nothing and can be run again',
-      });
+      throw new TrellisError(
+        'InvalidConfig',
+        `The token usage store bound under TOKEN_USAGE_STORE cannot delete a user's totals, so erasing ${users.length === 1 ? 'this user' : 'these users'} would keep them`,
+        {
+          hint: 'Give the store a delete(userId) method; the erasure deleted nothing and can be run again',
+        },
+      );
     }
     for (const user of users) await this.store.delete(user);
   }

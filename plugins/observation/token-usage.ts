@@ -11,7 +11,13 @@ export interface TokenTotals extends Usage {
 }
 
 /** Totals before anything was used. */
-export const EMPTY_TOTALS: TokenTotals = Object.freeze({ inputTokens: 0, outputTokens: 0, totalTokens: 0, calls: 0, byModel: Object.freeze({}) });
+export const EMPTY_TOTALS: TokenTotals = Object.freeze({
+  inputTokens: 0,
+  outputTokens: 0,
+  totalTokens: 0,
+  calls: 0,
+  byModel: Object.freeze({}),
+});
 
 /** Totals plus one model call's usage; a new object, the old one untouched. */
 export function addUsage(totals: TokenTotals | undefined, model: string, usage: Usage, byModel = true): TokenTotals {

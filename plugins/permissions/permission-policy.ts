@@ -67,7 +67,9 @@ function compileRule(rule: PermissionRule, index: number): CompiledRule {
 /** How a rule is cited: its name, or its index and what it matches. */
 function ruleLabel(rule: PermissionRule, index: number): string {
   if (rule.name) return `'${rule.name}'`;
-  const when = rule.when ? ` when ${rule.when.arg} matches ${rule.when.matches}${rule.when.flags ? ` (flags ${rule.when.flags})` : ''}` : '';
+  const when = rule.when
+    ? ` when ${rule.when.arg} matches ${rule.when.matches}${rule.when.flags ? ` (flags ${rule.when.flags})` : ''}`
+    : '';
   return `rules[${index}] (${rule.tool}${when})`;
 }
 

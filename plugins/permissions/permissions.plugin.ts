@@ -1,4 +1,13 @@
-import { inject, Hook, Plugin, block, suspend, type HookResult, PLUGIN_CONFIG, type ToolCallInfo } from 'trellis/plugin';
+import {
+  inject,
+  Hook,
+  Plugin,
+  block,
+  suspend,
+  type HookResult,
+  PLUGIN_CONFIG,
+  type ToolCallInfo,
+} from 'trellis/plugin';
 import { PermissionPolicy } from './permission-policy.js';
 import { PermissionsConfig } from './permissions.config.js';
 

@@ -44,10 +44,13 @@ export function IsPattern(flagsField?: string, options?: ValidationOptions): Pro
       propertyName: String(property),
       options,
       validator: {
-        validate: (value: unknown, args) => patternProblem(value, flagsField ? ((args?.object as Record<string, unknown>)[flagsField] ?? '') : '') === undefined,
+        validate: (value: unknown, args) =>
+          patternProblem(value, flagsField ? ((args?.object as Record<string, unknown>)[flagsField] ?? '') : '') ===
+          undefined,
         defaultMessage: (args) => {
           const flags = flagsField ? ((args?.object as Record<string, unknown>)[flagsField] ?? '') : '';
-          if (!Array.isArray(args?.value)) return `${args?.property} ${patternProblem(args?.value, flags) ?? 'is not a valid pattern'}`;
+          if (!Array.isArray(args?.value))
+            return `${args?.property} ${patternProblem(args?.value, flags) ?? 'is not a valid pattern'}`;
           const bad = (args.value as unknown[]).flatMap((v, i) => {
             const problem = patternProblem(v, flags);
             return problem ? [`${args.property}[${i}] ${problem}`] : [];

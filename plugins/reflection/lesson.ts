@@ -28,7 +28,12 @@ const DEFAULT_ADVICE = 'do not repeat the same call unchanged';
  * lessonFor('db.search', { code: 'ToolInput', message: 'sql must be a string' }, 2, 200).text
  * // 'db.search failed with ToolInput ("sql must be a string"): send arguments that match its input schema.'
  */
-export function lessonFor(tool: string, error: { readonly code: string; readonly message: string }, turn: number, maxMessageChars: number): Lesson {
+export function lessonFor(
+  tool: string,
+  error: { readonly code: string; readonly message: string },
+  turn: number,
+  maxMessageChars: number,
+): Lesson {
   const flat = error.message.replace(/\s+/g, ' ').trim();
   const message = flat.length > maxMessageChars ? `${flat.slice(0, maxMessageChars - 1)}…` : flat;
   const advice = ADVICE[error.code] ?? DEFAULT_ADVICE;

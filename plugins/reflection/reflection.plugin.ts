@@ -1,4 +1,13 @@
-import { inject, Hook, Plugin, StateKey, type HookContext, PLUGIN_CONFIG, KERNEL_KEYS, type ToolCallOutcome } from 'trellis/plugin';
+import {
+  inject,
+  Hook,
+  Plugin,
+  StateKey,
+  type HookContext,
+  PLUGIN_CONFIG,
+  KERNEL_KEYS,
+  type ToolCallOutcome,
+} from 'trellis/plugin';
 import { addLesson, lessonFor, type Lesson } from './lesson.js';
 import { ReflectionConfig } from './reflection.config.js';
 

@@ -9,9 +9,13 @@ export async function loadDocuments(dir: string, extensions: readonly string[]):
   try {
     entries = await readdir(dir, { recursive: true, withFileTypes: true });
   } catch (error) {
-    throw new TrellisError('InvalidConfig', `The documents folder '${dir}' cannot be read: ${error instanceof Error ? error.message : String(error)}`, {
-      hint: 'Point documentsDir at an existing folder of text files',
-    });
+    throw new TrellisError(
+      'InvalidConfig',
+      `The documents folder '${dir}' cannot be read: ${error instanceof Error ? error.message : String(error)}`,
+      {
+        hint: 'Point documentsDir at an existing folder of text files',
+      },
+    );
   }
   const files = entries
     .filter((e) => e.isFile() && extensions.some((ext) => e.name.toLowerCase().endsWith(ext.toLowerCase())))

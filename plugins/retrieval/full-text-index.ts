@@ -27,7 +27,8 @@ interface PersistedIndex {
 /** A fingerprint of the passages: the persisted index is reused only while it matches. */
 export function fingerprintOf(passages: readonly Passage[]): string {
   const hash = createHash('sha256');
-  for (const p of passages) hash.update(p.id).update('\0').update(p.source).update('\0').update(p.text).update('\u0001');
+  for (const p of passages)
+    hash.update(p.id).update('\0').update(p.source).update('\0').update(p.text).update('\u0001');
   return hash.digest('hex');
 }
 
@@ -49,15 +50,28 @@ export class FullTextIndex {
     const fingerprint = fingerprintOf(passages);
     if (path) {
       const saved = await readPersisted(path);
-      if (saved?.version === FORMAT_VERSION && saved.kind === 'fulltext' && saved.fingerprint === fingerprint && saved.index) {
-        return new FullTextIndex(MiniSearch.loadJS(saved.index as Parameters<typeof MiniSearch.loadJS>[0], OPTIONS), true);
+      if (
+        saved?.version === FORMAT_VERSION &&
+        saved.kind === 'fulltext' &&
+        saved.fingerprint === fingerprint &&
+        saved.index
+      ) {
+        return new FullTextIndex(
+          MiniSearch.loadJS(saved.index as Parameters<typeof MiniSearch.loadJS>[0], OPTIONS),
+          true,
+        );
       }
     }
     const search = new MiniSearch<Passage>(OPTIONS);
     search.addAll(passages);
     if (path) {
       await mkdir(dirname(path), { recursive: true });
-      const persisted: PersistedIndex = { version: FORMAT_VERSION, kind: 'fulltext', fingerprint, index: search.toJSON() };
+      const persisted: PersistedIndex = {
+        version: FORMAT_VERSION,
+        kind: 'fulltext',
+        fingerprint,
+        index: search.toJSON(),
+      };
       await writeFile(path, JSON.stringify(persisted));
     }
     return new FullTextIndex(search, false);

@@ -9,5 +9,21 @@ export { EMBEDDING_PROVIDER, type EmbeddingProvider } from './embedding-provider
 export { OpenAIEmbeddings, type OpenAIEmbeddingsOptions } from './openai-embeddings.js';
 export { VectorIndex, cosineSimilarity } from './vector-index.js';
 export type { Passage, PassageHit } from './passage.js';
-export { RETRIEVAL_INDEX, isTenantErasable, type RetrievalIndex, type RetrievalQuery, type RetrievalMode, type IndexHit, type MetadataFilter, type MetadataValue, type TenantErasable } from './retrieval-index.js';
-export { PgVectorIndex, RRF_K, type PgVectorIndexOptions, type IndexDocument, type SqlClient } from './pgvector/index.js';
+export {
+  RETRIEVAL_INDEX,
+  isTenantErasable,
+  type RetrievalIndex,
+  type RetrievalQuery,
+  type RetrievalMode,
+  type IndexHit,
+  type MetadataFilter,
+  type MetadataValue,
+  type TenantErasable,
+} from './retrieval-index.js';
+export {
+  PgVectorIndex,
+  RRF_K,
+  type PgVectorIndexOptions,
+  type IndexDocument,
+  type SqlClient,
+} from './pgvector/index.js';

@@ -50,11 +50,21 @@ export class OpenAIEmbeddings implements EmbeddingProvider {
       const batch = texts.slice(start, start + size);
       try {
         const response = await client.embeddings.create(
-          { model: this.model, input: batch, encoding_format: 'float', ...(this.options.dimensions ? { dimensions: this.options.dimensions } : {}) },
+          {
+            model: this.model,
+            input: batch,
+            encoding_format: 'float',
+            ...(this.options.dimensions ? { dimensions: this.options.dimensions } : {}),
+          },
           { signal: options.signal },
         );
         const ordered = [...response.data].sort((a, b) => a.index - b.index);
-        if (ordered.length !== batch.length) throw new TrellisError('EmbeddingFailed', `${this.name} returned ${ordered.length} embeddings for ${batch.length} texts`, { kind: 'system' });
+        if (ordered.length !== batch.length)
+          throw new TrellisError(
+            'EmbeddingFailed',
+            `${this.name} returned ${ordered.length} embeddings for ${batch.length} texts`,
+            { kind: 'system' },
+          );
         for (const item of ordered) out.push(item.embedding);
       } catch (error) {
         throw this.toTrellisError(error, sdk);
@@ -68,26 +78,46 @@ export class OpenAIEmbeddings implements EmbeddingProvider {
     const { apiKey, baseURL, maxRetries, timeoutMs } = this.options;
     const key = apiKey ?? process.env.OPENAI_API_KEY;
     if (!key && !baseURL) {
-      throw new TrellisError('EmbeddingFailed', `${this.name} has no API key`, { hint: 'Set OPENAI_API_KEY, or pass { apiKey } or { baseURL } to OpenAIEmbeddings' });
+      throw new TrellisError('EmbeddingFailed', `${this.name} has no API key`, {
+        hint: 'Set OPENAI_API_KEY, or pass { apiKey } or { baseURL } to OpenAIEmbeddings',
+      });
     }
     // Local OpenAI-compatible servers ignore the key, but the SDK insists on one.
-    this.client = new sdk.OpenAI({ apiKey: key || 'not-needed', baseURL, maxRetries: maxRetries ?? 2, timeout: timeoutMs });
+    this.client = new sdk.OpenAI({
+      apiKey: key || 'not-needed',
+      baseURL,
+      maxRetries: maxRetries ?? 2,
+      timeout: timeoutMs,
+    });
     return this.client;
   }
 
   private toTrellisError(error: unknown, sdk: OpenAISdk): TrellisError {
     if (TrellisError.is(error)) return error;
     const message = error instanceof Error ? error.message : String(error);
-    if (error instanceof sdk.APIUserAbortError) return new TrellisError('Cancelled', `${this.name}: the embedding request was cancelled`, { cause: error });
+    if (error instanceof sdk.APIUserAbortError)
+      return new TrellisError('Cancelled', `${this.name}: the embedding request was cancelled`, { cause: error });
     const connection = error instanceof sdk.APIConnectionError || error instanceof sdk.APIConnectionTimeoutError;
     const status = error instanceof sdk.APIError ? error.status : undefined;
-    const retryable = connection || status === 408 || status === 409 || status === 429 || (status !== undefined && status >= 500);
-    return new TrellisError('EmbeddingFailed', `${this.name} failed${status ? ` with HTTP ${status}` : ''}: ${message}`, {
-      kind: 'system',
-      retryable,
-      hint: status === 401 || status === 403 ? 'Check the API key' : connection ? 'Check the network and the baseURL option' : retryable ? 'Try again later' : 'Check the model name and the input',
-      details: { provider: this.name, status },
-      cause: error,
-    });
+    const retryable =
+      connection || status === 408 || status === 409 || status === 429 || (status !== undefined && status >= 500);
+    return new TrellisError(
+      'EmbeddingFailed',
+      `${this.name} failed${status ? ` with HTTP ${status}` : ''}: ${message}`,
+      {
+        kind: 'system',
+        retryable,
+        hint:
+          status === 401 || status === 403
+            ? 'Check the API key'
+            : connection
+              ? 'Check the network and the baseURL option'
+              : retryable
+                ? 'Try again later'
+                : 'Check the model name and the input',
+        details: { provider: this.name, status },
+        cause: error,
+      },
+    );
   }
 }

@@ -44,7 +44,12 @@ const QUERY_CACHE = 64;
  * with the turn's message and adds one system message with the top `topK` passages and
  * their sources; nothing is added when nothing matches.
  */
-@Plugin({ name: 'rag', version: '1.0.0', description: 'Injects the passages of local documents that match the message', config: RagConfig })
+@Plugin({
+  name: 'rag',
+  version: '1.0.0',
+  description: 'Injects the passages of local documents that match the message',
+  config: RagConfig,
+})
 export class RagPlugin implements PluginLifecycle {
   private passages: readonly Passage[] = [];
   private fullText: FullTextIndex | undefined;
@@ -67,7 +72,13 @@ export class RagPlugin implements PluginLifecycle {
         });
       }
       if (config.documentsDir !== undefined || config.documents !== undefined) {
-        throw new TrellisError('InvalidConfig', "search: 'index' takes no documents: they are added to the index per tenant", { hint: "Add them with index.upsert(tenant, documents), or use search: 'fulltext' or 'vector' for local documents" });
+        throw new TrellisError(
+          'InvalidConfig',
+          "search: 'index' takes no documents: they are added to the index per tenant",
+          {
+            hint: "Add them with index.upsert(tenant, documents), or use search: 'fulltext' or 'vector' for local documents",
+          },
+        );
       }
       return;
     }
@@ -76,7 +87,9 @@ export class RagPlugin implements PluginLifecycle {
         hint: 'Bind one: Trellis.create({ providers: [{ provide: EMBEDDING_PROVIDER, useValue: new OpenAIEmbeddings({ … }) }] })',
       });
     }
-    const documents: SourceDocument[] = config.documentsDir ? await loadDocuments(config.documentsDir, config.extensions) : [];
+    const documents: SourceDocument[] = config.documentsDir
+      ? await loadDocuments(config.documentsDir, config.extensions)
+      : [];
     for (const d of config.documents ?? []) documents.push({ id: d.id, source: d.source ?? d.id, text: d.text });
     this.passages = documents.flatMap((d) => splitIntoPassages(d, config.passageChars));
     if (config.search === 'vector') {
@@ -96,14 +109,23 @@ export class RagPlugin implements PluginLifecycle {
 
   /** The best passages for a query, best first, at most `k` (default `topK`), none below `minScore`. */
   async search(query: string, k = this.config.topK, signal?: AbortSignal): Promise<PassageHit[]> {
-    const hits = this.vectors ? this.vectors.query(await this.embedQuery(query, signal), k) : (this.fullText?.query(query, k) ?? []);
+    const hits = this.vectors
+      ? this.vectors.query(await this.embedQuery(query, signal), k)
+      : (this.fullText?.query(query, k) ?? []);
     return hits.filter((h) => h.score >= this.config.minScore);
   }
 
   /** The best passages of one tenant's, from the bound index (`search: 'index'`). */
   async searchTenant(tenant: string, query: string, k = this.config.topK, signal?: AbortSignal): Promise<PassageHit[]> {
     const { indexMode, filter, minScore } = this.config;
-    const hits = await this.index!.search({ tenant, text: query, k, mode: indexMode, ...(filter ? { filter } : {}), ...(signal ? { signal } : {}) });
+    const hits = await this.index!.search({
+      tenant,
+      text: query,
+      k,
+      mode: indexMode,
+      ...(filter ? { filter } : {}),
+      ...(signal ? { signal } : {}),
+    });
     return hits.filter((h) => h.score >= minScore);
   }
 
@@ -114,9 +136,13 @@ export class RagPlugin implements PluginLifecycle {
     if (this.config.search === 'index') {
       const tenant = ctx.get<unknown>(RAG_TENANT_KEY);
       if (typeof tenant !== 'string' || tenant === '') {
-        throw new TrellisError('MissingContext', `rag searches ${this.index!.name} per tenant, and this session has no '${RAG_TENANT_KEY}'`, {
-          hint: `Open the session with the tenant: agent.session(id, { context: { '${RAG_TENANT_KEY}': 'acme' } })`,
-        });
+        throw new TrellisError(
+          'MissingContext',
+          `rag searches ${this.index!.name} per tenant, and this session has no '${RAG_TENANT_KEY}'`,
+          {
+            hint: `Open the session with the tenant: agent.session(id, { context: { '${RAG_TENANT_KEY}': 'acme' } })`,
+          },
+        );
       }
       hits = await this.searchTenant(tenant, payload.input, this.config.topK, ctx.signal);
     } else {
@@ -133,7 +159,8 @@ export class RagPlugin implements PluginLifecycle {
   async onErase(request: EraseRequest): Promise<void> {
     this.queryVectors.clear();
     const tenant = request.selector.tenant;
-    if (this.config.search === 'index' && tenant !== undefined && this.index && isTenantErasable(this.index)) await this.index.eraseTenant(tenant);
+    if (this.config.search === 'index' && tenant !== undefined && this.index && isTenantErasable(this.index))
+      await this.index.eraseTenant(tenant);
   }
 
   /** Embeds the passages, or reads their embeddings from `indexPath` when they are unchanged. */
@@ -145,7 +172,11 @@ export class RagPlugin implements PluginLifecycle {
     if (saved && saved.length === this.passages.length) return saved;
     const vectors = await embeddings.embed(this.passages.map((p) => p.text));
     if (vectors.length !== this.passages.length) {
-      throw new TrellisError('EmbeddingFailed', `${embeddings.name} returned ${vectors.length} embeddings for ${this.passages.length} passages`, { kind: 'system' });
+      throw new TrellisError(
+        'EmbeddingFailed',
+        `${embeddings.name} returned ${vectors.length} embeddings for ${this.passages.length} passages`,
+        { kind: 'system' },
+      );
     }
     if (path) await writeVectors(path, fingerprint, embeddings.name, vectors);
     return vectors;

@@ -15,7 +15,8 @@ export function cosineSimilarity(a: readonly number[], b: readonly number[]): nu
 
 /** An in-memory vector index: passages with their embeddings, searched by cosine similarity. */
 export class VectorIndex {
-  private readonly entries: { readonly passage: Passage; readonly vector: readonly number[]; readonly norm: number }[] = [];
+  private readonly entries: { readonly passage: Passage; readonly vector: readonly number[]; readonly norm: number }[] =
+    [];
 
   get size(): number {
     return this.entries.length;
@@ -23,7 +24,9 @@ export class VectorIndex {
 
   add(passage: Passage, vector: readonly number[]): void {
     if (this.entries.length > 0 && vector.length !== this.entries[0]!.vector.length) {
-      throw new Error(`Embedding of '${passage.id}' has ${vector.length} dimensions, the index has ${this.entries[0]!.vector.length}`);
+      throw new Error(
+        `Embedding of '${passage.id}' has ${vector.length} dimensions, the index has ${this.entries[0]!.vector.length}`,
+      );
     }
     this.entries.push({ passage, vector, norm: Math.sqrt(vector.reduce((n, x) => n + x * x, 0)) });
   }

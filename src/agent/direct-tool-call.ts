@@ -38,15 +38,37 @@ export type DirectCallResult =
  * or `tool.error`, `memory.write`, events — for a host that calls tools itself (an MCP
  * server). Only the tools active for the session's agent can be called.
  */
-export async function callToolDirectly(parts: SessionParts, name: string, args: unknown, options: DirectCallOptions = {}): Promise<DirectCallResult> {
+export async function callToolDirectly(
+  parts: SessionParts,
+  name: string,
+  args: unknown,
+  options: DirectCallOptions = {},
+): Promise<DirectCallResult> {
   const turnIndex = parts.sync.turns;
-  const env = turnEnv(parts, new ContextLevel({ ...options.context, [KERNEL_KEYS.turnIndex]: turnIndex }), options.signal, turnIndex);
+  const env = turnEnv(
+    parts,
+    new ContextLevel({ ...options.context, [KERNEL_KEYS.turnIndex]: turnIndex }),
+    options.signal,
+    turnIndex,
+  );
   const callId = `direct_${randomUUID()}`;
   // A value too large or too deep to turn into text (JSON.stringify recurses) is refused as its text would be.
   const problems = typeof args === 'string' ? '' : valueProblems(args);
-  if (problems.length > 0) return { status: 'error', callId, error: { code: 'ToolInput', message: `Invalid arguments for ${name}:\n${problems}`, retryable: false } };
+  if (problems.length > 0)
+    return {
+      status: 'error',
+      callId,
+      error: { code: 'ToolInput', message: `Invalid arguments for ${name}:\n${problems}`, retryable: false },
+    };
   const text = typeof args === 'string' ? args : JSON.stringify(args ?? {});
-  const outcome = await executeToolCall(env, { id: callId, name, arguments: text }, 0, -1, env.view.toolsByName, options.approved === true ? { approved: true } : undefined);
+  const outcome = await executeToolCall(
+    env,
+    { id: callId, name, arguments: text },
+    0,
+    -1,
+    env.view.toolsByName,
+    options.approved === true ? { approved: true } : undefined,
+  );
   switch (outcome.kind) {
     case 'blocked':
       return { status: 'blocked', callId, reason: outcome.reason, by: outcome.by };
@@ -54,7 +76,9 @@ export async function callToolDirectly(parts: SessionParts, name: string, args: 
       return { status: 'suspended', callId, pending: outcome.pending };
     case 'result': {
       const { record } = outcome;
-      return record.ok ? { status: 'ok', callId, value: record.value } : { status: 'error', callId, error: record.error };
+      return record.ok
+        ? { status: 'ok', callId, value: record.value }
+        : { status: 'error', callId, error: record.error };
     }
   }
 }

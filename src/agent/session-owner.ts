@@ -43,13 +43,19 @@ export function enforceAccess(parts: SessionParts, access: SessionAccess | undef
   // Checked while nobody owned it, and the caller's own earlier turn opened it since: still theirs.
   const openedByCaller = access.owner === null && owner === access.principal;
   if (owner !== access.owner && !openedByCaller) {
-    throw new TrellisError('AuthDenied', `Session '${parts.id}' is not the one '${access.principal}' was allowed to use: another user opened it meanwhile`, {
-      hint: 'Check the caller\'s access to the session again (its owner changed), then retry',
-      details: { sessionId: parts.id },
-    });
+    throw new TrellisError(
+      'AuthDenied',
+      `Session '${parts.id}' is not the one '${access.principal}' was allowed to use: another user opened it meanwhile`,
+      {
+        hint: "Check the caller's access to the session again (its owner changed), then retry",
+        details: { sessionId: parts.id },
+      },
+    );
   }
   if (claim && owner === null) {
-    commitKernelWrites(new ContextScope(parts.state, undefined, undefined), parts.host.registry, [sessionValue(KERNEL_KEYS.owner, access.principal)]);
+    commitKernelWrites(new ContextScope(parts.state, undefined, undefined), parts.host.registry, [
+      sessionValue(KERNEL_KEYS.owner, access.principal),
+    ]);
   }
 }
 
@@ -57,5 +63,10 @@ export function enforceAccess(parts: SessionParts, access: SessionAccess | undef
 function isSessionAccess(value: unknown): value is SessionAccess {
   if (typeof value !== 'object' || value === null) return false;
   const { principal, owner } = value as Partial<SessionAccess>;
-  return typeof principal === 'string' && principal.length > 0 && principal.length <= 512 && (owner === null || typeof owner === 'string');
+  return (
+    typeof principal === 'string' &&
+    principal.length > 0 &&
+    principal.length <= 512 &&
+    (owner === null || typeof owner === 'string')
+  );
 }

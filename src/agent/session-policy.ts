@@ -97,7 +97,10 @@ export async function authorizeSessionAccess(check: SessionAccessCheck): Promise
   const { owner, opened } = await check.ownerNow();
   if ((await check.policy({ action, sessionId, principal, owner, opened, context: check.context })) !== true) {
     throw new TrellisError('AuthDenied', `'${principal}' may not ${action} session '${sessionId}'`, {
-      hint: action === 'decide' ? "Deciding on waiting calls needs a permission the host's session policy grants" : "Only the session's owner, or whom the host's session policy allows, may use it",
+      hint:
+        action === 'decide'
+          ? "Deciding on waiting calls needs a permission the host's session policy grants"
+          : "Only the session's owner, or whom the host's session policy allows, may use it",
     });
   }
   return { principal, owner: owner ?? null };

@@ -12,7 +12,12 @@ import type { AgentBinding, DelegateSession, SessionHost } from './session-host.
 import { leaseHolder, leasesOf, leaseTtlProblem, waitForLeaseProblem, withLease } from './durability/session-lease.js';
 import { SessionEvents } from './session-events.js';
 import { SessionSync } from './durability/session-sync.js';
-import { isHostKey, parseSuspension, suspendedTurnMessages, type SuspensionRecord } from './durability/suspension-record.js';
+import {
+  isHostKey,
+  parseSuspension,
+  suspendedTurnMessages,
+  type SuspensionRecord,
+} from './durability/suspension-record.js';
 import type { SessionParts } from './turn/turn-envelope.js';
 import type { DelegationFrame } from '../contract/delegation.js';
 import type { ActiveAgent } from './delegation/handoff-continuation.js';
@@ -126,9 +131,22 @@ export class Session<TOutput = unknown> {
    * Not for applications: a session is opened with `agent.session(id, options)`. (Not
    * marked internal: the published declarations would then offer a constructor without arguments.)
    */
-  constructor(host: SessionHost, agent: AgentBinding, readonly id: string, context: Readonly<Record<string, unknown>>) {
+  constructor(
+    host: SessionHost,
+    agent: AgentBinding,
+    readonly id: string,
+    context: Readonly<Record<string, unknown>>,
+  ) {
     this.#hostContext = context;
-    this.#parts = { host, agent, id, state: host.sessionState(id), sync: new SessionSync(host, agent, id), subject: new SessionEvents(), extension: delegationFor(agent.spec, false) };
+    this.#parts = {
+      host,
+      agent,
+      id,
+      state: host.sessionState(id),
+      sync: new SessionSync(host, agent, id),
+      subject: new SessionEvents(),
+      extension: delegationFor(agent.spec, false),
+    };
   }
 
   /** This session's turn events: model text deltas, rounds, tool calls. */
@@ -192,7 +210,10 @@ export class Session<TOutput = unknown> {
       await this.#ready();
       const record = parseSuspension(this.#parts.sync.suspension, this.id);
       if (!record) return [];
-      const reviewed = reviewJournal(record, this.#parts.host.registry.view(this.#parts.agent.spec.plugins).toolsByName).record;
+      const reviewed = reviewJournal(
+        record,
+        this.#parts.host.registry.view(this.#parts.agent.spec.plugins).toolsByName,
+      ).record;
       return withDeepPending(this.#parts, reviewed);
     });
   }
@@ -205,22 +226,42 @@ export class Session<TOutput = unknown> {
    * @example
    * await session.send([{ type: 'text', text: 'What is the total?' }, { type: 'image', data: png, mediaType: 'image/png' }]);
    */
-  send<T>(message: string | readonly ContentPartInput[], options: SendOptions & { readonly output: OutputClass<T> }): Promise<TurnResult<T>>;
+  send<T>(
+    message: string | readonly ContentPartInput[],
+    options: SendOptions & { readonly output: OutputClass<T> },
+  ): Promise<TurnResult<T>>;
   send(message: string | readonly ContentPartInput[], options?: SendOptions): Promise<TurnResult<TOutput>>;
   send(message: string | readonly ContentPartInput[], options: SendOptions = {}): Promise<TurnResult> {
-    if (typeof message === 'string' || !Array.isArray(message)) return this.#send(message as string, options, undefined);
+    if (typeof message === 'string' || !Array.isArray(message))
+      return this.#send(message as string, options, undefined);
     let parts: ContentPart[];
     try {
       parts = normalizeParts(message, 'session.send()');
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.#send(partsText(parts), options, undefined, parts.some((part) => part.type !== 'text') ? parts : undefined);
+    return this.#send(
+      partsText(parts),
+      options,
+      undefined,
+      parts.some((part) => part.type !== 'text') ? parts : undefined,
+    );
   }
 
-  #send(message: string, options: SendOptions, delegation: DelegationFrame | undefined, parts?: readonly ContentPart[]): Promise<TurnResult> {
+  #send(
+    message: string,
+    options: SendOptions,
+    delegation: DelegationFrame | undefined,
+    parts?: readonly ContentPart[],
+  ): Promise<TurnResult> {
     if (typeof message !== 'string') {
-      return Promise.reject(new TrellisError('InvalidOptions', `session.send() takes a string message or an array of parts, got ${typeof message}`, { hint: 'Pass the user message as text, or as [{ type: "text", text }, { type: "image", … }]' }));
+      return Promise.reject(
+        new TrellisError(
+          'InvalidOptions',
+          `session.send() takes a string message or an array of parts, got ${typeof message}`,
+          { hint: 'Pass the user message as text, or as [{ type: "text", text }, { type: "image", … }]' },
+        ),
+      );
     }
     const keyProblem = turnKeyProblem(options.key, 'session.send()') ?? accessProblem(options.access, 'session.send()');
     if (keyProblem) return Promise.reject(keyProblem);
@@ -235,7 +276,8 @@ export class Session<TOutput = unknown> {
         this.#leased('send()', options.waitForLease, options.leaseTtlMs, () => {
           // No async frame: the turn's own promise is what the queue waits on.
           const ready = this.#ready();
-          if (ready instanceof Promise) return ready.then(() => this.#newTurn(message, options, delegation, stopper, parts, output));
+          if (ready instanceof Promise)
+            return ready.then(() => this.#newTurn(message, options, delegation, stopper, parts, output));
           return this.#newTurn(message, options, delegation, stopper, parts, output);
         }),
       ),
@@ -304,7 +346,14 @@ export class Session<TOutput = unknown> {
     return spec;
   }
 
-  #newTurn(message: string, options: SendOptions, delegation: DelegationFrame | undefined, stopper: TurnStopper, parts?: readonly ContentPart[], output?: OutputSpec): Promise<TurnResult> {
+  #newTurn(
+    message: string,
+    options: SendOptions,
+    delegation: DelegationFrame | undefined,
+    stopper: TurnStopper,
+    parts?: readonly ContentPart[],
+    output?: OutputSpec,
+  ): Promise<TurnResult> {
     this.#assertPluginsInstalled();
     enforceAccess(this.#parts, options.access, true);
     const sync = this.#parts.sync;
@@ -318,13 +367,28 @@ export class Session<TOutput = unknown> {
       // A turn a crash cut off goes on first: it is this one (the same key), or it comes before this one.
       const steps = parseSteps(sync.steps, this.id);
       const same = key !== undefined && openStepOf(steps).key === key;
-      const recovering = runRecoveredTurn(this.#activeParts(delegation), steps, { context: options.context, signal: stopper, keepsLease: !same, output: same ? output : undefined });
+      const recovering = runRecoveredTurn(this.#activeParts(delegation), steps, {
+        context: options.context,
+        signal: stopper,
+        keepsLease: !same,
+        output: same ? output : undefined,
+      });
       if (same) return recovering;
       return recovering.then(() => this.#newTurn(message, options, delegation, stopper, parts, output));
     }
     // A new message cancels the waiting calls first; then the session is no longer suspended.
-    if (this.suspended) return this.#cancelSuspended('message').then(() => this.#newTurn(message, options, delegation, stopper, parts, output));
-    return runNewTurn(this.#activeParts(delegation), { message, parts, context: options.context, signal: stopper, key: key ?? (sync.journals || this.#parts.host.store !== undefined ? randomUUID() : undefined), output });
+    if (this.suspended)
+      return this.#cancelSuspended('message').then(() =>
+        this.#newTurn(message, options, delegation, stopper, parts, output),
+      );
+    return runNewTurn(this.#activeParts(delegation), {
+      message,
+      parts,
+      context: options.context,
+      signal: stopper,
+      key: key ?? (sync.journals || this.#parts.host.store !== undefined ? randomUUID() : undefined),
+      output,
+    });
   }
 
   /**
@@ -333,23 +397,48 @@ export class Session<TOutput = unknown> {
    */
   #resultOf(record: TurnRecord, given: OutputSpec | undefined): TurnResult {
     const waiting = record.status === 'suspended' ? parseSuspension(this.#parts.sync.suspension, this.id) : undefined;
-    const suspended = waiting === undefined ? undefined : reviewJournal(waiting, this.#parts.host.registry.view(this.#parts.agent.spec.plugins).toolsByName).record.pending;
+    const suspended =
+      waiting === undefined
+        ? undefined
+        : reviewJournal(waiting, this.#parts.host.registry.view(this.#parts.agent.spec.plugins).toolsByName).record
+            .pending;
     let output = record.output;
     const dto = (given ?? this.#parts.agent.output)?.type;
     if (output !== undefined && dto !== undefined) {
       const rebuilt = validateDto(dto, output, { forbidUnknown: false });
       if (rebuilt.ok) output = rebuilt.value;
     }
-    return { status: record.status, reply: record.reply, rounds: record.rounds, toolCalls: [], usage: totalUsage(record.usage), ...(output !== undefined && { output }), ...(suspended !== undefined && { suspended }), ...(record.error !== undefined && { error: record.error }) };
+    return {
+      status: record.status,
+      reply: record.reply,
+      rounds: record.rounds,
+      toolCalls: [],
+      usage: totalUsage(record.usage),
+      ...(output !== undefined && { output }),
+      ...(suspended !== undefined && { suspended }),
+      ...(record.error !== undefined && { error: record.error }),
+    };
   }
 
   /** Goes on with a turn a crash cut off, if the session has one; its result, or undefined. */
-  async #recoverFirst(options: { readonly context?: Readonly<Record<string, unknown>>; readonly signal?: AbortSignal | TurnStopper; readonly output?: OutputClass }, delegation: DelegationFrame | undefined): Promise<{ result: TurnResult; resumedBy: string | undefined } | undefined> {
+  async #recoverFirst(
+    options: {
+      readonly context?: Readonly<Record<string, unknown>>;
+      readonly signal?: AbortSignal | TurnStopper;
+      readonly output?: OutputClass;
+    },
+    delegation: DelegationFrame | undefined,
+  ): Promise<{ result: TurnResult; resumedBy: string | undefined } | undefined> {
     const sync = this.#parts.sync;
     if (sync.steps === undefined) return undefined;
     const steps = parseSteps(sync.steps, this.id);
     // The caller's own work follows (or the recovered turn is its answer, and the lease is released after it).
-    const result = await runRecoveredTurn(this.#activeParts(delegation), steps, { context: options.context, signal: options.signal, keepsLease: true, output: options.output === undefined ? undefined : outputSpecOf(options.output, 'session.resume()') });
+    const result = await runRecoveredTurn(this.#activeParts(delegation), steps, {
+      context: options.context,
+      signal: options.signal,
+      keepsLease: true,
+      output: options.output === undefined ? undefined : outputSpecOf(options.output, 'session.resume()'),
+    });
     return { result, resumedBy: openStepOf(steps).resumedBy };
   }
 
@@ -371,22 +460,38 @@ export class Session<TOutput = unknown> {
    *
    * @returns the resumed turn's result, or undefined when no waiting call has expired.
    */
-  expirePending(options: { readonly waitForLease?: number; readonly signal?: AbortSignal } = {}): Promise<TurnResult | undefined> {
+  expirePending(
+    options: { readonly waitForLease?: number; readonly signal?: AbortSignal } = {},
+  ): Promise<TurnResult | undefined> {
     return this.#serialize(() =>
       this.#leased('expirePending()', options.waitForLease, undefined, async () => {
         await this.#ready();
         await this.#recoverFirst({}, undefined);
         const record = parseSuspension(this.#parts.sync.suspension, this.id);
-        if (!record || expiredCalls(record, this.#parts.host.approvals ?? [], this.#parts.host.registry.tools, Date.now()).length === 0) return undefined;
+        if (
+          !record ||
+          expiredCalls(record, this.#parts.host.approvals ?? [], this.#parts.host.registry.tools, Date.now()).length ===
+            0
+        )
+          return undefined;
         this.#assertPluginsInstalled();
         const active = this.#activeParts(undefined);
-        return runResumedTurn(active, record, { decisions: [], context: undefined, signal: options.signal, key: undefined, approver: undefined, expireOnly: true, output: storedOutput(record.turn, undefined, active.agent) });
+        return runResumedTurn(active, record, {
+          decisions: [],
+          context: undefined,
+          signal: options.signal,
+          key: undefined,
+          approver: undefined,
+          expireOnly: true,
+          output: storedOutput(record.turn, undefined, active.agent),
+        });
       }),
     );
   }
 
   #resume(options: ResumeOptions, delegation: DelegationFrame | undefined): Promise<TurnResult> {
-    const keyProblem = turnKeyProblem(options.key, 'session.resume()') ?? accessProblem(options.access, 'session.resume()');
+    const keyProblem =
+      turnKeyProblem(options.key, 'session.resume()') ?? accessProblem(options.access, 'session.resume()');
     if (keyProblem) return Promise.reject(keyProblem);
     try {
       checkApprover(options.approver);
@@ -394,29 +499,52 @@ export class Session<TOutput = unknown> {
       return Promise.reject(error);
     }
     return this.#serialize(() =>
-      this.#stoppable(options.signal, (stopper) => this.#leased('resume()', options.waitForLease, options.leaseTtlMs, async () => {
-        await this.#ready();
-        this.#assertPluginsInstalled();
-        enforceAccess(this.#parts, options.access, false);
-        const recovered = await this.#recoverFirst({ context: options.context, signal: stopper, output: options.output }, delegation);
-        if (recovered !== undefined) {
-          // The resume a crash cut off, tried again: the turn it continued has gone on to its end.
-          if (options.key !== undefined && recovered.resumedBy === options.key) return recovered.result;
-          // The same decisions again, all applied already: nothing waits for them.
-          const applied = new Set(recovered.result.toolCalls.map((c) => c.callId));
-          if (recovered.result.status !== 'suspended' && Array.isArray(options.decisions) && options.decisions.length > 0 && options.decisions.every((d) => applied.has(d?.callId))) return recovered.result;
-        }
-        const record = parseSuspension(this.#parts.sync.suspension, this.id);
-        if (!record) {
-          throw new TrellisError('InvalidDecision', `Session '${this.id}' has no suspended calls to decide on`, {
-            hint: 'Decisions apply once; check session.suspended before resuming',
+      this.#stoppable(options.signal, (stopper) =>
+        this.#leased('resume()', options.waitForLease, options.leaseTtlMs, async () => {
+          await this.#ready();
+          this.#assertPluginsInstalled();
+          enforceAccess(this.#parts, options.access, false);
+          const recovered = await this.#recoverFirst(
+            { context: options.context, signal: stopper, output: options.output },
+            delegation,
+          );
+          if (recovered !== undefined) {
+            // The resume a crash cut off, tried again: the turn it continued has gone on to its end.
+            if (options.key !== undefined && recovered.resumedBy === options.key) return recovered.result;
+            // The same decisions again, all applied already: nothing waits for them.
+            const applied = new Set(recovered.result.toolCalls.map((c) => c.callId));
+            if (
+              recovered.result.status !== 'suspended' &&
+              Array.isArray(options.decisions) &&
+              options.decisions.length > 0 &&
+              options.decisions.every((d) => applied.has(d?.callId))
+            )
+              return recovered.result;
+          }
+          const record = parseSuspension(this.#parts.sync.suspension, this.id);
+          if (!record) {
+            throw new TrellisError('InvalidDecision', `Session '${this.id}' has no suspended calls to decide on`, {
+              hint: 'Decisions apply once; check session.suspended before resuming',
+            });
+          }
+          this.#assertPluginsInstalled();
+          const active = this.#activeParts(delegation);
+          const output = storedOutput(
+            record.turn,
+            options.output === undefined ? undefined : outputSpecOf(options.output, 'session.resume()'),
+            active.agent,
+            'session.resume()',
+          );
+          return runResumedTurn(active, record, {
+            decisions: options.decisions,
+            context: options.context,
+            signal: stopper,
+            key: options.key,
+            approver: options.approver,
+            output,
           });
-        }
-        this.#assertPluginsInstalled();
-        const active = this.#activeParts(delegation);
-        const output = storedOutput(record.turn, options.output === undefined ? undefined : outputSpecOf(options.output, 'session.resume()'), active.agent, 'session.resume()');
-        return runResumedTurn(active, record, { decisions: options.decisions, context: options.context, signal: stopper, key: options.key, approver: options.approver, output });
-      })),
+        }),
+      ),
     );
   }
 
@@ -428,7 +556,9 @@ export class Session<TOutput = unknown> {
    *
    * @returns whether a turn was waiting.
    */
-  cancelPending(options: { readonly waitForLease?: number; readonly leaseTtlMs?: number; readonly access?: SessionAccess } = {}): Promise<boolean> {
+  cancelPending(
+    options: { readonly waitForLease?: number; readonly leaseTtlMs?: number; readonly access?: SessionAccess } = {},
+  ): Promise<boolean> {
     const problem = accessProblem(options.access, 'session.cancelPending()');
     if (problem) return Promise.reject(problem);
     return this.#serialize(() =>
@@ -460,7 +590,11 @@ export class Session<TOutput = unknown> {
     return this.#serialize(() => {
       const registry = this.#parts.host.registry;
       const hooks = registry.view(this.#parts.agent.spec.plugins).hooks;
-      const ending = this.#parts.host.hooks.run('session.end', { sessionId: this.id }, { scope: new ContextScope(this.#parts.state, undefined, undefined), schema: registry, hooks });
+      const ending = this.#parts.host.hooks.run(
+        'session.end',
+        { sessionId: this.id },
+        { scope: new ContextScope(this.#parts.state, undefined, undefined), schema: registry, hooks },
+      );
       if (ending instanceof Promise) return ending.then(() => this.#forget());
       this.#forget();
       return undefined;
@@ -534,10 +668,14 @@ export class Session<TOutput = unknown> {
     const registry = this.#parts.host.registry;
     const { missing } = registry.view(this.#parts.agent.spec.plugins);
     if (missing.length === 0) return;
-    throw new TrellisError('UnknownPlugin', `Agent '${this.#parts.agent.spec.name}' lists plugins that are not installed: ${missing.map((m) => `'${m}'`).join(', ')}`, {
-      hint: `Installed: ${[...registry.byName.keys()].join(', ') || 'none'}. Fix the agent's plugins list or install them`,
-      details: { missing },
-    });
+    throw new TrellisError(
+      'UnknownPlugin',
+      `Agent '${this.#parts.agent.spec.name}' lists plugins that are not installed: ${missing.map((m) => `'${m}'`).join(', ')}`,
+      {
+        hint: `Installed: ${[...registry.byName.keys()].join(', ') || 'none'}. Fix the agent's plugins list or install them`,
+        details: { missing },
+      },
+    );
   }
 
   /** Loads the session on first use (`session.start`); nothing to wait for when neither the store nor a hook awaits. */
@@ -546,7 +684,11 @@ export class Session<TOutput = unknown> {
       this.#seedHostContext();
       const registry = this.#parts.host.registry;
       const hooks = registry.view(this.#parts.agent.spec.plugins).hooks;
-      return this.#parts.host.hooks.run('session.start', { sessionId: this.id, resumed }, { scope: new ContextScope(this.#parts.state, undefined, undefined), schema: registry, hooks });
+      return this.#parts.host.hooks.run(
+        'session.start',
+        { sessionId: this.id, resumed },
+        { scope: new ContextScope(this.#parts.state, undefined, undefined), schema: registry, hooks },
+      );
     });
   }
 
@@ -578,9 +720,13 @@ export class Session<TOutput = unknown> {
     if (name !== this.#parts.agent.spec.name) {
       const found = this.#parts.host.agent?.(name);
       if (!found) {
-        throw new TrellisError('UnknownAgent', `Session '${this.id}' was handed over to agent '${name}', which this app does not have`, {
-          hint: `Create it with app.agent({ name: '${name}', … }) before using the session in this process`,
-        });
+        throw new TrellisError(
+          'UnknownAgent',
+          `Session '${this.id}' was handed over to agent '${name}', which this app does not have`,
+          {
+            hint: `Create it with app.agent({ name: '${name}', … }) before using the session in this process`,
+          },
+        );
       }
       agent = found;
     }
@@ -597,7 +743,15 @@ export class Session<TOutput = unknown> {
     // A store without leases runs the work as it is: no holder or loss handler is made for it.
     const lease = leasesOf(this.#parts.host.store);
     if (!lease) return work();
-    return withLease(lease, this.id, (this.#holder ??= leaseHolder()), waitMs, (held) => this.#parts.sync.holding(held, work), (error) => this.#parts.host.reportError(error, undefined, undefined, this.id), ttlMs ?? this.#parts.host.leaseTtlMs);
+    return withLease(
+      lease,
+      this.id,
+      (this.#holder ??= leaseHolder()),
+      waitMs,
+      (held) => this.#parts.sync.holding(held, work),
+      (error) => this.#parts.host.reportError(error, undefined, undefined, this.id),
+      ttlMs ?? this.#parts.host.leaseTtlMs,
+    );
   }
 
   #serialize<T>(work: () => T | Promise<T>): Promise<T> {
@@ -621,9 +775,13 @@ Object.freeze(Session);
 /** What is wrong with a turn key (`SendOptions.key`, `ResumeOptions.key`), as the error to reject with. */
 function turnKeyProblem(key: unknown, where: string): TrellisError | undefined {
   if (key === undefined || (typeof key === 'string' && key.length > 0 && key.length <= 512)) return undefined;
-  return new TrellisError('InvalidOptions', `${where}: key must be a non-empty string of at most 512 characters, got ${typeof key === 'string' ? `${key.length} characters` : typeof key}`, {
-    hint: 'Pass the caller\'s id for the turn (a message id, a request id), or leave it out',
-  });
+  return new TrellisError(
+    'InvalidOptions',
+    `${where}: key must be a non-empty string of at most 512 characters, got ${typeof key === 'string' ? `${key.length} characters` : typeof key}`,
+    {
+      hint: "Pass the caller's id for the turn (a message id, a request id), or leave it out",
+    },
+  );
 }
 
 /** The queue of a session nothing ran on yet. */

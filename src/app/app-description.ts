@@ -46,7 +46,12 @@ export interface PluginInfo {
   readonly dependsOnRanges: Readonly<Record<string, string>>;
   readonly tools: readonly ToolInfo[];
   readonly hooks: readonly HookInfo[];
-  readonly stateKeys: readonly { readonly key: string; readonly scope: string; readonly merge: string; readonly persistent: boolean }[];
+  readonly stateKeys: readonly {
+    readonly key: string;
+    readonly scope: string;
+    readonly merge: string;
+    readonly persistent: boolean;
+  }[];
 }
 
 /** What is installed: plugins, and every point's handlers in the order they run. */
@@ -58,33 +63,33 @@ export interface AppDescription {
 
 /** Plain data about a registry snapshot: safe to print, serialise or send over HTTP. */
 export function describeRegistry(registry: RegistrySnapshot): AppDescription {
-  const plugins = registry.plugins.map(
-    (p): PluginInfo => ({
-      name: p.definition.name,
-      version: p.definition.version,
-      description: p.definition.description,
-      tags: p.definition.tags,
-      ...(p.definition.owner !== undefined && { owner: p.definition.owner }),
-      enabled: p.enabled,
-      dependsOn: p.definition.dependsOn,
-      dependsOnRanges: p.definition.dependsOnRanges,
-      tools: p.tools.map((t) => ({
-        name: t.name,
-        plugin: t.plugin,
-        description: t.description,
-        tags: t.tags,
-        inputSchema: t.schema,
-        middleware: t.chainNames,
-        requires: t.requires.map((r) => ({ key: r.key, optional: r.optional })),
-        ...(t.timeoutMs !== undefined && { timeoutMs: t.timeoutMs }),
-        idempotent: t.onCrash === 'retry',
-        onCrash: t.onCrash,
-        secretFields: secretFields(t.input),
-      })),
-      hooks: p.hooks.map((h) => ({ point: h.point, plugin: h.plugin, method: h.method, priority: h.priority })),
-      stateKeys: p.stateKeys.filter((k) => !k.key.endsWith('.result') || !p.tools.some((t) => `${t.name}.result` === k.key)).map((k) => ({ key: k.key, scope: k.scope, merge: k.merge, persistent: k.persistent })),
-    }),
-  );
+  const plugins = registry.plugins.map((p): PluginInfo => ({
+    name: p.definition.name,
+    version: p.definition.version,
+    description: p.definition.description,
+    tags: p.definition.tags,
+    ...(p.definition.owner !== undefined && { owner: p.definition.owner }),
+    enabled: p.enabled,
+    dependsOn: p.definition.dependsOn,
+    dependsOnRanges: p.definition.dependsOnRanges,
+    tools: p.tools.map((t) => ({
+      name: t.name,
+      plugin: t.plugin,
+      description: t.description,
+      tags: t.tags,
+      inputSchema: t.schema,
+      middleware: t.chainNames,
+      requires: t.requires.map((r) => ({ key: r.key, optional: r.optional })),
+      ...(t.timeoutMs !== undefined && { timeoutMs: t.timeoutMs }),
+      idempotent: t.onCrash === 'retry',
+      onCrash: t.onCrash,
+      secretFields: secretFields(t.input),
+    })),
+    hooks: p.hooks.map((h) => ({ point: h.point, plugin: h.plugin, method: h.method, priority: h.priority })),
+    stateKeys: p.stateKeys
+      .filter((k) => !k.key.endsWith('.result') || !p.tools.some((t) => `${t.name}.result` === k.key))
+      .map((k) => ({ key: k.key, scope: k.scope, merge: k.merge, persistent: k.persistent })),
+  }));
   const view = registry.view();
   const hookOrder = HOOK_POINT_NAMES.filter((point) => view.hooks[point].length > 0).map((point) => ({
     point,

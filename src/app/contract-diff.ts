@@ -54,7 +54,14 @@ export function diffContracts(before: readonly PluginContract[], after: readonly
     else comparePlugin(a, b, emit);
     changes.push(...mine);
     const breaking = mine.filter((c) => c.kind === 'breaking').length;
-    plugins.push({ name, ...(a && { from: a.version }), ...(b && { to: b.version }), breaking, compatible: mine.length - breaking, unbumped: breaking > 0 && b !== undefined && a !== undefined && !majorBump(a.version, b.version) });
+    plugins.push({
+      name,
+      ...(a && { from: a.version }),
+      ...(b && { to: b.version }),
+      breaking,
+      compatible: mine.length - breaking,
+      unbumped: breaking > 0 && b !== undefined && a !== undefined && !majorBump(a.version, b.version),
+    });
   }
   return { changes, plugins, ok: !plugins.some((p) => p.unbumped) };
 }
@@ -69,51 +76,89 @@ function majorBump(from: string, to: string): boolean {
 }
 
 function comparePlugin(a: PluginContract, b: PluginContract, emit: Emit): void {
-  if (a.owner !== b.owner) emit('compatible', 'owner', `owner changed from ${a.owner ?? 'none'} to ${b.owner ?? 'none'}`);
+  if (a.owner !== b.owner)
+    emit('compatible', 'owner', `owner changed from ${a.owner ?? 'none'} to ${b.owner ?? 'none'}`);
   const oldTools = new Map(a.tools.map((t) => [t.name, t]));
   const newTools = new Map(b.tools.map((t) => [t.name, t]));
   for (const [name, tool] of oldTools) {
     const now = newTools.get(name);
     if (!now) {
-      const renamed = b.tools.find((t) => !oldTools.has(t.name) && JSON.stringify(t.input) === JSON.stringify(tool.input));
-      emit('breaking', `tool ${name}`, `tool '${name}' was removed${renamed ? ` (renamed to '${renamed.name}'?)` : ''}`);
+      const renamed = b.tools.find(
+        (t) => !oldTools.has(t.name) && JSON.stringify(t.input) === JSON.stringify(tool.input),
+      );
+      emit(
+        'breaking',
+        `tool ${name}`,
+        `tool '${name}' was removed${renamed ? ` (renamed to '${renamed.name}'?)` : ''}`,
+      );
       continue;
     }
     compareSchema(tool.input, now.input, 'input', `tool ${name} input`, emit);
-    if (tool.output && !now.output) emit('breaking', `tool ${name} output`, 'the output schema was dropped: readers no longer know its shape');
+    if (tool.output && !now.output)
+      emit('breaking', `tool ${name} output`, 'the output schema was dropped: readers no longer know its shape');
     else if (!tool.output && now.output) emit('compatible', `tool ${name} output`, 'an output schema was declared');
     else if (tool.output && now.output) compareSchema(tool.output, now.output, 'output', `tool ${name} output`, emit);
-    setDiff(tool.tags, now.tags, `tool ${name} tags`, 'tag', emit, 'approval policies and tool filters that match it stop matching');
+    setDiff(
+      tool.tags,
+      now.tags,
+      `tool ${name} tags`,
+      'tag',
+      emit,
+      'approval policies and tool filters that match it stop matching',
+    );
   }
-  for (const name of newTools.keys()) if (!oldTools.has(name)) emit('compatible', `tool ${name}`, `tool '${name}' was added`);
+  for (const name of newTools.keys())
+    if (!oldTools.has(name)) emit('compatible', `tool ${name}`, `tool '${name}' was added`);
   setDiff(a.hooks, b.hooks, 'hooks', 'hook point', emit, 'behaviour other plugins relied on at that point is gone');
-  setDiff(a.contextKeys.writes, b.contextKeys.writes, 'contextKeys.writes', 'written context key', emit, "a plugin that declared @Requires on it gets MissingContext");
+  setDiff(
+    a.contextKeys.writes,
+    b.contextKeys.writes,
+    'contextKeys.writes',
+    'written context key',
+    emit,
+    'a plugin that declared @Requires on it gets MissingContext',
+  );
   const reads = new Map(a.contextKeys.reads.map((r) => [r.key, r.optional]));
   for (const r of b.contextKeys.reads) {
     const was = reads.get(r.key);
-    if (was === undefined) emit(r.optional ? 'compatible' : 'breaking', 'contextKeys.reads', `reads '${r.key}'${r.optional ? ' (optional)' : ' (required): the host or another plugin must now provide it'}`);
+    if (was === undefined)
+      emit(
+        r.optional ? 'compatible' : 'breaking',
+        'contextKeys.reads',
+        `reads '${r.key}'${r.optional ? ' (optional)' : ' (required): the host or another plugin must now provide it'}`,
+      );
     else if (was && !r.optional) emit('breaking', 'contextKeys.reads', `'${r.key}' is required now (was optional)`);
     else if (!was && r.optional) emit('compatible', 'contextKeys.reads', `'${r.key}' is optional now (was required)`);
   }
-  for (const r of a.contextKeys.reads) if (!b.contextKeys.reads.some((n) => n.key === r.key)) emit('compatible', 'contextKeys.reads', `no longer reads '${r.key}'`);
+  for (const r of a.contextKeys.reads)
+    if (!b.contextKeys.reads.some((n) => n.key === r.key))
+      emit('compatible', 'contextKeys.reads', `no longer reads '${r.key}'`);
   const keys = new Map(b.stateKeys.map((k) => [k.key, k]));
   for (const k of a.stateKeys) {
     const now = keys.get(k.key);
     if (!now) continue; // Reported with the written keys.
     if (now.scope !== k.scope) emit('breaking', `stateKeys ${k.key}`, `scope changed from ${k.scope} to ${now.scope}`);
     if (now.merge !== k.merge) emit('breaking', `stateKeys ${k.key}`, `merge changed from ${k.merge} to ${now.merge}`);
-    if (k.persistent && !now.persistent) emit('breaking', `stateKeys ${k.key}`, 'no longer persistent: stored values are not read back');
+    if (k.persistent && !now.persistent)
+      emit('breaking', `stateKeys ${k.key}`, 'no longer persistent: stored values are not read back');
     if (!k.persistent && now.persistent) emit('compatible', `stateKeys ${k.key}`, 'persistent now');
   }
   setDiff(a.effects, b.effects, 'effects', 'effect handler', emit, 'commands emitting it fail with UnknownEffect');
   setDiff(a.actions, b.actions, 'actions', 'action handler', emit, 'commands scheduling it fail with UnknownAction');
   for (const [dep, range] of Object.entries(b.dependsOn)) {
     const was = a.dependsOn[dep];
-    if (was === undefined) emit('breaking', 'dependsOn', `depends on '${dep}' ${range} now: installs without it are refused`);
-    else if (was !== range && !rangeWithin(was, range)) emit('breaking', 'dependsOn', `the range for '${dep}' changed from ${was} to ${range}, which does not take every version the old one did`);
+    if (was === undefined)
+      emit('breaking', 'dependsOn', `depends on '${dep}' ${range} now: installs without it are refused`);
+    else if (was !== range && !rangeWithin(was, range))
+      emit(
+        'breaking',
+        'dependsOn',
+        `the range for '${dep}' changed from ${was} to ${range}, which does not take every version the old one did`,
+      );
     else if (was !== range) emit('compatible', 'dependsOn', `the range for '${dep}' widened from ${was} to ${range}`);
   }
-  for (const dep of Object.keys(a.dependsOn)) if (b.dependsOn[dep] === undefined) emit('compatible', 'dependsOn', `no longer depends on '${dep}'`);
+  for (const dep of Object.keys(a.dependsOn))
+    if (b.dependsOn[dep] === undefined) emit('compatible', 'dependsOn', `no longer depends on '${dep}'`);
 }
 
 /** Whether every version `inner` takes, `outer` takes too. */
@@ -125,8 +170,16 @@ function rangeWithin(inner: string, outer: string): boolean {
   }
 }
 
-function setDiff(before: readonly string[], after: readonly string[], where: string, noun: string, emit: Emit, why: string): void {
-  for (const item of before) if (!after.includes(item)) emit('breaking', where, `${noun} '${item}' was removed: ${why}`);
+function setDiff(
+  before: readonly string[],
+  after: readonly string[],
+  where: string,
+  noun: string,
+  emit: Emit,
+  why: string,
+): void {
+  for (const item of before)
+    if (!after.includes(item)) emit('breaking', where, `${noun} '${item}' was removed: ${why}`);
   for (const item of after) if (!before.includes(item)) emit('compatible', where, `${noun} '${item}' was added`);
 }
 
@@ -146,7 +199,8 @@ function compareSchema(a: JsonSchema, b: JsonSchema, dir: Direction, where: stri
     const lost = ta.filter((t) => !tb.includes(t) && !(t === 'integer' && tb.includes('number')));
     const gained = tb.filter((t) => !ta.includes(t) && !(t === 'integer' && ta.includes('number')));
     if (lost.length > 0) narrowed(`type no longer takes ${lost.join(', ')} (was ${ta.join('|')}, now ${tb.join('|')})`);
-    if (gained.length > 0) widened(`type also takes ${gained.join(', ')} now (was ${ta.join('|')}, now ${tb.join('|')})`);
+    if (gained.length > 0)
+      widened(`type also takes ${gained.join(', ')} now (was ${ta.join('|')}, now ${tb.join('|')})`);
   } else if (ta && !tb) widened('type is unconstrained now');
   else if (!ta && tb) narrowed(`type is constrained to ${tb.join('|')} now`);
   const ea = a['enum'] as unknown[] | undefined;
@@ -166,8 +220,14 @@ function compareSchema(a: JsonSchema, b: JsonSchema, dir: Direction, where: stri
   for (const [field, schema] of Object.entries(pa)) {
     const now = pb[field];
     if (!now) {
-      if (dir === 'output') emit('breaking', `${where}.${field}`, `field '${field}' was removed: readers of it get nothing`);
-      else if (b['additionalProperties'] === false) emit('breaking', `${where}.${field}`, `field '${field}' was removed, and unknown fields are refused: arguments with it fail`);
+      if (dir === 'output')
+        emit('breaking', `${where}.${field}`, `field '${field}' was removed: readers of it get nothing`);
+      else if (b['additionalProperties'] === false)
+        emit(
+          'breaking',
+          `${where}.${field}`,
+          `field '${field}' was removed, and unknown fields are refused: arguments with it fail`,
+        );
       else emit('compatible', `${where}.${field}`, `field '${field}' was removed (it is ignored when sent)`);
       continue;
     }
@@ -177,10 +237,16 @@ function compareSchema(a: JsonSchema, b: JsonSchema, dir: Direction, where: stri
   }
   for (const field of Object.keys(pb)) {
     if (pa[field]) continue;
-    if (dir === 'input') emit(rb.has(field) ? 'breaking' : 'compatible', `${where}.${field}`, `field '${field}' was added${rb.has(field) ? ' as required: calls without it fail' : ' (optional)'}`);
+    if (dir === 'input')
+      emit(
+        rb.has(field) ? 'breaking' : 'compatible',
+        `${where}.${field}`,
+        `field '${field}' was added${rb.has(field) ? ' as required: calls without it fail' : ' (optional)'}`,
+      );
     else emit('compatible', `${where}.${field}`, `field '${field}' was added`);
   }
-  if (a['additionalProperties'] !== false && b['additionalProperties'] === false && dir === 'input') narrowed('unknown fields are refused now');
+  if (a['additionalProperties'] !== false && b['additionalProperties'] === false && dir === 'input')
+    narrowed('unknown fields are refused now');
   const ia = a['items'] as JsonSchema | undefined;
   const ib = b['items'] as JsonSchema | undefined;
   if (ia && ib && typeof ia === 'object' && typeof ib === 'object') compareSchema(ia, ib, dir, `${where}[]`, emit);
@@ -189,26 +255,34 @@ function compareSchema(a: JsonSchema, b: JsonSchema, dir: Direction, where: stri
 const LOWER = ['minimum', 'exclusiveMinimum', 'minLength', 'minItems'] as const;
 const UPPER = ['maximum', 'exclusiveMaximum', 'maxLength', 'maxItems'] as const;
 
-function compareBounds(a: JsonSchema, b: JsonSchema, narrowed: (what: string) => void, widened: (what: string) => void): void {
+function compareBounds(
+  a: JsonSchema,
+  b: JsonSchema,
+  narrowed: (what: string) => void,
+  widened: (what: string) => void,
+): void {
   for (const key of LOWER) {
     const x = a[key] as number | undefined;
     const y = b[key] as number | undefined;
     if (x === y) continue;
-    if (y !== undefined && (x === undefined || y > x)) narrowed(`${key} raised to ${y}${x === undefined ? '' : ` (was ${x})`}`);
+    if (y !== undefined && (x === undefined || y > x))
+      narrowed(`${key} raised to ${y}${x === undefined ? '' : ` (was ${x})`}`);
     else widened(`${key} lowered${y === undefined ? ' (removed)' : ` to ${y}`} (was ${x})`);
   }
   for (const key of UPPER) {
     const x = a[key] as number | undefined;
     const y = b[key] as number | undefined;
     if (x === y) continue;
-    if (y !== undefined && (x === undefined || y < x)) narrowed(`${key} lowered to ${y}${x === undefined ? '' : ` (was ${x})`}`);
+    if (y !== undefined && (x === undefined || y < x))
+      narrowed(`${key} lowered to ${y}${x === undefined ? '' : ` (was ${x})`}`);
     else widened(`${key} raised${y === undefined ? ' (removed)' : ` to ${y}`} (was ${x})`);
   }
   for (const key of ['pattern', 'format'] as const) {
     const x = a[key];
     const y = b[key];
     if (x === y) continue;
-    if (y !== undefined) narrowed(`${key} is ${JSON.stringify(y)} now${x === undefined ? '' : ` (was ${JSON.stringify(x)})`}`);
+    if (y !== undefined)
+      narrowed(`${key} is ${JSON.stringify(y)} now${x === undefined ? '' : ` (was ${JSON.stringify(x)})`}`);
     else widened(`${key} ${JSON.stringify(x)} was removed`);
   }
 }

@@ -36,7 +36,11 @@ export interface SweepSite {
  * Sub-agents' sessions are swept through their callers (their calls wait there too).
  */
 export async function sweepExpired(site: SweepSite, now = Date.now()): Promise<ExpiryReport> {
-  const report = { expired: [] as { sessionId: string; status: TurnStatus }[], busy: [] as string[], failed: [] as { sessionId: string; error: string }[] };
+  const report = {
+    expired: [] as { sessionId: string; status: TurnStatus }[],
+    busy: [] as string[],
+    failed: [] as { sessionId: string; error: string }[],
+  };
   if (!site.policies.some((p) => p.expiresAfterMs !== undefined)) return report;
   for (const summary of await site.store.list()) {
     // A sub-agent's session (`<session>><agent>:…`) is decided through its caller.
@@ -48,7 +52,9 @@ export async function sweepExpired(site: SweepSite, now = Date.now()): Promise<E
       const record = stored === undefined ? undefined : parseSuspension(stored.suspension, summary.id);
       if (record === undefined || expiredCalls(record, site.policies, site.tools, now).length === 0) continue;
       const context = await site.context?.({ id: summary.id, agent: summary.agent });
-      const result = await agent.session(summary.id, context === undefined ? {} : { context }).expirePending({ waitForLease: 0 });
+      const result = await agent
+        .session(summary.id, context === undefined ? {} : { context })
+        .expirePending({ waitForLease: 0 });
       if (result !== undefined) report.expired.push({ sessionId: summary.id, status: result.status });
     } catch (error) {
       if (TrellisError.is(error, 'SessionBusy')) report.busy.push(summary.id);

@@ -31,7 +31,12 @@ export interface PluginContract {
     /** Keys it writes: its state keys and each tool's `<tool>.result`. */
     readonly writes: readonly string[];
   };
-  readonly stateKeys: readonly { readonly key: string; readonly scope: string; readonly merge: string; readonly persistent: boolean }[];
+  readonly stateKeys: readonly {
+    readonly key: string;
+    readonly scope: string;
+    readonly merge: string;
+    readonly persistent: boolean;
+  }[];
   readonly effects: readonly string[];
   readonly actions: readonly string[];
   /** Dependencies by name, with their semver range or `*`. */
@@ -43,7 +48,8 @@ export function pluginContract(plugin: InstalledPlugin): PluginContract {
   const d = plugin.definition;
   const reads = new Map<string, boolean>();
   const members = [...plugin.tools, ...plugin.hooks, ...plugin.transforms, ...plugin.effects, ...plugin.actions];
-  for (const member of members) for (const r of member.requires) reads.set(r.key, (reads.get(r.key) ?? true) && r.optional);
+  for (const member of members)
+    for (const r of member.requires) reads.set(r.key, (reads.get(r.key) ?? true) && r.optional);
   const own = new Set(plugin.tools.map((t) => `${t.name}.result`));
   const sorted = <T>(items: Iterable<T>, by: (t: T) => string) => [...items].sort((a, b) => by(a).localeCompare(by(b)));
   return {
@@ -51,13 +57,21 @@ export function pluginContract(plugin: InstalledPlugin): PluginContract {
     name: d.name,
     version: d.version,
     ...(d.owner !== undefined && { owner: d.owner }),
-    tools: sorted(plugin.tools, (t) => t.name).map((t) => ({ name: t.name, input: t.schema, ...(t.output && { output: dtoJsonSchema(t.output) }), tags: [...t.tags].sort() })),
+    tools: sorted(plugin.tools, (t) => t.name).map((t) => ({
+      name: t.name,
+      input: t.schema,
+      ...(t.output && { output: dtoJsonSchema(t.output) }),
+      tags: [...t.tags].sort(),
+    })),
     hooks: [...new Set(plugin.hooks.map((h) => h.point))].sort(),
     contextKeys: {
       reads: sorted(reads, ([key]) => key).map(([key, optional]) => ({ key, optional })),
       writes: [...new Set([...plugin.stateKeys.map((k) => k.key), ...own])].sort(),
     },
-    stateKeys: sorted(plugin.stateKeys.filter((k) => !own.has(k.key)), (k) => k.key).map((k) => ({ key: k.key, scope: k.scope, merge: k.merge, persistent: k.persistent })),
+    stateKeys: sorted(
+      plugin.stateKeys.filter((k) => !own.has(k.key)),
+      (k) => k.key,
+    ).map((k) => ({ key: k.key, scope: k.scope, merge: k.merge, persistent: k.persistent })),
     effects: [...new Set(plugin.effects.map((e) => e.key))].sort(),
     actions: [...new Set(plugin.actions.map((a) => a.key))].sort(),
     dependsOn: Object.fromEntries(d.dependsOn.map((name) => [name, d.dependsOnRanges[name] ?? '*'])),

@@ -8,9 +8,14 @@ import type { RecordStore } from '../engine/stores/record-store.js';
  */
 export function pluginRecords(namespace: string, store: () => RecordStore): PluginRecords {
   return Object.freeze({
-    get: async <T>(subject: string, key: string) => (await store().getRecord(namespace, subject, key)) as PluginRecord<T> | undefined,
+    get: async <T>(subject: string, key: string) =>
+      (await store().getRecord(namespace, subject, key)) as PluginRecord<T> | undefined,
     put: (subject: string, key: string, value: unknown) => store().putRecord(namespace, subject, key, value),
     list: async <T>(subject: string) => (await store().listRecords(namespace, subject)) as readonly PluginRecord<T>[],
-    delete: (selector: { readonly subject?: string; readonly keyPrefix?: string }) => store().deleteRecords(namespace, { ...(selector?.subject !== undefined && { subject: selector.subject }), ...(selector?.keyPrefix !== undefined && { keyPrefix: selector.keyPrefix }) }),
+    delete: (selector: { readonly subject?: string; readonly keyPrefix?: string }) =>
+      store().deleteRecords(namespace, {
+        ...(selector?.subject !== undefined && { subject: selector.subject }),
+        ...(selector?.keyPrefix !== undefined && { keyPrefix: selector.keyPrefix }),
+      }),
   });
 }

@@ -21,11 +21,18 @@ export function bindProviders(container: Container, providers: readonly Provider
     } else if ('useClass' in provider) {
       container.bind(provider.provide).to(provider.useClass).inSingletonScope();
     } else if ('useFactory' in provider) {
-      container.bind(provider.provide).toDynamicValue(() => provider.useFactory(container)).inSingletonScope();
+      container
+        .bind(provider.provide)
+        .toDynamicValue(() => provider.useFactory(container))
+        .inSingletonScope();
     } else {
-      throw new TrellisError('InvalidOptions', `A provider is neither a class nor { provide, useValue | useClass | useFactory }: ${JSON.stringify(provider)}`, {
-        hint: 'Pass classes, or objects with provide and one of useValue, useClass, useFactory',
-      });
+      throw new TrellisError(
+        'InvalidOptions',
+        `A provider is neither a class nor { provide, useValue | useClass | useFactory }: ${JSON.stringify(provider)}`,
+        {
+          hint: 'Pass classes, or objects with provide and one of useValue, useClass, useFactory',
+        },
+      );
     }
   }
 }

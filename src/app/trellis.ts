@@ -17,11 +17,20 @@ import { importPlugins, pluginModules, type LoadReport } from '../engine/plugin/
 import type { InstalledPlugin } from '../engine/plugin/installed-plugin.js';
 import { describeToken, guardToken, LEGITIMATE_ROUTES } from '../engine/plugin/kernel-guard.js';
 import { reservedBy, reservedNamespace, tokenName } from '../engine/plugin/namespaces.js';
-import { buildMiddleware, validateMiddlewareOptions, type BuiltMiddleware } from '../engine/plugin/middleware-factory.js';
+import {
+  buildMiddleware,
+  validateMiddlewareOptions,
+  type BuiltMiddleware,
+} from '../engine/plugin/middleware-factory.js';
 import type { PluginClass, PluginDefinition } from '../engine/plugin/plugin-definition.js';
 import { explorePlugin } from '../engine/plugin/plugin-explorer.js';
 import type { PluginHost, PluginLogger } from '../engine/plugin/plugin-host.js';
-import { ownInstallOptions, preparePlugin, type InstallEnvironment, type InstallOptions } from '../engine/plugin/plugin-installer.js';
+import {
+  ownInstallOptions,
+  preparePlugin,
+  type InstallEnvironment,
+  type InstallOptions,
+} from '../engine/plugin/plugin-installer.js';
 import type { PluginLifecycle } from '../engine/plugin/plugin-lifecycle.js';
 import { SESSION_STORE, TRELLIS_APP } from '../contract/plugin-tokens.js';
 import { RegistrySnapshot } from '../engine/plugin/registry-snapshot.js';
@@ -34,7 +43,14 @@ import { pluginRecords } from './plugin-records.js';
 import type { MiddlewareDeclaration } from '../contract/tool-middleware.js';
 import { describeRegistry, type AppDescription } from './app-description.js';
 import { pluginContract, type PluginContract } from './plugin-contract.js';
-import { checkSelector, erasureFailed, sessionsToErase, type EraseOptions, type EraseReport, type EraseSelector } from '../engine/erasure/erasure.js';
+import {
+  checkSelector,
+  erasureFailed,
+  sessionsToErase,
+  type EraseOptions,
+  type EraseReport,
+  type EraseSelector,
+} from '../engine/erasure/erasure.js';
 import { registerKernel } from './kernel-access.js';
 import { bindProviders, type Provider } from './providers.js';
 import type { SelfTestReport } from './self-test-report.js';
@@ -128,12 +144,25 @@ export class Trellis {
     bindProviders(this.#providers, options.providers ?? []);
     guardToken(this.#providers, TRELLIS_APP, 'TRELLIS_APP (the Trellis app)', LEGITIMATE_ROUTES);
     guardToken(this.#providers, Trellis as unknown as ServiceIdentifier, 'the Trellis app', LEGITIMATE_ROUTES);
-    guardToken(this.#providers, SESSION_STORE, 'SESSION_STORE (every session\'s stored transcript and state)', LEGITIMATE_ROUTES);
+    guardToken(
+      this.#providers,
+      SESSION_STORE,
+      "SESSION_STORE (every session's stored transcript and state)",
+      LEGITIMATE_ROUTES,
+    );
     guardToken(this.#providers, EventBus, 'the event bus (EventBus)', LEGITIMATE_ROUTES);
     guardToken(this.#providers, StateEngine, 'the state engine (StateEngine)', LEGITIMATE_ROUTES);
     guardToken(this.#providers, HookEngine, 'the hook engine (HookEngine)', LEGITIMATE_ROUTES);
-    if (options.store) guardToken(this.#providers, options.store.constructor as ServiceIdentifier, `the session store (${options.store.constructor.name})`, LEGITIMATE_ROUTES);
-    this.#appMiddleware = (options.middleware ?? []).map((d) => buildMiddleware(d, validateMiddlewareOptions(d, 'Trellis.create middleware'), this.#providers));
+    if (options.store)
+      guardToken(
+        this.#providers,
+        options.store.constructor as ServiceIdentifier,
+        `the session store (${options.store.constructor.name})`,
+        LEGITIMATE_ROUTES,
+      );
+    this.#appMiddleware = (options.middleware ?? []).map((d) =>
+      buildMiddleware(d, validateMiddlewareOptions(d, 'Trellis.create middleware'), this.#providers),
+    );
     const app = this;
     this.#host = {
       get registry() {
@@ -152,20 +181,41 @@ export class Trellis {
       reportError: (error, plugin, point, sessionId) => this.#reportError(error, plugin, point, sessionId),
       agent: (name) => this.#agents.get(name)?.[DELEGATE](),
     };
-    registerKernel(this, Object.assign(Object.create(this.#host) as SessionHost, { providers: this.#providers, liveSessions: () => this.#sessions.size }));
+    registerKernel(
+      this,
+      Object.assign(Object.create(this.#host) as SessionHost, {
+        providers: this.#providers,
+        liveSessions: () => this.#sessions.size,
+      }),
+    );
   }
 
   static create(options: TrellisOptions = {}): Trellis {
     if (options.heartbeatMs !== undefined && !(options.heartbeatMs > 0)) {
-      throw new TrellisError('InvalidOptions', `heartbeatMs must be a positive number of milliseconds, got ${options.heartbeatMs}`, { hint: 'Pass e.g. heartbeatMs: 30000, or leave it out' });
+      throw new TrellisError(
+        'InvalidOptions',
+        `heartbeatMs must be a positive number of milliseconds, got ${options.heartbeatMs}`,
+        { hint: 'Pass e.g. heartbeatMs: 30000, or leave it out' },
+      );
     }
     const ttl = options.leaseTtlMs;
     if (ttl !== undefined && !(Number.isSafeInteger(ttl) && ttl >= 1_000 && ttl <= 86_400_000)) {
-      throw new TrellisError('InvalidOptions', `leaseTtlMs must be a whole number of milliseconds from 1,000 to 86,400,000, got ${String(ttl)}`, { hint: 'Pass e.g. leaseTtlMs: 10000, or leave it out for 10 s' });
+      throw new TrellisError(
+        'InvalidOptions',
+        `leaseTtlMs must be a whole number of milliseconds from 1,000 to 86,400,000, got ${String(ttl)}`,
+        { hint: 'Pass e.g. leaseTtlMs: 10000, or leave it out for 10 s' },
+      );
     }
     const { maxOpen, idleMs } = options.sessions ?? {};
-    if ((maxOpen !== undefined && !(Number.isInteger(maxOpen) && maxOpen >= 1)) || (idleMs !== undefined && !(idleMs > 0))) {
-      throw new TrellisError('InvalidOptions', `sessions must be { maxOpen: a whole number ≥ 1, idleMs: a positive number }, got ${JSON.stringify(options.sessions)}`, { hint: 'Pass e.g. sessions: { maxOpen: 10000, idleMs: 1800000 }, or leave it out' });
+    if (
+      (maxOpen !== undefined && !(Number.isInteger(maxOpen) && maxOpen >= 1)) ||
+      (idleMs !== undefined && !(idleMs > 0))
+    ) {
+      throw new TrellisError(
+        'InvalidOptions',
+        `sessions must be { maxOpen: a whole number ≥ 1, idleMs: a positive number }, got ${JSON.stringify(options.sessions)}`,
+        { hint: 'Pass e.g. sessions: { maxOpen: 10000, idleMs: 1800000 }, or leave it out' },
+      );
     }
     return new Trellis(options);
   }
@@ -193,12 +243,18 @@ export class Trellis {
   uninstall(name: string): Promise<void> {
     return this.#serialize(async () => {
       const plugin = this.#plugin(name);
-      const dependents = this.#current.plugins.filter((p) => p.definition.dependsOn.includes(name)).map((p) => p.definition.name);
+      const dependents = this.#current.plugins
+        .filter((p) => p.definition.dependsOn.includes(name))
+        .map((p) => p.definition.name);
       if (dependents.length > 0) {
-        throw new TrellisError('DependentPlugin', `Cannot uninstall '${name}': ${dependents.map((d) => `'${d}'`).join(', ')} depend${dependents.length === 1 ? 's' : ''} on it`, {
-          hint: `Uninstall ${dependents.join(', ')} first`,
-          details: { plugin: name, dependents },
-        });
+        throw new TrellisError(
+          'DependentPlugin',
+          `Cannot uninstall '${name}': ${dependents.map((d) => `'${d}'`).join(', ')} depend${dependents.length === 1 ? 's' : ''} on it`,
+          {
+            hint: `Uninstall ${dependents.join(', ')} first`,
+            details: { plugin: name, dependents },
+          },
+        );
       }
       await this.#lifecycle(plugin, 'onUninstall');
       this.#publish(this.#current.plugins.filter((p) => p !== plugin));
@@ -221,7 +277,11 @@ export class Trellis {
       const old = this.#plugin(name);
       const definition = explorePlugin(type);
       if (definition.name !== name) {
-        throw new TrellisError('InvalidPlugin', `reload('${name}') was given ${type.name}, which is named '${definition.name}'`, { hint: 'Reload with a class of the same plugin name' });
+        throw new TrellisError(
+          'InvalidPlugin',
+          `reload('${name}') was given ${type.name}, which is named '${definition.name}'`,
+          { hint: 'Reload with a class of the same plugin name' },
+        );
       }
       const merged = ownInstallOptions({ config: old.config, enabled: old.enabled, grants: old.grants, ...options });
       const next = this.#prepare(definition, merged, { ...this.#installEnv(old.seq), replacing: name });
@@ -269,10 +329,17 @@ export class Trellis {
   async erase(selector: EraseSelector, options: EraseOptions = {}): Promise<EraseReport> {
     checkSelector(selector);
     const store = this.#options.store;
-    if (!store) throw new TrellisError('NotStarted', 'erase() needs a session store: this app keeps sessions in memory only', { hint: 'Create the app with Trellis.create({ store })' });
+    if (!store)
+      throw new TrellisError('NotStarted', 'erase() needs a session store: this app keeps sessions in memory only', {
+        hint: 'Create the app with Trellis.create({ store })',
+      });
     const also = options.also ?? [];
     if (!Array.isArray(also) || also.some((e) => typeof e?.eraseSessions !== 'function')) {
-      throw new TrellisError('InvalidOptions', 'erase(): `also` must be a list of erasers, each with eraseSessions(request) (a TurnQueue is one)', { hint: "app.erase({ userId }, { also: [queue] })" });
+      throw new TrellisError(
+        'InvalidOptions',
+        'erase(): `also` must be a list of erasers, each with eraseSessions(request) (a TurnQueue is one)',
+        { hint: 'app.erase({ userId }, { also: [queue] })' },
+      );
     }
     const { sessionIds, userIds } = await sessionsToErase(store, selector);
     const report = { sessions: sessionIds, plugins: [] as string[], also: [] as string[] };
@@ -380,7 +447,8 @@ export class Trellis {
   /** Runs `app.startup` hooks by priority, then starts the heartbeat if configured. */
   async start(): Promise<void> {
     if (this.#phase === 'started') return;
-    if (this.#phase === 'stopped') throw new TrellisError('NotStarted', 'This app was stopped', { hint: 'Create a new app with Trellis.create()' });
+    if (this.#phase === 'stopped')
+      throw new TrellisError('NotStarted', 'This app was stopped', { hint: 'Create a new app with Trellis.create()' });
     await this.#hooks.run('app.startup', undefined, this.#appSite());
     this.#phase = 'started';
     if (this.#options.heartbeatMs) {
@@ -389,7 +457,11 @@ export class Trellis {
     }
     const sweepEveryMs = this.#options.approvals?.sweepEveryMs;
     if (sweepEveryMs !== undefined && this.#options.store !== undefined) {
-      this.#sweeper = setInterval(() => void this.expirePending().catch((error: unknown) => this.#reportError(error, undefined, 'approvals.sweep')), sweepEveryMs);
+      this.#sweeper = setInterval(
+        () =>
+          void this.expirePending().catch((error: unknown) => this.#reportError(error, undefined, 'approvals.sweep')),
+        sweepEveryMs,
+      );
       this.#sweeper.unref();
     }
   }
@@ -403,7 +475,12 @@ export class Trellis {
    */
   expirePending(): Promise<ExpiryReport> {
     const store = this.#options.store;
-    if (store === undefined) return Promise.reject(new TrellisError('NotStarted', 'expirePending() needs a session store: suspended turns live there', { hint: 'Create the app with Trellis.create({ store })' }));
+    if (store === undefined)
+      return Promise.reject(
+        new TrellisError('NotStarted', 'expirePending() needs a session store: suspended turns live there', {
+          hint: 'Create the app with Trellis.create({ store })',
+        }),
+      );
     if (this.#sweeping !== undefined) return this.#sweeping;
     const sweeping = sweepExpired({
       store,
@@ -463,7 +540,12 @@ export class Trellis {
       const guarded = new Container({ parent: this.#providers });
       for (const installed of this.#current.plugins) {
         const { name, type } = installed.definition;
-        guardToken(guarded, type, `the plugin '${name}' (${type.name})`, `Plugins do not reach each other's instances. Ask its owner to export a service from onInstall (host.export), or to expose an effect or action. ${LEGITIMATE_ROUTES}`);
+        guardToken(
+          guarded,
+          type,
+          `the plugin '${name}' (${type.name})`,
+          `Plugins do not reach each other's instances. Ask its owner to export a service from onInstall (host.export), or to expose an effect or action. ${LEGITIMATE_ROUTES}`,
+        );
       }
       try {
         preparePlugin(definition, options, this.#current, { ...env, container: guarded });
@@ -487,7 +569,12 @@ export class Trellis {
   }
 
   #installEnv(seq: number) {
-    return { container: this.#providers, appMiddleware: this.#appMiddleware, seq, grantable: { app: this, store: this.#options.store } };
+    return {
+      container: this.#providers,
+      appMiddleware: this.#appMiddleware,
+      seq,
+      grantable: { app: this, store: this.#options.store },
+    };
   }
 
   #sessionState(sessionId: string): SessionState {
@@ -499,14 +586,33 @@ export class Trellis {
     return state;
   }
 
-  #reportError(error: unknown, plugin?: string, point?: string, sessionId?: string, code?: TrellisError['code'], owner?: string): void {
+  #reportError(
+    error: unknown,
+    plugin?: string,
+    point?: string,
+    sessionId?: string,
+    code?: TrellisError['code'],
+    owner?: string,
+  ): void {
     // The owner is given by a plugin's own host (it may report before it is registered); the bus finds it for the rest.
-    this.#bus.emit({ type: 'error', code: code ?? (TrellisError.is(error) ? error.code : 'HookFailed'), message: describeError(error), plugin, point, sessionId, ...(owner !== undefined && { owner }) });
+    this.#bus.emit({
+      type: 'error',
+      code: code ?? (TrellisError.is(error) ? error.code : 'HookFailed'),
+      message: describeError(error),
+      plugin,
+      point,
+      sessionId,
+      ...(owner !== undefined && { owner }),
+    });
   }
 
   #appSite(): HookSite {
     const registry = this.#current;
-    return { scope: new ContextScope(this.#appState, undefined, undefined), schema: registry, hooks: registry.view().hooks };
+    return {
+      scope: new ContextScope(this.#appState, undefined, undefined),
+      schema: registry,
+      hooks: registry.view().hooks,
+    };
   }
 
   async #beat(): Promise<void> {
@@ -552,33 +658,50 @@ export class Trellis {
       logger,
       get events$(): Observable<TrellisEvent> {
         if (!grants.includes('events')) {
-          throw new TrellisError('KernelAccess', `Plugin '${name}' reads the app's event stream, which shows every session's traffic`, {
-            hint: `The host grants it per plugin: app.install(${plugin.definition.type.name}, { grants: ['events'] })`,
-            details: { plugin: name },
-          });
+          throw new TrellisError(
+            'KernelAccess',
+            `Plugin '${name}' reads the app's event stream, which shows every session's traffic`,
+            {
+              hint: `The host grants it per plugin: app.install(${plugin.definition.type.name}, { grants: ['events'] })`,
+              details: { plugin: name },
+            },
+          );
         }
         return bus.events$;
       },
       emit: (event, data) => bus.emit({ type: 'plugin.event', plugin: name, name: event, data }),
-      reportError: (error, where = {}) => this.#reportError(error, name, where.point, where.sessionId, where.code, plugin.definition.owner),
+      reportError: (error, where = {}) =>
+        this.#reportError(error, name, where.point, where.sessionId, where.code, plugin.definition.owner),
       records: pluginRecords(name, () => this.#recordStore(name)),
       export: (token, value) => {
         const tokenNamed = tokenName(token);
         const reserved = tokenNamed === undefined ? undefined : reservedNamespace(tokenNamed);
         if (reserved !== undefined) {
-          throw new TrellisError('ExportRefused', `Plugin '${name}' exports ${describeToken(token)}, which no plugin may export: ${reservedBy(reserved)}`, {
-            hint: 'Export a token of your own, named in your plugin\'s namespace; the host binds kernel tokens with Trellis.create({ providers })',
-            details: { plugin: name, token: describeToken(token) },
-          });
+          throw new TrellisError(
+            'ExportRefused',
+            `Plugin '${name}' exports ${describeToken(token)}, which no plugin may export: ${reservedBy(reserved)}`,
+            {
+              hint: "Export a token of your own, named in your plugin's namespace; the host binds kernel tokens with Trellis.create({ providers })",
+              details: { plugin: name, token: describeToken(token) },
+            },
+          );
         }
         if (!plugin.definition.exports.includes(token)) {
-          throw new TrellisError('ExportRefused', `Plugin '${name}' exports ${describeToken(token)}, which it does not declare`, {
-            hint: `A token belongs to the plugin that declares it: @Plugin({ name: '${name}', exports: [${describeToken(token)}] })`,
-            details: { plugin: name, token: describeToken(token) },
-          });
+          throw new TrellisError(
+            'ExportRefused',
+            `Plugin '${name}' exports ${describeToken(token)}, which it does not declare`,
+            {
+              hint: `A token belongs to the plugin that declares it: @Plugin({ name: '${name}', exports: [${describeToken(token)}] })`,
+              details: { plugin: name, token: describeToken(token) },
+            },
+          );
         }
         if (this.#providers.isCurrentBound(token)) {
-          throw new TrellisError('DuplicateRegistration', `Plugin '${name}' exports ${String(typeof token === 'function' ? token.name : token)}, which is already provided`, { hint: 'Export under a token of your own' });
+          throw new TrellisError(
+            'DuplicateRegistration',
+            `Plugin '${name}' exports ${String(typeof token === 'function' ? token.name : token)}, which is already provided`,
+            { hint: 'Export under a token of your own' },
+          );
         }
         this.#providers.bind(token).toConstantValue(value);
         const list = this.#exports.get(name) ?? [];
@@ -593,18 +716,27 @@ export class Trellis {
     const store = this.#options.store;
     if (!store) return (this.#memoryRecords ??= new MemoryRecords());
     if (hasRecordStore(store)) return store;
-    throw new TrellisError('NotStarted', `Plugin '${plugin}' keeps records, and the session store ${store.constructor.name} keeps none`, {
-      hint: 'Use MemoryStore, SqliteStore or PostgresStore, or implement RecordStore (getRecord, putRecord, listRecords, deleteRecords) on your store',
-      details: { plugin },
-    });
+    throw new TrellisError(
+      'NotStarted',
+      `Plugin '${plugin}' keeps records, and the session store ${store.constructor.name} keeps none`,
+      {
+        hint: 'Use MemoryStore, SqliteStore or PostgresStore, or implement RecordStore (getRecord, putRecord, listRecords, deleteRecords) on your store',
+        details: { plugin },
+      },
+    );
   }
 
   #unexport(name: string): void {
-    for (const token of this.#exports.get(name) ?? []) if (this.#providers.isCurrentBound(token)) this.#providers.unbind(token);
+    for (const token of this.#exports.get(name) ?? [])
+      if (this.#providers.isCurrentBound(token)) this.#providers.unbind(token);
     this.#exports.delete(name);
   }
 
-  async #lifecycle(plugin: InstalledPlugin, method: 'onInstall' | 'onUninstall', _options?: InstallOptions): Promise<void> {
+  async #lifecycle(
+    plugin: InstalledPlugin,
+    method: 'onInstall' | 'onUninstall',
+    _options?: InstallOptions,
+  ): Promise<void> {
     const hook = (plugin.instance as PluginLifecycle)[method];
     if (typeof hook !== 'function') return;
     try {
@@ -612,10 +744,17 @@ export class Trellis {
     } catch (error) {
       if (method === 'onInstall') this.#unexport(plugin.definition.name);
       // A plugin's own typed error (e.g. InvalidConfig found in onInstall) keeps its code.
-      throw new TrellisError(TrellisError.is(error) ? error.code : 'InvalidPlugin', `${plugin.definition.name}.${method} failed: ${describeError(error)}`, {
-        hint: method === 'onInstall' ? 'Nothing was registered; fix the error and install again' : 'The plugin was removed anyway',
-        cause: error,
-      });
+      throw new TrellisError(
+        TrellisError.is(error) ? error.code : 'InvalidPlugin',
+        `${plugin.definition.name}.${method} failed: ${describeError(error)}`,
+        {
+          hint:
+            method === 'onInstall'
+              ? 'Nothing was registered; fix the error and install again'
+              : 'The plugin was removed anyway',
+          cause: error,
+        },
+      );
     }
   }
 

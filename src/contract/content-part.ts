@@ -65,7 +65,12 @@ export function toolContent(...parts: readonly ContentPartInput[]): ToolContent 
 
 /** Whether a tool's value is a {@link ToolContent}. */
 export function isToolContent(value: unknown): value is ToolContent {
-  return typeof value === 'object' && value !== null && (value as ToolContent).type === 'trellis.content' && Array.isArray((value as ToolContent).parts);
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as ToolContent).type === 'trellis.content' &&
+    Array.isArray((value as ToolContent).parts)
+  );
 }
 
 const TOOL_CONTENT_PREFIX = '{"type":"trellis.content"';
@@ -82,7 +87,11 @@ export function toolContentParts(content: string): readonly ContentPart[] | unde
 }
 
 /** The parts of a message: its own, a tool result's, or one text part of its content. */
-export function messageParts(message: { readonly role: string; readonly content: string; readonly parts?: readonly ContentPart[] }): readonly ContentPart[] {
+export function messageParts(message: {
+  readonly role: string;
+  readonly content: string;
+  readonly parts?: readonly ContentPart[];
+}): readonly ContentPart[] {
   if (message.parts !== undefined) return message.parts;
   if (message.role === 'tool') {
     const parts = toolContentParts(message.content);
@@ -92,8 +101,13 @@ export function messageParts(message: { readonly role: string; readonly content:
 }
 
 /** Whether a message carries anything but text. */
-export function hasMediaParts(message: { readonly role: string; readonly content: string; readonly parts?: readonly ContentPart[] }): boolean {
-  if (message.parts === undefined && !(message.role === 'tool' && message.content.startsWith(TOOL_CONTENT_PREFIX))) return false;
+export function hasMediaParts(message: {
+  readonly role: string;
+  readonly content: string;
+  readonly parts?: readonly ContentPart[];
+}): boolean {
+  if (message.parts === undefined && !(message.role === 'tool' && message.content.startsWith(TOOL_CONTENT_PREFIX)))
+    return false;
   return messageParts(message).some((part) => part.type !== 'text');
 }
 
@@ -116,7 +130,10 @@ export function base64Bytes(data: string): number {
  */
 export function describePart(part: ContentPart): string {
   if (part.type === 'text') return part.text;
-  if (part.type === 'image') return part.url !== undefined ? `[image ${part.url}]` : `[image ${part.mediaType}, ${formatBytes(base64Bytes(part.data))}]`;
+  if (part.type === 'image')
+    return part.url !== undefined
+      ? `[image ${part.url}]`
+      : `[image ${part.mediaType}, ${formatBytes(base64Bytes(part.data))}]`;
   return `[file ${part.name} ${part.mediaType}, ${formatBytes(base64Bytes(part.data))}]`;
 }
 
@@ -141,7 +158,8 @@ function formatBytes(bytes: number): string {
  */
 export function normalizeParts(parts: readonly ContentPartInput[], where: string): ContentPart[] {
   if (!Array.isArray(parts)) throw invalid(where, 'parts must be an array of { type: "text" | "image" | "file", … }');
-  if (parts.length > MAX_PARTS) throw invalid(where, `${parts.length} parts is more than the ${MAX_PARTS} one message may carry`);
+  if (parts.length > MAX_PARTS)
+    throw invalid(where, `${parts.length} parts is more than the ${MAX_PARTS} one message may carry`);
   return parts.map((part, index) => normalizePart(part, `${where} part ${index}`));
 }
 
@@ -153,44 +171,58 @@ function normalizePart(part: ContentPartInput, where: string): ContentPart {
       return { type: 'text', text: part.text };
     case 'image': {
       if ('url' in part && part.url !== undefined) {
-        if (typeof part.url !== 'string' || !/^(https?:\/\/|data:image\/)/i.test(part.url)) throw invalid(where, 'an image `url` must be an http(s) or data: URL');
-        const mediaType = part.mediaType === undefined ? undefined : checkMediaType(part.mediaType, IMAGE_MEDIA_TYPES, where, 'image');
+        if (typeof part.url !== 'string' || !/^(https?:\/\/|data:image\/)/i.test(part.url))
+          throw invalid(where, 'an image `url` must be an http(s) or data: URL');
+        const mediaType =
+          part.mediaType === undefined ? undefined : checkMediaType(part.mediaType, IMAGE_MEDIA_TYPES, where, 'image');
         return mediaType === undefined ? { type: 'image', url: part.url } : { type: 'image', url: part.url, mediaType };
       }
       const data = 'data' in part ? toBase64(part.data, where) : undefined;
-      if (data === undefined) throw invalid(where, 'an image part needs a `url`, or `data` (bytes or base64) with a `mediaType`');
+      if (data === undefined)
+        throw invalid(where, 'an image part needs a `url`, or `data` (bytes or base64) with a `mediaType`');
       const mediaType = checkMediaType((part as { mediaType?: unknown }).mediaType, IMAGE_MEDIA_TYPES, where, 'image');
       checkSize(data, MAX_IMAGE_BYTES, where, 'image');
       return { type: 'image', data, mediaType };
     }
     case 'file': {
       const data = toBase64(part.data, where);
-      if (data === undefined) throw invalid(where, 'a file part needs `data` (bytes or base64), a `mediaType` and a `name`');
-      if (typeof part.name !== 'string' || part.name === '') throw invalid(where, 'a file part needs a `name`, e.g. "invoice.pdf"');
+      if (data === undefined)
+        throw invalid(where, 'a file part needs `data` (bytes or base64), a `mediaType` and a `name`');
+      if (typeof part.name !== 'string' || part.name === '')
+        throw invalid(where, 'a file part needs a `name`, e.g. "invoice.pdf"');
       const mediaType = checkMediaType(part.mediaType, FILE_MEDIA_TYPES, where, 'file');
       checkSize(data, MAX_FILE_BYTES, where, 'file');
       return { type: 'file', data, mediaType, name: part.name };
     }
     default:
-      throw invalid(where, `has type ${JSON.stringify((part as { type?: unknown }).type)}; use "text", "image" or "file"`);
+      throw invalid(
+        where,
+        `has type ${JSON.stringify((part as { type?: unknown }).type)}; use "text", "image" or "file"`,
+      );
   }
 }
 
 function toBase64(data: unknown, where: string): string | undefined {
   if (data instanceof Uint8Array) return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64');
   if (typeof data !== 'string') return undefined;
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(data)) throw invalid(where, '`data` is not base64; pass the bytes as a Uint8Array, or base64 text without a data: prefix');
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(data))
+    throw invalid(where, '`data` is not base64; pass the bytes as a Uint8Array, or base64 text without a data: prefix');
   return data;
 }
 
 function checkMediaType(value: unknown, allowed: readonly string[], where: string, kind: string): string {
-  if (typeof value !== 'string' || value === '') throw invalid(where, `an ${kind} given as bytes needs a \`mediaType\`, one of ${allowed.join(', ')}`);
+  if (typeof value !== 'string' || value === '')
+    throw invalid(where, `an ${kind} given as bytes needs a \`mediaType\`, one of ${allowed.join(', ')}`);
   const mediaType = value.toLowerCase();
   if (!allowed.includes(mediaType)) {
-    throw new TrellisError('UnsupportedMediaType', `${where}: media type ${value} is not supported for ${kind === 'image' ? 'an image' : 'a file'}`, {
-      hint: `Use one of ${allowed.join(', ')}${kind === 'file' ? '; convert other documents to PDF or extract their text' : '; convert the image to PNG or JPEG'}`,
-      details: { mediaType: value, allowed },
-    });
+    throw new TrellisError(
+      'UnsupportedMediaType',
+      `${where}: media type ${value} is not supported for ${kind === 'image' ? 'an image' : 'a file'}`,
+      {
+        hint: `Use one of ${allowed.join(', ')}${kind === 'file' ? '; convert other documents to PDF or extract their text' : '; convert the image to PNG or JPEG'}`,
+        details: { mediaType: value, allowed },
+      },
+    );
   }
   return mediaType;
 }
@@ -199,11 +231,17 @@ function checkSize(data: string, limit: number, where: string, kind: string): vo
   const bytes = base64Bytes(data);
   if (bytes <= limit) return;
   throw new TrellisError('ContentTooLarge', `${where}: the ${kind} is ${bytes} bytes, over the ${limit}-byte limit`, {
-    hint: kind === 'image' ? 'Scale the image down or re-encode it as JPEG' : 'Split the document, or send only the pages that matter',
+    hint:
+      kind === 'image'
+        ? 'Scale the image down or re-encode it as JPEG'
+        : 'Split the document, or send only the pages that matter',
     details: { bytes, limit, kind },
   });
 }
 
 function invalid(where: string, problem: string): TrellisError {
-  return new TrellisError('InvalidContent', `${where} ${problem}`, { hint: 'See "Images and files" in the README for the part shapes', details: { where } });
+  return new TrellisError('InvalidContent', `${where} ${problem}`, {
+    hint: 'See "Images and files" in the README for the part shapes',
+    details: { where },
+  });
 }

@@ -7,7 +7,9 @@ export interface NormalizedKey {
 }
 
 export function normalizeKey(spec: ContextKeySpec): NormalizedKey {
-  return typeof spec === 'string' ? { key: spec, optional: false } : { key: spec.key, optional: spec.optional ?? false };
+  return typeof spec === 'string'
+    ? { key: spec, optional: false }
+    : { key: spec.key, optional: spec.optional ?? false };
 }
 
 /** The three context levels, nearest first. */

@@ -9,6 +9,10 @@ export type MaybePromise<T> = T | Promise<T>;
  *
  * @example return andThen(this, hooks.run('tool.before_call', info, site), this.validate);
  */
-export function andThen<S, T, R>(self: S, value: MaybePromise<T>, next: (this: S, value: T) => MaybePromise<R>): MaybePromise<R> {
+export function andThen<S, T, R>(
+  self: S,
+  value: MaybePromise<T>,
+  next: (this: S, value: T) => MaybePromise<R>,
+): MaybePromise<R> {
   return value instanceof Promise ? value.then((reached: T) => next.call(self, reached)) : next.call(self, value);
 }

@@ -63,7 +63,13 @@ export interface Usage {
 /** A piece of the model's answer as it streams in. */
 export type ModelDelta =
   | { readonly type: 'text'; readonly text: string }
-  | { readonly type: 'tool_call'; readonly index: number; readonly id?: string; readonly name?: string; readonly argumentsDelta?: string };
+  | {
+      readonly type: 'tool_call';
+      readonly index: number;
+      readonly id?: string;
+      readonly name?: string;
+      readonly argumentsDelta?: string;
+    };
 
 /**
  * The turn's typed final answer (`app.agent({ output })`, `send(…, { output })`): a JSON
@@ -145,7 +151,12 @@ export interface SchemaAwareProvider extends ModelProvider {
 /** The provider's schema dialect, or undefined when it has none (schemas go as they are; typed output is asked for in the prompt). */
 export function schemaDialectOf(model: ModelProvider): SchemaDialect | undefined {
   const dialect = (model as Partial<SchemaAwareProvider>).schemaDialect;
-  return typeof dialect === 'object' && dialect !== null && typeof dialect.output === 'function' && typeof dialect.tool === 'function' ? dialect : undefined;
+  return typeof dialect === 'object' &&
+    dialect !== null &&
+    typeof dialect.output === 'function' &&
+    typeof dialect.tool === 'function'
+    ? dialect
+    : undefined;
 }
 
 /**
@@ -153,5 +164,10 @@ export function schemaDialectOf(model: ModelProvider): SchemaDialect | undefined
  * function): how a host checks a model handed to it in configuration before using it.
  */
 export function isModelProvider(value: unknown): value is ModelProvider {
-  return typeof value === 'object' && value !== null && typeof (value as ModelProvider).call === 'function' && typeof (value as ModelProvider).name === 'string';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as ModelProvider).call === 'function' &&
+    typeof (value as ModelProvider).name === 'string'
+  );
 }

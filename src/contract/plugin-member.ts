@@ -11,7 +11,9 @@ import type { FieldError } from './field-error.js';
  * the value the tool receives: the DTO instance, or for a raw-schema tool the parsed
  * arguments unchanged. Built by `toolInputValidator` (`src/engine/validation/tool-input.ts`).
  */
-export type ToolInputValidator = (args: unknown) => { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly errors: readonly FieldError[] };
+export type ToolInputValidator = (
+  args: unknown,
+) => { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly errors: readonly FieldError[] };
 
 const KERNEL_MEMBERS = new WeakSet<object>();
 

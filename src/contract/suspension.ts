@@ -29,10 +29,21 @@ export interface PendingApproval {
  * decision it was cut off under (that decision is consumed: the same resume tried again does
  * not apply it a second time).
  */
-export function interruptedTicket(tool: string, approved: boolean, original?: string, args?: unknown, spentBy?: string): SuspendTicket {
+export function interruptedTicket(
+  tool: string,
+  approved: boolean,
+  original?: string,
+  args?: unknown,
+  spentBy?: string,
+): SuspendTicket {
   return {
     message: `${approved ? 'An approved call' : 'A call'} of ${tool} was cut off mid-run (the process stopped before its result was saved); it may or may not have run. Retry it (it gets the same idempotency key) or skip it`,
     allowedDecisions: ['retry', 'skip'],
-    data: { interrupted: true, ...(original !== undefined && { original }), ...(args !== undefined && { args }), ...(spentBy !== undefined && { spentBy }) },
+    data: {
+      interrupted: true,
+      ...(original !== undefined && { original }),
+      ...(args !== undefined && { args }),
+      ...(spentBy !== undefined && { spentBy }),
+    },
   };
 }

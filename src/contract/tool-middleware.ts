@@ -25,7 +25,12 @@ export interface ToolInvocation {
 }
 
 /** What middleware may report about a call: a retry, with the error that caused it. */
-export type ToolNotice = { readonly type: 'tool.retry'; readonly attempt: number; readonly delayMs: number; readonly error: ToolErrorInfo };
+export type ToolNotice = {
+  readonly type: 'tool.retry';
+  readonly attempt: number;
+  readonly delayMs: number;
+  readonly error: ToolErrorInfo;
+};
 
 /** Runs the rest of the chain; pass a changed invocation to change what the inner layers see. */
 export type NextToolHandler = (invocation?: ToolInvocation) => Promise<ToolResult>;

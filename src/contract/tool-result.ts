@@ -30,7 +30,10 @@ export type ToolCallRecord = {
   readonly owner?: string;
   /** A sub-agent's call (agent as tool): the tokens its turn used, counted into this turn's usage. */
   readonly usage?: RolledUpUsage;
-} & ({ readonly ok: true; readonly value: unknown; readonly error?: undefined } | { readonly ok: false; readonly value?: undefined; readonly error: ToolErrorInfo });
+} & (
+  | { readonly ok: true; readonly value: unknown; readonly error?: undefined }
+  | { readonly ok: false; readonly value?: undefined; readonly error: ToolErrorInfo }
+);
 
 /** A successful result. */
 export function okResult(value: unknown): ToolResult {

@@ -48,7 +48,12 @@ export class TurnSpend {
    * Starts from what a suspended turn had spent: hook time as its record kept it, the rest as
    * its split (`usage.byPlugin`) attributes it.
    */
-  restore(hookMs: Readonly<Record<string, number>> | undefined, byPlugin: Readonly<Record<string, { readonly toolMs: number; readonly totalTokens: number; readonly modelMs: number }>>): void {
+  restore(
+    hookMs: Readonly<Record<string, number>> | undefined,
+    byPlugin: Readonly<
+      Record<string, { readonly toolMs: number; readonly totalTokens: number; readonly modelMs: number }>
+    >,
+  ): void {
     for (const [plugin, ms] of Object.entries(hookMs ?? {})) if (Number.isFinite(ms)) this.addHook(plugin, ms);
     for (const [plugin, u] of Object.entries(byPlugin)) {
       if (u.toolMs > 0) this.addTool(plugin, u.toolMs);

@@ -32,8 +32,15 @@ function rawDescription(error: unknown): string {
   if (message !== undefined) return message;
   if (typeof error === 'object' && error !== null) {
     // util.inspect honours a custom inspector (how Node's loader errors describe themselves).
-    const inspected = attempt(() => inspect(isPlain(error) ? redactSecrets(error) : error, { depth: 2, breakLength: Infinity }));
-    if (inspected !== undefined && inspected.trim() !== '' && !/^\[?Object: null prototype\]? \{\s*\}$/.test(inspected.trim())) return inspected;
+    const inspected = attempt(() =>
+      inspect(isPlain(error) ? redactSecrets(error) : error, { depth: 2, breakLength: Infinity }),
+    );
+    if (
+      inspected !== undefined &&
+      inspected.trim() !== '' &&
+      !/^\[?Object: null prototype\]? \{\s*\}$/.test(inspected.trim())
+    )
+      return inspected;
   }
   const text = attempt(() => String(error));
   if (text !== undefined) return text;

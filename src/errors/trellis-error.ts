@@ -161,7 +161,10 @@ export class TrellisError extends Error {
   constructor(code: TrellisErrorCode, message: string, options: TrellisErrorOptions = {}) {
     // Messages reach models, logs and terminals: secret-shaped values never do.
     // One full stop between message and hint, also when the message ends with its own (a vendor's "Connection error.").
-    super(redactText(options.hint ? `${message.replace(/\.+\s*$/, '')}. ${options.hint}` : message), options.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      redactText(options.hint ? `${message.replace(/\.+\s*$/, '')}. ${options.hint}` : message),
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.name = new.target.name;
     this.code = code;
     this.kind = options.kind ?? 'user';
@@ -186,7 +189,12 @@ export class TrellisError extends Error {
 }
 
 /** Wraps anything thrown into a `TrellisError`, keeping one that already is. */
-export function asTrellisError(error: unknown, code: TrellisErrorCode, message?: string, options: TrellisErrorOptions = {}): TrellisError {
+export function asTrellisError(
+  error: unknown,
+  code: TrellisErrorCode,
+  message?: string,
+  options: TrellisErrorOptions = {},
+): TrellisError {
   if (TrellisError.is(error)) return error;
   const text = describeError(error);
   return new TrellisError(code, message ? `${message}: ${text}` : text, { kind: 'system', ...options, cause: error });

@@ -54,7 +54,8 @@ export function redactText(text: string): string {
  * // { headers: { 'X-Api-Key': '[Redacted]' }, note: 'Bearer [Redacted]' }
  */
 export function redactSecrets(value: unknown, options: RedactOptions = {}): unknown {
-  const top = options.topLevelSecrets && options.topLevelSecrets.length > 0 ? new Set(options.topLevelSecrets) : undefined;
+  const top =
+    options.topLevelSecrets && options.topLevelSecrets.length > 0 ? new Set(options.topLevelSecrets) : undefined;
   return copy(value, options.extraKeys, new WeakSet(), 0, top);
 }
 
@@ -62,7 +63,11 @@ export function redactSecrets(value: unknown, options: RedactOptions = {}): unkn
 export function secretFields(type: Function | undefined): readonly string[] {
   if (!type) return NONE;
   const names: string[] = [];
-  for (let current: unknown = type; typeof current === 'function' && current !== Function.prototype; current = Object.getPrototypeOf(current)) {
+  for (
+    let current: unknown = type;
+    typeof current === 'function' && current !== Function.prototype;
+    current = Object.getPrototypeOf(current)
+  ) {
     names.push(...((Reflect.getOwnMetadata(METADATA.secrets, current) as string[] | undefined) ?? []));
   }
   return names;
@@ -102,7 +107,13 @@ export function maskFields(value: unknown, fields: readonly string[]): unknown {
   return out;
 }
 
-function copy(value: unknown, extra: ReadonlySet<string> | undefined, seen: WeakSet<object>, depth: number, top?: ReadonlySet<string>): unknown {
+function copy(
+  value: unknown,
+  extra: ReadonlySet<string> | undefined,
+  seen: WeakSet<object>,
+  depth: number,
+  top?: ReadonlySet<string>,
+): unknown {
   if (typeof value === 'string') return redactText(value);
   if (typeof value !== 'object' || value === null) return value;
   if (seen.has(value)) return '[Circular]';
@@ -115,7 +126,8 @@ function copy(value: unknown, extra: ReadonlySet<string> | undefined, seen: Weak
     if (Array.isArray(value)) return value.map((item) => copy(item, extra, seen, depth + 1));
     if (value instanceof Map) return copy(Object.fromEntries(value), extra, seen, depth);
     if (value instanceof Set) return copy([...value], extra, seen, depth);
-    const marked = value.constructor === Object || value.constructor === undefined ? NONE : secretFields(value.constructor);
+    const marked =
+      value.constructor === Object || value.constructor === undefined ? NONE : secretFields(value.constructor);
     const out: Record<string, unknown> = {};
     for (const [name, item] of Object.entries(value)) {
       const secret = isSecretKey(name, extra) || marked.includes(name) || (top?.has(name) ?? false);

@@ -4,7 +4,8 @@
  * `privateKey`, `passwd`, `Authorization`, `set-cookie` match; `inputTokens`, `maxTokens`,
  * `author`, `sessionId` do not.
  */
-export const SECRET_KEY = /(?:password|passwd|passphrase|secret|token|apikey|privatekey|secretkey|accesskey|signingkey|credentials?|auth|authorization|bearer|cookies?|setcookie|sessionkey|^pin|pincode|passcode|cvv|accountkey|connectionstring)$/;
+export const SECRET_KEY =
+  /(?:password|passwd|passphrase|secret|token|apikey|privatekey|secretkey|accesskey|signingkey|credentials?|auth|authorization|bearer|cookies?|setcookie|sessionkey|^pin|pincode|passcode|cvv|accountkey|connectionstring)$/;
 
 /** What a redacted value is replaced with. */
 export const REDACTED = '[Redacted]';

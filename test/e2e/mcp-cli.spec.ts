@@ -20,7 +20,10 @@ let dir: string;
 beforeAll(async () => {
   await buildDist();
   dir = realpathSync(mkdtempSync(join(tmpdir(), 'trellis-mcp-')));
-  writeFileSync(join(dir, 'trellis.config.json'), JSON.stringify({ mcpServers: { trips: { command: process.execPath, args: [TRIP_SERVER] } } }));
+  writeFileSync(
+    join(dir, 'trellis.config.json'),
+    JSON.stringify({ mcpServers: { trips: { command: process.execPath, args: [TRIP_SERVER] } } }),
+  );
 }, BUILD_TIMEOUT_MS);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -28,18 +31,31 @@ describe('trellis mcp and mcpServers in trellis.config', () => {
   it('trellis plugins lists the MCP tools with their source', async () => {
     const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'plugins'], { cwd: dir, timeout: 30_000 });
     expect(stdout).toContain("trips 2.1.0 — MCP server 'trips' (stdio: ");
-    expect(stdout).toMatch(/tool trips\.plan_trip\n {4}Plan a trip through stops\.\n.*\n {4}source: MCP server trips, tool plan_trip/);
+    expect(stdout).toMatch(
+      /tool trips\.plan_trip\n {4}Plan a trip through stops\.\n.*\n {4}source: MCP server trips, tool plan_trip/,
+    );
   }, 40_000);
 
   it("serves the configured tools over stdio to the SDK's Client, with the schema unchanged", async () => {
     const client = new Client({ name: 'e2e', version: '1' });
-    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: dir, stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'mcp'],
+      cwd: dir,
+      stderr: 'pipe',
+    });
     await client.connect(transport);
     try {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name)).toContain('trips.plan_trip');
-      expect(tools.find((t) => t.name === 'trips.plan_trip')!.inputSchema).toHaveProperty('$defs.Stop.additionalProperties', false);
-      const result = await client.callTool({ name: 'trips.plan_trip', arguments: { stops: [{ city: 'Oslo', nights: 4 }] } });
+      expect(tools.find((t) => t.name === 'trips.plan_trip')!.inputSchema).toHaveProperty(
+        '$defs.Stop.additionalProperties',
+        false,
+      );
+      const result = await client.callTool({
+        name: 'trips.plan_trip',
+        arguments: { stops: [{ city: 'Oslo', nights: 4 }] },
+      });
       expect(result.content).toEqual([{ type: 'text', text: '1 stops, 4 nights' }]);
     } finally {
       await client.close();
@@ -48,7 +64,11 @@ describe('trellis mcp and mcpServers in trellis.config', () => {
 
   /** Starts `trellis mcp --http 0 …` and resolves with the child and the URL it prints. */
   async function serveHttp(args: string[], env: NodeJS.ProcessEnv = process.env) {
-    const child = spawn(process.execPath, [CLI, 'mcp', '--http', '0', ...args], { cwd: dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'mcp', '--http', '0', ...args], {
+      cwd: dir,
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     const url = await new Promise<string>((resolve, reject) => {
       let err = '';
       child.stderr.on('data', (c: Buffer) => {
@@ -80,11 +100,18 @@ Requires('app.tenant')(TenantPlugin.prototype, 'name', d);
 Plugin({ name: 'tenant', version: '1.0.0' })(TenantPlugin);
 `,
       );
-      writeFileSync(join(own, 'trellis.config.json'), JSON.stringify({ plugins: ['./tenant.plugin.mjs'], context: { 'app.tenant': 'acme' } }));
+      writeFileSync(
+        join(own, 'trellis.config.json'),
+        JSON.stringify({ plugins: ['./tenant.plugin.mjs'], context: { 'app.tenant': 'acme' } }),
+      );
       const client = new Client({ name: 'e2e', version: '1' });
-      await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: own, stderr: 'pipe' }));
+      await client.connect(
+        new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: own, stderr: 'pipe' }),
+      );
       try {
-        expect(await client.callTool({ name: 'tenant.name', arguments: {} })).toMatchObject({ content: [{ type: 'text', text: 'tenant acme' }] });
+        expect(await client.callTool({ name: 'tenant.name', arguments: {} })).toMatchObject({
+          content: [{ type: 'text', text: 'tenant acme' }],
+        });
       } finally {
         await client.close();
       }
@@ -109,7 +136,9 @@ export default { plugins: [Vault], model: new ScriptedModel((req) => 'closing: '
 `,
       );
       const client = new Client({ name: 'plain', version: '1' });
-      await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: own, stderr: 'pipe' }));
+      await client.connect(
+        new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: own, stderr: 'pipe' }),
+      );
       try {
         const calling = client.callTool({ name: 'vault.wipe', arguments: { what: 'cache' } });
         const { SqliteStore } = (await import(join(ROOT, 'dist/index.js'))) as typeof import('../../index.js');
@@ -125,7 +154,11 @@ export default { plugins: [Vault], model: new ScriptedModel((req) => 'closing: '
           await store.close();
         }
         expect(parked).toBeDefined();
-        const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'resume', parked!.id, '--approve', parked!.callId], { cwd: own, timeout: 30_000 });
+        const { stdout } = await promisify(execFile)(
+          process.execPath,
+          [CLI, 'resume', parked!.id, '--approve', parked!.callId],
+          { cwd: own, timeout: 30_000 },
+        );
         expect(stdout).toContain('closing: wiped cache');
         expect(await calling).toMatchObject({ content: [{ type: 'text', text: 'wiped cache' }] });
       } finally {
@@ -151,7 +184,10 @@ Plugin({ name: 'vault', version: '1.0.0' })(Vault);
 export default { plugins: [Vault], model: new ScriptedModel((req) => 'closing: ' + req.messages.at(-1).content) };
 `,
       );
-      const child = spawn(process.execPath, [CLI, 'mcp', '--http', '0'], { cwd: own, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, [CLI, 'mcp', '--http', '0'], {
+        cwd: own,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       const url = await new Promise<string>((resolve, reject) => {
         let err = '';
         child.stderr.on('data', (c: Buffer) => {
@@ -183,7 +219,11 @@ export default { plugins: [Vault], model: new ScriptedModel((req) => 'closing: '
           await store.close();
         }
         expect(parked).toBeDefined();
-        const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'resume', parked!.id, '--approve', parked!.callId], { cwd: own, timeout: 30_000 });
+        const { stdout } = await promisify(execFile)(
+          process.execPath,
+          [CLI, 'resume', parked!.id, '--approve', parked!.callId],
+          { cwd: own, timeout: 30_000 },
+        );
         expect(stdout).toContain('closing: wiped logs');
         expect(await calling).toMatchObject({ content: [{ type: 'text', text: 'wiped logs' }] });
         // Stateless HTTP cannot carry the server's question back to the client: nothing was asked.
@@ -213,7 +253,10 @@ export default {
 };
 `,
       );
-      const run = spawn(process.execPath, [CLI, 'run', 'Book Oslo', '--session', 'trip-1'], { cwd: own, stdio: ['ignore', 'pipe', 'pipe'] });
+      const run = spawn(process.execPath, [CLI, 'run', 'Book Oslo', '--session', 'trip-1'], {
+        cwd: own,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       let err = '';
       run.stdout.on('data', (c: Buffer) => void (out += c.toString()));
@@ -221,14 +264,21 @@ export default {
       const note = await new Promise<RegExpExecArray>((resolve, reject) => {
         run.stderr.on('data', (c: Buffer) => {
           err += c.toString();
-          const m = /MCP server 'trips' asks: Book Oslo\?\n {2}It waits as call (\S+) of session (\S+)\. Answer with: .* resume \S+ --approve \S+/.exec(err);
+          const m =
+            /MCP server 'trips' asks: Book Oslo\?\n {2}It waits as call (\S+) of session (\S+)\. Answer with: .* resume \S+ --approve \S+/.exec(
+              err,
+            );
           if (m) resolve(m);
         });
         void exited.then(() => reject(new Error(`trellis run ended first: ${err}`)));
       });
       const [, callId, sessionId] = note;
       expect(sessionId!.startsWith('trip-1:elicitation-')).toBe(true);
-      const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'resume', sessionId!, '--approve', callId!], { cwd: own, timeout: 30_000 });
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        [CLI, 'resume', sessionId!, '--approve', callId!],
+        { cwd: own, timeout: 30_000 },
+      );
       expect(stdout).toContain('"answer":"accept"');
       expect(await exited).toBe(0);
       expect(out).toContain('The server said: booked Oslo');
@@ -251,7 +301,10 @@ export default {
 };
 `,
       );
-      const run = spawn(process.execPath, [CLI, 'run', 'What is the balance?'], { cwd: own, stdio: ['ignore', 'pipe', 'pipe'] });
+      const run = spawn(process.execPath, [CLI, 'run', 'What is the balance?'], {
+        cwd: own,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       let err = '';
       run.stdout.on('data', (c: Buffer) => void (out += c.toString()));
@@ -268,7 +321,10 @@ export default {
       expect(await exited).toBe(0);
       expect(out).toContain('Balance: a1: 42');
       // The next process reads the tokens from the store: no sign-in.
-      const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI, 'run', 'Again?'], { cwd: own, timeout: 30_000 });
+      const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI, 'run', 'Again?'], {
+        cwd: own,
+        timeout: 30_000,
+      });
       expect(stdout).toContain('Balance: a1: 42');
       expect(stderr).not.toContain('sign in');
       expect(server.auth.log).toMatchObject({ registrations: 1, signIns: 1, codeExchanges: 1 });
@@ -283,9 +339,15 @@ export default {
     const { url, stop } = await serveHttp(['--tool', 'trips.echo'], { ...process.env, TRELLIS_MCP_TOKEN: token });
     try {
       const stranger = new Client({ name: 'e2e', version: '1' });
-      await expect(stranger.connect(new StreamableHTTPClientTransport(new URL(url)))).rejects.toThrow(/A valid bearer token is required/);
+      await expect(stranger.connect(new StreamableHTTPClientTransport(new URL(url)))).rejects.toThrow(
+        /A valid bearer token is required/,
+      );
       const client = new Client({ name: 'e2e', version: '1' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(url), {
+          requestInit: { headers: { Authorization: `Bearer ${token}` } },
+        }),
+      );
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['trips.echo']);
       await client.close();
     } finally {
@@ -296,11 +358,19 @@ export default {
   it('refuses to listen beyond loopback without a token, and a short token, with exit code 2', async () => {
     const run = (args: string[]) =>
       new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        execFile(process.execPath, [CLI, 'mcp', ...args], { cwd: dir, timeout: 30_000, env: { ...process.env, TRELLIS_MCP_TOKEN: '' } }, (error, _stdout, stderr) => resolve({ code: error ? (error as { code?: number }).code ?? null : 0, stderr }));
+        execFile(
+          process.execPath,
+          [CLI, 'mcp', ...args],
+          { cwd: dir, timeout: 30_000, env: { ...process.env, TRELLIS_MCP_TOKEN: '' } },
+          (error, _stdout, stderr) =>
+            resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stderr }),
+        );
       });
     const open = await run(['--http', '0', '--host', '0.0.0.0']);
     expect(open.code).toBe(2);
-    expect(open.stderr).toContain('--host 0.0.0.0 opens the MCP endpoint beyond this machine, so it needs a bearer token');
+    expect(open.stderr).toContain(
+      '--host 0.0.0.0 opens the MCP endpoint beyond this machine, so it needs a bearer token',
+    );
     const short = await run(['--http', '0', '--token', 'short']);
     expect(short.code).toBe(2);
     expect(short.stderr).toContain('shorter than 16 characters');
@@ -314,7 +384,9 @@ export default {
       const client = new Client({ name: 'e2e', version: '1' });
       await client.connect(new StreamableHTTPClientTransport(new URL(url)));
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['trips.echo']);
-      expect(await client.callTool({ name: 'trips.echo', arguments: { text: 'hey' } })).toMatchObject({ content: [{ text: 'echo: hey' }] });
+      expect(await client.callTool({ name: 'trips.echo', arguments: { text: 'hey' } })).toMatchObject({
+        content: [{ text: 'echo: hey' }],
+      });
       await client.close();
     } finally {
       await stop();

@@ -21,18 +21,37 @@ describe('the Nest support desk: two owning teams and the refunds approval polic
     app = moduleRef.createNestApplication({ logger: false });
     await app.init();
     const server = app.getHttpServer();
-    const first = await request(server).post('/api/support/sessions/g1/messages').set(alice).send({ message: 'Please refund 120.00 on order A1002 because it arrived broken' }).expect(200);
+    const first = await request(server)
+      .post('/api/support/sessions/g1/messages')
+      .set(alice)
+      .send({ message: 'Please refund 120.00 on order A1002 because it arrived broken' })
+      .expect(200);
     expect(first.body.status).toBe('suspended');
     const callId = first.body.suspended[0].callId as string;
     expect(first.body.toolCalls).toEqual([]);
 
-    const refused = await request(server).post('/api/support/sessions/g1/decisions').set(dana).send({ decisions: [{ callId, decision: 'approve' }] }).expect(403);
-    expect(refused.body).toMatchObject({ code: 'ApprovalRefused', message: expect.stringContaining("policy 'refunds' allows roles refund-approver; 'dana' has team-lead") });
+    const refused = await request(server)
+      .post('/api/support/sessions/g1/decisions')
+      .set(dana)
+      .send({ decisions: [{ callId, decision: 'approve' }] })
+      .expect(403);
+    expect(refused.body).toMatchObject({
+      code: 'ApprovalRefused',
+      message: expect.stringContaining("policy 'refunds' allows roles refund-approver; 'dana' has team-lead"),
+    });
     expect(app.get(RefundsService).issued()).toEqual([]);
 
-    const decided = await request(server).post('/api/support/sessions/g1/decisions').set(sam).send({ decisions: [{ callId, decision: 'approve' }] }).expect(200);
+    const decided = await request(server)
+      .post('/api/support/sessions/g1/decisions')
+      .set(sam)
+      .send({ decisions: [{ callId, decision: 'approve' }] })
+      .expect(200);
     expect(decided.body.status).toBe('completed');
-    expect(decided.body.toolCalls[0]).toMatchObject({ tool: 'refunds.issue', plugin: 'refunds', owner: 'team-payments' });
+    expect(decided.body.toolCalls[0]).toMatchObject({
+      tool: 'refunds.issue',
+      plugin: 'refunds',
+      owner: 'team-payments',
+    });
     expect(decided.body.usage.byOwner['team-payments'].toolCalls).toBe(1);
 
     const log = await store.readAudit();

@@ -8,7 +8,9 @@ import type { PostgresStore } from '../../src/engine/stores/postgres-store.js';
 import { PostgresSchemas } from '../support/postgres-schemas.js';
 import { haveService, REDIS_URL } from '../support/services.js';
 
-const available = (await haveService('redis', 'the Nest support desk on the worker queue')) && (await haveService('postgres', 'the Nest support desk on the worker queue'));
+const available =
+  (await haveService('redis', 'the Nest support desk on the worker queue')) &&
+  (await haveService('postgres', 'the Nest support desk on the worker queue'));
 
 const alice = { Authorization: 'Bearer alice-token' };
 const bob = { Authorization: 'Bearer bob-token' };
@@ -50,37 +52,83 @@ const sam = { Authorization: 'Bearer sam-token' };
   });
 
   it('answers over HTTP with a turn the worker app ran', async () => {
-    const res = await request(web.getHttpServer()).post('/api/support/sessions/s1/messages').set(alice).send({ message: 'Where is order A1001?' }).expect(200);
+    const res = await request(web.getHttpServer())
+      .post('/api/support/sessions/s1/messages')
+      .set(alice)
+      .send({ message: 'Where is order A1001?' })
+      .expect(200);
     expect(res.body).toMatchObject({ status: 'completed', reply: 'Order A1001 is shipped (total $49.99).' });
     expect(res.body.toolCalls).toEqual([expect.objectContaining({ tool: 'orders.lookup', ok: true })]);
     const view = await request(web.getHttpServer()).get('/api/support/sessions/s1').set(alice).expect(200);
-    expect(view.body.transcript.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    expect(view.body.transcript.map((m: { role: string }) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
   });
 
   it("parks a large refund, and the supervisor's approval pays it once, on the worker", async () => {
     const server = web.getHttpServer();
-    const first = await request(server).post('/api/support/sessions/r1/messages').set(alice).send({ message: 'Please refund 120.00 on order A1002 because it arrived broken' }).expect(200);
+    const first = await request(server)
+      .post('/api/support/sessions/r1/messages')
+      .set(alice)
+      .send({ message: 'Please refund 120.00 on order A1002 because it arrived broken' })
+      .expect(200);
     expect(first.body.status).toBe('suspended');
     const view = await request(server).get('/api/support/sessions/r1').set(sam).expect(200);
     const callId = view.body.pending[0].callId as string;
 
-    await request(server).post('/api/support/sessions/r1/decisions').set(alice).send({ decisions: [{ callId, decision: 'approve' }] }).expect(403);
-    const decided = await request(server).post('/api/support/sessions/r1/decisions').set(sam).send({ decisions: [{ callId, decision: 'approve' }] }).expect(200);
-    const again = await request(server).post('/api/support/sessions/r1/decisions').set(sam).send({ decisions: [{ callId, decision: 'approve' }] }).expect(400);
+    await request(server)
+      .post('/api/support/sessions/r1/decisions')
+      .set(alice)
+      .send({ decisions: [{ callId, decision: 'approve' }] })
+      .expect(403);
+    const decided = await request(server)
+      .post('/api/support/sessions/r1/decisions')
+      .set(sam)
+      .send({ decisions: [{ callId, decision: 'approve' }] })
+      .expect(200);
+    const again = await request(server)
+      .post('/api/support/sessions/r1/decisions')
+      .set(sam)
+      .send({ decisions: [{ callId, decision: 'approve' }] })
+      .expect(400);
 
     expect(decided.body).toMatchObject({ status: 'completed', reply: 'Refunded $120.00 on order A1002.' });
     expect(again.body.code).toBe('InvalidDecision');
-    expect(worker.get(RefundsService).issued()).toEqual([{ orderId: 'A1002', amountCents: 12_000, reason: 'it arrived broken' }]);
+    expect(worker.get(RefundsService).issued()).toEqual([
+      { orderId: 'A1002', amountCents: 12_000, reason: 'it arrived broken' },
+    ]);
     expect(web.get(RefundsService).issued()).toEqual([]);
   });
 
   it("each caller's scopes travel with the job: the worker pays Alice's small refund and denies Bob's", async () => {
     const server = web.getHttpServer();
-    const denied = await request(server).post('/api/support/sessions/d1/messages').set(bob).send({ message: 'refund 10.00 on order B2001 because it is late' }).expect(200);
-    const paid = await request(server).post('/api/support/sessions/d2/messages').set(alice).send({ message: 'refund 10.00 on order B2001 because it is late' }).expect(200);
+    const denied = await request(server)
+      .post('/api/support/sessions/d1/messages')
+      .set(bob)
+      .send({ message: 'refund 10.00 on order B2001 because it is late' })
+      .expect(200);
+    const paid = await request(server)
+      .post('/api/support/sessions/d2/messages')
+      .set(alice)
+      .send({ message: 'refund 10.00 on order B2001 because it is late' })
+      .expect(200);
 
-    expect(denied.body.toolCalls).toEqual([expect.objectContaining({ tool: 'refunds.issue', ok: false, error: expect.objectContaining({ code: 'AuthDenied' }) })]);
+    expect(denied.body.toolCalls).toEqual([
+      expect.objectContaining({
+        tool: 'refunds.issue',
+        ok: false,
+        error: expect.objectContaining({ code: 'AuthDenied' }),
+      }),
+    ]);
     expect(paid.body.toolCalls).toEqual([expect.objectContaining({ tool: 'refunds.issue', ok: true })]);
-    expect(worker.get(RefundsService).issued().filter((refund) => refund.orderId === 'B2001')).toEqual([{ orderId: 'B2001', amountCents: 1000, reason: 'it is late' }]);
+    expect(
+      worker
+        .get(RefundsService)
+        .issued()
+        .filter((refund) => refund.orderId === 'B2001'),
+    ).toEqual([{ orderId: 'B2001', amountCents: 1000, reason: 'it is late' }]);
   });
 });

@@ -26,7 +26,9 @@ export interface Entry {
 
 /** The entries of package.json's `exports`, `./dist/x.js` read as the source `x.ts`. */
 export function packageEntries(root = ROOT): Entry[] {
-  const exports = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, { import: string }> }).exports;
+  const exports = (
+    JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, { import: string }> }
+  ).exports;
   return Object.entries(exports).map(([subpath, target]) => ({
     name: subpath === '.' ? 'trellis' : `trellis/${subpath.slice(2)}`,
     file: target.import.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts'),
@@ -47,7 +49,9 @@ export function apiReport(root = ROOT, entries = packageEntries(root)): string {
       .map((symbol) => describeExport(symbol, checker, declarations, root))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const values = names.filter((n) => n.value).length;
-    const body = names.map((n) => `// ${n.name}: ${n.kind}${n.from ? ` (from ${n.from})` : ''}\n${n.text}`).join('\n\n');
+    const body = names
+      .map((n) => `// ${n.name}: ${n.kind}${n.from ? ` (from ${n.from})` : ''}\n${n.text}`)
+      .join('\n\n');
     return `## \`${entry.name}\`\n\n\`${entry.file}\`: ${names.length} names (${values} values, ${names.length - values} types only)\n\n\`\`\`ts\n${body}\n\`\`\`\n`;
   });
   return [
@@ -73,12 +77,16 @@ interface ExportedName {
 }
 
 function buildProgram(root: string, entries: readonly Entry[]): ts.Program {
-  const config = ts.getParsedCommandLineOfConfigFile(join(root, 'tsconfig.build.json'), {}, {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
-      throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+  const config = ts.getParsedCommandLineOfConfigFile(
+    join(root, 'tsconfig.build.json'),
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
+        throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+      },
     },
-  });
+  );
   if (!config) throw new Error('api-report: tsconfig.build.json cannot be read');
   const options: ts.CompilerOptions = {
     ...config.options,
@@ -112,15 +120,23 @@ class DeclarationEmit {
     let text = '';
     if (!source.isDeclarationFile) {
       const result = this.program.emit(source, (_name, data) => (text = data), undefined, true);
-      if (result.emitSkipped || text === '') throw new Error(`api-report: no declarations emitted for ${relative(this.root, source.fileName)}`);
+      if (result.emitSkipped || text === '')
+        throw new Error(`api-report: no declarations emitted for ${relative(this.root, source.fileName)}`);
     }
-    const parsed = source.isDeclarationFile ? source : ts.createSourceFile(source.fileName.replace(/\.ts$/, '.d.ts'), text, ts.ScriptTarget.Latest, true);
+    const parsed = source.isDeclarationFile
+      ? source
+      : ts.createSourceFile(source.fileName.replace(/\.ts$/, '.d.ts'), text, ts.ScriptTarget.Latest, true);
     this.#emitted.set(source.fileName, parsed);
     return parsed;
   }
 }
 
-function describeExport(exported: ts.Symbol, checker: ts.TypeChecker, emit: DeclarationEmit, root: string): ExportedName {
+function describeExport(
+  exported: ts.Symbol,
+  checker: ts.TypeChecker,
+  emit: DeclarationEmit,
+  root: string,
+): ExportedName {
   const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
   const declarations = symbol.declarations ?? [];
   if (declarations.length === 0) throw new Error(`api-report: ${exported.name} has no declaration`);
@@ -142,12 +158,19 @@ function declarationTexts(dts: ts.SourceFile, name: string, root: string, source
   const where = relative(root, source.fileName).split(sep).join('/');
   const own = dts.statements.filter((statement) => declaredNames(statement).includes(name));
   const merged = dts.statements.flatMap((statement) =>
-    ts.isModuleDeclaration(statement) && ts.isStringLiteral(statement.name) && statement.body && ts.isModuleBlock(statement.body)
+    ts.isModuleDeclaration(statement) &&
+    ts.isStringLiteral(statement.name) &&
+    statement.body &&
+    ts.isModuleBlock(statement.body)
       ? statement.body.statements.filter((inner) => declaredNames(inner).includes(name))
       : [],
   );
-  if (own.length + merged.length === 0) throw new Error(`api-report: ${name} not found in the declarations of ${where}`);
-  return [...own.map((statement) => print(statement, name, dts)), ...merged.map((statement) => `// merged in by ${where}\n${print(statement, name, dts)}`)];
+  if (own.length + merged.length === 0)
+    throw new Error(`api-report: ${name} not found in the declarations of ${where}`);
+  return [
+    ...own.map((statement) => print(statement, name, dts)),
+    ...merged.map((statement) => `// merged in by ${where}\n${print(statement, name, dts)}`),
+  ];
 }
 
 const PRINTER = ts.createPrinter({ removeComments: true, newLine: ts.NewLineKind.LineFeed });
@@ -155,21 +178,36 @@ const PRINTER = ts.createPrinter({ removeComments: true, newLine: ts.NewLineKind
 function print(statement: ts.Statement, name: string, dts: ts.SourceFile): string {
   let node: ts.Node = statement;
   if (ts.isClassDeclaration(statement)) {
-    node = ts.factory.updateClassDeclaration(statement, statement.modifiers, statement.name, statement.typeParameters, statement.heritageClauses, statement.members.filter((member) => !isPrivate(member)));
+    node = ts.factory.updateClassDeclaration(
+      statement,
+      statement.modifiers,
+      statement.name,
+      statement.typeParameters,
+      statement.heritageClauses,
+      statement.members.filter((member) => !isPrivate(member)),
+    );
   } else if (ts.isVariableStatement(statement) && statement.declarationList.declarations.length > 1) {
     // A variable statement may declare several names: keep the one asked for.
-    const list = ts.factory.updateVariableDeclarationList(statement.declarationList, statement.declarationList.declarations.filter((d) => ts.isIdentifier(d.name) && d.name.text === name));
+    const list = ts.factory.updateVariableDeclarationList(
+      statement.declarationList,
+      statement.declarationList.declarations.filter((d) => ts.isIdentifier(d.name) && d.name.text === name),
+    );
     node = ts.factory.updateVariableStatement(statement, statement.modifiers, list);
   }
   return PRINTER.printNode(ts.EmitHint.Unspecified, node, dts).replace(/^(export\s+)?(declare\s+)?/, '');
 }
 
 function isPrivate(member: ts.ClassElement): boolean {
-  return (member.name !== undefined && ts.isPrivateIdentifier(member.name)) || (ts.canHaveModifiers(member) && (ts.getModifiers(member) ?? []).some((m) => m.kind === ts.SyntaxKind.PrivateKeyword));
+  return (
+    (member.name !== undefined && ts.isPrivateIdentifier(member.name)) ||
+    (ts.canHaveModifiers(member) &&
+      (ts.getModifiers(member) ?? []).some((m) => m.kind === ts.SyntaxKind.PrivateKeyword))
+  );
 }
 
 function declaredNames(statement: ts.Statement): string[] {
-  if (ts.isVariableStatement(statement)) return statement.declarationList.declarations.flatMap((d) => (ts.isIdentifier(d.name) ? [d.name.text] : []));
+  if (ts.isVariableStatement(statement))
+    return statement.declarationList.declarations.flatMap((d) => (ts.isIdentifier(d.name) ? [d.name.text] : []));
   if (
     ts.isFunctionDeclaration(statement) ||
     ts.isClassDeclaration(statement) ||
@@ -198,7 +236,11 @@ function kindOf(symbol: ts.Symbol): string {
 
 function isConst(symbol: ts.Symbol): boolean {
   const declaration = symbol.valueDeclaration;
-  return declaration !== undefined && ts.isVariableDeclaration(declaration) && (ts.getCombinedNodeFlags(declaration) & ts.NodeFlags.Const) !== 0;
+  return (
+    declaration !== undefined &&
+    ts.isVariableDeclaration(declaration) &&
+    (ts.getCombinedNodeFlags(declaration) & ts.NodeFlags.Const) !== 0
+  );
 }
 
 /** `inversify` for a file under node_modules/inversify/; undefined for the project's own. */

@@ -2,11 +2,29 @@ import type { EmbeddingProvider } from '../../plugins/retrieval/index.js';
 
 /** Words that mean the same thing to the test embedder, by concept (a dimension each). */
 const CONCEPTS: Readonly<Record<string, number>> = {
-  refund: 0, refunds: 0, refunded: 0, reimbursement: 0, reimbursed: 0, money: 0,
-  shipping: 1, ships: 1, ship: 1, delivery: 1, parcel: 1, parcels: 1,
-  password: 2, login: 2, account: 2, sign: 2,
-  invoice: 3, invoices: 3, billing: 3, bill: 3,
-  holiday: 4, vacation: 4, leave: 4,
+  refund: 0,
+  refunds: 0,
+  refunded: 0,
+  reimbursement: 0,
+  reimbursed: 0,
+  money: 0,
+  shipping: 1,
+  ships: 1,
+  ship: 1,
+  delivery: 1,
+  parcel: 1,
+  parcels: 1,
+  password: 2,
+  login: 2,
+  account: 2,
+  sign: 2,
+  invoice: 3,
+  invoices: 3,
+  billing: 3,
+  bill: 3,
+  holiday: 4,
+  vacation: 4,
+  leave: 4,
 };
 
 /**

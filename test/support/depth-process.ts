@@ -71,7 +71,10 @@ onLineWritten((n, dir) => {
 
 const results = await Promise.all(
   runs.map(async (run) => {
-    const real = run.store === 'sqlite' ? SqliteStore.open(run.target) : await PostgresStore.open({ url: run.url!, schema: run.target, maxConnections: 2 });
+    const real =
+      run.store === 'sqlite'
+        ? SqliteStore.open(run.target)
+        : await PostgresStore.open({ url: run.url!, schema: run.target, maxConnections: 2 });
     const { app, session } = await depthApp(stopping(real, run), run.dir, run.tool);
     const result = await session.send(MESSAGE, { key: TURN_KEY, waitForLease: 10_000 });
     await app.stop();

@@ -3,7 +3,17 @@ import { randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { IsInt, IsString } from 'class-validator';
-import { inject, Plugin, ScriptedModel, Tool, Trellis, type ModelRequest, type ScriptedReply, type SessionStore, type ToolContext } from '../../index.js';
+import {
+  inject,
+  Plugin,
+  ScriptedModel,
+  Tool,
+  Trellis,
+  type ModelRequest,
+  type ScriptedReply,
+  type SessionStore,
+  type ToolContext,
+} from '../../index.js';
 import { PLUGIN_CONFIG } from '../../plugin.js';
 
 /**
@@ -52,16 +62,30 @@ export function onLineWritten(hook: (n: number, dir: string) => void | Promise<v
   afterWrite = hook;
 }
 
-@Plugin({ name: 'lines', version: '1.0.0', description: 'Writes numbered lines to a ledger', config: DepthLedgerConfig })
+@Plugin({
+  name: 'lines',
+  version: '1.0.0',
+  description: 'Writes numbered lines to a ledger',
+  config: DepthLedgerConfig,
+})
 export class DepthLedgerPlugin {
   constructor(@inject(PLUGIN_CONFIG) private readonly config: DepthLedgerConfig) {}
 
-  @Tool({ name: 'lines.write', description: 'Writes line n. Safe to repeat with the same idempotency key.', input: LineInput, onCrash: 'retry' })
+  @Tool({
+    name: 'lines.write',
+    description: 'Writes line n. Safe to repeat with the same idempotency key.',
+    input: LineInput,
+    onCrash: 'retry',
+  })
   async write(input: LineInput, ctx: ToolContext) {
     return this.#run('lines.write', input.n, ctx);
   }
 
-  @Tool({ name: 'lines.pay', description: 'Pays line n. Not safe to repeat: a human decides after a crash.', input: LineInput })
+  @Tool({
+    name: 'lines.pay',
+    description: 'Pays line n. Not safe to repeat: a human decides after a crash.',
+    input: LineInput,
+  })
   async pay(input: LineInput, ctx: ToolContext) {
     return this.#run('lines.pay', input.n, ctx);
   }
@@ -78,7 +102,8 @@ export class DepthLedgerPlugin {
 function roundOf(request: ModelRequest): number {
   const messages = request.messages;
   let round = 0;
-  for (let index = messages.length - 1; index >= 0 && messages[index]!.role !== 'user'; index--) if (messages[index]!.role === 'assistant') round++;
+  for (let index = messages.length - 1; index >= 0 && messages[index]!.role !== 'user'; index--)
+    if (messages[index]!.role === 'assistant') round++;
   return round;
 }
 
@@ -101,24 +126,36 @@ function counted(dir: string, agent: string, reply: (round: number) => ScriptedR
  * The app of one store: the three agents, the lines plugin writing to `dir`. `writerTool` is
  * the writer's tool: `lines.write` (run again after a crash) or `lines.pay` (in doubt: asked).
  */
-export async function depthApp(store: SessionStore, dir: string, writerTool: 'lines.write' | 'lines.pay' = 'lines.write') {
+export async function depthApp(
+  store: SessionStore,
+  dir: string,
+  writerTool: 'lines.write' | 'lines.pay' = 'lines.write',
+) {
   const app = Trellis.create({ store, leaseTtlMs: 1_000 });
   await app.install(DepthLedgerPlugin, { config: { dir } });
   app.agent({
     name: 'writer',
-    model: counted(dir, 'writer', (round) => (WRITER_ROUNDS[round] ? { toolCalls: WRITER_ROUNDS[round].map((n) => call(writerTool, { n })) } : WRITER_REPLY)),
+    model: counted(dir, 'writer', (round) =>
+      WRITER_ROUNDS[round] ? { toolCalls: WRITER_ROUNDS[round].map((n) => call(writerTool, { n })) } : WRITER_REPLY,
+    ),
     instructions: 'Write the lines.',
     plugins: ['lines'],
   });
   app.agent({
     name: 'closer',
-    model: counted(dir, 'closer', (round) => (round === CLOSER_ROUND ? { toolCalls: [call('lines.write', { n: CLOSER_LINE })] } : FINAL_REPLY)),
+    model: counted(dir, 'closer', (round) =>
+      round === CLOSER_ROUND ? { toolCalls: [call('lines.write', { n: CLOSER_LINE })] } : FINAL_REPLY,
+    ),
     instructions: 'Write the last line and close.',
     plugins: ['lines'],
   });
   const desk = app.agent({
     name: 'desk',
-    model: counted(dir, 'desk', (round) => (round === 0 ? { toolCalls: [call('ask_writer', { input: 'write lines 1 and 2' })] } : { toolCalls: [call('handoff_to_closer', { input: 'write line 3' })] })),
+    model: counted(dir, 'desk', (round) =>
+      round === 0
+        ? { toolCalls: [call('ask_writer', { input: 'write lines 1 and 2' })] }
+        : { toolCalls: [call('handoff_to_closer', { input: 'write line 3' })] },
+    ),
     instructions: 'Delegate, then hand over.',
     plugins: [],
     agents: [{ agent: 'writer', name: 'ask_writer', description: 'Asks the writer to write lines.' }],

@@ -67,7 +67,8 @@ export class NotesPlugin {
 
   @Hook('tool.gate')
   gate(call: ToolCallInfo) {
-    if (call.tool === 'notes.delete') return suspend({ message: `Deleting note ${JSON.stringify(call.args)} needs a human <b>yes</b>` });
+    if (call.tool === 'notes.delete')
+      return suspend({ message: `Deleting note ${JSON.stringify(call.args)} needs a human <b>yes</b>` });
     return undefined;
   }
 }
@@ -77,12 +78,26 @@ export function notesModel(delayMs = 0): ScriptedModel {
   return new ScriptedModel(
     (request: ModelRequest): ScriptedReply => {
       const last = request.messages.at(-1) as ChatMessage;
-      if (last.role === 'tool') return { text: `Tool said: ${last.content}`, usage: { inputTokens: 40, outputTokens: 12 } };
+      if (last.role === 'tool')
+        return { text: `Tool said: ${last.content}`, usage: { inputTokens: 40, outputTokens: 12 } };
       const [verb, rest = ''] = last.content.split(/\s+(.*)/s);
-      if (verb === 'search') return { toolCalls: [{ name: 'notes.search', args: { query: rest } }], usage: { inputTokens: 30, outputTokens: 8 } };
+      if (verb === 'search')
+        return {
+          toolCalls: [{ name: 'notes.search', args: { query: rest } }],
+          usage: { inputTokens: 30, outputTokens: 8 },
+        };
       // Text in both rounds: the first says what it does, then calls the tool.
-      if (verb === 'think') return { text: 'Let me look that up.', toolCalls: [{ name: 'notes.search', args: { query: rest } }], usage: { inputTokens: 30, outputTokens: 8 } };
-      if (verb === 'delete') return { toolCalls: [{ name: 'notes.delete', args: { id: Number(rest) } }], usage: { inputTokens: 30, outputTokens: 8 } };
+      if (verb === 'think')
+        return {
+          text: 'Let me look that up.',
+          toolCalls: [{ name: 'notes.search', args: { query: rest } }],
+          usage: { inputTokens: 30, outputTokens: 8 },
+        };
+      if (verb === 'delete')
+        return {
+          toolCalls: [{ name: 'notes.delete', args: { id: Number(rest) } }],
+          usage: { inputTokens: 30, outputTokens: 8 },
+        };
       return `You said: ${last.content}`;
     },
     { name: 'scripted:notes', delayMs },
@@ -100,14 +115,27 @@ export interface DevFixture {
   close(): Promise<void>;
 }
 
-export async function startDevFixture(options: { token?: string; delayMs?: number; approver?: Approver; approvals?: ApprovalSettings } = {}): Promise<DevFixture> {
+export async function startDevFixture(
+  options: { token?: string; delayMs?: number; approver?: Approver; approvals?: ApprovalSettings } = {},
+): Promise<DevFixture> {
   NotesPlugin.deleted = [];
   const dir = mkdtempSync(join(tmpdir(), 'trellis-dev-'));
   const store = SqliteStore.open(join(dir, 'trellis.db'));
   const app = Trellis.create({ store, ...(options.approvals && { approvals: options.approvals }) });
   await app.install(NotesPlugin);
-  const agent = app.agent({ name: 'notes-agent', model: notesModel(options.delayMs), instructions: 'Help with notes.' });
-  const dev = await startDevServer({ app, agent, store, port: 0, token: options.token, ...(options.approver && { approver: options.approver }) });
+  const agent = app.agent({
+    name: 'notes-agent',
+    model: notesModel(options.delayMs),
+    instructions: 'Help with notes.',
+  });
+  const dev = await startDevServer({
+    app,
+    agent,
+    store,
+    port: 0,
+    token: options.token,
+    ...(options.approver && { approver: options.approver }),
+  });
   const base = new URL(dev.url).origin;
   return {
     app,

@@ -34,7 +34,9 @@ export class ExportPlugin {
   @Hook('tool.gate')
   gate(call: ToolCallInfo) {
     if (call.tool === 'files.purge') return suspend('Delete the report?');
-    return call.tool === 'files.export' ? suspend({ message: 'Write the CSV file?', allowedDecisions: ['approve', 'reject'] }) : undefined;
+    return call.tool === 'files.export'
+      ? suspend({ message: 'Write the CSV file?', allowedDecisions: ['approve', 'reject'] })
+      : undefined;
   }
 }
 
@@ -49,7 +51,15 @@ export function exportModel(): ScriptedModel {
   return new ScriptedModel((request) => {
     const last = request.messages.at(-1);
     if (last?.role === 'user') {
-      const reply = { toolCalls: [{ id: `call_${Math.random().toString(36).slice(2, 10)}`, name: 'files.export', args: { name: 'top-customers' } }] };
+      const reply = {
+        toolCalls: [
+          {
+            id: `call_${Math.random().toString(36).slice(2, 10)}`,
+            name: 'files.export',
+            args: { name: 'top-customers' },
+          },
+        ],
+      };
       return slowTurns.gate && last.content.includes('slowly') ? slowTurns.gate.then(() => reply) : reply;
     }
     const content = typeof last?.content === 'string' ? last.content : '';

@@ -1,4 +1,10 @@
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** Which vendor's wire format the server speaks. */
@@ -85,7 +91,11 @@ export class FakeVendorServer {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     // The OpenAI SDK appends `/chat/completions` to its base URL; Anthropic's appends `/v1/messages`.
-    const fake = new FakeVendorServer(vendor, server, vendor === 'openai' ? `http://127.0.0.1:${port}/v1` : `http://127.0.0.1:${port}`);
+    const fake = new FakeVendorServer(
+      vendor,
+      server,
+      vendor === 'openai' ? `http://127.0.0.1:${port}/v1` : `http://127.0.0.1:${port}`,
+    );
     return fake;
   }
 
@@ -102,9 +112,16 @@ export class FakeVendorServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let raw = '';
     for await (const chunk of req) raw += chunk;
-    this.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: raw ? JSON.parse(raw) : {}, raw });
+    this.requests.push({
+      method: req.method ?? '',
+      path: req.url ?? '',
+      headers: req.headers,
+      body: raw ? JSON.parse(raw) : {},
+      raw,
+    });
     const reply = this.queue.shift();
-    if (!reply) return this.sendError(res, { type: 'error', status: 400, message: 'fake server: no scripted reply left' });
+    if (!reply)
+      return this.sendError(res, { type: 'error', status: 400, message: 'fake server: no scripted reply left' });
     if (reply.type === 'error') return this.sendError(res, reply);
     if (reply.type === 'hang') return;
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
@@ -113,7 +130,10 @@ export class FakeVendorServer {
       return;
     }
     if (reply.type === 'stall') {
-      const frames = this.vendor === 'openai' ? openAIFrames({ type: 'stream', textPieces: reply.textPieces }) : anthropicFrames({ type: 'stream', textPieces: reply.textPieces });
+      const frames =
+        this.vendor === 'openai'
+          ? openAIFrames({ type: 'stream', textPieces: reply.textPieces })
+          : anthropicFrames({ type: 'stream', textPieces: reply.textPieces });
       // Everything but the closing frames (finish and usage), then silence until the client gives up.
       for (const frame of frames.slice(0, -3)) res.write(frame);
       return;
@@ -131,7 +151,9 @@ export class FakeVendorServer {
 
   private errorFrame(type: string): string {
     const error = { type, message: `fake ${type}` };
-    return this.vendor === 'openai' ? `data: ${JSON.stringify({ error })}\n\n` : `event: error\ndata: ${JSON.stringify({ type: 'error', error })}\n\n`;
+    return this.vendor === 'openai'
+      ? `data: ${JSON.stringify({ error })}\n\n`
+      : `event: error\ndata: ${JSON.stringify({ type: 'error', error })}\n\n`;
   }
 
   private sendError(res: ServerResponse, reply: FakeErrorReply): void {
@@ -160,8 +182,11 @@ function openAIFrames(reply: FakeStreamReply): string[] {
   const frames = [chunk({ role: 'assistant', content: '' })];
   for (const text of reply.textPieces ?? []) frames.push(chunk({ content: text }));
   (reply.toolCalls ?? []).forEach((call, index) => {
-    frames.push(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
-    for (const piece of call.argumentPieces) frames.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    frames.push(
+      chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }),
+    );
+    for (const piece of call.argumentPieces)
+      frames.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
   });
   frames.push(chunk({}, reply.toolCalls?.length ? 'tool_calls' : 'stop'));
   const usage = reply.usage ?? { inputTokens: 10, outputTokens: 5 };
@@ -172,7 +197,11 @@ function openAIFrames(reply: FakeStreamReply): string[] {
       created,
       model: MODEL,
       choices: [],
-      usage: { prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, total_tokens: usage.inputTokens + usage.outputTokens },
+      usage: {
+        prompt_tokens: usage.inputTokens,
+        completion_tokens: usage.outputTokens,
+        total_tokens: usage.inputTokens + usage.outputTokens,
+      },
     })}\n\n`,
   );
   frames.push('data: [DONE]\n\n');
@@ -181,7 +210,8 @@ function openAIFrames(reply: FakeStreamReply): string[] {
 
 /** `event: message_start` … content blocks … `message_delta` with usage, `message_stop`. */
 function anthropicFrames(reply: FakeStreamReply): string[] {
-  const event = (name: string, data: object): string => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
+  const event = (name: string, data: object): string =>
+    `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
   const usage = reply.usage ?? { inputTokens: 10, outputTokens: 5 };
   const frames = [
     event('message_start', {
@@ -201,12 +231,21 @@ function anthropicFrames(reply: FakeStreamReply): string[] {
   let block = 0;
   if (reply.textPieces?.length) {
     frames.push(event('content_block_start', { index: block, content_block: { type: 'text', text: '' } }));
-    for (const text of reply.textPieces) frames.push(event('content_block_delta', { index: block, delta: { type: 'text_delta', text } }));
+    for (const text of reply.textPieces)
+      frames.push(event('content_block_delta', { index: block, delta: { type: 'text_delta', text } }));
     frames.push(event('content_block_stop', { index: block++ }));
   }
   for (const call of reply.toolCalls ?? []) {
-    frames.push(event('content_block_start', { index: block, content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} } }));
-    for (const piece of call.argumentPieces) frames.push(event('content_block_delta', { index: block, delta: { type: 'input_json_delta', partial_json: piece } }));
+    frames.push(
+      event('content_block_start', {
+        index: block,
+        content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} },
+      }),
+    );
+    for (const piece of call.argumentPieces)
+      frames.push(
+        event('content_block_delta', { index: block, delta: { type: 'input_json_delta', partial_json: piece } }),
+      );
     frames.push(event('content_block_stop', { index: block++ }));
   }
   frames.push(

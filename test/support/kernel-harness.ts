@@ -26,7 +26,11 @@ export class KernelHarness {
   run(at: RunAt = {}): HookSite {
     const kernel = kernelOf(this.app);
     const state = kernel.sessionState(at.session ?? 's1');
-    return { scope: new ContextScope(state, at.turn, at.execution), schema: kernel.registry, hooks: kernel.registry.view(at.active ?? []).hooks };
+    return {
+      scope: new ContextScope(state, at.turn, at.execution),
+      schema: kernel.registry,
+      hooks: kernel.registry.view(at.active ?? []).hooks,
+    };
   }
 
   hooksAt(point: HookPoint, at: RunAt = {}) {
@@ -35,7 +39,9 @@ export class KernelHarness {
 
   /** Runs a pipeline point; payloads are loosely typed here, since tests feed odd values on purpose. */
   pipeline<T>(point: HookPoint, value: T, at: RunAt = {}): Promise<T | HookResult> {
-    return Promise.resolve(kernelOf(this.app).hooks.run(point, value as never, this.run(at))) as Promise<T | HookResult>;
+    return Promise.resolve(kernelOf(this.app).hooks.run(point, value as never, this.run(at))) as Promise<
+      T | HookResult
+    >;
   }
 
   parallel(point: HookPoint, payload: unknown, at: RunAt = {}): Promise<void> {
@@ -43,7 +49,9 @@ export class KernelHarness {
   }
 
   collect<T>(point: HookPoint, payload: unknown, at: RunAt = {}): Promise<T[]> {
-    return Promise.resolve(kernelOf(this.app).hooks.run(point, payload as never, this.run(at))) as unknown as Promise<T[]>;
+    return Promise.resolve(kernelOf(this.app).hooks.run(point, payload as never, this.run(at))) as unknown as Promise<
+      T[]
+    >;
   }
 
   gate(call: unknown, at: RunAt = {}): Promise<GateDecision> {
@@ -67,12 +75,17 @@ export function executionLevel(values: Record<string, unknown> = {}): ContextLev
 }
 
 /** Records every event the app emits from now on; `stop()` unsubscribes. */
-export function recordEvents(app: Trellis): { events: TrellisEvent[]; of<K extends TrellisEvent['type']>(type: K): Extract<TrellisEvent, { type: K }>[]; stop(): void } {
+export function recordEvents(app: Trellis): {
+  events: TrellisEvent[];
+  of<K extends TrellisEvent['type']>(type: K): Extract<TrellisEvent, { type: K }>[];
+  stop(): void;
+} {
   const events: TrellisEvent[] = [];
   const subscription = app.events$.subscribe((e) => events.push(e));
   return {
     events,
-    of: <K extends TrellisEvent['type']>(type: K) => events.filter((e): e is Extract<TrellisEvent, { type: K }> => e.type === type),
+    of: <K extends TrellisEvent['type']>(type: K) =>
+      events.filter((e): e is Extract<TrellisEvent, { type: K }> => e.type === type),
     stop: () => subscription.unsubscribe(),
   };
 }
@@ -86,7 +99,10 @@ export function sleep(ms: number): Promise<void> {
 export async function within<T>(ms: number, promise: Promise<T>, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)))]);
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -24,8 +24,12 @@ export async function waitFor(check: () => boolean | Promise<boolean>, ms = 10_0
 }
 
 /** The trip server over Streamable HTTP on `port` (0: any); resolves once it listens. */
-export async function startHttpTripServer(port = 0): Promise<{ child: ChildProcess; port: number; url: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [TRIP_SERVER, '--http', String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
+export async function startHttpTripServer(
+  port = 0,
+): Promise<{ child: ChildProcess; port: number; url: string; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [TRIP_SERVER, '--http', String(port)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const bound = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -35,10 +39,11 @@ export async function startHttpTripServer(port = 0): Promise<{ child: ChildProce
     });
     child.once('exit', (code) => reject(new Error(`trip server exited with ${code}`)));
   });
-  const stop = () => new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    });
   return { child, port: bound, url: `http://127.0.0.1:${bound}/mcp`, stop };
 }

@@ -30,7 +30,11 @@ export class ConsentingAuthServer implements OAuthServerProvider {
       getClient: (id: string) => this.clients.get(id),
       registerClient: (client: Omit<OAuthClientInformationFull, 'client_id' | 'client_id_issued_at'>) => {
         this.log.registrations++;
-        const full = { ...client, client_id: `client-${randomUUID()}`, client_id_issued_at: Math.floor(Date.now() / 1000) } as OAuthClientInformationFull;
+        const full = {
+          ...client,
+          client_id: `client-${randomUUID()}`,
+          client_id_issued_at: Math.floor(Date.now() / 1000),
+        } as OAuthClientInformationFull;
         this.clients.set(full.client_id, full);
         return full;
       },
@@ -81,7 +85,12 @@ export class ConsentingAuthServer implements OAuthServerProvider {
   }
 }
 
-export async function protectedServer(): Promise<{ base: string; url: string; auth: ConsentingAuthServer; close(): Promise<void> }> {
+export async function protectedServer(): Promise<{
+  base: string;
+  url: string;
+  auth: ConsentingAuthServer;
+  close(): Promise<void>;
+}> {
   const web = express();
   const http: Server = await new Promise((resolve) => {
     const s = web.listen(0, '127.0.0.1', () => resolve(s));
@@ -89,15 +98,33 @@ export async function protectedServer(): Promise<{ base: string; url: string; au
   const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
   const url = `${base}/mcp`;
   const auth = new ConsentingAuthServer();
-  web.use(mcpAuthRouter({ provider: auth, issuerUrl: new URL(base), resourceServerUrl: new URL(url), authorizationOptions: { rateLimit: false }, tokenOptions: { rateLimit: false }, clientRegistrationOptions: { rateLimit: false } }));
-  web.post('/mcp', requireBearerAuth({ verifier: auth, resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(new URL(url)) }), express.json(), async (req, res) => {
-    const server = new McpServer({ name: 'ledger', version: '1.0.0' });
-    server.registerTool('balance', { description: 'The balance.', inputSchema: { account: z.string() } }, ({ account }) => ({ content: [{ type: 'text', text: `${account}: 42` }] }));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => void transport.close());
-    await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
-  });
+  web.use(
+    mcpAuthRouter({
+      provider: auth,
+      issuerUrl: new URL(base),
+      resourceServerUrl: new URL(url),
+      authorizationOptions: { rateLimit: false },
+      tokenOptions: { rateLimit: false },
+      clientRegistrationOptions: { rateLimit: false },
+    }),
+  );
+  web.post(
+    '/mcp',
+    requireBearerAuth({ verifier: auth, resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(new URL(url)) }),
+    express.json(),
+    async (req, res) => {
+      const server = new McpServer({ name: 'ledger', version: '1.0.0' });
+      server.registerTool(
+        'balance',
+        { description: 'The balance.', inputSchema: { account: z.string() } },
+        ({ account }) => ({ content: [{ type: 'text', text: `${account}: 42` }] }),
+      );
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      res.on('close', () => void transport.close());
+      await server.connect(transport);
+      await transport.handleRequest(req, res, req.body);
+    },
+  );
   return { base, url, auth, close: () => new Promise((r) => (http.closeAllConnections(), http.close(() => r()))) };
 }
 
@@ -108,4 +135,3 @@ export async function browse(signInUrl: string): Promise<number> {
   if (!back) throw new Error(`the authorization server answered ${atServer.status}: ${await atServer.text()}`);
   return (await fetch(back)).status;
 }
-

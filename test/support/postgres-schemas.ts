@@ -27,7 +27,10 @@ export class PostgresSchemas {
 
   /** Drops every schema of this run, then ends the admin pool. */
   async dropAll(): Promise<void> {
-    const { rows } = await this.admin.query<{ nspname: string }>('SELECT nspname FROM pg_namespace WHERE starts_with(nspname, $1)', [this.prefix]);
+    const { rows } = await this.admin.query<{ nspname: string }>(
+      'SELECT nspname FROM pg_namespace WHERE starts_with(nspname, $1)',
+      [this.prefix],
+    );
     for (const { nspname } of rows) await this.drop(nspname);
     await this.admin.end();
   }

@@ -1,7 +1,18 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { IsString } from 'class-validator';
-import { Hook, Plugin, ScriptedModel, suspend, Tool, Trellis, type ModelRequest, type SessionStore, type ToolCallInfo, type ToolContext } from '../../index.js';
+import {
+  Hook,
+  Plugin,
+  ScriptedModel,
+  suspend,
+  Tool,
+  Trellis,
+  type ModelRequest,
+  type SessionStore,
+  type ToolCallInfo,
+  type ToolContext,
+} from '../../index.js';
 
 class RecordInput {
   @IsString() line!: string;
@@ -29,7 +40,12 @@ export interface QueueAppOptions {
 export function createQueueApp(store: SessionStore, ledger: ToolLedger, delayMs = 0, options: QueueAppOptions = {}) {
   @Plugin({ name: 'ledger', version: '1.0.0' })
   class LedgerPlugin {
-    @Tool({ name: 'ledger.record', description: 'Records one line in the ledger.', input: RecordInput, onCrash: 'retry' })
+    @Tool({
+      name: 'ledger.record',
+      description: 'Records one line in the ledger.',
+      input: RecordInput,
+      onCrash: 'retry',
+    })
     async record(input: RecordInput, ctx: ToolContext): Promise<string> {
       await ledger(input.line, ctx.idempotencyKey);
       return `recorded ${input.line}`;
@@ -47,10 +63,14 @@ export function createQueueApp(store: SessionStore, ledger: ToolLedger, delayMs 
       await ledger(`start:${input.line}`, ctx.idempotencyKey);
       const aborted = await new Promise<boolean>((resolve) => {
         const timer = setTimeout(() => resolve(false), 20_000);
-        ctx.signal.addEventListener('abort', () => {
-          clearTimeout(timer);
-          resolve(true);
-        }, { once: true });
+        ctx.signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            resolve(true);
+          },
+          { once: true },
+        );
       });
       if (aborted) await ledger(`aborted:${input.line}`, ctx.idempotencyKey);
       return aborted ? 'stopped' : `waited ${input.line}`;
@@ -59,7 +79,8 @@ export function createQueueApp(store: SessionStore, ledger: ToolLedger, delayMs 
     @Hook('tool.gate')
     approval(call: ToolCallInfo) {
       const line = String((call.args as { line?: unknown }).line ?? '');
-      if (line.startsWith('approve:')) return suspend({ message: `Record ${line}?`, allowedDecisions: ['approve', 'reject'] });
+      if (line.startsWith('approve:'))
+        return suspend({ message: `Record ${line}?`, allowedDecisions: ['approve', 'reject'] });
       return undefined;
     }
   }
@@ -71,7 +92,13 @@ export function createQueueApp(store: SessionStore, ledger: ToolLedger, delayMs 
     await options.onModelCall?.(`${user}:${last.role === 'tool' ? 1 : 0}`);
     if (last.role === 'tool') return `done: ${last.content}`;
     // A `wait:` line: one call that finishes (a completed step) and one that waits until stopped.
-    if (last.content.startsWith('wait:')) return { toolCalls: [{ id: `call_${randomUUID()}`, name: 'ledger.record', args: { line: last.content } }, { id: `call_${randomUUID()}`, name: 'ledger.wait', args: { line: last.content } }] };
+    if (last.content.startsWith('wait:'))
+      return {
+        toolCalls: [
+          { id: `call_${randomUUID()}`, name: 'ledger.record', args: { line: last.content } },
+          { id: `call_${randomUUID()}`, name: 'ledger.wait', args: { line: last.content } },
+        ],
+      };
     const tool = last.content.startsWith('approve:') ? 'ledger.approve' : 'ledger.record';
     return { toolCalls: [{ id: `call_${randomUUID()}`, name: tool, args: { line: last.content } }] };
   };

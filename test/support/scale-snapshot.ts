@@ -7,7 +7,11 @@
  */
 import pg from 'pg';
 
-const env = (name: string) => process.env[name] ?? (() => { throw new Error(`${name} is not set`); })();
+const env = (name: string) =>
+  process.env[name] ??
+  (() => {
+    throw new Error(`${name} is not set`);
+  })();
 const schema = env('SCALE_SCHEMA');
 const client = new pg.Client({ connectionString: env('SCALE_PG_URL') });
 await client.connect();

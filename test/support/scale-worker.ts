@@ -21,7 +21,11 @@ import { PostgresStore, type SessionStore } from '../../index.js';
 import { TrellisWorker } from '../../queue.js';
 import { createQueueApp } from './queue-app.js';
 
-const env = (name: string) => process.env[name] ?? (() => { throw new Error(`${name} is not set`); })();
+const env = (name: string) =>
+  process.env[name] ??
+  (() => {
+    throw new Error(`${name} is not set`);
+  })();
 const schema = env('SCALE_SCHEMA');
 const id = env('SCALE_WORKER_ID');
 const killAfter = Number(process.env.SCALE_KILL_AFTER ?? 0);
@@ -34,8 +38,13 @@ const optional = (name: string) => (process.env[name] === undefined ? undefined 
 function die(why: string): void {
   process.stderr.write(`${id} kills itself ${why}\n`);
   if (process.env.SCALE_SNAPSHOT === '1') {
-    const taken = spawnSync(process.execPath, ['--no-warnings', fileURLToPath(new URL('./scale-snapshot.js', import.meta.url))], { env: process.env, stdio: ['ignore', 'inherit', 'inherit'], timeout: 60_000 });
-    if (taken.status !== 0) process.stderr.write(`${id}: the journal snapshot failed (${taken.status ?? taken.signal})\n`);
+    const taken = spawnSync(
+      process.execPath,
+      ['--no-warnings', fileURLToPath(new URL('./scale-snapshot.js', import.meta.url))],
+      { env: process.env, stdio: ['ignore', 'inherit', 'inherit'], timeout: 60_000 },
+    );
+    if (taken.status !== 0)
+      process.stderr.write(`${id}: the journal snapshot failed (${taken.status ?? taken.signal})\n`);
   }
   process.kill(process.pid, 'SIGKILL');
 }
@@ -65,7 +74,11 @@ let runs = 0;
 const host = createQueueApp(
   store,
   async (line, key) => {
-    await ledgerPool.query(`INSERT INTO "${schema}".tool_ledger (line, key, worker) VALUES ($1, $2, $3)`, [line, key, id]);
+    await ledgerPool.query(`INSERT INTO "${schema}".tool_ledger (line, key, worker) VALUES ($1, $2, $3)`, [
+      line,
+      key,
+      id,
+    ]);
     runs++;
     if (poison && line.startsWith('crash:')) die(`inside a poison call (${line})`);
     if (killAfter > 0 && runs === killAfter) die(`after tool run ${runs} (${line})`);

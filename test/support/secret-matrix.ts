@@ -1,6 +1,18 @@
 import 'reflect-metadata';
 import { IsOptional, IsString } from 'class-validator';
-import { inject, LoggingMiddleware, Middleware, Plugin, Requires, Secret, Tool, type ModelProvider, type ModelRequest, type ModelResponse, type ToolContext } from '../../index.js';
+import {
+  inject,
+  LoggingMiddleware,
+  Middleware,
+  Plugin,
+  Requires,
+  Secret,
+  Tool,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelResponse,
+  type ToolContext,
+} from '../../index.js';
 import { PLUGIN_CONFIG } from '../../plugin.js';
 import { ScriptedModel } from '../../testing.js';
 
@@ -10,24 +22,41 @@ import { ScriptedModel } from '../../testing.js';
  * `test/integration/hardening/secrets-matrix.spec.ts`.
  */
 
-const PEM = '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgHcTz6sE2I2yPB\naFDrBz9vFqU4yV8EXAMPLEPEMBODYLINE0123456789abcdefABCDEF\n-----END RSA PRIVATE KEY-----';
+const PEM =
+  '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgHcTz6sE2I2yPB\naFDrBz9vFqU4yV8EXAMPLEPEMBODYLINE0123456789abcdefABCDEF\n-----END RSA PRIVATE KEY-----';
 
 /** Each secret: the value placed, and the part of it that must never appear in clear. */
 export const SECRETS: ReadonlyArray<readonly [name: string, placed: string, clear: string]> = [
-  ['AWS secret access key', 'aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY'],
+  [
+    'AWS secret access key',
+    'aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+    'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+  ],
   ['AWS secret key alone', 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY'],
   ['DB password in a URL', 'postgres://app:S3cr3tPa55w0rd@db.internal:5432/prod', 'S3cr3tPa55w0rd'],
   ['PEM private key', PEM, 'MIIEowIBAAKCAQEA0Z3VS5JJcds3xfn'],
-  ['Azure storage key', 'DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;EndpointSuffix=core.windows.net', 'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq'],
+  [
+    'Azure storage key',
+    'DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;EndpointSuffix=core.windows.net',
+    'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq',
+  ],
   ['a PIN in text', 'pin: 904172', '904172'],
   ['a cookie header', 'Cookie: sessionid=9f8e7d6c5b4a3928; csrftoken=Zx81kQpL0vT3', '9f8e7d6c5b4a3928'],
   ['a hex token', 'token a3f5c9e1b7d2468f0e1c3b5a79d8f6e4c2b0a1d3', 'a3f5c9e1b7d2468f0e1c3b5a79d8f6e4c2b0a1d3'],
   ['a bare hex token', 'a3f5c9e1b7d2468f0e1c3b5a79d8f6e4c2b0a1d3', 'a3f5c9e1b7d2468f0e1c3b5a79d8f6e4c2b0a1d3'],
-  ['a base64 token', 'dGhpc0lzQVZlcnlMb25nU2VjcmV0VG9rZW5WYWx1ZTEyMw', 'dGhpc0lzQVZlcnlMb25nU2VjcmV0VG9rZW5WYWx1ZTEyMw'],
+  [
+    'a base64 token',
+    'dGhpc0lzQVZlcnlMb25nU2VjcmV0VG9rZW5WYWx1ZTEyMw',
+    'dGhpc0lzQVZlcnlMb25nU2VjcmV0VG9rZW5WYWx1ZTEyMw',
+  ],
   ['a bearer token', 'Authorization: Bearer 7Fq2vX9pL3mK8rT1', '7Fq2vX9pL3mK8rT1'],
   ['an OpenAI key', 'sk-proj-ABCDEFGHIJKLMNOPQRSTUVWXYZ123456', 'ABCDEFGHIJKLMNOPQRSTUVWXYZ123456'],
   ['a GitHub token', 'ghp_16C7e42F292c6912E7710c838347Ae178B4a', '16C7e42F292c6912E7710c838347Ae178B4a'],
-  ['a JWT', 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.Sfl5kKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw', 'Sfl5kKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw'],
+  [
+    'a JWT',
+    'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.Sfl5kKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw',
+    'Sfl5kKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw',
+  ],
   ['an Anthropic key', 'sk-ant-api03-Zq8mR2vT6yB1nK4pW7sX0cF3hJ5lD9gA', 'Zq8mR2vT6yB1nK4pW7sX0cF3hJ5lD9gA'],
   ['a Stripe key', 'rk_live_4eC39HqLyjWDarjtT1zdp7dc', '4eC39HqLyjWDarjtT1zdp7dc'],
   ['a Slack token', 'xoxb-2048-1024-AbCdEfGhIjKlMnOp', '2048-1024-AbCdEfGhIjKlMnOp'],
@@ -38,9 +67,21 @@ export const SECRETS: ReadonlyArray<readonly [name: string, placed: string, clea
 ];
 
 /** A value no shape gives away: only its `@Secret()` field marks it. Placed in the `secret field` source only. */
-export const ORDINARY_SECRET = ['an ordinary value in a @Secret() field', 'correct horse battery staple', 'correct horse battery staple'] as const;
+export const ORDINARY_SECRET = [
+  'an ordinary value in a @Secret() field',
+  'correct horse battery staple',
+  'correct horse battery staple',
+] as const;
 
-export const SOURCES = ['arguments', 'error', 'result', 'secret field', 'plugin config', 'model options', 'host context'] as const;
+export const SOURCES = [
+  'arguments',
+  'error',
+  'result',
+  'secret field',
+  'plugin config',
+  'model options',
+  'host context',
+] as const;
 export type Source = (typeof SOURCES)[number];
 
 export class NoteInput {
@@ -86,7 +127,10 @@ export class UpstreamConfig {
 
 /** An HTTP client's error, as SDKs throw them: the message echoes what was sent, the request options ride along. */
 function upstreamError(endpoint: string, sent: string): Error {
-  return Object.assign(new Error(`request to ${endpoint} refused: 401 for ${sent}`), { status: 401, request: { url: endpoint, headers: { 'x-upstream-note': sent } } });
+  return Object.assign(new Error(`request to ${endpoint} refused: 401 for ${sent}`), {
+    status: 401,
+    request: { url: endpoint, headers: { 'x-upstream-note': sent } },
+  });
 }
 
 /** Calls an upstream with what its config holds; the upstream refuses, echoing it. */
@@ -117,12 +161,21 @@ export class VendorModel implements ModelProvider {
   readonly name = 'vendor';
   constructor(private readonly options: { readonly apiKey: string }) {}
   call(_request: ModelRequest): Promise<ModelResponse> {
-    return Promise.reject(Object.assign(new Error(`401 Incorrect API key provided: ${this.options.apiKey}`), { status: 401, headers: { authorization: `Bearer ${this.options.apiKey}` }, options: this.options }));
+    return Promise.reject(
+      Object.assign(new Error(`401 Incorrect API key provided: ${this.options.apiKey}`), {
+        status: 401,
+        headers: { authorization: `Bearer ${this.options.apiKey}` },
+        options: this.options,
+      }),
+    );
   }
 }
 
 /** The tool each source's turn calls, and its arguments. */
-export function callOf(source: Source, secret: string): { readonly name: string; readonly args: Record<string, unknown> } | undefined {
+export function callOf(
+  source: Source,
+  secret: string,
+): { readonly name: string; readonly args: Record<string, unknown> } | undefined {
   switch (source) {
     case 'arguments':
       return { name: 'carrier.take', args: { note: secret } };
@@ -168,7 +221,10 @@ export function modelOf(source: Source, secret: string, reads: ModelReads): Mode
 export function pluginsOf(source: Source, secret: string): ReadonlyArray<readonly [Function, { config?: unknown }]> {
   return [
     [CarrierPlugin, {}],
-    [UpstreamPlugin, { config: { endpoint: 'https://api.example.com', note: source === 'plugin config' ? secret : 'nothing secret' } }],
+    [
+      UpstreamPlugin,
+      { config: { endpoint: 'https://api.example.com', note: source === 'plugin config' ? secret : 'nothing secret' } },
+    ],
     [ForwarderPlugin, {}],
   ];
 }

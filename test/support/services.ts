@@ -45,7 +45,10 @@ const probes: Record<ServiceName, () => Promise<boolean>> = {
 export async function haveService(name: ServiceName, what: string): Promise<boolean> {
   if (await probes[name]()) return true;
   const where = name === 'chromium' ? CHROMIUM_PATH : name === 'postgres' ? POSTGRES_URL : REDIS_URL;
-  if (required()) throw new Error(`${what} needs ${name} (${where}), which is not reachable, and TRELLIS_REQUIRE_SERVICES=1 forbids skipping`);
+  if (required())
+    throw new Error(
+      `${what} needs ${name} (${where}), which is not reachable, and TRELLIS_REQUIRE_SERVICES=1 forbids skipping`,
+    );
   // One line, on purpose: the skip must be visible but not noisy.
   process.stdout.write(`skipped: ${what} (no ${name} at ${where})\n`);
   return false;

@@ -8,7 +8,11 @@ const SHORT_MS = 80;
 const PAST_EXPIRY_MS = 250;
 
 /** The per-session lease every store promises (see `SessionLease`). */
-export function describeLeaseContract(name: string, open: () => SessionStore | Promise<SessionStore>, dispose: (store: SessionStore) => Promise<void>): void {
+export function describeLeaseContract(
+  name: string,
+  open: () => SessionStore | Promise<SessionStore>,
+  dispose: (store: SessionStore) => Promise<void>,
+): void {
   describe(`${name} (session lease contract)`, () => {
     let store: SessionStore;
 
@@ -67,7 +71,9 @@ export function describeLeaseContract(name: string, open: () => SessionStore | P
 
         await expect(store.delete('s1')).resolves.toBe(true);
 
-        await expect(store.checkpoint({ ...checkpointOf('s1', 0, 0), fence: 'worker-a' })).rejects.toMatchObject({ code: 'LeaseLost' });
+        await expect(store.checkpoint({ ...checkpointOf('s1', 0, 0), fence: 'worker-a' })).rejects.toMatchObject({
+          code: 'LeaseLost',
+        });
         await expect(store.renewLease('s1', 'worker-a', LIVE_MS)).resolves.toBe(false);
         await expect(store.acquireLease('s1', 'worker-b', LIVE_MS)).resolves.toBe(true);
         // Only that session's lease: another session's stays held.
@@ -134,16 +140,18 @@ export function describeLeaseContract(name: string, open: () => SessionStore | P
 
     // Only a store that says so releases a lease with a checkpoint; the others keep it (the kernel releases it).
     describe('a checkpoint with releaseLease', () => {
-      it('gives up its holder\'s lease once written, when the store releasesLeaseOnCheckpoint; else leaves it', async () => {
+      it("gives up its holder's lease once written, when the store releasesLeaseOnCheckpoint; else leaves it", async () => {
         await store.acquireLease('s1', 'worker-a', LIVE_MS);
 
         await store.checkpoint(checkpointOf('s1', 0, 0, { releaseLease: 'worker-a' }));
 
         expect((await store.load('s1'))?.revision).toBe(1);
-        await expect(store.acquireLease('s1', 'worker-b', LIVE_MS)).resolves.toBe(store.releasesLeaseOnCheckpoint === true);
+        await expect(store.acquireLease('s1', 'worker-b', LIVE_MS)).resolves.toBe(
+          store.releasesLeaseOnCheckpoint === true,
+        );
       });
 
-      it('leaves another holder\'s lease alone', async () => {
+      it("leaves another holder's lease alone", async () => {
         await store.acquireLease('s1', 'worker-a', LIVE_MS);
 
         await store.checkpoint(checkpointOf('s1', 0, 0, { releaseLease: 'worker-b' }));
@@ -174,14 +182,17 @@ export function describeLeaseContract(name: string, open: () => SessionStore | P
     });
 
     describe('bad arguments', () => {
-      it.each([0, -5, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 86_400_001])('refuse a ttl of %p ms with InvalidOptions and take nothing', async (ttl) => {
-        const error = await rejection(store.acquireLease('s1', 'worker-a', ttl));
+      it.each([0, -5, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 86_400_001])(
+        'refuse a ttl of %p ms with InvalidOptions and take nothing',
+        async (ttl) => {
+          const error = await rejection(store.acquireLease('s1', 'worker-a', ttl));
 
-        expect(error.code).toBe('InvalidOptions');
-        expect(error.message).toMatch(/whole number of milliseconds/);
-        await expect(store.acquireLease('s1', 'worker-b', LIVE_MS)).resolves.toBe(true);
-        expect((await rejection(store.renewLease('s1', 'worker-b', ttl))).code).toBe('InvalidOptions');
-      });
+          expect(error.code).toBe('InvalidOptions');
+          expect(error.message).toMatch(/whole number of milliseconds/);
+          await expect(store.acquireLease('s1', 'worker-b', LIVE_MS)).resolves.toBe(true);
+          expect((await rejection(store.renewLease('s1', 'worker-b', ttl))).code).toBe('InvalidOptions');
+        },
+      );
 
       it('refuse an empty session id or holder', async () => {
         expect((await rejection(store.acquireLease('', 'worker-a', LIVE_MS))).code).toBe('InvalidOptions');

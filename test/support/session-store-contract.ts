@@ -27,7 +27,12 @@ export function exchange(index: number): ChatMessage[] {
 }
 
 /** A checkpoint of turn `index` built on `expectedRevision`; `overrides` pin the rest. */
-export function checkpointOf(sessionId: string, expectedRevision: number, index: number, overrides: Partial<SessionCheckpoint> = {}): SessionCheckpoint {
+export function checkpointOf(
+  sessionId: string,
+  expectedRevision: number,
+  index: number,
+  overrides: Partial<SessionCheckpoint> = {},
+): SessionCheckpoint {
   return {
     sessionId,
     agent: 'support',
@@ -58,7 +63,11 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
  * The behaviour every {@link SessionStore} promises, run against each implementation so
  * that MemoryStore and SqliteStore cannot drift apart.
  */
-export function describeSessionStore(name: string, open: () => SessionStore | Promise<SessionStore>, dispose: (store: SessionStore) => Promise<void> = (s) => s.close()): void {
+export function describeSessionStore(
+  name: string,
+  open: () => SessionStore | Promise<SessionStore>,
+  dispose: (store: SessionStore) => Promise<void> = (s) => s.close(),
+): void {
   describe(`${name} (SessionStore contract)`, () => {
     let store: SessionStore;
 
@@ -72,8 +81,13 @@ export function describeSessionStore(name: string, open: () => SessionStore | Pr
 
     describe('a new session', () => {
       it('is created by a checkpoint at revision 0 and loads back whole', async () => {
-        const suspension = { version: 1, tickets: [{ callId: 'c1', message: 'Refund 40 EUR?', allowedDecisions: ['approve', 'reject'] }] };
-        const revision = await store.checkpoint(checkpointOf('s1', 0, 0, { suspension, turn: turnRecord(0, { status: 'suspended' }) }));
+        const suspension = {
+          version: 1,
+          tickets: [{ callId: 'c1', message: 'Refund 40 EUR?', allowedDecisions: ['approve', 'reject'] }],
+        };
+        const revision = await store.checkpoint(
+          checkpointOf('s1', 0, 0, { suspension, turn: turnRecord(0, { status: 'suspended' }) }),
+        );
 
         expect(revision).toBe(1);
         const loaded = await store.load('s1');
@@ -110,20 +124,35 @@ export function describeSessionStore(name: string, open: () => SessionStore | Pr
         const first = await store.load('s1');
         await sleep(5);
 
-        const revision = await store.checkpoint(checkpointOf('s1', 1, 1, { append: [...exchange(1), { role: 'tool', content: '{"ok":true}', toolCallId: 'c9', name: 'orders.lookup' }] }));
+        const revision = await store.checkpoint(
+          checkpointOf('s1', 1, 1, {
+            append: [...exchange(1), { role: 'tool', content: '{"ok":true}', toolCallId: 'c9', name: 'orders.lookup' }],
+          }),
+        );
 
         expect(revision).toBe(2);
         const loaded = (await store.load('s1'))!;
         expect(loaded.revision).toBe(2);
-        expect(loaded.transcript).toEqual([...exchange(0), ...exchange(1), { role: 'tool', content: '{"ok":true}', toolCallId: 'c9', name: 'orders.lookup' }]);
+        expect(loaded.transcript).toEqual([
+          ...exchange(0),
+          ...exchange(1),
+          { role: 'tool', content: '{"ok":true}', toolCallId: 'c9', name: 'orders.lookup' },
+        ]);
         expect(loaded.turns.map((t) => t.index)).toEqual([0, 1]);
         expect(loaded.createdAt).toBe(first!.createdAt);
         expect(loaded.updatedAt > first!.updatedAt).toBe(true);
       });
 
       it('replace the turn record with the same index (a resumed turn) instead of adding one', async () => {
-        await store.checkpoint(checkpointOf('s1', 0, 0, { turn: turnRecord(0, { status: 'suspended', reply: undefined }) }));
-        await store.checkpoint(checkpointOf('s1', 1, 0, { append: [{ role: 'assistant', content: 'refunded' }], turn: turnRecord(0, { reply: 'refunded', toolCalls: 1 }) }));
+        await store.checkpoint(
+          checkpointOf('s1', 0, 0, { turn: turnRecord(0, { status: 'suspended', reply: undefined }) }),
+        );
+        await store.checkpoint(
+          checkpointOf('s1', 1, 0, {
+            append: [{ role: 'assistant', content: 'refunded' }],
+            turn: turnRecord(0, { reply: 'refunded', toolCalls: 1 }),
+          }),
+        );
         await store.checkpoint(checkpointOf('s1', 2, 1));
 
         const loaded = (await store.load('s1'))!;
@@ -137,7 +166,10 @@ export function describeSessionStore(name: string, open: () => SessionStore | Pr
         await store.checkpoint(checkpointOf('s1', 2, 0, { append: [], turn: turnRecord(0, { reply: 'corrected' }) }));
 
         const loaded = (await store.load('s1'))!;
-        expect(loaded.turns.map((t) => [t.index, t.reply])).toEqual([[0, 'corrected'], [1, 'answer 1']]);
+        expect(loaded.turns.map((t) => [t.index, t.reply])).toEqual([
+          [0, 'corrected'],
+          [1, 'answer 1'],
+        ]);
       });
 
       it('replace the state wholesale rather than merging it', async () => {
@@ -148,7 +180,12 @@ export function describeSessionStore(name: string, open: () => SessionStore | Pr
       });
 
       it('set and clear the suspension', async () => {
-        const ticket = { version: 2, turnIndex: 0, pending: [{ callId: 'c1', tool: 'refund', args: { amount: 40 } }], nested: { deep: [1, [2, { three: null }]] } };
+        const ticket = {
+          version: 2,
+          turnIndex: 0,
+          pending: [{ callId: 'c1', tool: 'refund', args: { amount: 40 } }],
+          nested: { deep: [1, [2, { three: null }]] },
+        };
         await store.checkpoint(checkpointOf('s1', 0, 0, { suspension: ticket }));
         expect((await store.load('s1'))!.suspension).toEqual(ticket);
         expect((await store.list())[0]!.suspended).toBe(true);
@@ -167,7 +204,13 @@ export function describeSessionStore(name: string, open: () => SessionStore | Pr
         const before = await store.load('s1');
 
         const error = await rejection(
-          store.checkpoint(checkpointOf('s1', 1, 2, { state: { lost: true }, suspension: { lost: true }, append: [{ role: 'user', content: 'lost' }] })),
+          store.checkpoint(
+            checkpointOf('s1', 1, 2, {
+              state: { lost: true },
+              suspension: { lost: true },
+              append: [{ role: 'user', content: 'lost' }],
+            }),
+          ),
         );
 
         expect(error.code).toBe('StaleState');
@@ -264,7 +307,11 @@ export function describeSessionStore(name: string, open: () => SessionStore | Pr
         append.push({ role: 'user', content: 'sneaked in' });
         suspension.tickets.push('t2');
 
-        const loaded = (await store.load('s1'))! as unknown as { state: typeof state; transcript: ChatMessage[]; suspension: typeof suspension };
+        const loaded = (await store.load('s1'))! as unknown as {
+          state: typeof state;
+          transcript: ChatMessage[];
+          suspension: typeof suspension;
+        };
         expect(loaded.state).toEqual({ nested: { list: [1, 2] } });
         expect(loaded.transcript).toEqual([{ role: 'user', content: 'hi' }]);
         expect(loaded.suspension).toEqual({ tickets: ['t1'] });

@@ -47,7 +47,17 @@ await store.checkpoint({
     { role: 'user', content: 'first question' },
     { role: 'assistant', content: 'first answer' },
   ],
-  turn: { index: 0, input: 'first question', status: 'completed', reply: 'first answer', rounds: 1, toolCalls: 0, usage: {}, startedAt: '2025-01-01T00:00:00.000Z', endedAt: '2025-01-01T00:00:01.000Z' },
+  turn: {
+    index: 0,
+    input: 'first question',
+    status: 'completed',
+    reply: 'first answer',
+    rounds: 1,
+    toolCalls: 0,
+    usage: {},
+    startedAt: '2025-01-01T00:00:00.000Z',
+    endedAt: '2025-01-01T00:00:01.000Z',
+  },
   suspension: null,
 });
 writeSync(1, 'first-committed\n');
@@ -59,8 +69,20 @@ await store.checkpoint({
   agent: 'support',
   expectedRevision: 1,
   state: { 'memory.turns': 2, half: 'written' },
-  append: Array.from({ length: CRASH_MESSAGES }, (_, i) => ({ role: 'user' as const, content: `second ${i} ${filler}` })),
-  turn: { index: 1, input: 'second question', status: 'suspended', rounds: 1, toolCalls: 1, usage: {}, startedAt: '2025-01-01T00:01:00.000Z', endedAt: '2025-01-01T00:01:01.000Z' },
+  append: Array.from({ length: CRASH_MESSAGES }, (_, i) => ({
+    role: 'user' as const,
+    content: `second ${i} ${filler}`,
+  })),
+  turn: {
+    index: 1,
+    input: 'second question',
+    status: 'suspended',
+    rounds: 1,
+    toolCalls: 1,
+    usage: {},
+    startedAt: '2025-01-01T00:01:00.000Z',
+    endedAt: '2025-01-01T00:01:01.000Z',
+  },
   suspension: { version: 1, tickets: ['never committed'] },
 });
 writeSync(1, 'second-committed\n');

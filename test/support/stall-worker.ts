@@ -12,17 +12,35 @@ import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { IsString } from 'class-validator';
 import pg from 'pg';
-import { Plugin, PostgresStore, ScriptedModel, Tool, Trellis, type ModelRequest, type ToolContext } from '../../index.js';
+import {
+  Plugin,
+  PostgresStore,
+  ScriptedModel,
+  Tool,
+  Trellis,
+  type ModelRequest,
+  type ToolContext,
+} from '../../index.js';
 import { TrellisWorker } from '../../queue.js';
 
-const env = (name: string) => process.env[name] ?? (() => { throw new Error(`${name} is not set`); })();
+const env = (name: string) =>
+  process.env[name] ??
+  (() => {
+    throw new Error(`${name} is not set`);
+  })();
 const schema = env('STALL_SCHEMA');
 const id = env('STALL_WORKER_ID');
 const pauseMs = Number(process.env.STALL_PAUSE_MS ?? 400);
 const leaseTtlMs = Number(process.env.STALL_LEASE_MS ?? 10_000);
 
 const pool = new pg.Pool({ connectionString: env('STALL_PG_URL'), max: 3 });
-const run = (line: string, tool: string, key: string) => pool.query(`INSERT INTO "${schema}".tool_runs (line, tool, key, worker) VALUES ($1, $2, $3, $4)`, [line, tool, key, id]);
+const run = (line: string, tool: string, key: string) =>
+  pool.query(`INSERT INTO "${schema}".tool_runs (line, tool, key, worker) VALUES ($1, $2, $3, $4)`, [
+    line,
+    tool,
+    key,
+    id,
+  ]);
 
 class LineInput {
   @IsString() line!: string;
@@ -34,7 +52,10 @@ class StallPlugin {
   async step(input: LineInput, ctx: ToolContext): Promise<string> {
     await run(input.line, 'stall.step', ctx.idempotencyKey);
     if (input.line.startsWith('pause:')) await new Promise((resolve) => setTimeout(resolve, pauseMs));
-    while (input.line.startsWith('hold:') && (await pool.query(`SELECT 1 FROM "${schema}".gates WHERE line = $1`, [input.line])).rowCount === 0) {
+    while (
+      input.line.startsWith('hold:') &&
+      (await pool.query(`SELECT 1 FROM "${schema}".gates WHERE line = $1`, [input.line])).rowCount === 0
+    ) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     return `stepped ${input.line}`;
@@ -52,7 +73,8 @@ const reply = async (request: ModelRequest) => {
   const last = request.messages.at(-1)!;
   const line = [...request.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
   if (last.role !== 'tool') return { toolCalls: [{ id: `call_${randomUUID()}`, name: 'stall.step', args: { line } }] };
-  if (last.content.startsWith('stepped')) return { toolCalls: [{ id: `call_${randomUUID()}`, name: 'stall.effect', args: { line } }] };
+  if (last.content.startsWith('stepped'))
+    return { toolCalls: [{ id: `call_${randomUUID()}`, name: 'stall.effect', args: { line } }] };
   return `done: ${line}`;
 };
 

@@ -15,7 +15,11 @@ const step = (n: number) => ({ k: 'model', round: n, response: { text: `reply ${
  * the revision, follow the checkpoint revision rule and the lease fence, come back with the
  * session in order, and end with the next checkpoint.
  */
-export function describeStepJournalContract(name: string, harness: StoreHarness, dispose: (store: SessionStore) => Promise<void>): void {
+export function describeStepJournalContract(
+  name: string,
+  harness: StoreHarness,
+  dispose: (store: SessionStore) => Promise<void>,
+): void {
   describe(`${name} (step journal contract)`, () => {
     let store: JournalStore;
     let other: JournalStore;
@@ -41,7 +45,15 @@ export function describeStepJournalContract(name: string, harness: StoreHarness,
       expect(await append(store, 's1', 1, [step(2), step(3)])).toBe(2);
 
       const loaded = (await other.load('s1'))!;
-      expect(loaded).toMatchObject({ id: 's1', agent: 'support', revision: 2, transcript: [], turns: [], state: {}, suspension: null });
+      expect(loaded).toMatchObject({
+        id: 's1',
+        agent: 'support',
+        revision: 2,
+        transcript: [],
+        turns: [],
+        state: {},
+        suspension: null,
+      });
       expect(loaded.steps).toEqual([step(1), step(2), step(3)]);
       expect((await other.list()).find((s) => s.id === 's1')).toMatchObject({ turns: 0, suspended: false });
     });
@@ -65,7 +77,13 @@ export function describeStepJournalContract(name: string, harness: StoreHarness,
       expect((await rejection(append(other, 's1', 0, [step(9)]))).code).toBe('StaleState');
       expect((await rejection(append(other, 's1', 5, [step(9)]))).code).toBe('StaleState');
       expect((await rejection(append(other, 'missing', 3, [step(9)]))).code).toBe('SessionNotFound');
-      expect((await rejection(other.appendSteps({ sessionId: 's1', agent: 'billing', expectedRevision: 1, steps: [step(9)] }))).code).toBe('InvalidCheckpoint');
+      expect(
+        (
+          await rejection(
+            other.appendSteps({ sessionId: 's1', agent: 'billing', expectedRevision: 1, steps: [step(9)] }),
+          )
+        ).code,
+      ).toBe('InvalidCheckpoint');
       const loaded = (await store.load('s1'))!;
       expect(loaded.revision).toBe(1);
       expect(loaded.steps).toEqual([step(1)]);
@@ -81,21 +99,28 @@ export function describeStepJournalContract(name: string, harness: StoreHarness,
     it(`lets exactly one of ${WRITERS} concurrent appends on one revision win, over two handles`, async () => {
       await append(store, 's1', 0, [step(0)]);
 
-      const outcomes = await Promise.allSettled(Array.from({ length: WRITERS }, (_, i) => append(i % 2 === 0 ? store : other, 's1', 1, [step(100 + i)])));
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: WRITERS }, (_, i) => append(i % 2 === 0 ? store : other, 's1', 1, [step(100 + i)])),
+      );
 
       const won = outcomes.flatMap((o, i) => (o.status === 'fulfilled' ? [i] : []));
       expect(won).toHaveLength(1);
-      for (const outcome of outcomes) if (outcome.status === 'rejected') expect(outcome.reason).toMatchObject({ code: 'StaleState' });
+      for (const outcome of outcomes)
+        if (outcome.status === 'rejected') expect(outcome.reason).toMatchObject({ code: 'StaleState' });
       const loaded = (await other.load('s1'))!;
       expect(loaded.revision).toBe(2);
       expect(loaded.steps).toEqual([step(0), step(100 + won[0]!)]);
     });
 
     it(`lets exactly one of ${WRITERS} concurrent first steps of a new session win`, async () => {
-      const outcomes = await Promise.allSettled(Array.from({ length: WRITERS }, (_, i) => append(i % 2 === 0 ? store : other, 'fresh', 0, [step(i)])));
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: WRITERS }, (_, i) => append(i % 2 === 0 ? store : other, 'fresh', 0, [step(i)])),
+      );
 
       expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
-      expect(outcomes.filter((o) => o.status === 'rejected' && (o.reason as { code?: string }).code === 'StaleState')).toHaveLength(WRITERS - 1);
+      expect(
+        outcomes.filter((o) => o.status === 'rejected' && (o.reason as { code?: string }).code === 'StaleState'),
+      ).toHaveLength(WRITERS - 1);
       expect((await store.load('fresh'))!.steps).toHaveLength(1);
     });
 
@@ -105,7 +130,9 @@ export function describeStepJournalContract(name: string, harness: StoreHarness,
         await append(store, 's1', 0, [step(1)], 'holder-a');
 
         expect((await rejection(append(other, 's1', 1, [step(2)], 'holder-b'))).code).toBe('LeaseLost');
-        expect((await rejection(other.checkpoint(checkpointOf('s1', 1, 0, { fence: 'holder-b' })))).code).toBe('LeaseLost');
+        expect((await rejection(other.checkpoint(checkpointOf('s1', 1, 0, { fence: 'holder-b' })))).code).toBe(
+          'LeaseLost',
+        );
         expect((await store.load('s1'))!).toMatchObject({ revision: 1, steps: [step(1)], transcript: [] });
 
         expect(await other.checkpoint(checkpointOf('s1', 1, 0, { fence: 'holder-a' }))).toBe(2);

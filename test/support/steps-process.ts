@@ -48,10 +48,18 @@ function killing(real: SessionStore): SessionStore {
 useLedgers({ model: join(options.dir, 'model.txt'), tools: join(options.dir, 'tools.txt') }, (n) => {
   if (kind === 'tool' && n === killAt) die();
 });
-const real = options.store === 'sqlite' ? SqliteStore.open(options.target) : await PostgresStore.open({ url: options.url!, schema: options.target, maxConnections: 2 });
+const real =
+  options.store === 'sqlite'
+    ? SqliteStore.open(options.target)
+    : await PostgresStore.open({ url: options.url!, schema: options.target, maxConnections: 2 });
 const app = Trellis.create({ store: killing(real), leaseTtlMs: 1_000 });
 await app.install(LedgerPlugin);
-const agent = app.agent({ name: 'writer', model: new ScriptedModel(stepsScript(options.tool)), instructions: 'Write the lines.', toolConcurrency: 2 });
+const agent = app.agent({
+  name: 'writer',
+  model: new ScriptedModel(stepsScript(options.tool)),
+  instructions: 'Write the lines.',
+  toolConcurrency: 2,
+});
 const result = await agent.session('s1').send('write four lines', { key: options.key, waitForLease: 10_000 });
 process.stdout.write(`${JSON.stringify(result)}\n`);
 await app.stop();

@@ -37,16 +37,31 @@ export function useLedgers(files: Ledgers, onWrite?: (n: number) => void | Promi
 
 @Plugin({ name: 'ledger', version: '1.0.0', description: 'Writes lines to a ledger' })
 export class LedgerPlugin {
-  @Tool({ name: 'ledger.write', description: 'Writes line n to the ledger. Safe to repeat with the same idempotency key.', input: WriteInput, onCrash: 'retry' })
+  @Tool({
+    name: 'ledger.write',
+    description: 'Writes line n to the ledger. Safe to repeat with the same idempotency key.',
+    input: WriteInput,
+    onCrash: 'retry',
+  })
   async write(input: WriteInput, ctx: ToolContext) {
-    appendFileSync(ledgers!.tools, `${JSON.stringify({ key: ctx.idempotencyKey, n: input.n, tool: 'ledger.write', callId: ctx.callId })}\n`);
+    appendFileSync(
+      ledgers!.tools,
+      `${JSON.stringify({ key: ctx.idempotencyKey, n: input.n, tool: 'ledger.write', callId: ctx.callId })}\n`,
+    );
     await afterWrite(input.n);
     return `wrote ${input.n}`;
   }
 
-  @Tool({ name: 'ledger.pay', description: 'Pays n. Not safe to repeat: a human decides after a crash.', input: WriteInput })
+  @Tool({
+    name: 'ledger.pay',
+    description: 'Pays n. Not safe to repeat: a human decides after a crash.',
+    input: WriteInput,
+  })
   async pay(input: WriteInput, ctx: ToolContext) {
-    appendFileSync(ledgers!.tools, `${JSON.stringify({ key: ctx.idempotencyKey, n: input.n, tool: 'ledger.pay', callId: ctx.callId })}\n`);
+    appendFileSync(
+      ledgers!.tools,
+      `${JSON.stringify({ key: ctx.idempotencyKey, n: input.n, tool: 'ledger.pay', callId: ctx.callId })}\n`,
+    );
     await afterWrite(input.n);
     return `paid ${input.n}`;
   }
@@ -56,7 +71,8 @@ export class LedgerPlugin {
 function roundOf(request: ModelRequest): number {
   const messages = request.messages;
   let round = 0;
-  for (let index = messages.length - 1; index >= 0 && messages[index]!.role !== 'user'; index--) if (messages[index]!.role === 'assistant') round++;
+  for (let index = messages.length - 1; index >= 0 && messages[index]!.role !== 'user'; index--)
+    if (messages[index]!.role === 'assistant') round++;
   return round;
 }
 
@@ -72,7 +88,10 @@ export function stepsScript(tool: 'ledger.write' | 'ledger.pay' = 'ledger.write'
 }
 
 /** Lines of a ledger file, parsed. */
-export function readLedger<T = unknown>(file: string, parse: (line: string) => T = (line) => JSON.parse(line) as T): T[] {
+export function readLedger<T = unknown>(
+  file: string,
+  parse: (line: string) => T = (line) => JSON.parse(line) as T,
+): T[] {
   if (!existsSync(file)) return [];
   return readFileSync(file, 'utf8').split('\n').filter(Boolean).map(parse);
 }

@@ -9,7 +9,11 @@ const WRITERS = 20;
  * the same data (as two processes would hold them), plus revision reads and the schema
  * ledger.
  */
-export function describeConcurrencyContract(name: string, harness: StoreHarness, dispose: (store: SessionStore) => Promise<void>): void {
+export function describeConcurrencyContract(
+  name: string,
+  harness: StoreHarness,
+  dispose: (store: SessionStore) => Promise<void>,
+): void {
   describe(`${name} (concurrency and schema contract)`, () => {
     let store: SessionStore;
     let other: SessionStore;
@@ -31,7 +35,11 @@ export function describeConcurrencyContract(name: string, harness: StoreHarness,
       await store.checkpoint(checkpointOf('s1', 0, 0));
 
       const outcomes = await Promise.allSettled(
-        Array.from({ length: WRITERS }, (_, i) => handle(i).checkpoint(checkpointOf('s1', 1, 1, { state: { writer: i }, append: [{ role: 'user', content: `writer ${i}` }] }))),
+        Array.from({ length: WRITERS }, (_, i) =>
+          handle(i).checkpoint(
+            checkpointOf('s1', 1, 1, { state: { writer: i }, append: [{ role: 'user', content: `writer ${i}` }] }),
+          ),
+        ),
       );
 
       const won = outcomes.flatMap((o, i) => (o.status === 'fulfilled' ? [i] : []));
@@ -48,18 +56,24 @@ export function describeConcurrencyContract(name: string, harness: StoreHarness,
 
     it(`lets exactly one of ${WRITERS} concurrent creators of a session win`, async () => {
       const outcomes = await Promise.allSettled(
-        Array.from({ length: WRITERS }, (_, i) => handle(i).checkpoint(checkpointOf('fresh', 0, 0, { state: { writer: i } }))),
+        Array.from({ length: WRITERS }, (_, i) =>
+          handle(i).checkpoint(checkpointOf('fresh', 0, 0, { state: { writer: i } })),
+        ),
       );
 
       expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
-      expect(outcomes.filter((o) => o.status === 'rejected' && (o.reason as { code?: string }).code === 'StaleState')).toHaveLength(WRITERS - 1);
+      expect(
+        outcomes.filter((o) => o.status === 'rejected' && (o.reason as { code?: string }).code === 'StaleState'),
+      ).toHaveLength(WRITERS - 1);
       const loaded = (await store.load('fresh'))!;
       expect(loaded.revision).toBe(1);
       expect(loaded.transcript).toEqual(exchange(0));
     });
 
     it(`grants a contended lease to exactly one of ${WRITERS} holders`, async () => {
-      const granted = await Promise.all(Array.from({ length: WRITERS }, (_, i) => handle(i).acquireLease('s1', `holder-${i}`, 30_000)));
+      const granted = await Promise.all(
+        Array.from({ length: WRITERS }, (_, i) => handle(i).acquireLease('s1', `holder-${i}`, 30_000)),
+      );
 
       expect(granted.filter(Boolean)).toHaveLength(1);
       const winner = granted.indexOf(true);
@@ -71,7 +85,8 @@ export function describeConcurrencyContract(name: string, harness: StoreHarness,
       await store.checkpoint(checkpointOf('s1', 0, 0));
       let writing = true;
       const writer = (async () => {
-        for (let revision = 1; revision < 30; revision++) await store.checkpoint(checkpointOf('s1', revision, revision));
+        for (let revision = 1; revision < 30; revision++)
+          await store.checkpoint(checkpointOf('s1', revision, revision));
         writing = false;
       })();
       const seen = new Set<number>();
@@ -93,14 +108,17 @@ export function describeConcurrencyContract(name: string, harness: StoreHarness,
       await store.checkpoint(checkpointOf('s1', 0, 0));
       const before = await store.load('s1');
 
-      const error = await rejection(store.checkpoint(checkpointOf('s1', 1, 1, { append: [{ role: 'user', content: 'x', extra: 10n } as never] })));
+      const error = await rejection(
+        store.checkpoint(checkpointOf('s1', 1, 1, { append: [{ role: 'user', content: 'x', extra: 10n } as never] })),
+      );
 
       expect(error.code).toBe('InvalidCheckpoint');
       expect(await other.load('s1')).toEqual(before);
     });
 
     it('reads revisions cheaply: undefined before, each checkpoint after, undefined after delete', async () => {
-      if (!canReadRevision(store) || !canReadRevision(other)) throw new Error(`${name} should implement RevisionReader`);
+      if (!canReadRevision(store) || !canReadRevision(other))
+        throw new Error(`${name} should implement RevisionReader`);
       await expect(store.revision('s1')).resolves.toBeUndefined();
 
       await store.checkpoint(checkpointOf('s1', 0, 0));
@@ -111,12 +129,15 @@ export function describeConcurrencyContract(name: string, harness: StoreHarness,
       await expect(other.revision('s1')).resolves.toBeUndefined();
     });
 
-    (harness.openFutureSchema ? it : it.skip)('refuses to open data whose schema version is newer than this code knows', async () => {
-      const error = await rejection(harness.openFutureSchema!());
+    (harness.openFutureSchema ? it : it.skip)(
+      'refuses to open data whose schema version is newer than this code knows',
+      async () => {
+        const error = await rejection(harness.openFutureSchema!());
 
-      expect(error.code).toBe('UnsupportedSchema');
-      expect(error.message).toMatch(/newer than version \d+ that this code knows/);
-      expect(error.message).toMatch(/Upgrade Trellis/);
-    });
+        expect(error.code).toBe('UnsupportedSchema');
+        expect(error.message).toMatch(/newer than version \d+ that this code knows/);
+        expect(error.message).toMatch(/Upgrade Trellis/);
+      },
+    );
   });
 }

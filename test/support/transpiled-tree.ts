@@ -5,10 +5,22 @@ import { transformSync, type Options } from '@swc/core';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The package entries (index.ts, plugin.ts, queue.ts…) and the folders they import from. */
-const ENTRIES = readdirSync(ROOT).filter((name) => name.endsWith('.ts') && !name.endsWith('.d.ts') && name !== 'jest.config.ts');
+const ENTRIES = readdirSync(ROOT).filter(
+  (name) => name.endsWith('.ts') && !name.endsWith('.d.ts') && name !== 'jest.config.ts',
+);
 /** package.json's `exports`: each entry's `import` target in dist/. */
-const PACKAGE_EXPORTS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, { import: string }> }).exports;
-const SOURCES = [...ENTRIES, 'src', 'plugins', 'decorators', 'examples', 'test/support', 'test/integration/durable/support'];
+const PACKAGE_EXPORTS = (
+  JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, { import: string }> }
+).exports;
+const SOURCES = [
+  ...ENTRIES,
+  'src',
+  'plugins',
+  'decorators',
+  'examples',
+  'test/support',
+  'test/integration/durable/support',
+];
 
 /** As jest.config.ts compiles the sources: legacy decorators with their metadata, as tsc emits them. */
 const SWC: Options = {
@@ -40,7 +52,9 @@ export function transpileProject(outDir: string): (relativePath: string) => stri
     }
   }
   // Named and mapped like the package (its `exports`, out of dist/), so self-imports (`trellis/plugin`, `trellis/plugins/memory`) resolve to the output.
-  const exports = Object.fromEntries(Object.entries(PACKAGE_EXPORTS).map(([subpath, target]) => [subpath, target.import.replace(/^\.\/dist\//, './')]));
+  const exports = Object.fromEntries(
+    Object.entries(PACKAGE_EXPORTS).map(([subpath, target]) => [subpath, target.import.replace(/^\.\/dist\//, './')]),
+  );
   writeFileSync(join(outDir, 'package.json'), JSON.stringify({ name: 'trellis', type: 'module', exports }));
   return resolver(outDir);
 }
@@ -72,8 +86,9 @@ function resolver(outDir: string): (relativePath: string) => string {
   return (relativePath) => join(outDir, relativePath).replace(/\.ts$/, '.js');
 }
 
-
 function tsFiles(path: string): string[] {
   if (!statSync(path).isDirectory()) return path.endsWith('.ts') && !path.endsWith('.d.ts') ? [path] : [];
-  return readdirSync(path).flatMap((name) => (name === 'node_modules' || name === 'results' ? [] : tsFiles(join(path, name))));
+  return readdirSync(path).flatMap((name) =>
+    name === 'node_modules' || name === 'results' ? [] : tsFiles(join(path, name)),
+  );
 }

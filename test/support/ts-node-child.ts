@@ -8,7 +8,13 @@ export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
  * {@link ./source-entries.loader.mjs} so `trellis`, `trellis/plugin` and `trellis/testing`
  * resolve to the sources (as jest's `moduleNameMapper` does) rather than to dist/.
  */
-export const TS_NODE_ARGS: readonly string[] = ['--no-warnings', '--loader', 'ts-node/esm', '--loader', new URL('./source-entries.loader.mjs', import.meta.url).href];
+export const TS_NODE_ARGS: readonly string[] = [
+  '--no-warnings',
+  '--loader',
+  'ts-node/esm',
+  '--loader',
+  new URL('./source-entries.loader.mjs', import.meta.url).href,
+];
 
 /**
  * The environment for such a child: ts-node transpiles only (the suite type-checks

@@ -41,7 +41,15 @@ export class WorkerProcesses {
   async start(id: string, env: Record<string, string> = {}): Promise<WorkerProcess> {
     const child = spawn(process.execPath, ['--no-warnings', this.script('test/support/scale-worker.ts')], {
       cwd: ROOT,
-      env: { ...process.env, SCALE_PG_URL: POSTGRES_URL, SCALE_REDIS_URL: REDIS_URL, SCALE_SCHEMA: this.schema, SCALE_PREFIX: this.prefix, SCALE_WORKER_ID: id, ...env },
+      env: {
+        ...process.env,
+        SCALE_PG_URL: POSTGRES_URL,
+        SCALE_REDIS_URL: REDIS_URL,
+        SCALE_SCHEMA: this.schema,
+        SCALE_PREFIX: this.prefix,
+        SCALE_WORKER_ID: id,
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const stdout: string[] = [];
@@ -51,7 +59,8 @@ export class WorkerProcesses {
     const worker = { process: child, id, exited, stdout };
     this.children.push(worker);
     while (!stdout.includes('ready')) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`worker ${id} exited before it was ready`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`worker ${id} exited before it was ready`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     return worker;
@@ -59,11 +68,17 @@ export class WorkerProcesses {
 
   /** The ledger's runs of `line`, oldest first: which worker ran it, under which key. */
   async runsOf(line: string): Promise<{ worker: string; key: string }[]> {
-    return (await this.schemas.admin.query(`SELECT worker, key FROM "${this.schema}".tool_ledger WHERE line = $1 ORDER BY id`, [line])).rows as { worker: string; key: string }[];
+    return (
+      await this.schemas.admin.query(
+        `SELECT worker, key FROM "${this.schema}".tool_ledger WHERE line = $1 ORDER BY id`,
+        [line],
+      )
+    ).rows as { worker: string; key: string }[];
   }
 
   async stop(): Promise<void> {
-    for (const child of this.children) if (child.process.exitCode === null && child.process.signalCode === null) child.process.kill('SIGKILL');
+    for (const child of this.children)
+      if (child.process.exitCode === null && child.process.signalCode === null) child.process.kill('SIGKILL');
     await Promise.all(this.children.map((c) => c.exited));
     await this.schemas.dropAll();
     const redis = new Redis(REDIS_URL);

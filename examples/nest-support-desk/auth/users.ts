@@ -18,7 +18,12 @@ export const USERS_BY_TOKEN: Readonly<Record<string, DeskUser>> = {
   'bob-token': { id: 'bob', tenant: 'acme', scopes: ['orders:read'], roles: [] },
   // A team lead who may pass the scope check on decisions but is no refund approver: the payments team's policy refuses her.
   'dana-token': { id: 'dana', tenant: 'acme', scopes: ['orders:read', 'refunds:approve'], roles: ['team-lead'] },
-  'sam-token': { id: 'sam', tenant: 'acme', scopes: ['orders:read', 'refunds:write', 'refunds:approve'], roles: ['refund-approver'] },
+  'sam-token': {
+    id: 'sam',
+    tenant: 'acme',
+    scopes: ['orders:read', 'refunds:write', 'refunds:approve'],
+    roles: ['refund-approver'],
+  },
 };
 
 /** The user a token names: compared whole and in constant time, never by prefix or property lookup. */

@@ -5,7 +5,10 @@ import { OrdersService, type Order } from './orders.service.js';
 
 /** Input of `orders.lookup`. */
 export class LookupOrder {
-  @Describe('The order id, e.g. A1001') @IsString() @IsNotEmpty() @Matches(/^[A-Za-z]\d{4}$/)
+  @Describe('The order id, e.g. A1001')
+  @IsString()
+  @IsNotEmpty()
+  @Matches(/^[A-Za-z]\d{4}$/)
   id!: string;
 }
 
@@ -18,10 +21,18 @@ export class LookupOrder {
 export class OrdersPlugin {
   constructor(private readonly orders: OrdersService) {}
 
-  @Tool({ name: 'orders.lookup', input: LookupOrder, description: 'Look up one order by its id: status and total. Use when the user asks about an order; not for refunds.' })
+  @Tool({
+    name: 'orders.lookup',
+    input: LookupOrder,
+    description:
+      'Look up one order by its id: status and total. Use when the user asks about an order; not for refunds.',
+  })
   lookup(input: LookupOrder): Order {
     const order = this.orders.find(input.id);
-    if (!order) throw new TrellisError('ToolFailed', `There is no order ${input.id}`, { hint: 'Ask the user to check the order id' });
+    if (!order)
+      throw new TrellisError('ToolFailed', `There is no order ${input.id}`, {
+        hint: 'Ask the user to check the order id',
+      });
     return order;
   }
 }

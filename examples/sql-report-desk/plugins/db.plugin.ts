@@ -7,11 +7,15 @@ import type { QueryResult, ReadOnlyQueries } from '../read-only-query.js';
 /** Input of `db.search`. */
 export class SearchInput {
   @Describe('Exactly one read-only SELECT statement in the SQLite dialect')
-  @IsString() @MaxLength(4000)
+  @IsString()
+  @MaxLength(4000)
   sql!: string;
 
   @Describe('The most rows to return, 1 to 500; default 50')
-  @IsOptional() @IsInt() @Min(1) @Max(500)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(500)
   limit?: number;
 }
 
@@ -22,7 +26,12 @@ export class SearchInput {
  * process of its own, killed after 5 s (`SqlTimeout`); rows, cells and bytes are capped. A
  * session's queries run one at a time, so its runaway queries never hold up another session's.
  */
-@Plugin({ name: 'db', version: '1.0.0', owner: 'data-platform', description: 'Read-only SQL over the report desk database' })
+@Plugin({
+  name: 'db',
+  version: '1.0.0',
+  owner: 'data-platform',
+  description: 'Read-only SQL over the report desk database',
+})
 @Middleware(LoggingMiddleware)
 @Middleware(RetryMiddleware, { maxRetries: 2, baseDelayMs: 50 })
 export class DbPlugin {

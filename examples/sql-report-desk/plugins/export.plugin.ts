@@ -2,7 +2,18 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { IsBoolean, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { LoggingMiddleware, RetryMiddleware } from 'trellis';
-import { argsOf, Describe, Hook, inject, Middleware, Plugin, PLUGIN_CONFIG, suspend, Tool, type ToolCallInfo } from 'trellis/plugin';
+import {
+  argsOf,
+  Describe,
+  Hook,
+  inject,
+  Middleware,
+  Plugin,
+  PLUGIN_CONFIG,
+  suspend,
+  Tool,
+  type ToolCallInfo,
+} from 'trellis/plugin';
 import { DESK_QUERIES } from '../desk-database.js';
 import type { ReadOnlyQueries } from '../read-only-query.js';
 import { writeExportFile } from '../safe-export-file.js';
@@ -15,22 +26,26 @@ const MAX_EXPORT_BYTES = 16 * 1024 * 1024;
 /** Input of `export.csv`. */
 export class ExportInput {
   @Describe('One read-only SELECT whose rows go into the file')
-  @IsString() @MaxLength(4000)
+  @IsString()
+  @MaxLength(4000)
   sql!: string;
 
   @Describe('The file name: letters, digits, - and _, ending in .csv, e.g. top-customers.csv')
-  @IsString() @Matches(/^[A-Za-z0-9_-]{1,64}\.csv$/)
+  @IsString()
+  @Matches(/^[A-Za-z0-9_-]{1,64}\.csv$/)
   filename!: string;
 
   @Describe('Replace the file if it already exists; default false (an existing file is left alone and the call fails)')
-  @IsOptional() @IsBoolean()
+  @IsOptional()
+  @IsBoolean()
   overwrite?: boolean;
 }
 
 /** Config of the export plugin. */
 export class ExportConfig {
   /** The folder files are written to, relative to the working directory. */
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   dir = '.trellis/exports';
 }
 
@@ -48,7 +63,14 @@ export interface ExportResult {
  * `tool.gate` parks every `export.csv` call with `suspend(...)`, and the call runs once
  * the session is resumed with an `approve` decision.
  */
-@Plugin({ name: 'export', version: '1.0.0', owner: 'reporting', description: 'CSV exports of query results, behind a human approval', dependsOn: ['db'], config: ExportConfig })
+@Plugin({
+  name: 'export',
+  version: '1.0.0',
+  owner: 'reporting',
+  description: 'CSV exports of query results, behind a human approval',
+  dependsOn: ['db'],
+  config: ExportConfig,
+})
 @Middleware(LoggingMiddleware)
 @Middleware(RetryMiddleware, { maxRetries: 2, baseDelayMs: 50 })
 export class ExportPlugin {
@@ -69,7 +91,11 @@ export class ExportPlugin {
       'a human approves every export before it runs. Not for answering questions: use db.search for that.',
   })
   async exportCsv(input: ExportInput): Promise<ExportResult> {
-    const result = await this.queries.run(input.sql, { maxRows: MAX_EXPORT_ROWS, maxResultBytes: MAX_EXPORT_BYTES, maxCellChars: MAX_EXPORT_BYTES });
+    const result = await this.queries.run(input.sql, {
+      maxRows: MAX_EXPORT_ROWS,
+      maxResultBytes: MAX_EXPORT_BYTES,
+      maxCellChars: MAX_EXPORT_BYTES,
+    });
     mkdirSync(resolve(this.dir), { recursive: true });
     const file = join(this.dir, input.filename);
     const lines = [result.columns.map(csvField).join(',')];

@@ -12,7 +12,13 @@ export const SQL_RULES = [
 ].join('\n');
 
 /** Injects the SQL rules into the instructions once a turn, before the first model call. */
-@Plugin({ name: 'strategy', version: '1.0.0', owner: 'data-platform', description: 'SQL planning rules for the report desk', priority: 10 })
+@Plugin({
+  name: 'strategy',
+  version: '1.0.0',
+  owner: 'data-platform',
+  description: 'SQL planning rules for the report desk',
+  priority: 10,
+})
 export class SqlStrategyPlugin {
   @Hook('planning.started')
   plan(instructions: string): string {

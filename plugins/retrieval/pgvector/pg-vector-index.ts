@@ -2,7 +2,14 @@ import { createHash } from 'node:crypto';
 import { TrellisError } from 'trellis/plugin';
 import type { EmbeddingProvider } from '../embedding-provider.js';
 import { splitIntoPassages } from '../passage.js';
-import type { IndexHit, MetadataValue, RetrievalIndex, RetrievalMode, RetrievalQuery, TenantErasable } from '../retrieval-index.js';
+import type {
+  IndexHit,
+  MetadataValue,
+  RetrievalIndex,
+  RetrievalMode,
+  RetrievalQuery,
+  TenantErasable,
+} from '../retrieval-index.js';
 import { checkMetadata } from './metadata-filter.js';
 import { IDENTIFIER, quoteIdent, schemaStatements, searchStatement, type ChunkTable } from './pg-vector-sql.js';
 import type { SqlClient } from './sql-client.js';
@@ -39,7 +46,14 @@ export interface IndexDocument {
 const MAX_TENANT = 200;
 const MAX_K = 200;
 
-type Row = { chunk_id: string; document_id: string; source: string; body: string; metadata: Record<string, MetadataValue>; score: number };
+type Row = {
+  chunk_id: string;
+  document_id: string;
+  source: string;
+  body: string;
+  metadata: Record<string, MetadataValue>;
+  score: number;
+};
 
 /**
  * A retrieval index in PostgreSQL with pgvector: documents split into passages with their
@@ -91,19 +105,32 @@ export class PgVectorIndex implements RetrievalIndex, TenantErasable {
    * Adds documents for a tenant, or replaces them: a document's passages are written and its
    * passages from before that are no longer there are removed, in one statement.
    */
-  async upsert(tenant: string, documents: readonly IndexDocument[], options: { readonly signal?: AbortSignal } = {}): Promise<{ readonly passages: number }> {
+  async upsert(
+    tenant: string,
+    documents: readonly IndexDocument[],
+    options: { readonly signal?: AbortSignal } = {},
+  ): Promise<{ readonly passages: number }> {
     checkTenant(tenant);
     const rows = documents.flatMap((d, i) => {
       const where = `documents[${i}]`;
-      if (typeof d?.id !== 'string' || d.id === '' || d.id.length > 512) throw invalid(`${where}.id must be a string of 1 to 512 characters`);
+      if (typeof d?.id !== 'string' || d.id === '' || d.id.length > 512)
+        throw invalid(`${where}.id must be a string of 1 to 512 characters`);
       if (typeof d.text !== 'string') throw invalid(`${where}.text must be a string`);
       const metadata = checkMetadata(d.metadata, where);
-      return splitIntoPassages({ id: d.id, source: d.source ?? d.id, text: d.text }, this.#passageChars).map((p, n) => ({ ...p, documentId: d.id, position: n + 1, metadata }));
+      return splitIntoPassages({ id: d.id, source: d.source ?? d.id, text: d.text }, this.#passageChars).map(
+        (p, n) => ({ ...p, documentId: d.id, position: n + 1, metadata }),
+      );
     });
     const ids = new Set(documents.map((d) => d.id));
     if (ids.size !== documents.length) throw invalid('two documents have the same id');
     if (documents.length === 0) return { passages: 0 };
-    const vectors = rows.length === 0 ? [] : await this.#embed(rows.map((r) => r.text), options.signal);
+    const vectors =
+      rows.length === 0
+        ? []
+        : await this.#embed(
+            rows.map((r) => r.text),
+            options.signal,
+          );
     await this.#partition(tenant);
     const t = this.#table.qualified;
     await this.#client.query(
@@ -136,20 +163,39 @@ export class PgVectorIndex implements RetrievalIndex, TenantErasable {
   async search(query: RetrievalQuery): Promise<IndexHit[]> {
     checkTenant(query?.tenant);
     if (typeof query.text !== 'string') throw invalid('search needs a query text');
-    if (!Number.isInteger(query.k) || query.k < 1 || query.k > MAX_K) throw invalid(`k must be a whole number from 1 to ${MAX_K}`);
+    if (!Number.isInteger(query.k) || query.k < 1 || query.k > MAX_K)
+      throw invalid(`k must be a whole number from 1 to ${MAX_K}`);
     const mode: RetrievalMode = query.mode ?? 'hybrid';
-    if (!['hybrid', 'vector', 'fulltext'].includes(mode)) throw invalid(`mode is hybrid, vector or fulltext, not '${String(mode)}'`);
+    if (!['hybrid', 'vector', 'fulltext'].includes(mode))
+      throw invalid(`mode is hybrid, vector or fulltext, not '${String(mode)}'`);
     if (query.text.trim() === '') return [];
-    const vectorText = mode === 'fulltext' ? undefined : this.#toSql((await this.#embed([query.text], query.signal))[0]!);
-    const statement = searchStatement(this.#table, { tenant: query.tenant, text: query.text, k: query.k, mode, filter: query.filter }, vectorText);
+    const vectorText =
+      mode === 'fulltext' ? undefined : this.#toSql((await this.#embed([query.text], query.signal))[0]!);
+    const statement = searchStatement(
+      this.#table,
+      { tenant: query.tenant, text: query.text, k: query.k, mode, filter: query.filter },
+      vectorText,
+    );
     const { rows } = await this.#run(() => this.#client.query<Row>(statement.text, statement.params));
-    return rows.map((r) => ({ id: r.chunk_id, documentId: r.document_id, source: r.source, text: r.body, metadata: r.metadata, score: Number(r.score) }));
+    return rows.map((r) => ({
+      id: r.chunk_id,
+      documentId: r.document_id,
+      source: r.source,
+      text: r.body,
+      metadata: r.metadata,
+      score: Number(r.score),
+    }));
   }
 
   /** Removes documents (all their passages) of a tenant. */
   async delete(tenant: string, documentIds: readonly string[]): Promise<number> {
     checkTenant(tenant);
-    const { rows } = await this.#run(() => this.#client.query<{ n: string }>(`WITH gone AS (DELETE FROM ${this.#table.qualified} WHERE tenant = $1 AND document_id = ANY($2::text[]) RETURNING 1) SELECT count(*)::text AS n FROM gone`, [tenant, [...documentIds]]));
+    const { rows } = await this.#run(() =>
+      this.#client.query<{ n: string }>(
+        `WITH gone AS (DELETE FROM ${this.#table.qualified} WHERE tenant = $1 AND document_id = ANY($2::text[]) RETURNING 1) SELECT count(*)::text AS n FROM gone`,
+        [tenant, [...documentIds]],
+      ),
+    );
     return Number(rows[0]?.n ?? 0);
   }
 
@@ -157,7 +203,11 @@ export class PgVectorIndex implements RetrievalIndex, TenantErasable {
   async eraseTenant(tenant: string): Promise<void> {
     checkTenant(tenant);
     this.#partitions.delete(tenant);
-    await this.#run(() => this.#client.query(`DROP TABLE IF EXISTS ${quoteIdent(this.#table.schema)}.${quoteIdent(partitionName(this.#table, tenant))}`));
+    await this.#run(() =>
+      this.#client.query(
+        `DROP TABLE IF EXISTS ${quoteIdent(this.#table.schema)}.${quoteIdent(partitionName(this.#table, tenant))}`,
+      ),
+    );
   }
 
   /** The tenants with a partition, for audits and tests. */
@@ -171,13 +221,22 @@ export class PgVectorIndex implements RetrievalIndex, TenantErasable {
 
   async #embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
     const vectors = await this.#embeddings.embed(texts, { signal });
-    if (vectors.length !== texts.length) throw new TrellisError('EmbeddingFailed', `${this.#embeddings.name} returned ${vectors.length} embeddings for ${texts.length} texts`, { kind: 'system' });
+    if (vectors.length !== texts.length)
+      throw new TrellisError(
+        'EmbeddingFailed',
+        `${this.#embeddings.name} returned ${vectors.length} embeddings for ${texts.length} texts`,
+        { kind: 'system' },
+      );
     for (const v of vectors) {
       if (!Array.isArray(v) || v.length !== this.#table.dimensions || !v.every((x) => Number.isFinite(x))) {
-        throw new TrellisError('EmbeddingFailed', `${this.#embeddings.name} returned an embedding of ${Array.isArray(v) ? v.length : 0} finite numbers, but ${this.name} holds vectors of ${this.#table.dimensions}`, {
-          kind: 'system',
-          hint: 'Open the index with the dimensions of the embedding model (e.g. 1536 for text-embedding-3-small), in a new table',
-        });
+        throw new TrellisError(
+          'EmbeddingFailed',
+          `${this.#embeddings.name} returned an embedding of ${Array.isArray(v) ? v.length : 0} finite numbers, but ${this.name} holds vectors of ${this.#table.dimensions}`,
+          {
+            kind: 'system',
+            hint: 'Open the index with the dimensions of the embedding model (e.g. 1536 for text-embedding-3-small), in a new table',
+          },
+        );
       }
     }
     return vectors;
@@ -197,10 +256,14 @@ export class PgVectorIndex implements RetrievalIndex, TenantErasable {
   }
 
   async #createPartition(tenant: string): Promise<void> {
-    const { rows } = await this.#client.query<{ literal: string }>('SELECT quote_literal($1::text) AS literal', [tenant]);
+    const { rows } = await this.#client.query<{ literal: string }>('SELECT quote_literal($1::text) AS literal', [
+      tenant,
+    ]);
     const name = `${quoteIdent(this.#table.schema)}.${quoteIdent(partitionName(this.#table, tenant))}`;
     try {
-      await this.#client.query(`CREATE TABLE IF NOT EXISTS ${name} PARTITION OF ${this.#table.qualified} FOR VALUES IN (${rows[0]!.literal})`);
+      await this.#client.query(
+        `CREATE TABLE IF NOT EXISTS ${name} PARTITION OF ${this.#table.qualified} FOR VALUES IN (${rows[0]!.literal})`,
+      );
     } catch (error) {
       // Another process created it between our IF NOT EXISTS and our CREATE.
       if (!['42P07', '23505'].includes(codeOf(error))) throw storeError(error, this.name);
@@ -216,12 +279,19 @@ export class PgVectorIndex implements RetrievalIndex, TenantErasable {
         throw storeError(error, this.name);
       }
     }
-    const { rows } = await this.#client.query<{ type: string }>(`SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'embedding'`, [this.#table.qualified]);
+    const { rows } = await this.#client.query<{ type: string }>(
+      `SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'embedding'`,
+      [this.#table.qualified],
+    );
     const want = `vector(${this.#table.dimensions})`;
     if (rows[0]?.type !== want) {
-      throw new TrellisError('InvalidConfig', `${this.name} holds ${rows[0]?.type ?? 'no embedding column'}, but the index was opened with dimensions ${this.#table.dimensions}`, {
-        hint: 'Open it with the dimensions its table was created with, or use another table for the other embedding model',
-      });
+      throw new TrellisError(
+        'InvalidConfig',
+        `${this.name} holds ${rows[0]?.type ?? 'no embedding column'}, but the index was opened with dimensions ${this.#table.dimensions}`,
+        {
+          hint: 'Open it with the dimensions its table was created with, or use another table for the other embedding model',
+        },
+      );
     }
   }
 
@@ -236,18 +306,32 @@ export class PgVectorIndex implements RetrievalIndex, TenantErasable {
 
 function checkOptions(options: PgVectorIndexOptions): ChunkTable {
   const problems: string[] = [];
-  if (typeof options?.client?.query !== 'function') problems.push('client must be a pg Pool or Client, or a PGlite database');
+  if (typeof options?.client?.query !== 'function')
+    problems.push('client must be a pg Pool or Client, or a PGlite database');
   if (typeof options?.embeddings?.embed !== 'function') problems.push('embeddings must be an EmbeddingProvider');
-  if (!Number.isInteger(options?.dimensions) || options.dimensions < 1 || options.dimensions > 16000) problems.push('dimensions must be a whole number from 1 to 16000');
+  if (!Number.isInteger(options?.dimensions) || options.dimensions < 1 || options.dimensions > 16000)
+    problems.push('dimensions must be a whole number from 1 to 16000');
   const schema = options?.schema ?? 'public';
   const table = options?.table ?? 'trellis_chunks';
   const textSearch = options?.textSearch ?? 'english';
-  if (!IDENTIFIER.test(schema)) problems.push(`schema '${schema}' must be lower case letters, digits and _ (at most 48)`);
+  if (!IDENTIFIER.test(schema))
+    problems.push(`schema '${schema}' must be lower case letters, digits and _ (at most 48)`);
   if (!IDENTIFIER.test(table)) problems.push(`table '${table}' must be lower case letters, digits and _ (at most 48)`);
-  if (!IDENTIFIER.test(textSearch)) problems.push(`textSearch '${textSearch}' must name a text search configuration, e.g. english or simple`);
-  if (options?.passageChars !== undefined && !(Number.isInteger(options.passageChars) && options.passageChars >= 50)) problems.push('passageChars must be a whole number of at least 50');
-  if (problems.length > 0) throw new TrellisError('InvalidConfig', `PgVectorIndex options are invalid:\n- ${problems.join('\n- ')}`, { hint: "e.g. PgVectorIndex.open({ client: pool, embeddings, dimensions: 1536, table: 'knowledge_chunks' })" });
-  return { schema, table, textSearch, dimensions: options.dimensions, qualified: `${quoteIdent(schema)}.${quoteIdent(table)}` };
+  if (!IDENTIFIER.test(textSearch))
+    problems.push(`textSearch '${textSearch}' must name a text search configuration, e.g. english or simple`);
+  if (options?.passageChars !== undefined && !(Number.isInteger(options.passageChars) && options.passageChars >= 50))
+    problems.push('passageChars must be a whole number of at least 50');
+  if (problems.length > 0)
+    throw new TrellisError('InvalidConfig', `PgVectorIndex options are invalid:\n- ${problems.join('\n- ')}`, {
+      hint: "e.g. PgVectorIndex.open({ client: pool, embeddings, dimensions: 1536, table: 'knowledge_chunks' })",
+    });
+  return {
+    schema,
+    table,
+    textSearch,
+    dimensions: options.dimensions,
+    qualified: `${quoteIdent(schema)}.${quoteIdent(table)}`,
+  };
 }
 
 /** A tenant's partition: named by a hash of the tenant, so any tenant string makes a safe, fixed-length name. */
@@ -257,14 +341,20 @@ function partitionName(table: ChunkTable, tenant: string): string {
 
 function checkTenant(tenant: unknown): asserts tenant is string {
   if (typeof tenant !== 'string' || tenant === '' || tenant.length > MAX_TENANT || tenant.includes('\u0000')) {
-    throw new TrellisError('InvalidOptions', `A tenant is a non-empty string of at most ${MAX_TENANT} characters, got ${tenant === undefined ? 'none' : JSON.stringify(tenant)}`, {
-      hint: 'Every read and write of the index names its tenant (for one tenant, use a constant such as "default")',
-    });
+    throw new TrellisError(
+      'InvalidOptions',
+      `A tenant is a non-empty string of at most ${MAX_TENANT} characters, got ${tenant === undefined ? 'none' : JSON.stringify(tenant)}`,
+      {
+        hint: 'Every read and write of the index names its tenant (for one tenant, use a constant such as "default")',
+      },
+    );
   }
 }
 
 function invalid(message: string): TrellisError {
-  return new TrellisError('InvalidOptions', message, { hint: "e.g. index.search({ tenant: 'acme', text: 'refund window', k: 5, mode: 'hybrid' })" });
+  return new TrellisError('InvalidOptions', message, {
+    hint: "e.g. index.search({ tenant: 'acme', text: 'refund window', k: 5, mode: 'hybrid' })",
+  });
 }
 
 function codeOf(error: unknown): string {
@@ -275,12 +365,20 @@ function codeOf(error: unknown): string {
 function storeError(error: unknown, name: string): TrellisError {
   if (TrellisError.is(error)) return error;
   const message = error instanceof Error ? error.message : String(error);
-  if (/extension "vector" is not available|could not open extension control file|type "vector" does not exist/i.test(message)) {
+  if (
+    /extension "vector" is not available|could not open extension control file|type "vector" does not exist/i.test(
+      message,
+    )
+  ) {
     return new TrellisError('StoreFailed', `${name}: the PostgreSQL server has no pgvector extension (${message})`, {
       hint: 'Install it on the server (Debian: postgresql-<version>-pgvector; or the pgvector/pgvector Docker image), or use PGlite with its vector extension',
       details: { reason: 'no-pgvector' },
       cause: error,
     });
   }
-  return new TrellisError('StoreFailed', `${name}: ${message}`, { details: { code: codeOf(error) }, cause: error, hint: 'Check the PostgreSQL server and the index options' });
+  return new TrellisError('StoreFailed', `${name}: ${message}`, {
+    details: { code: codeOf(error) },
+    cause: error,
+    hint: 'Check the PostgreSQL server and the index options',
+  });
 }

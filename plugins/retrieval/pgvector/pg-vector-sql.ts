@@ -74,15 +74,20 @@ export function searchStatement(t: ChunkTable, spec: SearchSpec, vectorText?: st
   const next = (value: unknown) => (params.push(value), `$${params.length}`);
   // The filter's parameters are added once; its clauses are written for a column prefix.
   const filters = filterSql(spec.filter, '\u0000metadata', next);
-  const scope = (prefix: string) => [`${prefix}tenant = $1`, ...filters.map((f) => f.replace('\u0000', prefix))].join(' AND ');
+  const scope = (prefix: string) =>
+    [`${prefix}tenant = $1`, ...filters.map((f) => f.replace('\u0000', prefix))].join(' AND ');
   const columns = 'c.chunk_id, c.document_id, c.source, c.body, c.metadata';
   // Any of the query's words, not all (plainto_tsquery ANDs them): a passage matching more
   // ranks higher. The text form of a tsquery reads back unchanged, its lexemes quoted.
   // Only the parameters a statement uses are added: PostgreSQL cannot type one it never sees.
-  const tsQuery = () => `(SELECT replace(plainto_tsquery('${t.textSearch}'::regconfig, ${next(spec.text)})::text, ' & ', ' | ')::tsquery AS q) tq`;
+  const tsQuery = () =>
+    `(SELECT replace(plainto_tsquery('${t.textSearch}'::regconfig, ${next(spec.text)})::text, ' & ', ' | ')::tsquery AS q) tq`;
   if (spec.mode === 'fulltext') {
     const query = tsQuery();
-    return { text: `SELECT ${columns}, ts_rank_cd(c.tsv, tq.q)::float8 AS score FROM ${t.qualified} c, ${query} WHERE ${scope('c.')} AND c.tsv @@ tq.q ORDER BY score DESC, c.chunk_id LIMIT ${next(spec.k)}`, params };
+    return {
+      text: `SELECT ${columns}, ts_rank_cd(c.tsv, tq.q)::float8 AS score FROM ${t.qualified} c, ${query} WHERE ${scope('c.')} AND c.tsv @@ tq.q ORDER BY score DESC, c.chunk_id LIMIT ${next(spec.k)}`,
+      params,
+    };
   }
   const vector = `${next(vectorText)}::vector`;
   if (spec.mode === 'vector') {

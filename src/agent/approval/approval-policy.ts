@@ -43,7 +43,10 @@ export interface ApprovalSettings {
 }
 
 /** The host context a swept session is opened with (`approvals.sweepContext`); undefined: none. */
-export type SweepContext = (session: { readonly id: string; readonly agent: string }) => Readonly<Record<string, unknown>> | undefined | Promise<Readonly<Record<string, unknown>> | undefined>;
+export type SweepContext = (session: {
+  readonly id: string;
+  readonly agent: string;
+}) => Readonly<Record<string, unknown>> | undefined | Promise<Readonly<Record<string, unknown>> | undefined>;
 
 /** A policy, checked and ready to match. */
 export interface CompiledPolicy extends ApprovalPolicy {
@@ -63,8 +66,13 @@ export function compileApprovalPolicies(settings: ApprovalSettings | undefined):
   const policies = settings.policies ?? [];
   if (!Array.isArray(policies)) throw bad('approvals.policies must be a list of policies', settings);
   const every = settings.sweepEveryMs;
-  if (every !== undefined && !(Number.isSafeInteger(every) && every >= 1_000 && every <= 86_400_000)) throw bad(`approvals.sweepEveryMs must be a whole number of milliseconds from 1,000 to 86,400,000, got ${String(every)}`, settings);
-  if (settings.sweepContext !== undefined && typeof settings.sweepContext !== 'function') throw bad('approvals.sweepContext must be a function ({ id, agent }) => context', settings);
+  if (every !== undefined && !(Number.isSafeInteger(every) && every >= 1_000 && every <= 86_400_000))
+    throw bad(
+      `approvals.sweepEveryMs must be a whole number of milliseconds from 1,000 to 86,400,000, got ${String(every)}`,
+      settings,
+    );
+  if (settings.sweepContext !== undefined && typeof settings.sweepContext !== 'function')
+    throw bad('approvals.sweepContext must be a function ({ id, agent }) => context', settings);
   return policies.map((policy, i) => compileOne(policy, i));
 }
 
@@ -74,7 +82,8 @@ function compileOne(policy: ApprovalPolicy, index: number): CompiledPolicy {
   const list = (field: 'tools' | 'tags' | 'roles') => {
     const value = policy[field];
     if (value === undefined) return undefined;
-    if (!Array.isArray(value) || value.length === 0 || !value.every((v) => typeof v === 'string' && v.length > 0)) throw bad(`${where}.${field} must be a non-empty list of names`, policy);
+    if (!Array.isArray(value) || value.length === 0 || !value.every((v) => typeof v === 'string' && v.length > 0))
+      throw bad(`${where}.${field} must be a non-empty list of names`, policy);
     return value as readonly string[];
   };
   const tools = list('tools');
@@ -82,11 +91,15 @@ function compileOne(policy: ApprovalPolicy, index: number): CompiledPolicy {
   const roles = list('roles');
   if (!tools && !tags) throw bad(`${where} matches nothing: give it tools (names or globs) or tags`, policy);
   const quorum = policy.quorum ?? 1;
-  if (!Number.isSafeInteger(quorum) || quorum < 1 || quorum > 100) throw bad(`${where}.quorum must be a whole number from 1 to 100, got ${String(policy.quorum)}`, policy);
+  if (!Number.isSafeInteger(quorum) || quorum < 1 || quorum > 100)
+    throw bad(`${where}.quorum must be a whole number from 1 to 100, got ${String(policy.quorum)}`, policy);
   const expiry = policy.expiresAfterMs;
-  if (expiry !== undefined && !(Number.isSafeInteger(expiry) && expiry > 0)) throw bad(`${where}.expiresAfterMs must be a positive whole number of milliseconds, got ${String(expiry)}`, policy);
-  if (policy.requireReason !== undefined && typeof policy.requireReason !== 'boolean') throw bad(`${where}.requireReason must be true or false`, policy);
-  if (policy.name !== undefined && (typeof policy.name !== 'string' || policy.name.length === 0)) throw bad(`${where}.name must be a non-empty string`, policy);
+  if (expiry !== undefined && !(Number.isSafeInteger(expiry) && expiry > 0))
+    throw bad(`${where}.expiresAfterMs must be a positive whole number of milliseconds, got ${String(expiry)}`, policy);
+  if (policy.requireReason !== undefined && typeof policy.requireReason !== 'boolean')
+    throw bad(`${where}.requireReason must be true or false`, policy);
+  if (policy.name !== undefined && (typeof policy.name !== 'string' || policy.name.length === 0))
+    throw bad(`${where}.name must be a non-empty string`, policy);
   const patterns = (tools ?? []).map(globToRegExp);
   const tagSet = new Set(tags ?? []);
   return {
@@ -99,7 +112,11 @@ function compileOne(policy: ApprovalPolicy, index: number): CompiledPolicy {
 }
 
 /** The policy a call of `tool` falls under: the first that matches, or none. */
-export function policyFor(policies: readonly CompiledPolicy[], tool: string, tags: readonly string[]): CompiledPolicy | undefined {
+export function policyFor(
+  policies: readonly CompiledPolicy[],
+  tool: string,
+  tags: readonly string[],
+): CompiledPolicy | undefined {
   for (const policy of policies) if (policy.matches(tool, tags)) return policy;
   return undefined;
 }

@@ -101,23 +101,41 @@ export function reviewApprovals(input: ReviewInput): ApprovalReview {
     audit.push(entry(decision.decision, OUTCOMES[decision.decision], withReason));
   }
   if (problems.length === 0) return { decisions, approvals, voted, audit };
-  const refused = new TrellisError('ApprovalRefused', `The approval policy refused ${problems.length === 1 ? 'a decision' : `${problems.length} decisions`}; nothing was applied:\n${problems.join('\n')}`, {
-    hint: 'Decide as someone the policy allows, with a reason where one is required; the host states who decides (approver), never the request body',
-    details: { problems, approver: approver?.id ?? null },
-  });
+  const refused = new TrellisError(
+    'ApprovalRefused',
+    `The approval policy refused ${problems.length === 1 ? 'a decision' : `${problems.length} decisions`}; nothing was applied:\n${problems.join('\n')}`,
+    {
+      hint: 'Decide as someone the policy allows, with a reason where one is required; the host states who decides (approver), never the request body',
+      details: { problems, approver: approver?.id ?? null },
+    },
+  );
   return { decisions: [], approvals: { ...record.approvals }, voted: false, audit, refused };
 }
 
-const OUTCOMES: Readonly<Record<Decision['decision'], AuditOutcome>> = { approve: 'approved', edit: 'edited', reject: 'rejected', retry: 'retried', skip: 'skipped' };
+const OUTCOMES: Readonly<Record<Decision['decision'], AuditOutcome>> = {
+  approve: 'approved',
+  edit: 'edited',
+  reject: 'rejected',
+  retry: 'retried',
+  skip: 'skipped',
+};
 
 /** Why `policy` refuses this decision, or undefined when it allows it. */
-function refusal(policy: CompiledPolicy, decision: Decision, approver: Approver | undefined, reason: string | undefined, votes: readonly ApprovalVote[]): string | undefined {
+function refusal(
+  policy: CompiledPolicy,
+  decision: Decision,
+  approver: Approver | undefined,
+  reason: string | undefined,
+  votes: readonly ApprovalVote[],
+): string | undefined {
   if (!approver) return `policy '${policy.name}' needs a verified approver, and the host named none`;
   if (policy.roles && !policy.roles.some((r) => approver.roles?.includes(r))) {
     return `policy '${policy.name}' allows roles ${policy.roles.join(', ')}; '${approver.id}' has ${approver.roles?.length ? approver.roles.join(', ') : 'none'}`;
   }
-  if (policy.requireReason && (typeof reason !== 'string' || reason.trim() === '')) return `policy '${policy.name}' requires a reason for every decision`;
-  if (policy.quorum > 1 && decision.decision === 'edit') return `policy '${policy.name}' needs ${policy.quorum} approvers of the same arguments: approve or reject, do not edit`;
+  if (policy.requireReason && (typeof reason !== 'string' || reason.trim() === ''))
+    return `policy '${policy.name}' requires a reason for every decision`;
+  if (policy.quorum > 1 && decision.decision === 'edit')
+    return `policy '${policy.name}' needs ${policy.quorum} approvers of the same arguments: approve or reject, do not edit`;
   if (policy.quorum > 1 && decision.decision === 'approve' && votes.some((v) => v.approver.id === approver.id)) {
     return `'${approver.id}' approved this call already; policy '${policy.name}' needs ${policy.quorum} distinct approvers`;
   }
@@ -133,10 +151,21 @@ export function checkApprover(approver: unknown): Approver | undefined {
   if (approver === undefined) return undefined;
   const a = approver as Partial<Approver>;
   const roles = a?.roles;
-  if (typeof a !== 'object' || a === null || typeof a.id !== 'string' || a.id.length === 0 || a.id.length > 256 || (roles !== undefined && (!Array.isArray(roles) || !roles.every((r) => typeof r === 'string')))) {
-    throw new TrellisError('InvalidOptions', `resume(): approver must be { id: a non-empty string of at most 256 characters, roles?: string[] }, got ${JSON.stringify(approver)}`, {
-      hint: "The host passes who is deciding, e.g. { id: req.user.email, roles: req.user.roles }",
-    });
+  if (
+    typeof a !== 'object' ||
+    a === null ||
+    typeof a.id !== 'string' ||
+    a.id.length === 0 ||
+    a.id.length > 256 ||
+    (roles !== undefined && (!Array.isArray(roles) || !roles.every((r) => typeof r === 'string')))
+  ) {
+    throw new TrellisError(
+      'InvalidOptions',
+      `resume(): approver must be { id: a non-empty string of at most 256 characters, roles?: string[] }, got ${JSON.stringify(approver)}`,
+      {
+        hint: 'The host passes who is deciding, e.g. { id: req.user.email, roles: req.user.roles }',
+      },
+    );
   }
   return approver as Approver;
 }

@@ -108,11 +108,14 @@ export class AgentInput {
 /** The default input of a remote agent's tool: the message, and the remote task it continues. */
 export class RemoteAgentInput {
   /** What to ask the remote agent, in full, or the answer to its question. */
-  @IsString() @MaxLength(100_000)
+  @IsString()
+  @MaxLength(100_000)
   input!: string;
 
   /** The `taskId` of the remote agent's earlier answer, when it asked for input. */
-  @IsOptional() @IsString() @MaxLength(200)
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
   taskId?: string;
 }
 

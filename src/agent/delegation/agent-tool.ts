@@ -50,7 +50,14 @@ export function agentTool(current: () => TurnEnv, site: DelegationSite, spec: Ag
     onCrash: spec.remote ? (spec.remote.onCrash ?? 'ask') : 'retry',
     chain: [],
     chainNames: [],
-    delegation: (call) => ({ kind: 'tool', from: self, to: spec.agent, callId: call.callId, input: call.args, path: pathOf(current(), self) }),
+    delegation: (call) => ({
+      kind: 'tool',
+      from: self,
+      to: spec.agent,
+      callId: call.callId,
+      input: call.args,
+      path: pathOf(current(), self),
+    }),
     fn: spec.remote
       ? (args: unknown, ctx: never) => askRemote(current(), spec, spec.remote!, args as object, ctx as MemberContext)
       : (args: unknown, ctx: never) => runSubAgent(current(), site, spec, args as object, ctx as MemberContext),
@@ -58,7 +65,13 @@ export function agentTool(current: () => TurnEnv, site: DelegationSite, spec: Ag
 }
 
 /** A remote agent's call: its reply is the result; any other state goes back to the model as `{ state, taskId, text }`. */
-async function askRemote(env: TurnEnv, spec: AgentToolSpec, remote: RemoteAgent, args: object, ctx: MemberContext): Promise<unknown> {
+async function askRemote(
+  env: TurnEnv,
+  spec: AgentToolSpec,
+  remote: RemoteAgent,
+  args: object,
+  ctx: MemberContext,
+): Promise<unknown> {
   const taskId = spec.input ? undefined : (args as RemoteAgentInput).taskId;
   const reply = await remote.ask(spec.input ? messageFor(spec, args) : (args as RemoteAgentInput).input, {
     sessionId: env.sessionId,
@@ -67,40 +80,74 @@ async function askRemote(env: TurnEnv, spec: AgentToolSpec, remote: RemoteAgent,
     ...(taskId !== undefined ? { taskId } : {}),
     ...(ctx.signal === NEVER_ABORTED ? {} : { signal: ctx.signal }),
   });
-  if (reply.state !== 'completed') return { state: reply.state, text: reply.text, ...(reply.taskId ? { taskId: reply.taskId } : {}), ...(reply.data?.length ? { data: reply.data } : {}) };
+  if (reply.state !== 'completed')
+    return {
+      state: reply.state,
+      text: reply.text,
+      ...(reply.taskId ? { taskId: reply.taskId } : {}),
+      ...(reply.data?.length ? { data: reply.data } : {}),
+    };
   if (!spec.output) return reply.text;
   const result = structured(spec, reply.text);
   if (!result.ok) throw new TrellisError('ToolOutput', result.error.message);
   return result.value;
 }
 
-async function runSubAgent(env: TurnEnv, site: DelegationSite, spec: AgentToolSpec, args: object, ctx: MemberContext): Promise<DelegatedOutcome> {
+async function runSubAgent(
+  env: TurnEnv,
+  site: DelegationSite,
+  spec: AgentToolSpec,
+  args: object,
+  ctx: MemberContext,
+): Promise<DelegatedOutcome> {
   const self = site.spec.name;
   const path = pathOf(env, self);
   if (path.includes(spec.agent)) {
-    throw new TrellisError('DelegationLoop', `${[...path, spec.agent].join(' → ')}: '${spec.agent}' is already running this conversation further up; an agent cannot call itself through its sub-agents`, {
-      hint: `Answer with what you have, or use another tool; remove '${spec.agent}' from the agents of '${self}' if it should never be called from here`,
-    });
+    throw new TrellisError(
+      'DelegationLoop',
+      `${[...path, spec.agent].join(' → ')}: '${spec.agent}' is already running this conversation further up; an agent cannot call itself through its sub-agents`,
+      {
+        hint: `Answer with what you have, or use another tool; remove '${spec.agent}' from the agents of '${self}' if it should never be called from here`,
+      },
+    );
   }
   const limit = depthLimitOf(env, site);
   if (path.length > limit.max) {
-    throw new TrellisError('DelegationDepth', `${[...path, spec.agent].join(' → ')} would nest ${path.length} sub-agents deep; '${limit.agent}' allows ${limit.max}`, {
-      hint: `Answer with what you have; or raise maxDelegationDepth on '${limit.agent}' if the depth is intended`,
-    });
+    throw new TrellisError(
+      'DelegationDepth',
+      `${[...path, spec.agent].join(' → ')} would nest ${path.length} sub-agents deep; '${limit.agent}' allows ${limit.max}`,
+      {
+        hint: `Answer with what you have; or raise maxDelegationDepth on '${limit.agent}' if the depth is intended`,
+      },
+    );
   }
   const target = site.host.agent?.(spec.agent);
   if (!target) {
-    throw new TrellisError('UnknownAgent', `Agent '${self}' offers '${spec.agent}' as the tool ${spec.name}, but this app has no agent named '${spec.agent}'`, {
-      hint: `Create it with app.agent({ name: '${spec.agent}', … }) in every process that runs '${self}'`,
-    });
+    throw new TrellisError(
+      'UnknownAgent',
+      `Agent '${self}' offers '${spec.agent}' as the tool ${spec.name}, but this app has no agent named '${spec.agent}'`,
+      {
+        hint: `Create it with app.agent({ name: '${spec.agent}', … }) in every process that runs '${self}'`,
+      },
+    );
   }
   const childSessionId = childSessionIdOf(env, ctx.callId, spec.agent);
   const child = target.session(childSessionId, { context: contextFor(env, spec.context ?? NO_KEYS) });
   // With `output`, the sub-agent's turn is typed: its answer is checked (with repair rounds) where it is written.
-  const run: DelegatedRun = { signal: ctx.signal === NEVER_ABORTED ? undefined : ctx.signal, delegation: childFrame(env, site, ctx.callId, spec.agent), waitForLease: childLeaseWaitMs(site.host), key: ctx.idempotencyKey, ...(spec.output !== undefined && { output: spec.output }) };
+  const run: DelegatedRun = {
+    signal: ctx.signal === NEVER_ABORTED ? undefined : ctx.signal,
+    delegation: childFrame(env, site, ctx.callId, spec.agent),
+    waitForLease: childLeaseWaitMs(site.host),
+    key: ctx.idempotencyKey,
+    ...(spec.output !== undefined && { output: spec.output }),
+  };
   const decisions = takeResume(env, ctx.callId);
   const result = decisions ? await resumeChild(child, decisions, run) : await child.send(messageFor(spec, args), run);
-  const reported = env.hooks.run('agent.delegated', { kind: 'tool', from: self, to: spec.agent, callId: ctx.callId, childSessionId, status: result.status, path }, env.site);
+  const reported = env.hooks.run(
+    'agent.delegated',
+    { kind: 'tool', from: self, to: spec.agent, callId: ctx.callId, childSessionId, status: result.status, path },
+    env.site,
+  );
   if (reported instanceof Promise) await reported;
   if (result.status === 'suspended') {
     const pending = asCallerSees(result.suspended ?? [], ctx.callId, self, spec.agent);
@@ -109,10 +156,16 @@ async function runSubAgent(env: TurnEnv, site: DelegationSite, spec: AgentToolSp
   const usage = asDelegatedUsage(result.usage, spec.agent);
   if (result.status !== 'completed' || result.reply === undefined) {
     const why = result.error ? `: ${result.error.message}` : '';
-    return DelegatedOutcome.finished(errorResult('DelegationFailed', `${spec.agent} ended its turn '${result.status}' without a reply${why}`), usage);
+    return DelegatedOutcome.finished(
+      errorResult('DelegationFailed', `${spec.agent} ended its turn '${result.status}' without a reply${why}`),
+      usage,
+    );
   }
   if (!spec.output) return DelegatedOutcome.finished({ ok: true, value: result.reply }, usage);
-  return DelegatedOutcome.finished(result.output !== undefined ? { ok: true, value: plainOutput(result.output) } : structured(spec, result.reply), usage);
+  return DelegatedOutcome.finished(
+    result.output !== undefined ? { ok: true, value: plainOutput(result.output) } : structured(spec, result.reply),
+    usage,
+  );
 }
 
 /**
@@ -120,10 +173,20 @@ async function runSubAgent(env: TurnEnv, site: DelegationSite, spec: AgentToolSp
  * earlier resume finished it and this process stopped before the caller saved the result:
  * its reply is the last one in its transcript, and nothing runs again.
  */
-async function resumeChild(child: DelegateSession, decisions: readonly Decision[], run: DelegatedRun): Promise<TurnResult> {
+async function resumeChild(
+  child: DelegateSession,
+  decisions: readonly Decision[],
+  run: DelegatedRun,
+): Promise<TurnResult> {
   if ((await child.pending()).length > 0) return child.resume({ ...run, decisions });
   const last = [...child.transcript].reverse().find((m) => m.role === 'assistant' && !m.toolCalls);
-  return { status: 'completed', reply: last?.content ?? '', rounds: 0, toolCalls: [], usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, byModel: {} } };
+  return {
+    status: 'completed',
+    reply: last?.content ?? '',
+    rounds: 0,
+    toolCalls: [],
+    usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, byModel: {} },
+  };
 }
 
 /** One child session per call: stable across processes, unique per session, turn and call. */
@@ -152,17 +215,27 @@ function messageFor(spec: AgentToolSpec, args: object): string {
 /** A structured result from a reply's text (a remote agent's, or one read back from a transcript), checked against `output`. */
 function structured(spec: AgentToolSpec, reply: string): ToolResult {
   const checked = parseOutput(spec.output!, reply, dtoJsonSchema(spec.output!));
-  if (!checked.ok) return errorResult('ToolOutput', `${spec.agent}'s reply does not match ${spec.output!.name}:\n${formatFieldErrors(checked.errors)}`);
+  if (!checked.ok)
+    return errorResult(
+      'ToolOutput',
+      `${spec.agent}'s reply does not match ${spec.output!.name}:\n${formatFieldErrors(checked.errors)}`,
+    );
   return { ok: true, value: plainOutput(checked.value) };
 }
 
-const shapes = new WeakMap<new () => object, { schema: RegisteredTool['schema']; validateInput: RegisteredTool['validateInput'] }>();
+const shapes = new WeakMap<
+  new () => object,
+  { schema: RegisteredTool['schema']; validateInput: RegisteredTool['validateInput'] }
+>();
 
 /** The schema the model sees and the validator, built once per DTO. */
 function shapeOf(input: new () => object, name: string) {
   let shape = shapes.get(input);
   if (!shape) {
-    shape = { schema: dtoJsonSchema(input), validateInput: toolInputValidator(input, undefined, `agent tool '${name}'`) };
+    shape = {
+      schema: dtoJsonSchema(input),
+      validateInput: toolInputValidator(input, undefined, `agent tool '${name}'`),
+    };
     shapes.set(input, shape);
   }
   return shape;

@@ -27,7 +27,11 @@ export function withoutCallsInside(pending: readonly PendingApproval[], parent: 
  * calls are the sub-agent's waiting calls now, and a decision recorded for one of them
  * earlier is dropped, because the sub-agent asks anew (e.g. `retry`/`skip` after a crash).
  */
-export function waitingInside(journal: SuspensionRecord, child: ChildSuspension, replaced: (p: PendingApproval) => boolean): SuspensionRecord {
+export function waitingInside(
+  journal: SuspensionRecord,
+  child: ChildSuspension,
+  replaced: (p: PendingApproval) => boolean,
+): SuspensionRecord {
   const waiting = new Set(child.pending.map((p) => p.callId));
   return {
     ...journal,
@@ -52,7 +56,11 @@ export interface WaitingChild {
  * The child session holding `waiting`, or `undefined` for a call waiting in this session:
  * a call inside a sub-agent is named `<call>/<its id there>` and its `path` names the sub-agent.
  */
-export function waitingChild(sessionId: string, record: SuspensionRecord, waiting: PendingApproval): WaitingChild | undefined {
+export function waitingChild(
+  sessionId: string,
+  record: SuspensionRecord,
+  waiting: PendingApproval,
+): WaitingChild | undefined {
   const parent = parentCallOf(record, waiting.callId);
   const agent = waiting.path?.[1];
   if (!parent || !agent) return undefined;
@@ -60,6 +68,11 @@ export function waitingChild(sessionId: string, record: SuspensionRecord, waitin
 }
 
 /** A sub-agent's waiting calls as its caller names them: `<call>/<id>`, with the path from `self` down. */
-export function asCallerSees(pending: readonly PendingApproval[], parent: string, self: string, agent: string): PendingApproval[] {
+export function asCallerSees(
+  pending: readonly PendingApproval[],
+  parent: string,
+  self: string,
+  agent: string,
+): PendingApproval[] {
   return pending.map((p) => ({ ...p, callId: `${parent}/${p.callId}`, path: [self, ...(p.path ?? [agent])] }));
 }

@@ -10,7 +10,10 @@ import { asCallerSees, waitingChild } from './delegated-decisions.js';
  * caller recorded it when the sub-agent first suspended. A child that has nothing waiting
  * (it finished, and the caller's resume will take its reply) keeps the caller's entries.
  */
-export async function withDeepPending(parts: SessionParts, record: SuspensionRecord): Promise<readonly PendingApproval[]> {
+export async function withDeepPending(
+  parts: SessionParts,
+  record: SuspensionRecord,
+): Promise<readonly PendingApproval[]> {
   if (!record.pending.some((p) => p.path !== undefined)) return record.pending;
   const out: PendingApproval[] = [];
   // Per caller's call: what its child session has waiting, or undefined to keep the caller's entries.

@@ -19,7 +19,12 @@ export function pathOf(env: TurnEnv, self: string): readonly string[] {
 /** Where a sub-agent's turn for this call sits, with the depth limit it inherits. */
 export function childFrame(env: TurnEnv, site: DelegationSite, callId: string, agent: string): DelegationFrame {
   const self = site.spec.name;
-  return { path: [...pathOf(env, self), agent], parentSessionId: env.sessionId, parentCallId: callId, depthLimit: depthLimitOf(env, site) };
+  return {
+    path: [...pathOf(env, self), agent],
+    parentSessionId: env.sessionId,
+    parentCallId: callId,
+    depthLimit: depthLimitOf(env, site),
+  };
 }
 
 /**

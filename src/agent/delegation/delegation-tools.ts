@@ -19,16 +19,29 @@ export function withDelegationTools(env: TurnEnv, site: DelegationSite): TurnEnv
   if (agents.length === 0 && handoffs.length === 0) return env;
   // The tools call back into the turn they run in: the env built below.
   const current = () => extended;
-  const extra: RegisteredTool[] = [...agents.map((spec) => agentTool(current, site, spec)), ...handoffs.map((spec) => handoffTool(current, site, spec))];
+  const extra: RegisteredTool[] = [
+    ...agents.map((spec) => agentTool(current, site, spec)),
+    ...handoffs.map((spec) => handoffTool(current, site, spec)),
+  ];
   for (const tool of extra) {
     if (env.view.toolsByName.has(tool.name) || extra.filter((t) => t.name === tool.name).length > 1) {
-      throw new TrellisError('InvalidOptions', `Agent '${site.spec.name}' offers a delegation tool named '${tool.name}', but that name is taken by ${env.view.toolsByName.get(tool.name)?.plugin ?? 'another delegation tool'}`, {
-        hint: 'Give the agent tool or handoff another name',
-      });
+      throw new TrellisError(
+        'InvalidOptions',
+        `Agent '${site.spec.name}' offers a delegation tool named '${tool.name}', but that name is taken by ${env.view.toolsByName.get(tool.name)?.plugin ?? 'another delegation tool'}`,
+        {
+          hint: 'Give the agent tool or handoff another name',
+        },
+      );
     }
   }
   const tools = [...env.view.tools, ...extra];
-  const view: ActiveView = { hooks: env.view.hooks, transforms: env.view.transforms, missing: env.view.missing, tools, toolsByName: new Map(tools.map((t) => [t.name, t] as const)) };
+  const view: ActiveView = {
+    hooks: env.view.hooks,
+    transforms: env.view.transforms,
+    missing: env.view.missing,
+    tools,
+    toolsByName: new Map(tools.map((t) => [t.name, t] as const)),
+  };
   // A copy with the same prototype: an env whose `observed`/`emit` are methods keeps them.
   const extended = Object.assign(Object.create(Object.getPrototypeOf(env) as object) as TurnEnv, env, { view });
   return extended;

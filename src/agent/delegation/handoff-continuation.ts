@@ -21,17 +21,36 @@ export interface ActiveAgent {
  * messages so far), and the session's active agent is that agent from now on.
  * `agent.delegated` reports each handoff.
  */
-export async function handingOver(parts: SessionParts, env: TurnEnv, runner: TurnRunner, end: TurnEnd): Promise<LoopEnd> {
+export async function handingOver(
+  parts: SessionParts,
+  env: TurnEnv,
+  runner: TurnRunner,
+  end: TurnEnd,
+): Promise<LoopEnd> {
   while (end.handoff) {
     const { agent, from } = end.handoff;
     const target = parts.host.agent?.(agent);
     if (!target) break;
     const active: ActiveAgent = { agent, from, at: parts.sync.history.length };
-    commitKernelWrites(env.site.scope, env.registry, [sessionValue(KERNEL_KEYS.activeAgent, active), turnValue(KERNEL_KEYS.handoff, undefined)]);
-    const callId = runner.toolCallRecords().reverse().find((c) => c.tool.length > 0)?.callId ?? '';
+    commitKernelWrites(env.site.scope, env.registry, [
+      sessionValue(KERNEL_KEYS.activeAgent, active),
+      turnValue(KERNEL_KEYS.handoff, undefined),
+    ]);
+    const callId =
+      runner
+        .toolCallRecords()
+        .reverse()
+        .find((c) => c.tool.length > 0)?.callId ?? '';
     parts = { ...parts, agent: target };
     const journal = journalOf(env);
-    env = turnEnv(parts, env.site.scope.turn!, env.stopper ?? env.site.signal, env.turnIndex, journal ?? false, env.site.spend);
+    env = turnEnv(
+      parts,
+      env.site.scope.turn!,
+      env.stopper ?? env.site.signal,
+      env.turnIndex,
+      journal ?? false,
+      env.site.spend,
+    );
     const instructions = await env.hooks.run('planning.started', target.spec.instructions, env.site);
     const next = new TurnRunner(env, target.limits, runner.input, instructions, historyFor(parts), runner.startedAt);
     next.carryOn(runner);
@@ -39,8 +58,26 @@ export async function handingOver(parts: SessionParts, env: TurnEnv, runner: Tur
     next.handedOver = handedOverUsage(runner.handedOver, totalUsage(runner.usage), runner.agent);
     runner = next;
     // The journal opens again with the agent that has the turn now, written with its first step.
-    void journal?.open({ turn: env.turnIndex, key: runner.key ?? '', agent, input: runner.input, taskInput: runner.input, startedAt: isoTime(runner.startedAt), instructions, rounds: runner.rounds, messages: runner.messages, toolCalls: runner.toolCallRecords(), usage: runner.usage, roundUsage: runner.roundUsage, handedOver: runner.handedOver });
-    const reported = env.hooks.run('agent.delegated', { kind: 'handoff', from, to: agent, callId, status: 'handed_off', path: env.delegation?.path ?? [from] }, env.site);
+    void journal?.open({
+      turn: env.turnIndex,
+      key: runner.key ?? '',
+      agent,
+      input: runner.input,
+      taskInput: runner.input,
+      startedAt: isoTime(runner.startedAt),
+      instructions,
+      rounds: runner.rounds,
+      messages: runner.messages,
+      toolCalls: runner.toolCallRecords(),
+      usage: runner.usage,
+      roundUsage: runner.roundUsage,
+      handedOver: runner.handedOver,
+    });
+    const reported = env.hooks.run(
+      'agent.delegated',
+      { kind: 'handoff', from, to: agent, callId, status: 'handed_off', path: env.delegation?.path ?? [from] },
+      env.site,
+    );
     if (reported instanceof Promise) await reported;
     end = await runner.loop();
   }

@@ -23,7 +23,9 @@ export function handoffTool(current: () => TurnEnv, site: DelegationSite, spec: 
     requires: [],
     declared: new Set(),
     name,
-    description: spec.description ?? `Hand the conversation to the ${spec.agent} agent: it answers from now on. Say in 'input' what it needs to know.`,
+    description:
+      spec.description ??
+      `Hand the conversation to the ${spec.agent} agent: it answers from now on. Say in 'input' what it needs to know.`,
     input,
     validateInput: toolInputValidator(input, undefined, `handoff '${name}'`),
     schema: dtoJsonSchema(input),
@@ -32,13 +34,24 @@ export function handoffTool(current: () => TurnEnv, site: DelegationSite, spec: 
     onCrash: 'retry',
     chain: [],
     chainNames: [],
-    delegation: (call) => ({ kind: 'handoff', from: self, to: spec.agent, callId: call.callId, input: call.args, path: pathOf(current(), self) }),
+    delegation: (call) => ({
+      kind: 'handoff',
+      from: self,
+      to: spec.agent,
+      callId: call.callId,
+      input: call.args,
+      path: pathOf(current(), self),
+    }),
     fn: () => {
       const env = current();
       if (!site.host.agent?.(spec.agent)) {
-        throw new TrellisError('UnknownAgent', `Agent '${self}' may hand over to '${spec.agent}', but this app has no agent of that name`, {
-          hint: `Create it with app.agent({ name: '${spec.agent}', … }) in every process that runs '${self}'`,
-        });
+        throw new TrellisError(
+          'UnknownAgent',
+          `Agent '${self}' may hand over to '${spec.agent}', but this app has no agent of that name`,
+          {
+            hint: `Create it with app.agent({ name: '${spec.agent}', … }) in every process that runs '${self}'`,
+          },
+        );
       }
       const mark: HandoffMark = { agent: spec.agent, from: self };
       commitKernelWrites(env.site.scope, env.registry, [turnValue(KERNEL_KEYS.handoff, mark)]);

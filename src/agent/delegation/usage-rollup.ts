@@ -9,7 +9,12 @@ import type { TurnUsage } from '../turn/turn-result.js';
  * model calls, and `byAgent` says who spent what. A turn that delegated nothing keeps its
  * usage as it was (no `byAgent`).
  */
-export function rollUpUsage(own: TurnUsage, calls: readonly ToolCallRecord[], agent: string | undefined, handedOver: Readonly<Record<string, Usage>> = {}): TurnUsage {
+export function rollUpUsage(
+  own: TurnUsage,
+  calls: readonly ToolCallRecord[],
+  agent: string | undefined,
+  handedOver: Readonly<Record<string, Usage>> = {},
+): TurnUsage {
   let delegated = false;
   for (const call of calls) if (call.usage) delegated = true;
   const earlier = Object.entries(handedOver);
@@ -32,7 +37,11 @@ export function rollUpUsage(own: TurnUsage, calls: readonly ToolCallRecord[], ag
 }
 
 /** The per-agent usage before a handoff: what the turn used so far, less earlier agents' share, is `agent`'s. */
-export function handedOverUsage(earlier: Readonly<Record<string, Usage>>, total: Usage, agent: string | undefined): Record<string, Usage> {
+export function handedOverUsage(
+  earlier: Readonly<Record<string, Usage>>,
+  total: Usage,
+  agent: string | undefined,
+): Record<string, Usage> {
   let own = plain(total);
   for (const usage of Object.values(earlier)) own = subtract(own, usage);
   const name = agent ?? 'agent';

@@ -20,7 +20,10 @@ export interface JournalReview {
  * consumed (the ticket's `spentBy` names the resume that gave it; see {@link spentDecisions}).
  * Finished calls are not pending any more and keep their stored results.
  */
-export function reviewJournal(record: SuspensionRecord, tools: ReadonlyMap<string, Pick<RegisteredTool, 'onCrash'>>): JournalReview {
+export function reviewJournal(
+  record: SuspensionRecord,
+  tools: ReadonlyMap<string, Pick<RegisteredTool, 'onCrash'>>,
+): JournalReview {
   const claimed = new Map(record.decisions.map((d) => [d.callId, d] as const));
   const started = new Set(record.started ?? []);
   const carryOver: Decision[] = [];
@@ -33,7 +36,12 @@ export function reviewJournal(record: SuspensionRecord, tools: ReadonlyMap<strin
       continue;
     }
     reopened.add(call.callId);
-    if (!started.has(call.callId) || decision.decision === 'reject' || decision.decision === 'skip' || tools.get(call.tool)?.onCrash === 'retry') {
+    if (
+      !started.has(call.callId) ||
+      decision.decision === 'reject' ||
+      decision.decision === 'skip' ||
+      tools.get(call.tool)?.onCrash === 'retry'
+    ) {
       carryOver.push(decision);
       pending.push(call);
       continue;
@@ -45,9 +53,18 @@ export function reviewJournal(record: SuspensionRecord, tools: ReadonlyMap<strin
     });
   }
   if (reopened.size === 0) return { record, carryOver };
-  const startedBy = record.startedBy === undefined ? undefined : Object.fromEntries(Object.entries(record.startedBy).filter(([id]) => !reopened.has(id)));
+  const startedBy =
+    record.startedBy === undefined
+      ? undefined
+      : Object.fromEntries(Object.entries(record.startedBy).filter(([id]) => !reopened.has(id)));
   return {
-    record: { ...record, pending, decisions: record.decisions.filter((d) => !reopened.has(d.callId)), started: (record.started ?? []).filter((id) => !reopened.has(id)), ...(startedBy !== undefined && { startedBy }) },
+    record: {
+      ...record,
+      pending,
+      decisions: record.decisions.filter((d) => !reopened.has(d.callId)),
+      started: (record.started ?? []).filter((id) => !reopened.has(id)),
+      ...(startedBy !== undefined && { startedBy }),
+    },
     carryOver,
   };
 }

@@ -8,9 +8,17 @@ import type { CallResultEnd } from '../../engine/tools/call-end.js';
 import { afterRounds } from '../turn/new-turn.js';
 import type { AgentBinding } from '../session-host.js';
 import { applyDelta, type RoundReplay } from './turn-journal.js';
-import { historyOf, inTurnEnvelope, journalOf, turnEnv, turnRunner, type SessionParts, type TurnMeta } from '../turn/turn-envelope.js';
+import {
+  historyOf,
+  inTurnEnvelope,
+  journalOf,
+  turnEnv,
+  turnRunner,
+  type SessionParts,
+  type TurnMeta,
+} from '../turn/turn-envelope.js';
 import type { TurnResult } from '../turn/turn-result.js';
-import { replyText, runRounds, TurnRunner, type ReplayedRound, type TurnEnd } from '../turn/turn-runner.js';
+import { replyText, runRounds, type ReplayedRound, type TurnEnd } from '../turn/turn-runner.js';
 import { toolMessage } from '../../engine/tools/tool-pipeline.js';
 import type { TurnEnv } from '../../engine/tools/turn-env.js';
 import { openStepOf, type ModelStep, type ResultStep, type StateDelta, type TurnStep } from './turn-steps.js';
@@ -47,7 +55,11 @@ interface JournalRound {
  * run again (what they produced is in the journal); `task.end` and the checkpoint run once,
  * when the turn ends.
  */
-export function runRecoveredTurn(sessionParts: SessionParts, steps: readonly TurnStep[], recover: RecoverTurn): Promise<TurnResult> {
+export function runRecoveredTurn(
+  sessionParts: SessionParts,
+  steps: readonly TurnStep[],
+  recover: RecoverTurn,
+): Promise<TurnResult> {
   const open = openStepOf(steps);
   const parts = withAgent(sessionParts, open.agent);
   const env = turnEnv(parts, new ContextLevel(), recover.signal, open.turn, true);
@@ -56,7 +68,12 @@ export function runRecoveredTurn(sessionParts: SessionParts, steps: readonly Tur
   // with the host's context of this request.
   const schema = parts.host.registry;
   parts.state.replace((key) => schema.stateKey(key)?.persistent === true, rebuilt.session);
-  env.site.scope.turn!.values = { ...rebuilt.turn, ...recover.context, [KERNEL_KEYS.turnInput]: open.input, [KERNEL_KEYS.turnIndex]: open.turn };
+  env.site.scope.turn!.values = {
+    ...rebuilt.turn,
+    ...recover.context,
+    [KERNEL_KEYS.turnInput]: open.input,
+    [KERNEL_KEYS.turnIndex]: open.turn,
+  };
   const runner = turnRunner(parts, env, open.taskInput, open.instructions, historyOf(parts), open.startedAt);
   runner.rounds = rebuilt.rounds;
   runner.messages = rebuilt.messages;
@@ -73,7 +90,17 @@ export function runRecoveredTurn(sessionParts: SessionParts, steps: readonly Tur
     journal.resume(rebuilt.replay, open.input);
     runner.journal = journal;
   }
-  const meta: TurnMeta = { turnIndex: open.turn, input: open.input, taskInput: open.taskInput, startedAt: open.startedAt, taskStarted: true, runner, key: open.key, recovered: true, keepsLease: recover.keepsLease === true };
+  const meta: TurnMeta = {
+    turnIndex: open.turn,
+    input: open.input,
+    taskInput: open.taskInput,
+    startedAt: open.startedAt,
+    taskStarted: true,
+    runner,
+    key: open.key,
+    recovered: true,
+    keepsLease: recover.keepsLease === true,
+  };
   const body = (): Promise<TurnEnd> => {
     if (rebuilt.answered !== undefined) {
       // The last model call answered: a typed turn checks the answer, and may go on with a repair round.
@@ -167,9 +194,15 @@ function rebuild(steps: readonly TurnStep[], tools: ReadonlyMap<string, unknown>
   if (round === undefined) return state;
   const calls = round.model.response.toolCalls;
   if (calls.length > 0 && round.results.size < calls.length) {
-    state.replayRound = { round: round.round, response: round.after ?? round.model.response, afterJournalled: round.after !== undefined, offered: round.model.offered };
+    state.replayRound = {
+      round: round.round,
+      response: round.after ?? round.model.response,
+      afterJournalled: round.after !== undefined,
+      offered: round.model.offered,
+    };
     const results = new Map<number, CallResultEnd>();
-    for (const [at, step] of round.results) results.set(at, { kind: 'result', record: step.record, content: step.content, done: step.done });
+    for (const [at, step] of round.results)
+      results.set(at, { kind: 'result', record: step.record, content: step.content, done: step.done });
     state.replay = { round: round.round, results, started: round.started };
     return state;
   }
@@ -208,7 +241,14 @@ function finishRound(state: Rebuilt, round: JournalRound, superseded: boolean): 
   }
   for (let at = 0; at < calls.length; at++) {
     const call = calls[at]!;
-    state.messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: round.results.get(at)?.content ?? toolMessage({ ok: false, error: { code: 'Interrupted', message: 'No result was recorded', retryable: false } }) });
+    state.messages.push({
+      role: 'tool',
+      toolCallId: call.id,
+      name: call.name,
+      content:
+        round.results.get(at)?.content ??
+        toolMessage({ ok: false, error: { code: 'Interrupted', message: 'No result was recorded', retryable: false } }),
+    });
   }
   if (done !== undefined) state.messages.push({ role: 'assistant', content: done });
   return done;
@@ -220,7 +260,11 @@ function applyState(state: Rebuilt, step: StateDelta): void {
 }
 
 /** The turn-level record of a finished call, rebuilt as the tool-call path made it (`recordToolResult`). */
-function recordResult(turn: Record<string, unknown>, record: ToolCallRecord, tools: ReadonlyMap<string, unknown>): void {
+function recordResult(
+  turn: Record<string, unknown>,
+  record: ToolCallRecord,
+  tools: ReadonlyMap<string, unknown>,
+): void {
   if (!tools.has(record.tool)) return;
   const value = record.ok ? record.value : { error: record.error };
   const previous = turn[KERNEL_KEYS.lastToolResults] as { round: number }[] | undefined;
@@ -235,9 +279,13 @@ function withAgent(parts: SessionParts, agent: string): SessionParts {
   if (agent === parts.agent.spec.name) return parts;
   const found: AgentBinding | undefined = parts.host.agent?.(agent);
   if (!found) {
-    throw new TrellisError('UnknownAgent', `Session '${parts.id}' was running a turn of agent '${agent}' when its process stopped, and this app has no agent of that name`, {
-      hint: `Create it with app.agent({ name: '${agent}', … }) before using the session in this process`,
-    });
+    throw new TrellisError(
+      'UnknownAgent',
+      `Session '${parts.id}' was running a turn of agent '${agent}' when its process stopped, and this app has no agent of that name`,
+      {
+        hint: `Create it with app.agent({ name: '${agent}', … }) before using the session in this process`,
+      },
+    );
   }
   return { ...parts, agent: found };
 }

@@ -15,8 +15,13 @@ export const LEASE_TTL_MS = 10_000;
 
 /** What is wrong with a lease TTL, as the error to reject with; undefined when nothing is. */
 export function leaseTtlProblem(ttl: unknown, where: string): TrellisError | undefined {
-  if (ttl === undefined || (Number.isSafeInteger(ttl) && (ttl as number) >= 1_000 && (ttl as number) <= 86_400_000)) return undefined;
-  return new TrellisError('InvalidOptions', `${where}: leaseTtlMs must be a whole number of milliseconds from 1,000 to 86,400,000, got ${String(ttl)}`, { hint: 'Pass e.g. leaseTtlMs: 10000, or leave it out for 10 s' });
+  if (ttl === undefined || (Number.isSafeInteger(ttl) && (ttl as number) >= 1_000 && (ttl as number) <= 86_400_000))
+    return undefined;
+  return new TrellisError(
+    'InvalidOptions',
+    `${where}: leaseTtlMs must be a whole number of milliseconds from 1,000 to 86,400,000, got ${String(ttl)}`,
+    { hint: 'Pass e.g. leaseTtlMs: 10000, or leave it out for 10 s' },
+  );
 }
 
 /** The store side of the one-writer-per-session lease. */
@@ -29,7 +34,11 @@ export interface LeaseStore {
 /** The store's lease operations, or undefined for a store without leases (its turns run unleased). */
 export function leasesOf(store: SessionStore | undefined): LeaseStore | undefined {
   const candidate = store as Partial<LeaseStore> | undefined;
-  return typeof candidate?.acquireLease === 'function' && typeof candidate.renewLease === 'function' && typeof candidate.releaseLease === 'function' ? (candidate as LeaseStore) : undefined;
+  return typeof candidate?.acquireLease === 'function' &&
+    typeof candidate.renewLease === 'function' &&
+    typeof candidate.releaseLease === 'function'
+    ? (candidate as LeaseStore)
+    : undefined;
 }
 
 let host: string | undefined;
@@ -42,9 +51,13 @@ let host: string | undefined;
 export function waitForLeaseProblem(waitMs: unknown, where: string): TrellisError | undefined {
   if (waitMs === undefined || (typeof waitMs === 'number' && Number.isFinite(waitMs) && waitMs >= 0)) return undefined;
   const got = typeof waitMs === 'number' ? String(waitMs) : (JSON.stringify(waitMs) ?? typeof waitMs);
-  return new TrellisError('InvalidOptions', `${where}: waitForLease must be a number of milliseconds (0 or more), got ${got}`, {
-    hint: 'e.g. { waitForLease: 5000 }, or leave it out to fail at once with SessionBusy when another writer holds the session',
-  });
+  return new TrellisError(
+    'InvalidOptions',
+    `${where}: waitForLease must be a number of milliseconds (0 or more), got ${got}`,
+    {
+      hint: 'e.g. { waitForLease: 5000 }, or leave it out to fail at once with SessionBusy when another writer holds the session',
+    },
+  );
 }
 
 /** Who holds a lease: this process, told apart from others on the same store (`<hostname>:<pid>:<uuid>`, as `holderProcess` reads it). */
@@ -115,16 +128,39 @@ class Holding implements HeldLease {
  * store without leases ({@link leasesOf} answers undefined) runs `work` as it is, without
  * calling this.
  */
-export async function withLease<T>(lease: LeaseStore, sessionId: string, holder: string, waitMs: number | undefined, work: (held: HeldLease) => Promise<T>, onLost: (error: TrellisError) => void, ttlMs: number = LEASE_TTL_MS): Promise<T> {
+export async function withLease<T>(
+  lease: LeaseStore,
+  sessionId: string,
+  holder: string,
+  waitMs: number | undefined,
+  work: (held: HeldLease) => Promise<T>,
+  onLost: (error: TrellisError) => void,
+  ttlMs: number = LEASE_TTL_MS,
+): Promise<T> {
   const since = await acquire(lease, sessionId, holder, waitMs ?? 0, ttlMs);
   const held = new Holding(lease, sessionId, holder, since, ttlMs);
   const renewal = setInterval(() => {
     held.renew().then(
       (renewed) => {
-        if (!renewed && !held.released) onLost(new TrellisError('SessionBusy', `The lease on session '${sessionId}' was lost while a turn ran (it expired and another writer took it)`, { hint: 'The turn\'s checkpoint will be refused if the other writer saved first; retry it' }));
+        if (!renewed && !held.released)
+          onLost(
+            new TrellisError(
+              'SessionBusy',
+              `The lease on session '${sessionId}' was lost while a turn ran (it expired and another writer took it)`,
+              { hint: "The turn's checkpoint will be refused if the other writer saved first; retry it" },
+            ),
+          );
       },
       (error: unknown) => {
-        if (!held.released) onLost(TrellisError.is(error) ? error : new TrellisError('SessionBusy', `Renewing the lease on session '${sessionId}' failed`, { cause: error, kind: 'system' }));
+        if (!held.released)
+          onLost(
+            TrellisError.is(error)
+              ? error
+              : new TrellisError('SessionBusy', `Renewing the lease on session '${sessionId}' failed`, {
+                  cause: error,
+                  kind: 'system',
+                }),
+          );
       },
     );
   }, ttlMs / 3);
@@ -138,18 +174,28 @@ export async function withLease<T>(lease: LeaseStore, sessionId: string, holder:
 }
 
 /** Takes the lease, waiting up to `waitMs`; returns when (on the monotonic clock) the attempt that got it started. */
-async function acquire(lease: LeaseStore, sessionId: string, holder: string, waitMs: number, ttlMs: number): Promise<number> {
+async function acquire(
+  lease: LeaseStore,
+  sessionId: string,
+  holder: string,
+  waitMs: number,
+  ttlMs: number,
+): Promise<number> {
   const deadline = Date.now() + waitMs;
   let pause = 10;
   for (;;) {
     const attempt = performance.now();
     if (await lease.acquireLease(sessionId, holder, ttlMs)) return attempt;
     if (Date.now() >= deadline) {
-      throw new TrellisError('SessionBusy', `Session '${sessionId}' is busy: another writer holds its lease${waitMs > 0 ? ` (waited ${waitMs} ms)` : ''}; nothing was run`, {
-        hint: 'Retry when its turn has ended, or pass { waitForLease: ms } to wait for it',
-        retryable: true,
-        details: { sessionId },
-      });
+      throw new TrellisError(
+        'SessionBusy',
+        `Session '${sessionId}' is busy: another writer holds its lease${waitMs > 0 ? ` (waited ${waitMs} ms)` : ''}; nothing was run`,
+        {
+          hint: 'Retry when its turn has ended, or pass { waitForLease: ms } to wait for it',
+          retryable: true,
+          details: { sessionId },
+        },
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(1, deadline - Date.now()))));
     pause = Math.min(pause * 2, 250);

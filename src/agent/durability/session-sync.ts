@@ -1,6 +1,11 @@
 import { TrellisError } from '../../errors/trellis-error.js';
 import type { ChatMessage } from '../../contract/model-provider.js';
-import { canReadRevision, type SessionStore, type StoredSession, type TurnRecord } from '../../engine/stores/session-store.js';
+import {
+  canReadRevision,
+  type SessionStore,
+  type StoredSession,
+  type TurnRecord,
+} from '../../engine/stores/session-store.js';
 import { canLoadSince, type SessionDeltaReader } from '../../engine/stores/session-delta.js';
 import { canJournalSteps } from '../../engine/stores/step-journal.js';
 import type { AgentBinding, SessionHost } from '../session-host.js';
@@ -87,9 +92,17 @@ export class SessionSync {
     const store = this.host.store;
     if (!canJournalSteps(store)) return Promise.resolve();
     const write = (): Promise<void> =>
-      store.appendSteps({ sessionId: this.id, agent: this.agent.spec.name, expectedRevision: this.#revision, steps, ...(this.#lease && { fence: this.#lease.holder }) }).then((revision) => {
-        this.#revision = revision;
-      });
+      store
+        .appendSteps({
+          sessionId: this.id,
+          agent: this.agent.spec.name,
+          expectedRevision: this.#revision,
+          steps,
+          ...(this.#lease && { fence: this.#lease.holder }),
+        })
+        .then((revision) => {
+          this.#revision = revision;
+        });
     const previous = this.#writes;
     const writing = (previous === undefined ? write() : previous.then(write)).catch((error: unknown) => {
       this.broken ??= error;
@@ -117,11 +130,27 @@ export class SessionSync {
    * Writes a turn's end in one atomic checkpoint, then takes its messages into the
    * transcript. Without a store there is nothing to wait for: it returns nothing.
    */
-  checkpoint(turnIndex: number, input: string, end: TurnEnd, startedAt: TurnStart, sessionValues: Readonly<Record<string, unknown>>, last = false, key?: string, audit?: readonly AuditEntry[]): Promise<void> | undefined {
+  checkpoint(
+    turnIndex: number,
+    input: string,
+    end: TurnEnd,
+    startedAt: TurnStart,
+    sessionValues: Readonly<Record<string, unknown>>,
+    last = false,
+    key?: string,
+    audit?: readonly AuditEntry[],
+  ): Promise<void> | undefined {
     const store = this.host.store;
-    if (!store) return this.#advance(turnIndex, end, key === undefined ? undefined : turnRecord(turnIndex, input, end.result, startedAt, key), key);
+    if (!store)
+      return this.#advance(
+        turnIndex,
+        end,
+        key === undefined ? undefined : turnRecord(turnIndex, input, end.result, startedAt, key),
+        key,
+      );
     const writes = this.#writes;
-    if (writes !== undefined) return writes.then(() => this.#save(store, turnIndex, input, end, startedAt, sessionValues, last, key, audit));
+    if (writes !== undefined)
+      return writes.then(() => this.#save(store, turnIndex, input, end, startedAt, sessionValues, last, key, audit));
     return this.#save(store, turnIndex, input, end, startedAt, sessionValues, last, key, audit);
   }
 
@@ -152,7 +181,17 @@ export class SessionSync {
     return true;
   }
 
-  async #save(store: SessionStore, turnIndex: number, input: string, end: TurnEnd, startedAt: TurnStart, sessionValues: Readonly<Record<string, unknown>>, last: boolean, key: string | undefined, audit: readonly AuditEntry[] | undefined): Promise<void> {
+  async #save(
+    store: SessionStore,
+    turnIndex: number,
+    input: string,
+    end: TurnEnd,
+    startedAt: TurnStart,
+    sessionValues: Readonly<Record<string, unknown>>,
+    last: boolean,
+    key: string | undefined,
+    audit: readonly AuditEntry[] | undefined,
+  ): Promise<void> {
     const lease = last && store.releasesLeaseOnCheckpoint === true ? this.#lease : undefined;
     const record = turnRecord(turnIndex, input, end.result, startedAt, key);
     this.#revision = await store.checkpoint({
@@ -192,9 +231,13 @@ export class SessionSync {
     return store.load(this.id).then((stored) => {
       if (stored) {
         if (stored.agent !== this.agent.spec.name) {
-          throw new TrellisError('SessionNotFound', `Session '${this.id}' belongs to agent '${stored.agent}', not '${this.agent.spec.name}'`, {
-            hint: 'Open it through the agent that created it, or use another session id',
-          });
+          throw new TrellisError(
+            'SessionNotFound',
+            `Session '${this.id}' belongs to agent '${stored.agent}', not '${this.agent.spec.name}'`,
+            {
+              hint: 'Open it through the agent that created it, or use another session id',
+            },
+          );
         }
         this.#restore(stored);
       }
@@ -239,7 +282,12 @@ export class SessionSync {
    * is not this copy's plus the new messages) falls back to a whole load.
    */
   #catchUp(store: SessionStore & SessionDeltaReader): Promise<void> {
-    const since = { revision: this.#revision, messages: this.history.length, turns: this.turns, ...(this.#createdAt !== undefined && { createdAt: this.#createdAt }) };
+    const since = {
+      revision: this.#revision,
+      messages: this.history.length,
+      turns: this.turns,
+      ...(this.#createdAt !== undefined && { createdAt: this.#createdAt }),
+    };
     return store.loadSince(this.id, since).then(async (delta) => {
       if (delta === undefined) return;
       if (delta.unchanged) {

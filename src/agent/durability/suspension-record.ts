@@ -82,8 +82,19 @@ export function suspendedTurnMessages(suspension: unknown): ChatMessage[] {
   if (typeof suspension !== 'object' || suspension === null) return [];
   const { messages, calls, results } = suspension as Partial<SuspensionRecord>;
   if (!Array.isArray(messages)) return [];
-  const finished = Array.isArray(calls) && typeof results === 'object' && results !== null ? calls.filter((c) => typeof results[c?.callId] === 'string') : [];
-  return [...messages, ...finished.map((c): ChatMessage => ({ role: 'tool', toolCallId: c.callId, name: c.tool, content: results![c.callId]! }))];
+  const finished =
+    Array.isArray(calls) && typeof results === 'object' && results !== null
+      ? calls.filter((c) => typeof results[c?.callId] === 'string')
+      : [];
+  return [
+    ...messages,
+    ...finished.map((c): ChatMessage => ({
+      role: 'tool',
+      toolCallId: c.callId,
+      name: c.tool,
+      content: results![c.callId]!,
+    })),
+  ];
 }
 
 /**
@@ -97,30 +108,61 @@ export function suspendedTurnMessages(suspension: unknown): ChatMessage[] {
 export function parseSuspension(value: unknown, sessionId: string): SuspensionRecord | undefined {
   if (value === null || value === undefined) return undefined;
   const fail = (why: string) =>
-    new TrellisError('InvalidCheckpoint', `The suspended turn stored for session '${sessionId}' is unusable: ${why}; nothing was run`, {
-      hint: 'Send a new message to start over (the suspended calls are then cancelled), or restore the store from a backup',
-      kind: 'system',
-      details: { sessionId },
-    });
+    new TrellisError(
+      'InvalidCheckpoint',
+      `The suspended turn stored for session '${sessionId}' is unusable: ${why}; nothing was run`,
+      {
+        hint: 'Send a new message to start over (the suspended calls are then cancelled), or restore the store from a backup',
+        kind: 'system',
+        details: { sessionId },
+      },
+    );
   if (typeof value !== 'object') throw fail('it is not an object');
   const record = value as Partial<SuspensionRecord>;
-  if (record.version !== SUSPENSION_VERSION) throw fail(`its schema version is ${String(record.version)}, this Trellis reads ${SUSPENSION_VERSION}`);
+  if (record.version !== SUSPENSION_VERSION)
+    throw fail(`its schema version is ${String(record.version)}, this Trellis reads ${SUSPENSION_VERSION}`);
   const arrays = ['messages', 'calls', 'pending', 'decisions', 'toolCalls'] as const;
   for (const key of arrays) if (!Array.isArray(record[key])) throw fail(`'${key}' is not a list`);
-  if (typeof record.turnIndex !== 'number' || typeof record.rounds !== 'number') throw fail('turnIndex or rounds is not a number');
-  if (typeof record.input !== 'string' || typeof record.instructions !== 'string') throw fail('input or instructions is not text');
+  if (typeof record.turnIndex !== 'number' || typeof record.rounds !== 'number')
+    throw fail('turnIndex or rounds is not a number');
+  if (typeof record.input !== 'string' || typeof record.instructions !== 'string')
+    throw fail('input or instructions is not text');
   if (typeof record.results !== 'object' || record.results === null) throw fail("'results' is not an object");
-  if (record.turn !== undefined && (typeof record.turn !== 'object' || record.turn === null || Array.isArray(record.turn))) throw fail("'turn' is not an object");
+  if (
+    record.turn !== undefined &&
+    (typeof record.turn !== 'object' || record.turn === null || Array.isArray(record.turn))
+  )
+    throw fail("'turn' is not an object");
   if (record.done !== undefined && typeof record.done !== 'string') throw fail("'done' is not text");
   if (record.key !== undefined && typeof record.key !== 'string') throw fail("'key' is not text");
-  if (record.suspendedAt !== undefined && (typeof record.suspendedAt !== 'string' || Number.isNaN(Date.parse(record.suspendedAt)))) throw fail("'suspendedAt' is not a time");
-  if (record.roundUsage !== undefined && (typeof record.roundUsage !== 'object' || record.roundUsage === null || Array.isArray(record.roundUsage))) throw fail("'roundUsage' is not an object");
-  for (const key of ['roundMs', 'hookMs'] as const) if (record[key] !== undefined && !numbersByKey(record[key])) throw fail(`'${key}' is not a map of numbers`);
-  if (record.approvals !== undefined && !validVotes(record.approvals)) throw fail("'approvals' is not a map of call ids to approvals");
-  if (record.started !== undefined && (!Array.isArray(record.started) || !record.started.every((id) => typeof id === 'string'))) throw fail("'started' is not a list of call ids");
-  if (record.startedBy !== undefined && !stringsByKey(record.startedBy)) throw fail("'startedBy' is not a map of call ids to resume keys");
+  if (
+    record.suspendedAt !== undefined &&
+    (typeof record.suspendedAt !== 'string' || Number.isNaN(Date.parse(record.suspendedAt)))
+  )
+    throw fail("'suspendedAt' is not a time");
+  if (
+    record.roundUsage !== undefined &&
+    (typeof record.roundUsage !== 'object' || record.roundUsage === null || Array.isArray(record.roundUsage))
+  )
+    throw fail("'roundUsage' is not an object");
+  for (const key of ['roundMs', 'hookMs'] as const)
+    if (record[key] !== undefined && !numbersByKey(record[key])) throw fail(`'${key}' is not a map of numbers`);
+  if (record.approvals !== undefined && !validVotes(record.approvals))
+    throw fail("'approvals' is not a map of call ids to approvals");
+  if (
+    record.started !== undefined &&
+    (!Array.isArray(record.started) || !record.started.every((id) => typeof id === 'string'))
+  )
+    throw fail("'started' is not a list of call ids");
+  if (record.startedBy !== undefined && !stringsByKey(record.startedBy))
+    throw fail("'startedBy' is not a map of call ids to resume keys");
   for (const pending of record.pending!) {
-    if (typeof pending?.callId !== 'string' || typeof pending.tool !== 'string' || typeof pending.arguments !== 'string' || typeof pending.ticket?.message !== 'string') {
+    if (
+      typeof pending?.callId !== 'string' ||
+      typeof pending.tool !== 'string' ||
+      typeof pending.arguments !== 'string' ||
+      typeof pending.ticket?.message !== 'string'
+    ) {
       throw fail('a pending call is malformed');
     }
   }
@@ -129,7 +171,10 @@ export function parseSuspension(value: unknown, sessionId: string): SuspensionRe
 
 function validVotes(value: unknown): boolean {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  return Object.values(value).every((votes) => Array.isArray(votes) && votes.every((v) => typeof v?.approver?.id === 'string' && typeof v.at === 'string'));
+  return Object.values(value).every(
+    (votes) =>
+      Array.isArray(votes) && votes.every((v) => typeof v?.approver?.id === 'string' && typeof v.at === 'string'),
+  );
 }
 
 /**
@@ -137,9 +182,13 @@ function validVotes(value: unknown): boolean {
  * per-turn kernel inputs and without host context (`app.*`), which the host states again
  * with the resume and is never read back from the store.
  */
-export function carriedTurnValues(values: Readonly<Record<string, unknown>>, skip: readonly string[]): Record<string, unknown> {
+export function carriedTurnValues(
+  values: Readonly<Record<string, unknown>>,
+  skip: readonly string[],
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(values)) if (value !== undefined && !skip.includes(key) && !isHostKey(key)) out[key] = value;
+  for (const [key, value] of Object.entries(values))
+    if (value !== undefined && !skip.includes(key) && !isHostKey(key)) out[key] = value;
   return out;
 }
 
@@ -149,9 +198,19 @@ export function isHostKey(key: string): boolean {
 }
 
 function stringsByKey(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((key) => typeof key === 'string');
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.values(value).every((key) => typeof key === 'string')
+  );
 }
 
 function numbersByKey(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((n) => typeof n === 'number' && Number.isFinite(n));
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.values(value).every((n) => typeof n === 'number' && Number.isFinite(n))
+  );
 }

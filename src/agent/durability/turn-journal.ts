@@ -99,8 +99,10 @@ export class TurnJournal implements CallSteps {
       messages: [...opening.messages],
       toolCalls: opening.toolCalls,
       usage: { ...opening.usage },
-      ...(opening.roundUsage !== undefined && Object.keys(opening.roundUsage).length > 0 && { roundUsage: { ...opening.roundUsage } }),
-      ...(opening.handedOver !== undefined && Object.keys(opening.handedOver).length > 0 && { handedOver: opening.handedOver }),
+      ...(opening.roundUsage !== undefined &&
+        Object.keys(opening.roundUsage).length > 0 && { roundUsage: { ...opening.roundUsage } }),
+      ...(opening.handedOver !== undefined &&
+        Object.keys(opening.handedOver).length > 0 && { handedOver: opening.handedOver }),
       ...(opening.done !== undefined && { done: opening.done }),
       session,
       turnValues: turn,
@@ -120,7 +122,12 @@ export class TurnJournal implements CallSteps {
   /** A model response, as the model gave it, before `llm.after` and before any of its calls runs. */
   model(round: number, response: ModelResponse, offered: readonly string[] | undefined): Promise<void> {
     if (!this.#opened) return DONE;
-    return this.#write({ k: 'model', round, response: plainResponse(response), ...(offered !== undefined && { offered }) });
+    return this.#write({
+      k: 'model',
+      round,
+      response: plainResponse(response),
+      ...(offered !== undefined && { offered }),
+    });
   }
 
   /** The response as `llm.after` left it (only where it has handlers). */
@@ -146,7 +153,14 @@ export class TurnJournal implements CallSteps {
 
   finished(place: CallPlace, end: CallResultEnd): Promise<void> {
     if (!this.#opened) return DONE;
-    return this.#write({ k: 'result', round: place.round, at: place.position, record: end.record, content: end.content, done: end.done });
+    return this.#write({
+      k: 'result',
+      round: place.round,
+      at: place.position,
+      record: end.record,
+      content: end.content,
+      done: end.done,
+    });
   }
 
   /** One append: the opening step if it waits, then `step` with the state it left (unless `withState` is false). */
@@ -212,7 +226,14 @@ export function journalledTurnValues(values: Values, tools: ReadonlyMap<string, 
   for (const key in values) {
     if (!Object.prototype.hasOwnProperty.call(values, key)) continue;
     const value = values[key];
-    if (value === undefined || isHostKey(key) || key === KERNEL_KEYS.turnInput || key === KERNEL_KEYS.turnIndex || key === KERNEL_KEYS.lastToolResults) continue;
+    if (
+      value === undefined ||
+      isHostKey(key) ||
+      key === KERNEL_KEYS.turnInput ||
+      key === KERNEL_KEYS.turnIndex ||
+      key === KERNEL_KEYS.lastToolResults
+    )
+      continue;
     if (key.endsWith('.result') && tools.has(key.slice(0, -'.result'.length))) continue;
     define(out, key, value);
   }
@@ -224,9 +245,15 @@ function diffValues(before: Values, after: Values): ValuesDelta | undefined {
   let set: Record<string, unknown> | undefined;
   let unset: string[] | undefined;
   for (const key in after) {
-    if (Object.prototype.hasOwnProperty.call(after, key) && (after[key] !== before[key] || !Object.prototype.hasOwnProperty.call(before, key))) define((set ??= {}), key, after[key]);
+    if (
+      Object.prototype.hasOwnProperty.call(after, key) &&
+      (after[key] !== before[key] || !Object.prototype.hasOwnProperty.call(before, key))
+    )
+      define((set ??= {}), key, after[key]);
   }
-  for (const key in before) if (Object.prototype.hasOwnProperty.call(before, key) && !Object.prototype.hasOwnProperty.call(after, key)) (unset ??= []).push(key);
+  for (const key in before)
+    if (Object.prototype.hasOwnProperty.call(before, key) && !Object.prototype.hasOwnProperty.call(after, key))
+      (unset ??= []).push(key);
   if (set === undefined && unset === undefined) return undefined;
   return { ...(set !== undefined && { set }), ...(unset !== undefined && { unset }) };
 }
@@ -235,15 +262,18 @@ function diffValues(before: Values, after: Values): ValuesDelta | undefined {
 export function applyDelta(values: Values, delta: ValuesDelta | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const unset = delta?.unset ?? NO_KEYS;
-  for (const key in values) if (Object.prototype.hasOwnProperty.call(values, key) && !unset.includes(key)) define(out, key, values[key]);
+  for (const key in values)
+    if (Object.prototype.hasOwnProperty.call(values, key) && !unset.includes(key)) define(out, key, values[key]);
   const set = delta?.set;
-  if (set !== undefined) for (const key in set) if (Object.prototype.hasOwnProperty.call(set, key)) define(out, key, set[key]);
+  if (set !== undefined)
+    for (const key in set) if (Object.prototype.hasOwnProperty.call(set, key)) define(out, key, set[key]);
   return out;
 }
 
 function define(target: Record<string, unknown>, key: string, value: unknown): void {
   // An own `__proto__` key stays a plain property.
-  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else target[key] = value;
 }
 

@@ -20,7 +20,13 @@ export function isoTime(start: TurnStart): string {
 }
 
 /** The stored summary of a turn, from its result. */
-export function turnRecord(index: number, input: string, result: TurnResult, startedAt: TurnStart, key?: string): TurnRecord {
+export function turnRecord(
+  index: number,
+  input: string,
+  result: TurnResult,
+  startedAt: TurnStart,
+  key?: string,
+): TurnRecord {
   return {
     index,
     ...(key !== undefined && { key }),
@@ -42,7 +48,10 @@ export function turnRecord(index: number, input: string, result: TurnResult, sta
  * declared. Host context (`app.*`) is not among them: it is the host's statement about the
  * current request, given again whenever the host opens the session, never read back.
  */
-export function persistentValues(values: Readonly<Record<string, unknown>>, schema: StateSchema): Record<string, unknown> {
+export function persistentValues(
+  values: Readonly<Record<string, unknown>>,
+  schema: StateSchema,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(values)) {
     if (value === undefined) continue;
@@ -55,12 +64,19 @@ export function persistentValues(values: Readonly<Record<string, unknown>>, sche
  * The stored values with the session's subject (`trellis.subject`): the user and tenant the
  * host's session context names now, else the subject stored before. Only for erasure.
  */
-export function withSubject(stored: Record<string, unknown>, values: Readonly<Record<string, unknown>>): Record<string, unknown> {
+export function withSubject(
+  stored: Record<string, unknown>,
+  values: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
   const userId = values['app.user_id'];
   const tenant = values['app.tenant'];
   if (typeof userId !== 'string' && typeof tenant !== 'string') return stored;
   const before = (values[KERNEL_KEYS.subject] ?? {}) as { userId?: string; tenant?: string };
-  stored[KERNEL_KEYS.subject] = { ...before, ...(typeof userId === 'string' && { userId }), ...(typeof tenant === 'string' && { tenant }) };
+  stored[KERNEL_KEYS.subject] = {
+    ...before,
+    ...(typeof userId === 'string' && { userId }),
+    ...(typeof tenant === 'string' && { tenant }),
+  };
   return stored;
 }
 

@@ -102,11 +102,15 @@ export type TurnStep = OpenStep | ModelStep | AfterStep | StartStep | ResultStep
  */
 export function parseSteps(steps: readonly unknown[], sessionId: string): readonly TurnStep[] {
   const fail = (why: string) =>
-    new TrellisError('InvalidCheckpoint', `The journal of the turn that session '${sessionId}' was running is unusable: ${why}; nothing was run`, {
-      hint: `Delete the session (trellis sessions delete ${sessionId}) or restore the store from a backup; trellis doctor checks the rest of the store`,
-      kind: 'system',
-      details: { sessionId },
-    });
+    new TrellisError(
+      'InvalidCheckpoint',
+      `The journal of the turn that session '${sessionId}' was running is unusable: ${why}; nothing was run`,
+      {
+        hint: `Delete the session (trellis sessions delete ${sessionId}) or restore the store from a backup; trellis doctor checks the rest of the store`,
+        kind: 'system',
+        details: { sessionId },
+      },
+    );
   let open = -1;
   for (let index = 0; index < steps.length; index++) {
     const step = steps[index] as Partial<TurnStep> | null;
@@ -114,25 +118,53 @@ export function parseSteps(steps: readonly unknown[], sessionId: string): readon
     switch (step.k) {
       case 'open': {
         const o = step;
-        if (o.v !== STEPS_VERSION) throw fail(`its schema version is ${String(o.v)}, this Trellis reads ${STEPS_VERSION}`);
-        if (typeof o.turn !== 'number' || typeof o.rounds !== 'number' || typeof o.key !== 'string' || typeof o.agent !== 'string') throw fail(`step ${index} does not say which turn it opens`);
-        if (typeof o.input !== 'string' || typeof o.taskInput !== 'string' || typeof o.instructions !== 'string' || typeof o.startedAt !== 'string') throw fail(`step ${index} has no input or instructions`);
-        if (!Array.isArray(o.messages) || !Array.isArray(o.toolCalls) || !isRecord(o.usage) || !isRecord(o.session) || !isRecord(o.turnValues)) throw fail(`step ${index} is missing the turn's messages or state`);
-        if (o.roundUsage !== undefined && !isRecord(o.roundUsage)) throw fail(`step ${index} has usage by round that is not a record`);
+        if (o.v !== STEPS_VERSION)
+          throw fail(`its schema version is ${String(o.v)}, this Trellis reads ${STEPS_VERSION}`);
+        if (
+          typeof o.turn !== 'number' ||
+          typeof o.rounds !== 'number' ||
+          typeof o.key !== 'string' ||
+          typeof o.agent !== 'string'
+        )
+          throw fail(`step ${index} does not say which turn it opens`);
+        if (
+          typeof o.input !== 'string' ||
+          typeof o.taskInput !== 'string' ||
+          typeof o.instructions !== 'string' ||
+          typeof o.startedAt !== 'string'
+        )
+          throw fail(`step ${index} has no input or instructions`);
+        if (
+          !Array.isArray(o.messages) ||
+          !Array.isArray(o.toolCalls) ||
+          !isRecord(o.usage) ||
+          !isRecord(o.session) ||
+          !isRecord(o.turnValues)
+        )
+          throw fail(`step ${index} is missing the turn's messages or state`);
+        if (o.roundUsage !== undefined && !isRecord(o.roundUsage))
+          throw fail(`step ${index} has usage by round that is not a record`);
         open = index;
         break;
       }
       case 'model':
       case 'after': {
         const m = step as Partial<ModelStep>;
-        if (typeof m.round !== 'number' || !isRecord(m.response) || typeof m.response.text !== 'string' || !Array.isArray(m.response.toolCalls)) throw fail(`step ${index} is not a model response`);
+        if (
+          typeof m.round !== 'number' ||
+          !isRecord(m.response) ||
+          typeof m.response.text !== 'string' ||
+          !Array.isArray(m.response.toolCalls)
+        )
+          throw fail(`step ${index} is not a model response`);
         break;
       }
       case 'start':
       case 'result': {
         const c = step as Partial<ResultStep>;
         if (typeof c.round !== 'number' || typeof c.at !== 'number') throw fail(`step ${index} does not name its call`);
-        if (step.k === 'result' && (!isRecord(c.record) || typeof c.content !== 'string')) throw fail(`step ${index} has no result`);
+        if (step.k === 'result' && (!isRecord(c.record) || typeof c.content !== 'string'))
+          throw fail(`step ${index} has no result`);
         break;
       }
       default:

@@ -32,7 +32,12 @@ export class FinishedCalls {
 
   /** A call of this turn that ended with `record`. */
   add(call: CallName, record: ToolCallRecord): void {
-    if (record.usage !== undefined || record.owner !== undefined || record.callId !== call.id || record.tool !== call.name) {
+    if (
+      record.usage !== undefined ||
+      record.owner !== undefined ||
+      record.callId !== call.id ||
+      record.tool !== call.name
+    ) {
       this.addRecord(record);
       return;
     }

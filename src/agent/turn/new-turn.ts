@@ -2,7 +2,17 @@ import type { TurnStopper } from '../../engine/context/turn-stopper.js';
 import { ContextLevel } from '../../engine/context/context-level.js';
 import { isStop, type HookOutcome } from '../../engine/hooks/hook-engine.js';
 import { KERNEL_KEYS } from '../../contract/kernel-keys.js';
-import { afterHandoffs, finishReply, historyOf, inTurnEnvelope, journalOf, turnEnv, turnRunner, type SessionParts, type TurnMeta } from './turn-envelope.js';
+import {
+  afterHandoffs,
+  finishReply,
+  historyOf,
+  inTurnEnvelope,
+  journalOf,
+  turnEnv,
+  turnRunner,
+  type SessionParts,
+  type TurnMeta,
+} from './turn-envelope.js';
 import { isoTime } from '../durability/turn-record.js';
 import type { ChatMessage } from '../../contract/model-provider.js';
 import type { ContentPart } from '../../contract/content-part.js';
@@ -33,14 +43,27 @@ export function runNewTurn(parts: SessionParts, turn: NewTurn): Promise<TurnResu
   const turnIndex = parts.sync.turns;
   const { message } = turn;
   const output = newOutput(turn.output, parts.agent);
-  const values: Record<string, unknown> = { ...turn.context, [KERNEL_KEYS.turnInput]: message, [KERNEL_KEYS.turnIndex]: turnIndex };
+  const values: Record<string, unknown> = {
+    ...turn.context,
+    [KERNEL_KEYS.turnInput]: message,
+    [KERNEL_KEYS.turnIndex]: turnIndex,
+  };
   // A typed turn keeps its DTO's name with its values: a resume or a recovery elsewhere knows it.
   if (output !== undefined) values[KERNEL_KEYS.output] = output.name;
   const env = turnEnv(parts, new ContextLevel(values), turn.signal, turnIndex, true);
   // The clock reading; formatted (`isoTime`) only where a record keeps it.
   const startedAt = Date.now();
   const history = historyOf(parts);
-  const meta: TurnMeta = { turnIndex, input: message, taskInput: message, startedAt, taskStarted: false, runner: undefined, key: turn.key, parts: turn.parts };
+  const meta: TurnMeta = {
+    turnIndex,
+    input: message,
+    taskInput: message,
+    startedAt,
+    taskStarted: false,
+    runner: undefined,
+    key: turn.key,
+    parts: turn.parts,
+  };
   // The body opens the turn (synchronously while its hooks are) and starts the rounds; the
   // envelope continues with `afterRounds` in its own `then`. Nothing of this frame is held
   // while the rounds run.
@@ -56,13 +79,26 @@ export function runNewTurn(parts: SessionParts, turn: NewTurn): Promise<TurnResu
  * `message.received` (may block), `task.start`, `planning.started`: the runner, or the
  * blocked turn's end. Synchronous while no handler awaits.
  */
-function openTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readonly ChatMessage[], output: TurnOutput | undefined): TurnRunner | TurnEnd | Promise<TurnRunner | TurnEnd> {
+function openTurn(
+  parts: SessionParts,
+  env: TurnEnv,
+  meta: TurnMeta,
+  history: readonly ChatMessage[],
+  output: TurnOutput | undefined,
+): TurnRunner | TurnEnd | Promise<TurnRunner | TurnEnd> {
   const received = env.hooks.run('message.received', meta.input, env.site);
   if (received instanceof Promise) return received.then((value) => startTask(parts, env, meta, history, value, output));
   return startTask(parts, env, meta, history, received, output);
 }
 
-function startTask(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readonly ChatMessage[], received: HookOutcome<'message.received'>, output: TurnOutput | undefined): TurnRunner | TurnEnd | Promise<TurnRunner> {
+function startTask(
+  parts: SessionParts,
+  env: TurnEnv,
+  meta: TurnMeta,
+  history: readonly ChatMessage[],
+  received: HookOutcome<'message.received'>,
+  output: TurnOutput | undefined,
+): TurnRunner | TurnEnd | Promise<TurnRunner> {
   if (isStop(received)) {
     meta.runner = turnRunner(parts, env, meta.input, '', history, meta.startedAt);
     return meta.runner.end('blocked', undefined, { code: 'Blocked', message: received.reason });
@@ -74,13 +110,27 @@ function startTask(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: r
   return plan(parts, env, meta, history, output);
 }
 
-function plan(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readonly ChatMessage[], output: TurnOutput | undefined): TurnRunner | Promise<TurnRunner> {
+function plan(
+  parts: SessionParts,
+  env: TurnEnv,
+  meta: TurnMeta,
+  history: readonly ChatMessage[],
+  output: TurnOutput | undefined,
+): TurnRunner | Promise<TurnRunner> {
   const planning = env.hooks.run('planning.started', parts.agent.spec.instructions, env.site);
-  if (planning instanceof Promise) return planning.then((instructions) => newRunner(parts, env, meta, history, instructions, output));
+  if (planning instanceof Promise)
+    return planning.then((instructions) => newRunner(parts, env, meta, history, instructions, output));
   return newRunner(parts, env, meta, history, planning, output);
 }
 
-function newRunner(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: readonly ChatMessage[], instructions: string, output: TurnOutput | undefined): TurnRunner {
+function newRunner(
+  parts: SessionParts,
+  env: TurnEnv,
+  meta: TurnMeta,
+  history: readonly ChatMessage[],
+  instructions: string,
+  output: TurnOutput | undefined,
+): TurnRunner {
   const runner = turnRunner(parts, env, meta.taskInput, instructions, history, meta.startedAt);
   runner.messages.push(userMessage(meta));
   runner.key = meta.key;
@@ -90,7 +140,19 @@ function newRunner(parts: SessionParts, env: TurnEnv, meta: TurnMeta, history: r
   if (journal !== undefined) {
     // The turn as it opens, written with its first model response.
     runner.journal = journal;
-    void journal.open({ turn: meta.turnIndex, key: meta.key!, agent: parts.agent.spec.name, input: meta.input, taskInput: meta.taskInput, startedAt: isoTime(meta.startedAt), instructions, rounds: 0, messages: runner.messages, toolCalls: [], usage: {} });
+    void journal.open({
+      turn: meta.turnIndex,
+      key: meta.key!,
+      agent: parts.agent.spec.name,
+      input: meta.input,
+      taskInput: meta.taskInput,
+      startedAt: isoTime(meta.startedAt),
+      instructions,
+      rounds: 0,
+      messages: runner.messages,
+      toolCalls: [],
+      usage: {},
+    });
   }
   return runner;
 }
@@ -102,7 +164,12 @@ function rounds(env: TurnEnv, opened: TurnRunner | TurnEnd): Promise<TurnEnd> {
 }
 
 /** After the rounds: the handoffs they asked for, then `message.sending` (see `finishReply`). */
-export function afterRounds(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: TurnEnd): TurnEnd | Promise<TurnEnd> {
+export function afterRounds(
+  parts: SessionParts,
+  env: TurnEnv,
+  meta: TurnMeta,
+  end: TurnEnd,
+): TurnEnd | Promise<TurnEnd> {
   const runner = meta.runner!;
   const after = afterHandoffs(parts, env, runner, end);
   if (!(after instanceof Promise)) return finishReply(parts, env, runner, end);

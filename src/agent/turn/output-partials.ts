@@ -37,6 +37,13 @@ export class OutputPartials {
     const json = JSON.stringify(partial);
     if (json === this.#last) return;
     this.#last = json;
-    this.env.emit({ type: 'output.partial', sessionId: this.env.sessionId, turn: this.env.turnIndex, round: this.round, output: this.output, partial: partial as Readonly<Record<string, unknown>> });
+    this.env.emit({
+      type: 'output.partial',
+      sessionId: this.env.sessionId,
+      turn: this.env.turnIndex,
+      round: this.round,
+      output: this.output,
+      partial: partial as Readonly<Record<string, unknown>>,
+    });
   }
 }

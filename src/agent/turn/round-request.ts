@@ -30,9 +30,21 @@ type TurnValues = Readonly<Record<string, unknown>>;
 
 /** `IncludeOnlyTools` lists are unioned (turn and round), then `ExcludeTool` lists applied. */
 export function filterTools(tools: readonly RegisteredTool[], turn: TurnValues): readonly RegisteredTool[] {
-  if (turn[KERNEL_KEYS.includeTools] === undefined && turn[KERNEL_KEYS.roundIncludeTools] === undefined && turn[KERNEL_KEYS.excludeTools] === undefined && turn[KERNEL_KEYS.roundExcludeTools] === undefined) return tools;
-  const include = [...((turn[KERNEL_KEYS.includeTools] as string[] | undefined) ?? []), ...((turn[KERNEL_KEYS.roundIncludeTools] as string[] | undefined) ?? [])];
-  const exclude = [...((turn[KERNEL_KEYS.excludeTools] as string[] | undefined) ?? []), ...((turn[KERNEL_KEYS.roundExcludeTools] as string[] | undefined) ?? [])];
+  if (
+    turn[KERNEL_KEYS.includeTools] === undefined &&
+    turn[KERNEL_KEYS.roundIncludeTools] === undefined &&
+    turn[KERNEL_KEYS.excludeTools] === undefined &&
+    turn[KERNEL_KEYS.roundExcludeTools] === undefined
+  )
+    return tools;
+  const include = [
+    ...((turn[KERNEL_KEYS.includeTools] as string[] | undefined) ?? []),
+    ...((turn[KERNEL_KEYS.roundIncludeTools] as string[] | undefined) ?? []),
+  ];
+  const exclude = [
+    ...((turn[KERNEL_KEYS.excludeTools] as string[] | undefined) ?? []),
+    ...((turn[KERNEL_KEYS.roundExcludeTools] as string[] | undefined) ?? []),
+  ];
   if (include.length === 0 && exclude.length === 0) return tools;
   const only = include.length > 0 ? new Set(include) : undefined;
   const not = new Set(exclude);
@@ -76,4 +88,8 @@ function copyInto(target: ChatMessage[], at: number, source: readonly ChatMessag
 }
 
 /** Keys that last one round: cleared once the model call they applied to is built. */
-export const ROUND_KEYS = [KERNEL_KEYS.inferenceRound, KERNEL_KEYS.roundIncludeTools, KERNEL_KEYS.roundExcludeTools] as const;
+export const ROUND_KEYS = [
+  KERNEL_KEYS.inferenceRound,
+  KERNEL_KEYS.roundIncludeTools,
+  KERNEL_KEYS.roundExcludeTools,
+] as const;

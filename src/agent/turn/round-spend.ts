@@ -26,13 +26,25 @@ export function roundCauses(env: TurnEnv, finished: FinishedCalls, round: number
  * happened: an `error` event says so, and the next tool call of those plugins, which reads the
  * same counter, is refused with that error.
  */
-export function spendRound(env: TurnEnv, causes: readonly string[], response: ModelResponse, ms: number): Promise<void> | undefined {
+export function spendRound(
+  env: TurnEnv,
+  causes: readonly string[],
+  response: ModelResponse,
+  ms: number,
+): Promise<void> | undefined {
   env.site.spend.addModel(causes, response.usage.totalTokens, ms);
   const budgets = env.budgets;
   if (budgets === undefined || !budgets.countsModel) return undefined;
-  return budgets.spentModel(causes, (plugin) => ownerOf(env, plugin), response.usage, response.model).catch((error: unknown) => {
-    env.emit({ type: 'error', code: TrellisError.is(error) ? error.code : 'StoreUnavailable', message: `A model call's tokens could not be counted towards the budgets of ${[...new Set(causes)].join(', ')}: ${describeError(error)}`, sessionId: env.sessionId });
-  });
+  return budgets
+    .spentModel(causes, (plugin) => ownerOf(env, plugin), response.usage, response.model)
+    .catch((error: unknown) => {
+      env.emit({
+        type: 'error',
+        code: TrellisError.is(error) ? error.code : 'StoreUnavailable',
+        message: `A model call's tokens could not be counted towards the budgets of ${[...new Set(causes)].join(', ')}: ${describeError(error)}`,
+        sessionId: env.sessionId,
+      });
+    });
 }
 
 /** What `round.finished` says of whom a round's tokens are attributed to: each plugin with its share and owner (nothing for the agent's own rounds). */

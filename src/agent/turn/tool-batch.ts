@@ -6,13 +6,20 @@ import type { TurnEnv } from '../../engine/tools/turn-env.js';
 /** A call that never ran because the turn stopped first. */
 export const INTERRUPTED = 'interrupted';
 
-export type BatchOutcome = CallEnd | { readonly kind: typeof INTERRUPTED; readonly callId: string; readonly tool: string };
+export type BatchOutcome =
+  CallEnd | { readonly kind: typeof INTERRUPTED; readonly callId: string; readonly tool: string };
 
 /**
  * Runs a round's tool calls, at most `limit` at once; outcomes come back in call order.
  * After a Block or a cancellation, calls not yet started are not started.
  */
-export async function runToolBatch(env: TurnEnv, calls: readonly ModelToolCall[], round: number, tools: ReadonlyMap<string, RegisteredTool>, limit: number): Promise<BatchOutcome[]> {
+export async function runToolBatch(
+  env: TurnEnv,
+  calls: readonly ModelToolCall[],
+  round: number,
+  tools: ReadonlyMap<string, RegisteredTool>,
+  limit: number,
+): Promise<BatchOutcome[]> {
   const outcomes = new Array<BatchOutcome>(calls.length);
   let next = 0;
   let stopped = false;

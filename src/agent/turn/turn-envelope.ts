@@ -68,14 +68,26 @@ export function historyOf(parts: SessionParts): readonly ChatMessage[] {
 }
 
 /** A runner for the turn, with the extension's usage roll-up when the agent delegates. */
-export function turnRunner(parts: SessionParts, env: TurnEnv, input: string, instructions: string, history: readonly ChatMessage[], startedAt: TurnStart): TurnRunner {
+export function turnRunner(
+  parts: SessionParts,
+  env: TurnEnv,
+  input: string,
+  instructions: string,
+  history: readonly ChatMessage[],
+  startedAt: TurnStart,
+): TurnRunner {
   const runner = new TurnRunner(env, parts.agent.limits, input, instructions, history, startedAt);
   runner.rollUp = parts.extension?.rollUpUsage;
   return runner;
 }
 
 /** The rounds' end, handed over to the agents a handoff names when the turn has the extension for it. */
-export function afterHandoffs(parts: SessionParts, env: TurnEnv, runner: TurnRunner, end: TurnEnd): LoopEnd | Promise<LoopEnd> {
+export function afterHandoffs(
+  parts: SessionParts,
+  env: TurnEnv,
+  runner: TurnRunner,
+  end: TurnEnd,
+): LoopEnd | Promise<LoopEnd> {
   if (end.handoff === undefined || parts.extension === undefined) return { parts, env, runner, end };
   return parts.extension.handOver(parts, env, runner, end);
 }
@@ -109,7 +121,14 @@ export interface TurnMeta {
  * nothing (a direct tool call, a cancel) runs without one. A handoff passes the turn's `spend`
  * on, so the turn counts its plugins' hook time in one place whichever agent has it.
  */
-export function turnEnv(parts: SessionParts, turn: ContextLevel, given: AbortSignal | TurnStopper | undefined, turnIndex: number, journal: TurnJournal | boolean = false, spend = new TurnSpend()): TurnEnv {
+export function turnEnv(
+  parts: SessionParts,
+  turn: ContextLevel,
+  given: AbortSignal | TurnStopper | undefined,
+  turnIndex: number,
+  journal: TurnJournal | boolean = false,
+  spend = new TurnSpend(),
+): TurnEnv {
   const { host } = parts;
   const stopper = given instanceof TurnStopper ? given : undefined;
   const deadline = parts.agent.limits.turnTimeoutMs;
@@ -122,9 +141,24 @@ export function turnEnv(parts: SessionParts, turn: ContextLevel, given: AbortSig
   const registry = host.registry;
   const view = registry.view(parts.agent.spec.plugins);
   const scope = new ContextScope(parts.state, turn, undefined);
-  const steps = journal === true ? (parts.sync.journals ? new TurnJournal(parts.sync, scope, registry, registry.tools) : undefined) : journal === false ? undefined : journal;
+  const steps =
+    journal === true
+      ? parts.sync.journals
+        ? new TurnJournal(parts.sync, scope, registry, registry.tools)
+        : undefined
+      : journal === false
+        ? undefined
+        : journal;
   const siteSignal = stopper !== undefined ? stopper.toolSignal : (signal ?? NEVER_ABORTED);
-  const env = new TurnEnvironment(parts, registry, view, { scope, schema: registry, hooks: view.hooks, signal: siteSignal, spend }, turnIndex, steps, stopper);
+  const env = new TurnEnvironment(
+    parts,
+    registry,
+    view,
+    { scope, schema: registry, hooks: view.hooks, signal: siteSignal, spend },
+    turnIndex,
+    steps,
+    stopper,
+  );
   return parts.extension === undefined ? env : parts.extension.extendEnv(env, parts);
 }
 
@@ -188,7 +222,13 @@ class TurnEnvironment implements TurnEnv {
  * checkpoint; `turn.finished`. `after` is a plain function, not a closure, and runs in the
  * envelope's own `then`: a turn waits in one promise here, not in one per step.
  */
-export function inTurnEnvelope<T>(parts: SessionParts, env: TurnEnv, meta: TurnMeta, body: () => Promise<T>, after: (parts: SessionParts, env: TurnEnv, meta: TurnMeta, reached: T) => TurnEnd | Promise<TurnEnd>): Promise<TurnResult> {
+export function inTurnEnvelope<T>(
+  parts: SessionParts,
+  env: TurnEnv,
+  meta: TurnMeta,
+  body: () => Promise<T>,
+  after: (parts: SessionParts, env: TurnEnv, meta: TurnMeta, reached: T) => TurnEnd | Promise<TurnEnd>,
+): Promise<TurnResult> {
   const began = performance.now();
   const saved = parts.state.session.values;
   if (env.observed()) {
@@ -197,7 +237,14 @@ export function inTurnEnvelope<T>(parts: SessionParts, env: TurnEnv, meta: TurnM
     const recovered = meta.recovered === true ? { recovered: true as const } : undefined;
     env.emit(
       frame
-        ? { type: 'turn.started', sessionId: parts.id, turn: meta.turnIndex, agent: parts.agent.spec.name, parent: { sessionId: frame.parentSessionId, callId: frame.parentCallId }, ...recovered }
+        ? {
+            type: 'turn.started',
+            sessionId: parts.id,
+            turn: meta.turnIndex,
+            agent: parts.agent.spec.name,
+            parent: { sessionId: frame.parentSessionId, callId: frame.parentCallId },
+            ...recovered,
+          }
         : { type: 'turn.started', sessionId: parts.id, turn: meta.turnIndex, ...recovered },
     );
   }
@@ -213,7 +260,13 @@ export function inTurnEnvelope<T>(parts: SessionParts, env: TurnEnv, meta: TurnM
     // for whoever goes on with it. Nothing more is written, not even a failed turn's record.
     const broken = parts.sync.broken;
     if (broken !== undefined) return unsaved(env, meta, broken);
-    return settleTurn(parts, env, meta, failedTurn(parts, error, meta.runner ?? bareRunner(parts, env, meta), saved, env.stopper, env.site.signal), began);
+    return settleTurn(
+      parts,
+      env,
+      meta,
+      failedTurn(parts, error, meta.runner ?? bareRunner(parts, env, meta), saved, env.stopper, env.site.signal),
+      began,
+    );
   };
   // Continued by `then`, not awaited: no suspended frame of the envelope is held while the turn runs.
   return running.then((reached) => {
@@ -244,7 +297,13 @@ function bareRunner(parts: SessionParts, env: TurnEnv, meta: TurnMeta): TurnRunn
  * After the body: `task.end` when `task.start` was attempted, the checkpoint, `turn.finished`.
  * Synchronous while no handler and no store awaits.
  */
-function settleTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: TurnEnd, began: number): TurnResult | Promise<TurnResult> {
+function settleTurn(
+  parts: SessionParts,
+  env: TurnEnv,
+  meta: TurnMeta,
+  end: TurnEnd,
+  began: number,
+): TurnResult | Promise<TurnResult> {
   if (meta.taskStarted) {
     const ended = endTask(env, meta.taskInput, end);
     if (ended instanceof Promise) return ended.then((after) => saveTurn(parts, env, meta, after, began));
@@ -253,10 +312,24 @@ function settleTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: Turn
   return saveTurn(parts, env, meta, end, began);
 }
 
-function saveTurn(parts: SessionParts, env: TurnEnv, meta: TurnMeta, ended: TurnEnd, began: number): TurnResult | Promise<TurnResult> {
+function saveTurn(
+  parts: SessionParts,
+  env: TurnEnv,
+  meta: TurnMeta,
+  ended: TurnEnd,
+  began: number,
+): TurnResult | Promise<TurnResult> {
   const end = withFinalSpend(ended, env);
   // The turn's last write: it may end the turn's lease too (`SessionSync.holding`).
-  const saving = parts.sync.checkpoint(meta.turnIndex, meta.input, end, meta.startedAt, parts.state.session.values, meta.keepsLease !== true, meta.key);
+  const saving = parts.sync.checkpoint(
+    meta.turnIndex,
+    meta.input,
+    end,
+    meta.startedAt,
+    parts.state.session.values,
+    meta.keepsLease !== true,
+    meta.key,
+  );
   if (saving instanceof Promise) return saving.then(() => turnFinished(parts, env, meta, end, began));
   return turnFinished(parts, env, meta, end, began);
 }
@@ -275,11 +348,23 @@ function withFinalSpend(end: TurnEnd, env: TurnEnv): TurnEnd {
   const owners = env.registry.byName;
   const usage = withHookMs(end.result.usage, hookMs, (plugin) => owners.get(plugin)?.definition.owner);
   if (usage === end.result.usage && end.suspension === undefined) return end;
-  return { ...end, result: { ...end.result, usage }, ...(end.suspension !== undefined && { suspension: { ...end.suspension, hookMs: { ...hookMs } } }) };
+  return {
+    ...end,
+    result: { ...end.result, usage },
+    ...(end.suspension !== undefined && { suspension: { ...end.suspension, hookMs: { ...hookMs } } }),
+  };
 }
 
 function turnFinished(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: TurnEnd, began: number): TurnResult {
-  if (env.observed()) env.emit({ type: 'turn.finished', sessionId: parts.id, turn: meta.turnIndex, status: end.result.status, durationMs: performance.now() - began, ...spentBy(end.result.usage) });
+  if (env.observed())
+    env.emit({
+      type: 'turn.finished',
+      sessionId: parts.id,
+      turn: meta.turnIndex,
+      status: end.result.status,
+      durationMs: performance.now() - began,
+      ...spentBy(end.result.usage),
+    });
   return end.result;
 }
 
@@ -287,17 +372,32 @@ function turnFinished(parts: SessionParts, env: TurnEnv, meta: TurnMeta, end: Tu
  * `message.sending` may rewrite or cancel the reply; then `memory.write` sees the exchange.
  * Synchronous while no handler awaits.
  */
-export function finishReply(parts: SessionParts, env: TurnEnv, runner: TurnRunner, end: TurnEnd): TurnEnd | Promise<TurnEnd> {
+export function finishReply(
+  parts: SessionParts,
+  env: TurnEnv,
+  runner: TurnRunner,
+  end: TurnEnd,
+): TurnEnd | Promise<TurnEnd> {
   if (end.result.status !== 'completed' || end.result.reply === undefined) return end;
   const sending = env.hooks.run('message.sending', end.result.reply, env.site);
   if (sending instanceof Promise) return sending.then((reply) => replied(parts, env, runner, end, reply));
   return replied(parts, env, runner, end, sending);
 }
 
-function replied(parts: SessionParts, env: TurnEnv, runner: TurnRunner, end: TurnEnd, sending: HookOutcome<'message.sending'>): TurnEnd | Promise<TurnEnd> {
+function replied(
+  parts: SessionParts,
+  env: TurnEnv,
+  runner: TurnRunner,
+  end: TurnEnd,
+  sending: HookOutcome<'message.sending'>,
+): TurnEnd | Promise<TurnEnd> {
   if (isStop(sending)) {
     // Like any cancelled turn, nothing is appended: the model must not see a reply the user never got.
-    return { result: runner.result('cancelled', undefined, { code: 'ReplyCancelled', message: sending.reason }), append: [], suspension: undefined };
+    return {
+      result: runner.result('cancelled', undefined, { code: 'ReplyCancelled', message: sending.reason }),
+      append: [],
+      suspension: undefined,
+    };
   }
   const reply = sending;
   let append = end.append;
@@ -311,14 +411,24 @@ function replied(parts: SessionParts, env: TurnEnv, runner: TurnRunner, end: Tur
     const checked = runner.output.check(reply);
     if (!checked.ok) {
       const failure = runner.output.failure(checked.errors);
-      return { result: runner.result('failed', undefined, { code: failure.code, message: `message.sending rewrote the answer; ${failure.message}` }), append: [], suspension: undefined };
+      return {
+        result: runner.result('failed', undefined, {
+          code: failure.code,
+          message: `message.sending rewrote the answer; ${failure.message}`,
+        }),
+        append: [],
+        suspension: undefined,
+      };
     }
     result = { ...result, output: checked.value };
   }
-  if (parts.agent.limits.streamText === 'final' && env.observed()) env.emit({ type: 'model.delta', sessionId: parts.id, delta: { type: 'text', text: reply } });
+  if (parts.agent.limits.streamText === 'final' && env.observed())
+    env.emit({ type: 'model.delta', sessionId: parts.id, delta: { type: 'text', text: reply } });
   const finished: TurnEnd = { result, append, suspension: undefined };
   if (env.site.hooks['memory.write'].length === 0) return finished;
-  return Promise.resolve(env.hooks.run('memory.write', { kind: 'exchange', input: runner.input, reply, status: 'completed' }, env.site)).then(() => finished);
+  return Promise.resolve(
+    env.hooks.run('memory.write', { kind: 'exchange', input: runner.input, reply, status: 'completed' }, env.site),
+  ).then(() => finished);
 }
 
 /** A turn whose journal broke: `task.end` still runs (it always does once `task.start` ran), then the store's error goes to the caller. */
@@ -341,13 +451,21 @@ function endTask(env: TurnEnv, input: string, end: TurnEnd): TurnEnd | Promise<T
   } catch (error) {
     return taskEndFailed(end, error);
   }
-  if (ending instanceof Promise) return ending.then(() => end, (error: unknown) => taskEndFailed(end, error));
+  if (ending instanceof Promise)
+    return ending.then(
+      () => end,
+      (error: unknown) => taskEndFailed(end, error),
+    );
   return end;
 }
 
 function taskEndFailed(end: TurnEnd, error: unknown): TurnEnd {
   if (end.result.status === 'failed') return end;
-  return { result: { ...end.result, status: 'failed', reply: undefined, error: errorInfo(error) }, append: [], suspension: undefined };
+  return {
+    result: { ...end.result, status: 'failed', reply: undefined, error: errorInfo(error) },
+    append: [],
+    suspension: undefined,
+  };
 }
 
 /**
@@ -359,15 +477,29 @@ function taskEndFailed(end: TurnEnd, error: unknown): TurnEnd {
  * whole), so charges for model calls that happened, or lessons from errors, are not lost
  * with it.
  */
-function failedTurn(parts: SessionParts, error: unknown, runner: TurnRunner, saved: Readonly<Record<string, unknown>>, stopper: TurnStopper | undefined, signal: AbortSignal): TurnEnd {
-  const isCancel = TrellisError.is(error, 'Cancelled') || (error instanceof Error && error.name === 'AbortError') || (stopper !== undefined && stopper.signal.aborted);
+function failedTurn(
+  parts: SessionParts,
+  error: unknown,
+  runner: TurnRunner,
+  saved: Readonly<Record<string, unknown>>,
+  stopper: TurnStopper | undefined,
+  signal: AbortSignal,
+): TurnEnd {
+  const isCancel =
+    TrellisError.is(error, 'Cancelled') ||
+    (error instanceof Error && error.name === 'AbortError') ||
+    (stopper !== undefined && stopper.signal.aborted);
   const keep = isCancel && stopper !== undefined && stopper.signal.aborted && stopper.keepsSteps;
   if (isCancel && !keep) parts.state.restore(saved);
   else if (!isCancel) parts.host.reportError(error, undefined, undefined, parts.id);
   // A turn cut by its deadline says so; any other cancel is the caller's.
   const reason: unknown = stopper?.signal.aborted ? stopper.signal.reason : signal.aborted ? signal.reason : undefined;
   const cancel = isDeadline(reason) ? reason : cancelled();
-  return { result: runner.result(isCancel ? 'cancelled' : 'failed', undefined, errorInfo(isCancel ? cancel : error)), append: keep ? keptSteps(runner.messages) : [], suspension: undefined };
+  return {
+    result: runner.result(isCancel ? 'cancelled' : 'failed', undefined, errorInfo(isCancel ? cancel : error)),
+    append: keep ? keptSteps(runner.messages) : [],
+    suspension: undefined,
+  };
 }
 
 /** A cut-off turn's messages with every tool call its last model reply asked for answered. */
@@ -380,7 +512,15 @@ function keptSteps(messages: readonly ChatMessage[]): ChatMessage[] {
   const answered = new Set(kept.slice(last + 1).map((m) => m.toolCallId));
   for (const call of asked) {
     if (answered.has(call.id)) continue;
-    kept.push({ role: 'tool', toolCallId: call.id, name: call.name, content: toolMessage({ ok: false, error: { code: 'Cancelled', message: 'Not finished: the turn was cancelled', retryable: false } }) });
+    kept.push({
+      role: 'tool',
+      toolCallId: call.id,
+      name: call.name,
+      content: toolMessage({
+        ok: false,
+        error: { code: 'Cancelled', message: 'Not finished: the turn was cancelled', retryable: false },
+      }),
+    });
   }
   return kept;
 }

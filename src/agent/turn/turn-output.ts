@@ -31,9 +31,13 @@ const specs = new WeakMap<object, OutputSpec>();
  */
 export function outputSpecOf(type: unknown, where: string): OutputSpec {
   if (typeof type !== 'function' || type.prototype === undefined) {
-    throw new TrellisError('InvalidOptions', `${where}: output must be a class-validator DTO class, got ${type === null ? 'null' : typeof type}`, {
-      hint: 'Pass the class itself, e.g. { output: InvoiceSummary }, whose fields carry class-validator decorators',
-    });
+    throw new TrellisError(
+      'InvalidOptions',
+      `${where}: output must be a class-validator DTO class, got ${type === null ? 'null' : typeof type}`,
+      {
+        hint: 'Pass the class itself, e.g. { output: InvoiceSummary }, whose fields carry class-validator decorators',
+      },
+    );
   }
   let spec = specs.get(type);
   if (spec === undefined) {
@@ -42,9 +46,16 @@ export function outputSpecOf(type: unknown, where: string): OutputSpec {
       schema = dtoJsonSchema(type as OutputClass<object>);
     } catch (error) {
       if (!TrellisError.is(error)) throw error;
-      throw new TrellisError('InvalidOptions', `${where}: the output DTO ${type.name} cannot be described: ${error.message}`, { hint: error.hint, cause: error });
+      throw new TrellisError(
+        'InvalidOptions',
+        `${where}: the output DTO ${type.name} cannot be described: ${error.message}`,
+        { hint: error.hint, cause: error },
+      );
     }
-    spec = Object.freeze({ type: type as OutputClass<object>, format: Object.freeze({ name: schemaName(type.name), schema }) });
+    spec = Object.freeze({
+      type: type as OutputClass<object>,
+      format: Object.freeze({ name: schemaName(type.name), schema }),
+    });
     specs.set(type, spec);
   }
   return spec;
@@ -57,7 +68,9 @@ function schemaName(name: string): string {
 }
 
 /** A checked answer: the DTO instance and its plain JSON (what records keep), or what is wrong with it. */
-export type CheckedOutput = { readonly ok: true; readonly value: object } | { readonly ok: false; readonly errors: readonly FieldError[]; readonly final?: true };
+export type CheckedOutput =
+  | { readonly ok: true; readonly value: object }
+  | { readonly ok: false; readonly errors: readonly FieldError[]; readonly final?: true };
 
 /**
  * One typed turn's answer: checks replies against the DTO, and keeps the repair round in
@@ -83,20 +96,37 @@ export class TurnOutput {
   /** The reply checked: parsed as JSON and validated against the DTO. */
   check(text: string): CheckedOutput {
     if (this.spec === undefined) {
-      return { ok: false, final: true, errors: [{ path: INPUT_PATH, messages: [`the turn asked for ${this.name}, which was not given to this process: continue it where the DTO is passed (the agent's output, or send(…, { output: ${this.name} }))`] }] };
+      return {
+        ok: false,
+        final: true,
+        errors: [
+          {
+            path: INPUT_PATH,
+            messages: [
+              `the turn asked for ${this.name}, which was not given to this process: continue it where the DTO is passed (the agent's output, or send(…, { output: ${this.name} }))`,
+            ],
+          },
+        ],
+      };
     }
     return parseOutput(this.spec.type, text, this.spec.format.schema);
   }
 
   /** The user message that asks the model to correct an invalid answer, one line per field. */
   repairNote(errors: readonly FieldError[]): ChatMessage {
-    return { role: 'user', content: `Your answer is not a valid ${this.name}:\n${formatFieldErrors(errors)}\nAnswer again with only the corrected JSON object.` };
+    return {
+      role: 'user',
+      content: `Your answer is not a valid ${this.name}:\n${formatFieldErrors(errors)}\nAnswer again with only the corrected JSON object.`,
+    };
   }
 
   /** What a turn that gave up says: the last answer's field errors. */
   failure(errors: readonly FieldError[]): { code: string; message: string } {
     const rounds = this.repairs === 1 ? '1 repair round' : `${this.repairs} repair rounds`;
-    return { code: 'OutputInvalid', message: `The model's answer is not a valid ${this.name}${this.repairs > 0 ? ` after ${rounds}` : ''}:\n${formatFieldErrors(errors)}` };
+    return {
+      code: 'OutputInvalid',
+      message: `The model's answer is not a valid ${this.name}${this.repairs > 0 ? ` after ${rounds}` : ''}:\n${formatFieldErrors(errors)}`,
+    };
   }
 }
 
@@ -134,14 +164,23 @@ export function newOutput(given: OutputSpec | undefined, agent: OutputAgent): Tu
  *   none, is refused with `InvalidOptions`. Unset (a recovery, an expiry), the turn goes on
  *   and its answer fails with `OutputInvalid` saying which DTO was missing.
  */
-export function storedOutput(turn: Readonly<Record<string, unknown>> | undefined, given: OutputSpec | undefined, agent: OutputAgent, where?: string): TurnOutput | undefined {
+export function storedOutput(
+  turn: Readonly<Record<string, unknown>> | undefined,
+  given: OutputSpec | undefined,
+  agent: OutputAgent,
+  where?: string,
+): TurnOutput | undefined {
   const name = turn?.[KERNEL_KEYS.output];
   if (typeof name !== 'string') return undefined;
   const spec = [given, agent.output].find((candidate) => candidate?.format.name === name);
   if (where !== undefined && (spec === undefined || (given !== undefined && given !== spec))) {
-    throw new TrellisError('InvalidOptions', `${where}: the turn waiting here asked for a typed answer of ${name}${given === undefined ? ', and no output DTO of that name was given' : `, not ${given.format.name}`}`, {
-      hint: `Pass the same DTO again: resume({ …, output: ${name} })`,
-    });
+    throw new TrellisError(
+      'InvalidOptions',
+      `${where}: the turn waiting here asked for a typed answer of ${name}${given === undefined ? ', and no output DTO of that name was given' : `, not ${given.format.name}`}`,
+      {
+        hint: `Pass the same DTO again: resume({ …, output: ${name} })`,
+      },
+    );
   }
   return new TurnOutput(spec, name, agent.limits.maxOutputRepairs);
 }

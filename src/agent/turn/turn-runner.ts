@@ -12,7 +12,14 @@ import type { PluginMember, RegisteredTool } from '../../contract/plugin-member.
 import { KERNEL_KEYS } from '../../contract/kernel-keys.js';
 import { NEVER_ABORTED } from '../../engine/context/never-signal.js';
 import { commitKernelWrites, turnValue } from '../../engine/state/kernel-writes.js';
-import { ToolCallRun, startToolCall, toolFailure, toolMessage, type CallEnd, type CallStep } from '../../engine/tools/tool-pipeline.js';
+import {
+  ToolCallRun,
+  startToolCall,
+  toolFailure,
+  toolMessage,
+  type CallEnd,
+  type CallStep,
+} from '../../engine/tools/tool-pipeline.js';
 import type { ToolResult } from '../../contract/tool-result.js';
 import type { InferenceRequest } from '../../contract/hook-payloads.js';
 import type { HandoffMark } from '../../contract/delegation.js';
@@ -164,7 +171,12 @@ export class TurnRunner {
         }
         // A turn whose level never had a steering key (the common case) reads none of them.
         const steered = env.site.scope.turn!.steered;
-        offered = hooks['tool.register'].length > 0 || hooks['tool.select'].length > 0 ? await this.selectTools() : steered ? filterTools(env.view.tools, env.site.scope.turn!.values) : env.view.tools;
+        offered =
+          hooks['tool.register'].length > 0 || hooks['tool.select'].length > 0
+            ? await this.selectTools()
+            : steered
+              ? filterTools(env.view.tools, env.site.scope.turn!.values)
+              : env.view.tools;
         // The request is built and sent by `ask`, so no variable of this frame keeps it (or its
         // message list) while the round's tools run.
         this.#modelMs = undefined;
@@ -189,16 +201,31 @@ export class TurnRunner {
       const causes = roundCauses(env, this.finished, round);
       const counting = spendRound(env, causes, response, this.roundMs[round] ?? 0);
       if (counting !== undefined) await counting;
-      if (env.observed()) env.emit({ type: 'round.finished', sessionId: env.sessionId, turn: env.turnIndex, round, model: response.model, usage: response.usage, ...causedBy(env, causes) });
-      this.messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls.length > 0 ? response.toolCalls : undefined });
+      if (env.observed())
+        env.emit({
+          type: 'round.finished',
+          sessionId: env.sessionId,
+          turn: env.turnIndex,
+          round,
+          model: response.model,
+          usage: response.usage,
+          ...causedBy(env, causes),
+        });
+      this.messages.push({
+        role: 'assistant',
+        content: response.text,
+        toolCalls: response.toolCalls.length > 0 ? response.toolCalls : undefined,
+      });
       if (response.toolCalls.length === 0) {
         if (this.output === undefined && response.refusal === undefined) return this.end('completed', response.text);
         const answered = this.finalAnswer(response.text, response.refusal);
         if (answered !== undefined) return answered;
         continue;
       }
-      if (response.toolCalls.length > limits.maxToolCallsPerRound) return this.tooManyCalls(response, limits.maxToolCallsPerRound);
-      const byName = offered === env.view.tools ? env.view.toolsByName : new Map(offered.map((t) => [t.name, t] as const));
+      if (response.toolCalls.length > limits.maxToolCallsPerRound)
+        return this.tooManyCalls(response, limits.maxToolCallsPerRound);
+      const byName =
+        offered === env.view.tools ? env.view.toolsByName : new Map(offered.map((t) => [t.name, t] as const));
       const calls = response.toolCalls;
       // Not needed while the calls run: a suspended frame keeps its registers, and this one
       // would keep the response and its usage alive per waiting turn.
@@ -243,12 +270,21 @@ export class TurnRunner {
     if (refusal !== undefined) {
       // The transcript says what happened: the refusal in place of the answer.
       this.messages[this.messages.length - 1] = { role: 'assistant', content: refusal };
-      return this.end('failed', undefined, { code: 'ModelRefused', message: `The model refused to answer: ${refusal}` });
+      return this.end('failed', undefined, {
+        code: 'ModelRefused',
+        message: `The model refused to answer: ${refusal}`,
+      });
     }
     if (output === undefined) return this.end('completed', text);
     const checked = output.check(text);
-    if (checked.ok) return { result: this.result('completed', text, undefined, undefined, checked.value), append: [...this.messages], suspension: undefined };
-    if (checked.final === true || output.repairs >= output.maxRepairs || this.rounds >= this.limits.maxRounds) return this.end('failed', undefined, output.failure(checked.errors));
+    if (checked.ok)
+      return {
+        result: this.result('completed', text, undefined, undefined, checked.value),
+        append: [...this.messages],
+        suspension: undefined,
+      };
+    if (checked.final === true || output.repairs >= output.maxRepairs || this.rounds >= this.limits.maxRounds)
+      return this.end('failed', undefined, output.failure(checked.errors));
     output.repairs++;
     output.pending = [this.messages.pop()!, output.repairNote(checked.errors)];
     return undefined;
@@ -275,7 +311,13 @@ export class TurnRunner {
     const { env, limits } = this;
     const level = env.site.scope.turn!;
     const turn = level.steered ? level.values : undefined;
-    const messages = roundMessages(this.systemPrompt(), turn?.[KERNEL_KEYS.contextMessages] as ChatMessage[] | undefined, recalled.length ? recalled : NO_RECALL, this.transcript, this.messages);
+    const messages = roundMessages(
+      this.systemPrompt(),
+      turn?.[KERNEL_KEYS.contextMessages] as ChatMessage[] | undefined,
+      recalled.length ? recalled : NO_RECALL,
+      this.transcript,
+      this.messages,
+    );
     const output = this.output;
     if (output?.pending !== undefined) {
       // The repair pair goes with this request only: an answer to it that calls tools goes on without it.
@@ -319,7 +361,15 @@ export class TurnRunner {
     // Named fields, not `...request`: spreading the transformed request and adding fields
     // takes V8's slow object-clone path every round.
     const output = this.output?.spec?.format;
-    if (!env.observed()) return limits.model.call({ messages: request.messages, tools: request.tools, inference: request.inference, signal: env.stopper !== undefined ? env.stopper.signal : env.site.signal, onDelta: undefined, output });
+    if (!env.observed())
+      return limits.model.call({
+        messages: request.messages,
+        tools: request.tools,
+        inference: request.inference,
+        signal: env.stopper !== undefined ? env.stopper.signal : env.site.signal,
+        onDelta: undefined,
+        output,
+      });
     // Deltas are scrubbed as one stream, so a secret split across pieces is still recognised.
     const final = limits.streamText === 'final';
     const deltas = new DeltaRedactor(
@@ -397,7 +447,8 @@ export class TurnRunner {
       }
     }
     if (!blocked && (pending === undefined || pending.length === 0)) {
-      for (let index = 0; index < calls.length; index++) this.pushToolMessage(calls[index]!.id, calls[index]!.name, contents[index]);
+      for (let index = 0; index < calls.length; index++)
+        this.pushToolMessage(calls[index]!.id, calls[index]!.name, contents[index]);
       this.checkCancelled();
       if (done !== undefined) {
         this.messages.push({ role: 'assistant', content: done });
@@ -407,13 +458,17 @@ export class TurnRunner {
     }
     this.checkCancelled();
     const results: Record<string, string> = {};
-    for (let index = 0; index < calls.length; index++) if (contents[index] !== undefined) results[calls[index]!.id] = contents[index]!;
+    for (let index = 0; index < calls.length; index++)
+      if (contents[index] !== undefined) results[calls[index]!.id] = contents[index]!;
     if (blocked) {
       for (const [index, call] of calls.entries()) {
         if (results[call.id] !== undefined) continue;
         const outcome = outcomes[index]!;
         const code = outcome.kind === 'blocked' && outcome.reason === blocked.reason ? 'Blocked' : 'Interrupted';
-        const message = code === 'Blocked' ? `Blocked by ${blocked.by}: ${blocked.reason}` : 'Not run: the turn was blocked before this call started';
+        const message =
+          code === 'Blocked'
+            ? `Blocked by ${blocked.by}: ${blocked.reason}`
+            : 'Not run: the turn was blocked before this call started';
         results[call.id] = toolMessage({ ok: false, error: { code, message, retryable: false } });
       }
       this.pushToolMessages(asCalls(calls), results);
@@ -449,12 +504,22 @@ export class TurnRunner {
   }
 
   /** Tool messages in call order, as the model expects them after its assistant message. */
-  pushToolMessages(calls: readonly { readonly callId: string; readonly tool: string }[], results: Readonly<Record<string, string>>): void {
+  pushToolMessages(
+    calls: readonly { readonly callId: string; readonly tool: string }[],
+    results: Readonly<Record<string, string>>,
+  ): void {
     for (const { callId: id, tool } of calls) this.pushToolMessage(id, tool, results[id]);
   }
 
   private pushToolMessage(id: string, tool: string, content: string | undefined): void {
-    this.messages.push({ role: 'tool', toolCallId: id, name: tool, content: content ?? toolMessage({ ok: false, error: { code: 'Interrupted', message: 'No result was recorded', retryable: false } }) });
+    this.messages.push({
+      role: 'tool',
+      toolCallId: id,
+      name: tool,
+      content:
+        content ??
+        toolMessage({ ok: false, error: { code: 'Interrupted', message: 'No result was recorded', retryable: false } }),
+    });
   }
 
   /** Turn-level context to keep in a suspension record. */
@@ -467,10 +532,24 @@ export class TurnRunner {
     return this.finished.records();
   }
 
-  result(status: TurnStatus, reply: string | undefined, error?: { code: string; message: string }, suspended?: readonly PendingApproval[], output?: object): TurnResult {
+  result(
+    status: TurnStatus,
+    reply: string | undefined,
+    error?: { code: string; message: string },
+    suspended?: readonly PendingApproval[],
+    output?: object,
+  ): TurnResult {
     const toolCalls = this.toolCallRecords();
     const usage = this.turnUsage(toolCalls);
-    const result: TurnResult = { status, reply, rounds: this.rounds, toolCalls, usage: { ...usage, ...this.split(toolCalls, usage) }, suspended, error };
+    const result: TurnResult = {
+      status,
+      reply,
+      rounds: this.rounds,
+      toolCalls,
+      usage: { ...usage, ...this.split(toolCalls, usage) },
+      suspended,
+      error,
+    };
     return output === undefined ? result : { ...result, output };
   }
 
@@ -497,7 +576,11 @@ export class TurnRunner {
         const plugin = tools.get(tool)?.plugin;
         return plugin === undefined ? undefined : { plugin, owner: owners.get(plugin)?.definition.owner };
       },
-      { hookMs: this.env.site.spend.hookMs, roundMs: this.roundMs, ownerOf: (plugin) => owners.get(plugin)?.definition.owner },
+      {
+        hookMs: this.env.site.spend.hookMs,
+        roundMs: this.roundMs,
+        ownerOf: (plugin) => owners.get(plugin)?.definition.owner,
+      },
     );
   }
 
@@ -514,8 +597,17 @@ export class TurnRunner {
     const output = this.output;
     if (output !== undefined && status === 'completed' && reply !== undefined) {
       const checked = output.check(reply);
-      if (!checked.ok) return { result: this.result('failed', undefined, output.failure(checked.errors)), append: [...this.messages], suspension: undefined };
-      return { result: this.result(status, reply, undefined, undefined, checked.value), append: [...this.messages], suspension: undefined };
+      if (!checked.ok)
+        return {
+          result: this.result('failed', undefined, output.failure(checked.errors)),
+          append: [...this.messages],
+          suspension: undefined,
+        };
+      return {
+        result: this.result(status, reply, undefined, undefined, checked.value),
+        append: [...this.messages],
+        suspension: undefined,
+      };
     }
     return { result: this.result(status, reply, error), append: [...this.messages], suspension: undefined };
   }
@@ -529,7 +621,9 @@ export class TurnRunner {
     let tools: readonly RegisteredTool[] = env.view.tools;
     const registered = await env.hooks.run('tool.register', { round: this.rounds + 1 }, env.site);
     if (registered.length > 0) {
-      const extra = registered.map((name) => env.registry.tools.get(name)).filter((t): t is RegisteredTool => t !== undefined && !tools.includes(t));
+      const extra = registered
+        .map((name) => env.registry.tools.get(name))
+        .filter((t): t is RegisteredTool => t !== undefined && !tools.includes(t));
       tools = [...tools, ...extra];
     }
     const candidates = toolCandidates(tools);
@@ -547,7 +641,14 @@ export class TurnRunner {
   private transform(request: InferenceRequest): InferenceRequest | Promise<InferenceRequest> {
     const { env } = this;
     const transforms = env.view.transforms;
-    const site: MemberSite = { scope: env.site.scope, snapshot: env.site.scope.snapshot(), schema: env.registry, point: 'transform', readOnly: true, signal: env.site.signal };
+    const site: MemberSite = {
+      scope: env.site.scope,
+      snapshot: env.site.scope.snapshot(),
+      schema: env.registry,
+      point: 'transform',
+      readOnly: true,
+      signal: env.site.signal,
+    };
     const spend = env.site.spend;
     for (let index = 0; index < transforms.length; index++) {
       const transform = transforms[index]!;
@@ -566,7 +667,13 @@ export class TurnRunner {
     return request;
   }
 
-  private async transformAsync(request: InferenceRequest, site: MemberSite, from: number, pending: Promise<unknown>, pendingSince: number): Promise<InferenceRequest> {
+  private async transformAsync(
+    request: InferenceRequest,
+    site: MemberSite,
+    from: number,
+    pending: Promise<unknown>,
+    pendingSince: number,
+  ): Promise<InferenceRequest> {
     const transforms = this.env.view.transforms;
     const spend = this.env.site.spend;
     for (let index = from; index < transforms.length; index++) {
@@ -589,8 +696,16 @@ export class TurnRunner {
     const level = this.env.site.scope.turn!;
     if (!level.steered) return;
     const values = level.values;
-    if (values[ROUND_KEYS[0]] !== undefined || values[ROUND_KEYS[1]] !== undefined || values[ROUND_KEYS[2]] !== undefined) {
-      commitKernelWrites(this.env.site.scope, this.env.registry, ROUND_KEYS.map((key) => turnValue(key, undefined)));
+    if (
+      values[ROUND_KEYS[0]] !== undefined ||
+      values[ROUND_KEYS[1]] !== undefined ||
+      values[ROUND_KEYS[2]] !== undefined
+    ) {
+      commitKernelWrites(
+        this.env.site.scope,
+        this.env.registry,
+        ROUND_KEYS.map((key) => turnValue(key, undefined)),
+      );
     }
   }
 
@@ -612,11 +727,15 @@ export class TurnRunner {
 }
 
 function transformFailed(transform: PluginMember, error: unknown): TrellisError {
-  return new TrellisError(TrellisError.is(error) ? error.code : 'HookFailed', `Transform ${transform.plugin}.${transform.method} failed: ${describeError(error)}`, {
-    hint: 'Transforms must be pure functions of the request; fix the transform',
-    details: { plugin: transform.plugin, point: 'transform' },
-    cause: error,
-  });
+  return new TrellisError(
+    TrellisError.is(error) ? error.code : 'HookFailed',
+    `Transform ${transform.plugin}.${transform.method} failed: ${describeError(error)}`,
+    {
+      hint: 'Transforms must be pure functions of the request; fix the transform',
+      details: { plugin: transform.plugin, point: 'transform' },
+      cause: error,
+    },
+  );
 }
 
 export function cancelled(): TrellisError {
@@ -627,7 +746,12 @@ export function cancelled(): TrellisError {
  * How a turn that delegates adds the usage of its sub-agents (their calls' `usage`) and of the
  * agents that handed it over to its own: see `src/agent/delegation/usage-rollup.ts`.
  */
-export type UsageRollUp = (own: TurnUsage, calls: readonly ToolCallRecord[], agent: string | undefined, handedOver: Readonly<Record<string, Usage>>) => TurnUsage;
+export type UsageRollUp = (
+  own: TurnUsage,
+  calls: readonly ToolCallRecord[],
+  agent: string | undefined,
+  handedOver: Readonly<Record<string, Usage>>,
+) => TurnUsage;
 
 /**
  * The rounds of `runner`, to the end that may ask for a handoff. A handoff approved on
@@ -669,7 +793,11 @@ const candidateLists = new WeakMap<readonly RegisteredTool[], readonly ToolCandi
 function toolCandidates(tools: readonly RegisteredTool[]): readonly ToolCandidate[] {
   let list = candidateLists.get(tools);
   if (!list) {
-    list = Object.freeze(tools.map((t) => Object.freeze({ name: t.name, plugin: t.plugin, description: t.description, tags: t.tags, schema: t.schema })));
+    list = Object.freeze(
+      tools.map((t) =>
+        Object.freeze({ name: t.name, plugin: t.plugin, description: t.description, tags: t.tags, schema: t.schema }),
+      ),
+    );
     candidateLists.set(tools, list);
   }
   return list;
@@ -685,4 +813,3 @@ function pickTools(tools: readonly RegisteredTool[], selected: readonly ToolCand
   }
   return picked;
 }
-

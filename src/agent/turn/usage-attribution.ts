@@ -22,7 +22,15 @@ export interface TurnTimes {
   readonly ownerOf?: (plugin: string) => string | undefined;
 }
 
-const ZERO: AttributedUsage = Object.freeze({ inputTokens: 0, outputTokens: 0, totalTokens: 0, toolMs: 0, toolCalls: 0, hookMs: 0, modelMs: 0 });
+const ZERO: AttributedUsage = Object.freeze({
+  inputTokens: 0,
+  outputTokens: 0,
+  totalTokens: 0,
+  toolMs: 0,
+  toolCalls: 0,
+  hookMs: 0,
+  modelMs: 0,
+});
 
 /**
  * Splits a turn's spend by plugin and by owner. A tool call's time is its plugin's, and so is
@@ -32,7 +40,13 @@ const ZERO: AttributedUsage = Object.freeze({ inputTokens: 0, outputTokens: 0, t
  * ({@link AGENT_ITSELF}). Tokens the turn counted but whose round is not known are
  * {@link UNATTRIBUTED}, so the parts add up to the total.
  */
-export function attributeUsage(total: Usage, rounds: Readonly<Record<number, Usage>>, calls: readonly ToolCallRecord[], pluginOf: PluginOf, times: TurnTimes = {}): UsageSplit {
+export function attributeUsage(
+  total: Usage,
+  rounds: Readonly<Record<number, Usage>>,
+  calls: readonly ToolCallRecord[],
+  pluginOf: PluginOf,
+  times: TurnTimes = {},
+): UsageSplit {
   const byPlugin: Record<string, AttributedUsage> = {};
   const owners = new Map<string, string | undefined>();
   const add = (name: string, u: Partial<AttributedUsage>) => {
@@ -51,10 +65,24 @@ export function attributeUsage(total: Usage, rounds: Readonly<Record<number, Usa
     const causes = callsByRound.get(Number(key) - 1) ?? [AGENT_ITSELF];
     const share = 1 / causes.length;
     const ms = times.roundMs?.[Number(key)] ?? 0;
-    for (const name of causes) add(name, { inputTokens: usage.inputTokens * share, outputTokens: usage.outputTokens * share, totalTokens: usage.totalTokens * share, modelMs: ms * share });
-    counted = { inputTokens: counted.inputTokens + usage.inputTokens, outputTokens: counted.outputTokens + usage.outputTokens, totalTokens: counted.totalTokens + usage.totalTokens };
+    for (const name of causes)
+      add(name, {
+        inputTokens: usage.inputTokens * share,
+        outputTokens: usage.outputTokens * share,
+        totalTokens: usage.totalTokens * share,
+        modelMs: ms * share,
+      });
+    counted = {
+      inputTokens: counted.inputTokens + usage.inputTokens,
+      outputTokens: counted.outputTokens + usage.outputTokens,
+      totalTokens: counted.totalTokens + usage.totalTokens,
+    };
   }
-  const rest = { inputTokens: total.inputTokens - counted.inputTokens, outputTokens: total.outputTokens - counted.outputTokens, totalTokens: total.totalTokens - counted.totalTokens };
+  const rest = {
+    inputTokens: total.inputTokens - counted.inputTokens,
+    outputTokens: total.outputTokens - counted.outputTokens,
+    totalTokens: total.totalTokens - counted.totalTokens,
+  };
   if (rest.inputTokens > 0 || rest.outputTokens > 0 || rest.totalTokens > 0) add(UNATTRIBUTED, rest);
   for (const [plugin, ms] of Object.entries(times.hookMs ?? {})) {
     if (!owners.has(plugin)) owners.set(plugin, times.ownerOf?.(plugin));
@@ -64,7 +92,10 @@ export function attributeUsage(total: Usage, rounds: Readonly<Record<number, Usa
 }
 
 /** `byPlugin` summed by owning team; the agent's own and unattributed spend keep their names. */
-export function byOwnerOf(byPlugin: Readonly<Record<string, AttributedUsage>>, ownerOf: (plugin: string) => string | undefined): Record<string, AttributedUsage> {
+export function byOwnerOf(
+  byPlugin: Readonly<Record<string, AttributedUsage>>,
+  ownerOf: (plugin: string) => string | undefined,
+): Record<string, AttributedUsage> {
   const byOwner: Record<string, AttributedUsage> = {};
   for (const [name, u] of Object.entries(byPlugin)) {
     const owner = ownerOf(name) ?? (name === AGENT_ITSELF || name === UNATTRIBUTED ? name : NO_OWNER);
@@ -95,7 +126,11 @@ function sum(a: AttributedUsage, b: Partial<AttributedUsage>): AttributedUsage {
  * result was built (`message.sending`, `task.end`) are counted too. Returns `split` itself when
  * nothing changed.
  */
-export function withHookMs<S extends Partial<UsageSplit>>(split: S, hookMs: Readonly<Record<string, number>>, ownerOf: (plugin: string) => string | undefined): S {
+export function withHookMs<S extends Partial<UsageSplit>>(
+  split: S,
+  hookMs: Readonly<Record<string, number>>,
+  ownerOf: (plugin: string) => string | undefined,
+): S {
   const byPlugin = split.byPlugin;
   if (byPlugin === undefined) return split;
   let changed: Record<string, AttributedUsage> | undefined;

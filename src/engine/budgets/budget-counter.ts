@@ -57,7 +57,11 @@ export class RedisBudgetCounter implements BudgetCounter {
   async add(key: string, amount: number, windowMs: number, now: number): Promise<number> {
     const redisKey = `${this.prefix}:budget:${key}:${Math.floor(now / windowMs)}`;
     if (amount === 0) return Number((await this.redis.get(redisKey)) ?? 0);
-    const replies = await this.redis.multi().incrbyfloat(redisKey, amount).pexpire(redisKey, windowMs * 2).exec();
+    const replies = await this.redis
+      .multi()
+      .incrbyfloat(redisKey, amount)
+      .pexpire(redisKey, windowMs * 2)
+      .exec();
     const [error, count] = replies?.[0] ?? [new Error('no reply'), 0];
     if (error) throw error;
     return Number(count);

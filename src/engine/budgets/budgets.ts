@@ -68,7 +68,8 @@ export interface BudgetSettings {
 }
 
 /** Which limit a refused call went over. */
-export type BudgetLimitKind = 'toolCallsPerMinute' | 'toolMsPerTurn' | 'msPerTurn' | 'tokensPerTurn' | 'tokens' | 'cost';
+export type BudgetLimitKind =
+  'toolCallsPerMinute' | 'toolMsPerTurn' | 'msPerTurn' | 'tokensPerTurn' | 'tokens' | 'cost';
 
 /** What a refused call reports, on the event stream and to the model. */
 export interface BudgetRefusal {
@@ -104,18 +105,29 @@ export class BudgetGuard {
   /** `store`: the app's session store, whose budget counts are used when no counter is given. */
   constructor(settings: BudgetSettings, store?: object) {
     if (typeof settings !== 'object' || settings === null || !Array.isArray(settings.limits)) {
-      throw new TrellisError('InvalidOptions', 'budgets must be { limits: [...] }', { hint: "Pass budgets: { limits: [{ owner: 'team-search', toolCallsPerMinute: 600 }] }" });
-    }
-    this.#limits = settings.limits.map(checkLimit);
-    if (settings.price !== undefined && typeof settings.price !== 'function') throw new TrellisError('InvalidOptions', 'budgets.price must be a function (usage, model) => cost', { hint: 'Use billingPrice(billingConfig) from the billing plugin' });
-    const costed = this.#limits.find((l) => l.cost !== undefined);
-    if (costed && settings.price === undefined) {
-      throw new TrellisError('InvalidOptions', `Budget '${costed.name}' limits cost, but budgets.price is not set: nothing says what a model call costs`, {
-        hint: "Pass budgets: { price: billingPrice(billingConfig), limits } (billingPrice is exported by the billing plugin), or a (usage, model) => number of your own",
+      throw new TrellisError('InvalidOptions', 'budgets must be { limits: [...] }', {
+        hint: "Pass budgets: { limits: [{ owner: 'team-search', toolCallsPerMinute: 600 }] }",
       });
     }
+    this.#limits = settings.limits.map(checkLimit);
+    if (settings.price !== undefined && typeof settings.price !== 'function')
+      throw new TrellisError('InvalidOptions', 'budgets.price must be a function (usage, model) => cost', {
+        hint: 'Use billingPrice(billingConfig) from the billing plugin',
+      });
+    const costed = this.#limits.find((l) => l.cost !== undefined);
+    if (costed && settings.price === undefined) {
+      throw new TrellisError(
+        'InvalidOptions',
+        `Budget '${costed.name}' limits cost, but budgets.price is not set: nothing says what a model call costs`,
+        {
+          hint: 'Pass budgets: { price: billingPrice(billingConfig), limits } (billingPrice is exported by the billing plugin), or a (usage, model) => number of your own',
+        },
+      );
+    }
     this.#price = settings.price;
-    this.#counter = settings.counter ?? (store !== undefined && canCountBudgets(store) ? new StoreBudgetCounter(store) : new MemoryBudgetCounter());
+    this.#counter =
+      settings.counter ??
+      (store !== undefined && canCountBudgets(store) ? new StoreBudgetCounter(store) : new MemoryBudgetCounter());
     this.#now = settings.now ?? Date.now;
     this.countsModel = this.#limits.some((l) => l.tokens !== undefined || l.cost !== undefined);
   }
@@ -130,14 +142,35 @@ export class BudgetGuard {
    * counts of its windows, then counts the call towards its per-minute limits. Returns the first
    * limit it goes over, or undefined.
    */
-  async admit(plugin: string, owner: string | undefined, spend: TurnSpend, ownerOf: (plugin: string) => string | undefined, now = this.#now()): Promise<BudgetRefusal | undefined> {
-    const refuse = (limit: CheckedLimit, kind: BudgetLimitKind, max: number, window: string, spent: number): BudgetRefusal => ({ budget: limit.name, plugin, ...(owner !== undefined && { owner }), limit: kind, max, window, spent });
+  async admit(
+    plugin: string,
+    owner: string | undefined,
+    spend: TurnSpend,
+    ownerOf: (plugin: string) => string | undefined,
+    now = this.#now(),
+  ): Promise<BudgetRefusal | undefined> {
+    const refuse = (
+      limit: CheckedLimit,
+      kind: BudgetLimitKind,
+      max: number,
+      window: string,
+      spent: number,
+    ): BudgetRefusal => ({
+      budget: limit.name,
+      plugin,
+      ...(owner !== undefined && { owner }),
+      limit: kind,
+      max,
+      window,
+      spent,
+    });
     const mine = this.#limits.filter((l) => matches(l, plugin, owner));
     for (const limit of mine) {
       const inTurn = (of: (p: string) => number) => turnSum(limit, spend, ownerOf, of);
       if (limit.toolMsPerTurn !== undefined) {
         const spent = inTurn((p) => spend.toolMs[p] ?? 0);
-        if (spent >= limit.toolMsPerTurn) return refuse(limit, 'toolMsPerTurn', limit.toolMsPerTurn, 'this turn', spent);
+        if (spent >= limit.toolMsPerTurn)
+          return refuse(limit, 'toolMsPerTurn', limit.toolMsPerTurn, 'this turn', spent);
       }
       if (limit.msPerTurn !== undefined) {
         const spent = inTurn((p) => spend.wallMs(p));
@@ -145,7 +178,8 @@ export class BudgetGuard {
       }
       if (limit.tokensPerTurn !== undefined) {
         const spent = inTurn((p) => spend.tokens[p] ?? 0);
-        if (spent >= limit.tokensPerTurn) return refuse(limit, 'tokensPerTurn', limit.tokensPerTurn, 'this turn', spent);
+        if (spent >= limit.tokensPerTurn)
+          return refuse(limit, 'tokensPerTurn', limit.tokensPerTurn, 'this turn', spent);
       }
     }
     for (const limit of mine) {
@@ -159,7 +193,8 @@ export class BudgetGuard {
     for (const limit of mine) {
       if (limit.toolCallsPerMinute === undefined) continue;
       const count = await this.#counter.add(windowKey('calls', limit, MINUTE), 1, MINUTE, now);
-      if (count > limit.toolCallsPerMinute) return refuse(limit, 'toolCallsPerMinute', limit.toolCallsPerMinute, '1 minute', count);
+      if (count > limit.toolCallsPerMinute)
+        return refuse(limit, 'toolCallsPerMinute', limit.toolCallsPerMinute, '1 minute', count);
     }
     return undefined;
   }
@@ -168,7 +203,13 @@ export class BudgetGuard {
    * Counts one model call towards the `tokens` and `cost` windows of the plugins that caused it
    * (`causes`: one entry per call of theirs in the round before), shared evenly.
    */
-  async spentModel(causes: readonly string[], ownerOf: (plugin: string) => string | undefined, usage: Usage, model: string, now = this.#now()): Promise<void> {
+  async spentModel(
+    causes: readonly string[],
+    ownerOf: (plugin: string) => string | undefined,
+    usage: Usage,
+    model: string,
+    now = this.#now(),
+  ): Promise<void> {
     if (causes.length === 0 || usage.totalTokens <= 0) return;
     const adds: Promise<number>[] = [];
     let price: number | undefined;
@@ -176,10 +217,21 @@ export class BudgetGuard {
       if (limit.tokens === undefined && limit.cost === undefined) continue;
       const share = causes.filter((p) => matches(limit, p, ownerOf(p))).length / causes.length;
       if (share === 0) continue;
-      if (limit.tokens !== undefined) adds.push(this.#counter.add(windowKey('tokens', limit, limit.tokens.windowMs), usage.totalTokens * share, limit.tokens.windowMs, now));
+      if (limit.tokens !== undefined)
+        adds.push(
+          this.#counter.add(
+            windowKey('tokens', limit, limit.tokens.windowMs),
+            usage.totalTokens * share,
+            limit.tokens.windowMs,
+            now,
+          ),
+        );
       if (limit.cost !== undefined) {
         price ??= checkedPrice(this.#price!(usage, model), model);
-        if (price > 0) adds.push(this.#counter.add(windowKey('cost', limit, limit.cost.windowMs), price * share, limit.cost.windowMs, now));
+        if (price > 0)
+          adds.push(
+            this.#counter.add(windowKey('cost', limit, limit.cost.windowMs), price * share, limit.cost.windowMs, now),
+          );
       }
     }
     await Promise.all(adds);
@@ -188,7 +240,8 @@ export class BudgetGuard {
 
 /** The result the model reads for a refused call. */
 export function budgetError(refusal: BudgetRefusal): ToolErrorInfo {
-  const who = refusal.owner !== undefined ? `plugin '${refusal.plugin}' (owner ${refusal.owner})` : `plugin '${refusal.plugin}'`;
+  const who =
+    refusal.owner !== undefined ? `plugin '${refusal.plugin}' (owner ${refusal.owner})` : `plugin '${refusal.plugin}'`;
   const perTurn = refusal.window === 'this turn';
   const limit = {
     toolCallsPerMinute: `${refusal.max} tool calls per minute`,
@@ -206,7 +259,12 @@ export function budgetError(refusal: BudgetRefusal): ToolErrorInfo {
 }
 
 /** What a limit's plugin (or every plugin of its owner) spent in the turn, by `of`. */
-function turnSum(limit: CheckedLimit, spend: TurnSpend, ownerOf: (plugin: string) => string | undefined, of: (plugin: string) => number): number {
+function turnSum(
+  limit: CheckedLimit,
+  spend: TurnSpend,
+  ownerOf: (plugin: string) => string | undefined,
+  of: (plugin: string) => number,
+): number {
   if (limit.plugin !== undefined) return of(limit.plugin);
   let sum = 0;
   for (const plugin of spend.plugins()) if (ownerOf(plugin) === limit.owner) sum += of(plugin);
@@ -229,7 +287,11 @@ export function windowName(ms: number): string {
 
 function checkedPrice(price: unknown, model: string): number {
   if (typeof price === 'number' && Number.isFinite(price) && price >= 0) return price;
-  throw new TrellisError('InvalidOptions', `budgets.price gave ${String(price)} for a call of ${model}: a cost must be a finite number of 0 or more`, { hint: 'Fix the price function (billingPrice(config) from the billing plugin gives credits)' });
+  throw new TrellisError(
+    'InvalidOptions',
+    `budgets.price gave ${String(price)} for a call of ${model}: a cost must be a finite number of 0 or more`,
+    { hint: 'Fix the price function (billingPrice(config) from the billing plugin gives credits)' },
+  );
 }
 
 function matches(limit: CheckedLimit, plugin: string, owner: string | undefined): boolean {
@@ -250,14 +312,22 @@ function checkLimit(limit: BudgetLimit, i: number): CheckedLimit {
   if ((limit.plugin === undefined) === (limit.owner === undefined)) throw bad('needs exactly one of plugin or owner');
   for (const field of COUNTS) {
     const v = limit[field];
-    if (v !== undefined && !(Number.isSafeInteger(v) && v > 0)) throw bad(`${field} must be a positive whole number, got ${String(v)}`);
+    if (v !== undefined && !(Number.isSafeInteger(v) && v > 0))
+      throw bad(`${field} must be a positive whole number, got ${String(v)}`);
   }
   for (const field of ['tokens', 'cost'] as const) {
     const w = limit[field];
     if (w === undefined) continue;
     if (typeof w !== 'object' || w === null) throw bad(`${field} must be { max, windowMs }`);
-    if (!(typeof w.max === 'number' && Number.isFinite(w.max) && w.max > 0) || (field === 'tokens' && !Number.isSafeInteger(w.max))) throw bad(`${field}.max must be a positive ${field === 'tokens' ? 'whole ' : ''}number, got ${String(w.max)}`);
-    if (!(Number.isSafeInteger(w.windowMs) && w.windowMs >= 1000 && w.windowMs <= MAX_WINDOW_MS)) throw bad(`${field}.windowMs must be whole milliseconds from 1,000 to ${MAX_WINDOW_MS.toLocaleString('en')} (31 days), got ${String(w.windowMs)}`);
+    if (
+      !(typeof w.max === 'number' && Number.isFinite(w.max) && w.max > 0) ||
+      (field === 'tokens' && !Number.isSafeInteger(w.max))
+    )
+      throw bad(`${field}.max must be a positive ${field === 'tokens' ? 'whole ' : ''}number, got ${String(w.max)}`);
+    if (!(Number.isSafeInteger(w.windowMs) && w.windowMs >= 1000 && w.windowMs <= MAX_WINDOW_MS))
+      throw bad(
+        `${field}.windowMs must be whole milliseconds from 1,000 to ${MAX_WINDOW_MS.toLocaleString('en')} (31 days), got ${String(w.windowMs)}`,
+      );
   }
   if (COUNTS.every((f) => limit[f] === undefined) && limit.tokens === undefined && limit.cost === undefined) {
     throw bad('limits nothing: give toolCallsPerMinute, toolMsPerTurn, msPerTurn, tokensPerTurn, tokens or cost');

@@ -37,9 +37,15 @@ export class PostgresBudgetCounter implements BudgetCounter {
   static async open(options: PostgresBudgetCounterOptions): Promise<PostgresBudgetCounter> {
     const schema = options.schema ?? 'trellis';
     if (!SCHEMA_NAME.test(schema)) {
-      throw new TrellisError('InvalidOptions', `"${schema}" is not a usable PostgreSQL schema name for budget counts`, { hint: 'Use letters, digits and underscores, starting with a letter or underscore', details: { schema } });
+      throw new TrellisError('InvalidOptions', `"${schema}" is not a usable PostgreSQL schema name for budget counts`, {
+        hint: 'Use letters, digits and underscores, starting with a letter or underscore',
+        details: { schema },
+      });
     }
-    if (typeof options.pool?.connect !== 'function') throw new TrellisError('InvalidOptions', 'PostgresBudgetCounter.open() needs { pool }: a pg Pool', { hint: 'Pass the pool your PostgresStore uses' });
+    if (typeof options.pool?.connect !== 'function')
+      throw new TrellisError('InvalidOptions', 'PostgresBudgetCounter.open() needs { pool }: a pg Pool', {
+        hint: 'Pass the pool your PostgresStore uses',
+      });
     const table = `${quoteIdentifier(schema)}.budget_counts`;
     const target: PostgresTarget = { server: 'a host-supplied pool', schema };
     try {
@@ -48,7 +54,9 @@ export class PostgresBudgetCounter implements BudgetCounter {
         await client.query('BEGIN');
         await client.query("SELECT pg_advisory_xact_lock(hashtext('trellis.budget_counts'))");
         await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(schema)}`);
-        await client.query(`CREATE TABLE IF NOT EXISTS ${table} (key text NOT NULL, window_start bigint NOT NULL, count double precision NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (key, window_start))`);
+        await client.query(
+          `CREATE TABLE IF NOT EXISTS ${table} (key text NOT NULL, window_start bigint NOT NULL, count double precision NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (key, window_start))`,
+        );
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);
@@ -66,7 +74,10 @@ export class PostgresBudgetCounter implements BudgetCounter {
     const windowStart = Math.floor(now / windowMs) * windowMs;
     try {
       if (amount === 0) {
-        const { rows } = await this.pool.query<{ count: number }>(`SELECT count FROM ${this.table} WHERE key = $1 AND window_start = $2`, [key, windowStart]);
+        const { rows } = await this.pool.query<{ count: number }>(
+          `SELECT count FROM ${this.table} WHERE key = $1 AND window_start = $2`,
+          [key, windowStart],
+        );
         return rows[0]?.count ?? 0;
       }
       // Expired windows go now and then, not on every add.

@@ -46,7 +46,8 @@ export class ContextLevel {
 }
 
 function hasSteeringKey(values: Values): boolean {
-  for (let index = 0; index < STEERING_KEYS.length; index++) if (values[STEERING_KEYS[index]!] !== undefined) return true;
+  for (let index = 0; index < STEERING_KEYS.length; index++)
+    if (values[STEERING_KEYS[index]!] !== undefined) return true;
   return false;
 }
 

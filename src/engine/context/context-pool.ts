@@ -22,7 +22,8 @@ export function resolveDeclared(
   for (const { key, optional } of keys) {
     let value = lookup(snapshot, key);
     if (value === undefined) value = schema.stateKey(key)?.default;
-    if (value === undefined && !optional) throw missingContext(key, snapshot, typeof who === 'string' ? who : `${who.plugin}.${who.method}`);
+    if (value === undefined && !optional)
+      throw missingContext(key, snapshot, typeof who === 'string' ? who : `${who.plugin}.${who.method}`);
     deps[key] = value;
   }
   return deps;
@@ -30,10 +31,14 @@ export function resolveDeclared(
 
 export function missingContext(key: string, snapshot: ContextSnapshot, who: string): TrellisError {
   const levels = searchedLevels(snapshot);
-  return new TrellisError('MissingContext', `${who} requires context key '${key}', which is not set (searched ${levels.join(', ')})`, {
-    hint: key.startsWith('app.')
-      ? `Pass it in agent.session(id, { context: { '${key}': … } }) or session.send(message, { context })`
-      : `Make sure the plugin that owns '${key}' writes it before this runs, or declare it { key: '${key}', optional: true }`,
-    details: { key, levels },
-  });
+  return new TrellisError(
+    'MissingContext',
+    `${who} requires context key '${key}', which is not set (searched ${levels.join(', ')})`,
+    {
+      hint: key.startsWith('app.')
+        ? `Pass it in agent.session(id, { context: { '${key}': … } }) or session.send(message, { context })`
+        : `Make sure the plugin that owns '${key}' writes it before this runs, or declare it { key: '${key}', optional: true }`,
+      details: { key, levels },
+    },
+  );
 }

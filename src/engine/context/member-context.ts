@@ -45,7 +45,16 @@ export class MemberContext implements HookContext, ToolContext {
   #actions: ScheduledAction[] | undefined;
   #effects: EmittedEffect[] | undefined;
 
-  constructor(member: PluginMember, snapshot: ContextSnapshot, schema: StateSchema, point: string, deps: Readonly<Record<string, unknown>>, readOnly: boolean, signal: AbortSignal | undefined, sessionId: string) {
+  constructor(
+    member: PluginMember,
+    snapshot: ContextSnapshot,
+    schema: StateSchema,
+    point: string,
+    deps: Readonly<Record<string, unknown>>,
+    readOnly: boolean,
+    signal: AbortSignal | undefined,
+    sessionId: string,
+  ) {
     this.#member = member;
     this.#snapshot = snapshot;
     this.#schema = schema;
@@ -95,7 +104,10 @@ export class MemberContext implements HookContext, ToolContext {
    */
   get idempotencyKey(): string {
     if (this.#callId === undefined) return '';
-    return (this.#idempotencyKey ??= this.#position < 0 ? `${this.#sessionId}:${this.#turnIndex}:${this.#callId}` : `${this.#sessionId}:${this.#turnIndex}:${this.#round}:${this.#position}`);
+    return (this.#idempotencyKey ??=
+      this.#position < 0
+        ? `${this.#sessionId}:${this.#turnIndex}:${this.#callId}`
+        : `${this.#sessionId}:${this.#turnIndex}:${this.#round}:${this.#position}`);
   }
 
   get<T = unknown>(key: string): T | undefined {
@@ -127,7 +139,8 @@ export class MemberContext implements HookContext, ToolContext {
     // A value set earlier in this same call is not in the snapshot yet: promote that one.
     let value = this.#snapshot.execution?.[key];
     for (const write of this.#writes ?? NONE) {
-      if (write.key === key && write.level === 'execution') value = write.fn ? write.fn(value === undefined ? write.fallback : value) : write.value;
+      if (write.key === key && write.level === 'execution')
+        value = write.fn ? write.fn(value === undefined ? write.fallback : value) : write.value;
     }
     (this.#writes ??= []).push({ key, level: 'turn', exclusive: entry.merge === 'exclusive', value });
   }
@@ -144,7 +157,12 @@ export class MemberContext implements HookContext, ToolContext {
 
   /** Only what a plugin may see; keeps `console.log(ctx)` and JSON from listing internals. */
   toJSON(): Record<string, unknown> {
-    return { plugin: this.plugin, sessionId: this.sessionId, point: this.point, ...(this.#callId !== undefined && { callId: this.callId, tool: this.tool }) };
+    return {
+      plugin: this.plugin,
+      sessionId: this.sessionId,
+      point: this.point,
+      ...(this.#callId !== undefined && { callId: this.callId, tool: this.tool }),
+    };
   }
 
   static {
@@ -152,7 +170,12 @@ export class MemberContext implements HookContext, ToolContext {
       command: (ctx) =>
         ctx.#writes === undefined && ctx.#actions === undefined && ctx.#effects === undefined
           ? undefined
-          : { baseRevision: ctx.#snapshot.revision, writes: ctx.#writes ?? NONE, actions: ctx.#actions ?? NONE, effects: ctx.#effects ?? NONE },
+          : {
+              baseRevision: ctx.#snapshot.revision,
+              writes: ctx.#writes ?? NONE,
+              actions: ctx.#actions ?? NONE,
+              effects: ctx.#effects ?? NONE,
+            },
       bindCall: (ctx, callId, tool, turnIndex, round, position) => {
         ctx.#callId = callId;
         ctx.#tool = tool;
@@ -177,10 +200,14 @@ export class MemberContext implements HookContext, ToolContext {
   #writable(key: string) {
     this.#assertWritable(`write '${key}'`);
     if (!this.#owns(key)) {
-      throw new TrellisError('ContextAccess', `${this.#who()} may not write '${key}': a plugin writes only its own keys ('${this.plugin}.*')`, {
-        hint: `Ask the owner of '${key}' to expose an effect or action that changes it`,
-        details: { key, plugin: this.plugin },
-      });
+      throw new TrellisError(
+        'ContextAccess',
+        `${this.#who()} may not write '${key}': a plugin writes only its own keys ('${this.plugin}.*')`,
+        {
+          hint: `Ask the owner of '${key}' to expose an effect or action that changes it`,
+          details: { key, plugin: this.plugin },
+        },
+      );
     }
     const entry = this.#schema.stateKey(key);
     if (!entry) {
@@ -218,8 +245,6 @@ export class MemberContext implements HookContext, ToolContext {
   }
 }
 
-
-
 /** The state command a member built, or `undefined` when it wrote, scheduled and emitted nothing. */
 export function commandOf(ctx: MemberContext): StateCommand | undefined {
   return kernelAccess.command(ctx);
@@ -231,7 +256,14 @@ export function commandOf(ctx: MemberContext): StateCommand | undefined {
  * idempotency key follows from the place, so it is the same for the same step across
  * retries, crashes and processes, however the model names the call.
  */
-export function bindCall(ctx: MemberContext, callId: string, tool: string, turnIndex: number, round: number, position: number): void {
+export function bindCall(
+  ctx: MemberContext,
+  callId: string,
+  tool: string,
+  turnIndex: number,
+  round: number,
+  position: number,
+): void {
   kernelAccess.bindCall(ctx, callId, tool, turnIndex, round, position);
 }
 

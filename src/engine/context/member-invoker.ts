@@ -32,8 +32,18 @@ export interface Invocation {
  */
 export function memberContext(member: PluginMember, site: MemberSite): MemberContext {
   // Most members declare nothing: no lookup. The `plugin.method` name is built only for a missing key's error.
-  const deps = member.requires.length === 0 ? NO_DEPS : resolveDeclared(member.requires, site.snapshot, site.schema, member);
-  return new MemberContext(member, site.snapshot, site.schema, site.point, deps, site.readOnly === true, site.signal, site.scope.state.sessionId);
+  const deps =
+    member.requires.length === 0 ? NO_DEPS : resolveDeclared(member.requires, site.snapshot, site.schema, member);
+  return new MemberContext(
+    member,
+    site.snapshot,
+    site.schema,
+    site.point,
+    deps,
+    site.readOnly === true,
+    site.signal,
+    site.scope.state.sessionId,
+  );
 }
 
 /**
@@ -59,5 +69,9 @@ export function callMember(member: PluginMember, value: unknown, site: MemberSit
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function';
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
 }

@@ -41,7 +41,9 @@ export class TurnStopper {
   stop(keepSteps: boolean): boolean {
     if (this.#controller.signal.aborted) return false;
     this.#keepSteps = keepSteps;
-    this.#controller.abort(new TrellisError('Cancelled', 'The turn was cancelled', { hint: 'Send the message again to retry' }));
+    this.#controller.abort(
+      new TrellisError('Cancelled', 'The turn was cancelled', { hint: 'Send the message again to retry' }),
+    );
     return true;
   }
 

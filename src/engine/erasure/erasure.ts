@@ -55,9 +55,15 @@ const SUBJECT_KEY = 'trellis.subject';
 
 /** Checks a selector; at least one criterion, each the right type. */
 export function checkSelector(selector: EraseSelector): { cutoff: number | undefined } {
-  const given = ['sessionId', 'userId', 'tenant', 'olderThan'].filter((k) => (selector as Record<string, unknown>)[k] !== undefined);
-  const bad = (why: string) => new TrellisError('InvalidOptions', `erase(): ${why}`, { hint: "Pass { userId: 'u-42' }, { sessionId }, { tenant } or { olderThan: new Date(Date.now() - 30 * 864e5) }" });
-  if (given.length === 0) throw bad('name what to erase: sessionId, userId, tenant or olderThan (erasing everything is not a selector)');
+  const given = ['sessionId', 'userId', 'tenant', 'olderThan'].filter(
+    (k) => (selector as Record<string, unknown>)[k] !== undefined,
+  );
+  const bad = (why: string) =>
+    new TrellisError('InvalidOptions', `erase(): ${why}`, {
+      hint: "Pass { userId: 'u-42' }, { sessionId }, { tenant } or { olderThan: new Date(Date.now() - 30 * 864e5) }",
+    });
+  if (given.length === 0)
+    throw bad('name what to erase: sessionId, userId, tenant or olderThan (erasing everything is not a selector)');
   for (const key of ['sessionId', 'userId', 'tenant'] as const) {
     const v = selector[key];
     if (v !== undefined && (typeof v !== 'string' || v.length === 0)) throw bad(`${key} must be a non-empty string`);
@@ -71,7 +77,10 @@ export function checkSelector(selector: EraseSelector): { cutoff: number | undef
 }
 
 /** The stored sessions the selector picks, and the users they were opened for (loaded one by one: a store needs no index for this). */
-export async function sessionsToErase(store: SessionStore, selector: EraseSelector): Promise<{ sessionIds: string[]; userIds: string[] }> {
+export async function sessionsToErase(
+  store: SessionStore,
+  selector: EraseSelector,
+): Promise<{ sessionIds: string[]; userIds: string[] }> {
   const { cutoff } = checkSelector(selector);
   const candidates = selector.sessionId !== undefined ? [selector.sessionId] : (await store.list()).map((s) => s.id);
   const sessionIds: string[] = [];

@@ -17,7 +17,8 @@ export function redactEvent(event: TrellisEvent): TrellisEvent {
       // Deltas are pieces of the model's output: only shapes can be recognised in them (see docs/reliability.md).
       const delta = event.delta;
       if (delta.type === 'text') safe = { ...event, delta: { ...delta, text: redactText(delta.text) } };
-      else if (delta.type === 'tool_call' && delta.argumentsDelta !== undefined) safe = { ...event, delta: { ...delta, argumentsDelta: redactText(delta.argumentsDelta) } };
+      else if (delta.type === 'tool_call' && delta.argumentsDelta !== undefined)
+        safe = { ...event, delta: { ...delta, argumentsDelta: redactText(delta.argumentsDelta) } };
       else return event;
       break;
     }

@@ -7,10 +7,29 @@ export type TrellisEvent =
   | { readonly type: 'plugin.uninstalled'; readonly plugin: string }
   | { readonly type: 'plugin.reloaded'; readonly plugin: string; readonly from: string; readonly to: string }
   | { readonly type: 'hook.entered'; readonly point: string; readonly plugin: string; readonly sessionId?: string }
-  | { readonly type: 'hook.exited'; readonly point: string; readonly plugin: string; readonly durationMs: number; readonly sessionId?: string }
-  | { readonly type: 'state.committed'; readonly sessionId: string; readonly revision: number; readonly keys: readonly string[] }
+  | {
+      readonly type: 'hook.exited';
+      readonly point: string;
+      readonly plugin: string;
+      readonly durationMs: number;
+      readonly sessionId?: string;
+    }
+  | {
+      readonly type: 'state.committed';
+      readonly sessionId: string;
+      readonly revision: number;
+      readonly keys: readonly string[];
+    }
   | { readonly type: 'effect.dispatched'; readonly sessionId: string; readonly effect: string; readonly plugin: string }
-  | { readonly type: 'error'; readonly code: string; readonly message: string; readonly plugin?: string; readonly point?: string; readonly sessionId?: string; readonly owner?: string }
+  | {
+      readonly type: 'error';
+      readonly code: string;
+      readonly message: string;
+      readonly plugin?: string;
+      readonly point?: string;
+      readonly sessionId?: string;
+      readonly owner?: string;
+    }
   | {
       readonly type: 'turn.started';
       readonly sessionId: string;
@@ -48,14 +67,76 @@ export type TrellisEvent =
    * leniently (open objects hold what is complete, a string being written its characters so
    * far). Not validated: `TurnResult.output` is the checked answer. Not sent with `streamText: 'final'`.
    */
-  | { readonly type: 'output.partial'; readonly sessionId: string; readonly turn: number; readonly round: number; readonly output: string; readonly partial: Readonly<Record<string, unknown>> }
-  | { readonly type: 'model.fallback'; readonly sessionId?: string; readonly from: string; readonly to: string; readonly reason: string }
-  | { readonly type: 'tool.started'; readonly sessionId: string; readonly callId: string; readonly tool: string; readonly args: unknown }
-  | { readonly type: 'tool.finished'; readonly sessionId: string; readonly callId: string; readonly tool: string; readonly ok: boolean; readonly durationMs: number; readonly error?: ToolErrorInfo; readonly plugin?: string; readonly owner?: string }
-  | { readonly type: 'tool.retry'; readonly sessionId?: string; readonly callId: string; readonly tool: string; readonly attempt: number; readonly delayMs: number; readonly error: ToolErrorInfo }
-  | { readonly type: 'tool.suspended'; readonly sessionId: string; readonly callId: string; readonly tool: string; readonly message: string }
-  | { readonly type: 'tool.output_invalid'; readonly sessionId: string; readonly callId: string; readonly tool: string; readonly plugin: string; readonly message: string }
-  | { readonly type: 'budget.exceeded'; readonly sessionId: string; readonly callId: string; readonly tool: string; readonly budget: string; readonly plugin: string; readonly owner?: string; readonly limit: string; readonly max: number; readonly window: string; readonly spent: number }
+  | {
+      readonly type: 'output.partial';
+      readonly sessionId: string;
+      readonly turn: number;
+      readonly round: number;
+      readonly output: string;
+      readonly partial: Readonly<Record<string, unknown>>;
+    }
+  | {
+      readonly type: 'model.fallback';
+      readonly sessionId?: string;
+      readonly from: string;
+      readonly to: string;
+      readonly reason: string;
+    }
+  | {
+      readonly type: 'tool.started';
+      readonly sessionId: string;
+      readonly callId: string;
+      readonly tool: string;
+      readonly args: unknown;
+    }
+  | {
+      readonly type: 'tool.finished';
+      readonly sessionId: string;
+      readonly callId: string;
+      readonly tool: string;
+      readonly ok: boolean;
+      readonly durationMs: number;
+      readonly error?: ToolErrorInfo;
+      readonly plugin?: string;
+      readonly owner?: string;
+    }
+  | {
+      readonly type: 'tool.retry';
+      readonly sessionId?: string;
+      readonly callId: string;
+      readonly tool: string;
+      readonly attempt: number;
+      readonly delayMs: number;
+      readonly error: ToolErrorInfo;
+    }
+  | {
+      readonly type: 'tool.suspended';
+      readonly sessionId: string;
+      readonly callId: string;
+      readonly tool: string;
+      readonly message: string;
+    }
+  | {
+      readonly type: 'tool.output_invalid';
+      readonly sessionId: string;
+      readonly callId: string;
+      readonly tool: string;
+      readonly plugin: string;
+      readonly message: string;
+    }
+  | {
+      readonly type: 'budget.exceeded';
+      readonly sessionId: string;
+      readonly callId: string;
+      readonly tool: string;
+      readonly budget: string;
+      readonly plugin: string;
+      readonly owner?: string;
+      readonly limit: string;
+      readonly max: number;
+      readonly window: string;
+      readonly spent: number;
+    }
   | { readonly type: 'heartbeat'; readonly at: number }
   | { readonly type: 'plugin.event'; readonly plugin: string; readonly name: string; readonly data?: unknown };
 

@@ -31,7 +31,9 @@ export type GateDecision =
   | { readonly kind: 'setResult'; readonly value: unknown; readonly by: string };
 
 type Spec<P extends HookPoint> = (typeof HOOK_POINTS)[P];
-type StopOf<P extends HookPoint> = [Spec<P>['allows'][number]] extends [never] ? never : HookResult & { readonly reason: string };
+type StopOf<P extends HookPoint> = [Spec<P>['allows'][number]] extends [never]
+  ? never
+  : HookResult & { readonly reason: string };
 
 /**
  * What running a point gives back, by its mode: a pipeline the final value (or the
@@ -96,13 +98,20 @@ export class HookEngine {
   }
 
   /** Each handler gets the previous one's value; a returned value replaces it, nothing keeps it. */
-  private async pipeline(point: HookPoint, hooks: readonly RegisteredHook[], value: unknown, site: HookSite): Promise<unknown> {
+  private async pipeline(
+    point: HookPoint,
+    hooks: readonly RegisteredHook[],
+    value: unknown,
+    site: HookSite,
+  ): Promise<unknown> {
     const phase: Phase = { point, pending: undefined };
     let current: unknown = value;
     for (const hook of hooks) {
       const invoked = this.invoke(hook, current, site.scope.snapshot(), site, point, false);
       const first = invoked instanceof Promise ? await invoked : invoked;
-      const { out } = commandOf(first.ctx) ? await this.commitWithRetry(hook, current, first, site, phase, point) : first;
+      const { out } = commandOf(first.ctx)
+        ? await this.commitWithRetry(hook, current, first, site, phase, point)
+        : first;
       if (out === undefined) continue;
       if (isHookResult(out)) {
         this.assertAllowed(point, hook, out);
@@ -116,7 +125,12 @@ export class HookEngine {
   }
 
   /** Like parallel; each handler contributes an item or a list, merged in priority order. */
-  private async collect(point: HookPoint, hooks: readonly RegisteredHook[], payload: unknown, site: HookSite): Promise<unknown[]> {
+  private async collect(
+    point: HookPoint,
+    hooks: readonly RegisteredHook[],
+    payload: unknown,
+    site: HookSite,
+  ): Promise<unknown[]> {
     const outs = await this.concurrent(point, hooks, payload, site);
     const items: unknown[] = [];
     for (const out of outs) {
@@ -128,7 +142,13 @@ export class HookEngine {
   }
 
   /** Handlers one after another, each committed; `reverse` for shutdown. */
-  private async sequential(point: HookPoint, hooks: readonly RegisteredHook[], payload: unknown, site: HookSite, reverse: boolean): Promise<void> {
+  private async sequential(
+    point: HookPoint,
+    hooks: readonly RegisteredHook[],
+    payload: unknown,
+    site: HookSite,
+    reverse: boolean,
+  ): Promise<void> {
     const phase: Phase = { point, pending: undefined };
     const ordered = reverse ? [...hooks].reverse() : hooks;
     for (const hook of ordered) {
@@ -144,7 +164,12 @@ export class HookEngine {
    * Every gate handler is asked (read-only: gates are pure and may be asked again).
    * Block > Suspend > SetResult; on a tie the first wins and the conflict is reported.
    */
-  private async gate(point: HookPoint, hooks: readonly RegisteredHook[], call: unknown, site: HookSite): Promise<GateDecision> {
+  private async gate(
+    point: HookPoint,
+    hooks: readonly RegisteredHook[],
+    call: unknown,
+    site: HookSite,
+  ): Promise<GateDecision> {
     let best: GateDecision = ALLOW;
     let bestRank = 0;
     const snapshot = site.scope.snapshot();
@@ -158,19 +183,36 @@ export class HookEngine {
       const rank = GATE_RANK[kind as keyof typeof GATE_RANK];
       const by = `${hook.plugin}.${hook.method}`;
       if (rank === bestRank && best.kind !== 'allow') {
-        this.events.emit({ type: 'error', code: 'GateConflict', message: `Gates ${(best as { by: string }).by} and ${by} both decided '${kind}' at ${point}; the first (by priority) wins`, plugin: hook.plugin, point, sessionId: site.scope.state.sessionId });
+        this.events.emit({
+          type: 'error',
+          code: 'GateConflict',
+          message: `Gates ${(best as { by: string }).by} and ${by} both decided '${kind}' at ${point}; the first (by priority) wins`,
+          plugin: hook.plugin,
+          point,
+          sessionId: site.scope.state.sessionId,
+        });
         continue;
       }
       if (rank < bestRank) continue;
       bestRank = rank;
       const r = out as HookResult & Record<string, unknown>;
-      best = kind === 'block' ? { kind, reason: r.reason as string, by } : kind === 'suspend' ? { kind, ticket: r.ticket as SuspendTicket, by } : { kind: 'setResult', value: r.value, by };
+      best =
+        kind === 'block'
+          ? { kind, reason: r.reason as string, by }
+          : kind === 'suspend'
+            ? { kind, ticket: r.ticket as SuspendTicket, by }
+            : { kind: 'setResult', value: r.value, by };
     }
     return best;
   }
 
   /** All handlers see one frozen snapshot and run concurrently; conflicting commands fall back to re-runs. */
-  private async concurrent(point: HookPoint, hooks: readonly RegisteredHook[], payload: unknown, site: HookSite): Promise<unknown[]> {
+  private async concurrent(
+    point: HookPoint,
+    hooks: readonly RegisteredHook[],
+    payload: unknown,
+    site: HookSite,
+  ): Promise<unknown[]> {
     const snapshot = site.scope.snapshot();
     // Every handler starts before any result is looked at; promises are awaited only if some handler returned one.
     let pending = false;
@@ -183,7 +225,11 @@ export class HookEngine {
         return { status: 'rejected', reason };
       }
     });
-    const settled = pending ? await Promise.allSettled(started.map((s) => (s.status === 'fulfilled' ? Promise.resolve(s.value) : Promise.reject(s.reason)))) : (started as PromiseSettledResult<Invocation>[]);
+    const settled = pending
+      ? await Promise.allSettled(
+          started.map((s) => (s.status === 'fulfilled' ? Promise.resolve(s.value) : Promise.reject(s.reason))),
+        )
+      : (started as PromiseSettledResult<Invocation>[]);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
     const invocations = settled.map((s) => (s as PromiseFulfilledResult<Invocation>).value);
@@ -215,7 +261,14 @@ export class HookEngine {
   }
 
   /** A pipeline handler's command can go stale when tool calls run concurrently: run it again once on fresh state. */
-  private async commitWithRetry(hook: RegisteredHook, value: unknown, first: Invocation, site: HookSite, phase: Phase, point: HookPoint): Promise<Invocation> {
+  private async commitWithRetry(
+    hook: RegisteredHook,
+    value: unknown,
+    first: Invocation,
+    site: HookSite,
+    phase: Phase,
+    point: HookPoint,
+  ): Promise<Invocation> {
     try {
       await this.state.submit(commandOf(first.ctx)!, site, phase);
       return first;
@@ -229,13 +282,27 @@ export class HookEngine {
   }
 
   /** Runs one handler through the member invoker; errors name the plugin and the point. */
-  private invoke(hook: RegisteredHook, value: unknown, snapshot: ContextSnapshot, site: HookSite, point: HookPoint, readOnly: boolean): Invocation | Promise<Invocation> {
+  private invoke(
+    hook: RegisteredHook,
+    value: unknown,
+    snapshot: ContextSnapshot,
+    site: HookSite,
+    point: HookPoint,
+    readOnly: boolean,
+  ): Invocation | Promise<Invocation> {
     if (this.events.observed) return this.invokeObserved(hook, value, snapshot, site, point, readOnly);
     const spend = site.spend;
     const started = spend === undefined ? 0 : performance.now();
     let invoked: Invocation | Promise<Invocation>;
     try {
-      invoked = invokeMember(hook, value, { scope: site.scope, snapshot, schema: site.schema, point, readOnly, signal: site.signal });
+      invoked = invokeMember(hook, value, {
+        scope: site.scope,
+        snapshot,
+        schema: site.schema,
+        point,
+        readOnly,
+        signal: site.signal,
+      });
     } catch (error) {
       spend?.addHook(hook.plugin, performance.now() - started);
       throw hookFailure(error, hook, point);
@@ -263,12 +330,26 @@ export class HookEngine {
   }
 
   /** `invoke` with `hook.entered`/`hook.exited` events, when someone listens. */
-  private async invokeObserved(hook: RegisteredHook, value: unknown, snapshot: ContextSnapshot, site: HookSite, point: HookPoint, readOnly: boolean): Promise<Invocation> {
+  private async invokeObserved(
+    hook: RegisteredHook,
+    value: unknown,
+    snapshot: ContextSnapshot,
+    site: HookSite,
+    point: HookPoint,
+    readOnly: boolean,
+  ): Promise<Invocation> {
     const sessionId = site.scope.state.sessionId;
     const started = performance.now();
     this.events.emit({ type: 'hook.entered', point, plugin: hook.plugin, sessionId });
     try {
-      return await invokeMember(hook, value, { scope: site.scope, snapshot, schema: site.schema, point, readOnly, signal: site.signal });
+      return await invokeMember(hook, value, {
+        scope: site.scope,
+        snapshot,
+        schema: site.schema,
+        point,
+        readOnly,
+        signal: site.signal,
+      });
     } catch (error) {
       throw hookFailure(error, hook, point);
     } finally {
@@ -282,10 +363,19 @@ export class HookEngine {
     const kind = hookResultKind(result);
     const allows = HOOK_POINTS[point].allows as readonly string[];
     if (allows.includes(kind)) return;
-    throw new TrellisError('HookResultNotAllowed', `${hook.plugin}.${hook.method} returned ${kind}() at '${point}', which does not allow it (allowed: ${allows.length ? allows.map((a) => `${a}()`).join(', ') : 'a value or nothing'})`, {
-      hint: kind === 'block' ? 'Block tool calls from tool.gate or tool.before_call, and messages from message.received' : kind === 'cancel' ? 'Cancel replies from message.sending' : 'Return a value, or nothing to keep the current one',
-      details: { plugin: hook.plugin, point, result: kind },
-    });
+    throw new TrellisError(
+      'HookResultNotAllowed',
+      `${hook.plugin}.${hook.method} returned ${kind}() at '${point}', which does not allow it (allowed: ${allows.length ? allows.map((a) => `${a}()`).join(', ') : 'a value or nothing'})`,
+      {
+        hint:
+          kind === 'block'
+            ? 'Block tool calls from tool.gate or tool.before_call, and messages from message.received'
+            : kind === 'cancel'
+              ? 'Cancel replies from message.sending'
+              : 'Return a value, or nothing to keep the current one',
+        details: { plugin: hook.plugin, point, result: kind },
+      },
+    );
   }
 }
 
@@ -303,7 +393,9 @@ export function hookFailure(error: unknown, hook: { plugin: string; method: stri
   let message = describeError(error);
   const code = TrellisError.is(error) ? error.code : 'HookFailed';
   // Keep a wrapped error's hint as its hint (not only as text), without repeating it.
-  const hint = TrellisError.is(error) ? error.hint : 'Fix the handler, or catch the error inside it: a throwing hook fails the turn';
+  const hint = TrellisError.is(error)
+    ? error.hint
+    : 'Fix the handler, or catch the error inside it: a throwing hook fails the turn';
   if (TrellisError.is(error) && hint && message.endsWith(`. ${hint}`)) message = message.slice(0, -(hint.length + 2));
   return new TrellisError(code, `${where}: ${message}`, {
     hint,
@@ -313,4 +405,3 @@ export function hookFailure(error: unknown, hook: { plugin: string; method: stri
     cause: error,
   });
 }
-

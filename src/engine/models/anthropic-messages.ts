@@ -23,7 +23,8 @@ export type CacheBreakpoint = 'tools' | 'system' | 'history' | 'latest';
  * - `history`: the last block before the newest user message (the transcript of earlier turns);
  * - `latest`: the last block of the request, so the rounds of one turn read each other's prefix.
  */
-export type AnthropicPromptCache = false | { readonly breakpoints?: readonly CacheBreakpoint[]; readonly ttl?: '5m' | '1h' };
+export type AnthropicPromptCache =
+  false | { readonly breakpoints?: readonly CacheBreakpoint[]; readonly ttl?: '5m' | '1h' };
 
 const ALL_BREAKPOINTS: readonly CacheBreakpoint[] = ['tools', 'system', 'history', 'latest'];
 
@@ -41,7 +42,10 @@ export interface AnthropicPrompt {
  * (a `base64` or `url` source), PDF → `document` with a `base64` source, plain text →
  * `document` with a `text` source; a tool's parts go inside its `tool_result`.
  */
-export function toAnthropicMessages(source: readonly ChatMessage[], codec: ToolNameCodec): { system: TextBlockParam[]; messages: MessageParam[]; newestUser: number } {
+export function toAnthropicMessages(
+  source: readonly ChatMessage[],
+  codec: ToolNameCodec,
+): { system: TextBlockParam[]; messages: MessageParam[]; newestUser: number } {
   const systemParts: string[] = [];
   const messages: MessageParam[] = [];
   let newestUser = -1;
@@ -70,7 +74,11 @@ export function toAnthropicMessages(source: readonly ChatMessage[], codec: ToolN
  * block, the end of the transcript before the newest user message, and the last block.
  * A breakpoint lands only on a block that can carry one; an empty prompt gets none.
  */
-export function addCacheBreakpoints(prompt: AnthropicPrompt, newestUser: number, cache: AnthropicPromptCache | undefined): void {
+export function addCacheBreakpoints(
+  prompt: AnthropicPrompt,
+  newestUser: number,
+  cache: AnthropicPromptCache | undefined,
+): void {
   if (cache === false) return;
   const wanted = new Set(cache?.breakpoints ?? ALL_BREAKPOINTS);
   const control: CacheControlEphemeral = cache?.ttl ? { type: 'ephemeral', ttl: cache.ttl } : { type: 'ephemeral' };
@@ -79,7 +87,8 @@ export function addCacheBreakpoints(prompt: AnthropicPrompt, newestUser: number,
   const lastSystem = prompt.system[prompt.system.length - 1];
   if (wanted.has('system') && lastSystem) lastSystem.cache_control = control;
   if (wanted.has('history') && newestUser > 0) markLastBlock(prompt.messages[newestUser - 1]!, control);
-  if (wanted.has('latest') && prompt.messages.length > 0) markLastBlock(prompt.messages[prompt.messages.length - 1]!, control);
+  if (wanted.has('latest') && prompt.messages.length > 0)
+    markLastBlock(prompt.messages[prompt.messages.length - 1]!, control);
 }
 
 function markLastBlock(message: MessageParam, control: CacheControlEphemeral): void {
@@ -87,25 +96,33 @@ function markLastBlock(message: MessageParam, control: CacheControlEphemeral): v
   const last = blocks[blocks.length - 1];
   if (!last || !('type' in last)) return;
   // Thinking blocks and empty text cannot carry a breakpoint.
-  if (last.type === 'thinking' || last.type === 'redacted_thinking' || (last.type === 'text' && last.text === '')) return;
+  if (last.type === 'thinking' || last.type === 'redacted_thinking' || (last.type === 'text' && last.text === ''))
+    return;
   (last as { cache_control?: CacheControlEphemeral }).cache_control = control;
   message.content = blocks;
 }
 
 function toContent(message: ChatMessage, codec: ToolNameCodec): string | ContentBlockParam[] {
   if (message.role === 'tool') {
-    if (!hasMediaParts(message)) return [{ type: 'tool_result', tool_use_id: message.toolCallId ?? '', content: message.content }];
+    if (!hasMediaParts(message))
+      return [{ type: 'tool_result', tool_use_id: message.toolCallId ?? '', content: message.content }];
     const content = messageParts(message).map(toBlock) as NonNullable<ToolResultBlockParam['content']>;
     return [{ type: 'tool_result', tool_use_id: message.toolCallId ?? '', content }];
   }
   if (message.role === 'assistant' && message.toolCalls?.length) {
     const blocks: ContentBlockParam[] = message.content ? [{ type: 'text', text: message.content }] : [];
     for (const call of message.toolCalls) {
-      blocks.push({ type: 'tool_use', id: call.id, name: codec.encode(call.name), input: parseToolInput(call.arguments) });
+      blocks.push({
+        type: 'tool_use',
+        id: call.id,
+        name: codec.encode(call.name),
+        input: parseToolInput(call.arguments),
+      });
     }
     return blocks;
   }
-  if (message.parts && hasMediaParts(message)) return message.parts.filter((part) => part.type !== 'text' || part.text !== '').map(toBlock);
+  if (message.parts && hasMediaParts(message))
+    return message.parts.filter((part) => part.type !== 'text' || part.text !== '').map(toBlock);
   return message.content;
 }
 
@@ -114,11 +131,24 @@ function toBlock(part: ContentPart): TextBlockParam | ImageBlockParam | Document
     case 'text':
       return { type: 'text', text: part.text };
     case 'image':
-      if (part.url === undefined) return { type: 'image', source: { type: 'base64', media_type: part.mediaType as 'image/png', data: part.data } };
+      if (part.url === undefined)
+        return {
+          type: 'image',
+          source: { type: 'base64', media_type: part.mediaType as 'image/png', data: part.data },
+        };
       return { type: 'image', source: imageUrlSource(part.url) };
     case 'file':
-      if (part.mediaType === 'text/plain') return { type: 'document', title: part.name, source: { type: 'text', media_type: 'text/plain', data: Buffer.from(part.data, 'base64').toString('utf8') } };
-      return { type: 'document', title: part.name, source: { type: 'base64', media_type: 'application/pdf', data: part.data } };
+      if (part.mediaType === 'text/plain')
+        return {
+          type: 'document',
+          title: part.name,
+          source: { type: 'text', media_type: 'text/plain', data: Buffer.from(part.data, 'base64').toString('utf8') },
+        };
+      return {
+        type: 'document',
+        title: part.name,
+        source: { type: 'base64', media_type: 'application/pdf', data: part.data },
+      };
   }
 }
 
@@ -138,7 +168,9 @@ function asBlocks(content: string | ContentBlockParam[]): ContentBlockParam[] {
 function parseToolInput(args: string): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(args || '{}');
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
   } catch {
     return {};
   }

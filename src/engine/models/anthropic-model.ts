@@ -1,13 +1,26 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsStreaming, RawMessageStreamEvent, Tool } from '@anthropic-ai/sdk/resources/messages';
 import { TrellisError } from '../../errors/trellis-error.js';
-import type { ModelRequest, ModelResponse, ModelToolCall, SchemaAwareProvider, SchemaDialect, Usage } from '../../contract/model-provider.js';
+import type {
+  ModelRequest,
+  ModelResponse,
+  ModelToolCall,
+  SchemaAwareProvider,
+  SchemaDialect,
+  Usage,
+} from '../../contract/model-provider.js';
 import { ANTHROPIC_DIALECT, ANTHROPIC_PROMPT_DIALECT } from './schema-dialects.js';
 import type { ModelIdentity } from './model-error.js';
 import { callProvider, missingApiKeyError } from './provider-call.js';
 import { ToolNameCodec } from './tool-name-codec.js';
 import { addCacheBreakpoints, toAnthropicMessages, type AnthropicPromptCache } from './anthropic-messages.js';
-import { boundedFetch, resolveStreamLimits, streamFailedError, type ResolvedStreamLimits, type StreamLimits } from './stream-guard.js';
+import {
+  boundedFetch,
+  resolveStreamLimits,
+  streamFailedError,
+  type ResolvedStreamLimits,
+  type StreamLimits,
+} from './stream-guard.js';
 
 /** Stop reasons of a message that completed: anything else with tool calls is refused. */
 const COMPLETED = new Set(['end_turn', 'tool_use', 'stop_sequence']);
@@ -96,7 +109,13 @@ export class AnthropicModel implements SchemaAwareProvider {
     this.limits = resolveStreamLimits(options.stream, 'AnthropicModel');
     const mode = options.structuredOutput ?? 'native';
     if (mode !== 'native' && mode !== 'prompt') {
-      throw new TrellisError('InvalidOptions', `AnthropicModel structuredOutput must be 'native' or 'prompt', got ${String(mode)}`, { hint: "Pass 'native' for Anthropic's structured outputs, 'prompt' for endpoints without them, or leave it out" });
+      throw new TrellisError(
+        'InvalidOptions',
+        `AnthropicModel structuredOutput must be 'native' or 'prompt', got ${String(mode)}`,
+        {
+          hint: "Pass 'native' for Anthropic's structured outputs, 'prompt' for endpoints without them, or leave it out",
+        },
+      );
     }
     this.schemaDialect = mode === 'native' ? ANTHROPIC_DIALECT : ANTHROPIC_PROMPT_DIALECT;
   }
@@ -112,7 +131,9 @@ export class AnthropicModel implements SchemaAwareProvider {
       completed: COMPLETED,
       loadSdk: loadAnthropicSdk,
       start: async (loaded, signal) => {
-        const events = await this.getClient(who, loaded).messages.create(this.params(request, model, codec), { signal });
+        const events = await this.getClient(who, loaded).messages.create(this.params(request, model, codec), {
+          signal,
+        });
         return { events, assembler: new EventAssembler(model, codec, request.onDelta, this.limits, who) };
       },
     });
@@ -124,24 +145,41 @@ export class AnthropicModel implements SchemaAwareProvider {
     const key = apiKey ?? process.env.ANTHROPIC_API_KEY;
     if (!key) throw missingApiKeyError(who, 'AnthropicModel');
     const fetch = boundedFetch(this.limits, () => ({ ...who, model: this.options.model }));
-    this.client = new loaded.Anthropic({ apiKey: key, baseURL, maxRetries: maxRetries ?? 2, timeout: timeoutMs, fetch });
+    this.client = new loaded.Anthropic({
+      apiKey: key,
+      baseURL,
+      maxRetries: maxRetries ?? 2,
+      timeout: timeoutMs,
+      fetch,
+    });
     return this.client;
   }
 
   private params(request: ModelRequest, model: string, codec: ToolNameCodec): MessageCreateParamsStreaming {
     const { temperature, maxTokens, topP } = request.inference;
     const { system, messages, newestUser } = toAnthropicMessages(request.messages, codec);
-    const tools = request.tools.map((tool): Tool => ({ name: codec.encode(tool.name), description: tool.description, input_schema: this.schemaDialect.tool(tool.inputSchema).schema as Tool.InputSchema }));
+    const tools = request.tools.map((tool): Tool => ({
+      name: codec.encode(tool.name),
+      description: tool.description,
+      input_schema: this.schemaDialect.tool(tool.inputSchema).schema as Tool.InputSchema,
+    }));
     const cache = this.options.promptCache;
     addCacheBreakpoints({ system, messages, tools }, newestUser, cache);
-    const params: MessageCreateParamsStreaming = { model, max_tokens: maxTokens ?? this.options.maxTokens ?? 1024, messages, stream: true };
+    const params: MessageCreateParamsStreaming = {
+      model,
+      max_tokens: maxTokens ?? this.options.maxTokens ?? 1024,
+      messages,
+      stream: true,
+    };
     // Without caching the system prompt goes as plain text, as before blocks could carry a breakpoint.
     if (system.length > 0) params.system = cache === false ? system[0]!.text : system;
     if (tools.length > 0) params.tools = tools;
     if (temperature !== undefined) params.temperature = temperature;
     if (topP !== undefined) params.top_p = topP;
     if (request.output !== undefined && this.schemaDialect.nativeOutput) {
-      params.output_config = { format: { type: 'json_schema', schema: this.schemaDialect.output(request.output.schema).schema } };
+      params.output_config = {
+        format: { type: 'json_schema', schema: this.schemaDialect.output(request.output.schema).schema },
+      };
     }
     return params;
   }
@@ -183,7 +221,12 @@ class EventAssembler {
   /** Refuses a response past `maxResponseBytes` characters, however it arrived. */
   private count(piece: string | null | undefined): void {
     this.size += piece?.length ?? 0;
-    if (this.size > this.limits.maxResponseBytes) throw streamFailedError(this.who, 'size', `the response is longer than ${this.limits.maxResponseBytes} characters (stream.maxResponseBytes)`);
+    if (this.size > this.limits.maxResponseBytes)
+      throw streamFailedError(
+        this.who,
+        'size',
+        `the response is longer than ${this.limits.maxResponseBytes} characters (stream.maxResponseBytes)`,
+      );
   }
 
   add(event: RawMessageStreamEvent): void {
@@ -196,8 +239,10 @@ class EventAssembler {
         break;
       case 'content_block_start':
         this.assertBlockIndex(event.index, event.type);
-        if (event.content_block.type === 'tool_use') this.startToolCall(event.index, event.content_block.id, event.content_block.name, event.content_block.input);
-        else if (event.content_block.type === 'text' && event.content_block.text) this.addText(event.content_block.text);
+        if (event.content_block.type === 'tool_use')
+          this.startToolCall(event.index, event.content_block.id, event.content_block.name, event.content_block.input);
+        else if (event.content_block.type === 'text' && event.content_block.text)
+          this.addText(event.content_block.text);
         break;
       case 'content_block_delta':
         this.assertBlockIndex(event.index, event.type);
@@ -209,7 +254,8 @@ class EventAssembler {
         break;
       case 'message_delta':
         if (event.delta.stop_reason) this.stopReason = event.delta.stop_reason;
-        if (event.delta.stop_details?.type === 'refusal') this.refusalNote = event.delta.stop_details.explanation ?? undefined;
+        if (event.delta.stop_details?.type === 'refusal')
+          this.refusalNote = event.delta.stop_details.explanation ?? undefined;
         // message_delta usage is cumulative; input_tokens appears there only on some servers.
         if (event.usage.input_tokens != null) this.inputTokens = event.usage.input_tokens;
         this.outputTokens = event.usage.output_tokens;
@@ -219,7 +265,10 @@ class EventAssembler {
   }
 
   /** Cache counts as `message_start` or (cumulative) `message_delta` report them. */
-  private addCacheUsage(usage: { readonly cache_read_input_tokens?: number | null; readonly cache_creation_input_tokens?: number | null }): void {
+  private addCacheUsage(usage: {
+    readonly cache_read_input_tokens?: number | null;
+    readonly cache_creation_input_tokens?: number | null;
+  }): void {
     if (usage.cache_read_input_tokens != null) this.cacheRead = usage.cache_read_input_tokens;
     if (usage.cache_creation_input_tokens != null) this.cacheWrite = usage.cache_creation_input_tokens;
   }
@@ -232,16 +281,32 @@ class EventAssembler {
 
   /** A content block's index must be a whole number: a call whose input went to no block, or to another, would run without it. */
   private assertBlockIndex(index: unknown, type: string): void {
-    if (!Number.isSafeInteger(index) || (index as number) < 0) throw streamFailedError(this.who, 'index', `a ${type} event has no valid content block index (${JSON.stringify(index) ?? 'none'})`);
+    if (!Number.isSafeInteger(index) || (index as number) < 0)
+      throw streamFailedError(
+        this.who,
+        'index',
+        `a ${type} event has no valid content block index (${JSON.stringify(index) ?? 'none'})`,
+      );
   }
 
   private startToolCall(block: number, id: string, wireName: string, initialInput: unknown): void {
-    if (this.toolCallsByBlock.has(block)) throw streamFailedError(this.who, 'index', `a second tool_use block started at content block ${block}`);
+    if (this.toolCallsByBlock.has(block))
+      throw streamFailedError(this.who, 'index', `a second tool_use block started at content block ${block}`);
     if (this.toolCalls.length >= this.limits.maxToolCalls) {
-      throw streamFailedError(this.who, 'index', `the response asks for more than ${this.limits.maxToolCalls} tool calls (stream.maxToolCalls)`);
+      throw streamFailedError(
+        this.who,
+        'index',
+        `the response asks for more than ${this.limits.maxToolCalls} tool calls (stream.maxToolCalls)`,
+      );
     }
     this.count(wireName);
-    const call: PendingToolCall = { index: this.toolCalls.length, id, name: this.codec.decode(wireName), arguments: '', initialInput };
+    const call: PendingToolCall = {
+      index: this.toolCalls.length,
+      id,
+      name: this.codec.decode(wireName),
+      arguments: '',
+      initialInput,
+    };
     this.toolCalls.push(call);
     this.toolCallsByBlock.set(block, call);
     this.onDelta?.({ type: 'tool_call', index: call.index, id, name: call.name });
@@ -250,7 +315,12 @@ class EventAssembler {
   private addArguments(block: number, json: string): void {
     const call = this.toolCallsByBlock.get(block);
     // Input for a block that never started as a tool_use: dropping it would run some call without its input.
-    if (!call) throw streamFailedError(this.who, 'index', `an input_json_delta for content block ${block}, where no tool_use block started`);
+    if (!call)
+      throw streamFailedError(
+        this.who,
+        'index',
+        `an input_json_delta for content block ${block}, where no tool_use block started`,
+      );
     if (!json) return;
     this.count(json);
     call.arguments += json;
@@ -274,7 +344,14 @@ class EventAssembler {
     if (this.stopReason === 'refusal') {
       // The model (or its safety classifier) stopped the answer: what it wrote is cut short, and any tool call with it is dropped.
       const refusal = this.refusalNote ?? (this.text.trim() || 'The model declined to answer (stop_reason: refusal)');
-      return { text: this.text, toolCalls: [], usage: this.usage(), model: this.model, finishReason: this.stopReason, refusal };
+      return {
+        text: this.text,
+        toolCalls: [],
+        usage: this.usage(),
+        model: this.model,
+        finishReason: this.stopReason,
+        refusal,
+      };
     }
     const toolCalls: ModelToolCall[] = this.toolCalls.map((call) => ({
       id: call.id,

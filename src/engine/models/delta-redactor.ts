@@ -42,14 +42,16 @@ export class DeltaRedactor {
       return;
     }
     const fields = delta.name !== undefined ? this.secretFieldsOf?.(delta.name) : undefined;
-    if (fields !== undefined && fields.length > 0 && !this.#whole.has(delta.index)) this.#whole.set(delta.index, { fields, text: '' });
+    if (fields !== undefined && fields.length > 0 && !this.#whole.has(delta.index))
+      this.#whole.set(delta.index, { fields, text: '' });
     const whole = this.#whole.get(delta.index);
     if (whole) {
       whole.text += delta.argumentsDelta ?? '';
       if (delta.id !== undefined || delta.name !== undefined) this.emit({ ...delta, argumentsDelta: undefined });
       return;
     }
-    const args = delta.argumentsDelta === undefined ? undefined : this.#take(`tool:${delta.index}`, delta.argumentsDelta, false);
+    const args =
+      delta.argumentsDelta === undefined ? undefined : this.#take(`tool:${delta.index}`, delta.argumentsDelta, false);
     if (delta.id === undefined && delta.name === undefined && !args) return;
     this.emit({ ...delta, argumentsDelta: args || undefined });
   }
@@ -57,7 +59,8 @@ export class DeltaRedactor {
   /** Sends what is still held, at the end of the model call. */
   flush(): void {
     for (const [index, whole] of this.#whole) {
-      if (whole.text !== '') this.emit({ type: 'tool_call', index, argumentsDelta: redactArguments(whole.text, whole.fields) });
+      if (whole.text !== '')
+        this.emit({ type: 'tool_call', index, argumentsDelta: redactArguments(whole.text, whole.fields) });
     }
     this.#whole.clear();
     for (const [key, stream] of this.#streams) {

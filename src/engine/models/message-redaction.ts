@@ -16,7 +16,12 @@ export function redactMessage(message: ChatMessage, secretFieldsOf?: SecretField
     ...message,
     content: redactText(message.content),
     ...(message.parts !== undefined && { parts: message.parts.map(redactPart) }),
-    ...(message.toolCalls !== undefined && { toolCalls: message.toolCalls.map((call) => ({ ...call, arguments: redactArguments(call.arguments, secretFieldsOf?.(call.name)) })) }),
+    ...(message.toolCalls !== undefined && {
+      toolCalls: message.toolCalls.map((call) => ({
+        ...call,
+        arguments: redactArguments(call.arguments, secretFieldsOf?.(call.name)),
+      })),
+    }),
   };
 }
 

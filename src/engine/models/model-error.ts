@@ -27,7 +27,14 @@ export interface ModelIdentity {
 }
 
 /** Error types a vendor sends inside a stream when the fault is on its side and passes. */
-const RETRYABLE_TYPES = new Set(['overloaded_error', 'rate_limit_error', 'api_error', 'timeout_error', 'server_error', 'rate_limit_exceeded']);
+const RETRYABLE_TYPES = new Set([
+  'overloaded_error',
+  'rate_limit_error',
+  'api_error',
+  'timeout_error',
+  'server_error',
+  'rate_limit_exceeded',
+]);
 
 /** The SDKs retry the same statuses; the adapter reports a status only after its retries ran out. */
 function isRetryableStatus(status: number): boolean {

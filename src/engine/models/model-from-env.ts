@@ -33,13 +33,19 @@ export function modelFromEnv(env: NodeJS.ProcessEnv = process.env, modelFrom = '
   // An OpenAI-compatible endpoint (OPENAI_BASE_URL) may serve any model name.
   const anthropicByName = vendor === 'anthropic' && !env.OPENAI_BASE_URL;
   if (env.OPENAI_API_KEY && !(anthropicByName && env.ANTHROPIC_API_KEY)) {
-    if (anthropicByName) throw mismatch(name!, modelFrom, 'Anthropic', 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY', DEFAULT_OPENAI_MODEL);
-    const model = new OpenAIModel({ model: name ?? DEFAULT_OPENAI_MODEL, apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL || undefined });
+    if (anthropicByName)
+      throw mismatch(name!, modelFrom, 'Anthropic', 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY', DEFAULT_OPENAI_MODEL);
+    const model = new OpenAIModel({
+      model: name ?? DEFAULT_OPENAI_MODEL,
+      apiKey: env.OPENAI_API_KEY,
+      baseURL: env.OPENAI_BASE_URL || undefined,
+    });
     const where = env.OPENAI_BASE_URL ? `OPENAI_API_KEY, OPENAI_BASE_URL=${env.OPENAI_BASE_URL}` : 'OPENAI_API_KEY';
     return { model, label: `${model.name} (${where})` };
   }
   if (env.ANTHROPIC_API_KEY) {
-    if (vendor === 'openai') throw mismatch(name!, modelFrom, 'OpenAI', 'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', DEFAULT_ANTHROPIC_MODEL);
+    if (vendor === 'openai')
+      throw mismatch(name!, modelFrom, 'OpenAI', 'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', DEFAULT_ANTHROPIC_MODEL);
     const model = new AnthropicModel({ model: name ?? DEFAULT_ANTHROPIC_MODEL, apiKey: env.ANTHROPIC_API_KEY });
     return { model, label: `${model.name} (ANTHROPIC_API_KEY)` };
   }
@@ -53,8 +59,19 @@ function vendorOf(model: string): 'openai' | 'anthropic' | undefined {
   return undefined;
 }
 
-function mismatch(model: string, modelFrom: string, vendor: string, keySet: string, keyNeeded: string, sameVendorDefault: string): TrellisError {
-  return new TrellisError('InvalidConfig', `The model '${model}' (from ${modelFrom}) is an ${vendor} model, but the only key set is ${keySet}, which calls the other vendor`, {
-    hint: `Set ${keyNeeded} to use ${model}, or name a model of the key's vendor (e.g. ${sameVendorDefault})`,
-  });
+function mismatch(
+  model: string,
+  modelFrom: string,
+  vendor: string,
+  keySet: string,
+  keyNeeded: string,
+  sameVendorDefault: string,
+): TrellisError {
+  return new TrellisError(
+    'InvalidConfig',
+    `The model '${model}' (from ${modelFrom}) is an ${vendor} model, but the only key set is ${keySet}, which calls the other vendor`,
+    {
+      hint: `Set ${keyNeeded} to use ${model}, or name a model of the key's vendor (e.g. ${sameVendorDefault})`,
+    },
+  );
 }

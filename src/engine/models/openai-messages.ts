@@ -24,8 +24,15 @@ export function toOpenAIMessages(source: readonly ChatMessage[], codec: ToolName
     }
     if (message.role === 'tool' && hasMediaParts(message)) {
       const parts = messageParts(message);
-      messages.push({ role: 'tool', tool_call_id: message.toolCallId ?? '', content: parts.map(describePart).join('\n') });
-      carried.push({ type: 'text', text: `Content returned by tool ${message.name ?? ''} (call ${message.toolCallId ?? '?'}):` }, ...toOpenAIParts(parts.filter((part) => part.type !== 'text')));
+      messages.push({
+        role: 'tool',
+        tool_call_id: message.toolCallId ?? '',
+        content: parts.map(describePart).join('\n'),
+      });
+      carried.push(
+        { type: 'text', text: `Content returned by tool ${message.name ?? ''} (call ${message.toolCallId ?? '?'}):` },
+        ...toOpenAIParts(parts.filter((part) => part.type !== 'text')),
+      );
       continue;
     }
     messages.push(toOpenAIMessage(message, codec));
@@ -39,7 +46,10 @@ function toOpenAIMessage(message: ChatMessage, codec: ToolNameCodec): ChatComple
     case 'system':
       return { role: 'system', content: message.parts ? partsText(message.parts) : message.content };
     case 'user':
-      return { role: 'user', content: message.parts && hasMediaParts(message) ? toOpenAIParts(message.parts) : message.content };
+      return {
+        role: 'user',
+        content: message.parts && hasMediaParts(message) ? toOpenAIParts(message.parts) : message.content,
+      };
     case 'tool':
       return { role: 'tool', tool_call_id: message.toolCallId ?? '', content: message.content };
     case 'assistant':
@@ -65,7 +75,11 @@ function toOpenAIParts(parts: readonly ContentPart[]): ChatCompletionContentPart
       case 'image':
         return { type: 'image_url', image_url: { url: part.url ?? `data:${part.mediaType};base64,${part.data}` } };
       case 'file':
-        if (part.mediaType === 'text/plain') return { type: 'text', text: `<file name="${part.name}">\n${Buffer.from(part.data, 'base64').toString('utf8')}\n</file>` };
+        if (part.mediaType === 'text/plain')
+          return {
+            type: 'text',
+            text: `<file name="${part.name}">\n${Buffer.from(part.data, 'base64').toString('utf8')}\n</file>`,
+          };
         return { type: 'file', file: { filename: part.name, file_data: `data:${part.mediaType};base64,${part.data}` } };
     }
   });

@@ -5,14 +5,30 @@ import type {
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import { TrellisError } from '../../errors/trellis-error.js';
-import type { CompiledSchema, JsonSchema, ModelRequest, ModelResponse, ModelToolCall, SchemaAwareProvider, SchemaDialect, ToolDefinition, Usage } from '../../contract/model-provider.js';
+import type {
+  CompiledSchema,
+  JsonSchema,
+  ModelRequest,
+  ModelResponse,
+  ModelToolCall,
+  SchemaAwareProvider,
+  SchemaDialect,
+  ToolDefinition,
+  Usage,
+} from '../../contract/model-provider.js';
 import { CONSERVATIVE_DIALECT, OPENAI_STRICT_DIALECT } from './schema-dialects.js';
 import { dropNullOptionals } from '../validation/openai-strict-schema.js';
 import type { ModelIdentity } from './model-error.js';
 import { callProvider, missingApiKeyError } from './provider-call.js';
 import { ToolNameCodec } from './tool-name-codec.js';
 import { toOpenAIMessages } from './openai-messages.js';
-import { boundedFetch, resolveStreamLimits, streamFailedError, type ResolvedStreamLimits, type StreamLimits } from './stream-guard.js';
+import {
+  boundedFetch,
+  resolveStreamLimits,
+  streamFailedError,
+  type ResolvedStreamLimits,
+  type StreamLimits,
+} from './stream-guard.js';
 
 /** Finish reasons of a response that completed: anything else with tool calls is refused. */
 const COMPLETED = new Set(['stop', 'tool_calls', 'function_call']);
@@ -95,9 +111,14 @@ export class OpenAIModel implements SchemaAwareProvider {
     this.name = options.name ?? `openai:${options.model}`;
     this.client = options.client;
     this.limits = resolveStreamLimits(options.stream, 'OpenAIModel');
-    const mode = options.structuredOutput ?? (isOpenAIEndpoint(options.client?.baseURL ?? options.baseURL) ? 'native' : 'prompt');
+    const mode =
+      options.structuredOutput ?? (isOpenAIEndpoint(options.client?.baseURL ?? options.baseURL) ? 'native' : 'prompt');
     if (mode !== 'native' && mode !== 'prompt') {
-      throw new TrellisError('InvalidOptions', `OpenAIModel structuredOutput must be 'native' or 'prompt', got ${String(mode)}`, { hint: "Pass 'native' for OpenAI's structured outputs, 'prompt' for servers without them, or leave it out" });
+      throw new TrellisError(
+        'InvalidOptions',
+        `OpenAIModel structuredOutput must be 'native' or 'prompt', got ${String(mode)}`,
+        { hint: "Pass 'native' for OpenAI's structured outputs, 'prompt' for servers without them, or leave it out" },
+      );
     }
     this.schemaDialect = mode === 'native' ? OPENAI_STRICT_DIALECT : CONSERVATIVE_DIALECT;
   }
@@ -114,8 +135,21 @@ export class OpenAIModel implements SchemaAwareProvider {
       loadSdk: loadOpenAISdk,
       start: async (loaded, signal) => {
         const tools = request.tools.map((tool) => this.schemaDialect.tool(tool.inputSchema));
-        const events = await this.getClient(who, loaded).chat.completions.create(this.params(request, model, codec, tools), { signal });
-        return { events, assembler: new ChunkAssembler(model, codec, request.onDelta, this.limits, who, strictSources(request.tools, tools)) };
+        const events = await this.getClient(who, loaded).chat.completions.create(
+          this.params(request, model, codec, tools),
+          { signal },
+        );
+        return {
+          events,
+          assembler: new ChunkAssembler(
+            model,
+            codec,
+            request.onDelta,
+            this.limits,
+            who,
+            strictSources(request.tools, tools),
+          ),
+        };
       },
     });
   }
@@ -127,11 +161,22 @@ export class OpenAIModel implements SchemaAwareProvider {
     if (!key && !baseURL) throw missingApiKeyError(who, 'OpenAIModel');
     // Local OpenAI-compatible servers ignore the key, but the SDK insists on one.
     const fetch = boundedFetch(this.limits, () => ({ ...who, model: this.options.model }));
-    this.client = new loaded.OpenAI({ apiKey: key || 'not-needed', baseURL, maxRetries: maxRetries ?? 2, timeout: timeoutMs, fetch });
+    this.client = new loaded.OpenAI({
+      apiKey: key || 'not-needed',
+      baseURL,
+      maxRetries: maxRetries ?? 2,
+      timeout: timeoutMs,
+      fetch,
+    });
     return this.client;
   }
 
-  private params(request: ModelRequest, model: string, codec: ToolNameCodec, tools: readonly CompiledSchema[]): ChatCompletionCreateParamsStreaming {
+  private params(
+    request: ModelRequest,
+    model: string,
+    codec: ToolNameCodec,
+    tools: readonly CompiledSchema[],
+  ): ChatCompletionCreateParamsStreaming {
     const { temperature, maxTokens, topP, reasoningEffort } = request.inference;
     const params: ChatCompletionCreateParamsStreaming = {
       model,
@@ -142,7 +187,10 @@ export class OpenAIModel implements SchemaAwareProvider {
     if (request.tools.length > 0) params.tools = request.tools.map((tool, at) => toOpenAITool(tool, tools[at]!, codec));
     const output = request.output;
     if (output !== undefined && this.schemaDialect.nativeOutput) {
-      params.response_format = { type: 'json_schema', json_schema: { name: output.name, strict: true, schema: this.schemaDialect.output(output.schema).schema } };
+      params.response_format = {
+        type: 'json_schema',
+        json_schema: { name: output.name, strict: true, schema: this.schemaDialect.output(output.schema).schema },
+      };
     }
     if (temperature !== undefined) params.temperature = temperature;
     // `max_tokens` rather than `max_completion_tokens`: compatible servers only know the former.
@@ -157,7 +205,9 @@ function toOpenAITool(tool: ToolDefinition, compiled: CompiledSchema, codec: Too
   const parameters = compiled.schema as Record<string, unknown>;
   return {
     type: 'function',
-    function: compiled.strict ? { name: codec.encode(tool.name), description: tool.description, parameters, strict: true } : { name: codec.encode(tool.name), description: tool.description, parameters },
+    function: compiled.strict
+      ? { name: codec.encode(tool.name), description: tool.description, parameters, strict: true }
+      : { name: codec.encode(tool.name), description: tool.description, parameters },
   };
 }
 
@@ -172,9 +222,13 @@ function isOpenAIEndpoint(baseURL: string | undefined): boolean {
 }
 
 /** The source schemas of the tools sent strict, by name: their arguments are mapped back (a `null` optional → absent). */
-function strictSources(tools: readonly ToolDefinition[], compiled: readonly CompiledSchema[]): ReadonlyMap<string, JsonSchema> | undefined {
+function strictSources(
+  tools: readonly ToolDefinition[],
+  compiled: readonly CompiledSchema[],
+): ReadonlyMap<string, JsonSchema> | undefined {
   let sources: Map<string, JsonSchema> | undefined;
-  for (let at = 0; at < tools.length; at++) if (compiled[at]!.strict) (sources ??= new Map()).set(tools[at]!.name, tools[at]!.inputSchema);
+  for (let at = 0; at < tools.length; at++)
+    if (compiled[at]!.strict) (sources ??= new Map()).set(tools[at]!.name, tools[at]!.inputSchema);
   return sources;
 }
 
@@ -213,7 +267,11 @@ class ChunkAssembler {
     if (chunk.model) this.model = chunk.model;
     if (chunk.usage) {
       const { prompt_tokens, completion_tokens, total_tokens, prompt_tokens_details } = chunk.usage;
-      this.usage = { inputTokens: prompt_tokens, outputTokens: completion_tokens, totalTokens: total_tokens ?? prompt_tokens + completion_tokens };
+      this.usage = {
+        inputTokens: prompt_tokens,
+        outputTokens: completion_tokens,
+        totalTokens: total_tokens ?? prompt_tokens + completion_tokens,
+      };
       // `prompt_tokens` counts the cached ones too; compatible servers often omit the details.
       const cached = prompt_tokens_details?.cached_tokens;
       if (typeof cached === 'number') this.usage = { ...this.usage, cachedInputTokens: cached };
@@ -238,13 +296,22 @@ class ChunkAssembler {
   /** Refuses a response past `maxResponseBytes` characters, however it arrived. */
   private count(piece: string | null | undefined): void {
     this.size += piece?.length ?? 0;
-    if (this.size > this.limits.maxResponseBytes) throw streamFailedError(this.who, 'size', `the response is longer than ${this.limits.maxResponseBytes} characters (stream.maxResponseBytes)`);
+    if (this.size > this.limits.maxResponseBytes)
+      throw streamFailedError(
+        this.who,
+        'size',
+        `the response is longer than ${this.limits.maxResponseBytes} characters (stream.maxResponseBytes)`,
+      );
   }
 
   private addToolCallPiece(piece: ChatCompletionChunk.Choice.Delta.ToolCall): void {
     // An index past the bound would make a sparse array of that length (1e9 took the process down).
     if (!Number.isSafeInteger(piece.index) || piece.index < 0 || piece.index >= this.limits.maxToolCalls) {
-      throw streamFailedError(this.who, 'index', `a streamed tool call has index ${String(piece.index)}; at most ${this.limits.maxToolCalls} calls (indices 0–${this.limits.maxToolCalls - 1}) are taken (stream.maxToolCalls)`);
+      throw streamFailedError(
+        this.who,
+        'index',
+        `a streamed tool call has index ${String(piece.index)}; at most ${this.limits.maxToolCalls} calls (indices 0–${this.limits.maxToolCalls - 1}) are taken (stream.maxToolCalls)`,
+      );
     }
     this.count(piece.function?.arguments);
     this.count(piece.function?.name);
@@ -272,7 +339,13 @@ class ChunkAssembler {
       const name = this.codec.decode(call.name);
       toolCalls.push({ id: call.id, name, arguments: mappedArguments(call.arguments || '{}', this.strict?.get(name)) });
     }
-    const response: ModelResponse = { text: this.text, toolCalls, usage: this.usage, model: this.model, finishReason: this.finishReason };
+    const response: ModelResponse = {
+      text: this.text,
+      toolCalls,
+      usage: this.usage,
+      model: this.model,
+      finishReason: this.finishReason,
+    };
     return this.refusal ? { ...response, refusal: this.refusal } : response;
   }
 }

@@ -8,7 +8,10 @@ import { assertCompleted, streamFailedError, withIdleTimeout, type ResolvedStrea
  * these names; an adapter over either SDK maps its failures through them.
  */
 export interface SdkErrorClasses {
-  readonly APIError: abstract new (...args: never[]) => { readonly status: number | undefined; readonly type: string | null | undefined };
+  readonly APIError: abstract new (...args: never[]) => {
+    readonly status: number | undefined;
+    readonly type: string | null | undefined;
+  };
   readonly APIUserAbortError: abstract new (...args: never[]) => object;
   readonly APIConnectionError: abstract new (...args: never[]) => object;
   readonly APIConnectionTimeoutError: abstract new (...args: never[]) => object;
@@ -30,7 +33,10 @@ export interface ProviderCall<Sdk extends SdkErrorClasses, Event> {
   /** The vendor SDK, loaded on the first call rather than when Trellis is imported. */
   loadSdk(): Promise<Sdk>;
   /** Sends the request with `signal` (the caller's and the idle watchdog's) and returns its events. */
-  start(sdk: Sdk, signal: AbortSignal): Promise<{ readonly events: AsyncIterable<Event>; readonly assembler: StreamAssembler<Event> }>;
+  start(
+    sdk: Sdk,
+    signal: AbortSignal,
+  ): Promise<{ readonly events: AsyncIterable<Event>; readonly assembler: StreamAssembler<Event> }>;
 }
 
 /**
@@ -39,7 +45,9 @@ export interface ProviderCall<Sdk extends SdkErrorClasses, Event> {
  * that the response completed, and turns whatever went wrong into `Cancelled` or `ModelFailed`
  * (see {@link toModelError}).
  */
-export async function callProvider<Sdk extends SdkErrorClasses, Event>(call: ProviderCall<Sdk, Event>): Promise<ModelResponse> {
+export async function callProvider<Sdk extends SdkErrorClasses, Event>(
+  call: ProviderCall<Sdk, Event>,
+): Promise<ModelResponse> {
   const { request, who, limits } = call;
   if (request.signal?.aborted) throw modelCancelledError(who.provider, request.signal.reason);
   let loaded: Sdk | undefined;
@@ -74,16 +82,25 @@ export async function callProvider<Sdk extends SdkErrorClasses, Event>(call: Pro
  * with what the retry policy needs. `sdk` is the SDK when it could be loaded; without it only
  * cancellation is told apart.
  */
-export function toModelError(error: unknown, who: ModelIdentity, signal: AbortSignal | undefined, sdk: SdkErrorClasses | undefined): TrellisError {
+export function toModelError(
+  error: unknown,
+  who: ModelIdentity,
+  signal: AbortSignal | undefined,
+  sdk: SdkErrorClasses | undefined,
+): TrellisError {
   if (TrellisError.is(error)) return error;
   const cause = (error as { cause?: unknown } | null)?.cause;
   if (TrellisError.is(cause)) return cause;
-  if (signal?.aborted || (sdk && error instanceof sdk.APIUserAbortError)) return modelCancelledError(who.provider, error);
+  if (signal?.aborted || (sdk && error instanceof sdk.APIUserAbortError))
+    return modelCancelledError(who.provider, error);
   const message = error instanceof Error ? error.message : String(error);
   if (sdk) {
-    if (error instanceof sdk.APIConnectionTimeoutError) return modelFailedError({ timeout: true, message, cause: error }, who);
-    if (error instanceof sdk.APIConnectionError) return modelFailedError({ connection: true, message, cause: error }, who);
-    if (error instanceof sdk.APIError) return modelFailedError({ status: error.status, type: error.type, message, cause: error }, who);
+    if (error instanceof sdk.APIConnectionTimeoutError)
+      return modelFailedError({ timeout: true, message, cause: error }, who);
+    if (error instanceof sdk.APIConnectionError)
+      return modelFailedError({ connection: true, message, cause: error }, who);
+    if (error instanceof sdk.APIError)
+      return modelFailedError({ status: error.status, type: error.type, message, cause: error }, who);
   }
   return modelFailedError({ message, cause: error }, who);
 }

@@ -23,7 +23,11 @@ const ROOT_PROBLEM = '(root): must be an object (a DTO class); a list or a singl
 
 /** The schema as it is, checked only for what no provider takes: a root that is not an object. */
 function asIs(schema: JsonSchema): CompiledSchema {
-  return { schema, problems: schema.type === undefined || schema.type === 'object' ? [] : [ROOT_PROBLEM], strict: false };
+  return {
+    schema,
+    problems: schema.type === undefined || schema.type === 'object' ? [] : [ROOT_PROBLEM],
+    strict: false,
+  };
 }
 
 function loose(rewritten: RewrittenSchema): CompiledSchema {

@@ -1,5 +1,12 @@
 import { asTrellisError, TrellisError } from '../../errors/trellis-error.js';
-import type { ChatMessage, ModelProvider, ModelRequest, ModelResponse, ModelToolCall, Usage } from '../../contract/model-provider.js';
+import type {
+  ChatMessage,
+  ModelProvider,
+  ModelRequest,
+  ModelResponse,
+  ModelToolCall,
+  Usage,
+} from '../../contract/model-provider.js';
 import { modelCancelledError } from './model-error.js';
 import { hasMediaParts, messageParts } from '../../contract/content-part.js';
 
@@ -89,7 +96,11 @@ export class ScriptedModel implements ModelProvider {
     this.delayMs = options.delayMs ?? 0;
     this.keepCalls = options.keepCalls ?? DEFAULT_KEEP_CALLS;
     if (!Number.isSafeInteger(this.keepCalls) || this.keepCalls < 0) {
-      throw new TrellisError('InvalidOptions', `ScriptedModel keepCalls must be a whole number of 0 or more, got ${String(options.keepCalls)}`, { hint: 'Pass e.g. { keepCalls: 100 }' });
+      throw new TrellisError(
+        'InvalidOptions',
+        `ScriptedModel keepCalls must be a whole number of 0 or more, got ${String(options.keepCalls)}`,
+        { hint: 'Pass e.g. { keepCalls: 100 }' },
+      );
     }
   }
 
@@ -117,21 +128,34 @@ export class ScriptedModel implements ModelProvider {
         throw this.replyFailed(error, callIndex);
       }
       // The rejection handler is made only for a reply that is a promise: a synchronous reply allocates no closure.
-      return isPromiseLike(reply) ? Promise.resolve(reply).then(undefined, (error: unknown) => { throw this.replyFailed(error, callIndex); }) : reply;
+      return isPromiseLike(reply)
+        ? Promise.resolve(reply).then(undefined, (error: unknown) => {
+            throw this.replyFailed(error, callIndex);
+          })
+        : reply;
     }
     if (callIndex >= this.script.length) {
-      throw new TrellisError('ModelFailed', `ScriptedModel "${this.name}" has no reply for call #${callIndex + 1}: its script holds ${this.script.length}`, {
-        hint: 'Add a reply for every model call the test makes, or pass a function that computes replies',
-        details: { provider: this.name, callIndex },
-      });
+      throw new TrellisError(
+        'ModelFailed',
+        `ScriptedModel "${this.name}" has no reply for call #${callIndex + 1}: its script holds ${this.script.length}`,
+        {
+          hint: 'Add a reply for every model call the test makes, or pass a function that computes replies',
+          details: { provider: this.name, callIndex },
+        },
+      );
     }
     const step = this.script[callIndex]!;
-    if (step instanceof Error) throw asTrellisError(step, 'ModelFailed', `ScriptedModel "${this.name}" failed on call #${callIndex + 1}`);
+    if (step instanceof Error)
+      throw asTrellisError(step, 'ModelFailed', `ScriptedModel "${this.name}" failed on call #${callIndex + 1}`);
     return step;
   }
 
   private replyFailed(error: unknown, callIndex: number): TrellisError {
-    return asTrellisError(error, 'ModelFailed', `ScriptedModel "${this.name}" reply function failed on call #${callIndex + 1}`);
+    return asTrellisError(
+      error,
+      'ModelFailed',
+      `ScriptedModel "${this.name}" reply function failed on call #${callIndex + 1}`,
+    );
   }
 
   private answer(reply: Exclude<ScriptedReply, string>, request: ModelRequest): ModelResponse {
@@ -155,10 +179,16 @@ export class ScriptedModel implements ModelProvider {
       model: this.name,
       finishReason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
     };
-    return reply.refusal === undefined ? response : { ...response, toolCalls: [], finishReason: 'refusal', refusal: reply.refusal };
+    return reply.refusal === undefined
+      ? response
+      : { ...response, toolCalls: [], finishReason: 'refusal', refusal: reply.refusal };
   }
 
-  private stream(onDelta: NonNullable<ModelRequest['onDelta']>, text: string, toolCalls: readonly ModelToolCall[]): void {
+  private stream(
+    onDelta: NonNullable<ModelRequest['onDelta']>,
+    text: string,
+    toolCalls: readonly ModelToolCall[],
+  ): void {
     const size = Math.max(1, Math.ceil(text.length / TEXT_CHUNKS));
     for (let at = 0; at < text.length; at += size) onDelta({ type: 'text', text: text.slice(at, at + size) });
     toolCalls.forEach((call, index) => {
@@ -166,7 +196,8 @@ export class ScriptedModel implements ModelProvider {
       // Two pieces, so consumers that assemble arguments are exercised.
       const half = Math.ceil(call.arguments.length / 2);
       if (half > 0) onDelta({ type: 'tool_call', index, argumentsDelta: call.arguments.slice(0, half) });
-      if (call.arguments.length > half) onDelta({ type: 'tool_call', index, argumentsDelta: call.arguments.slice(half) });
+      if (call.arguments.length > half)
+        onDelta({ type: 'tool_call', index, argumentsDelta: call.arguments.slice(half) });
     });
   }
 
@@ -191,7 +222,11 @@ export class ScriptedModel implements ModelProvider {
     const outputTokens = given?.outputTokens ?? Math.ceil(outputChars / CHARS_PER_TOKEN);
     const usage: Usage = { inputTokens, outputTokens, totalTokens: given?.totalTokens ?? inputTokens + outputTokens };
     if (given?.cachedInputTokens === undefined && given?.cacheWriteInputTokens === undefined) return usage;
-    return { ...usage, ...(given.cachedInputTokens !== undefined && { cachedInputTokens: given.cachedInputTokens }), ...(given.cacheWriteInputTokens !== undefined && { cacheWriteInputTokens: given.cacheWriteInputTokens }) };
+    return {
+      ...usage,
+      ...(given.cachedInputTokens !== undefined && { cachedInputTokens: given.cachedInputTokens }),
+      ...(given.cacheWriteInputTokens !== undefined && { cacheWriteInputTokens: given.cacheWriteInputTokens }),
+    };
   }
 
   private throwIfAborted(signal: AbortSignal | undefined): void {
@@ -214,5 +249,9 @@ export class ScriptedModel implements ModelProvider {
 }
 
 function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function';
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
 }

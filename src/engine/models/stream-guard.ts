@@ -24,7 +24,12 @@ export interface StreamLimits {
 /** {@link StreamLimits} with every default filled in. */
 export type ResolvedStreamLimits = Required<StreamLimits>;
 
-const DEFAULTS: ResolvedStreamLimits = { idleTimeoutMs: 120_000, maxLineBytes: 4 * 1024 * 1024, maxResponseBytes: 32 * 1024 * 1024, maxToolCalls: 128 };
+const DEFAULTS: ResolvedStreamLimits = {
+  idleTimeoutMs: 120_000,
+  maxLineBytes: 4 * 1024 * 1024,
+  maxResponseBytes: 32 * 1024 * 1024,
+  maxToolCalls: 128,
+};
 
 /**
  * The limits an adapter runs with.
@@ -37,9 +42,13 @@ export function resolveStreamLimits(limits: StreamLimits | undefined, where: str
     const value = out[key];
     const least = key === 'idleTimeoutMs' ? 0 : 1;
     if (!Number.isSafeInteger(value) || value < least) {
-      throw new TrellisError('InvalidOptions', `${where}: stream.${key} must be a whole number of at least ${least}, got ${String(value)}`, {
-        hint: `Leave it out for the default (${DEFAULTS[key]})`,
-      });
+      throw new TrellisError(
+        'InvalidOptions',
+        `${where}: stream.${key} must be a whole number of at least ${least}, got ${String(value)}`,
+        {
+          hint: `Leave it out for the default (${DEFAULTS[key]})`,
+        },
+      );
     }
   }
   return out;
@@ -57,7 +66,7 @@ export function streamFailedError(who: ModelIdentity, fault: StreamFault, messag
       fault === 'idle'
         ? 'The model stopped sending; try again, or raise the stream.idleTimeoutMs option for a slow model'
         : fault === 'format'
-          ? 'Check the baseURL, and whether a proxy or a sign-in page answers in the provider\'s place; the call can be tried again'
+          ? "Check the baseURL, and whether a proxy or a sign-in page answers in the provider's place; the call can be tried again"
           : 'The response was not used (no tool of it ran); try again, or add a fallback model',
     details: { provider: who.provider, model: who.model, stream: fault },
   });
@@ -71,9 +80,14 @@ export function streamFailedError(who: ModelIdentity, fault: StreamFault, messag
  */
 export function assertCompleted(response: ModelResponse, who: ModelIdentity, normal: ReadonlySet<string>): void {
   const reason = response.finishReason;
-  if (reason === undefined) throw streamFailedError(who, 'incomplete', 'the stream ended before the response completed (no finish reason)');
+  if (reason === undefined)
+    throw streamFailedError(who, 'incomplete', 'the stream ended before the response completed (no finish reason)');
   if (response.toolCalls.length > 0 && !normal.has(reason)) {
-    throw streamFailedError(who, 'truncated', `the response stopped early (${reason}) while it was asking for ${response.toolCalls.length} tool call(s)`);
+    throw streamFailedError(
+      who,
+      'truncated',
+      `the response stopped early (${reason}) while it was asking for ${response.toolCalls.length} tool call(s)`,
+    );
   }
 }
 
@@ -83,13 +97,21 @@ export function assertCompleted(response: ModelResponse, who: ModelIdentity, nor
  * retryable `ModelFailed` (and cancels the body, closing the connection) instead of being
  * buffered whole. A successful status with an HTML page for a body fails at once (`format`).
  */
-export function boundedFetch(limits: ResolvedStreamLimits, who: () => ModelIdentity, base: typeof fetch = globalThis.fetch): typeof fetch {
+export function boundedFetch(
+  limits: ResolvedStreamLimits,
+  who: () => ModelIdentity,
+  base: typeof fetch = globalThis.fetch,
+): typeof fetch {
   return async (input, init) => {
     const response = await base(input, init);
     // An HTML page is never an API's answer, whatever its status says: a proxy, a captive portal, a wrong baseURL.
     if (response.ok && /^\s*(text\/html|application\/xhtml\+xml)\b/i.test(response.headers.get('content-type') ?? '')) {
       await response.body?.cancel().catch(() => undefined);
-      throw streamFailedError(who(), 'format', `the provider answered ${response.status} with an HTML page (${response.headers.get('content-type')}), not an API response`);
+      throw streamFailedError(
+        who(),
+        'format',
+        `the provider answered ${response.status} with an HTML page (${response.headers.get('content-type')}), not an API response`,
+      );
     }
     if (!response.body) return response;
     const body = response.body.pipeThrough(byteLimits(limits, who));
@@ -104,7 +126,13 @@ function byteLimits(limits: ResolvedStreamLimits, who: () => ModelIdentity): Tra
     transform(chunk, controller) {
       total += chunk.byteLength;
       if (total > limits.maxResponseBytes) {
-        controller.error(streamFailedError(who(), 'size', `the response is larger than ${limits.maxResponseBytes} bytes (stream.maxResponseBytes)`));
+        controller.error(
+          streamFailedError(
+            who(),
+            'size',
+            `the response is larger than ${limits.maxResponseBytes} bytes (stream.maxResponseBytes)`,
+          ),
+        );
         return;
       }
       // The current line's length, carried across chunks; every line of this chunk is checked.
@@ -117,7 +145,13 @@ function byteLimits(limits: ResolvedStreamLimits, who: () => ModelIdentity): Tra
       }
       line += chunk.byteLength - start;
       if (Math.max(longest, line) > limits.maxLineBytes) {
-        controller.error(streamFailedError(who(), 'line', `a line of the event stream is longer than ${limits.maxLineBytes} bytes (stream.maxLineBytes)`));
+        controller.error(
+          streamFailedError(
+            who(),
+            'line',
+            `a line of the event stream is longer than ${limits.maxLineBytes} bytes (stream.maxLineBytes)`,
+          ),
+        );
         return;
       }
       controller.enqueue(chunk);
@@ -129,7 +163,11 @@ function byteLimits(limits: ResolvedStreamLimits, who: () => ModelIdentity): Tra
  * The events of `source`, ending with `onIdle()`'s error when none arrives for `ms` (0: no
  * limit). `onIdle` should abort the request, so the pending read settles and the connection closes.
  */
-export async function* withIdleTimeout<T>(source: AsyncIterable<T>, ms: number, onIdle: () => Error): AsyncGenerator<T> {
+export async function* withIdleTimeout<T>(
+  source: AsyncIterable<T>,
+  ms: number,
+  onIdle: () => Error,
+): AsyncGenerator<T> {
   if (ms <= 0) {
     yield* source;
     return;

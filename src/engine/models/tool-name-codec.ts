@@ -33,10 +33,14 @@ export class ToolNameCodec {
       const wire = encodeToolName(name);
       const owner = this.originals.get(wire);
       if (owner !== undefined && owner !== name) {
-        throw new TrellisError('ModelFailed', `Tools "${owner}" and "${name}" both become "${wire}" when sent to the model`, {
-          hint: 'Rename one of them: vendors only accept letters, digits, "_" and "-" in tool names, so "." is sent as "__"',
-          details: { tools: [owner, name], wireName: wire },
-        });
+        throw new TrellisError(
+          'ModelFailed',
+          `Tools "${owner}" and "${name}" both become "${wire}" when sent to the model`,
+          {
+            hint: 'Rename one of them: vendors only accept letters, digits, "_" and "-" in tool names, so "." is sent as "__"',
+            details: { tools: [owner, name], wireName: wire },
+          },
+        );
       }
       this.originals.set(wire, name);
     }

@@ -16,7 +16,11 @@ export function subtractUsage(a: Usage, b: Usage): Usage {
 
 /** The usage fields alone (no `byModel` or other extras). */
 export function plainUsage(u: Usage): Usage {
-  const plain: { -readonly [K in keyof Usage]: Usage[K] } = { inputTokens: u.inputTokens, outputTokens: u.outputTokens, totalTokens: u.totalTokens };
+  const plain: { -readonly [K in keyof Usage]: Usage[K] } = {
+    inputTokens: u.inputTokens,
+    outputTokens: u.outputTokens,
+    totalTokens: u.totalTokens,
+  };
   if (u.cachedInputTokens !== undefined) plain.cachedInputTokens = u.cachedInputTokens;
   if (u.cacheWriteInputTokens !== undefined) plain.cacheWriteInputTokens = u.cacheWriteInputTokens;
   return plain;
@@ -28,7 +32,9 @@ function combine(a: Usage, b: Usage, sign: 1 | -1): Usage {
     outputTokens: a.outputTokens + sign * b.outputTokens,
     totalTokens: a.totalTokens + sign * b.totalTokens,
   };
-  if (a.cachedInputTokens !== undefined || b.cachedInputTokens !== undefined) sum.cachedInputTokens = (a.cachedInputTokens ?? 0) + sign * (b.cachedInputTokens ?? 0);
-  if (a.cacheWriteInputTokens !== undefined || b.cacheWriteInputTokens !== undefined) sum.cacheWriteInputTokens = (a.cacheWriteInputTokens ?? 0) + sign * (b.cacheWriteInputTokens ?? 0);
+  if (a.cachedInputTokens !== undefined || b.cachedInputTokens !== undefined)
+    sum.cachedInputTokens = (a.cachedInputTokens ?? 0) + sign * (b.cachedInputTokens ?? 0);
+  if (a.cacheWriteInputTokens !== undefined || b.cacheWriteInputTokens !== undefined)
+    sum.cacheWriteInputTokens = (a.cacheWriteInputTokens ?? 0) + sign * (b.cacheWriteInputTokens ?? 0);
   return sum;
 }

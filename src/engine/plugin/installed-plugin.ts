@@ -1,7 +1,13 @@
 import type { Container } from 'inversify';
 import type { PluginDefinition } from './plugin-definition.js';
 import type { PluginGrant } from './plugin-host.js';
-import type { KeyedHandler, RegisteredHook, RegisteredTool, RegisteredTransform, StateKeyEntry } from '../../contract/plugin-member.js';
+import type {
+  KeyedHandler,
+  RegisteredHook,
+  RegisteredTool,
+  RegisteredTransform,
+  StateKeyEntry,
+} from '../../contract/plugin-member.js';
 
 /** A plugin bound in the container, with its members ready to call. Immutable: a change builds a new one. */
 export interface InstalledPlugin {

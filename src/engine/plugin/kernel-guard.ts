@@ -9,16 +9,30 @@ import { TrellisError } from '../../errors/trellis-error.js';
 export function guardToken(container: Container, token: ServiceIdentifier, what: string, instead: string): void {
   if (container.isCurrentBound(token)) return;
   container.bind(token).toDynamicValue(() => {
-    throw new TrellisError('KernelAccess', `asks for ${what}, which a plugin cannot inject`, { hint: instead, details: { token: describeToken(token) } });
+    throw new TrellisError('KernelAccess', `asks for ${what}, which a plugin cannot inject`, {
+      hint: instead,
+      details: { token: describeToken(token) },
+    });
   });
 }
 
 /** A plugin's construction failed on a guarded token: the error, rewritten to name the plugin. */
 export function kernelAccessOf(error: unknown, plugin: string): TrellisError | undefined {
-  for (let cause: unknown = error, depth = 0; cause !== undefined && depth < 8; cause = (cause as { cause?: unknown }).cause, depth++) {
+  for (
+    let cause: unknown = error, depth = 0;
+    cause !== undefined && depth < 8;
+    cause = (cause as { cause?: unknown }).cause, depth++
+  ) {
     if (TrellisError.is(cause, 'KernelAccess')) {
-      const message = cause.hint && cause.message.endsWith(`. ${cause.hint}`) ? cause.message.slice(0, -(cause.hint.length + 2)) : cause.message;
-      return new TrellisError('KernelAccess', `Plugin '${plugin}' ${message}`, { hint: cause.hint, details: { ...cause.details, plugin }, cause: error });
+      const message =
+        cause.hint && cause.message.endsWith(`. ${cause.hint}`)
+          ? cause.message.slice(0, -(cause.hint.length + 2))
+          : cause.message;
+      return new TrellisError('KernelAccess', `Plugin '${plugin}' ${message}`, {
+        hint: cause.hint,
+        details: { ...cause.details, plugin },
+        cause: error,
+      });
     }
   }
   return undefined;

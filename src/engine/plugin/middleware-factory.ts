@@ -15,23 +15,35 @@ export interface BuiltMiddleware {
 export function validateMiddlewareOptions(declaration: MiddlewareDeclaration, where: string): unknown {
   const { type, options } = declaration;
   if (typeof type !== 'function' || typeof type.prototype?.intercept !== 'function') {
-    throw new TrellisError('InvalidOptions', `${where}: ${String((type as { name?: string })?.name ?? type)} is not a middleware class`, {
-      hint: 'Pass a class with an intercept(call, next) method',
-    });
+    throw new TrellisError(
+      'InvalidOptions',
+      `${where}: ${String((type as { name?: string })?.name ?? type)} is not a middleware class`,
+      {
+        hint: 'Pass a class with an intercept(call, next) method',
+      },
+    );
   }
   if (!type.optionsType) return options;
   const result = validateDto(type.optionsType, options ?? {});
   if (!result.ok) {
-    throw new TrellisError('InvalidOptions', `${where}: options of ${type.name} are invalid:\n${formatFieldErrors(result.errors)}`, {
-      hint: `Fix the options passed with ${type.name}`,
-      details: { middleware: type.name, errors: result.errors },
-    });
+    throw new TrellisError(
+      'InvalidOptions',
+      `${where}: options of ${type.name} are invalid:\n${formatFieldErrors(result.errors)}`,
+      {
+        hint: `Fix the options passed with ${type.name}`,
+        details: { middleware: type.name, errors: result.errors },
+      },
+    );
   }
   return result.value;
 }
 
 /** Builds one middleware instance in a child container where `MIDDLEWARE_OPTIONS` is its validated options. */
-export function buildMiddleware(declaration: MiddlewareDeclaration, options: unknown, parent: Container): BuiltMiddleware {
+export function buildMiddleware(
+  declaration: MiddlewareDeclaration,
+  options: unknown,
+  parent: Container,
+): BuiltMiddleware {
   const container = new Container({ parent });
   container.bind(MIDDLEWARE_OPTIONS).toConstantValue(options ?? {});
   container.bind(declaration.type).toSelf().inSingletonScope();

@@ -26,12 +26,34 @@ export interface PluginDefinition {
   readonly configType?: new () => object;
   readonly classRequires: readonly ContextKeySpec[];
   readonly classMiddleware: readonly MiddlewareDeclaration[];
-  readonly tools: readonly { readonly method: string; readonly options: ToolOptions; readonly requires: readonly ContextKeySpec[]; readonly middleware: readonly MiddlewareDeclaration[] }[];
-  readonly hooks: readonly { readonly method: string; readonly point: HookPoint; readonly priority: number; readonly requires: readonly ContextKeySpec[] }[];
-  readonly transforms: readonly { readonly method: string; readonly priority: number; readonly requires: readonly ContextKeySpec[] }[];
+  readonly tools: readonly {
+    readonly method: string;
+    readonly options: ToolOptions;
+    readonly requires: readonly ContextKeySpec[];
+    readonly middleware: readonly MiddlewareDeclaration[];
+  }[];
+  readonly hooks: readonly {
+    readonly method: string;
+    readonly point: HookPoint;
+    readonly priority: number;
+    readonly requires: readonly ContextKeySpec[];
+  }[];
+  readonly transforms: readonly {
+    readonly method: string;
+    readonly priority: number;
+    readonly requires: readonly ContextKeySpec[];
+  }[];
   readonly stateKeys: readonly StateKeyMetadata[];
-  readonly effects: readonly { readonly method: string; readonly key: string; readonly requires: readonly ContextKeySpec[] }[];
-  readonly actions: readonly { readonly method: string; readonly key: string; readonly requires: readonly ContextKeySpec[] }[];
+  readonly effects: readonly {
+    readonly method: string;
+    readonly key: string;
+    readonly requires: readonly ContextKeySpec[];
+  }[];
+  readonly actions: readonly {
+    readonly method: string;
+    readonly key: string;
+    readonly requires: readonly ContextKeySpec[];
+  }[];
   readonly selfTests: readonly string[];
 }
 

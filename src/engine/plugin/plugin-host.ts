@@ -39,7 +39,10 @@ export interface PluginHost {
    * Reports an error on the app's event stream (`{ type: 'error', plugin }` with this
    * plugin's name) without throwing: for failures a plugin handles but users should see.
    */
-  reportError(error: unknown, where?: { readonly sessionId?: string; readonly point?: string; readonly code?: TrellisErrorCode }): void;
+  reportError(
+    error: unknown,
+    where?: { readonly sessionId?: string; readonly point?: string; readonly code?: TrellisErrorCode },
+  ): void;
   /**
    * Makes `value` injectable as `token` in plugins installed after this one (they name it
    * in their constructors). Removed when this plugin is uninstalled.

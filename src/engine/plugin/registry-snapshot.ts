@@ -3,9 +3,16 @@ import { BUILT_IN_ACTION_HANDLERS } from '../state/built-in-actions.js';
 import { KERNEL_STATE_KEYS } from '../../contract/kernel-keys.js';
 import type { StateSchema } from '../../contract/state-schema.js';
 import type { InstalledPlugin } from './installed-plugin.js';
-import type { KeyedHandler, RegisteredHook, RegisteredTool, RegisteredTransform, StateKeyEntry } from '../../contract/plugin-member.js';
+import type {
+  KeyedHandler,
+  RegisteredHook,
+  RegisteredTool,
+  RegisteredTransform,
+  StateKeyEntry,
+} from '../../contract/plugin-member.js';
 
-const byPriority = (a: { priority: number; order: number }, b: { priority: number; order: number }) => a.priority - b.priority || a.order - b.order;
+const byPriority = (a: { priority: number; order: number }, b: { priority: number; order: number }) =>
+  a.priority - b.priority || a.order - b.order;
 
 /**
  * The set of installed plugins at one moment. Install, uninstall and reload build a new
@@ -86,7 +93,10 @@ export class RegistrySnapshot implements StateSchema {
     if (!view) {
       const wanted = new Set(active);
       const missing = active.filter((name) => !this.byName.has(name));
-      view = new ActiveView(this.plugins.filter((p) => p.enabled && (wanted.size === 0 || wanted.has(p.definition.name))), missing);
+      view = new ActiveView(
+        this.plugins.filter((p) => p.enabled && (wanted.size === 0 || wanted.has(p.definition.name))),
+        missing,
+      );
       this.views.set(cacheKey, view);
     }
     return view;
@@ -105,7 +115,10 @@ export class ActiveView {
     /** Names the agent's `plugins` list asks for that are not installed (a typo, or an install that failed). */
     readonly missing: readonly string[] = [],
   ) {
-    const hooks = Object.fromEntries(HOOK_POINT_NAMES.map((p) => [p, [] as RegisteredHook[]])) as Record<HookPoint, RegisteredHook[]>;
+    const hooks = Object.fromEntries(HOOK_POINT_NAMES.map((p) => [p, [] as RegisteredHook[]])) as Record<
+      HookPoint,
+      RegisteredHook[]
+    >;
     for (const plugin of plugins) for (const hook of plugin.hooks) hooks[hook.point].push(hook);
     for (const point of HOOK_POINT_NAMES) hooks[point].sort(byPriority);
     this.hooks = hooks;

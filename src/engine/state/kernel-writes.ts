@@ -13,9 +13,16 @@ export function commitKernelWrites(scope: ContextScope, schema: StateSchema, wri
  * Sets two turn-level kernel keys in one commit, as `commitKernelWrites` with two `turnValue`
  * writes would, without building the command: a tool call records its result this way.
  */
-export function commitTurnValues(scope: ContextScope, schema: StateSchema, keys: readonly [string, string], first: unknown, second: unknown): void {
+export function commitTurnValues(
+  scope: ContextScope,
+  schema: StateSchema,
+  keys: readonly [string, string],
+  first: unknown,
+  second: unknown,
+): void {
   const turn = scope.turn;
-  if (turn === undefined) return commitKernelWrites(scope, schema, [turnValue(keys[0], first), turnValue(keys[1], second)]);
+  if (turn === undefined)
+    return commitKernelWrites(scope, schema, [turnValue(keys[0], first), turnValue(keys[1], second)]);
   scope.state.commitTurnValues(turn, copyWith(turn.values, keys[0], first, keys[1], second), keys);
 }
 
@@ -27,7 +34,13 @@ export function commitTurnValues(scope: ContextScope, schema: StateSchema, keys:
  * path (docs/performance.md, "What keeps it fast"). Built this way the copies follow the one tree of
  * classes that the keys' order makes.
  */
-function copyWith(source: Readonly<Record<string, unknown>>, first: string, firstValue: unknown, second: string, secondValue: unknown): Record<string, unknown> {
+function copyWith(
+  source: Readonly<Record<string, unknown>>,
+  first: string,
+  firstValue: unknown,
+  second: string,
+  secondValue: unknown,
+): Record<string, unknown> {
   const copy: Record<string, unknown> = {};
   let hasFirst = false;
   let hasSecond = false;
@@ -50,7 +63,8 @@ function copyWith(source: Readonly<Record<string, unknown>>, first: string, firs
 
 function define(target: Record<string, unknown>, key: string, value: unknown): void {
   // An own `__proto__` key (a host's context may carry one) stays a plain property, as a spread keeps it.
-  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else target[key] = value;
 }
 

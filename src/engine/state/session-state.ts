@@ -40,7 +40,12 @@ export class SessionState {
     const revision = ++this.revision;
     for (const write of command.writes) if (write.level !== 'execution') this.writtenAt.set(write.key, revision);
     if (this.events?.observed) {
-      this.events.emit({ type: 'state.committed', sessionId: this.sessionId, revision, keys: command.writes.map((w) => w.key) });
+      this.events.emit({
+        type: 'state.committed',
+        sessionId: this.sessionId,
+        revision,
+        keys: command.writes.map((w) => w.key),
+      });
     }
   }
 
@@ -55,7 +60,8 @@ export class SessionState {
     const revision = ++this.revision;
     // By index: `keys` is a frozen array, which `for…of` walks through the generic iterator.
     for (let index = 0; index < keys.length; index++) this.writtenAt.set(keys[index]!, revision);
-    if (this.events?.observed) this.events.emit({ type: 'state.committed', sessionId: this.sessionId, revision, keys: [...keys] });
+    if (this.events?.observed)
+      this.events.emit({ type: 'state.committed', sessionId: this.sessionId, revision, keys: [...keys] });
   }
 
   /** Host writes (`app.*`, restored state): no ownership checks, one revision. */
@@ -89,35 +95,54 @@ export class SessionState {
   clear(keys: readonly string[]): void {
     const next = { ...this.session.values };
     let changed = false;
-    for (const key of keys) if (key in next) { delete next[key]; changed = true; }
-    if (changed) { this.session.values = next; this.revision++; }
+    for (const key of keys)
+      if (key in next) {
+        delete next[key];
+        changed = true;
+      }
+    if (changed) {
+      this.session.values = next;
+      this.revision++;
+    }
   }
 
   private validate(command: StateCommand, schema: StateSchema): void {
     for (const action of command.actions) {
       if (!schema.actionHandler(action.type)) {
-        throw new TrellisError('UnknownAction', `${action.by} scheduled action '${action.type}', which no installed plugin handles`, {
-          hint: 'Install the plugin that declares @OnAction for it, or fix the action name',
-          details: { action: action.type },
-        });
+        throw new TrellisError(
+          'UnknownAction',
+          `${action.by} scheduled action '${action.type}', which no installed plugin handles`,
+          {
+            hint: 'Install the plugin that declares @OnAction for it, or fix the action name',
+            details: { action: action.type },
+          },
+        );
       }
     }
     for (const effect of command.effects) {
       if (!schema.effectHandlers(effect.type)) {
-        throw new TrellisError('UnknownEffect', `${effect.by} emitted effect '${effect.type}', which no installed plugin handles`, {
-          hint: 'Install the plugin that declares @OnEffect for it, or fix the effect name',
-          details: { effect: effect.type },
-        });
+        throw new TrellisError(
+          'UnknownEffect',
+          `${effect.by} emitted effect '${effect.type}', which no installed plugin handles`,
+          {
+            hint: 'Install the plugin that declares @OnEffect for it, or fix the effect name',
+            details: { effect: effect.type },
+          },
+        );
       }
     }
     for (const write of command.writes) {
       if (!write.exclusive || write.level === 'execution') continue;
       const at = this.writtenAt.get(write.key);
       if (at !== undefined && at > command.baseRevision) {
-        throw new TrellisError('StaleState', `The write of '${write.key}' was built on revision ${command.baseRevision}, but the key changed at revision ${at}`, {
-          hint: 'Read the key again and rebuild the command (the engine re-runs hooks for you at parallel points)',
-          details: { key: write.key, baseRevision: command.baseRevision, revision: at },
-        });
+        throw new TrellisError(
+          'StaleState',
+          `The write of '${write.key}' was built on revision ${command.baseRevision}, but the key changed at revision ${at}`,
+          {
+            hint: 'Read the key again and rebuild the command (the engine re-runs hooks for you at parallel points)',
+            details: { key: write.key, baseRevision: command.baseRevision, revision: at },
+          },
+        );
       }
     }
   }
@@ -134,7 +159,11 @@ function apply(target: Record<string, unknown>, write: StateWrite): void {
 
 function requireLevel(level: ContextLevel | undefined, write: StateWrite): ContextLevel {
   if (level) return level;
-  throw new TrellisError('UnknownStateKey', `'${write.key}' is a ${write.level}-level key, but it was written where no ${write.level} is running`, {
-    hint: `Write ${write.level}-level keys from inside a ${write.level}, or declare the key with another scope`,
-  });
+  throw new TrellisError(
+    'UnknownStateKey',
+    `'${write.key}' is a ${write.level}-level key, but it was written where no ${write.level} is running`,
+    {
+      hint: `Write ${write.level}-level keys from inside a ${write.level}, or declare the key with another scope`,
+    },
+  );
 }

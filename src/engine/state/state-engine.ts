@@ -4,7 +4,12 @@ import { commandOf } from '../context/member-context.js';
 import { invokeMember } from '../context/member-invoker.js';
 import { TrellisError } from '../../errors/trellis-error.js';
 import type { EventBus } from '../events/event-bus.js';
-import { isEmptyCommand, type EmittedEffect, type ScheduledAction, type StateCommand } from '../../contract/state-command.js';
+import {
+  isEmptyCommand,
+  type EmittedEffect,
+  type ScheduledAction,
+  type StateCommand,
+} from '../../contract/state-command.js';
 import type { StateSchema } from '../../contract/state-schema.js';
 
 /** More EXECUTE rounds than this at one point is a loop. */
@@ -42,16 +47,25 @@ export class StateEngine {
     let rounds = 0;
     while (phase.pending !== undefined && phase.pending.length > 0) {
       if (++rounds > MAX_PHASE_ROUNDS) {
-        throw new TrellisError('PhaseLoopExceeded', `Actions at '${phase.point}' kept scheduling more actions for over ${MAX_PHASE_ROUNDS} rounds`, {
-          hint: 'An action handler schedules an action that schedules it again; stop the cycle with a condition on state',
-          details: { point: phase.point, pending: phase.pending.map((a) => a.type) },
-        });
+        throw new TrellisError(
+          'PhaseLoopExceeded',
+          `Actions at '${phase.point}' kept scheduling more actions for over ${MAX_PHASE_ROUNDS} rounds`,
+          {
+            hint: 'An action handler schedules an action that schedules it again; stop the cycle with a condition on state',
+            details: { point: phase.point, pending: phase.pending.map((a) => a.type) },
+          },
+        );
       }
       const batch = phase.pending;
       phase.pending = undefined;
       for (const action of batch) {
         const handler = target.schema.actionHandler(action.type)!;
-        const { ctx } = await invokeMember(handler, action.payload, { scope: target.scope, snapshot: target.scope.snapshot(), schema: target.schema, point: phase.point });
+        const { ctx } = await invokeMember(handler, action.payload, {
+          scope: target.scope,
+          snapshot: target.scope.snapshot(),
+          schema: target.schema,
+          point: phase.point,
+        });
         const command = commandOf(ctx);
         if (command) await this.submit(command, target, phase);
       }
@@ -59,19 +73,38 @@ export class StateEngine {
   }
 
   /** Effects go to their handlers after the commit; a failing handler is reported and blocks nothing. */
-  private async dispatch(effects: readonly EmittedEffect[], target: StateTarget, phase: Phase, depth: number): Promise<void> {
+  private async dispatch(
+    effects: readonly EmittedEffect[],
+    target: StateTarget,
+    phase: Phase,
+    depth: number,
+  ): Promise<void> {
     const sessionId = target.scope.state.sessionId;
     for (const effect of effects) {
       for (const handler of target.schema.effectHandlers(effect.type) ?? []) {
         try {
-          if (depth >= MAX_EFFECT_DEPTH) throw new TrellisError('EffectFailed', `Effects nested deeper than ${MAX_EFFECT_DEPTH}`, { hint: 'Break the cycle of effects emitting effects' });
-          const { ctx } = await invokeMember(handler, effect.payload, { scope: target.scope, snapshot: target.scope.snapshot(), schema: target.schema, point: `effect:${effect.type}` });
+          if (depth >= MAX_EFFECT_DEPTH)
+            throw new TrellisError('EffectFailed', `Effects nested deeper than ${MAX_EFFECT_DEPTH}`, {
+              hint: 'Break the cycle of effects emitting effects',
+            });
+          const { ctx } = await invokeMember(handler, effect.payload, {
+            scope: target.scope,
+            snapshot: target.scope.snapshot(),
+            schema: target.schema,
+            point: `effect:${effect.type}`,
+          });
           const command = commandOf(ctx);
           if (command) await this.submit(command, target, phase, depth + 1);
           this.events.emit({ type: 'effect.dispatched', sessionId, effect: effect.type, plugin: handler.plugin });
         } catch (error) {
           const message = describeError(error);
-          this.events.emit({ type: 'error', code: 'EffectFailed', message: `Effect '${effect.type}' handler ${handler.plugin}.${handler.method} failed: ${message}`, plugin: handler.plugin, sessionId });
+          this.events.emit({
+            type: 'error',
+            code: 'EffectFailed',
+            message: `Effect '${effect.type}' handler ${handler.plugin}.${handler.method} failed: ${message}`,
+            plugin: handler.plugin,
+            sessionId,
+          });
         }
       }
     }

@@ -11,17 +11,24 @@ export const AUDIT_GENESIS = '0'.repeat(64);
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v === undefined ? null : v)).join(',')}]`;
-  const keys = Object.keys(value).filter((k) => (value as Record<string, unknown>)[k] !== undefined).sort();
+  const keys = Object.keys(value)
+    .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+    .sort();
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
 }
 
 /** The hash of a record: SHA-256 over the previous hash, the sequence number and the entry. */
 export function auditHash(prevHash: string, seq: number, entry: AuditEntry): string {
-  return createHash('sha256').update(`${prevHash}\n${seq}\n${canonicalJson(entry)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${prevHash}\n${seq}\n${canonicalJson(entry)}`)
+    .digest('hex');
 }
 
 /** Chains `entries` after the record `last` (undefined: the log is empty). */
-export function chainAuditEntries(last: { readonly seq: number; readonly hash: string } | undefined, entries: readonly AuditEntry[]): AuditRecord[] {
+export function chainAuditEntries(
+  last: { readonly seq: number; readonly hash: string } | undefined,
+  entries: readonly AuditEntry[],
+): AuditRecord[] {
   let seq = last?.seq ?? 0;
   let prevHash = last?.hash ?? AUDIT_GENESIS;
   return entries.map((entry) => {
@@ -55,16 +62,31 @@ export function verifyAuditChain(records: readonly AuditRecord[], expectedHead?:
   let prevHash = AUDIT_GENESIS;
   for (let i = 0; i < records.length; i++) {
     const record = records[i]!;
-    const broken = (problem: string): AuditVerification => ({ ok: false, count: records.length, head: records.at(-1)!.hash, broken: { seq: record.seq, problem } });
-    if (record.seq !== i + 1) return broken(`expected sequence number ${i + 1}, found ${record.seq} (a record is missing or was inserted)`);
+    const broken = (problem: string): AuditVerification => ({
+      ok: false,
+      count: records.length,
+      head: records.at(-1)!.hash,
+      broken: { seq: record.seq, problem },
+    });
+    if (record.seq !== i + 1)
+      return broken(`expected sequence number ${i + 1}, found ${record.seq} (a record is missing or was inserted)`);
     if (record.prevHash !== prevHash) return broken('its prevHash is not the hash of the record before it');
-    if (auditHash(record.prevHash, record.seq, record.entry) !== record.hash) return broken('its hash does not match its contents (the entry was changed)');
+    if (auditHash(record.prevHash, record.seq, record.entry) !== record.hash)
+      return broken('its hash does not match its contents (the entry was changed)');
     prevHash = record.hash;
   }
   const head = records.at(-1)?.hash ?? AUDIT_GENESIS;
   // A head kept earlier must still be in the log: the log may have grown past it, not lost it.
   if (expectedHead !== undefined && expectedHead !== AUDIT_GENESIS && !records.some((r) => r.hash === expectedHead)) {
-    return { ok: false, count: records.length, head, broken: { seq: records.length + 1, problem: 'the expected head hash is not in the log: records were removed from its end, or this is another log' } };
+    return {
+      ok: false,
+      count: records.length,
+      head,
+      broken: {
+        seq: records.length + 1,
+        problem: 'the expected head hash is not in the log: records were removed from its end, or this is another log',
+      },
+    };
   }
   return { ok: true, count: records.length, head };
 }

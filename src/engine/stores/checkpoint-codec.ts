@@ -74,7 +74,8 @@ export function encodeBatchCheckpoint(checkpoint: SessionCheckpoint): EncodedBat
  * @throws TrellisError `InvalidCheckpoint` when there are no steps, or one is not JSON-serializable.
  */
 export function encodeSteps(append: StepAppend): string {
-  if (!Array.isArray(append.steps) || append.steps.length === 0) throw invalidInput(append.sessionId, 'steps', 'must be a non-empty list');
+  if (!Array.isArray(append.steps) || append.steps.length === 0)
+    throw invalidInput(append.sessionId, 'steps', 'must be a non-empty list');
   return stringify(append.steps, append.sessionId, 'steps');
 }
 
@@ -145,11 +146,15 @@ export class StoredRowDecoder {
   }
 
   private invalid(column: string, problem: string): TrellisError {
-    return new TrellisError('InvalidCheckpoint', `Stored session "${this.sessionId}" cannot be read: ${column} is ${problem}`, {
-      hint: `The ${this.where} was changed outside Trellis or is damaged; restore it from a backup, or delete this session (trellis sessions delete ${this.sessionId}, or store.delete('${this.sessionId}')) and check the store with: trellis doctor`,
-      kind: 'system',
-      details: { sessionId: this.sessionId, column },
-    });
+    return new TrellisError(
+      'InvalidCheckpoint',
+      `Stored session "${this.sessionId}" cannot be read: ${column} is ${problem}`,
+      {
+        hint: `The ${this.where} was changed outside Trellis or is damaged; restore it from a backup, or delete this session (trellis sessions delete ${this.sessionId}, or store.delete('${this.sessionId}')) and check the store with: trellis doctor`,
+        kind: 'system',
+        details: { sessionId: this.sessionId, column },
+      },
+    );
   }
 }
 
@@ -157,15 +162,23 @@ function stringify(value: unknown, sessionId: string, field: string): string {
   try {
     return JSON.stringify(value);
   } catch (error) {
-    throw invalidInput(sessionId, field, `it is not JSON-serializable (${error instanceof Error ? error.message : String(error)})`);
+    throw invalidInput(
+      sessionId,
+      field,
+      `it is not JSON-serializable (${error instanceof Error ? error.message : String(error)})`,
+    );
   }
 }
 
 function invalidInput(sessionId: string, field: string, problem: string): TrellisError {
-  return new TrellisError('InvalidCheckpoint', `Checkpoint of session "${sessionId}" cannot be stored: ${field} ${problem}`, {
-    hint: 'Keep session state, messages and suspension tickets to plain JSON values',
-    details: { sessionId, field },
-  });
+  return new TrellisError(
+    'InvalidCheckpoint',
+    `Checkpoint of session "${sessionId}" cannot be stored: ${field} ${problem}`,
+    {
+      hint: 'Keep session state, messages and suspension tickets to plain JSON values',
+      details: { sessionId, field },
+    },
+  );
 }
 
 function isChatMessage(value: unknown): boolean {

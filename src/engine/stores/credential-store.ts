@@ -20,7 +20,11 @@ export interface CredentialStore {
 /** Whether `store` keeps credentials (every built-in store does). */
 export function canKeepCredentials<T extends object>(store: T): store is T & CredentialStore {
   const s = store as Partial<CredentialStore>;
-  return typeof s.loadCredential === 'function' && typeof s.saveCredential === 'function' && typeof s.deleteCredential === 'function';
+  return (
+    typeof s.loadCredential === 'function' &&
+    typeof s.saveCredential === 'function' &&
+    typeof s.deleteCredential === 'function'
+  );
 }
 
 /** The longest owner or name taken, and the largest value. */
@@ -33,13 +37,24 @@ export const CREDENTIAL_LIMITS = { maxKeyLength: 200, maxValueBytes: 64 * 1024 }
  * @throws TrellisError `InvalidOptions` naming the owner and name (never the value).
  */
 export function assertCredential(owner: unknown, name: unknown, value?: unknown): void {
-  for (const [what, key] of [['owner', owner], ['name', name]] as const) {
+  for (const [what, key] of [
+    ['owner', owner],
+    ['name', name],
+  ] as const) {
     if (typeof key !== 'string' || key.length === 0 || key.length > CREDENTIAL_LIMITS.maxKeyLength) {
-      throw new TrellisError('InvalidOptions', `A credential's ${what} must be a string of 1 to ${CREDENTIAL_LIMITS.maxKeyLength} characters`, { hint: "Key credentials like ('mcp:<server>', 'tokens')" });
+      throw new TrellisError(
+        'InvalidOptions',
+        `A credential's ${what} must be a string of 1 to ${CREDENTIAL_LIMITS.maxKeyLength} characters`,
+        { hint: "Key credentials like ('mcp:<server>', 'tokens')" },
+      );
     }
   }
   if (arguments.length < 3) return;
   if (typeof value !== 'string' || Buffer.byteLength(value) > CREDENTIAL_LIMITS.maxValueBytes) {
-    throw new TrellisError('InvalidOptions', `The credential ${String(owner)}/${String(name)} must be a string of at most ${CREDENTIAL_LIMITS.maxValueBytes} bytes`, { hint: 'Keep tokens and keys here, not documents' });
+    throw new TrellisError(
+      'InvalidOptions',
+      `The credential ${String(owner)}/${String(name)} must be a string of at most ${CREDENTIAL_LIMITS.maxValueBytes} bytes`,
+      { hint: 'Keep tokens and keys here, not documents' },
+    );
   }
 }

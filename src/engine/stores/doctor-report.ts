@@ -35,11 +35,23 @@ export function leaseFindings(leases: readonly LeaseView[], clock?: string): Doc
   const stale = staleLeases(leases, undefined, clock);
   const findings: DoctorFinding[] = [];
   for (const { kind, why } of stale) {
-    if (kind === 'orphaned') findings.push({ check: 'lease', ok: false, detail: why, fix: 'trellis doctor --repair (clears it)' });
-    if (kind === 'ahead') findings.push({ check: 'lease', ok: false, detail: why, fix: 'trellis doctor --repair (clears it); check the clock of the host that wrote it' });
+    if (kind === 'orphaned')
+      findings.push({ check: 'lease', ok: false, detail: why, fix: 'trellis doctor --repair (clears it)' });
+    if (kind === 'ahead')
+      findings.push({
+        check: 'lease',
+        ok: false,
+        detail: why,
+        fix: 'trellis doctor --repair (clears it); check the clock of the host that wrote it',
+      });
   }
   const expired = stale.filter((s) => s.kind === 'expired').length;
-  if (expired > 0) findings.push({ check: 'lease', ok: true, detail: `${expired} expired lease(s) left by turns that stopped: harmless (trellis doctor --repair removes them)` });
+  if (expired > 0)
+    findings.push({
+      check: 'lease',
+      ok: true,
+      detail: `${expired} expired lease(s) left by turns that stopped: harmless (trellis doctor --repair removes them)`,
+    });
   const live = leases.length - stale.length;
   if (live > 0) findings.push({ check: 'lease', ok: true, detail: `${live} session(s) leased by a running turn` });
   return findings;

@@ -1,4 +1,11 @@
-import { assertRecordName, assertRecordSelector, encodeRecordValue, type RecordSelector, type RecordStore, type StoredRecord } from './record-store.js';
+import {
+  assertRecordName,
+  assertRecordSelector,
+  encodeRecordValue,
+  type RecordSelector,
+  type RecordStore,
+  type StoredRecord,
+} from './record-store.js';
 
 /**
  * Records in process memory: what `MemoryStore` keeps, and what plugins of an app without a
@@ -29,7 +36,9 @@ export class MemoryRecords implements RecordStore {
     assertRecordName('subject', subject);
     const keys = this.records.get(namespace)?.get(subject);
     if (!keys) return [];
-    return [...keys.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, r]) => ({ key, value: JSON.parse(r.text) as unknown, updatedAt: r.updatedAt }));
+    return [...keys.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([key, r]) => ({ key, value: JSON.parse(r.text) as unknown, updatedAt: r.updatedAt }));
   }
 
   async deleteRecords(namespace: string, selector: RecordSelector): Promise<number> {

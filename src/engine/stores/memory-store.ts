@@ -4,7 +4,14 @@ import { encodeCheckpoint, encodeSteps } from './checkpoint-codec.js';
 import { nextRevision } from './checkpoint-revision.js';
 import { performance } from 'node:perf_hooks';
 import { assertLeaseArguments, leaseState, type LeaseAdmin, type LeaseView } from './session-lease.js';
-import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession, TurnRecord } from './session-store.js';
+import type {
+  RevisionReader,
+  SessionCheckpoint,
+  SessionStore,
+  SessionSummary,
+  StoredSession,
+  TurnRecord,
+} from './session-store.js';
 import { leaseLost, type StepAppend, type StepJournal } from './step-journal.js';
 import { admitTurnEvents, noSessionForEvents, type TurnEventUsage } from './turn-event-budget.js';
 import type { RecordedTurnEvent, StoredTurnEvents, TurnEventLog } from './turn-event-log.js';
@@ -45,7 +52,9 @@ interface MemorySession {
  * @example
  * const app = await Trellis.create({ store: new MemoryStore() });
  */
-export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal, AuditLog, LeaseAdmin, CredentialStore, RecordStore {
+export class MemoryStore
+  implements SessionStore, RevisionReader, TurnEventLog, StepJournal, AuditLog, LeaseAdmin, CredentialStore, RecordStore
+{
   private readonly sessions = new Map<string, MemorySession>();
   private readonly leases = new Map<string, MemoryLease>();
   /** The audit log as JSON text per record, so a caller holding a record cannot change the stored one. */
@@ -91,7 +100,8 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
       turn: checkpoint.turn,
       suspension: checkpoint.suspension ?? null,
     });
-    const audit = checkpoint.audit !== undefined && checkpoint.audit.length > 0 ? structuredClone(checkpoint.audit) : undefined;
+    const audit =
+      checkpoint.audit !== undefined && checkpoint.audit.length > 0 ? structuredClone(checkpoint.audit) : undefined;
     const now = new Date().toISOString();
     const session: MemorySession = existing ?? {
       id: checkpoint.sessionId,
@@ -114,7 +124,8 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
     session.revision = revision;
     session.updatedAt = now;
     this.sessions.set(session.id, session);
-    if (checkpoint.releaseLease !== undefined && this.leases.get(session.id)?.holder === checkpoint.releaseLease) this.leases.delete(session.id);
+    if (checkpoint.releaseLease !== undefined && this.leases.get(session.id)?.holder === checkpoint.releaseLease)
+      this.leases.delete(session.id);
     if (audit !== undefined) this.chainAudit(audit);
     return revision;
   }
@@ -127,7 +138,19 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
     const revision = nextRevision(append, existing);
     const steps = encodeSteps(append);
     const now = new Date().toISOString();
-    const session: MemorySession = existing ?? { id: append.sessionId, agent: append.agent, createdAt: now, updatedAt: now, revision: 0, state: {}, transcript: [], turns: [], suspension: null, steps: [], turnEvents: new Map() };
+    const session: MemorySession = existing ?? {
+      id: append.sessionId,
+      agent: append.agent,
+      createdAt: now,
+      updatedAt: now,
+      revision: 0,
+      state: {},
+      transcript: [],
+      turns: [],
+      suspension: null,
+      steps: [],
+      turnEvents: new Map(),
+    };
     session.steps.push(steps);
     session.revision = revision;
     session.updatedAt = now;
@@ -137,7 +160,13 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
 
   async list(): Promise<readonly SessionSummary[]> {
     return [...this.sessions.values()]
-      .map((s) => ({ id: s.id, agent: s.agent, turns: s.turns.length, updatedAt: s.updatedAt, suspended: s.suspension !== null }))
+      .map((s) => ({
+        id: s.id,
+        agent: s.agent,
+        turns: s.turns.length,
+        updatedAt: s.updatedAt,
+        suspended: s.suspension !== null,
+      }))
       .sort((a, b) => (a.updatedAt === b.updatedAt ? a.id.localeCompare(b.id) : a.updatedAt < b.updatedAt ? 1 : -1));
   }
 
@@ -237,7 +266,13 @@ export class MemoryStore implements SessionStore, RevisionReader, TurnEventLog, 
 
   private leaseView(sessionId: string, lease: MemoryLease): LeaseView {
     const now = performance.now();
-    return { sessionId, holder: lease.holder, expiresAt: new Date(Date.now() + (lease.expiresAt - now)).toISOString(), ttlMs: lease.ttlMs, state: leaseState(lease.expiresAt, lease.ttlMs, now) };
+    return {
+      sessionId,
+      holder: lease.holder,
+      expiresAt: new Date(Date.now() + (lease.expiresAt - now)).toISOString(),
+      ttlMs: lease.ttlMs,
+      state: leaseState(lease.expiresAt, lease.ttlMs, now),
+    };
   }
 
   /** Keeps the sessions: one MemoryStore may outlive an app, e.g. to resume in a second app as if in another process. */

@@ -27,7 +27,10 @@ interface PartRef {
 }
 
 /** The messages with large part bytes swapped for references, and the bytes to store. */
-export function offloadParts(messages: readonly ChatMessage[], limit = PART_INLINE_BYTES): { messages: readonly ChatMessage[]; blobs: PartBlob[] } {
+export function offloadParts(
+  messages: readonly ChatMessage[],
+  limit = PART_INLINE_BYTES,
+): { messages: readonly ChatMessage[]; blobs: PartBlob[] } {
   const blobs = new Map<string, PartBlob>();
   let changed = false;
   const out = messages.map((message) => {
@@ -63,7 +66,11 @@ export function referencedBlobs(messages: readonly ChatMessage[]): string[] {
  *
  * @throws TrellisError `StoreCorrupt` when a referenced blob is missing.
  */
-export function restoreParts(messages: readonly ChatMessage[], blobs: ReadonlyMap<string, string>, sessionId: string): ChatMessage[] {
+export function restoreParts(
+  messages: readonly ChatMessage[],
+  blobs: ReadonlyMap<string, string>,
+  sessionId: string,
+): ChatMessage[] {
   return messages.map((message) => {
     const parts = storedParts(message);
     if (!parts?.some(isRef)) return message;
@@ -73,7 +80,11 @@ export function restoreParts(messages: readonly ChatMessage[], blobs: ReadonlyMa
   });
 }
 
-function swapParts(parts: readonly ContentPart[], limit: number, blobs: Map<string, PartBlob>): (ContentPart | PartRef)[] | undefined {
+function swapParts(
+  parts: readonly ContentPart[],
+  limit: number,
+  blobs: Map<string, PartBlob>,
+): (ContentPart | PartRef)[] | undefined {
   let swapped = false;
   const out = parts.map((part): ContentPart | PartRef => {
     if (part.type === 'text' || part.data === undefined) return part;
@@ -82,7 +93,9 @@ function swapParts(parts: readonly ContentPart[], limit: number, blobs: Map<stri
     swapped = true;
     const id = `sha256-${createHash('sha256').update(part.data).digest('hex')}`;
     blobs.set(id, { id, data: part.data });
-    return part.type === 'file' ? { type: 'file', mediaType: part.mediaType, name: part.name, blob: id, bytes } : { type: 'image', mediaType: part.mediaType, blob: id, bytes };
+    return part.type === 'file'
+      ? { type: 'file', mediaType: part.mediaType, name: part.name, blob: id, bytes }
+      : { type: 'image', mediaType: part.mediaType, blob: id, bytes };
   });
   return swapped ? out : undefined;
 }
@@ -91,7 +104,9 @@ function storedParts(message: ChatMessage): readonly (ContentPart | PartRef)[] |
   if (message.parts) return message.parts;
   if (message.role !== 'tool') return undefined;
   try {
-    const value: unknown = message.content.startsWith('{"type":"trellis.content"') ? JSON.parse(message.content) : undefined;
+    const value: unknown = message.content.startsWith('{"type":"trellis.content"')
+      ? JSON.parse(message.content)
+      : undefined;
     return isToolContent(value) ? value.parts : undefined;
   } catch {
     return undefined;
@@ -105,11 +120,17 @@ function isRef(part: ContentPart | PartRef): part is PartRef {
 function fromRef(ref: PartRef, blobs: ReadonlyMap<string, string>, sessionId: string): ContentPart {
   const data = blobs.get(ref.blob);
   if (data === undefined) {
-    throw new TrellisError('StoreCorrupt', `Session "${sessionId}" refers to a stored ${ref.type} (${ref.blob}) whose bytes are missing from part_blobs`, {
-      hint: 'Restore the store from a backup; the part_blobs rows must not be deleted by hand',
-      kind: 'system',
-      details: { sessionId, blob: ref.blob },
-    });
+    throw new TrellisError(
+      'StoreCorrupt',
+      `Session "${sessionId}" refers to a stored ${ref.type} (${ref.blob}) whose bytes are missing from part_blobs`,
+      {
+        hint: 'Restore the store from a backup; the part_blobs rows must not be deleted by hand',
+        kind: 'system',
+        details: { sessionId, blob: ref.blob },
+      },
+    );
   }
-  return ref.type === 'file' ? { type: 'file', data, mediaType: ref.mediaType, name: ref.name ?? 'file' } : { type: 'image', data, mediaType: ref.mediaType };
+  return ref.type === 'file'
+    ? { type: 'file', data, mediaType: ref.mediaType, name: ref.name ?? 'file' }
+    : { type: 'image', data, mediaType: ref.mediaType };
 }

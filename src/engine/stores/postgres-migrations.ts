@@ -143,7 +143,11 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
  * @param schema the unquoted schema name (already checked by the store).
  * @returns the schema version after migrating.
  */
-export async function applyPostgresMigrations(client: PoolClient, schema: string, migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS): Promise<number> {
+export async function applyPostgresMigrations(
+  client: PoolClient,
+  schema: string,
+  migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS,
+): Promise<number> {
   assertOrdered(migrations);
   const latest = migrations.at(-1)?.version ?? 0;
   const quoted = quoteIdentifier(schema);
@@ -158,13 +162,18 @@ export async function applyPostgresMigrations(client: PoolClient, schema: string
       name       text NOT NULL,
       applied_at timestamptz NOT NULL DEFAULT clock_timestamp()
     )`);
-    const { rows } = await client.query<{ version: number | null }>(`SELECT MAX(version) AS version FROM ${quoted}.schema_migrations`);
+    const { rows } = await client.query<{ version: number | null }>(
+      `SELECT MAX(version) AS version FROM ${quoted}.schema_migrations`,
+    );
     const current = rows[0]?.version ?? 0;
     assertKnown(schema, current, latest);
     for (const migration of migrations) {
       if (migration.version <= current) continue;
       await client.query(migration.up(quoted));
-      await client.query(`INSERT INTO ${quoted}.schema_migrations (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
+      await client.query(`INSERT INTO ${quoted}.schema_migrations (version, name) VALUES ($1, $2)`, [
+        migration.version,
+        migration.name,
+      ]);
     }
     await client.query('COMMIT');
     return latest;
@@ -181,19 +190,27 @@ export function quoteIdentifier(name: string): string {
 
 function assertKnown(schema: string, current: number, latest: number): void {
   if (current <= latest) return;
-  throw new TrellisError('UnsupportedSchema', `The Trellis schema "${schema}" in PostgreSQL is at version ${current}, newer than version ${latest} that this code knows`, {
-    hint: 'Upgrade Trellis to the version that wrote it on every instance, or point the store at another schema',
-    details: { schema, version: current, latest },
-  });
+  throw new TrellisError(
+    'UnsupportedSchema',
+    `The Trellis schema "${schema}" in PostgreSQL is at version ${current}, newer than version ${latest} that this code knows`,
+    {
+      hint: 'Upgrade Trellis to the version that wrote it on every instance, or point the store at another schema',
+      details: { schema, version: current, latest },
+    },
+  );
 }
 
 function assertOrdered(migrations: readonly PostgresMigration[]): void {
   migrations.forEach((migration, i) => {
     if (migration.version !== i + 1) {
-      throw new TrellisError('InvalidOptions', `Migration "${migration.name}" has version ${migration.version}; expected ${i + 1}`, {
-        hint: 'Number migrations consecutively from 1 and only ever append',
-        kind: 'system',
-      });
+      throw new TrellisError(
+        'InvalidOptions',
+        `Migration "${migration.name}" has version ${migration.version}; expected ${i + 1}`,
+        {
+          hint: 'Number migrations consecutively from 1 and only ever append',
+          kind: 'system',
+        },
+      );
     }
   });
 }

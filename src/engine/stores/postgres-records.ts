@@ -1,8 +1,19 @@
 import { StoredRowDecoder } from './checkpoint-codec.js';
-import { assertRecordName, assertRecordSelector, encodeRecordValue, type RecordSelector, type RecordStore, type StoredRecord } from './record-store.js';
+import {
+  assertRecordName,
+  assertRecordSelector,
+  encodeRecordValue,
+  type RecordSelector,
+  type RecordStore,
+  type StoredRecord,
+} from './record-store.js';
 
 /** How the records run a statement: the store's own query, with its error mapping. */
-export type PostgresQuery = <R extends Record<string, unknown>>(operation: string, text: string, values: unknown[]) => Promise<{ rows: R[]; rowCount: number | null }>;
+export type PostgresQuery = <R extends Record<string, unknown>>(
+  operation: string,
+  text: string,
+  values: unknown[],
+) => Promise<{ rows: R[]; rowCount: number | null }>;
 
 /** {@link RecordStore} over the `records` table of a PostgreSQL store's schema. */
 export class PostgresRecords implements RecordStore {
@@ -37,7 +48,11 @@ export class PostgresRecords implements RecordStore {
   async deleteRecords(namespace: string, selector: RecordSelector): Promise<number> {
     assertRecordName('namespace', namespace);
     assertRecordSelector(selector);
-    const { rowCount } = await this.query('delete records', this.sql.delete, [namespace, selector.subject ?? null, selector.keyPrefix ?? null]);
+    const { rowCount } = await this.query('delete records', this.sql.delete, [
+      namespace,
+      selector.subject ?? null,
+      selector.keyPrefix ?? null,
+    ]);
     return rowCount ?? 0;
   }
 }
@@ -61,7 +76,11 @@ function statements(s: string) {
 }
 
 function decode(row: Row, namespace: string): StoredRecord {
-  return { key: row.key, value: new StoredRowDecoder(`(records of ${namespace})`, 'database').parse(row.value, `records.value (${row.key})`), updatedAt: row.updated_at };
+  return {
+    key: row.key,
+    value: new StoredRowDecoder(`(records of ${namespace})`, 'database').parse(row.value, `records.value (${row.key})`),
+    updatedAt: row.updated_at,
+  };
 }
 
 function check(namespace: string, subject: string, key: string): void {

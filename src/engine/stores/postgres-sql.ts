@@ -19,7 +19,9 @@ export function postgresStatements(s: string) {
   const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
   const now = `date_trunc('milliseconds', clock_timestamp())`;
   const ttl = `make_interval(secs => $3::double precision / 1000)`;
-  const leaseColumns = (l: string) => `${l}.session_id, ${l}.holder, CASE WHEN isfinite(${l}.expires_at) THEN ${iso(`${l}.expires_at`)} END AS expires_at, ${l}.ttl_ms,
+  const leaseColumns = (
+    l: string,
+  ) => `${l}.session_id, ${l}.holder, CASE WHEN isfinite(${l}.expires_at) THEN ${iso(`${l}.expires_at`)} END AS expires_at, ${l}.ttl_ms,
       CASE WHEN ${l}.expires_at <= clock_timestamp() THEN 'expired' WHEN ${heldBy(l)} THEN 'live' ELSE 'ahead' END AS state`;
   return {
     lastAudit: `SELECT seq, hash FROM ${s}.audit_log ORDER BY seq DESC LIMIT 1`,

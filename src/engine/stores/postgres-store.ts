@@ -11,9 +11,21 @@ import { PostgresRecords } from './postgres-records.js';
 import type { RecordSelector, RecordStore, StoredRecord } from './record-store.js';
 import { postgresError, type PostgresTarget } from './postgres-errors.js';
 import { postgresStatements, type PostgresStatements } from './postgres-sql.js';
-import { assertLeaseArguments, MAX_LEASE_TTL_MS, type LeaseAdmin, type LeaseState, type LeaseView } from './session-lease.js';
+import {
+  assertLeaseArguments,
+  MAX_LEASE_TTL_MS,
+  type LeaseAdmin,
+  type LeaseState,
+  type LeaseView,
+} from './session-lease.js';
 import type { ChatMessage } from '../../contract/model-provider.js';
-import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession } from './session-store.js';
+import type {
+  RevisionReader,
+  SessionCheckpoint,
+  SessionStore,
+  SessionSummary,
+  StoredSession,
+} from './session-store.js';
 import { leaseLost, type StepAppend, type StepJournal } from './step-journal.js';
 import { chainAuditEntries } from './audit-chain.js';
 import type { AuditEntry, AuditLog, AuditRecord } from './audit-log.js';
@@ -60,13 +72,20 @@ export interface PostgresTimeouts {
 const DEFAULT_TIMEOUTS: PostgresTimeouts = { lockTimeoutMs: 5_000, statementTimeoutMs: 30_000 };
 
 function timeoutsOf(options: PostgresStoreOptions): PostgresTimeouts {
-  const timeouts = { lockTimeoutMs: options.lockTimeoutMs ?? DEFAULT_TIMEOUTS.lockTimeoutMs, statementTimeoutMs: options.statementTimeoutMs ?? DEFAULT_TIMEOUTS.statementTimeoutMs };
+  const timeouts = {
+    lockTimeoutMs: options.lockTimeoutMs ?? DEFAULT_TIMEOUTS.lockTimeoutMs,
+    statementTimeoutMs: options.statementTimeoutMs ?? DEFAULT_TIMEOUTS.statementTimeoutMs,
+  };
   for (const [name, value] of Object.entries(timeouts)) {
     if (!Number.isSafeInteger(value) || value < 1 || value > 3_600_000) {
-      throw new TrellisError('InvalidOptions', `PostgresStore ${name} must be a whole number of milliseconds from 1 to 3,600,000; got ${String(value)}`, {
-        hint: `Pass e.g. ${name}: ${DEFAULT_TIMEOUTS[name as keyof PostgresTimeouts]}, or leave it out`,
-        details: { [name]: value },
-      });
+      throw new TrellisError(
+        'InvalidOptions',
+        `PostgresStore ${name} must be a whole number of milliseconds from 1 to 3,600,000; got ${String(value)}`,
+        {
+          hint: `Pass e.g. ${name}: ${DEFAULT_TIMEOUTS[name as keyof PostgresTimeouts]}, or leave it out`,
+          details: { [name]: value },
+        },
+      );
     }
   }
   return timeouts;
@@ -132,7 +151,13 @@ interface LeaseRow {
 }
 
 function leaseView(row: LeaseRow): LeaseView {
-  return { sessionId: row.session_id, holder: row.holder, expiresAt: row.expires_at ?? undefined, ttlMs: row.ttl_ms ?? MAX_LEASE_TTL_MS, state: row.state };
+  return {
+    sessionId: row.session_id,
+    holder: row.holder,
+    expiresAt: row.expires_at ?? undefined,
+    ttlMs: row.ttl_ms ?? MAX_LEASE_TTL_MS,
+    state: row.state,
+  };
 }
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -152,7 +177,17 @@ const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
  * const store = await PostgresStore.open({ url: process.env.DATABASE_URL! });
  * const app = await Trellis.create({ store });
  */
-export class PostgresStore implements SessionStore, RevisionReader, StepJournal, AuditLog, CredentialStore, RecordStore, SessionDeltaReader, LeaseAdmin {
+export class PostgresStore
+  implements
+    SessionStore,
+    RevisionReader,
+    StepJournal,
+    AuditLog,
+    CredentialStore,
+    RecordStore,
+    SessionDeltaReader,
+    LeaseAdmin
+{
   /** The schema this store's tables live in. */
   readonly schema: string;
   /**
@@ -186,7 +221,10 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
     this.boundedPool = ownsPool || boundsStatements(pool);
     this.schemaHash = createHash('sha256').update(target.schema).digest('hex').slice(0, 16);
     this.begin = `BEGIN; SET LOCAL lock_timeout = ${timeouts.lockTimeoutMs}; SET LOCAL statement_timeout = ${timeouts.statementTimeoutMs}`;
-    this.records = new PostgresRecords((operation, text, values) => this.query(operation, text, values), quoteIdentifier(target.schema));
+    this.records = new PostgresRecords(
+      (operation, text, values) => this.query(operation, text, values),
+      quoteIdentifier(target.schema),
+    );
   }
 
   /**
@@ -198,10 +236,14 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
     const schema = options.schema ?? DEFAULT_POSTGRES_SCHEMA;
     if (!SCHEMA_NAME.test(schema)) {
-      throw new TrellisError('InvalidOptions', `"${schema}" is not a usable PostgreSQL schema name for the Trellis store`, {
-        hint: 'Use letters, digits and underscores, starting with a letter or underscore, at most 63 characters',
-        details: { schema },
-      });
+      throw new TrellisError(
+        'InvalidOptions',
+        `"${schema}" is not a usable PostgreSQL schema name for the Trellis store`,
+        {
+          hint: 'Use letters, digits and underscores, starting with a letter or underscore, at most 63 characters',
+          details: { schema },
+        },
+      );
     }
     const timeouts = timeoutsOf(options);
     const { pool, owns, server } = poolFrom(options, timeouts);
@@ -226,8 +268,13 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
     const row = rows[0];
     if (!row) return undefined;
     const decode = new StoredRowDecoder(sessionId, 'database');
-    const transcript = await this.withBlobs(sessionId, row.messages.map((message, i) => decode.message(message, row.seqs[i]!, 'messages')), 'load a session');
-    const steps = row.steps.length === 0 ? undefined : row.steps.flatMap((raw, i) => decode.steps(raw, i, 'turn_steps'));
+    const transcript = await this.withBlobs(
+      sessionId,
+      row.messages.map((message, i) => decode.message(message, row.seqs[i]!, 'messages')),
+      'load a session',
+    );
+    const steps =
+      row.steps.length === 0 ? undefined : row.steps.flatMap((raw, i) => decode.steps(raw, i, 'turn_steps'));
     return {
       id: row.id,
       agent: row.agent,
@@ -248,12 +295,18 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
    */
   async loadSince(sessionId: string, since: LoadedExtent): Promise<SessionDelta | undefined> {
     assertSessionId(sessionId);
-    const { rows } = await this.query<DeltaRow>('catch a session up', this.sql.loadSince, [sessionId, since.revision, since.messages, since.turns, since.createdAt ?? null], 'loadSince');
+    const { rows } = await this.query<DeltaRow>(
+      'catch a session up',
+      this.sql.loadSince,
+      [sessionId, since.revision, since.messages, since.turns, since.createdAt ?? null],
+      'loadSince',
+    );
     const row = rows[0];
     if (!row) return undefined;
     if (row.unchanged) return { unchanged: true, revision: row.revision, createdAt: row.created_at };
     const decode = new StoredRowDecoder(sessionId, 'database');
-    const steps = row.steps!.length === 0 ? undefined : row.steps!.flatMap((raw, i) => decode.steps(raw, i, 'turn_steps'));
+    const steps =
+      row.steps!.length === 0 ? undefined : row.steps!.flatMap((raw, i) => decode.steps(raw, i, 'turn_steps'));
     return {
       unchanged: false,
       agent: row.agent,
@@ -263,7 +316,11 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
       messageCount: row.message_count!,
       state: decode.state(row.state!, 'sessions.state'),
       suspension: decode.parse(row.suspension!, 'sessions.suspension'),
-      transcript: await this.withBlobs(sessionId, row.messages!.map((message, i) => decode.message(message, row.seqs![i]!, 'messages')), 'catch a session up'),
+      transcript: await this.withBlobs(
+        sessionId,
+        row.messages!.map((message, i) => decode.message(message, row.seqs![i]!, 'messages')),
+        'catch a session up',
+      ),
       turns: row.turns!.map((record, i) => decode.turn(record, row.turn_indexes![i]!, 'turns')),
       ...(steps && { steps }),
     };
@@ -294,7 +351,20 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
     if (!Number.isSafeInteger(expectedRevision) || expectedRevision < 0) nextRevision(checkpoint, undefined);
     if (checkpoint.fence !== undefined) assertLeaseArguments(sessionId, checkpoint.fence);
     if (checkpoint.releaseLease !== undefined) assertLeaseArguments(sessionId, checkpoint.releaseLease);
-    const values = [sessionId, checkpoint.agent, expectedRevision, encoded.state, encoded.suspension, encoded.messages, checkpoint.turn.index, encoded.turn, checkpoint.fence ?? null, checkpoint.releaseLease ?? null, blobs.map((blob) => blob.id), blobs.map((blob) => blob.data)];
+    const values = [
+      sessionId,
+      checkpoint.agent,
+      expectedRevision,
+      encoded.state,
+      encoded.suspension,
+      encoded.messages,
+      checkpoint.turn.index,
+      encoded.turn,
+      checkpoint.fence ?? null,
+      checkpoint.releaseLease ?? null,
+      blobs.map((blob) => blob.id),
+      blobs.map((blob) => blob.data),
+    ];
     const { rows } = await this.write<WriteRow>('checkpoint a session', this.sql.checkpoint, values, 'checkpoint');
     const row = rows[0]!;
     if (row.revision !== null) return row.revision;
@@ -303,7 +373,9 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
     const head = row.stored_revision === null ? undefined : { revision: row.stored_revision, agent: row.stored_agent! };
     nextRevision(checkpoint, head);
     // The snapshot agreed, so a concurrent writer moved (or created) the session between it and the write.
-    throw expectedRevision === 0 ? createdMeanwhile(sessionId) : nextRevisionRace(sessionId, expectedRevision, 'checkpoint');
+    throw expectedRevision === 0
+      ? createdMeanwhile(sessionId)
+      : nextRevisionRace(sessionId, expectedRevision, 'checkpoint');
   }
 
   /** One statement: the fence, the revision rule and the steps' row (see `postgresStatements().appendSteps`). */
@@ -312,7 +384,12 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
     const steps = encodeSteps(append);
     const { sessionId } = append;
     if (append.fence !== undefined) assertLeaseArguments(sessionId, append.fence);
-    const { rows } = await this.write<WriteRow>('journal a step', this.sql.appendSteps, [sessionId, append.agent, append.expectedRevision, steps, append.fence ?? null], 'appendSteps');
+    const { rows } = await this.write<WriteRow>(
+      'journal a step',
+      this.sql.appendSteps,
+      [sessionId, append.agent, append.expectedRevision, steps, append.fence ?? null],
+      'appendSteps',
+    );
     const row = rows[0]!;
     if (row.revision !== null) return row.revision;
     if (!row.fenced) throw leaseLost(sessionId);
@@ -330,20 +407,35 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
       await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`trellis.audit:${this.schema}`]);
       const last = (await client.query<{ seq: string; hash: string }>(this.sql.lastAudit, [])).rows[0];
       const records = chainAuditEntries(last && { seq: Number(last.seq), hash: last.hash }, entries);
-      await client.query(this.sql.insertAudit, [records.map((r) => r.seq), records.map((r) => r.prevHash), records.map((r) => r.hash), records.map((r) => JSON.stringify(r.entry))]);
+      await client.query(this.sql.insertAudit, [
+        records.map((r) => r.seq),
+        records.map((r) => r.prevHash),
+        records.map((r) => r.hash),
+        records.map((r) => JSON.stringify(r.entry)),
+      ]);
       return records;
     });
   }
 
   async readAudit(options: { readonly after?: number; readonly limit?: number } = {}): Promise<readonly AuditRecord[]> {
-    const { rows } = await this.query<{ seq: string; prev_hash: string; hash: string; entry: string }>('read the audit log', this.sql.selectAudit, [options.after ?? 0, options.limit ?? null]);
+    const { rows } = await this.query<{ seq: string; prev_hash: string; hash: string; entry: string }>(
+      'read the audit log',
+      this.sql.selectAudit,
+      [options.after ?? 0, options.limit ?? null],
+    );
     const decode = new StoredRowDecoder('(audit log)', 'database');
-    return rows.map((row) => ({ seq: Number(row.seq), prevHash: row.prev_hash, hash: row.hash, entry: decode.parse(row.entry, `audit_log.entry (seq ${row.seq})`) as AuditEntry }));
+    return rows.map((row) => ({
+      seq: Number(row.seq),
+      prevHash: row.prev_hash,
+      hash: row.hash,
+      entry: decode.parse(row.entry, `audit_log.entry (seq ${row.seq})`) as AuditEntry,
+    }));
   }
 
   async loadCredential(owner: string, name: string): Promise<string | undefined> {
     assertCredential(owner, name);
-    return (await this.query<{ value: string }>('read a credential', this.sql.selectCredential, [owner, name])).rows[0]?.value;
+    return (await this.query<{ value: string }>('read a credential', this.sql.selectCredential, [owner, name])).rows[0]
+      ?.value;
   }
 
   async saveCredential(owner: string, name: string, value: string): Promise<void> {
@@ -374,7 +466,13 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
 
   async list(): Promise<readonly SessionSummary[]> {
     const { rows } = await this.query<SummaryRow>('list sessions', this.sql.list, []);
-    return rows.map((row) => ({ id: row.id, agent: row.agent, turns: row.turns, updatedAt: row.updated_at, suspended: row.suspended }));
+    return rows.map((row) => ({
+      id: row.id,
+      agent: row.agent,
+      turns: row.turns,
+      updatedAt: row.updated_at,
+      suspended: row.suspended,
+    }));
   }
 
   /**
@@ -398,7 +496,11 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
    */
   async prune(olderThanDays: number): Promise<number> {
     if (!Number.isSafeInteger(olderThanDays) || olderThanDays < 1) {
-      throw new TrellisError('InvalidOptions', `Pruning sessions needs a whole number of days, at least 1; got ${String(olderThanDays)}`, { hint: 'e.g. store.prune(30): sessions not written for 30 days go' });
+      throw new TrellisError(
+        'InvalidOptions',
+        `Pruning sessions needs a whole number of days, at least 1; got ${String(olderThanDays)}`,
+        { hint: 'e.g. store.prune(30): sessions not written for 30 days go' },
+      );
     }
     const { rows } = await this.query<{ pruned: number }>('prune old sessions', this.sql.prune, [olderThanDays]);
     return rows[0]!.pruned;
@@ -412,7 +514,9 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
    */
   async acquireLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean> {
     assertLeaseArguments(sessionId, holder, ttlMs);
-    return ((await this.query('take a session lease', this.sql.acquireLease, [sessionId, holder, ttlMs])).rowCount ?? 0) > 0;
+    return (
+      ((await this.query('take a session lease', this.sql.acquireLease, [sessionId, holder, ttlMs])).rowCount ?? 0) > 0
+    );
   }
 
   /**
@@ -420,16 +524,28 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
    * `sessionId` (0 when it is not stored) in the same round trip: what a queue worker asks
    * before it runs a job. Undefined when another holder has the lease.
    */
-  async acquireLeaseReadingRevision(leaseKey: string, holder: string, ttlMs: number, sessionId: string): Promise<number | undefined> {
+  async acquireLeaseReadingRevision(
+    leaseKey: string,
+    holder: string,
+    ttlMs: number,
+    sessionId: string,
+  ): Promise<number | undefined> {
     assertLeaseArguments(leaseKey, holder, ttlMs);
     assertSessionId(sessionId);
-    const { rows } = await this.query<{ taken: boolean; revision: number | null }>('take a session lease', this.sql.acquireLeaseReadingRevision, [leaseKey, holder, ttlMs, sessionId], 'acquireLeaseReadingRevision');
+    const { rows } = await this.query<{ taken: boolean; revision: number | null }>(
+      'take a session lease',
+      this.sql.acquireLeaseReadingRevision,
+      [leaseKey, holder, ttlMs, sessionId],
+      'acquireLeaseReadingRevision',
+    );
     return rows[0]!.taken ? rows[0]!.revision! : undefined;
   }
 
   async renewLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean> {
     assertLeaseArguments(sessionId, holder, ttlMs);
-    return ((await this.query('renew a session lease', this.sql.renewLease, [sessionId, holder, ttlMs])).rowCount ?? 0) > 0;
+    return (
+      ((await this.query('renew a session lease', this.sql.renewLease, [sessionId, holder, ttlMs])).rowCount ?? 0) > 0
+    );
   }
 
   async releaseLease(sessionId: string, holder: string): Promise<void> {
@@ -444,7 +560,10 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
 
   async clearLease(sessionId: string, holder?: string): Promise<LeaseView | undefined> {
     assertSessionId(sessionId);
-    const { rows } = await this.query<LeaseRow>('clear a session lease', this.sql.clearLease, [sessionId, holder ?? null]);
+    const { rows } = await this.query<LeaseRow>('clear a session lease', this.sql.clearLease, [
+      sessionId,
+      holder ?? null,
+    ]);
     return rows[0] && leaseView(rows[0]);
   }
 
@@ -460,7 +579,12 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
    * parses and plans it once (the name carries the schema, so stores of several schemas may
    * share a host's pool).
    */
-  private async query<R extends pg.QueryResultRow>(operation: string, text: string, values: unknown[], prepared?: string): Promise<pg.QueryResult<R>> {
+  private async query<R extends pg.QueryResultRow>(
+    operation: string,
+    text: string,
+    values: unknown[],
+    prepared?: string,
+  ): Promise<pg.QueryResult<R>> {
     this.assertOpen(operation);
     try {
       if (prepared !== undefined) return await this.pool.query<R>({ name: this.statementName(prepared), text, values });
@@ -475,9 +599,16 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
    * carry them (the store's own, or a host's made with both) it goes alone, one round trip;
    * on a host's pool without them it runs in a transaction that sets the store's (`SET LOCAL`).
    */
-  private write<R extends pg.QueryResultRow>(operation: string, text: string, values: unknown[], prepared: string): Promise<pg.QueryResult<R>> {
+  private write<R extends pg.QueryResultRow>(
+    operation: string,
+    text: string,
+    values: unknown[],
+    prepared: string,
+  ): Promise<pg.QueryResult<R>> {
     if (this.boundedPool) return this.query<R>(operation, text, values, prepared);
-    return this.transaction(operation, (client) => client.query<R>({ name: this.statementName(prepared), text, values }));
+    return this.transaction(operation, (client) =>
+      client.query<R>({ name: this.statementName(prepared), text, values }),
+    );
   }
 
   private async transaction<T>(operation: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
@@ -515,10 +646,14 @@ export class PostgresStore implements SessionStore, RevisionReader, StepJournal,
 
   private assertOpen(operation: string): void {
     if (!this.closed) return;
-    throw new TrellisError('StoreUnavailable', `Cannot ${operation}: this PostgresStore (schema "${this.schema}") was closed`, {
-      hint: 'Open a new store with PostgresStore.open(); a closed one stays closed',
-      kind: 'user',
-    });
+    throw new TrellisError(
+      'StoreUnavailable',
+      `Cannot ${operation}: this PostgresStore (schema "${this.schema}") was closed`,
+      {
+        hint: 'Open a new store with PostgresStore.open(); a closed one stays closed',
+        kind: 'user',
+      },
+    );
   }
 }
 
@@ -529,35 +664,62 @@ Object.freeze(PostgresStore);
 /** The session moved on while the statement ran: another writer's step or checkpoint landed first. */
 function nextRevisionRace(sessionId: string, expectedRevision: number, what: 'step' | 'checkpoint'): TrellisError {
   const written = what === 'step' ? 'this step was journalled' : 'this checkpoint was written';
-  return new TrellisError('StaleState', `Session "${sessionId}" was written by another writer while ${written} on revision ${expectedRevision}`, {
-    hint: 'Another turn wrote it first: reload the session and retry',
-    details: { sessionId, expectedRevision },
-  });
+  return new TrellisError(
+    'StaleState',
+    `Session "${sessionId}" was written by another writer while ${written} on revision ${expectedRevision}`,
+    {
+      hint: 'Another turn wrote it first: reload the session and retry',
+      details: { sessionId, expectedRevision },
+    },
+  );
 }
 
 /** A concurrent writer created the session between our read and our insert. */
 function createdMeanwhile(sessionId: string): TrellisError {
-  return new TrellisError('StaleState', `Session "${sessionId}" was created by another writer while this checkpoint was being written as its first`, {
-    hint: 'Another turn wrote it first: reload the session and retry',
-    details: { sessionId, expectedRevision: 0 },
-  });
+  return new TrellisError(
+    'StaleState',
+    `Session "${sessionId}" was created by another writer while this checkpoint was being written as its first`,
+    {
+      hint: 'Another turn wrote it first: reload the session and retry',
+      details: { sessionId, expectedRevision: 0 },
+    },
+  );
 }
 
-function poolFrom(options: PostgresStoreOptions, timeouts: PostgresTimeouts): { pool: pg.Pool; owns: boolean; server: string } {
-  if (options.pool && options.url === undefined) return { pool: options.pool, owns: false, server: 'a host-supplied pool' };
+function poolFrom(
+  options: PostgresStoreOptions,
+  timeouts: PostgresTimeouts,
+): { pool: pg.Pool; owns: boolean; server: string } {
+  if (options.pool && options.url === undefined)
+    return { pool: options.pool, owns: false, server: 'a host-supplied pool' };
   if (typeof options.url !== 'string' || options.pool) {
-    throw new TrellisError('InvalidOptions', 'PostgresStore.open() needs exactly one of `pool` (a pg.Pool) or `url` (postgres://…)', {
-      hint: 'Pass { url: process.env.DATABASE_URL } or { pool } for a pool your application already has',
-    });
+    throw new TrellisError(
+      'InvalidOptions',
+      'PostgresStore.open() needs exactly one of `pool` (a pg.Pool) or `url` (postgres://…)',
+      {
+        hint: 'Pass { url: process.env.DATABASE_URL } or { pool } for a pool your application already has',
+      },
+    );
   }
   const max = 'maxConnections' in options ? options.maxConnections : undefined;
   if (max !== undefined && (!Number.isSafeInteger(max) || max < 1)) {
-    throw new TrellisError('InvalidOptions', `PostgresStore maxConnections must be a whole number of at least 1; got ${String(max)}`, { details: { maxConnections: max } });
+    throw new TrellisError(
+      'InvalidOptions',
+      `PostgresStore maxConnections must be a whole number of at least 1; got ${String(max)}`,
+      { details: { maxConnections: max } },
+    );
   }
   // pg loads when a store opens by URL, not when Trellis is imported.
   const { Pool } = createRequire(import.meta.url)('pg') as typeof pg;
   // Its connections bound single statements too (reads, lease calls); a host's own pool keeps its settings, and writes set theirs per transaction.
-  const pool = new Pool({ connectionString: options.url, max: max ?? 10, connectionTimeoutMillis: 10_000, application_name: 'trellis', lock_timeout: timeouts.lockTimeoutMs, statement_timeout: timeouts.statementTimeoutMs });
+  const pool = new Pool({
+    connectionString: options.url,
+    max: max ?? 10,
+    connectionTimeoutMillis: 10_000,
+    application_name: 'trellis',
+    lock_timeout: timeouts.lockTimeoutMs,
+    statement_timeout: timeouts.statementTimeoutMs,
+  });
   // An idle connection that the server drops emits 'error' on the pool; unheard, it would
   // kill the process. The next query simply gets a fresh connection or a StoreUnavailable.
   pool.on('error', () => undefined);

@@ -33,7 +33,12 @@ export interface RecordStore {
 /** Whether a store keeps records. */
 export function hasRecordStore(store: unknown): store is RecordStore {
   const s = store as Partial<RecordStore> | null | undefined;
-  return typeof s?.getRecord === 'function' && typeof s.putRecord === 'function' && typeof s.listRecords === 'function' && typeof s.deleteRecords === 'function';
+  return (
+    typeof s?.getRecord === 'function' &&
+    typeof s.putRecord === 'function' &&
+    typeof s.listRecords === 'function' &&
+    typeof s.deleteRecords === 'function'
+  );
 }
 
 /** The longest namespace, subject and key, in characters. */
@@ -42,11 +47,19 @@ export const RECORD_NAME_MAX = 512;
 export const RECORD_VALUE_MAX = 4 * 1024 * 1024;
 
 /** Checks a namespace, subject or key: a non-empty string of at most {@link RECORD_NAME_MAX} characters, without NUL. */
-export function assertRecordName(what: 'namespace' | 'subject' | 'key' | 'keyPrefix', value: unknown): asserts value is string {
-  if (typeof value === 'string' && value.length > 0 && value.length <= RECORD_NAME_MAX && !value.includes('\u0000')) return;
-  throw new TrellisError('InvalidOptions', `A record ${what} is a non-empty string of at most ${RECORD_NAME_MAX} characters, got ${value === undefined ? 'none' : JSON.stringify(value).slice(0, 80)}`, {
-    hint: 'Records are addressed by subject (e.g. the user id from app.user_id) and key',
-  });
+export function assertRecordName(
+  what: 'namespace' | 'subject' | 'key' | 'keyPrefix',
+  value: unknown,
+): asserts value is string {
+  if (typeof value === 'string' && value.length > 0 && value.length <= RECORD_NAME_MAX && !value.includes('\u0000'))
+    return;
+  throw new TrellisError(
+    'InvalidOptions',
+    `A record ${what} is a non-empty string of at most ${RECORD_NAME_MAX} characters, got ${value === undefined ? 'none' : JSON.stringify(value).slice(0, 80)}`,
+    {
+      hint: 'Records are addressed by subject (e.g. the user id from app.user_id) and key',
+    },
+  );
 }
 
 /** A value as the JSON text a store keeps; refuses what JSON cannot hold and values over {@link RECORD_VALUE_MAX}. */
@@ -55,17 +68,33 @@ export function encodeRecordValue(value: unknown): string {
   try {
     text = JSON.stringify(value);
   } catch (error) {
-    throw new TrellisError('InvalidOptions', `A record value must be JSON: ${error instanceof Error ? error.message : String(error)}`, { hint: 'Store plain objects, arrays, strings, numbers and booleans' });
+    throw new TrellisError(
+      'InvalidOptions',
+      `A record value must be JSON: ${error instanceof Error ? error.message : String(error)}`,
+      { hint: 'Store plain objects, arrays, strings, numbers and booleans' },
+    );
   }
-  if (text === undefined) throw new TrellisError('InvalidOptions', 'A record value must be JSON, not undefined or a function', { hint: 'Delete the record instead of writing undefined' });
-  if (text.length > RECORD_VALUE_MAX) throw new TrellisError('InvalidOptions', `A record value is ${text.length} characters of JSON, over the limit of ${RECORD_VALUE_MAX}`, { hint: 'Keep fewer or smaller entries per record, or split them over keys' });
+  if (text === undefined)
+    throw new TrellisError('InvalidOptions', 'A record value must be JSON, not undefined or a function', {
+      hint: 'Delete the record instead of writing undefined',
+    });
+  if (text.length > RECORD_VALUE_MAX)
+    throw new TrellisError(
+      'InvalidOptions',
+      `A record value is ${text.length} characters of JSON, over the limit of ${RECORD_VALUE_MAX}`,
+      { hint: 'Keep fewer or smaller entries per record, or split them over keys' },
+    );
   return text;
 }
 
 /** Checks a delete selector: at least one field, each a record name. */
 export function assertRecordSelector(selector: RecordSelector): void {
   if (selector?.subject === undefined && selector?.keyPrefix === undefined) {
-    throw new TrellisError('InvalidOptions', 'Deleting records needs a subject or a keyPrefix (deleting every record is not a selector)', { hint: "e.g. records.delete({ subject: 'u-42' })" });
+    throw new TrellisError(
+      'InvalidOptions',
+      'Deleting records needs a subject or a keyPrefix (deleting every record is not a selector)',
+      { hint: "e.g. records.delete({ subject: 'u-42' })" },
+    );
   }
   if (selector.subject !== undefined) assertRecordName('subject', selector.subject);
   if (selector.keyPrefix !== undefined) assertRecordName('keyPrefix', selector.keyPrefix);

@@ -9,8 +9,17 @@ import { TrellisError } from '../../errors/trellis-error.js';
  */
 export function assertSessionId(sessionId: unknown): asserts sessionId is string {
   if (typeof sessionId === 'string' && sessionId.length > 0 && !sessionId.includes('\u0000')) return;
-  const what = typeof sessionId !== 'string' ? `a ${typeof sessionId}` : sessionId.length === 0 ? 'an empty id' : `${JSON.stringify(sessionId)}, which holds a NUL character`;
-  throw new TrellisError('InvalidOptions', `A session id must be a non-empty string without NUL characters; got ${what}`, {
-    hint: 'Use ids made of printable characters, e.g. a UUID (agent.session() makes one)',
-  });
+  const what =
+    typeof sessionId !== 'string'
+      ? `a ${typeof sessionId}`
+      : sessionId.length === 0
+        ? 'an empty id'
+        : `${JSON.stringify(sessionId)}, which holds a NUL character`;
+  throw new TrellisError(
+    'InvalidOptions',
+    `A session id must be a non-empty string without NUL characters; got ${what}`,
+    {
+      hint: 'Use ids made of printable characters, e.g. a UUID (agent.session() makes one)',
+    },
+  );
 }

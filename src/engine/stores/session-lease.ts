@@ -118,10 +118,14 @@ export function assertLeaseArguments(sessionId: string, holder: string, ttlMs?: 
   }
   assertSessionId(sessionId);
   if (typeof holder !== 'string' || holder.length === 0) {
-    throw new TrellisError('InvalidOptions', `The lease of session "${sessionId}" needs a holder; got ${JSON.stringify(holder)}`, {
-      hint: 'Pass a string unique to this process and turn, e.g. `${hostname}:${pid}:${randomUUID()}`',
-      details: { sessionId },
-    });
+    throw new TrellisError(
+      'InvalidOptions',
+      `The lease of session "${sessionId}" needs a holder; got ${JSON.stringify(holder)}`,
+      {
+        hint: 'Pass a string unique to this process and turn, e.g. `${hostname}:${pid}:${randomUUID()}`',
+        details: { sessionId },
+      },
+    );
   }
   if (ttlMs === undefined) return;
   if (!Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > MAX_LEASE_TTL_MS) {

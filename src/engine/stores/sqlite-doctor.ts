@@ -10,7 +10,8 @@ import { REBUILDABLE_TABLES, schemaGaps } from './sqlite-schema.js';
 
 export type { DoctorFinding, DoctorReport } from './doctor-report.js';
 
-const REBUILD_OR_RESTORE = 'trellis doctor --repair (rebuilds the indexes when every table still reads whole: the damage is in indexes or free pages); else restore the file from a backup (sqlite3 .recover salvages what still reads)';
+const REBUILD_OR_RESTORE =
+  'trellis doctor --repair (rebuilds the indexes when every table still reads whole: the damage is in indexes or free pages); else restore the file from a backup (sqlite3 .recover salvages what still reads)';
 
 /** Integrity messages shown at most; SQLite can list thousands for one damaged page. */
 const MAX_INTEGRITY_LINES = 10;
@@ -25,7 +26,11 @@ export async function diagnoseSqliteStore(path: string): Promise<DoctorReport> {
   const findings: DoctorFinding[] = [];
   const report = () => ({ path, ok: findings.every((f) => f.ok), findings });
   if (!existsSync(path)) {
-    findings.push({ check: 'file', ok: true, detail: `no store file at ${path} yet (it is created by the first session)` });
+    findings.push({
+      check: 'file',
+      ok: true,
+      detail: `no store file at ${path} yet (it is created by the first session)`,
+    });
     return report();
   }
   // Loaded here, not imported: the root entry exports this function and must not load the driver.
@@ -56,7 +61,12 @@ export async function diagnoseSqliteStore(path: string): Promise<DoctorReport> {
     }
     if (schemaVersion(db) < (SQLITE_MIGRATIONS.at(-1)?.version ?? 0)) {
       // The doctor never writes; this Trellis reads only the current layout.
-      findings.push({ check: 'session', ok: true, detail: 'sessions are read back once the file is migrated (any command that opens it for writing, or `trellis sessions list`)' });
+      findings.push({
+        check: 'session',
+        ok: true,
+        detail:
+          'sessions are read back once the file is migrated (any command that opens it for writing, or `trellis sessions list`)',
+      });
       return report();
     }
   } finally {
@@ -69,12 +79,24 @@ export async function diagnoseSqliteStore(path: string): Promise<DoctorReport> {
 function integrity(db: Database.Database): DoctorFinding {
   let rows: string[];
   try {
-    rows = (db.pragma(`integrity_check(${MAX_INTEGRITY_LINES})`) as Record<string, unknown>[]).map((row) => String(Object.values(row)[0]));
+    rows = (db.pragma(`integrity_check(${MAX_INTEGRITY_LINES})`) as Record<string, unknown>[]).map((row) =>
+      String(Object.values(row)[0]),
+    );
   } catch (error) {
-    return { check: 'integrity', ok: false, detail: `integrity check could not run: ${describeError(error)}`, fix: REBUILD_OR_RESTORE };
+    return {
+      check: 'integrity',
+      ok: false,
+      detail: `integrity check could not run: ${describeError(error)}`,
+      fix: REBUILD_OR_RESTORE,
+    };
   }
   if (rows.length === 1 && rows[0] === 'ok') return { check: 'integrity', ok: true, detail: 'integrity check passed' };
-  return { check: 'integrity', ok: false, detail: `integrity check failed: ${rows.join('; ')}`, fix: REBUILD_OR_RESTORE };
+  return {
+    check: 'integrity',
+    ok: false,
+    detail: `integrity check failed: ${rows.join('; ')}`,
+    fix: REBUILD_OR_RESTORE,
+  };
 }
 
 function schemaCheck(db: Database.Database, Driver: typeof Database): DoctorFinding {
@@ -83,23 +105,54 @@ function schemaCheck(db: Database.Database, Driver: typeof Database): DoctorFind
   try {
     version = schemaVersion(db);
   } catch (error) {
-    return { check: 'schema', ok: false, detail: `the schema version cannot be read: ${describeError(error)}`, fix: 'Restore the file from a backup' };
+    return {
+      check: 'schema',
+      ok: false,
+      detail: `the schema version cannot be read: ${describeError(error)}`,
+      fix: 'Restore the file from a backup',
+    };
   }
   if (version === 0 && db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sessions'`).get()) {
-    return { check: 'schema', ok: false, detail: "the tables of a Trellis store are here, but not its schema ledger (schema_migrations): its version is unknown", fix: 'trellis doctor --repair (restores the ledger when every table is as this Trellis writes it); else restore the file from a backup' };
+    return {
+      check: 'schema',
+      ok: false,
+      detail:
+        'the tables of a Trellis store are here, but not its schema ledger (schema_migrations): its version is unknown',
+      fix: 'trellis doctor --repair (restores the ledger when every table is as this Trellis writes it); else restore the file from a backup',
+    };
   }
-  if (version === 0) return { check: 'schema', ok: false, detail: 'this is not a Trellis session store (no schema_migrations table)', fix: 'Point the store at the right file' };
-  if (version > latest) return { check: 'schema', ok: false, detail: `schema version ${version} was written by a newer Trellis (this one knows up to ${latest})`, fix: 'Upgrade Trellis' };
-  if (version < latest) return { check: 'schema', ok: true, detail: `schema version ${version}; it is migrated to ${latest} the next time the store is opened for writing` };
+  if (version === 0)
+    return {
+      check: 'schema',
+      ok: false,
+      detail: 'this is not a Trellis session store (no schema_migrations table)',
+      fix: 'Point the store at the right file',
+    };
+  if (version > latest)
+    return {
+      check: 'schema',
+      ok: false,
+      detail: `schema version ${version} was written by a newer Trellis (this one knows up to ${latest})`,
+      fix: 'Upgrade Trellis',
+    };
+  if (version < latest)
+    return {
+      check: 'schema',
+      ok: true,
+      detail: `schema version ${version}; it is migrated to ${latest} the next time the store is opened for writing`,
+    };
   const { missingTables, missingColumns } = schemaGaps(db, Driver);
-  if (missingTables.length === 0 && missingColumns.length === 0) return { check: 'schema', ok: true, detail: `schema version ${version} (current)` };
+  if (missingTables.length === 0 && missingColumns.length === 0)
+    return { check: 'schema', ok: true, detail: `schema version ${version} (current)` };
   const missing = [...missingTables.map((t) => `table ${t}`), ...missingColumns.map((c) => `column ${c}`)].join(', ');
   const rebuildable = missingColumns.length === 0 && missingTables.every((t) => REBUILDABLE_TABLES.has(t));
   return {
     check: 'schema',
     ok: false,
     detail: `schema version ${version}, but ${missing} ${missingTables.length + missingColumns.length === 1 ? 'is' : 'are'} missing: the file was changed outside Trellis`,
-    fix: rebuildable ? `trellis doctor --repair (recreates ${missingTables.join(', ')} empty: ${missingTables.length === 1 ? 'it holds' : 'they hold'} no session)` : 'Restore the file from a backup (or move it away to start with an empty store)',
+    fix: rebuildable
+      ? `trellis doctor --repair (recreates ${missingTables.join(', ')} empty: ${missingTables.length === 1 ? 'it holds' : 'they hold'} no session)`
+      : 'Restore the file from a backup (or move it away to start with an empty store)',
   };
 }
 
@@ -108,7 +161,14 @@ async function sessionChecks(path: string): Promise<DoctorFinding[]> {
   try {
     store = new SqliteStore({ path, readonly: true });
   } catch (error) {
-    return [{ check: 'session', ok: false, detail: `the sessions cannot be read: ${describeError(error)}`, fix: 'Restore the file from a backup' }];
+    return [
+      {
+        check: 'session',
+        ok: false,
+        detail: `the sessions cannot be read: ${describeError(error)}`,
+        fix: 'Restore the file from a backup',
+      },
+    ];
   }
   try {
     const sessions = await store.list();
@@ -118,17 +178,38 @@ async function sessionChecks(path: string): Promise<DoctorFinding[]> {
         await store.load(id);
       } catch (error) {
         const message = TrellisError.is(error) ? error.message.split('. ')[0]! : describeError(error);
-        findings.push({ check: 'session', ok: false, detail: message, fix: `trellis sessions delete ${id}, or trellis doctor --repair (moves it aside into the quarantine table, keeping its rows)` });
+        findings.push({
+          check: 'session',
+          ok: false,
+          detail: message,
+          fix: `trellis sessions delete ${id}, or trellis doctor --repair (moves it aside into the quarantine table, keeping its rows)`,
+        });
       }
     }
     const unreadable = findings.length;
-    findings.unshift({ check: 'session', ok: unreadable === 0, detail: `${sessions.length - unreadable} of ${sessions.length} stored session(s) read back` });
+    findings.unshift({
+      check: 'session',
+      ok: unreadable === 0,
+      detail: `${sessions.length - unreadable} of ${sessions.length} stored session(s) read back`,
+    });
     findings.push(...leaseFindings(await store.listLeases()));
     const quarantined = quarantinedSessions(path);
-    if (quarantined > 0) findings.push({ check: 'quarantine', ok: true, detail: `${quarantined} unreadable session(s) moved aside by trellis doctor --repair: their rows are kept as they were in the quarantine table` });
+    if (quarantined > 0)
+      findings.push({
+        check: 'quarantine',
+        ok: true,
+        detail: `${quarantined} unreadable session(s) moved aside by trellis doctor --repair: their rows are kept as they were in the quarantine table`,
+      });
     return findings;
   } catch (error) {
-    return [{ check: 'session', ok: false, detail: `the sessions cannot be read: ${describeError(error)}`, fix: 'Restore the file from a backup' }];
+    return [
+      {
+        check: 'session',
+        ok: false,
+        detail: `the sessions cannot be read: ${describeError(error)}`,
+        fix: 'Restore the file from a backup',
+      },
+    ];
   } finally {
     await store.close();
   }

@@ -1,7 +1,8 @@
 import { TrellisError } from '../../errors/trellis-error.js';
 
 /** The codes a SQLite store failure maps to, each with what to do about it. */
-export type StoreErrorCode = 'StoreFull' | 'StoreBusy' | 'StoreReadonly' | 'StoreCorrupt' | 'StoreSchema' | 'StoreIO' | 'StoreFailed';
+export type StoreErrorCode =
+  'StoreFull' | 'StoreBusy' | 'StoreReadonly' | 'StoreCorrupt' | 'StoreSchema' | 'StoreIO' | 'StoreFailed';
 
 interface Mapping {
   readonly code: StoreErrorCode;
@@ -14,15 +15,62 @@ const DOCTOR = 'Check the file with: trellis doctor';
 
 /** By SQLite's primary result code (better-sqlite3 reports extended codes, e.g. `SQLITE_IOERR_WRITE`). */
 const BY_CODE: Readonly<Record<string, Mapping>> = {
-  SQLITE_FULL: { code: 'StoreFull', retryable: true, what: 'the disk (or the database size limit) is full', hint: (path) => `Free disk space where ${path} lives, then try again` },
-  SQLITE_BUSY: { code: 'StoreBusy', retryable: true, what: 'the database is locked', hint: () => 'another process holds a lock on the file for longer than the 5 s wait; try again, or stop that process' },
-  SQLITE_LOCKED: { code: 'StoreBusy', retryable: true, what: 'a table is locked', hint: () => 'another process or connection holds the lock; try again' },
-  SQLITE_READONLY: { code: 'StoreReadonly', retryable: false, what: 'the database cannot be written', hint: (path) => `Check the permissions of ${path} and its folder (and its -wal and -shm files)` },
-  SQLITE_CORRUPT: { code: 'StoreCorrupt', retryable: false, what: 'the database file is damaged', hint: () => `${DOCTOR}; restore the file from a backup if it reports damage` },
-  SQLITE_NOTADB: { code: 'StoreCorrupt', retryable: false, what: 'the file is not a SQLite database', hint: () => `${DOCTOR}; point the store at another file, or move this one away` },
-  SQLITE_IOERR: { code: 'StoreIO', retryable: true, what: 'the disk reported an I/O error', hint: (path) => `Check the disk holding ${path}: full, failing, or over a file-size limit (ulimit -f); then try again` },
-  SQLITE_CANTOPEN: { code: 'StoreIO', retryable: false, what: 'the file cannot be opened', hint: (path) => `Check that ${path} and its folder exist and are accessible` },
-  SQLITE_PERM: { code: 'StoreReadonly', retryable: false, what: 'access to the file was denied', hint: (path) => `Check the permissions of ${path}` },
+  SQLITE_FULL: {
+    code: 'StoreFull',
+    retryable: true,
+    what: 'the disk (or the database size limit) is full',
+    hint: (path) => `Free disk space where ${path} lives, then try again`,
+  },
+  SQLITE_BUSY: {
+    code: 'StoreBusy',
+    retryable: true,
+    what: 'the database is locked',
+    hint: () =>
+      'another process holds a lock on the file for longer than the 5 s wait; try again, or stop that process',
+  },
+  SQLITE_LOCKED: {
+    code: 'StoreBusy',
+    retryable: true,
+    what: 'a table is locked',
+    hint: () => 'another process or connection holds the lock; try again',
+  },
+  SQLITE_READONLY: {
+    code: 'StoreReadonly',
+    retryable: false,
+    what: 'the database cannot be written',
+    hint: (path) => `Check the permissions of ${path} and its folder (and its -wal and -shm files)`,
+  },
+  SQLITE_CORRUPT: {
+    code: 'StoreCorrupt',
+    retryable: false,
+    what: 'the database file is damaged',
+    hint: () => `${DOCTOR}; restore the file from a backup if it reports damage`,
+  },
+  SQLITE_NOTADB: {
+    code: 'StoreCorrupt',
+    retryable: false,
+    what: 'the file is not a SQLite database',
+    hint: () => `${DOCTOR}; point the store at another file, or move this one away`,
+  },
+  SQLITE_IOERR: {
+    code: 'StoreIO',
+    retryable: true,
+    what: 'the disk reported an I/O error',
+    hint: (path) =>
+      `Check the disk holding ${path}: full, failing, or over a file-size limit (ulimit -f); then try again`,
+  },
+  SQLITE_CANTOPEN: {
+    code: 'StoreIO',
+    retryable: false,
+    what: 'the file cannot be opened',
+    hint: (path) => `Check that ${path} and its folder exist and are accessible`,
+  },
+  SQLITE_PERM: {
+    code: 'StoreReadonly',
+    retryable: false,
+    what: 'access to the file was denied',
+    hint: (path) => `Check the permissions of ${path}`,
+  },
 };
 
 const MISSING_SCHEMA: Mapping = {
@@ -40,18 +88,25 @@ const MISSING_SCHEMA: Mapping = {
  */
 export function sqliteStoreError(error: unknown, operation: string, path: string): TrellisError {
   if (TrellisError.is(error)) return error;
-  const sqliteCode = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : undefined;
+  const sqliteCode =
+    typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : undefined;
   const message = error instanceof Error ? error.message : String(error);
-  const mapping = (sqliteCode && BY_CODE[primary(sqliteCode)]) || (/no such (table|column)/i.test(message) ? MISSING_SCHEMA : undefined);
+  const mapping =
+    (sqliteCode && BY_CODE[primary(sqliteCode)]) ||
+    (/no such (table|column)/i.test(message) ? MISSING_SCHEMA : undefined);
   const code = mapping?.code ?? 'StoreFailed';
   const what = mapping?.what ?? 'the database reported an error';
-  return new TrellisError(code, `The session store at ${path} failed to ${operation}: ${what} (${sqliteCode ?? 'error'}: ${message})`, {
-    hint: mapping?.hint(path) ?? DOCTOR,
-    kind: 'system',
-    retryable: mapping?.retryable ?? false,
-    details: { path, operation, sqliteCode, driverMessage: message },
-    cause: error,
-  });
+  return new TrellisError(
+    code,
+    `The session store at ${path} failed to ${operation}: ${what} (${sqliteCode ?? 'error'}: ${message})`,
+    {
+      hint: mapping?.hint(path) ?? DOCTOR,
+      kind: 'system',
+      retryable: mapping?.retryable ?? false,
+      details: { path, operation, sqliteCode, driverMessage: message },
+      cause: error,
+    },
+  );
 }
 
 /** `SQLITE_IOERR_WRITE` → `SQLITE_IOERR`. */

@@ -341,39 +341,56 @@ export function assertSchemaCurrent(db: Database, migrations: readonly SqliteMig
   assertLedger(db, current);
   assertKnown(db, current, latest);
   if (current < latest) {
-    throw new TrellisError('UnsupportedSchema', `The Trellis database ${db.name} is at schema version ${current}, older than version ${latest} that this code needs`, {
-      hint: 'Open it once without `readonly` so the migrations can run',
-      details: { path: db.name, version: current, latest },
-    });
+    throw new TrellisError(
+      'UnsupportedSchema',
+      `The Trellis database ${db.name} is at schema version ${current}, older than version ${latest} that this code needs`,
+      {
+        hint: 'Open it once without `readonly` so the migrations can run',
+        details: { path: db.name, version: current, latest },
+      },
+    );
   }
   return current;
 }
 
 /** A file with Trellis's tables but no ledger is not new: migrating it from version 0 would fail on its first table. */
 function assertLedger(db: Database, current: number): void {
-  if (current > 0 || !db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sessions'`).get()) return;
-  throw new TrellisError('StoreSchema', `The Trellis database ${db.name} has its tables but no schema_migrations ledger, so its schema version is unknown`, {
-    hint: 'Run `trellis doctor --repair`: it restores the ledger when every table is as this Trellis writes it; otherwise restore the file from a backup',
-    kind: 'system',
-    details: { path: db.name },
-  });
+  if (current > 0 || !db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sessions'`).get())
+    return;
+  throw new TrellisError(
+    'StoreSchema',
+    `The Trellis database ${db.name} has its tables but no schema_migrations ledger, so its schema version is unknown`,
+    {
+      hint: 'Run `trellis doctor --repair`: it restores the ledger when every table is as this Trellis writes it; otherwise restore the file from a backup',
+      kind: 'system',
+      details: { path: db.name },
+    },
+  );
 }
 
 function assertKnown(db: Database, current: number, latest: number): void {
   if (current <= latest) return;
-  throw new TrellisError('UnsupportedSchema', `The Trellis database ${db.name} is at schema version ${current}, newer than version ${latest} that this code knows`, {
-    hint: 'Upgrade Trellis to the version that wrote this file, or point the store at another path',
-    details: { path: db.name, version: current, latest },
-  });
+  throw new TrellisError(
+    'UnsupportedSchema',
+    `The Trellis database ${db.name} is at schema version ${current}, newer than version ${latest} that this code knows`,
+    {
+      hint: 'Upgrade Trellis to the version that wrote this file, or point the store at another path',
+      details: { path: db.name, version: current, latest },
+    },
+  );
 }
 
 function assertOrdered(migrations: readonly SqliteMigration[]): void {
   migrations.forEach((migration, i) => {
     if (migration.version !== i + 1) {
-      throw new TrellisError('InvalidOptions', `Migration "${migration.name}" has version ${migration.version}; expected ${i + 1}`, {
-        hint: 'Number migrations consecutively from 1 and only ever append',
-        kind: 'system',
-      });
+      throw new TrellisError(
+        'InvalidOptions',
+        `Migration "${migration.name}" has version ${migration.version}; expected ${i + 1}`,
+        {
+          hint: 'Number migrations consecutively from 1 and only ever append',
+          kind: 'system',
+        },
+      );
     }
   });
 }

@@ -60,7 +60,8 @@ export async function repairSqliteStore(path: string): Promise<RepairReport> {
     }
     for (const { id } of await store.list()) {
       const reason = await unreadable(store, id);
-      if (reason !== undefined && quarantine(path, Driver, id, reason)) actions.push(`moved session ${id} aside into the quarantine table (${reason}); the id starts afresh`);
+      if (reason !== undefined && quarantine(path, Driver, id, reason))
+        actions.push(`moved session ${id} aside into the quarantine table (${reason}); the id starts afresh`);
     }
   } finally {
     await store.close();
@@ -70,13 +71,18 @@ export async function repairSqliteStore(path: string): Promise<RepairReport> {
 
 /** The file-level repairs, on a raw connection: the ledger, the integrity rebuild, missing tables. Returns why it stopped, if it did. */
 function repairFile(db: Database.Database, Driver: typeof Database, actions: string[]): string | undefined {
-  if (schemaVersion(db) === 0 && db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sessions'`).get()) {
-    if (!restoreLedger(db, Driver)) return 'the schema ledger is missing and the tables are not all as this Trellis writes them: restore the file from a backup';
+  if (
+    schemaVersion(db) === 0 &&
+    db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sessions'`).get()
+  ) {
+    if (!restoreLedger(db, Driver))
+      return 'the schema ledger is missing and the tables are not all as this Trellis writes them: restore the file from a backup';
     actions.push('wrote the schema ledger again: every table is as this Trellis writes it');
   }
   if (!integrityOk(db)) {
     const damaged = unreadableTables(db);
-    if (damaged.length > 0) return `pages holding rows of ${damaged.join(', ')} are damaged: restore the file from a backup (sqlite3 ${db.name} .recover salvages what still reads)`;
+    if (damaged.length > 0)
+      return `pages holding rows of ${damaged.join(', ')} are damaged: restore the file from a backup (sqlite3 ${db.name} .recover salvages what still reads)`;
     try {
       // REINDEX builds each index anew from its table's rows; VACUUM then drops pages nothing points to.
       db.exec('REINDEX');
@@ -85,7 +91,9 @@ function repairFile(db: Database.Database, Driver: typeof Database, actions: str
       return `the rebuild of its indexes failed (${describeError(error)}): restore the file from a backup (sqlite3 ${db.name} .recover salvages what still reads)`;
     }
     if (!integrityOk(db)) return 'the integrity check still fails after a rebuild: restore the file from a backup';
-    actions.push('rebuilt the indexes and the file (REINDEX, VACUUM): every table read whole, so the damage was in indexes or free pages; the integrity check passes now');
+    actions.push(
+      'rebuilt the indexes and the file (REINDEX, VACUUM): every table read whole, so the damage was in indexes or free pages; the integrity check passes now',
+    );
   }
   if (schemaVersion(db) === 0) return undefined;
   const { missingTables, missingColumns } = schemaGaps(db, Driver);
@@ -110,7 +118,11 @@ function integrityOk(db: Database.Database): boolean {
 
 /** The tables that cannot be read whole, row by row, through the table itself (no index). */
 function unreadableTables(db: Database.Database): string[] {
-  const tables = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).all() as { name: string }[]).map((t) => t.name);
+  const tables = (
+    db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).all() as {
+      name: string;
+    }[]
+  ).map((t) => t.name);
   return tables.filter((name) => {
     try {
       // NOT INDEXED: the rows as the table holds them, however damaged its indexes are.
@@ -128,7 +140,8 @@ async function unreadable(store: SqliteStore, id: string): Promise<string | unde
     await store.load(id);
     return undefined;
   } catch (error) {
-    if (TrellisError.is(error, 'InvalidCheckpoint') || TrellisError.is(error, 'StoreCorrupt')) return error.message.split('. ')[0]!;
+    if (TrellisError.is(error, 'InvalidCheckpoint') || TrellisError.is(error, 'StoreCorrupt'))
+      return error.message.split('. ')[0]!;
     throw error;
   }
 }
@@ -138,15 +151,28 @@ function quarantine(path: string, Driver: typeof Database, sessionId: string, re
   const db = new Driver(path, { fileMustExist: true, timeout: 5000 });
   try {
     db.pragma('foreign_keys = ON');
-    return db.transaction(() => {
-      const rowsOf = (table: string, key: string) => db.prepare(`SELECT * FROM ${table} WHERE ${key} = ?`).all(sessionId);
-      const sessions = rowsOf('sessions', 'id');
-      if (sessions.length === 0) return false;
-      const rows = { sessions, checkpoints: rowsOf('checkpoints', 'session_id'), turn_steps: rowsOf('turn_steps', 'session_id'), part_blobs: rowsOf('part_blobs', 'session_id') };
-      db.prepare('INSERT INTO quarantine (session_id, reason, rows, quarantined_at) VALUES (?, ?, ?, ?)').run(sessionId, reason, JSON.stringify(rows), new Date().toISOString());
-      db.prepare('DELETE FROM sessions WHERE id = ?').run(sessionId);
-      return true;
-    }).immediate();
+    return db
+      .transaction(() => {
+        const rowsOf = (table: string, key: string) =>
+          db.prepare(`SELECT * FROM ${table} WHERE ${key} = ?`).all(sessionId);
+        const sessions = rowsOf('sessions', 'id');
+        if (sessions.length === 0) return false;
+        const rows = {
+          sessions,
+          checkpoints: rowsOf('checkpoints', 'session_id'),
+          turn_steps: rowsOf('turn_steps', 'session_id'),
+          part_blobs: rowsOf('part_blobs', 'session_id'),
+        };
+        db.prepare('INSERT INTO quarantine (session_id, reason, rows, quarantined_at) VALUES (?, ?, ?, ?)').run(
+          sessionId,
+          reason,
+          JSON.stringify(rows),
+          new Date().toISOString(),
+        );
+        db.prepare('DELETE FROM sessions WHERE id = ?').run(sessionId);
+        return true;
+      })
+      .immediate();
   } finally {
     db.close();
   }

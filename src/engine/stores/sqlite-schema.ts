@@ -14,7 +14,13 @@ interface TableShape {
  * (A missing `sessions`, `checkpoints`, `part_blobs` or `audit_log` is not: the first three
  * held sessions, and an empty audit log recreated would hide that it was removed.)
  */
-export const REBUILDABLE_TABLES: ReadonlySet<string> = new Set(['session_leases', 'turn_events', 'turn_event_usage', 'turn_steps', 'quarantine']);
+export const REBUILDABLE_TABLES: ReadonlySet<string> = new Set([
+  'session_leases',
+  'turn_events',
+  'turn_event_usage',
+  'turn_steps',
+  'quarantine',
+]);
 
 let current: ReadonlyMap<string, TableShape> | undefined;
 
@@ -32,11 +38,25 @@ function expectedSchema(Driver: typeof Database): ReadonlyMap<string, TableShape
 }
 
 function readSchema(db: Database.Database, withSql: boolean): Map<string, TableShape> {
-  const tables = db.prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations'`).all() as { name: string; sql: string }[];
+  const tables = db
+    .prepare(
+      `SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations'`,
+    )
+    .all() as { name: string; sql: string }[];
   const shapes = new Map<string, TableShape>();
   for (const { name, sql } of tables) {
-    const columns = (db.prepare('SELECT name FROM pragma_table_info(?)').all(name) as { name: string }[]).map((c) => c.name);
-    const indexes = withSql ? (db.prepare(`SELECT sql FROM sqlite_master WHERE type IN ('index', 'trigger') AND tbl_name = ? AND sql IS NOT NULL`).all(name) as { sql: string }[]).map((i) => i.sql) : [];
+    const columns = (db.prepare('SELECT name FROM pragma_table_info(?)').all(name) as { name: string }[]).map(
+      (c) => c.name,
+    );
+    const indexes = withSql
+      ? (
+          db
+            .prepare(
+              `SELECT sql FROM sqlite_master WHERE type IN ('index', 'trigger') AND tbl_name = ? AND sql IS NOT NULL`,
+            )
+            .all(name) as { sql: string }[]
+        ).map((i) => i.sql)
+      : [];
     shapes.set(name, { sql, columns, indexes });
   }
   return shapes;
@@ -57,7 +77,8 @@ export function schemaGaps(db: Database.Database, Driver: typeof Database): Sche
   for (const [name, shape] of expected) {
     const found = actual.get(name);
     if (found === undefined) missingTables.push(name);
-    else for (const column of shape.columns) if (!found.columns.includes(column)) missingColumns.push(`${name}.${column}`);
+    else
+      for (const column of shape.columns) if (!found.columns.includes(column)) missingColumns.push(`${name}.${column}`);
   }
   return { missingTables, missingColumns };
 }

@@ -5,11 +5,29 @@ import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import { asTrellisError, TrellisError } from '../../errors/trellis-error.js';
 import { offloadParts, referencedBlobs, restoreParts, type PartBlob } from './part-blobs.js';
-import { encodeBatchCheckpoint, encodeSteps, StoredRowDecoder, type EncodedBatchCheckpoint } from './checkpoint-codec.js';
+import {
+  encodeBatchCheckpoint,
+  encodeSteps,
+  StoredRowDecoder,
+  type EncodedBatchCheckpoint,
+} from './checkpoint-codec.js';
 import { nextRevision, type StoredHead } from './checkpoint-revision.js';
-import { assertLeaseArguments, LEASE_CLOCK_TOLERANCE_MS, leaseState, type LeaseAdmin, type LeaseView } from './session-lease.js';
+import {
+  assertLeaseArguments,
+  LEASE_CLOCK_TOLERANCE_MS,
+  leaseState,
+  type LeaseAdmin,
+  type LeaseView,
+} from './session-lease.js';
 import type { ChatMessage } from '../../contract/model-provider.js';
-import type { RevisionReader, SessionCheckpoint, SessionStore, SessionSummary, StoredSession, TurnRecord } from './session-store.js';
+import type {
+  RevisionReader,
+  SessionCheckpoint,
+  SessionStore,
+  SessionSummary,
+  StoredSession,
+  TurnRecord,
+} from './session-store.js';
 import { guardStore, sqliteStoreError } from './sqlite-errors.js';
 import { leaseLost, type StepAppend, type StepJournal } from './step-journal.js';
 import { applyMigrations, assertSchemaCurrent } from './sqlite-migrations.js';
@@ -78,19 +96,44 @@ interface SummaryRow {
  * const store = SqliteStore.open('.trellis/orders.db');
  * const app = await Trellis.create({ store });
  */
-export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, StepJournal, AuditLog, LeaseAdmin, BudgetCounts, CredentialStore, RecordStore {
+export class SqliteStore
+  implements
+    SessionStore,
+    RevisionReader,
+    TurnEventLog,
+    StepJournal,
+    AuditLog,
+    LeaseAdmin,
+    BudgetCounts,
+    CredentialStore,
+    RecordStore
+{
   /** The file (or `:memory:`) this store opened. */
   readonly path: string;
   /** Whether the store was opened with `readonly: true`. */
   readonly readonly: boolean;
   private readonly db: Database.Database;
   private readonly sql: ReturnType<typeof prepareStatements>;
-  private readonly writeCheckpoint: (checkpoint: SessionCheckpoint, encoded: EncodedBatchCheckpoint, blobs: readonly PartBlob[]) => number;
+  private readonly writeCheckpoint: (
+    checkpoint: SessionCheckpoint,
+    encoded: EncodedBatchCheckpoint,
+    blobs: readonly PartBlob[],
+  ) => number;
   private readonly readSession: (sessionId: string) => StoredSession | undefined;
-  private readonly writeTurnEvents: (sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]) => void;
+  private readonly writeTurnEvents: (
+    sessionId: string,
+    turnIndex: number,
+    events: readonly RecordedTurnEvent[],
+  ) => void;
   private readonly writeSteps: (append: StepAppend, steps: string) => number;
   private readonly writeAudit: (entries: readonly AuditEntry[]) => AuditRecord[];
-  private readonly writeBudgetCount: (key: string, windowStart: number, amount: number, expiresAt: number, now: number) => number;
+  private readonly writeBudgetCount: (
+    key: string,
+    windowStart: number,
+    amount: number,
+    expiresAt: number,
+    now: number,
+  ) => number;
   /** Budget counts added since expired rows were last dropped. */
   private budgetAdds = 0;
   private readonly records: SqliteRecords;
@@ -101,19 +144,29 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     if (this.readonly && options.upgrade === true) migrateOnce(this.path);
     this.db = openDatabase(this.path, this.readonly);
     this.sql = guardStore('prepare its statements', this.path, () => prepareStatements(this.db));
-    this.writeCheckpoint = this.db.transaction((checkpoint: SessionCheckpoint, encoded: EncodedBatchCheckpoint, blobs: readonly PartBlob[]) => this.applyCheckpoint(checkpoint, encoded, blobs)).immediate;
+    this.writeCheckpoint = this.db.transaction(
+      (checkpoint: SessionCheckpoint, encoded: EncodedBatchCheckpoint, blobs: readonly PartBlob[]) =>
+        this.applyCheckpoint(checkpoint, encoded, blobs),
+    ).immediate;
     // A read transaction gives load() one snapshot even while another process commits.
     this.readSession = this.db.transaction((sessionId: string) => this.readRows(sessionId)).deferred;
-    this.writeTurnEvents = this.db.transaction((sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]) => this.applyTurnEvents(sessionId, turnIndex, events)).immediate;
-    this.writeSteps = this.db.transaction((append: StepAppend, steps: string) => this.applySteps(append, steps)).immediate;
+    this.writeTurnEvents = this.db.transaction(
+      (sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]) =>
+        this.applyTurnEvents(sessionId, turnIndex, events),
+    ).immediate;
+    this.writeSteps = this.db.transaction((append: StepAppend, steps: string) =>
+      this.applySteps(append, steps),
+    ).immediate;
     this.records = new SqliteRecords(this.db, this.path, (operation) => this.assertWritable(operation));
     // Immediate: the last row is read under the write lock, so processes sharing the file chain in one order.
     this.writeAudit = this.db.transaction((entries: readonly AuditEntry[]) => this.insertAudit(entries)).immediate;
-    this.writeBudgetCount = this.db.transaction((key: string, windowStart: number, amount: number, expiresAt: number, now: number) => {
-      // Expired windows go now and then, not on every add.
-      if (++this.budgetAdds % 256 === 1) this.sql.dropExpiredBudgets.run(now);
-      return (this.sql.addBudgetCount.get(key, windowStart, amount, expiresAt) as { count: number }).count;
-    }).immediate;
+    this.writeBudgetCount = this.db.transaction(
+      (key: string, windowStart: number, amount: number, expiresAt: number, now: number) => {
+        // Expired windows go now and then, not on every add.
+        if (++this.budgetAdds % 256 === 1) this.sql.dropExpiredBudgets.run(now);
+        return (this.sql.addBudgetCount.get(key, windowStart, amount, expiresAt) as { count: number }).count;
+      },
+    ).immediate;
   }
 
   /** Opens (creating and migrating when needed) the store at `path`. */
@@ -125,12 +178,18 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     assertSessionId(sessionId);
     // A session that does not exist (every new session's first turn) is one statement, not
     // a transaction of three; one that does is read whole inside the transaction.
-    return guardStore('load a session', this.path, () => (this.sql.head.get(sessionId) === undefined ? undefined : this.readSession(sessionId)));
+    return guardStore('load a session', this.path, () =>
+      this.sql.head.get(sessionId) === undefined ? undefined : this.readSession(sessionId),
+    );
   }
 
   async revision(sessionId: string): Promise<number | undefined> {
     assertSessionId(sessionId);
-    return guardStore('read a revision', this.path, () => (this.sql.head.get(sessionId) as { revision: number } | undefined)?.revision);
+    return guardStore(
+      'read a revision',
+      this.path,
+      () => (this.sql.head.get(sessionId) as { revision: number } | undefined)?.revision,
+    );
   }
 
   /** A checkpoint with `releaseLease` gives the lease up in its own transaction. */
@@ -145,7 +204,9 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     if (checkpoint.releaseLease !== undefined) assertLeaseArguments(checkpoint.sessionId, checkpoint.releaseLease);
     // Large image and file bytes go to part_blobs; the transcript keeps a reference.
     const { messages, blobs } = offloadParts(checkpoint.append);
-    const encoded = encodeBatchCheckpoint(messages === checkpoint.append ? checkpoint : { ...checkpoint, append: messages });
+    const encoded = encodeBatchCheckpoint(
+      messages === checkpoint.append ? checkpoint : { ...checkpoint, append: messages },
+    );
     return guardStore('checkpoint', this.path, () => this.writeCheckpoint(checkpoint, encoded, blobs));
   }
 
@@ -174,10 +235,16 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
   }
 
   async turnEvents(sessionId: string, turnIndex: number): Promise<StoredTurnEvents> {
-    const usage = guardStore('read turn events', this.path, () => this.sql.selectEventUsage.get(sessionId, turnIndex)) as TurnEventUsage | undefined;
-    const rows = guardStore('read turn events', this.path, () => this.sql.selectTurnEvents.all(sessionId, turnIndex)) as { seq: number; event: string }[];
+    const usage = guardStore('read turn events', this.path, () =>
+      this.sql.selectEventUsage.get(sessionId, turnIndex),
+    ) as TurnEventUsage | undefined;
+    const rows = guardStore('read turn events', this.path, () =>
+      this.sql.selectTurnEvents.all(sessionId, turnIndex),
+    ) as { seq: number; event: string }[];
     const decode = new StoredRowDecoder(sessionId, 'file');
-    const events = rows.map(({ seq, event }) => decode.parse(event, `turn_events.event (turn ${turnIndex}, seq ${seq})`) as RecordedTurnEvent);
+    const events = rows.map(
+      ({ seq, event }) => decode.parse(event, `turn_events.event (turn ${turnIndex}, seq ${seq})`) as RecordedTurnEvent,
+    );
     return { events, dropped: usage?.dropped ?? 0 };
   }
 
@@ -189,13 +256,19 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
 
   async loadCredential(owner: string, name: string): Promise<string | undefined> {
     assertCredential(owner, name);
-    return guardStore('read a credential', this.path, () => (this.sql.selectCredential.get(owner, name) as { value: string } | undefined)?.value);
+    return guardStore(
+      'read a credential',
+      this.path,
+      () => (this.sql.selectCredential.get(owner, name) as { value: string } | undefined)?.value,
+    );
   }
 
   async saveCredential(owner: string, name: string, value: string): Promise<void> {
     assertCredential(owner, name, value);
     this.assertWritable('keep a credential');
-    guardStore('keep a credential', this.path, () => this.sql.upsertCredential.run(owner, name, value, new Date().toISOString()));
+    guardStore('keep a credential', this.path, () =>
+      this.sql.upsertCredential.run(owner, name, value, new Date().toISOString()),
+    );
   }
 
   async deleteCredential(owner: string, name: string): Promise<void> {
@@ -205,16 +278,36 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
   }
 
   async readAudit(options: { readonly after?: number; readonly limit?: number } = {}): Promise<readonly AuditRecord[]> {
-    const rows = guardStore('read the audit log', this.path, () => this.sql.selectAudit.all(options.after ?? 0, options.limit ?? -1)) as { seq: number; prev_hash: string; hash: string; entry: string }[];
+    const rows = guardStore('read the audit log', this.path, () =>
+      this.sql.selectAudit.all(options.after ?? 0, options.limit ?? -1),
+    ) as { seq: number; prev_hash: string; hash: string; entry: string }[];
     const decode = new StoredRowDecoder('(audit log)', 'file');
-    return rows.map((row) => ({ seq: row.seq, prevHash: row.prev_hash, hash: row.hash, entry: decode.parse(row.entry, `audit_log.entry (seq ${row.seq})`) as AuditEntry }));
+    return rows.map((row) => ({
+      seq: row.seq,
+      prevHash: row.prev_hash,
+      hash: row.hash,
+      entry: decode.parse(row.entry, `audit_log.entry (seq ${row.seq})`) as AuditEntry,
+    }));
   }
 
   /** One upsert in an immediate transaction: processes sharing the file add in turn. */
-  async addBudgetCount(key: string, windowStart: number, amount: number, expiresAt: number, now: number): Promise<number> {
-    if (amount === 0) return guardStore('read a budget count', this.path, () => (this.sql.budgetCount.get(key, windowStart) as { count: number } | undefined)?.count ?? 0);
+  async addBudgetCount(
+    key: string,
+    windowStart: number,
+    amount: number,
+    expiresAt: number,
+    now: number,
+  ): Promise<number> {
+    if (amount === 0)
+      return guardStore(
+        'read a budget count',
+        this.path,
+        () => (this.sql.budgetCount.get(key, windowStart) as { count: number } | undefined)?.count ?? 0,
+      );
     this.assertWritable('count a budget');
-    return guardStore('count a budget', this.path, () => this.writeBudgetCount(key, windowStart, amount, expiresAt, now));
+    return guardStore('count a budget', this.path, () =>
+      this.writeBudgetCount(key, windowStart, amount, expiresAt, now),
+    );
   }
 
   getRecord(namespace: string, subject: string, key: string): Promise<StoredRecord | undefined> {
@@ -260,13 +353,21 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     assertLeaseArguments(sessionId, holder, ttlMs);
     this.assertWritable('take a session lease');
     const now = Date.now();
-    return guardStore('take a session lease', this.path, () => this.sql.acquireLease.run(sessionId, holder, now + ttlMs, ttlMs, now, now).changes > 0);
+    return guardStore(
+      'take a session lease',
+      this.path,
+      () => this.sql.acquireLease.run(sessionId, holder, now + ttlMs, ttlMs, now, now).changes > 0,
+    );
   }
 
   async renewLease(sessionId: string, holder: string, ttlMs: number): Promise<boolean> {
     assertLeaseArguments(sessionId, holder, ttlMs);
     this.assertWritable('renew a session lease');
-    return guardStore('renew a session lease', this.path, () => this.sql.renewLease.run(Date.now() + ttlMs, ttlMs, sessionId, holder).changes > 0);
+    return guardStore(
+      'renew a session lease',
+      this.path,
+      () => this.sql.renewLease.run(Date.now() + ttlMs, ttlMs, sessionId, holder).changes > 0,
+    );
   }
 
   async releaseLease(sessionId: string, holder: string): Promise<void> {
@@ -277,14 +378,18 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
 
   async listLeases(): Promise<readonly LeaseView[]> {
     const now = Date.now();
-    return (guardStore('list session leases', this.path, () => this.sql.selectLeases.all()) as LeaseRow[]).map((row) => leaseView(row, now));
+    return (guardStore('list session leases', this.path, () => this.sql.selectLeases.all()) as LeaseRow[]).map((row) =>
+      leaseView(row, now),
+    );
   }
 
   async clearLease(sessionId: string, holder?: string): Promise<LeaseView | undefined> {
     assertSessionId(sessionId);
     this.assertWritable('clear a session lease');
     const now = Date.now();
-    const row = guardStore('clear a session lease', this.path, () => (holder === undefined ? this.sql.clearLease.get(sessionId) : this.sql.clearHeldLease.get(sessionId, holder))) as LeaseRow | undefined;
+    const row = guardStore('clear a session lease', this.path, () =>
+      holder === undefined ? this.sql.clearLease.get(sessionId) : this.sql.clearHeldLease.get(sessionId, holder),
+    ) as LeaseRow | undefined;
     return row && leaseView(row, now);
   }
 
@@ -305,7 +410,11 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     if (this.db.open) this.db.close();
   }
 
-  private applyCheckpoint(checkpoint: SessionCheckpoint, encoded: EncodedBatchCheckpoint, blobs: readonly PartBlob[]): number {
+  private applyCheckpoint(
+    checkpoint: SessionCheckpoint,
+    encoded: EncodedBatchCheckpoint,
+    blobs: readonly PartBlob[],
+  ): number {
     const { sessionId } = checkpoint;
     const head = this.sql.head.get(sessionId) as SqliteHead | undefined;
     // The fence first: a writer whose lease was taken over hears that, not that it is stale.
@@ -319,8 +428,30 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     const turnIndex = checkpoint.turn.index;
     const turns = head ? this.turnsAfter(sessionId, head, turnIndex) : { count: 1, last: turnIndex };
     // Positional parameters: binding by name costs better-sqlite3 a property lookup per name.
-    if (head) this.sql.updateSession.run(revision, encoded.state, encoded.suspension, seq + encoded.count, turns.count, turns.last, now, sessionId);
-    else this.sql.insertSession.run(sessionId, checkpoint.agent, revision, encoded.state, encoded.suspension, seq + encoded.count, turns.count, turns.last, now, now);
+    if (head)
+      this.sql.updateSession.run(
+        revision,
+        encoded.state,
+        encoded.suspension,
+        seq + encoded.count,
+        turns.count,
+        turns.last,
+        now,
+        sessionId,
+      );
+    else
+      this.sql.insertSession.run(
+        sessionId,
+        checkpoint.agent,
+        revision,
+        encoded.state,
+        encoded.suspension,
+        seq + encoded.count,
+        turns.count,
+        turns.last,
+        now,
+        now,
+      );
     for (const blob of blobs) this.sql.insertBlob.run(sessionId, blob.id, blob.data);
     // One row holds the turn's messages and its record; a resumed turn's record is a new row
     // too, and the load keeps the last record of each index.
@@ -367,13 +498,18 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
    */
   private turnsAfter(sessionId: string, head: SqliteHead, index: number): { count: number; last: number } {
     if (index > head.last_turn_index) return { count: head.turn_count + 1, last: index };
-    if (index === head.last_turn_index || this.sql.hasTurn.get(sessionId, index)) return { count: head.turn_count, last: head.last_turn_index };
+    if (index === head.last_turn_index || this.sql.hasTurn.get(sessionId, index))
+      return { count: head.turn_count, last: head.last_turn_index };
     return { count: head.turn_count + 1, last: head.last_turn_index };
   }
 
   private applyTurnEvents(sessionId: string, turnIndex: number, events: readonly RecordedTurnEvent[]): void {
     if (!this.sql.head.get(sessionId)) throw noSessionForEvents(sessionId);
-    const usage = (this.sql.selectEventUsage.get(sessionId, turnIndex) as TurnEventUsage | undefined) ?? { events: 0, bytes: 0, dropped: 0 };
+    const usage = (this.sql.selectEventUsage.get(sessionId, turnIndex) as TurnEventUsage | undefined) ?? {
+      events: 0,
+      bytes: 0,
+      dropped: 0,
+    };
     const admitted = admitTurnEvents(sessionId, turnIndex, usage, events);
     let seq = usage.events;
     for (const row of admitted.rows) this.sql.insertTurnEvent.run(sessionId, turnIndex, seq++, row);
@@ -386,7 +522,8 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     const decode = new StoredRowDecoder(sessionId, 'file');
     // The head's numbers drive every later checkpoint: one that is not a count would make each turn fail instead.
     for (const column of ['revision', 'message_count'] as const) {
-      if (!Number.isSafeInteger(row[column]) || row[column] < 0) throw decode.transcriptGap(`sessions.${column}`, `${JSON.stringify(row[column])}, not a count`);
+      if (!Number.isSafeInteger(row[column]) || row[column] < 0)
+        throw decode.transcriptGap(`sessions.${column}`, `${JSON.stringify(row[column])}, not a count`);
     }
     const state = decode.state(row.state, 'sessions.state');
     const rows = this.sql.selectCheckpoints.all(sessionId) as CheckpointRow[];
@@ -395,7 +532,8 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
     const transcript = refs.length === 0 ? stored : restoreParts(stored, this.blobsOf(sessionId, refs), sessionId);
     const turns = readTurns(rows, decode);
     const stepRows = this.sql.selectSteps.all(sessionId) as { id: number; steps: string }[];
-    const steps = stepRows.length === 0 ? undefined : stepRows.flatMap((step) => decode.steps(step.steps, step.id, 'turn_steps'));
+    const steps =
+      stepRows.length === 0 ? undefined : stepRows.flatMap((step) => decode.steps(step.steps, step.id, 'turn_steps'));
     return {
       id: row.id,
       agent: row.agent,
@@ -421,9 +559,13 @@ export class SqliteStore implements SessionStore, RevisionReader, TurnEventLog, 
 
   private assertWritable(operation: string): void {
     if (!this.readonly) return;
-    throw new TrellisError('InvalidOptions', `Cannot ${operation}: the SQLite store at ${this.path} was opened readonly`, {
-      hint: 'Open it without `readonly: true` to write',
-    });
+    throw new TrellisError(
+      'InvalidOptions',
+      `Cannot ${operation}: the SQLite store at ${this.path} was opened readonly`,
+      {
+        hint: 'Open it without `readonly: true` to write',
+      },
+    );
   }
 }
 
@@ -440,8 +582,17 @@ interface LeaseRow {
 }
 
 function leaseView(row: LeaseRow, now: number): LeaseView {
-  const time = typeof row.expires_at === 'number' && Number.isFinite(row.expires_at) && Math.abs(row.expires_at) <= 8.64e15 ? new Date(row.expires_at).toISOString() : undefined;
-  return { sessionId: row.session_id, holder: row.holder, expiresAt: time, ttlMs: typeof row.ttl_ms === 'number' ? row.ttl_ms : 0, state: leaseState(row.expires_at, row.ttl_ms, now) };
+  const time =
+    typeof row.expires_at === 'number' && Number.isFinite(row.expires_at) && Math.abs(row.expires_at) <= 8.64e15
+      ? new Date(row.expires_at).toISOString()
+      : undefined;
+  return {
+    sessionId: row.session_id,
+    holder: row.holder,
+    expiresAt: time,
+    ttlMs: typeof row.ttl_ms === 'number' ? row.ttl_ms : 0,
+    state: leaseState(row.expires_at, row.ttl_ms, now),
+  };
 }
 
 /** One row of `checkpoints`: the messages a checkpoint appended and the turn record it wrote. */
@@ -462,12 +613,18 @@ function readTranscript(rows: readonly CheckpointRow[], count: number, decode: S
   const transcript: ChatMessage[] = [];
   for (const { seq, messages } of rows) {
     if (seq !== transcript.length) {
-      throw decode.transcriptGap(`checkpoints (batch from seq ${seq})`, `not where the transcript continues (seq ${transcript.length}): a batch is missing or was added`);
+      throw decode.transcriptGap(
+        `checkpoints (batch from seq ${seq})`,
+        `not where the transcript continues (seq ${transcript.length}): a batch is missing or was added`,
+      );
     }
     for (const message of decode.messageBatch(messages, seq, 'checkpoints')) transcript.push(message);
   }
   if (transcript.length !== count) {
-    throw decode.transcriptGap('sessions.message_count', `${count}, but the stored batches hold ${transcript.length} messages`);
+    throw decode.transcriptGap(
+      'sessions.message_count',
+      `${count}, but the stored batches hold ${transcript.length} messages`,
+    );
   }
   return transcript;
 }
@@ -478,8 +635,11 @@ function readTranscript(rows: readonly CheckpointRow[], count: number, decode: S
  */
 function readTurns(rows: readonly CheckpointRow[], decode: StoredRowDecoder): TurnRecord[] {
   const records = new Map<number, string>();
-  for (const { turn_index, record } of rows) if (turn_index !== null && record !== null) records.set(turn_index, record);
-  return [...records.keys()].sort((a, b) => a - b).map((index) => decode.turn(records.get(index)!, index, 'checkpoints'));
+  for (const { turn_index, record } of rows)
+    if (turn_index !== null && record !== null) records.set(turn_index, record);
+  return [...records.keys()]
+    .sort((a, b) => a - b)
+    .map((index) => decode.turn(records.get(index)!, index, 'checkpoints'));
 }
 
 /**
@@ -511,7 +671,13 @@ function openDatabase(path: string, readonly: boolean): Database.Database {
     try {
       mkdirSync(dirname(path), { recursive: true });
     } catch (error) {
-      throw storeFileError(path, `its folder ${dirname(path)} cannot be created (${(error as NodeJS.ErrnoException).code ?? 'error'})`, 'StoreIO', `Point the store at a path whose folder exists or can be created; ${dirname(path)} or a folder above it is a file, or not writable`, error);
+      throw storeFileError(
+        path,
+        `its folder ${dirname(path)} cannot be created (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+        'StoreIO',
+        `Point the store at a path whose folder exists or can be created; ${dirname(path)} or a folder above it is a file, or not writable`,
+        error,
+      );
     }
     assertWritableFile(path);
   }
@@ -522,7 +688,10 @@ function openDatabase(path: string, readonly: boolean): Database.Database {
     db = new Driver(path, { readonly, fileMustExist: readonly, timeout: 5000 });
   } catch (error) {
     if (readonly && (error as { code?: unknown })?.code === 'SQLITE_CANTOPEN') {
-      throw asTrellisError(error, 'InvalidOptions', `Cannot open the SQLite store at ${path}`, { hint: 'A readonly store needs an existing database file', details: { path } });
+      throw asTrellisError(error, 'InvalidOptions', `Cannot open the SQLite store at ${path}`, {
+        hint: 'A readonly store needs an existing database file',
+        details: { path },
+      });
     }
     throw sqliteStoreError(error, 'open', path);
   }
@@ -553,22 +722,51 @@ function openDatabase(path: string, readonly: boolean): Database.Database {
 function assertWritableFile(path: string): void {
   let fd: number;
   try {
-    if (!statSync(path).isFile()) throw storeFileError(path, 'it is not a regular file', 'StoreIO', `Point the store at a database file; ${path} is a folder or a device`);
+    if (!statSync(path).isFile())
+      throw storeFileError(
+        path,
+        'it is not a regular file',
+        'StoreIO',
+        `Point the store at a database file; ${path} is a folder or a device`,
+      );
     fd = openSync(path, 'r+');
   } catch (error) {
     if (TrellisError.is(error)) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return;
     if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
-      throw storeFileError(path, `the file cannot be written (${code})`, 'StoreReadonly', `Give this process write access to ${path} and its folder (SQLite creates -wal and -shm files beside it), or open it with { readonly: true } to read`, error);
+      throw storeFileError(
+        path,
+        `the file cannot be written (${code})`,
+        'StoreReadonly',
+        `Give this process write access to ${path} and its folder (SQLite creates -wal and -shm files beside it), or open it with { readonly: true } to read`,
+        error,
+      );
     }
-    throw storeFileError(path, `the file cannot be opened (${code ?? 'error'})`, 'StoreIO', `Check ${path} and the disk holding it`, error);
+    throw storeFileError(
+      path,
+      `the file cannot be opened (${code ?? 'error'})`,
+      'StoreIO',
+      `Check ${path} and the disk holding it`,
+      error,
+    );
   }
   closeSync(fd);
 }
 
-function storeFileError(path: string, what: string, code: 'StoreIO' | 'StoreReadonly', hint: string, cause?: unknown): TrellisError {
-  return new TrellisError(code, `The session store at ${path} cannot be opened: ${what}`, { hint, kind: 'system', details: { path, operation: 'open' }, ...(cause !== undefined && { cause }) });
+function storeFileError(
+  path: string,
+  what: string,
+  code: 'StoreIO' | 'StoreReadonly',
+  hint: string,
+  cause?: unknown,
+): TrellisError {
+  return new TrellisError(code, `The session store at ${path} cannot be opened: ${what}`, {
+    hint,
+    kind: 'system',
+    details: { path, operation: 'open' },
+    ...(cause !== undefined && { cause }),
+  });
 }
 
 function prepareStatements(db: Database.Database) {
@@ -577,12 +775,22 @@ function prepareStatements(db: Database.Database) {
     insertSession: db.prepare(
       'INSERT INTO sessions (id, agent, revision, state, suspension, message_count, turn_count, last_turn_index, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     ),
-    updateSession: db.prepare('UPDATE sessions SET revision = ?, state = ?, suspension = ?, message_count = ?, turn_count = ?, last_turn_index = ?, updated_at = ? WHERE id = ?'),
-    insertCheckpoint: db.prepare('INSERT INTO checkpoints (session_id, seq, turn_index, record, messages) VALUES (?, ?, ?, ?, ?)'),
-    hasTurn: db.prepare('SELECT 1 FROM checkpoints WHERE session_id = ? AND turn_index = ? AND record IS NOT NULL LIMIT 1'),
-    selectSession: db.prepare('SELECT id, agent, revision, state, suspension, message_count, created_at, updated_at FROM sessions WHERE id = ?'),
+    updateSession: db.prepare(
+      'UPDATE sessions SET revision = ?, state = ?, suspension = ?, message_count = ?, turn_count = ?, last_turn_index = ?, updated_at = ? WHERE id = ?',
+    ),
+    insertCheckpoint: db.prepare(
+      'INSERT INTO checkpoints (session_id, seq, turn_index, record, messages) VALUES (?, ?, ?, ?, ?)',
+    ),
+    hasTurn: db.prepare(
+      'SELECT 1 FROM checkpoints WHERE session_id = ? AND turn_index = ? AND record IS NOT NULL LIMIT 1',
+    ),
+    selectSession: db.prepare(
+      'SELECT id, agent, revision, state, suspension, message_count, created_at, updated_at FROM sessions WHERE id = ?',
+    ),
     // The index on session_id lists a session's rows in id (rowid) order: no sort.
-    selectCheckpoints: db.prepare('SELECT seq, turn_index, record, messages FROM checkpoints WHERE session_id = ? ORDER BY id'),
+    selectCheckpoints: db.prepare(
+      'SELECT seq, turn_index, record, messages FROM checkpoints WHERE session_id = ? ORDER BY id',
+    ),
     list: db.prepare(
       `SELECT id, agent, updated_at, suspension <> 'null' AS suspended, turn_count AS turns
        FROM sessions ORDER BY updated_at DESC, id`,
@@ -591,13 +799,17 @@ function prepareStatements(db: Database.Database) {
     // Content-addressed within a session: the same bytes sent twice are stored once.
     insertBlob: db.prepare('INSERT OR IGNORE INTO part_blobs (session_id, id, data) VALUES (?, ?, ?)'),
     selectBlob: db.prepare('SELECT data FROM part_blobs WHERE session_id = ? AND id = ?'),
-    selectEventUsage: db.prepare('SELECT events, bytes, dropped FROM turn_event_usage WHERE session_id = ? AND turn_index = ?'),
+    selectEventUsage: db.prepare(
+      'SELECT events, bytes, dropped FROM turn_event_usage WHERE session_id = ? AND turn_index = ?',
+    ),
     upsertEventUsage: db.prepare(
       `INSERT INTO turn_event_usage (session_id, turn_index, events, bytes, dropped) VALUES (@sessionId, @turnIndex, @events, @bytes, @dropped)
        ON CONFLICT (session_id, turn_index) DO UPDATE SET events = excluded.events, bytes = excluded.bytes, dropped = excluded.dropped`,
     ),
     insertTurnEvent: db.prepare('INSERT INTO turn_events (session_id, turn_index, seq, event) VALUES (?, ?, ?, ?)'),
-    selectTurnEvents: db.prepare('SELECT seq, event FROM turn_events WHERE session_id = ? AND turn_index = ? ORDER BY seq'),
+    selectTurnEvents: db.prepare(
+      'SELECT seq, event FROM turn_events WHERE session_id = ? AND turn_index = ? ORDER BY seq',
+    ),
     // The upsert's WHERE decides: a live lease of another holder is left alone (0 changes). Live
     // is `leaseState`'s rule: an expiry that is a time after now, but not beyond now + its TTL
     // (+ the tolerance); anything else was let go, or written by a clock ahead of this one.
@@ -611,8 +823,12 @@ function prepareStatements(db: Database.Database) {
     ),
     renewLease: db.prepare('UPDATE session_leases SET expires_at = ?, ttl_ms = ? WHERE session_id = ? AND holder = ?'),
     selectLeases: db.prepare('SELECT session_id, holder, expires_at, ttl_ms FROM session_leases ORDER BY session_id'),
-    clearLease: db.prepare('DELETE FROM session_leases WHERE session_id = ? RETURNING session_id, holder, expires_at, ttl_ms'),
-    clearHeldLease: db.prepare('DELETE FROM session_leases WHERE session_id = ? AND holder = ? RETURNING session_id, holder, expires_at, ttl_ms'),
+    clearLease: db.prepare(
+      'DELETE FROM session_leases WHERE session_id = ? RETURNING session_id, holder, expires_at, ttl_ms',
+    ),
+    clearHeldLease: db.prepare(
+      'DELETE FROM session_leases WHERE session_id = ? AND holder = ? RETURNING session_id, holder, expires_at, ttl_ms',
+    ),
     releaseLease: db.prepare('DELETE FROM session_leases WHERE session_id = ? AND holder = ?'),
     leaseHolder: db.prepare('SELECT holder FROM session_leases WHERE session_id = ?'),
     bumpRevision: db.prepare('UPDATE sessions SET revision = ?, updated_at = ? WHERE id = ?'),
@@ -629,7 +845,9 @@ function prepareStatements(db: Database.Database) {
     budgetCount: db.prepare('SELECT count FROM budget_counts WHERE key = ? AND window_start = ?'),
     dropExpiredBudgets: db.prepare('DELETE FROM budget_counts WHERE expires_at < ?'),
     selectCredential: db.prepare('SELECT value FROM credentials WHERE owner = ? AND name = ?'),
-    upsertCredential: db.prepare('INSERT INTO credentials (owner, name, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (owner, name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at'),
+    upsertCredential: db.prepare(
+      'INSERT INTO credentials (owner, name, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (owner, name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
+    ),
     deleteCredential: db.prepare('DELETE FROM credentials WHERE owner = ? AND name = ?'),
   };
 }

@@ -18,17 +18,36 @@ export interface StaleLease {
  * process, or of a holder on another machine, is never among them. `clock` names the store's
  * clock in the reasons (this machine's for SQLite, the database server's for PostgreSQL).
  */
-export function staleLeases(leases: readonly LeaseView[], host: string = hostname(), clock = "this machine's"): StaleLease[] {
+export function staleLeases(
+  leases: readonly LeaseView[],
+  host: string = hostname(),
+  clock = "this machine's",
+): StaleLease[] {
   const stale: StaleLease[] = [];
   for (const lease of leases) {
     if (lease.state === 'expired') {
-      stale.push({ lease, kind: 'expired', why: lease.expiresAt === undefined ? `the lease of session ${lease.sessionId} holds no expiry time (a damaged row)` : `the lease of session ${lease.sessionId} expired at ${lease.expiresAt}` });
+      stale.push({
+        lease,
+        kind: 'expired',
+        why:
+          lease.expiresAt === undefined
+            ? `the lease of session ${lease.sessionId} holds no expiry time (a damaged row)`
+            : `the lease of session ${lease.sessionId} expired at ${lease.expiresAt}`,
+      });
     } else if (lease.state === 'ahead') {
-      stale.push({ lease, kind: 'ahead', why: `the lease of session ${lease.sessionId} expires at ${lease.expiresAt}, further ahead than its TTL of ${lease.ttlMs} ms: it was written by a clock ahead of ${clock}, and holds nothing` });
+      stale.push({
+        lease,
+        kind: 'ahead',
+        why: `the lease of session ${lease.sessionId} expires at ${lease.expiresAt}, further ahead than its TTL of ${lease.ttlMs} ms: it was written by a clock ahead of ${clock}, and holds nothing`,
+      });
     } else {
       const owner = holderProcess(lease.holder);
       if (owner !== undefined && owner.host === host && processGone(owner.pid)) {
-        stale.push({ lease, kind: 'orphaned', why: `session ${lease.sessionId} is leased until ${lease.expiresAt} by process ${owner.pid} of this machine, which no longer runs: the session is busy until then` });
+        stale.push({
+          lease,
+          kind: 'orphaned',
+          why: `session ${lease.sessionId} is leased until ${lease.expiresAt} by process ${owner.pid} of this machine, which no longer runs: the session is busy until then`,
+        });
       }
     }
   }

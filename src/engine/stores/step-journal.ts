@@ -45,8 +45,12 @@ export function canJournalSteps(store: SessionStore | undefined): store is Sessi
 
 /** The error of a write whose fence (lease holder) no longer holds the session. */
 export function leaseLost(sessionId: string): TrellisError {
-  return new TrellisError('LeaseLost', `Session '${sessionId}' is held by another writer now: this writer's lease lapsed and was taken over, so the write was refused and nothing of it landed`, {
-    hint: 'Nothing to retry here: the writer that holds the session goes on with its turn. Keep pauses (GC, a stopped VM) well below the lease TTL',
-    details: { sessionId },
-  });
+  return new TrellisError(
+    'LeaseLost',
+    `Session '${sessionId}' is held by another writer now: this writer's lease lapsed and was taken over, so the write was refused and nothing of it landed`,
+    {
+      hint: 'Nothing to retry here: the writer that holds the session goes on with its turn. Keep pauses (GC, a stopped VM) well below the lease TTL',
+      details: { sessionId },
+    },
+  );
 }

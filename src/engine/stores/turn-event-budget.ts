@@ -19,9 +19,18 @@ export interface AdmittedEvents {
  * until one would pass a limit; that one and every later one are counted as dropped, so the
  * stored trace is always a prefix of what happened, never one with holes.
  */
-export function admitTurnEvents(sessionId: string, turnIndex: number, usage: TurnEventUsage, events: readonly RecordedTurnEvent[]): AdmittedEvents {
+export function admitTurnEvents(
+  sessionId: string,
+  turnIndex: number,
+  usage: TurnEventUsage,
+  events: readonly RecordedTurnEvent[],
+): AdmittedEvents {
   if (!Array.isArray(events)) {
-    throw new TrellisError('InvalidOptions', `Turn events of session "${sessionId}" must be a list, got ${typeof events}`, { hint: 'Pass an array of { at, event }' });
+    throw new TrellisError(
+      'InvalidOptions',
+      `Turn events of session "${sessionId}" must be a list, got ${typeof events}`,
+      { hint: 'Pass an array of { at, event }' },
+    );
   }
   const rows: string[] = [];
   let { events: count, bytes, dropped } = usage;
@@ -44,23 +53,31 @@ export function admitTurnEvents(sessionId: string, turnIndex: number, usage: Tur
 
 function serialize(event: RecordedTurnEvent, sessionId: string, turnIndex: number): string {
   if (typeof event?.at !== 'number' || typeof event.event?.type !== 'string') {
-    throw new TrellisError('InvalidOptions', `A turn event of session "${sessionId}" (turn ${turnIndex}) is not { at: number, event: { type, … } }`, {
-      hint: 'Record events as the TurnEventRecorder does',
-    });
+    throw new TrellisError(
+      'InvalidOptions',
+      `A turn event of session "${sessionId}" (turn ${turnIndex}) is not { at: number, event: { type, … } }`,
+      {
+        hint: 'Record events as the TurnEventRecorder does',
+      },
+    );
   }
   try {
     return JSON.stringify(event);
   } catch (error) {
-    throw new TrellisError('InvalidOptions', `A turn event of session "${sessionId}" (turn ${turnIndex}) is not JSON-serializable: ${error instanceof Error ? error.message : String(error)}`, {
-      hint: 'Keep event payloads to plain JSON values',
-    });
+    throw new TrellisError(
+      'InvalidOptions',
+      `A turn event of session "${sessionId}" (turn ${turnIndex}) is not JSON-serializable: ${error instanceof Error ? error.message : String(error)}`,
+      {
+        hint: 'Keep event payloads to plain JSON values',
+      },
+    );
   }
 }
 
 /** The error of appending events to a session the store does not hold. */
 export function noSessionForEvents(sessionId: string): TrellisError {
   return new TrellisError('SessionNotFound', `Cannot record turn events: the store has no session "${sessionId}"`, {
-    hint: 'Record a turn\'s events after its checkpoint stored the session',
+    hint: "Record a turn's events after its checkpoint stored the session",
     details: { sessionId },
   });
 }

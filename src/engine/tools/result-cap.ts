@@ -21,6 +21,8 @@ export function capToolResult(content: string, limit: number = DEFAULT_MAX_TOOL_
  * capped as {@link capToolResult} caps a result; images and files are kept whole.
  */
 export function capToolContent(value: ToolContent, limit: number = DEFAULT_MAX_TOOL_RESULT_CHARS): string {
-  const parts = value.parts.map((part) => (part.type === 'text' ? { type: 'text' as const, text: capToolResult(part.text, limit) } : part));
+  const parts = value.parts.map((part) =>
+    part.type === 'text' ? { type: 'text' as const, text: capToolResult(part.text, limit) } : part,
+  );
   return JSON.stringify({ type: 'trellis.content', parts });
 }

@@ -78,7 +78,14 @@ export class ToolCallRun implements CallPlace {
     readonly approved: boolean,
   ) {
     this.callId = call.id;
-    this.info = { callId: call.id, tool: call.name, plugin: tool?.plugin ?? '', tags: tool?.tags ?? NO_TAGS, args: parseLoose(call.arguments), round };
+    this.info = {
+      callId: call.id,
+      tool: call.name,
+      plugin: tool?.plugin ?? '',
+      tags: tool?.tags ?? NO_TAGS,
+      args: parseLoose(call.arguments),
+      round,
+    };
   }
 
   /** The first stage: a call the step journal knows from before a crash ends here; any other is announced and gated. */
@@ -89,10 +96,19 @@ export class ToolCallRun implements CallPlace {
       if (replayed?.kind === 'finished') return replayed.end;
       if (replayed?.kind === 'started' && tool.onCrash === 'ask' && !this.approved) return this.inDoubt();
     }
-    if (env.observed()) env.emit({ type: 'tool.started', sessionId: env.sessionId, callId: call.id, tool: call.name, args: maskFields(this.info.args, secretFields(tool?.input)) });
+    if (env.observed())
+      env.emit({
+        type: 'tool.started',
+        sessionId: env.sessionId,
+        callId: call.id,
+        tool: call.name,
+        args: maskFields(this.info.args, secretFields(tool?.input)),
+      });
     if (tool === undefined) {
       const known = [...tools.keys()].join(', ') || 'none';
-      return this.afterCall(errorResult('ToolNotFound', `There is no tool '${call.name}' in this round. Call one of: ${known}`));
+      return this.afterCall(
+        errorResult('ToolNotFound', `There is no tool '${call.name}' in this round. Call one of: ${known}`),
+      );
     }
     return this.gate();
   }
@@ -126,20 +142,44 @@ export class ToolCallRun implements CallPlace {
 
   private async delegating(deciding: MaybePromise<GateDecision>): Promise<CallEnd | ToolCallRun> {
     let decision = await deciding;
-    if (decision.kind === 'allow') decision = await this.env.hooks.run('agent.delegating', this.tool!.delegation!(this.info), this.env.site);
+    if (decision.kind === 'allow')
+      decision = await this.env.hooks.run('agent.delegating', this.tool!.delegation!(this.info), this.env.site);
     return this.decided(decision);
   }
 
   private decided(decision: GateDecision): CallStep {
     const { env, call } = this;
     if (decision.kind === 'block') {
-      const error: ToolErrorInfo = { code: 'Blocked', message: `Blocked by ${decision.by}: ${decision.reason}`, retryable: false };
-      if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: call.id, tool: call.name, ok: false, durationMs: performance.now() - this.started, error });
+      const error: ToolErrorInfo = {
+        code: 'Blocked',
+        message: `Blocked by ${decision.by}: ${decision.reason}`,
+        retryable: false,
+      };
+      if (env.observed())
+        env.emit({
+          type: 'tool.finished',
+          sessionId: env.sessionId,
+          callId: call.id,
+          tool: call.name,
+          ok: false,
+          durationMs: performance.now() - this.started,
+          error,
+        });
       return { kind: 'blocked', reason: decision.reason, by: decision.by };
     }
     if (decision.kind === 'suspend') {
-      if (env.observed()) env.emit({ type: 'tool.suspended', sessionId: env.sessionId, callId: call.id, tool: call.name, message: decision.ticket.message });
-      return { kind: 'suspended', pending: { callId: call.id, tool: call.name, arguments: call.arguments, ticket: decision.ticket } };
+      if (env.observed())
+        env.emit({
+          type: 'tool.suspended',
+          sessionId: env.sessionId,
+          callId: call.id,
+          tool: call.name,
+          message: decision.ticket.message,
+        });
+      return {
+        kind: 'suspended',
+        pending: { callId: call.id, tool: call.name, arguments: call.arguments, ticket: decision.ticket },
+      };
     }
     if (decision.kind === 'setResult') return this.afterCall({ ok: true, value: decision.value });
     return this.beforeCall();
@@ -154,15 +194,29 @@ export class ToolCallRun implements CallPlace {
   /** Input validation, `@Requires` resolution and the call's context; an error result when one fails. */
   private validate(before: HookOutcome<'tool.before_call'>): CallStep {
     const tool = this.tool!;
-    if (isStop(before)) return this.afterCall(errorResult('Blocked', `The call to ${tool.name} was blocked: ${before.reason}. Do not retry it unchanged`));
+    if (isStop(before))
+      return this.afterCall(
+        errorResult('Blocked', `The call to ${tool.name} was blocked: ${before.reason}. Do not retry it unchanged`),
+      );
     this.info = before;
     const { env } = this;
     // Unparsable arguments stay text, so the model is told they are not JSON.
     const input = tool.validateInput(before.args);
-    if (!input.ok) return this.afterCall(errorResult('ToolInput', `Invalid arguments for ${tool.name}:\n${formatFieldErrors(input.errors)}\nFix these fields and call the tool again`));
+    if (!input.ok)
+      return this.afterCall(
+        errorResult(
+          'ToolInput',
+          `Invalid arguments for ${tool.name}:\n${formatFieldErrors(input.errors)}\nFix these fields and call the tool again`,
+        ),
+      );
     const scope = env.site.scope;
     // The call's execution level starts empty: the snapshot reads it as such.
-    const snapshot: ContextSnapshot = { revision: scope.state.revision, session: scope.state.session.values, turn: scope.turn?.values, execution: EMPTY_VALUES };
+    const snapshot: ContextSnapshot = {
+      revision: scope.state.revision,
+      session: scope.state.session.values,
+      turn: scope.turn?.values,
+      execution: EMPTY_VALUES,
+    };
     let ctx: MemberContext;
     try {
       ctx = memberContext(tool, { scope, snapshot, schema: env.registry, point: 'tool.call', signal: env.site.signal });
@@ -174,7 +228,16 @@ export class ToolCallRun implements CallPlace {
       if (env.observed()) env.emit({ ...notice, sessionId: env.sessionId, callId: before.callId, tool: tool.name });
     };
     this.#ctx = ctx;
-    this.#invocation = { callId: before.callId, tool: tool.name, plugin: tool.plugin, args: input.value, context: ctx, signal: ctx.signal, attempt: 1, notify };
+    this.#invocation = {
+      callId: before.callId,
+      tool: tool.name,
+      plugin: tool.plugin,
+      args: input.value,
+      context: ctx,
+      signal: ctx.signal,
+      attempt: 1,
+      notify,
+    };
     return this.invoke();
   }
 
@@ -205,9 +268,21 @@ export class ToolCallRun implements CallPlace {
   private async budgeted(budgets: BudgetGuard): Promise<ToolResult> {
     const { env, tool } = this;
     const byName = env.registry.byName;
-    const refusal = await budgets.admit(tool!.plugin, byName.get(tool!.plugin)?.definition.owner, env.site.spend, (plugin) => byName.get(plugin)?.definition.owner);
+    const refusal = await budgets.admit(
+      tool!.plugin,
+      byName.get(tool!.plugin)?.definition.owner,
+      env.site.spend,
+      (plugin) => byName.get(plugin)?.definition.owner,
+    );
     if (refusal !== undefined) {
-      if (env.observed()) env.emit({ type: 'budget.exceeded', sessionId: env.sessionId, callId: this.call.id, tool: tool!.name, ...refusal });
+      if (env.observed())
+        env.emit({
+          type: 'budget.exceeded',
+          sessionId: env.sessionId,
+          callId: this.call.id,
+          tool: tool!.name,
+          ...refusal,
+        });
       return { ok: false, error: budgetError(refusal) };
     }
     try {
@@ -233,8 +308,24 @@ export class ToolCallRun implements CallPlace {
       const { suspended } = result.value;
       if (suspended) {
         const { env, call } = this;
-        if (env.observed()) env.emit({ type: 'tool.suspended', sessionId: env.sessionId, callId: call.id, tool: call.name, message: `Waiting for ${suspended.pending.length} call(s) inside ${suspended.agent}` });
-        return { kind: 'suspended', pending: { callId: call.id, tool: call.name, arguments: call.arguments, ticket: { message: `Waiting inside ${suspended.agent}` } }, child: suspended };
+        if (env.observed())
+          env.emit({
+            type: 'tool.suspended',
+            sessionId: env.sessionId,
+            callId: call.id,
+            tool: call.name,
+            message: `Waiting for ${suspended.pending.length} call(s) inside ${suspended.agent}`,
+          });
+        return {
+          kind: 'suspended',
+          pending: {
+            callId: call.id,
+            tool: call.name,
+            arguments: call.arguments,
+            ticket: { message: `Waiting inside ${suspended.agent}` },
+          },
+          child: suspended,
+        };
       }
       this.#usage = result.value.usage;
       result = result.value.result!;
@@ -249,7 +340,10 @@ export class ToolCallRun implements CallPlace {
     const hooks = env.site.hooks;
     // Most calls have no after_call, error or memory.write handler: then no payload is built and nothing awaits.
     // Constant keys: a key chosen by a ternary made this a generic keyed load.
-    if ((tool === undefined || (result.ok ? hooks['tool.after_call'] : hooks['tool.error']).length === 0) && hooks['memory.write'].length === 0) {
+    if (
+      (tool === undefined || (result.ok ? hooks['tool.after_call'] : hooks['tool.error']).length === 0) &&
+      hooks['memory.write'].length === 0
+    ) {
       if (tool !== undefined) recordToolResult(env, this.info.callId, this.info.round, tool, result);
       return this.journal(this.finish(result));
     }
@@ -257,7 +351,11 @@ export class ToolCallRun implements CallPlace {
       ? { kind: 'tool_result', call: this.info, ok: true, value: result.value }
       : { kind: 'tool_result', call: this.info, ok: false, error: result.error };
     if (tool === undefined) return this.record(outcome, false);
-    return andThen(this, env.hooks.run(result.ok ? 'tool.after_call' : 'tool.error', outcome, env.site), this.recordOutcome);
+    return andThen(
+      this,
+      env.hooks.run(result.ok ? 'tool.after_call' : 'tool.error', outcome, env.site),
+      this.recordOutcome,
+    );
   }
 
   private recordOutcome(outcome: ToolCallOutcome): MaybePromise<CallEnd> {
@@ -286,7 +384,17 @@ export class ToolCallRun implements CallPlace {
     const owner = plugin === undefined ? undefined : env.registry.byName.get(plugin)?.definition.owner;
     // Per-turn budgets read the time as each call finishes, before its round's results are gathered.
     if (plugin !== undefined) env.site.spend.addTool(plugin, durationMs);
-    if (env.observed()) env.emit({ type: 'tool.finished', sessionId: env.sessionId, callId: info.callId, tool: info.tool, ok: outcome.ok, durationMs, error, ...(owner !== undefined && { plugin, owner }) });
+    if (env.observed())
+      env.emit({
+        type: 'tool.finished',
+        sessionId: env.sessionId,
+        callId: info.callId,
+        tool: info.tool,
+        ok: outcome.ok,
+        durationMs,
+        error,
+        ...(owner !== undefined && { plugin, owner }),
+      });
     let record: ToolCallRecord = outcome.ok
       ? { callId: info.callId, tool: info.tool, round: info.round, ok: true, value: outcome.value, durationMs }
       : { callId: info.callId, tool: info.tool, round: info.round, ok: false, error: outcome.error, durationMs };
@@ -294,7 +402,10 @@ export class ToolCallRun implements CallPlace {
     if (this.#usage) record = { ...record, usage: this.#usage };
     const limit = this.tool?.maxResultChars ?? env.maxToolResultChars;
     // Parts keep their bytes whole: only their text is capped (images and files have their own size limits).
-    const content = outcome.ok && isToolContent(outcome.value) ? capToolContent(outcome.value, limit) : capToolResult(toolMessage(outcome), limit);
+    const content =
+      outcome.ok && isToolContent(outcome.value)
+        ? capToolContent(outcome.value, limit)
+        : capToolResult(toolMessage(outcome), limit);
     return { kind: 'result', record, content, done: this.#done };
   }
 
@@ -309,7 +420,14 @@ export class ToolCallRun implements CallPlace {
   private inDoubt(): CallEnd {
     const { env, call } = this;
     const ticket = interruptedTicket(call.name, false);
-    if (env.observed()) env.emit({ type: 'tool.suspended', sessionId: env.sessionId, callId: call.id, tool: call.name, message: ticket.message });
+    if (env.observed())
+      env.emit({
+        type: 'tool.suspended',
+        sessionId: env.sessionId,
+        callId: call.id,
+        tool: call.name,
+        message: ticket.message,
+      });
     return { kind: 'suspended', pending: { callId: call.id, tool: call.name, arguments: call.arguments, ticket } };
   }
 
@@ -318,7 +436,15 @@ export class ToolCallRun implements CallPlace {
     const checked = validateDto(tool!.output!, value, { forbidUnknown: false });
     if (checked.ok) return { ok: true, value };
     const message = `${tool!.name} returned a result that does not match its output DTO:\n${formatFieldErrors(checked.errors)}`;
-    if (env.observed()) env.emit({ type: 'tool.output_invalid', sessionId: env.sessionId, callId: info.callId, tool: tool!.name, plugin: tool!.plugin, message });
+    if (env.observed())
+      env.emit({
+        type: 'tool.output_invalid',
+        sessionId: env.sessionId,
+        callId: info.callId,
+        tool: tool!.name,
+        plugin: tool!.plugin,
+        message,
+      });
     return errorResult('ToolOutput', `${message}\nThis is a bug in the '${tool!.plugin}' plugin; try another approach`);
   }
 }

@@ -59,12 +59,17 @@ function failureOf(tool: RegisteredTool): (error: unknown) => ToolResult {
 
 /** A tool's return value as a result: `done(value)` ends the turn. */
 function toolValue(out: unknown): ToolResult {
-  if (isHookResult(out) && hookResultKind(out) === 'done') return { ok: true, value: (out as HookResult & { value: unknown }).value, done: true };
+  if (isHookResult(out) && hookResultKind(out) === 'done')
+    return { ok: true, value: (out as HookResult & { value: unknown }).value, done: true };
   return { ok: true, value: out };
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function';
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
 }
 
 /**
@@ -87,7 +92,12 @@ function guarded(tool: RegisteredTool, ctx: MemberContext, run: () => unknown): 
   let timer: NodeJS.Timeout | undefined;
   if (controller) {
     timer = setTimeout(() => {
-      stop(new TrellisError('ToolTimeout', `${tool.name} took longer than ${tool.timeoutMs} ms and was stopped`, { retryable: true, hint: 'Try again, or with a smaller request' }));
+      stop(
+        new TrellisError('ToolTimeout', `${tool.name} took longer than ${tool.timeoutMs} ms and was stopped`, {
+          retryable: true,
+          hint: 'Try again, or with a smaller request',
+        }),
+      );
       controller.abort();
     }, tool.timeoutMs);
   }
@@ -106,5 +116,7 @@ function guarded(tool: RegisteredTool, ctx: MemberContext, run: () => unknown): 
 }
 
 function cancelledCall(tool: RegisteredTool): TrellisError {
-  return new TrellisError('Cancelled', `${tool.name} was stopped: the call was cancelled`, { hint: 'Send the message again to retry' });
+  return new TrellisError('Cancelled', `${tool.name} was stopped: the call was cancelled`, {
+    hint: 'Send the message again to retry',
+  });
 }

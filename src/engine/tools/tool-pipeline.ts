@@ -23,7 +23,14 @@ export interface CallOptions {
  * model turn): with the round, it is the call's place, which names its idempotency key and
  * its steps in the journal.
  */
-export function startToolCall(env: TurnEnv, call: ModelToolCall, round: number, position: number, tools: ReadonlyMap<string, RegisteredTool>, options?: CallOptions): CallStep {
+export function startToolCall(
+  env: TurnEnv,
+  call: ModelToolCall,
+  round: number,
+  position: number,
+  tools: ReadonlyMap<string, RegisteredTool>,
+  options?: CallOptions,
+): CallStep {
   return new ToolCallRun(env, call, round, position, tools.get(call.name), options?.approved === true).start(tools);
 }
 
@@ -33,7 +40,14 @@ export function startToolCall(env: TurnEnv, call: ModelToolCall, round: number, 
  * failure becomes an error result the model sees; nothing here throws at the turn except a
  * failing hook (or a lost lease).
  */
-export function executeToolCall(env: TurnEnv, call: ModelToolCall, round: number, position: number, tools: ReadonlyMap<string, RegisteredTool>, options?: CallOptions): Promise<CallEnd> {
+export function executeToolCall(
+  env: TurnEnv,
+  call: ModelToolCall,
+  round: number,
+  position: number,
+  tools: ReadonlyMap<string, RegisteredTool>,
+  options?: CallOptions,
+): Promise<CallEnd> {
   let step: CallStep;
   try {
     step = startToolCall(env, call, round, position, tools, options);
@@ -41,7 +55,8 @@ export function executeToolCall(env: TurnEnv, call: ModelToolCall, round: number
     return Promise.reject(error);
   }
   if (step instanceof ToolCallRun) return afterRunning(step);
-  if (step instanceof Promise) return step.then((reached) => (reached instanceof ToolCallRun ? afterRunning(reached) : reached));
+  if (step instanceof Promise)
+    return step.then((reached) => (reached instanceof ToolCallRun ? afterRunning(reached) : reached));
   return Promise.resolve(step);
 }
 

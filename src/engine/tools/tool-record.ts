@@ -10,7 +10,13 @@ import type { TurnEnv } from './turn-env.js';
  * of the latest round). Used by the tool-call path, and by a replay after a crash to put back
  * the record of each call that had finished.
  */
-export function recordToolResult(env: TurnEnv, callId: string, round: number, tool: RegisteredTool, outcome: { readonly ok: boolean; readonly value?: unknown; readonly error?: ToolErrorInfo }): void {
+export function recordToolResult(
+  env: TurnEnv,
+  callId: string,
+  round: number,
+  tool: RegisteredTool,
+  outcome: { readonly ok: boolean; readonly value?: unknown; readonly error?: ToolErrorInfo },
+): void {
   const value = outcome.ok ? outcome.value : { error: outcome.error };
   // The results of the latest round only: keeping the whole turn made every call copy a growing list.
   // Read and written in one synchronous step, so no other call's commit can come between.

@@ -20,7 +20,10 @@ const PROTOTYPE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor',
  * the caller drops undeclared input anyway). The walk is
  * iterative, so no input can overflow it. Returns the errors, empty when the shape is fine.
  */
-export function checkArgumentShape(input: unknown, options: { readonly refusePrototypeKeys?: boolean; readonly maxDepth?: number } = {}): FieldError[] {
+export function checkArgumentShape(
+  input: unknown,
+  options: { readonly refusePrototypeKeys?: boolean; readonly maxDepth?: number } = {},
+): FieldError[] {
   const maxDepth = options.maxDepth ?? MAX_ARGUMENT_DEPTH;
   const refuse = options.refusePrototypeKeys !== false;
   // The common case, a flat object of primitives without prototype keys, needs no walk.
@@ -31,11 +34,15 @@ export function checkArgumentShape(input: unknown, options: { readonly refusePro
     const { value, path, depth } = stack.pop()!;
     if (typeof value !== 'object' || value === null) continue;
     if (depth >= maxDepth) {
-      errors.push({ path: path || '(input)', messages: [`arguments are nested deeper than ${maxDepth} levels; send a flatter value`] });
+      errors.push({
+        path: path || '(input)',
+        messages: [`arguments are nested deeper than ${maxDepth} levels; send a flatter value`],
+      });
       return errors;
     }
     if (Array.isArray(value)) {
-      for (let i = value.length - 1; i >= 0; i -= 1) stack.push({ value: value[i], path: `${path}[${i}]`, depth: depth + 1 });
+      for (let i = value.length - 1; i >= 0; i -= 1)
+        stack.push({ value: value[i], path: `${path}[${i}]`, depth: depth + 1 });
       continue;
     }
     const children: typeof stack = [];
@@ -85,7 +92,10 @@ export function checkArgumentSize(input: unknown, maxChars: number = MAX_ARGUMEN
       }
     }
     if (size > maxChars) {
-      return { path: '(input)', messages: [`arguments are more than ${maxChars} characters long as JSON, more than allowed; send less`] };
+      return {
+        path: '(input)',
+        messages: [`arguments are more than ${maxChars} characters long as JSON, more than allowed; send less`],
+      };
     }
   }
   return undefined;
@@ -94,5 +104,8 @@ export function checkArgumentSize(input: unknown, maxChars: number = MAX_ARGUMEN
 /** The error for argument text over {@link MAX_ARGUMENT_CHARS}, or undefined when it fits. */
 export function checkArgumentLength(text: string, maxChars: number = MAX_ARGUMENT_CHARS): FieldError | undefined {
   if (text.length <= maxChars) return undefined;
-  return { path: '(input)', messages: [`arguments are ${text.length} characters long, more than the ${maxChars} characters allowed; send less`] };
+  return {
+    path: '(input)',
+    messages: [`arguments are ${text.length} characters long, more than the ${maxChars} characters allowed; send less`],
+  };
 }

@@ -1,6 +1,11 @@
 import { defaultMetadataStorage } from 'class-transformer/cjs/storage.js';
 import * as classValidator from 'class-validator';
-import { getMetadataStorage, ValidationTypes, type ValidationArguments, type ValidatorConstraintInterface } from 'class-validator';
+import {
+  getMetadataStorage,
+  ValidationTypes,
+  type ValidationArguments,
+  type ValidatorConstraintInterface,
+} from 'class-validator';
 
 /**
  * class-validator's own validators by name (its exported `IS_STRING = 'isString'`, …
@@ -8,7 +13,11 @@ import { getMetadataStorage, ValidationTypes, type ValidationArguments, type Val
  * the full path after a failure changes nothing. A user's validator may have effects, so
  * a DTO using one always takes the full path, where each validator runs once.
  */
-const BUILT_IN = new Set(Object.entries(classValidator).filter(([key, value]) => /^[A-Z][A-Z0-9_]*$/.test(key) && typeof value === 'string').map(([, value]) => value as string));
+const BUILT_IN = new Set(
+  Object.entries(classValidator)
+    .filter(([key, value]) => /^[A-Z][A-Z0-9_]*$/.test(key) && typeof value === 'string')
+    .map(([, value]) => value as string),
+);
 
 interface PropertyCheck {
   readonly constraint: ValidatorConstraintInterface;
@@ -49,7 +58,11 @@ const plans = new WeakMap<Function, DtoPlan | null>();
  * and runs the constraints directly. It only ever answers "valid": `undefined` means
  * "not sure", and the caller takes the full path, which also writes the error messages.
  */
-export function validateFlat<T extends object>(type: new () => T, input: Readonly<Record<string, unknown>>, stripUnknown: boolean): T | undefined {
+export function validateFlat<T extends object>(
+  type: new () => T,
+  input: Readonly<Record<string, unknown>>,
+  stripUnknown: boolean,
+): T | undefined {
   let plan = plans.get(type);
   if (plan === undefined) {
     plan = compile(type);
@@ -88,13 +101,31 @@ export function validateFlat<T extends object>(type: new () => T, input: Readonl
 
 function compile(type: Function): DtoPlan | null {
   const transformer = defaultMetadataStorage;
-  if (transformer.getStrategy(type) !== 'none' || transformer.getExposedMetadatas(type).length > 0 || transformer.getExcludedMetadatas(type).length > 0) return null;
+  if (
+    transformer.getStrategy(type) !== 'none' ||
+    transformer.getExposedMetadatas(type).length > 0 ||
+    transformer.getExcludedMetadatas(type).length > 0
+  )
+    return null;
   const storage = getMetadataStorage();
   const metadatas = storage.getTargetValidationMetadatas(type, '', true, false);
-  const byName = new Map<string, { checks: PropertyCheck[]; conditions: ((object: object, value: unknown) => boolean)[]; defined: boolean }>();
+  const byName = new Map<
+    string,
+    { checks: PropertyCheck[]; conditions: ((object: object, value: unknown) => boolean)[]; defined: boolean }
+  >();
   for (const metadata of metadatas) {
-    if ((metadata.groups && metadata.groups.length > 0) || metadata.each || metadata.always !== undefined || metadata.validateIf) return null;
-    if (transformer.findTypeMetadata(type, metadata.propertyName) || transformer.findTransformMetadatas(type, metadata.propertyName, 0).length > 0) return null;
+    if (
+      (metadata.groups && metadata.groups.length > 0) ||
+      metadata.each ||
+      metadata.always !== undefined ||
+      metadata.validateIf
+    )
+      return null;
+    if (
+      transformer.findTypeMetadata(type, metadata.propertyName) ||
+      transformer.findTransformMetadatas(type, metadata.propertyName, 0).length > 0
+    )
+      return null;
     let entry = byName.get(metadata.propertyName);
     if (!entry) {
       entry = { checks: [], conditions: [], defined: false };
@@ -104,7 +135,16 @@ function compile(type: Function): DtoPlan | null {
       if (metadata.name === undefined || !BUILT_IN.has(metadata.name)) return null;
       const constraints = storage.getTargetValidatorConstraints(metadata.constraintCls);
       if (constraints.length !== 1 || constraints[0]!.async) return null;
-      entry.checks.push({ constraint: constraints[0]!.instance, args: { value: undefined, constraints: metadata.constraints, targetName: type.name, object: NO_OBJECT, property: metadata.propertyName } });
+      entry.checks.push({
+        constraint: constraints[0]!.instance,
+        args: {
+          value: undefined,
+          constraints: metadata.constraints,
+          targetName: type.name,
+          object: NO_OBJECT,
+          property: metadata.propertyName,
+        },
+      });
     } else if (metadata.type === ValidationTypes.CONDITIONAL_VALIDATION) {
       entry.conditions.push(metadata.constraints[0] as (object: object, value: unknown) => boolean);
     } else if (metadata.type === ValidationTypes.IS_DEFINED) {

@@ -10,7 +10,17 @@ import { rewriteSchema, type DialectRules, type RewrittenSchema } from './schema
  */
 export const CONSERVATIVE_RULES: DialectRules = {
   label: 'the conservative schema subset for OpenAI-compatible servers',
-  keywords: new Set(['type', 'enum', 'const', 'description', 'minimum', 'maximum', 'minLength', 'maxLength', 'maxItems']),
+  keywords: new Set([
+    'type',
+    'enum',
+    'const',
+    'description',
+    'minimum',
+    'maximum',
+    'minLength',
+    'maxLength',
+    'maxItems',
+  ]),
   formats: new Set(['date-time', 'date', 'time', 'email', 'uuid']),
   closeObjects: false,
   allRequired: false,

@@ -35,7 +35,10 @@ const KEYWORDS: ReadonlyMap<string, Keyword> = new Map<string, Keyword>([
   ['minLength', (s, [n]) => (s.minLength = n)],
   ['maxLength', (s, [n]) => (s.maxLength = n)],
   ['isLength', (s, [min, max]) => Object.assign(s, defined({ minLength: min, maxLength: max }))],
-  ['matches', (s, [pattern]) => setString(s, { pattern: pattern instanceof RegExp ? pattern.source : String(pattern) })],
+  [
+    'matches',
+    (s, [pattern]) => setString(s, { pattern: pattern instanceof RegExp ? pattern.source : String(pattern) }),
+  ],
   ['isEmail', (s) => setString(s, { format: 'email' })],
   ['isUrl', (s) => setString(s, { format: 'uri' })],
   ['isUuid', (s) => setString(s, { format: 'uuid' })],
@@ -146,7 +149,8 @@ function propertySchema(
   const designType: unknown = Reflect.getMetadata('design:type', owner.prototype as object, property);
   const isArray = schema.type === 'array' || hasEach || designType === Array;
   const nestedType = nested ? nestedTypeOf(owner, property) : undefined;
-  const inlined = nestedType && (walk.visiting.has(nestedType) ? refTo(nestedType, walk) : objectSchema(nestedType, walk));
+  const inlined =
+    nestedType && (walk.visiting.has(nestedType) ? refTo(nestedType, walk) : objectSchema(nestedType, walk));
 
   if (isArray) {
     schema.type = 'array';

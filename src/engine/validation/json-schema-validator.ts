@@ -35,10 +35,14 @@ export function compileJsonSchema(schema: Readonly<Record<string, unknown>>, whe
   try {
     validate = engineFor(schema).compile(withKnownDraft(schema));
   } catch (error) {
-    throw new TrellisError('UnsupportedSchema', `The JSON Schema of ${where} cannot be compiled: ${error instanceof Error ? error.message : String(error)}`, {
-      hint: 'Fix the schema (every $ref must point inside it); it is used unchanged for validation',
-      details: { where },
-    });
+    throw new TrellisError(
+      'UnsupportedSchema',
+      `The JSON Schema of ${where} cannot be compiled: ${error instanceof Error ? error.message : String(error)}`,
+      {
+        hint: 'Fix the schema (every $ref must point inside it); it is used unchanged for validation',
+        details: { where },
+      },
+    );
   }
   return (input) => {
     if (validate(input)) return { ok: true, value: input };

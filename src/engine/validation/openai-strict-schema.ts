@@ -14,7 +14,18 @@ export type StrictSchema = RewrittenSchema;
  */
 export const OPENAI_STRICT_RULES: DialectRules = {
   label: 'OpenAI strict mode',
-  keywords: new Set(['type', 'enum', 'const', 'description', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'maxItems']),
+  keywords: new Set([
+    'type',
+    'enum',
+    'const',
+    'description',
+    'minimum',
+    'maximum',
+    'exclusiveMinimum',
+    'exclusiveMaximum',
+    'multipleOf',
+    'maxItems',
+  ]),
   formats: new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']),
   closeObjects: true,
   allRequired: true,
@@ -52,13 +63,20 @@ export function dropNullOptionals(value: unknown, source: JsonSchema, root: Json
     const items = schema.items as JsonSchema | undefined;
     return items && typeof items === 'object' ? value.map((item) => dropNullOptionals(item, items, root)) : value;
   }
-  if (typeof value !== 'object' || value === null || typeof schema.properties !== 'object' || schema.properties === null) return value;
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    typeof schema.properties !== 'object' ||
+    schema.properties === null
+  )
+    return value;
   const required = new Set((schema.required as string[] | undefined) ?? []);
   const properties = schema.properties as Record<string, JsonSchema>;
   const out: Record<string, unknown> = {};
   for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
     const property = Object.prototype.hasOwnProperty.call(properties, key) ? properties[key] : undefined;
-    if (child === null && property !== undefined && !required.has(key) && !allowsNull(resolve(property, root))) continue;
+    if (child === null && property !== undefined && !required.has(key) && !allowsNull(resolve(property, root)))
+      continue;
     out[key] = property ? dropNullOptionals(child, property, root) : child;
   }
   return out;
@@ -68,6 +86,9 @@ function resolve(schema: Draft, root: Draft): Draft {
   const ref = schema.$ref;
   if (typeof ref !== 'string') return schema;
   const name = ref.replace(/^#\/(\$defs|definitions)\//, '');
-  const defs = { ...(root.definitions as Record<string, Draft> | undefined), ...(root.$defs as Record<string, Draft> | undefined) };
+  const defs = {
+    ...(root.definitions as Record<string, Draft> | undefined),
+    ...(root.$defs as Record<string, Draft> | undefined),
+  };
   return defs[name] ?? schema;
 }

@@ -24,7 +24,19 @@ export function parseOutput<T extends object>(type: new () => T, text: string, s
     value = JSON.parse(json);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    return { ok: false, errors: [{ path: INPUT_PATH, messages: [json === '' ? 'the reply is empty; it must be one JSON object' : `the reply is not one JSON object (${reason})`] }] };
+    return {
+      ok: false,
+      errors: [
+        {
+          path: INPUT_PATH,
+          messages: [
+            json === ''
+              ? 'the reply is empty; it must be one JSON object'
+              : `the reply is not one JSON object (${reason})`,
+          ],
+        },
+      ],
+    };
   }
   // Depth first: mapping the nulls back walks the value as deep as the schema lets it.
   const shape = checkArgumentShape(value, { refusePrototypeKeys: false });

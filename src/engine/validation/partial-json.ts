@@ -1,5 +1,10 @@
 type Frame =
-  | { readonly kind: 'object'; readonly value: Record<string, unknown>; key: string | undefined; expect: 'key' | 'colon' | 'value' | 'comma' }
+  | {
+      readonly kind: 'object';
+      readonly value: Record<string, unknown>;
+      key: string | undefined;
+      expect: 'key' | 'colon' | 'value' | 'comma';
+    }
   | { readonly kind: 'array'; readonly value: unknown[]; expect: 'value' | 'comma' };
 
 const LITERALS: readonly (readonly [string, unknown])[] = [
@@ -8,7 +13,16 @@ const LITERALS: readonly (readonly [string, unknown])[] = [
   ['null', null],
 ];
 const NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
-const ESCAPES: Readonly<Record<string, string>> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+const ESCAPES: Readonly<Record<string, string>> = {
+  '"': '"',
+  '\\': '\\',
+  '/': '/',
+  b: '\b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+};
 
 /**
  * The value a prefix of JSON text has so far, read leniently, as a streamed answer is shown
@@ -81,7 +95,10 @@ export function parsePartialJson(text: string, maxDepth = 64): unknown {
     // A value: the root, an item, or an object's property.
     if (c === '{' || c === '[') {
       if (stack.length >= maxDepth) break;
-      const frame: Frame = c === '{' ? { kind: 'object', value: {}, key: undefined, expect: 'key' } : { kind: 'array', value: [], expect: 'value' };
+      const frame: Frame =
+        c === '{'
+          ? { kind: 'object', value: {}, key: undefined, expect: 'key' }
+          : { kind: 'array', value: [], expect: 'value' };
       put(frame.value);
       stack.push(frame);
       at++;

@@ -48,7 +48,21 @@ interface Walk {
 }
 
 /** Keys whose value is a schema or a list of them: rewritten, never copied. */
-const STRUCTURE = new Set(['properties', 'required', 'additionalProperties', 'patternProperties', 'items', 'anyOf', 'oneOf', 'allOf', '$ref', '$defs', 'definitions', 'format', 'minItems']);
+const STRUCTURE = new Set([
+  'properties',
+  'required',
+  'additionalProperties',
+  'patternProperties',
+  'items',
+  'anyOf',
+  'oneOf',
+  'allOf',
+  '$ref',
+  '$defs',
+  'definitions',
+  'format',
+  'minItems',
+]);
 
 /**
  * Rewrites a JSON Schema (a DTO's, as `dtoJsonSchema` derives it, or a raw one such as an MCP
@@ -58,15 +72,31 @@ const STRUCTURE = new Set(['properties', 'required', 'additionalProperties', 'pa
  */
 export function rewriteSchema(source: JsonSchema, rules: DialectRules): RewrittenSchema {
   const root = source;
-  const defs = { ...(isRecord(root.definitions) ? root.definitions : {}), ...(isRecord(root.$defs) ? root.$defs : {}) } as Record<string, Draft>;
-  const walk: Walk = { rules, problems: [], defs, recursive: recursiveDefs(defs), inlining: new Set(), reported: new Set(), deepest: 0 };
+  const defs = {
+    ...(isRecord(root.definitions) ? root.definitions : {}),
+    ...(isRecord(root.$defs) ? root.$defs : {}),
+  } as Record<string, Draft>;
+  const walk: Walk = {
+    rules,
+    problems: [],
+    defs,
+    recursive: recursiveDefs(defs),
+    inlining: new Set(),
+    reported: new Set(),
+    deepest: 0,
+  };
   const schema = rewrite(root, '(root)', walk, 1);
-  if (root.type !== undefined && !isObjectType(root)) walk.problems.push('(root): must be an object (a DTO class); a list or a single value cannot be the schema');
+  if (root.type !== undefined && !isObjectType(root))
+    walk.problems.push('(root): must be an object (a DTO class); a list or a single value cannot be the schema');
   if (rules.refs === 'keep' && Object.keys(defs).length > 0) {
-    schema.$defs = Object.fromEntries(Object.entries(defs).map(([name, def]) => [name, rewrite(def, `$defs.${name}`, walk, 1)]));
+    schema.$defs = Object.fromEntries(
+      Object.entries(defs).map(([name, def]) => [name, rewrite(def, `$defs.${name}`, walk, 1)]),
+    );
   }
   if (rules.maxDepth !== undefined && walk.deepest > rules.maxDepth) {
-    walk.problems.push(`(root): nests objects ${walk.deepest} levels deep; ${rules.label} takes at most ${rules.maxDepth}: flatten the DTO`);
+    walk.problems.push(
+      `(root): nests objects ${walk.deepest} levels deep; ${rules.label} takes at most ${rules.maxDepth}: flatten the DTO`,
+    );
   }
   return { schema, problems: walk.problems };
 }
@@ -80,15 +110,26 @@ function rewrite(node: Draft, path: string, walk: Walk, depth: number): Draft {
     out[key] = node[key];
   }
   if (typeof node.format === 'string' && rules.formats.has(node.format)) out.format = node.format;
-  const unions = [...(Array.isArray(node.anyOf) ? node.anyOf : []), ...(Array.isArray(node.oneOf) ? node.oneOf : [])] as Draft[];
+  const unions = [
+    ...(Array.isArray(node.anyOf) ? node.anyOf : []),
+    ...(Array.isArray(node.oneOf) ? node.oneOf : []),
+  ] as Draft[];
   if (unions.length > 0) out.anyOf = unions.map((member, at) => rewrite(member, `${path}|${at}`, walk, depth));
   if (Array.isArray(node.allOf)) {
-    if (node.allOf.length === 1 && isRecord(node.allOf[0])) Object.assign(out, rewrite(node.allOf[0], path, walk, depth));
+    if (node.allOf.length === 1 && isRecord(node.allOf[0]))
+      Object.assign(out, rewrite(node.allOf[0], path, walk, depth));
     else problems.push(`${path}: uses allOf, which ${rules.label} cannot express; describe it as one object`);
   }
-  const typed = node.type !== undefined || node.enum !== undefined || node.const !== undefined || unions.length > 0 || Array.isArray(node.allOf);
+  const typed =
+    node.type !== undefined ||
+    node.enum !== undefined ||
+    node.const !== undefined ||
+    unions.length > 0 ||
+    Array.isArray(node.allOf);
   if (!typed && rules.freeForm === 'problem') {
-    problems.push(`${path}: has no type; ${rules.label} needs one: give it a type validator (@IsString(), @IsNumber(), @IsBoolean(), @ValidateNested() with @Type(), …)`);
+    problems.push(
+      `${path}: has no type; ${rules.label} needs one: give it a type validator (@IsString(), @IsNumber(), @IsBoolean(), @ValidateNested() with @Type(), …)`,
+    );
   }
   if (hasType(node, 'object')) object(node, out, path, walk, depth);
   if (hasType(node, 'array')) array(node, out, path, walk, depth);
@@ -101,9 +142,15 @@ function object(node: Draft, out: Draft, path: string, walk: Walk, depth: number
   const properties = isRecord(node.properties) ? (node.properties as Record<string, Draft>) : undefined;
   const names = properties === undefined ? [] : Object.keys(properties);
   // An object with no properties is free-form unless it is closed (`additionalProperties: false`: always `{}`).
-  if ((names.length === 0 && node.additionalProperties !== false) || isRecord(node.patternProperties) || isRecord(node.additionalProperties)) {
+  if (
+    (names.length === 0 && node.additionalProperties !== false) ||
+    isRecord(node.patternProperties) ||
+    isRecord(node.additionalProperties)
+  ) {
     if (rules.freeForm === 'problem') {
-      problems.push(`${path}: is an object without declared properties (a map, or @IsObject()); ${rules.label} needs every property named: use a nested DTO (@ValidateNested() with @Type(() => X)), or a list of { key, value } DTOs`);
+      problems.push(
+        `${path}: is an object without declared properties (a map, or @IsObject()); ${rules.label} needs every property named: use a nested DTO (@ValidateNested() with @Type(() => X)), or a list of { key, value } DTOs`,
+      );
     }
   }
   if (properties !== undefined && names.length > 0) {
@@ -127,21 +174,33 @@ function object(node: Draft, out: Draft, path: string, walk: Walk, depth: number
 function array(node: Draft, out: Draft, path: string, walk: Walk, depth: number): void {
   const { rules, problems } = walk;
   if (isRecord(node.items)) out.items = rewrite(node.items, `${path}[]`, walk, depth);
-  else if (rules.freeForm === 'problem') problems.push(`${path}: is a list without an item type; ${rules.label} needs one: add a validator with { each: true } (@IsString({ each: true }), …) or @ValidateNested({ each: true }) with @Type(() => X)`);
-  if (typeof node.minItems === 'number') out.minItems = rules.maxMinItems === undefined ? node.minItems : Math.min(node.minItems, rules.maxMinItems);
+  else if (rules.freeForm === 'problem')
+    problems.push(
+      `${path}: is a list without an item type; ${rules.label} needs one: add a validator with { each: true } (@IsString({ each: true }), …) or @ValidateNested({ each: true }) with @Type(() => X)`,
+    );
+  if (typeof node.minItems === 'number')
+    out.minItems = rules.maxMinItems === undefined ? node.minItems : Math.min(node.minItems, rules.maxMinItems);
 }
 
 function reference(ref: string, path: string, walk: Walk, depth: number): Draft {
-  const name = ref.startsWith('#/$defs/') ? ref.slice('#/$defs/'.length) : ref.startsWith('#/definitions/') ? ref.slice('#/definitions/'.length) : undefined;
+  const name = ref.startsWith('#/$defs/')
+    ? ref.slice('#/$defs/'.length)
+    : ref.startsWith('#/definitions/')
+      ? ref.slice('#/definitions/'.length)
+      : undefined;
   const def = name === undefined ? undefined : walk.defs[name];
   if (def === undefined) {
-    walk.problems.push(`${path}: refers to ${ref}, which is not defined in the schema; ${walk.rules.label} follows only local #/$defs references`);
+    walk.problems.push(
+      `${path}: refers to ${ref}, which is not defined in the schema; ${walk.rules.label} follows only local #/$defs references`,
+    );
     return {};
   }
   if (walk.recursive.has(name!) && walk.rules.recursion === 'problem') {
     if (!walk.reported.has(name!)) {
       walk.reported.add(name!);
-      walk.problems.push(`${path}: ${name} contains itself, which ${walk.rules.label} cannot express; flatten the DTO (a fixed depth of nested DTOs)`);
+      walk.problems.push(
+        `${path}: ${name} contains itself, which ${walk.rules.label} cannot express; flatten the DTO (a fixed depth of nested DTOs)`,
+      );
     }
     return {};
   }
@@ -157,7 +216,8 @@ function reference(ref: string, path: string, walk: Walk, depth: number): Draft 
 /** An optional property as strict mode wants it: present, and allowed to be null. */
 function nullable(schema: Draft): Draft {
   if (typeof schema.$ref === 'string') return { anyOf: [schema, { type: 'null' }] };
-  if (Array.isArray(schema.anyOf)) return allowsNull(schema) ? schema : { ...schema, anyOf: [...schema.anyOf, { type: 'null' }] };
+  if (Array.isArray(schema.anyOf))
+    return allowsNull(schema) ? schema : { ...schema, anyOf: [...schema.anyOf, { type: 'null' }] };
   if (schema.const !== undefined) return { anyOf: [schema, { type: 'null' }] };
   const out: Draft = { ...schema };
   if (typeof out.type === 'string') out.type = [out.type, 'null'];

@@ -5,7 +5,9 @@ export function schemaSummary(schema: JsonSchema): string {
   const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set((schema.required as string[] | undefined) ?? []);
   const fields = Object.entries(properties).map(([name, prop]) => {
-    const type = Array.isArray(prop.enum) ? prop.enum.map((v) => JSON.stringify(v)).join(' | ') : String(prop.type ?? 'any');
+    const type = Array.isArray(prop.enum)
+      ? prop.enum.map((v) => JSON.stringify(v)).join(' | ')
+      : String(prop.type ?? 'any');
     return `${name}${required.has(name) ? '' : '?'}: ${type}${prop.description ? ` (${String(prop.description)})` : ''}`;
   });
   return fields.length > 0 ? `{ ${fields.join(', ')} }` : '{}';

@@ -16,7 +16,11 @@ const BLANK = /^\s*$/;
  *
  * @throws TrellisError `UnsupportedSchema` when the raw schema does not compile.
  */
-export function toolInputValidator(input: (new () => object) | undefined, inputSchema: Readonly<Record<string, unknown>> | undefined, where: string): ToolInputValidator {
+export function toolInputValidator(
+  input: (new () => object) | undefined,
+  inputSchema: Readonly<Record<string, unknown>> | undefined,
+  where: string,
+): ToolInputValidator {
   if (inputSchema === undefined) {
     const dto = input!;
     return (args) => {
@@ -38,7 +42,10 @@ export function toolInputValidator(input: (new () => object) | undefined, inputS
     try {
       parsed = JSON.parse(args);
     } catch (error) {
-      return { ok: false, errors: [{ path: INPUT_PATH, messages: [`arguments are not valid JSON: ${(error as Error).message}`] }] };
+      return {
+        ok: false,
+        errors: [{ path: INPUT_PATH, messages: [`arguments are not valid JSON: ${(error as Error).message}`] }],
+      };
     }
     return check(parsed);
   };

@@ -10,8 +10,7 @@ export type { FieldError };
 
 /** The outcome of {@link validateDto}: the transformed instance, or every field that is wrong. */
 export type DtoValidation<T> =
-  | { readonly ok: true; readonly value: T }
-  | { readonly ok: false; readonly errors: readonly FieldError[] };
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly errors: readonly FieldError[] };
 
 /** How {@link validateDto} treats input the DTO does not declare. */
 export interface ValidateDtoOptions {
@@ -56,7 +55,10 @@ export function validateDto<T extends object>(
   options?: ValidateDtoOptions,
 ): DtoValidation<T> {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    return { ok: false, errors: [{ path: INPUT_PATH, messages: [`arguments must be a JSON object, not ${kindOf(input)}`] }] };
+    return {
+      ok: false,
+      errors: [{ path: INPUT_PATH, messages: [`arguments must be a JSON object, not ${kindOf(input)}`] }],
+    };
   }
   const strip = options?.forbidUnknown === false;
   // Refusing unknown keys, the fast path goes first: it answers only for a flat object of
@@ -118,10 +120,19 @@ export function formatFieldErrors(errors: readonly FieldError[]): string {
  * Flattens class-validator's error tree. `plain` is the input node at the same depth: it
  * tells array items from properties, and which properties the caller actually sent.
  */
-function collectFieldErrors(errors: readonly ValidationError[], prefix: string, plain: unknown, out: FieldError[]): void {
+function collectFieldErrors(
+  errors: readonly ValidationError[],
+  prefix: string,
+  plain: unknown,
+  out: FieldError[],
+): void {
   const isList = Array.isArray(plain);
   for (const error of errors) {
-    const path = isList ? `${prefix}[${error.property}]` : prefix === '' ? error.property : `${prefix}.${error.property}`;
+    const path = isList
+      ? `${prefix}[${error.property}]`
+      : prefix === ''
+        ? error.property
+        : `${prefix}.${error.property}`;
     const messages = error.constraints ? constraintMessages(error, plain) : [];
     if (messages.length > 0) out.push({ path, messages });
     if (error.children && error.children.length > 0) {

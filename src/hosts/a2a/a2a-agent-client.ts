@@ -6,11 +6,14 @@ import { A2aRemoteAgent } from './a2a-remote-agent.js';
 /** The input of a remote agent's `<name>.ask` tool. */
 export class AskRemoteAgent {
   /** What to ask, or the answer to the remote agent's question. */
-  @IsString() @MaxLength(100_000)
+  @IsString()
+  @MaxLength(100_000)
   message!: string;
 
   /** The remote task to continue: given when the agent answered `input-required`. */
-  @IsOptional() @IsString() @MaxLength(200)
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
   taskId?: string;
 }
 
@@ -56,27 +59,47 @@ export class A2aAgentClient {
    *
    * @throws TrellisError `A2aUnavailable` when the card cannot be read; the install's own error.
    */
-  static async connect(app: Trellis, name: string, url: string, options: A2aClientOptions = {}): Promise<A2aAgentClient> {
+  static async connect(
+    app: Trellis,
+    name: string,
+    url: string,
+    options: A2aClientOptions = {},
+  ): Promise<A2aAgentClient> {
     let client: Client;
     try {
       client = await (options.factory ?? new ClientFactory()).createFromUrl(url);
     } catch (error) {
-      throw new TrellisError('A2aUnavailable', `The A2A agent at ${url} could not be reached: ${error instanceof Error ? error.message : String(error)}`, {
-        hint: 'Check the URL (its /.well-known/agent-card.json must answer) and that the agent is up',
-        kind: 'system',
-        retryable: true,
-      });
+      throw new TrellisError(
+        'A2aUnavailable',
+        `The A2A agent at ${url} could not be reached: ${error instanceof Error ? error.message : String(error)}`,
+        {
+          hint: 'Check the URL (its /.well-known/agent-card.json must answer) and that the agent is up',
+          kind: 'system',
+          retryable: true,
+        },
+      );
     }
     const card = await client.getAgentCard();
     const remote = new A2aAgentClient(name, new A2aRemoteAgent(name, url, options.factory, client));
-    await app.install(remote.pluginClass(options.description ?? `Ask the remote agent '${card.name}': ${card.description}. Give it a whole question; its answer is text. If it answers input-required, relay its question and call again with the answer and its taskId.`));
+    await app.install(
+      remote.pluginClass(
+        options.description ??
+          `Ask the remote agent '${card.name}': ${card.description}. Give it a whole question; its answer is text. If it answers input-required, relay its question and call again with the answer and its taskId.`,
+      ),
+    );
     return remote;
   }
 
   /** Sends one message to the remote agent and waits for the task to settle (or ask for input). */
   async ask(input: AskRemoteAgent, contextId: string, signal?: AbortSignal): Promise<RemoteAgentAnswer> {
     const sessionId = contextId.replace(/^trellis:/, '');
-    return this.remote.ask(input.message, { sessionId, callId: '', idempotencyKey: '', ...(input.taskId !== undefined ? { taskId: input.taskId } : {}), ...(signal ? { signal } : {}) });
+    return this.remote.ask(input.message, {
+      sessionId,
+      callId: '',
+      idempotencyKey: '',
+      ...(input.taskId !== undefined ? { taskId: input.taskId } : {}),
+      ...(signal ? { signal } : {}),
+    });
   }
 
   private pluginClass(description: string): PluginClass {
@@ -89,8 +112,14 @@ export class A2aAgentClient {
     };
     Object.defineProperty(type, 'name', { value: `A2aAgent_${this.name.replace(/\W/g, '_')}` });
     const proto = type.prototype as unknown as Record<string, unknown>;
-    Tool({ name: `${this.name}.ask`, description, input: AskRemoteAgent, tags: ['a2a'] })(proto, 'ask', Object.getOwnPropertyDescriptor(proto, 'ask')!);
-    Plugin({ name: this.name, version: '1.0.0', description: `The remote A2A agent '${this.name}'`, tags: ['a2a'] })(type);
+    Tool({ name: `${this.name}.ask`, description, input: AskRemoteAgent, tags: ['a2a'] })(
+      proto,
+      'ask',
+      Object.getOwnPropertyDescriptor(proto, 'ask')!,
+    );
+    Plugin({ name: this.name, version: '1.0.0', description: `The remote A2A agent '${this.name}'`, tags: ['a2a'] })(
+      type,
+    );
     return type;
   }
 }

@@ -12,7 +12,11 @@ export function dataPart(value: unknown): Part {
 }
 
 /** An agent's (or user's) message of a task. */
-export function a2aMessage(role: 'agent' | 'user', parts: Part[], ids: { taskId?: string; contextId?: string } = {}): Message {
+export function a2aMessage(
+  role: 'agent' | 'user',
+  parts: Part[],
+  ids: { taskId?: string; contextId?: string } = {},
+): Message {
   return {
     messageId: randomUUID(),
     role: role === 'agent' ? Role.ROLE_AGENT : Role.ROLE_USER,

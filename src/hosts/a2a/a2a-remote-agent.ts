@@ -1,6 +1,12 @@
 import { TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
-import { TrellisError, type AgentToolSpec, type RemoteAgent, type RemoteAgentCall, type RemoteAgentReply } from '../../../index.js';
+import {
+  TrellisError,
+  type AgentToolSpec,
+  type RemoteAgent,
+  type RemoteAgentCall,
+  type RemoteAgentReply,
+} from '../../../index.js';
 import { a2aMessage, dataOf, textOf, textPart } from './a2a-parts.js';
 
 /** Options of {@link a2aAgent}. */
@@ -33,7 +39,9 @@ export function a2aAgent(options: A2aAgentOptions): AgentToolSpec {
   return {
     agent: label,
     name: options.name,
-    description: options.description ?? `Ask the remote agent '${label}'. Give it a whole question; its answer is text. If it answers input-required, relay its question and call again with the answer and its taskId.`,
+    description:
+      options.description ??
+      `Ask the remote agent '${label}'. Give it a whole question; its answer is text. If it answers input-required, relay its question and call again with the answer and its taskId.`,
     remote: new A2aRemoteAgent(label, options.url, options.factory),
   };
 }
@@ -56,11 +64,15 @@ export class A2aRemoteAgent implements RemoteAgent {
   client(): Promise<Client> {
     this.#client ??= this.factory.createFromUrl(this.url).catch((error: unknown) => {
       this.#client = undefined;
-      throw new TrellisError('A2aUnavailable', `The A2A agent at ${this.url} could not be reached: ${error instanceof Error ? error.message : String(error)}`, {
-        hint: 'Check the URL (its /.well-known/agent-card.json must answer) and that the agent is up',
-        kind: 'system',
-        retryable: true,
-      });
+      throw new TrellisError(
+        'A2aUnavailable',
+        `The A2A agent at ${this.url} could not be reached: ${error instanceof Error ? error.message : String(error)}`,
+        {
+          hint: 'Check the URL (its /.well-known/agent-card.json must answer) and that the agent is up',
+          kind: 'system',
+          retryable: true,
+        },
+      );
     });
     return this.#client;
   }
@@ -68,23 +80,41 @@ export class A2aRemoteAgent implements RemoteAgent {
   /** Sends one message in the calling session's context (`trellis:<session id>`) and waits for the task to settle or ask for input. */
   async ask(text: string, call: RemoteAgentCall): Promise<RemoteAgentReply> {
     const client = await this.client();
-    const message: Message = a2aMessage('user', [textPart(text)], { contextId: `trellis:${call.sessionId}`, taskId: call.taskId });
+    const message: Message = a2aMessage('user', [textPart(text)], {
+      contextId: `trellis:${call.sessionId}`,
+      taskId: call.taskId,
+    });
     let result: Message | Task;
     try {
       result = await client.sendMessage(
-        { tenant: '', message, configuration: { acceptedOutputModes: ['text/plain', 'application/json'], taskPushNotificationConfig: undefined, returnImmediately: false }, metadata: {} },
+        {
+          tenant: '',
+          message,
+          configuration: {
+            acceptedOutputModes: ['text/plain', 'application/json'],
+            taskPushNotificationConfig: undefined,
+            returnImmediately: false,
+          },
+          metadata: {},
+        },
         { signal: call.signal },
       );
     } catch (error) {
-      if (call.signal?.aborted) throw new TrellisError('Cancelled', `The call to the A2A agent '${this.name}' was cancelled`);
-      throw new TrellisError('ToolFailed', `The A2A agent '${this.name}' failed: ${error instanceof Error ? error.message : String(error)}`, { kind: 'system', cause: error });
+      if (call.signal?.aborted)
+        throw new TrellisError('Cancelled', `The call to the A2A agent '${this.name}' was cancelled`);
+      throw new TrellisError(
+        'ToolFailed',
+        `The A2A agent '${this.name}' failed: ${error instanceof Error ? error.message : String(error)}`,
+        { kind: 'system', cause: error },
+      );
     }
     if ('messageId' in result && !('status' in result)) return { state: 'completed', text: textOf(result) };
     const task = result as Task;
     const state = stateName(task.status?.state);
     const said = task.status?.message;
     const reply = task.artifacts.find((a) => a.artifactId === 'reply') ?? task.artifacts.at(-1);
-    const answer = state === 'completed' ? textOf(said) || (reply ? textOf({ parts: reply.parts } as Message) : '') : textOf(said);
+    const answer =
+      state === 'completed' ? textOf(said) || (reply ? textOf({ parts: reply.parts } as Message) : '') : textOf(said);
     const data = dataOf(said);
     return { state, taskId: task.id, text: answer, ...(data.length > 0 ? { data } : {}) };
   }

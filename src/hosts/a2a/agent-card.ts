@@ -21,11 +21,28 @@ export function agentCardOf(app: Trellis, agent: Agent, options: AgentCardOption
   const skills: AgentSkill[] = app
     .describe()
     .plugins.filter((p) => p.enabled && (active.length === 0 || active.includes(p.name)))
-    .flatMap((p) => p.tools.filter((t) => !t.tags.includes('internal')).map((t) => ({ id: t.name, name: t.name, description: t.description, tags: [p.name, ...t.tags], examples: [], inputModes: ['text/plain'], outputModes: ['text/plain', 'application/json'], securityRequirements: [] })));
+    .flatMap((p) =>
+      p.tools
+        .filter((t) => !t.tags.includes('internal'))
+        .map((t) => ({
+          id: t.name,
+          name: t.name,
+          description: t.description,
+          tags: [p.name, ...t.tags],
+          examples: [],
+          inputModes: ['text/plain'],
+          outputModes: ['text/plain', 'application/json'],
+          securityRequirements: [],
+        })),
+    );
   return {
     name: agent.spec.name,
-    description: options.description ?? (agent.spec.instructions.split('\n')[0]?.trim() || `The Trellis agent '${agent.spec.name}'`),
-    supportedInterfaces: [{ url: options.url, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION }],
+    description:
+      options.description ??
+      (agent.spec.instructions.split('\n')[0]?.trim() || `The Trellis agent '${agent.spec.name}'`),
+    supportedInterfaces: [
+      { url: options.url, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION },
+    ],
     provider: options.provider ? { ...options.provider } : undefined,
     version: options.version ?? '1.0.0',
     capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },

@@ -1,7 +1,13 @@
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AGENT_CARD_PATH, type AgentCard } from '@a2a-js/sdk';
-import { DefaultRequestHandler, InMemoryTaskStore, type RequestContext, type TaskStore, type User } from '@a2a-js/sdk/server';
+import {
+  DefaultRequestHandler,
+  InMemoryTaskStore,
+  type RequestContext,
+  type TaskStore,
+  type User,
+} from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import express from 'express';
 import type { Agent, SessionPolicy, Trellis } from '../../../index.js';
@@ -42,8 +48,18 @@ export interface A2aHandlerOptions extends Omit<AgentCardOptions, 'url'> {
 export function a2aRequestHandler(app: Trellis, agent: Agent, options: A2aHandlerOptions): DefaultRequestHandler {
   const card: AgentCard = agentCardOf(app, agent, options);
   const sessionOf = options.session ?? ((contextId: string) => streamable(agent.session(`a2a:${contextId}`)));
-  const guard = options.principal || options.policy ? turnGuard({ principal: options.principal, policy: options.policy }, `The A2A endpoint of agent '${agent.spec.name}'`) : undefined;
-  return new DefaultRequestHandler(card, options.taskStore ?? new InMemoryTaskStore(), new TrellisAgentExecutor((contextId) => sessionOf(contextId), guard));
+  const guard =
+    options.principal || options.policy
+      ? turnGuard(
+          { principal: options.principal, policy: options.policy },
+          `The A2A endpoint of agent '${agent.spec.name}'`,
+        )
+      : undefined;
+  return new DefaultRequestHandler(
+    card,
+    options.taskStore ?? new InMemoryTaskStore(),
+    new TrellisAgentExecutor((contextId) => sessionOf(contextId), guard),
+  );
 }
 
 /** Options of {@link serveA2a}. */
@@ -90,22 +106,33 @@ export async function serveA2a(app: Trellis, agent: Agent, options: ServeA2aOpti
   if (options.authenticate) {
     const check = options.authenticate;
     web.use((req, res, next) => {
-      void Promise.resolve(check(req)).then((ok) => (ok ? next() : res.status(401).json({ code: 'AuthDenied', message: 'A valid credential is required' })), next);
+      void Promise.resolve(check(req)).then(
+        (ok) => (ok ? next() : res.status(401).json({ code: 'AuthDenied', message: 'A valid credential is required' })),
+        next,
+      );
     });
   }
   const server = await new Promise<import('node:http').Server>((resolve, reject) => {
-    const listening = web.listen(options.port ?? 0, host, (error?: Error) => (error ? reject(error) : resolve(listening)));
+    const listening = web.listen(options.port ?? 0, host, (error?: Error) =>
+      error ? reject(error) : resolve(listening),
+    );
   });
   const address = server.address() as AddressInfo;
-  const url = options.publicUrl ?? `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}/`;
+  const url =
+    options.publicUrl ??
+    `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}/`;
   const principalOf = options.principal;
   const requestHandler = a2aRequestHandler(app, agent, {
     ...options,
     url,
-    principal: principalOf ? (request) => (request.context.user?.isAuthenticated ? request.context.user.userName : undefined) : undefined,
+    principal: principalOf
+      ? (request) => (request.context.user?.isAuthenticated ? request.context.user.userName : undefined)
+      : undefined,
   });
   web.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: requestHandler }));
-  const userBuilder: UserBuilder = principalOf ? async (req) => caller(await principalOf(req)) : UserBuilder.noAuthentication;
+  const userBuilder: UserBuilder = principalOf
+    ? async (req) => caller(await principalOf(req))
+    : UserBuilder.noAuthentication;
   web.use(jsonRpcHandler({ requestHandler, userBuilder }));
   return {
     url,
@@ -121,5 +148,12 @@ export async function serveA2a(app: Trellis, agent: Agent, options: ServeA2aOpti
 /** The SDK's user for a principal: authenticated with that name, or not at all. */
 function caller(principal: string | undefined): User {
   const name = typeof principal === 'string' && principal.length > 0 ? principal : undefined;
-  return { get isAuthenticated() { return name !== undefined; }, get userName() { return name ?? ''; } };
+  return {
+    get isAuthenticated() {
+      return name !== undefined;
+    },
+    get userName() {
+      return name ?? '';
+    },
+  };
 }

@@ -60,8 +60,18 @@ export class AgUiEventWriter {
     for (const call of result.toolCalls) {
       if (!this.#calls.has(call.callId) || this.#results.has(call.callId)) continue;
       this.#results.add(call.callId);
-      const content = call.ok ? (typeof call.value === 'string' ? call.value : JSON.stringify(redactSecrets(call.value ?? null))) : JSON.stringify({ error: call.error });
-      this.write({ type: EventType.TOOL_CALL_RESULT, messageId: `${this.runId}:result:${call.callId}`, toolCallId: call.callId, content, role: 'tool' });
+      const content = call.ok
+        ? typeof call.value === 'string'
+          ? call.value
+          : JSON.stringify(redactSecrets(call.value ?? null))
+        : JSON.stringify({ error: call.error });
+      this.write({
+        type: EventType.TOOL_CALL_RESULT,
+        messageId: `${this.runId}:result:${call.callId}`,
+        toolCallId: call.callId,
+        content,
+        role: 'tool',
+      });
     }
     if (result.reply && !this.#sawText) {
       this.#delta(result.reply);
@@ -69,7 +79,11 @@ export class AgUiEventWriter {
     }
     this.#endStep();
     if (result.status === 'failed') {
-      this.write({ type: EventType.RUN_ERROR, message: result.error?.message ?? 'The turn failed', code: result.error?.code });
+      this.write({
+        type: EventType.RUN_ERROR,
+        message: result.error?.message ?? 'The turn failed',
+        code: result.error?.code,
+      });
       return;
     }
     const interrupts: Interrupt[] = (result.suspended ?? []).map((p) => ({
@@ -78,11 +92,35 @@ export class AgUiEventWriter {
       message: p.ticket.message,
       toolCallId: p.callId,
       responseSchema: APPROVAL_SCHEMA,
-      metadata: { tool: p.tool, arguments: p.arguments, allowedDecisions: p.ticket.allowedDecisions ?? ['approve', 'reject', 'edit'] },
+      metadata: {
+        tool: p.tool,
+        arguments: p.arguments,
+        allowedDecisions: p.ticket.allowedDecisions ?? ['approve', 'reject', 'edit'],
+      },
     }));
-    const outcome: RunFinishedOutcome = interrupts.length > 0 ? { type: 'interrupt', interrupts } : result.status === 'cancelled' ? { type: 'cancelled' } : { type: 'success' };
-    const usage = Object.entries(result.usage.byModel).map(([model, u]) => ({ model, inputTokens: u.inputTokens, outputTokens: u.outputTokens }));
-    this.write({ type: EventType.RUN_FINISHED, threadId: this.threadId, runId: this.runId, outcome, usage, result: { status: result.status, reply: result.reply, ...(result.output !== undefined && { output: JSON.parse(JSON.stringify(result.output)) as unknown }) } });
+    const outcome: RunFinishedOutcome =
+      interrupts.length > 0
+        ? { type: 'interrupt', interrupts }
+        : result.status === 'cancelled'
+          ? { type: 'cancelled' }
+          : { type: 'success' };
+    const usage = Object.entries(result.usage.byModel).map(([model, u]) => ({
+      model,
+      inputTokens: u.inputTokens,
+      outputTokens: u.outputTokens,
+    }));
+    this.write({
+      type: EventType.RUN_FINISHED,
+      threadId: this.threadId,
+      runId: this.runId,
+      outcome,
+      usage,
+      result: {
+        status: result.status,
+        reply: result.reply,
+        ...(result.output !== undefined && { output: JSON.parse(JSON.stringify(result.output)) as unknown }),
+      },
+    });
   }
 
   failure(code: string, message: string): void {
@@ -118,7 +156,11 @@ export class AgUiEventWriter {
     this.#endText();
     this.#calls.add(callId);
     this.write({ type: EventType.TOOL_CALL_START, toolCallId: callId, toolCallName: tool });
-    this.write({ type: EventType.TOOL_CALL_ARGS, toolCallId: callId, delta: JSON.stringify(redactSecrets(args ?? {})) });
+    this.write({
+      type: EventType.TOOL_CALL_ARGS,
+      toolCallId: callId,
+      delta: JSON.stringify(redactSecrets(args ?? {})),
+    });
     this.write({ type: EventType.TOOL_CALL_END, toolCallId: callId });
   }
 }

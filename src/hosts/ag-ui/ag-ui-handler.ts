@@ -17,7 +17,11 @@ export interface AgUiRunOptions {
 }
 
 /** Runs the run's turn on the session and yields its AG-UI events, from `RUN_STARTED` to `RUN_FINISHED` or `RUN_ERROR`. */
-export async function* agUiEvents(session: TurnSession, run: AgUiRun, options: AgUiRunOptions = {}): AsyncGenerator<BaseEvent> {
+export async function* agUiEvents(
+  session: TurnSession,
+  run: AgUiRun,
+  options: AgUiRunOptions = {},
+): AsyncGenerator<BaseEvent> {
   const queue: BaseEvent[] = [];
   let wake: (() => void) | undefined;
   let ended = false;
@@ -32,7 +36,11 @@ export async function* agUiEvents(session: TurnSession, run: AgUiRun, options: A
     {
       event: (event) => writer.event(event),
       result: (result) => writer.result(result),
-      error: (error) => writer.failure(TrellisError.is(error) ? error.code : 'Internal', TrellisError.is(error) ? error.message : 'Internal error'),
+      error: (error) =>
+        writer.failure(
+          TrellisError.is(error) ? error.code : 'Internal',
+          TrellisError.is(error) ? error.message : 'Internal error',
+        ),
     },
     options,
   ).finally(() => {
@@ -58,7 +66,9 @@ export interface AgUiHandlerOptions extends TurnAccessOptions<Request> {
   readonly agent?: Agent;
   /** ...or the session of a thread (a Nest `HostedSession`, an id scoped to the user). */
   readonly session?: (threadId: string, request: Request) => TurnSession | Promise<TurnSession>;
-  readonly context?: (request: Request) => Readonly<Record<string, unknown>> | undefined | Promise<Readonly<Record<string, unknown>> | undefined>;
+  readonly context?: (
+    request: Request,
+  ) => Readonly<Record<string, unknown>> | undefined | Promise<Readonly<Record<string, unknown>> | undefined>;
   /** The largest request body taken. Default 1 MiB. */
   readonly maxBodyBytes?: number;
 }
@@ -74,19 +84,32 @@ export interface AgUiHandlerOptions extends TurnAccessOptions<Request> {
  * new Hono().post('/ag-ui', (c) => agUi(c.req.raw));
  */
 export function createAgUiHandler(options: AgUiHandlerOptions): (request: Request) => Promise<Response> {
-  if (!options.agent && !options.session) throw new TrellisError('InvalidOptions', 'createAgUiHandler needs an agent or a session resolver', { hint: 'Pass { agent } or { session: (threadId, request) => … }' });
+  if (!options.agent && !options.session)
+    throw new TrellisError('InvalidOptions', 'createAgUiHandler needs an agent or a session resolver', {
+      hint: 'Pass { agent } or { session: (threadId, request) => … }',
+    });
   const guard = turnGuard(options, 'The AG-UI endpoint');
   return async (request) => {
-    if (request.method !== 'POST') return Response.json({ statusCode: 405, code: 'MethodNotAllowed', message: 'POST a RunAgentInput' }, { status: 405 });
+    if (request.method !== 'POST')
+      return Response.json(
+        { statusCode: 405, code: 'MethodNotAllowed', message: 'POST a RunAgentInput' },
+        { status: 405 },
+      );
     let run: AgUiRun;
     try {
-      const text = await boundedText(request, options.maxBodyBytes ?? 1024 * 1024, 'Trellis keeps the thread: send the last user message only');
+      const text = await boundedText(
+        request,
+        options.maxBodyBytes ?? 1024 * 1024,
+        'Trellis keeps the thread: send the last user message only',
+      );
       run = readRunInput(JSON.parse(text));
     } catch (error) {
       const message = TrellisError.is(error) ? error.message : 'The body is not JSON: POST a RunAgentInput';
       return Response.json({ statusCode: 400, code: 'InvalidOptions', message }, { status: 400 });
     }
-    const session = options.session ? await options.session(run.threadId, request) : streamable(options.agent!.session(run.threadId));
+    const session = options.session
+      ? await options.session(run.threadId, request)
+      : streamable(options.agent!.session(run.threadId));
     const context = await options.context?.(request);
     let access: SessionAccess | undefined;
     try {
@@ -94,7 +117,14 @@ export function createAgUiHandler(options: AgUiHandlerOptions): (request: Reques
     } catch (error) {
       const status = httpStatusOf(error);
       const known = status !== 500 && TrellisError.is(error);
-      return Response.json({ statusCode: status, code: known ? error.code : 'Internal', message: known ? error.message : 'Internal error' }, { status });
+      return Response.json(
+        {
+          statusCode: status,
+          code: known ? error.code : 'Internal',
+          message: known ? error.message : 'Internal error',
+        },
+        { status },
+      );
     }
     const encoder = new EventEncoder({ accept: request.headers.get('accept') ?? undefined });
     const events = agUiEvents(session, run, { context, access });

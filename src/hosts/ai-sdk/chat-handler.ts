@@ -29,15 +29,23 @@ export interface UiStreamOptions {
  * const stream = uiMessageStream(streamable(agent.session(chatId)), readChatRequest(body));
  * return createUIMessageStreamResponse({ stream });
  */
-export function uiMessageStream(session: TurnSession, request: ChatRequest, options: UiStreamOptions = {}): ReadableStream<UIMessageChunk> {
+export function uiMessageStream(
+  session: TurnSession,
+  request: ChatRequest,
+  options: UiStreamOptions = {},
+): ReadableStream<UIMessageChunk> {
   // Recorded under the session id: a reconnect resolves its chat id the same way, so it finds only its own.
   const recording = options.streams?.open(session.id, options.access?.principal);
   return createUIMessageStream({
     execute: async ({ writer }) => {
-      const chunks = new UiChunkWriter(session.id, (chunk) => {
-        writer.write(chunk);
-        recording?.write(chunk);
-      }, request.known);
+      const chunks = new UiChunkWriter(
+        session.id,
+        (chunk) => {
+          writer.write(chunk);
+          recording?.write(chunk);
+        },
+        request.known,
+      );
       chunks.start(request.continues);
       try {
         await runWatched(
@@ -46,7 +54,8 @@ export function uiMessageStream(session: TurnSession, request: ChatRequest, opti
           {
             event: (event) => chunks.event(event),
             result: (result) => chunks.result(result),
-            error: (error) => chunks.failure(TrellisError.is(error) ? `${error.code}: ${error.message}` : 'Internal error'),
+            error: (error) =>
+              chunks.failure(TrellisError.is(error) ? `${error.code}: ${error.message}` : 'Internal error'),
           },
           { signal: options.signal, context: options.context, access: options.access },
         );
@@ -71,7 +80,9 @@ export interface ChatHandlerOptions extends TurnAccessOptions<Request> {
    */
   readonly session?: (chatId: string, request: Request) => TurnSession | Promise<TurnSession>;
   /** Turn-level host context for a request (the caller's user and scopes); `undefined` for none. */
-  readonly context?: (request: Request) => Readonly<Record<string, unknown>> | undefined | Promise<Readonly<Record<string, unknown>> | undefined>;
+  readonly context?: (
+    request: Request,
+  ) => Readonly<Record<string, unknown>> | undefined | Promise<Readonly<Record<string, unknown>> | undefined>;
   /** The largest request body taken. Default 1 MiB. */
   readonly maxBodyBytes?: number;
 }
@@ -89,10 +100,14 @@ export interface ChatHandlerOptions extends TurnAccessOptions<Request> {
  * new Hono().post('/api/chat', (c) => chat(c.req.raw)).get('/api/chat/:id/stream', (c) => chat(c.req.raw));
  */
 export function createChatHandler(options: ChatHandlerOptions): (request: Request) => Promise<Response> {
-  if (!options.agent && !options.session) throw new TrellisError('InvalidOptions', 'createChatHandler needs an agent or a session resolver', { hint: 'Pass { agent } or { session: (chatId, request) => … }' });
+  if (!options.agent && !options.session)
+    throw new TrellisError('InvalidOptions', 'createChatHandler needs an agent or a session resolver', {
+      hint: 'Pass { agent } or { session: (chatId, request) => … }',
+    });
   const streams = new ChatStreams();
   const guard = turnGuard(options, 'The chat endpoint');
-  const sessionOf = (chatId: string, request: Request) => (options.session ? options.session(chatId, request) : streamable(options.agent!.session(chatId)));
+  const sessionOf = (chatId: string, request: Request) =>
+    options.session ? options.session(chatId, request) : streamable(options.agent!.session(chatId));
   return async (request) => {
     try {
       if (request.method === 'GET') {
@@ -103,11 +118,14 @@ export function createChatHandler(options: ChatHandlerOptions): (request: Reques
         const replay = streams.replay(session.id);
         return replay ? createUIMessageStreamResponse({ stream: replay }) : new Response(null, { status: 204 });
       }
-      if (request.method !== 'POST') return problem(405, 'MethodNotAllowed', 'POST the chat request, or GET <api>/<chat id>/stream');
+      if (request.method !== 'POST')
+        return problem(405, 'MethodNotAllowed', 'POST the chat request, or GET <api>/<chat id>/stream');
       const chat = readChatRequest(await readJson(request, options.maxBodyBytes ?? 1024 * 1024));
       const session = await sessionOf(chat.chatId, request);
       const context = await options.context?.(request);
-      const access = await guard(session, chat.action.kind === 'send' ? 'send' : 'decide', request, context, () => streams.ownerNow(session));
+      const access = await guard(session, chat.action.kind === 'send' ? 'send' : 'decide', request, context, () =>
+        streams.ownerNow(session),
+      );
       return createUIMessageStreamResponse({ stream: uiMessageStream(session, chat, { context, streams, access }) });
     } catch (error) {
       const status = httpStatusOf(error);
@@ -122,7 +140,9 @@ async function readJson(request: Request, limit: number): Promise<unknown> {
   try {
     return JSON.parse(text) as unknown;
   } catch {
-    throw new TrellisError('InvalidOptions', 'The request body is not JSON', { hint: 'POST the JSON body useChat sends' });
+    throw new TrellisError('InvalidOptions', 'The request body is not JSON', {
+      hint: 'POST the JSON body useChat sends',
+    });
   }
 }
 

@@ -14,7 +14,9 @@ import type { ChatStreams } from './chat-streams.js';
  * @example
  * createServer(chatRequestListener({ agent })).listen(3000);
  */
-export function chatRequestListener(options: ChatHandlerOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+export function chatRequestListener(
+  options: ChatHandlerOptions,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   return getRequestListener(createChatHandler(options));
 }
 
@@ -37,7 +39,12 @@ export interface ServeChatOptions {
  * or a 400 `{ statusCode, code, message }` for a body that is not a chat request (401 / 403
  * when `authorize` refuses the caller).
  */
-export async function serveChatRequest(body: unknown, sessionOf: (chatId: string) => TurnSession, response: ServerResponse, options: ServeChatOptions = {}): Promise<void> {
+export async function serveChatRequest(
+  body: unknown,
+  sessionOf: (chatId: string) => TurnSession,
+  response: ServerResponse,
+  options: ServeChatOptions = {},
+): Promise<void> {
   let chat: ChatRequest;
   let session: TurnSession;
   let access: SessionAccess | undefined;
@@ -48,7 +55,10 @@ export async function serveChatRequest(body: unknown, sessionOf: (chatId: string
   } catch (error) {
     return problem(response, error);
   }
-  void pipeUIMessageStreamToResponse({ response, stream: uiMessageStream(session, chat, { streams: options.streams, context: options.context, access }) });
+  void pipeUIMessageStreamToResponse({
+    response,
+    stream: uiMessageStream(session, chat, { streams: options.streams, context: options.context, access }),
+  });
 }
 
 /**
@@ -56,7 +66,12 @@ export async function serveChatRequest(body: unknown, sessionOf: (chatId: string
  * from its start, or 204 when none runs in this process; 401 / 403 when `authorize` (the
  * caller's `read` access) throws `Unauthenticated` / `AuthDenied`.
  */
-export async function serveChatReconnect(chatId: string, streams: ChatStreams, response: ServerResponse, options: { readonly authorize?: () => Promise<unknown> } = {}): Promise<void> {
+export async function serveChatReconnect(
+  chatId: string,
+  streams: ChatStreams,
+  response: ServerResponse,
+  options: { readonly authorize?: () => Promise<unknown> } = {},
+): Promise<void> {
   try {
     await options.authorize?.();
   } catch (error) {
@@ -71,6 +86,10 @@ export async function serveChatReconnect(chatId: string, streams: ChatStreams, r
 function problem(response: ServerResponse, error: unknown): void {
   const status = httpStatusOf(error);
   const known = status !== 500 && TrellisError.is(error);
-  const body = { statusCode: status, code: known ? error.code : 'Internal', message: known ? error.message : 'Internal error' };
+  const body = {
+    statusCode: status,
+    code: known ? error.code : 'Internal',
+    message: known ? error.message : 'Internal error',
+  };
   response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }

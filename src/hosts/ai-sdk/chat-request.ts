@@ -31,14 +31,18 @@ export function readChatRequest(body: unknown): ChatRequest {
     throw invalid(`id must be the chat's id: a string of 1 to ${MAX_ID} characters without control characters`);
   }
   const last = isObject(body.message) ? body.message : Array.isArray(body.messages) ? body.messages.at(-1) : undefined;
-  if (!isObject(last) || !Array.isArray(last.parts)) throw invalid('The request carries no message: send { id, messages: [...] } or { id, message }');
+  if (!isObject(last) || !Array.isArray(last.parts))
+    throw invalid('The request carries no message: send { id, messages: [...] } or { id, message }');
   if (last.role === 'user') {
     const text = last.parts
-      .filter((p): p is { type: 'text'; text: string } => isObject(p) && p.type === 'text' && typeof p.text === 'string')
+      .filter(
+        (p): p is { type: 'text'; text: string } => isObject(p) && p.type === 'text' && typeof p.text === 'string',
+      )
       .map((p) => p.text)
       .join('\n');
     if (text.trim() === '') throw invalid('The user message has no text part');
-    if (text.length > MAX_TEXT) throw invalid(`The user message is ${text.length} characters long; at most ${MAX_TEXT} are taken`);
+    if (text.length > MAX_TEXT)
+      throw invalid(`The user message is ${text.length} characters long; at most ${MAX_TEXT} are taken`);
     return { chatId, action: { kind: 'send', message: text } };
   }
   if (last.role === 'assistant') {
@@ -47,11 +51,27 @@ export function readChatRequest(body: unknown): ChatRequest {
       if (!isObject(part) || part.state !== 'approval-responded' || !isObject(part.approval)) continue;
       const { id, approved, reason } = part.approval;
       if (typeof id !== 'string' || typeof approved !== 'boolean') continue;
-      decisions.push(approved ? { callId: id, decision: 'approve' } : { callId: id, decision: 'reject', ...(typeof reason === 'string' && reason !== '' ? { message: reason } : {}) });
+      decisions.push(
+        approved
+          ? { callId: id, decision: 'approve' }
+          : {
+              callId: id,
+              decision: 'reject',
+              ...(typeof reason === 'string' && reason !== '' ? { message: reason } : {}),
+            },
+      );
     }
-    if (decisions.length === 0) throw invalid('The last message is the assistant\'s and answers no approval: send a user message, or approval responses (addToolApprovalResponse)');
+    if (decisions.length === 0)
+      throw invalid(
+        "The last message is the assistant's and answers no approval: send a user message, or approval responses (addToolApprovalResponse)",
+      );
     const known = last.parts.flatMap((p) => (isObject(p) && typeof p.toolCallId === 'string' ? [p.toolCallId] : []));
-    return { chatId, action: { kind: 'resume', decisions }, continues: typeof last.id === 'string' ? last.id : undefined, known };
+    return {
+      chatId,
+      action: { kind: 'resume', decisions },
+      continues: typeof last.id === 'string' ? last.id : undefined,
+      known,
+    };
   }
   throw invalid(`The last message's role must be 'user' or 'assistant', got ${JSON.stringify(last.role)}`);
 }

@@ -99,12 +99,18 @@ export class UiChunkWriter {
       this.#endText();
     }
     this.#endStep();
-    if (result.output !== undefined) this.write({ type: 'data-output', id: OUTPUT_PART, data: JSON.parse(JSON.stringify(result.output)) as unknown });
-    if (result.status === 'failed' && result.error) this.write({ type: 'error', errorText: `${result.error.code}: ${result.error.message}` });
+    if (result.output !== undefined)
+      this.write({ type: 'data-output', id: OUTPUT_PART, data: JSON.parse(JSON.stringify(result.output)) as unknown });
+    if (result.status === 'failed' && result.error)
+      this.write({ type: 'error', errorText: `${result.error.code}: ${result.error.message}` });
     const metadata: TrellisMessageMetadata = {
       sessionId: this.sessionId,
       status: result.status,
-      usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, totalTokens: result.usage.inputTokens + result.usage.outputTokens },
+      usage: {
+        inputTokens: result.usage.inputTokens,
+        outputTokens: result.usage.outputTokens,
+        totalTokens: result.usage.inputTokens + result.usage.outputTokens,
+      },
     };
     this.write({ type: 'finish', finishReason: finishReason(result), messageMetadata: metadata });
   }
@@ -151,20 +157,36 @@ export class UiChunkWriter {
     if (!this.#inStep) this.#step();
     this.#endText();
     this.#inputs.add(callId);
-    this.write({ type: 'tool-input-available', toolCallId: callId, toolName: tool, input: redactSecrets(args ?? {}), dynamic: true });
+    this.write({
+      type: 'tool-input-available',
+      toolCallId: callId,
+      toolName: tool,
+      input: redactSecrets(args ?? {}),
+      dynamic: true,
+    });
   }
 
   #approval(callId: string, reason?: string): void {
     if (this.#approvals.has(callId) || !this.#inputs.has(callId)) return;
     this.#approvals.add(callId);
-    this.write({ type: 'tool-approval-request', approvalId: callId, toolCallId: callId, ...(reason ? { reason } : {}) });
+    this.write({
+      type: 'tool-approval-request',
+      approvalId: callId,
+      toolCallId: callId,
+      ...(reason ? { reason } : {}),
+    });
   }
 
   #output(callId: string, tool: string, value: unknown): void {
     if (this.#outputs.has(callId)) return;
     this.#input(callId, tool, {});
     this.#outputs.add(callId);
-    this.write({ type: 'tool-output-available', toolCallId: callId, output: redactSecrets(value ?? null), dynamic: true });
+    this.write({
+      type: 'tool-output-available',
+      toolCallId: callId,
+      output: redactSecrets(value ?? null),
+      dynamic: true,
+    });
   }
 
   #failed(callId: string, message: string): void {

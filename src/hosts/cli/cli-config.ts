@@ -1,7 +1,14 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, extname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { TrellisError, type AgentSpec, type Approver, type ModelProvider, type PluginClass, type Provider } from '../../../index.js';
+import {
+  TrellisError,
+  type AgentSpec,
+  type Approver,
+  type ModelProvider,
+  type PluginClass,
+  type Provider,
+} from '../../../index.js';
 import { isModelProvider } from '../../../models.js';
 import type { ApprovalSettings } from '../../../governance.js';
 import type { EvalDtos, Scorer } from '../../../eval.js';
@@ -11,7 +18,12 @@ import { moduleLoadHint } from './module-load-hint.js';
 import { enableTypeScriptImports } from './ts-loader.js';
 
 /** Looked for in the working directory, in this order; the first found wins. */
-export const CONFIG_FILES = ['trellis.config.ts', 'trellis.config.js', 'trellis.config.mjs', 'trellis.config.json'] as const;
+export const CONFIG_FILES = [
+  'trellis.config.ts',
+  'trellis.config.js',
+  'trellis.config.mjs',
+  'trellis.config.json',
+] as const;
 
 /**
  * One entry of a `plugins` list: a module path, a plugin class (.ts/.js config), or one of
@@ -44,7 +56,9 @@ export interface CliConfig {
    * .ts/.js config also `output`, the DTO class of a typed answer (`trellis run --json` prints
    * it as `output`), and `maxOutputRepairs`.
    */
-  readonly agent?: Partial<Pick<AgentSpec, 'name' | 'instructions' | 'maxRounds' | 'plugins' | 'output' | 'maxOutputRepairs'>>;
+  readonly agent?: Partial<
+    Pick<AgentSpec, 'name' | 'instructions' | 'maxRounds' | 'plugins' | 'output' | 'maxOutputRepairs'>
+  >;
   /** A model name, used with the API key found in the environment; or, from a .ts/.js config, a `ModelProvider`. */
   readonly model?: string | ModelProvider;
   /**
@@ -97,7 +111,20 @@ export interface LoadedConfig {
   readonly config: CliConfig;
 }
 
-const FIELDS = ['plugins', 'agent', 'model', 'store', 'storeSchema', 'queue', 'context', 'providers', 'mcpServers', 'identity', 'approvals', 'eval'];
+const FIELDS = [
+  'plugins',
+  'agent',
+  'model',
+  'store',
+  'storeSchema',
+  'queue',
+  'context',
+  'providers',
+  'mcpServers',
+  'identity',
+  'approvals',
+  'eval',
+];
 const EVAL_FIELDS = ['dtos', 'scorers', 'judge', 'judgePassAt'];
 const ENTRY_FIELDS = ['path', 'module', 'plugin', 'config'];
 const AGENT_FIELDS = ['name', 'instructions', 'maxRounds', 'plugins', 'output', 'maxOutputRepairs'];
@@ -107,7 +134,11 @@ const AGENT_FIELDS = ['name', 'instructions', 'maxRounds', 'plugins', 'output', 
  * (`trellis.config.yaml`, `trellis.json`…) that the CLI does not read.
  */
 export function missingConfigNote(cwd: string): string {
-  const near = readdirSync(cwd).filter((name) => /^trellis[._-]?config|^trellis\.(json|ya?ml|[cm]?[jt]s)$/i.test(name) && !(CONFIG_FILES as readonly string[]).includes(name));
+  const near = readdirSync(cwd).filter(
+    (name) =>
+      /^trellis[._-]?config|^trellis\.(json|ya?ml|[cm]?[jt]s)$/i.test(name) &&
+      !(CONFIG_FILES as readonly string[]).includes(name),
+  );
   const names = 'trellis.config.{ts,js,mjs,json}';
   if (near.length === 0) return `no ${names} in ${cwd}`;
   return `no ${names} in ${cwd} (${near.join(', ')} ${near.length === 1 ? 'is not a name' : 'are not names'} the CLI reads)`;
@@ -146,17 +177,34 @@ async function readConfig(file: string): Promise<unknown> {
 
 function checkConfig(raw: unknown, file: string, mcpProblems: readonly string[]): CliConfig {
   const problems: string[] = [];
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid(file, ['it must hold an object (a .ts/.js config default-exports it)']);
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw invalid(file, ['it must hold an object (a .ts/.js config default-exports it)']);
   const config = raw as Record<string, unknown>;
-  for (const key of Object.keys(config)) if (!FIELDS.includes(key)) problems.push(`unknown field '${key}' (known: ${FIELDS.join(', ')})`);
-  const { plugins, agent, model, store, storeSchema, queue, context, providers, mcpServers, identity, approvals } = config;
+  for (const key of Object.keys(config))
+    if (!FIELDS.includes(key)) problems.push(`unknown field '${key}' (known: ${FIELDS.join(', ')})`);
+  const { plugins, agent, model, store, storeSchema, queue, context, providers, mcpServers, identity, approvals } =
+    config;
   problems.push(...evalProblems(config.eval, file));
-  if (identity !== undefined && !(isPlainObject(identity) && typeof identity.id === 'string' && identity.id.length > 0 && (identity.roles === undefined || (Array.isArray(identity.roles) && identity.roles.every((r) => typeof r === 'string'))))) {
+  if (
+    identity !== undefined &&
+    !(
+      isPlainObject(identity) &&
+      typeof identity.id === 'string' &&
+      identity.id.length > 0 &&
+      (identity.roles === undefined ||
+        (Array.isArray(identity.roles) && identity.roles.every((r) => typeof r === 'string')))
+    )
+  ) {
     problems.push('identity must be { "id": "alice@example.com", "roles": ["finance"] } (roles optional)');
   }
-  if (approvals !== undefined && !(isPlainObject(approvals) && (approvals.policies === undefined || Array.isArray(approvals.policies)))) problems.push('approvals must be { "policies": [ { "tools": [...], "roles": [...], "quorum": 2 } ] }');
+  if (
+    approvals !== undefined &&
+    !(isPlainObject(approvals) && (approvals.policies === undefined || Array.isArray(approvals.policies)))
+  )
+    problems.push('approvals must be { "policies": [ { "tools": [...], "roles": [...], "quorum": 2 } ] }');
   if (mcpServers !== undefined) {
-    if (!isPlainObject(mcpServers)) problems.push('mcpServers must be an object: { name: { command, args, env } | { url, headers } }');
+    if (!isPlainObject(mcpServers))
+      problems.push('mcpServers must be an object: { name: { command, args, env } | { url, headers } }');
     else problems.push(...mcpProblems);
   }
   if (plugins !== undefined && typeof plugins !== 'string') {
@@ -166,22 +214,32 @@ function checkConfig(raw: unknown, file: string, mcpProblems: readonly string[])
   if (agent !== undefined) {
     if (typeof agent !== 'object' || agent === null || Array.isArray(agent)) problems.push('agent must be an object');
     else {
-      for (const key of Object.keys(agent)) if (!AGENT_FIELDS.includes(key)) problems.push(`unknown field 'agent.${key}' (known: ${AGENT_FIELDS.join(', ')})`);
+      for (const key of Object.keys(agent))
+        if (!AGENT_FIELDS.includes(key))
+          problems.push(`unknown field 'agent.${key}' (known: ${AGENT_FIELDS.join(', ')})`);
       const output = (agent as { output?: unknown }).output;
-      if (output !== undefined && (typeof output !== 'function' || extname(file) === '.json')) problems.push('agent.output must be a DTO class, given in a .ts or .js config');
+      if (output !== undefined && (typeof output !== 'function' || extname(file) === '.json'))
+        problems.push('agent.output must be a DTO class, given in a .ts or .js config');
     }
   }
-  if (model !== undefined && typeof model !== 'string' && !isModelProvider(model)) problems.push('model must be a model name or a ModelProvider');
+  if (model !== undefined && typeof model !== 'string' && !isModelProvider(model))
+    problems.push('model must be a model name or a ModelProvider');
   if (store !== undefined && typeof store !== 'string') problems.push('store must be a file path or a postgres:// URL');
-  if (storeSchema !== undefined && (typeof storeSchema !== 'string' || !isPostgresUrl(store))) problems.push('storeSchema must be a schema name, and only goes with a postgres:// store');
+  if (storeSchema !== undefined && (typeof storeSchema !== 'string' || !isPostgresUrl(store)))
+    problems.push('storeSchema must be a schema name, and only goes with a postgres:// store');
   problems.push(...queueProblems(queue));
-  if (context !== undefined && !isPlainObject(context)) problems.push('context must be an object of context keys and values, e.g. { "app.locale": "en" }');
+  if (context !== undefined && !isPlainObject(context))
+    problems.push('context must be an object of context keys and values, e.g. { "app.locale": "en" }');
   if (providers !== undefined) {
-    if (extname(file) === '.json') problems.push('providers can only be given in a .ts or .js config (they are classes or objects with functions)');
-    else if (!Array.isArray(providers)) problems.push('providers must be a list of classes or { provide, useValue | useClass | useFactory }');
+    if (extname(file) === '.json')
+      problems.push('providers can only be given in a .ts or .js config (they are classes or objects with functions)');
+    else if (!Array.isArray(providers))
+      problems.push('providers must be a list of classes or { provide, useValue | useClass | useFactory }');
     else {
       providers.forEach((p, i) => {
-        const ok = typeof p === 'function' || (isPlainObject(p) && 'provide' in p && ('useValue' in p || 'useClass' in p || 'useFactory' in p));
+        const ok =
+          typeof p === 'function' ||
+          (isPlainObject(p) && 'provide' in p && ('useValue' in p || 'useClass' in p || 'useFactory' in p));
         if (!ok) problems.push(`providers[${i}] must be a class or { provide, useValue | useClass | useFactory }`);
       });
     }
@@ -192,14 +250,32 @@ function checkConfig(raw: unknown, file: string, mcpProblems: readonly string[])
 
 function evalProblems(value: unknown, file: string): string[] {
   if (value === undefined) return [];
-  if (extname(file) === '.json') return ['eval can only be given in a .ts or .js config (it holds classes, scorers and models)'];
+  if (extname(file) === '.json')
+    return ['eval can only be given in a .ts or .js config (it holds classes, scorers and models)'];
   if (!isPlainObject(value)) return ['eval must be an object: { dtos?, scorers?, judge?, judgePassAt? }'];
-  const problems = Object.keys(value).filter((key) => !EVAL_FIELDS.includes(key)).map((key) => `unknown field 'eval.${key}' (known: ${EVAL_FIELDS.join(', ')})`);
+  const problems = Object.keys(value)
+    .filter((key) => !EVAL_FIELDS.includes(key))
+    .map((key) => `unknown field 'eval.${key}' (known: ${EVAL_FIELDS.join(', ')})`);
   const { dtos, scorers, judge, judgePassAt } = value;
-  if (dtos !== undefined && !(isPlainObject(dtos) && Object.values(dtos).every((d) => typeof d === 'function'))) problems.push('eval.dtos must map names to class-validator DTO classes');
-  if (scorers !== undefined && !(Array.isArray(scorers) && scorers.every((s) => isPlainObject(s) && typeof s.name === 'string' && typeof s.applies === 'function' && typeof s.score === 'function'))) problems.push('eval.scorers must be a list of { name, applies(case), score(observation) }');
+  if (dtos !== undefined && !(isPlainObject(dtos) && Object.values(dtos).every((d) => typeof d === 'function')))
+    problems.push('eval.dtos must map names to class-validator DTO classes');
+  if (
+    scorers !== undefined &&
+    !(
+      Array.isArray(scorers) &&
+      scorers.every(
+        (s) =>
+          isPlainObject(s) &&
+          typeof s.name === 'string' &&
+          typeof s.applies === 'function' &&
+          typeof s.score === 'function',
+      )
+    )
+  )
+    problems.push('eval.scorers must be a list of { name, applies(case), score(observation) }');
   if (judge !== undefined && !isModelProvider(judge)) problems.push('eval.judge must be a ModelProvider');
-  if (judgePassAt !== undefined && !(typeof judgePassAt === 'number' && judgePassAt >= 0 && judgePassAt <= 1)) problems.push('eval.judgePassAt must be a number from 0 to 1');
+  if (judgePassAt !== undefined && !(typeof judgePassAt === 'number' && judgePassAt >= 0 && judgePassAt <= 1))
+    problems.push('eval.judgePassAt must be a number from 0 to 1');
   return problems;
 }
 
@@ -211,10 +287,16 @@ export function isPostgresUrl(store: unknown): store is string {
 function queueProblems(queue: unknown): string[] {
   if (queue === undefined) return [];
   const url = typeof queue === 'string' ? queue : isPlainObject(queue) ? queue.url : undefined;
-  const problems = typeof url === 'string' && /^rediss?:\/\//.test(url) ? [] : ['queue must be a redis:// URL, or { url: "redis://…", name?, prefix? }'];
+  const problems =
+    typeof url === 'string' && /^rediss?:\/\//.test(url)
+      ? []
+      : ['queue must be a redis:// URL, or { url: "redis://…", name?, prefix? }'];
   if (isPlainObject(queue)) {
-    for (const key of Object.keys(queue)) if (!['url', 'name', 'prefix'].includes(key)) problems.push(`unknown field 'queue.${key}' (known: url, name, prefix)`);
-    for (const key of ['name', 'prefix'] as const) if (queue[key] !== undefined && typeof queue[key] !== 'string') problems.push(`queue.${key} must be a string`);
+    for (const key of Object.keys(queue))
+      if (!['url', 'name', 'prefix'].includes(key))
+        problems.push(`unknown field 'queue.${key}' (known: url, name, prefix)`);
+    for (const key of ['name', 'prefix'] as const)
+      if (queue[key] !== undefined && typeof queue[key] !== 'string') problems.push(`queue.${key} must be a string`);
   }
   return problems;
 }
@@ -227,10 +309,15 @@ function entryProblems(entry: unknown, where: string): string[] {
     .filter((key) => !ENTRY_FIELDS.includes(key))
     .map((key) => `unknown field '${where}.${key}' (known: ${ENTRY_FIELDS.join(', ')})`);
   const given = ['path', 'module', 'plugin'].filter((key) => entry[key] !== undefined);
-  if (given.length !== 1) problems.push(`${where} needs exactly one of path, module or plugin${given.length > 1 ? ` (got ${given.join(', ')})` : ''}`);
+  if (given.length !== 1)
+    problems.push(
+      `${where} needs exactly one of path, module or plugin${given.length > 1 ? ` (got ${given.join(', ')})` : ''}`,
+    );
   if (entry.path !== undefined && typeof entry.path !== 'string') problems.push(`${where}.path must be a module path`);
-  if (entry.module !== undefined && typeof entry.module !== 'string') problems.push(`${where}.module must be a module path or package name`);
-  if (entry.plugin !== undefined && typeof entry.plugin !== 'function') problems.push(`${where}.plugin must be a plugin class (in a .ts or .js config)`);
+  if (entry.module !== undefined && typeof entry.module !== 'string')
+    problems.push(`${where}.module must be a module path or package name`);
+  if (entry.plugin !== undefined && typeof entry.plugin !== 'function')
+    problems.push(`${where}.plugin must be a plugin class (in a .ts or .js config)`);
   return problems;
 }
 

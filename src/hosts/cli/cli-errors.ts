@@ -39,8 +39,15 @@ export function errorLines(error: unknown): string[] {
     message = message.slice(0, -(known.length + 2));
     hint = known;
   }
-  const [first = '', ...rest] = message.split('\n').map((line) => line.trimEnd()).filter((line) => line.trim() !== '');
-  return [`trellis: ${first.trim()}`, ...rest.map((line) => (line.startsWith('  ') ? line : `  ${line.trimStart()}`)), ...(hint ? [`  ${hint}`] : [])];
+  const [first = '', ...rest] = message
+    .split('\n')
+    .map((line) => line.trimEnd())
+    .filter((line) => line.trim() !== '');
+  return [
+    `trellis: ${first.trim()}`,
+    ...rest.map((line) => (line.startsWith('  ') ? line : `  ${line.trimStart()}`)),
+    ...(hint ? [`  ${hint}`] : []),
+  ];
 }
 
 /** Runs `read`, or answers `undefined` if it throws (a hostile error's getters may). */

@@ -63,7 +63,16 @@ export function processIo(
       return () => void process.off('SIGINT', handler);
     },
     exitNow: (code) => process.exit(code),
-    ...(isTerminal(streams.stderr) && !env.CI ? { terminal: { write: stderr, get columns() { return (streams.stderr as { columns?: number }).columns; } } } : {}),
+    ...(isTerminal(streams.stderr) && !env.CI
+      ? {
+          terminal: {
+            write: stderr,
+            get columns() {
+              return (streams.stderr as { columns?: number }).columns;
+            },
+          },
+        }
+      : {}),
   };
 }
 

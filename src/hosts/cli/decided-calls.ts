@@ -16,7 +16,11 @@ export interface SortedDecisions {
  * Sorts decisions against a stored session. A decision applied twice changes nothing, so
  * a call decided before is reported, not refused; an id the session never saw is refused.
  */
-export function sortDecisions(decisions: readonly Decision[], stored: StoredSession, record: SuspensionRecord | undefined): SortedDecisions {
+export function sortDecisions(
+  decisions: readonly Decision[],
+  stored: StoredSession,
+  record: SuspensionRecord | undefined,
+): SortedDecisions {
   const decided = new Set(record?.decisions.map((d) => d.callId) ?? []);
   const waiting = new Set((record?.pending ?? []).map((p) => p.callId).filter((id) => !decided.has(id)));
   const seen = new Set<string>(decided);

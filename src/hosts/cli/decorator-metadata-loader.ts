@@ -26,7 +26,8 @@ type NextLoad = (url: string, context?: unknown) => Promise<LoadResult>;
 
 let data: DecoratorMetadataData | undefined;
 /** TypeScript and the options to compile with, loaded on the first module that needs them; `null` when the tsconfig wants no metadata. */
-let compiler: Promise<{ readonly ts: typeof TypeScript; readonly options: TypeScript.CompilerOptions } | null> | undefined;
+let compiler:
+  Promise<{ readonly ts: typeof TypeScript; readonly options: TypeScript.CompilerOptions } | null> | undefined;
 
 /** Keeps where TypeScript and the tsconfig are; nothing is loaded until a module needs it. */
 export function initialize(given: DecoratorMetadataData): void {
@@ -38,7 +39,13 @@ export async function load(url: string, context: unknown, nextLoad: NextLoad): P
   const loaded = await nextLoad(url, context);
   if (!data || (loaded.format !== 'module' && loaded.format !== 'module-typescript')) return loaded;
   const { protocol, pathname } = new URL(url);
-  if (protocol !== 'file:' || !/\.m?ts$/.test(pathname) || pathname.endsWith('.d.ts') || pathname.includes('/node_modules/')) return loaded;
+  if (
+    protocol !== 'file:' ||
+    !/\.m?ts$/.test(pathname) ||
+    pathname.endsWith('.d.ts') ||
+    pathname.includes('/node_modules/')
+  )
+    return loaded;
   const file = fileURLToPath(`file://${pathname}`);
   const source = await readFile(file, 'utf8');
   if (!/@[A-Za-z_$]/.test(source)) return loaded;
@@ -49,7 +56,9 @@ export async function load(url: string, context: unknown, nextLoad: NextLoad): P
 }
 
 /** TypeScript, and the tsconfig's options (with `extends` followed) when they ask for decorator metadata. */
-async function loadCompiler(from: DecoratorMetadataData): Promise<{ readonly ts: typeof TypeScript; readonly options: TypeScript.CompilerOptions } | null> {
+async function loadCompiler(
+  from: DecoratorMetadataData,
+): Promise<{ readonly ts: typeof TypeScript; readonly options: TypeScript.CompilerOptions } | null> {
   const loaded = (await import(from.typescript)) as { default?: typeof TypeScript } & typeof TypeScript;
   const ts = loaded.default ?? loaded;
   const read = ts.readConfigFile(from.tsconfig, ts.sys.readFile);
@@ -59,6 +68,16 @@ async function loadCompiler(from: DecoratorMetadataData): Promise<{ readonly ts:
   const parsed = ts.parseJsonConfigFileContent(read.config, host, dirname(from.tsconfig), undefined, from.tsconfig);
   if (!parsed.options.experimentalDecorators || !parsed.options.emitDecoratorMetadata) return null;
   // The module is loaded as an ES module already (tsx said so): emit one, with a map for stack traces.
-  const options = { ...parsed.options, module: ts.ModuleKind.ESNext, moduleResolution: undefined, isolatedModules: true, noEmit: false, declaration: false, sourceMap: false, inlineSourceMap: true, inlineSources: true };
+  const options = {
+    ...parsed.options,
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: undefined,
+    isolatedModules: true,
+    noEmit: false,
+    declaration: false,
+    sourceMap: false,
+    inlineSourceMap: true,
+    inlineSources: true,
+  };
   return { ts, options };
 }

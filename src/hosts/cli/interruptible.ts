@@ -56,7 +56,11 @@ export function sessionInterrupt(session: Pick<Session, 'cancel' | 'abandon' | '
  * `io.onInterrupt` (tests, embedded use) the turn simply runs. Resolves to the turn's value
  * and whether Ctrl-C was pressed.
  */
-export async function interruptible<T>(io: CliIo, run: (signal: AbortSignal) => Promise<T>, interrupt?: TurnInterrupt): Promise<{ readonly value: T; readonly interrupted: boolean }> {
+export async function interruptible<T>(
+  io: CliIo,
+  run: (signal: AbortSignal) => Promise<T>,
+  interrupt?: TurnInterrupt,
+): Promise<{ readonly value: T; readonly interrupted: boolean }> {
   const controller = new AbortController();
   let presses = 0;
   const off = io.onInterrupt?.(() => {
@@ -88,9 +92,15 @@ export async function interruptible<T>(io: CliIo, run: (signal: AbortSignal) => 
 async function exitAfter(io: CliIo, interrupt: TurnInterrupt | undefined): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    if (interrupt !== undefined) await Promise.race([interrupt.abandon(), new Promise((resolve) => (timer = setTimeout(resolve, ABANDON_WAIT_MS)))]);
+    if (interrupt !== undefined)
+      await Promise.race([
+        interrupt.abandon(),
+        new Promise((resolve) => (timer = setTimeout(resolve, ABANDON_WAIT_MS))),
+      ]);
   } catch (error) {
-    io.err(`Could not give up the session's lease (${error instanceof Error ? error.message : String(error)}); it expires by itself.`);
+    io.err(
+      `Could not give up the session's lease (${error instanceof Error ? error.message : String(error)}); it expires by itself.`,
+    );
   } finally {
     clearTimeout(timer);
     io.exitNow?.(EXIT_INTERRUPTED);

@@ -12,9 +12,16 @@ import { basename, delimiter, dirname, join, relative, resolve, sep } from 'node
  * - else `node <script>`, the script as this process was started with.
  */
 export function invocation(env: NodeJS.ProcessEnv, script: string | undefined, cwd: string): string {
-  if (env.npm_lifecycle_event === 'trellis' && (env.npm_command === 'run' || env.npm_command === 'run-script')) return 'npm run trellis --';
+  if (env.npm_lifecycle_event === 'trellis' && (env.npm_command === 'run' || env.npm_command === 'run-script'))
+    return 'npm run trellis --';
   if (env.npm_command === 'exec') return 'npx trellis';
-  if (script && basename(script) === 'trellis' && !script.includes(`${sep}node_modules${sep}`) && onPath(dirname(script), env)) return 'trellis';
+  if (
+    script &&
+    basename(script) === 'trellis' &&
+    !script.includes(`${sep}node_modules${sep}`) &&
+    onPath(dirname(script), env)
+  )
+    return 'trellis';
   if (npxFindsTrellis(cwd)) return 'npx trellis';
   if (!script) return 'trellis';
   const shown = relative(cwd, script);
@@ -53,7 +60,23 @@ function npxFindsTrellis(cwd: string): boolean {
 }
 
 /** Every top-level command of the CLI (`test/unit/cli/invocation.spec.ts` holds it to `buildProgram`'s list). */
-export const CLI_COMMANDS: readonly string[] = ['init', 'run', 'chat', 'plugins', 'sessions', 'resume', 'cancel', 'doctor', 'dev', 'mcp', 'worker', 'queue', 'audit', 'contract', 'eval'];
+export const CLI_COMMANDS: readonly string[] = [
+  'init',
+  'run',
+  'chat',
+  'plugins',
+  'sessions',
+  'resume',
+  'cancel',
+  'doctor',
+  'dev',
+  'mcp',
+  'worker',
+  'queue',
+  'audit',
+  'contract',
+  'eval',
+];
 const COMMANDS = CLI_COMMANDS.join('|');
 const NAMED_COMMAND = new RegExp(`(^|[\\s(\`'"])trellis (?=(?:${COMMANDS})\\b)`, 'g');
 
@@ -65,5 +88,7 @@ export function runnableCommands(line: string, command: string): string {
   if (command === 'trellis') return line;
   // What comes before `trellis` in the command (`npx `): an occurrence already written that way stays.
   const before = command.slice(0, command.lastIndexOf('trellis'));
-  return line.replace(NAMED_COMMAND, (match: string, lead: string, at: number) => (before !== '' && line.slice(0, at + lead.length).endsWith(before) ? match : `${lead}${command} `));
+  return line.replace(NAMED_COMMAND, (match: string, lead: string, at: number) =>
+    before !== '' && line.slice(0, at + lead.length).endsWith(before) ? match : `${lead}${command} `,
+  );
 }

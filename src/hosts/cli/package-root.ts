@@ -24,10 +24,16 @@ export function trellisPackage(): TrellisPackage {
     if (existsSync(file)) {
       const json = JSON.parse(readFileSync(file, 'utf8')) as Partial<TrellisPackage> & { name?: string };
       if (json.name === 'trellis') {
-        found = { root: dir, version: json.version ?? '0.0.0', peerDependencies: json.peerDependencies ?? {}, devDependencies: json.devDependencies ?? {} };
+        found = {
+          root: dir,
+          version: json.version ?? '0.0.0',
+          peerDependencies: json.peerDependencies ?? {},
+          devDependencies: json.devDependencies ?? {},
+        };
         return found;
       }
     }
-    if (dirname(dir) === dir) throw new Error(`Trellis's package.json was not found above ${fileURLToPath(import.meta.url)}`);
+    if (dirname(dir) === dir)
+      throw new Error(`Trellis's package.json was not found above ${fileURLToPath(import.meta.url)}`);
   }
 }

@@ -27,7 +27,16 @@ ModelProvider set as model in a .ts/.js config; running the example without a ke
 answers offline. Sessions are kept in .trellis/trellis.db unless the config says otherwise.`;
 
 /** Commander's errors that come from how the command line is written: they point to `--help`. */
-const USAGE_ERRORS = new Set(['commander.unknownOption', 'commander.unknownCommand', 'commander.excessArguments', 'commander.missingArgument', 'commander.optionMissingArgument', 'commander.missingMandatoryOptionValue', 'commander.invalidArgument', 'commander.conflictingOption']);
+const USAGE_ERRORS = new Set([
+  'commander.unknownOption',
+  'commander.unknownCommand',
+  'commander.excessArguments',
+  'commander.missingArgument',
+  'commander.optionMissingArgument',
+  'commander.missingMandatoryOptionValue',
+  'commander.invalidArgument',
+  'commander.conflictingOption',
+]);
 
 /**
  * The `trellis` command line. Errors go to `io.err` as one line; nothing here calls
@@ -75,7 +84,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (error instanceof CommanderError) {
       // Commander has printed the help already, or left its one-line message to print here.
       if (commanderText !== undefined) {
-        const help = USAGE_ERRORS.has(error.code) ? ` (see ${command} ${[...commandPath(program, argv.slice(2)), '--help'].join(' ')})` : '';
+        const help = USAGE_ERRORS.has(error.code)
+          ? ` (see ${command} ${[...commandPath(program, argv.slice(2)), '--help'].join(' ')})`
+          : '';
         io.err(runnableCommands(`${errorLine(commanderText)}${help}`, command));
       }
       return error.exitCode === 0 ? 0 : EXIT_USAGE;

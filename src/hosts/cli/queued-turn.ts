@@ -13,9 +13,13 @@ export interface CliQueue {
 export async function openCliQueue(cli: CliApp): Promise<CliQueue> {
   const queue = cli.config?.config.queue;
   if (!queue) {
-    throw new TrellisError('InvalidConfig', `--queue needs a queue: ${cli.configFile ?? 'there is no trellis.config'} has no \`queue\``, {
-      hint: 'Add "queue": "redis://127.0.0.1:6379" (and a postgres:// "store" shared with the workers) to trellis.config, and run `trellis worker`',
-    });
+    throw new TrellisError(
+      'InvalidConfig',
+      `--queue needs a queue: ${cli.configFile ?? 'there is no trellis.config'} has no \`queue\``,
+      {
+        hint: 'Add "queue": "redis://127.0.0.1:6379" (and a postgres:// "store" shared with the workers) to trellis.config, and run `trellis worker`',
+      },
+    );
   }
   const { url, name, prefix } = typeof queue === 'string' ? { url: queue, name: undefined, prefix: undefined } : queue;
   const { TurnQueue } = await import('../../../queue.js');
@@ -24,20 +28,39 @@ export async function openCliQueue(cli: CliApp): Promise<CliQueue> {
 }
 
 /** A session as `printTurn` watches it when its turn runs on a worker: the id and the events fanned out over Redis. */
-export function queuedSession(queue: CliQueue, sessionId: string): { readonly id: string; readonly events$: Observable<TrellisEvent> } {
+export function queuedSession(
+  queue: CliQueue,
+  sessionId: string,
+): { readonly id: string; readonly events$: Observable<TrellisEvent> } {
   return { id: sessionId, events$: queue.queue.events$(sessionId) };
 }
 
 /** What a queued turn asks a worker to do. */
-export type QueuedTurnRequest = { readonly kind: 'send'; readonly message: string } | { readonly kind: 'resume'; readonly decisions: readonly Decision[]; readonly approver?: Approver };
+export type QueuedTurnRequest =
+  | { readonly kind: 'send'; readonly message: string }
+  | { readonly kind: 'resume'; readonly decisions: readonly Decision[]; readonly approver?: Approver };
 
 /**
  * Enqueues one turn and waits for a worker's result. A worker runs it whatever happens
  * here: Ctrl-C stops the waiting, not the turn (`Cancelled`, naming where to look later).
  */
-export async function runQueuedTurn(queue: CliQueue, sessionId: string, key: string, request: QueuedTurnRequest, context: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<TurnResult> {
+export async function runQueuedTurn(
+  queue: CliQueue,
+  sessionId: string,
+  key: string,
+  request: QueuedTurnRequest,
+  context: Readonly<Record<string, unknown>>,
+  signal: AbortSignal,
+): Promise<TurnResult> {
   const base = { agent: queue.agent, sessionId, key, context: Object.keys(context).length > 0 ? context : undefined };
-  const queued = request.kind === 'send' ? await queue.queue.enqueueSend({ ...base, message: request.message }) : await queue.queue.enqueueResume({ ...base, decisions: request.decisions, ...(request.approver !== undefined && { approver: request.approver }) });
+  const queued =
+    request.kind === 'send'
+      ? await queue.queue.enqueueSend({ ...base, message: request.message })
+      : await queue.queue.enqueueResume({
+          ...base,
+          decisions: request.decisions,
+          ...(request.approver !== undefined && { approver: request.approver }),
+        });
   const stopped = new Promise<never>((_, reject) => {
     const stop = () =>
       reject(

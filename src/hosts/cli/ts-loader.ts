@@ -40,9 +40,13 @@ export async function enableTypeScriptImports(dir: string): Promise<void> {
   } catch (error) {
     // Jest forbids module hooks, and its transform compiles every import already.
     if (/not supported in Jest/.test(describeError(error))) return;
-    throw new TrellisError('LoadFailed', `Cannot load TypeScript files: tsx is not available (${describeError(error)})`, {
-      hint: 'Reinstall trellis (tsx is one of its dependencies), or build your plugins to JavaScript and use trellis.config.js or trellis.config.json',
-    });
+    throw new TrellisError(
+      'LoadFailed',
+      `Cannot load TypeScript files: tsx is not available (${describeError(error)})`,
+      {
+        hint: 'Reinstall trellis (tsx is one of its dependencies), or build your plugins to JavaScript and use trellis.config.js or trellis.config.json',
+      },
+    );
   }
   registeredFor = tsconfig;
 }
@@ -79,14 +83,22 @@ function findTypeScript(dir: string): string | undefined {
 export function checkDecoratorSettings(file: string): void {
   let json: { extends?: unknown; compilerOptions?: { experimentalDecorators?: unknown } };
   try {
-    json = JSON.parse(readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\/|^\s*\/\/.*$/gm, '').replace(/,(\s*[}\]])/g, '$1')) as typeof json;
+    json = JSON.parse(
+      readFileSync(file, 'utf8')
+        .replace(/\/\*[\s\S]*?\*\/|^\s*\/\/.*$/gm, '')
+        .replace(/,(\s*[}\]])/g, '$1'),
+    ) as typeof json;
   } catch {
     return;
   }
   if (json.extends !== undefined || json.compilerOptions?.experimentalDecorators === true) return;
-  throw new TrellisError('InvalidConfig', `${file} does not turn on legacy decorators, which Trellis's decorators (@Plugin, @Tool, @inject…) need`, {
-    hint: 'Add "experimentalDecorators": true and "emitDecoratorMetadata": true to its compilerOptions (tsc reports the same problem as TS1240/TS1241; see docs/getting-started.md)',
-  });
+  throw new TrellisError(
+    'InvalidConfig',
+    `${file} does not turn on legacy decorators, which Trellis's decorators (@Plugin, @Tool, @inject…) need`,
+    {
+      hint: 'Add "experimentalDecorators": true and "emitDecoratorMetadata": true to its compilerOptions (tsc reports the same problem as TS1240/TS1241; see docs/getting-started.md)',
+    },
+  );
 }
 
 /** Under ts-node or tsx, .ts files load already. */

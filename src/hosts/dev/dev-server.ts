@@ -23,7 +23,8 @@ export { DEFAULT_DEV_PORT } from './dev-defaults.js';
 /** Requests larger than this are refused before they are read (a message, a decision with edited arguments). */
 const MAX_BODY_BYTES = 1024 * 1024;
 
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 /** A running dev server. */
 export interface DevServer {
@@ -55,19 +56,31 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const port = options.port ?? DEFAULT_DEV_PORT;
   const loopback = isLoopback(host);
   if (!loopback && !options.token) {
-    throw new TrellisError('InvalidOptions', `trellis dev would listen on ${host}, beyond this machine, without a token`, {
-      hint: 'Pass --token <secret> (at least 16 characters) to open it to other machines, or leave --host at 127.0.0.1',
-    });
+    throw new TrellisError(
+      'InvalidOptions',
+      `trellis dev would listen on ${host}, beyond this machine, without a token`,
+      {
+        hint: 'Pass --token <secret> (at least 16 characters) to open it to other machines, or leave --host at 127.0.0.1',
+      },
+    );
   }
   if (options.token !== undefined && options.token.length < 16) {
-    throw new TrellisError('InvalidOptions', `The dev server token is ${options.token.length} characters long; it needs at least 16`, { hint: 'Use a long random string, e.g. `openssl rand -hex 16`' });
+    throw new TrellisError(
+      'InvalidOptions',
+      `The dev server token is ${options.token.length} characters long; it needs at least 16`,
+      { hint: 'Use a long random string, e.g. `openssl rand -hex 16`' },
+    );
   }
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new TrellisError('InvalidOptions', `Port ${String(port)} is not a TCP port`, { hint: 'Use a whole number from 1 to 65535, or 0 for any free port' });
+    throw new TrellisError('InvalidOptions', `Port ${String(port)} is not a TCP port`, {
+      hint: 'Use a whole number from 1 to 65535, or 0 for any free port',
+    });
   }
   const { store } = options;
   const owned = options.recorder === undefined;
-  const recorder = options.recorder ?? new TurnEventRecorder(options.app.events$, canLogTurnEvents(store) ? store : undefined, options.onError).start();
+  const recorder =
+    options.recorder ??
+    new TurnEventRecorder(options.app.events$, canLogTurnEvents(store) ? store : undefined, options.onError).start();
   const closing = new AbortController();
   const handler = devHandler(options, recorder, closing.signal, loopback);
   const server = createAdaptorServer({ fetch: handler, overrideGlobalObjects: false }) as Server;
@@ -78,10 +91,14 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     });
   } catch (error) {
     if (owned) await recorder.stop();
-    throw new TrellisError('InvalidOptions', `trellis dev cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`, {
-      hint: 'Pick another port with --port, or stop what is using this one',
-      cause: error,
-    });
+    throw new TrellisError(
+      'InvalidOptions',
+      `trellis dev cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`,
+      {
+        hint: 'Pick another port with --port, or stop what is using this one',
+        cause: error,
+      },
+    );
   }
   const address = server.address() as AddressInfo;
   const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -102,7 +119,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
 }
 
 /** The routes behind the security gate; exported for tests that call it without a socket. */
-export function devHandler(options: DevServerOptions, recorder: TurnEventRecorder, closing: AbortSignal, loopbackOnly = isLoopback(options.host ?? '127.0.0.1')): (request: Request) => Response | Promise<Response> {
+export function devHandler(
+  options: DevServerOptions,
+  recorder: TurnEventRecorder,
+  closing: AbortSignal,
+  loopbackOnly = isLoopback(options.host ?? '127.0.0.1'),
+): (request: Request) => Response | Promise<Response> {
   const reader = new SessionReader(options, recorder);
   const web = new Hono();
   web.use(async (c, next) => {
@@ -113,7 +135,13 @@ export function devHandler(options: DevServerOptions, recorder: TurnEventRecorde
     c.header('Cache-Control', 'no-store');
   });
   web.use(devSecurity({ token: options.token, loopbackOnly }));
-  web.use(bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => c.json({ error: { code: 'TooLarge', message: `Request bodies are limited to ${MAX_BODY_BYTES} bytes` } }, 413) }));
+  web.use(
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) =>
+        c.json({ error: { code: 'TooLarge', message: `Request bodies are limited to ${MAX_BODY_BYTES} bytes` } }, 413),
+    }),
+  );
   web.get('/assets/dev.js', (c) => c.body(DEV_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8' }));
   web.get('/assets/dev.css', (c) => c.body(DEV_STYLE, 200, { 'content-type': 'text/css; charset=utf-8' }));
   web.get('/api/events', (c) => devEventsRoute(c, options.app, closing));

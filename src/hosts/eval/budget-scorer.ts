@@ -16,6 +16,11 @@ export const budgetScorer: Scorer = {
     check('tokens', result.usage.totalTokens, tokens, '');
     check('rounds', result.rounds, rounds, '');
     const total = over.length + within.length;
-    return { scorer: 'budget', pass: over.length === 0, score: within.length / total, detail: over.length === 0 ? within.join(', ') : `over: ${over.join(', ')}` };
+    return {
+      scorer: 'budget',
+      pass: over.length === 0,
+      score: within.length / total,
+      detail: over.length === 0 ? within.join(', ') : `over: ${over.join(', ')}`,
+    };
   },
 };

@@ -9,9 +9,13 @@ export function loadDataset(path: string): EvalCase[] {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException | null)?.code;
-    throw new TrellisError('InvalidDataset', `The eval dataset ${path} cannot be read${code === 'ENOENT' ? ': there is no such file' : `: ${error instanceof Error ? error.message : String(error)}`}`, {
-      hint: 'Give the path of a .jsonl file, one case a line (docs/evals.md); relative paths start from the working directory',
-    });
+    throw new TrellisError(
+      'InvalidDataset',
+      `The eval dataset ${path} cannot be read${code === 'ENOENT' ? ': there is no such file' : `: ${error instanceof Error ? error.message : String(error)}`}`,
+      {
+        hint: 'Give the path of a .jsonl file, one case a line (docs/evals.md); relative paths start from the working directory',
+      },
+    );
   }
   return parseDataset(text, path);
 }

@@ -47,13 +47,18 @@ export function baselineOf(report: EvalReport): EvalBaseline {
  * cases both have are compared, so adding cases to a dataset is not a regression.
  */
 export function compareWithBaseline(baseline: EvalBaseline, report: EvalReport, threshold = 0): BaselineComparison {
-  if (!(threshold >= 0 && threshold <= 1)) throw new TrellisError('InvalidOptions', `The regression threshold must be between 0 and 1, not ${threshold}`, { hint: 'e.g. --threshold 0.05 tolerates a fall of 5 points of pass rate or mean score' });
+  if (!(threshold >= 0 && threshold <= 1))
+    throw new TrellisError('InvalidOptions', `The regression threshold must be between 0 and 1, not ${threshold}`, {
+      hint: 'e.g. --threshold 0.05 tolerates a fall of 5 points of pass rate or mean score',
+    });
   const now = new Map(report.cases.map((c) => [c.id, c]));
   const shared = Object.keys(baseline.cases).filter((id) => now.has(id));
   const before = shared.map((id) => baseline.cases[id]!);
   const after = shared.map((id) => now.get(id)!);
-  const rate = (xs: readonly { pass: boolean }[]) => (xs.length === 0 ? 1 : xs.filter((x) => x.pass).length / xs.length);
-  const mean = (xs: readonly { score: number }[]) => (xs.length === 0 ? 1 : xs.reduce((s, x) => s + x.score, 0) / xs.length);
+  const rate = (xs: readonly { pass: boolean }[]) =>
+    xs.length === 0 ? 1 : xs.filter((x) => x.pass).length / xs.length;
+  const mean = (xs: readonly { score: number }[]) =>
+    xs.length === 0 ? 1 : xs.reduce((s, x) => s + x.score, 0) / xs.length;
   const passRateDrop = round(rate(before) - rate(after));
   const meanScoreDrop = round(mean(before) - mean(after));
   // A hair of tolerance: scores are rounded when saved.
@@ -65,7 +70,9 @@ export function compareWithBaseline(baseline: EvalBaseline, report: EvalReport, 
     meanScoreDrop,
     newlyFailing: shared.filter((id) => baseline.cases[id]!.pass && !now.get(id)!.pass),
     fixed: shared.filter((id) => !baseline.cases[id]!.pass && now.get(id)!.pass),
-    lowered: shared.filter((id) => round(now.get(id)!.score) < baseline.cases[id]!.score - epsilon).map((id) => ({ id, from: baseline.cases[id]!.score, to: round(now.get(id)!.score) })),
+    lowered: shared
+      .filter((id) => round(now.get(id)!.score) < baseline.cases[id]!.score - epsilon)
+      .map((id) => ({ id, from: baseline.cases[id]!.score, to: round(now.get(id)!.score) })),
     missing: Object.keys(baseline.cases).filter((id) => !now.has(id)),
     added: report.cases.map((c) => c.id).filter((id) => !(id in baseline.cases)),
   };
@@ -79,15 +86,19 @@ export function parseBaseline(text: string, file: string): EvalBaseline {
   } catch (error) {
     throw invalid(file, `it is not JSON (${error instanceof Error ? error.message : String(error)})`);
   }
-  if (!isObject(raw) || raw.version !== 1 || !isObject(raw.cases)) throw invalid(file, 'it is not a baseline of version 1 ({ "version": 1, "cases": { … } })');
+  if (!isObject(raw) || raw.version !== 1 || !isObject(raw.cases))
+    throw invalid(file, 'it is not a baseline of version 1 ({ "version": 1, "cases": { … } })');
   for (const [id, c] of Object.entries(raw.cases)) {
-    if (!isObject(c) || typeof c.pass !== 'boolean' || typeof c.score !== 'number') throw invalid(file, `case '${id}' needs "pass" (true or false) and "score" (a number)`);
+    if (!isObject(c) || typeof c.pass !== 'boolean' || typeof c.score !== 'number')
+      throw invalid(file, `case '${id}' needs "pass" (true or false) and "score" (a number)`);
   }
   return raw as unknown as EvalBaseline;
 }
 
 function invalid(file: string, why: string): TrellisError {
-  return new TrellisError('InvalidDataset', `The eval baseline ${file} cannot be used: ${why}`, { hint: `Write it again with: trellis eval <dataset> --save-baseline ${file}` });
+  return new TrellisError('InvalidDataset', `The eval baseline ${file} cannot be used: ${why}`, {
+    hint: `Write it again with: trellis eval <dataset> --save-baseline ${file}`,
+  });
 }
 
 function round(x: number): number {

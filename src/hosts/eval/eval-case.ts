@@ -50,7 +50,17 @@ export interface EvalCase {
 }
 
 const CASE_FIELDS = new Set(['id', 'input', 'context', 'expected', 'budgets', 'rubric', 'tags']);
-const EXPECTED_FIELDS = new Set(['output', 'contains', 'regex', 'schema', 'dto', 'json', 'toolCalls', 'toolOrder', 'status']);
+const EXPECTED_FIELDS = new Set([
+  'output',
+  'contains',
+  'regex',
+  'schema',
+  'dto',
+  'json',
+  'toolCalls',
+  'toolOrder',
+  'status',
+]);
 const BUDGET_FIELDS = new Set(['latencyMs', 'tokens', 'rounds']);
 const STATUSES = new Set(['completed', 'suspended', 'blocked', 'cancelled', 'max_rounds', 'failed']);
 
@@ -85,11 +95,18 @@ export function parseDataset(text: string, file: string): EvalCase[] {
     cases.push({ ...found, id });
   });
   if (problems.length > 0) {
-    throw new TrellisError('InvalidDataset', `The eval dataset ${file} has ${problems.length === 1 ? 'a problem' : `${problems.length} problems`}:\n- ${problems.join('\n- ')}`, {
-      hint: 'Each line is one JSON object: { "input": "…", "expected": { "contains": "…", "toolCalls": [{ "name": "…" }] } } (docs/evals.md)',
-    });
+    throw new TrellisError(
+      'InvalidDataset',
+      `The eval dataset ${file} has ${problems.length === 1 ? 'a problem' : `${problems.length} problems`}:\n- ${problems.join('\n- ')}`,
+      {
+        hint: 'Each line is one JSON object: { "input": "…", "expected": { "contains": "…", "toolCalls": [{ "name": "…" }] } } (docs/evals.md)',
+      },
+    );
   }
-  if (cases.length === 0) throw new TrellisError('InvalidDataset', `The eval dataset ${file} has no case`, { hint: 'Add one JSON object a line, with at least "input"' });
+  if (cases.length === 0)
+    throw new TrellisError('InvalidDataset', `The eval dataset ${file} has no case`, {
+      hint: 'Add one JSON object a line, with at least "input"',
+    });
   return cases;
 }
 
@@ -100,10 +117,12 @@ function checkCase(value: unknown, where: string): Parsed | string {
   const bad: string[] = [];
   for (const key of Object.keys(value)) if (!CASE_FIELDS.has(key)) bad.push(`unknown field '${key}'`);
   if (typeof value.input !== 'string' || value.input.trim() === '') bad.push('"input" must be a non-empty string');
-  if (value.id !== undefined && (typeof value.id !== 'string' || value.id === '')) bad.push('"id" must be a non-empty string');
+  if (value.id !== undefined && (typeof value.id !== 'string' || value.id === ''))
+    bad.push('"id" must be a non-empty string');
   if (value.context !== undefined && !isObject(value.context)) bad.push('"context" must be an object');
   if (value.rubric !== undefined && typeof value.rubric !== 'string') bad.push('"rubric" must be a string');
-  if (value.tags !== undefined && !(Array.isArray(value.tags) && value.tags.every((t) => typeof t === 'string'))) bad.push('"tags" must be a list of strings');
+  if (value.tags !== undefined && !(Array.isArray(value.tags) && value.tags.every((t) => typeof t === 'string')))
+    bad.push('"tags" must be a list of strings');
   if (value.expected !== undefined) bad.push(...expectationProblems(value.expected));
   if (value.budgets !== undefined) {
     if (!isObject(value.budgets)) bad.push('"budgets" must be an object');
@@ -122,27 +141,36 @@ function expectationProblems(expected: unknown): string[] {
   for (const key of Object.keys(expected)) if (!EXPECTED_FIELDS.has(key)) bad.push(`unknown field 'expected.${key}'`);
   const { output, contains, regex, schema, dto, toolCalls, toolOrder, status } = expected;
   if (output !== undefined && typeof output !== 'string') bad.push('"expected.output" must be a string');
-  if (contains !== undefined && !(typeof contains === 'string' || (Array.isArray(contains) && contains.every((c) => typeof c === 'string')))) bad.push('"expected.contains" must be a string or a list of strings');
+  if (
+    contains !== undefined &&
+    !(typeof contains === 'string' || (Array.isArray(contains) && contains.every((c) => typeof c === 'string')))
+  )
+    bad.push('"expected.contains" must be a string or a list of strings');
   if (regex !== undefined) {
     if (typeof regex !== 'string') bad.push('"expected.regex" must be a string');
     else {
       try {
         toRegExp(regex);
       } catch (error) {
-        bad.push(`"expected.regex" is not a regular expression (${error instanceof Error ? error.message : String(error)})`);
+        bad.push(
+          `"expected.regex" is not a regular expression (${error instanceof Error ? error.message : String(error)})`,
+        );
       }
     }
   }
   if (schema !== undefined && !isObject(schema)) bad.push('"expected.schema" must be a JSON Schema object');
   if (dto !== undefined && typeof dto !== 'string') bad.push('"expected.dto" must be the name of a DTO');
-  if (toolOrder !== undefined && !['exact', 'in-order', 'any'].includes(toolOrder as string)) bad.push('"expected.toolOrder" is exact, in-order or any');
-  if (status !== undefined && !STATUSES.has(status as string)) bad.push(`"expected.status" is one of ${[...STATUSES].join(', ')}`);
+  if (toolOrder !== undefined && !['exact', 'in-order', 'any'].includes(toolOrder as string))
+    bad.push('"expected.toolOrder" is exact, in-order or any');
+  if (status !== undefined && !STATUSES.has(status as string))
+    bad.push(`"expected.status" is one of ${[...STATUSES].join(', ')}`);
   if (toolCalls !== undefined) {
     if (!Array.isArray(toolCalls)) bad.push('"expected.toolCalls" must be a list');
     else
       toolCalls.forEach((call, i) => {
         if (!isObject(call) || typeof call.name !== 'string') bad.push(`"expected.toolCalls[${i}]" needs a "name"`);
-        else if (call.args !== undefined && !isObject(call.args)) bad.push(`"expected.toolCalls[${i}].args" must be an object`);
+        else if (call.args !== undefined && !isObject(call.args))
+          bad.push(`"expected.toolCalls[${i}].args" must be an object`);
       });
   }
   return bad;

@@ -53,12 +53,20 @@ export function summariseEval(results: readonly EvalCaseResult[]): EvalSummary {
     passRate: results.length === 0 ? 1 : passed / results.length,
     meanScore: results.length === 0 ? 1 : results.reduce((sum, r) => sum + r.score, 0) / results.length,
     tokens: results.reduce((sum, r) => sum + r.tokens, 0),
-    scorers: Object.fromEntries(Object.entries(scorers).map(([name, s]) => [name, { cases: s.cases, passed: s.passed, meanScore: s.total / s.cases }])),
+    scorers: Object.fromEntries(
+      Object.entries(scorers).map(([name, s]) => [
+        name,
+        { cases: s.cases, passed: s.passed, meanScore: s.total / s.cases },
+      ]),
+    ),
   };
 }
 
 /** A report of a run: {@link summariseEval} with the run's dataset, model and timing. */
-export function evalReport(results: readonly EvalCaseResult[], run: { readonly dataset: string; readonly model?: string; readonly startedAt: Date; readonly durationMs: number }): EvalReport {
+export function evalReport(
+  results: readonly EvalCaseResult[],
+  run: { readonly dataset: string; readonly model?: string; readonly startedAt: Date; readonly durationMs: number },
+): EvalReport {
   return {
     version: 1,
     dataset: run.dataset,

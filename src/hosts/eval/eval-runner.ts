@@ -63,23 +63,50 @@ export async function runEval(options: RunEvalOptions): Promise<EvalCaseResult[]
     while (next < options.cases.length) {
       const index = next++;
       const evalCase = options.cases[index]!;
-      const result = options.signal?.aborted ? notRun(evalCase, 'not run: the eval was cancelled', 0) : await runCase(evalCase, options, scorers);
+      const result = options.signal?.aborted
+        ? notRun(evalCase, 'not run: the eval was cancelled', 0)
+        : await runCase(evalCase, options, scorers);
       results[index] = result;
       options.onCase?.(result, ++done, options.cases.length);
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency ?? 4, options.cases.length)) }, worker));
+  await Promise.all(
+    Array.from({ length: Math.max(1, Math.min(options.concurrency ?? 4, options.cases.length)) }, worker),
+  );
   return results;
 }
 
 /** The scorers of a run: the built-in ones, the judge (or a stand-in that says none was given), then the caller's. */
 export function scorersFor(options: Pick<RunEvalOptions, 'dtos' | 'judge' | 'scorers'>): Scorer[] {
-  const noJudge: Scorer = { name: 'judge', applies: (c) => c.rubric !== undefined, score: () => verdict('judge', false, 'the case has a rubric but no judge model was given (--judge-model, or eval.judge in the config)') };
-  return [statusScorer, exactScorer, containsScorer, regexScorer, jsonScorer(options.dtos), trajectoryScorer, budgetScorer, options.judge ? judgeScorer(options.judge) : noJudge, ...(options.scorers ?? [])];
+  const noJudge: Scorer = {
+    name: 'judge',
+    applies: (c) => c.rubric !== undefined,
+    score: () =>
+      verdict(
+        'judge',
+        false,
+        'the case has a rubric but no judge model was given (--judge-model, or eval.judge in the config)',
+      ),
+  };
+  return [
+    statusScorer,
+    exactScorer,
+    containsScorer,
+    regexScorer,
+    jsonScorer(options.dtos),
+    trajectoryScorer,
+    budgetScorer,
+    options.judge ? judgeScorer(options.judge) : noJudge,
+    ...(options.scorers ?? []),
+  ];
 }
 
 /** Runs one case and scores it; never throws. */
-export async function runCase(evalCase: EvalCase, options: Pick<RunEvalOptions, 'session' | 'signal'>, scorers: readonly Scorer[]): Promise<EvalCaseResult> {
+export async function runCase(
+  evalCase: EvalCase,
+  options: Pick<RunEvalOptions, 'session' | 'signal'>,
+  scorers: readonly Scorer[],
+): Promise<EvalCaseResult> {
   const calls: (ObservedToolCall & { callId: string })[] = [];
   const started = performance.now();
   let result;
@@ -87,7 +114,8 @@ export async function runCase(evalCase: EvalCase, options: Pick<RunEvalOptions, 
   try {
     const session = await options.session(evalCase);
     watch = session.events$.subscribe((event) => {
-      if (event.type === 'tool.started') calls.push({ callId: event.callId, name: event.tool, args: event.args, ok: true });
+      if (event.type === 'tool.started')
+        calls.push({ callId: event.callId, name: event.tool, args: event.args, ok: true });
       if (event.type === 'tool.finished') {
         const call = calls.find((c) => c.callId === event.callId);
         if (call) (call as { ok: boolean }).ok = event.ok;
@@ -95,7 +123,12 @@ export async function runCase(evalCase: EvalCase, options: Pick<RunEvalOptions, 
     });
     result = await session.send(evalCase.input, options.signal ? { signal: options.signal } : {});
   } catch (error) {
-    return notRun(evalCase, `the case did not run: ${describeError(error)}`, performance.now() - started, observed(calls));
+    return notRun(
+      evalCase,
+      `the case did not run: ${describeError(error)}`,
+      performance.now() - started,
+      observed(calls),
+    );
   } finally {
     watch?.unsubscribe();
   }
@@ -112,13 +145,39 @@ export async function runCase(evalCase: EvalCase, options: Pick<RunEvalOptions, 
     }
   }
   const score = scores.reduce((sum, s) => sum + s.score, 0) / scores.length;
-  return { id: evalCase.id, pass: scores.every((s) => s.pass), score, scores, latencyMs, tokens: result.usage.totalTokens, reply: observation.reply, toolCalls, ...(evalCase.tags ? { tags: evalCase.tags } : {}) };
+  return {
+    id: evalCase.id,
+    pass: scores.every((s) => s.pass),
+    score,
+    scores,
+    latencyMs,
+    tokens: result.usage.totalTokens,
+    reply: observation.reply,
+    toolCalls,
+    ...(evalCase.tags ? { tags: evalCase.tags } : {}),
+  };
 }
 
 function observed(calls: readonly (ObservedToolCall & { callId: string })[]): ObservedToolCall[] {
   return calls.map(({ name, args, ok }) => ({ name, args, ok }));
 }
 
-function notRun(evalCase: EvalCase, why: string, latencyMs: number, toolCalls: readonly ObservedToolCall[] = []): EvalCaseResult {
-  return { id: evalCase.id, pass: false, score: 0, scores: [verdict(RUN_SCORER, false, why)], latencyMs, tokens: 0, reply: '', toolCalls, error: why, ...(evalCase.tags ? { tags: evalCase.tags } : {}) };
+function notRun(
+  evalCase: EvalCase,
+  why: string,
+  latencyMs: number,
+  toolCalls: readonly ObservedToolCall[] = [],
+): EvalCaseResult {
+  return {
+    id: evalCase.id,
+    pass: false,
+    score: 0,
+    scores: [verdict(RUN_SCORER, false, why)],
+    latencyMs,
+    tokens: 0,
+    reply: '',
+    toolCalls,
+    error: why,
+    ...(evalCase.tags ? { tags: evalCase.tags } : {}),
+  };
 }

@@ -35,7 +35,9 @@ export function describeEval(name: string, options: DescribeEvalOptions): void {
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
   const found = options.api ?? (globalThis as unknown as Partial<EvalTestApi>);
   if (typeof found.describe !== 'function' || typeof found.it !== 'function') {
-    throw new Error("describeEval needs jest's describe and it: run it in a test file, or pass { api: { describe, it } } from '@jest/globals'");
+    throw new Error(
+      "describeEval needs jest's describe and it: run it in a test file, or pass { api: { describe, it } } from '@jest/globals'",
+    );
   }
   const api = found as EvalTestApi;
   const all = typeof options.dataset === 'string' ? loadDataset(options.dataset) : [...options.dataset];
@@ -57,7 +59,14 @@ export function describeEval(name: string, options: DescribeEvalOptions): void {
 
 /** Why a case failed, for a test's message: each failing scorer, then the reply and the calls. */
 export function failureText(result: EvalCaseResult): string {
-  const failed = result.scores.filter((s) => !s.pass).map((s) => `  ✗ ${s.scorer} (${s.score.toFixed(2)}): ${s.detail}`);
+  const failed = result.scores
+    .filter((s) => !s.pass)
+    .map((s) => `  ✗ ${s.scorer} (${s.score.toFixed(2)}): ${s.detail}`);
   const calls = result.toolCalls.map((c) => `${c.name}${c.ok ? '' : ' (failed)'}`).join(' → ') || 'none';
-  return [`eval case '${result.id}' failed:`, ...failed, `  reply: ${result.reply === '' ? '(none)' : JSON.stringify(result.reply.length > 400 ? `${result.reply.slice(0, 399)}…` : result.reply)}`, `  tool calls: ${calls}`].join('\n');
+  return [
+    `eval case '${result.id}' failed:`,
+    ...failed,
+    `  reply: ${result.reply === '' ? '(none)' : JSON.stringify(result.reply.length > 400 ? `${result.reply.slice(0, 399)}…` : result.reply)}`,
+    `  tool calls: ${calls}`,
+  ].join('\n');
 }

@@ -32,7 +32,8 @@ export function replyJson(reply: string): { found: true; value: unknown } | { fo
 
 /** Every field of `want` is in `got`, deep (arrays: same length, each item matched). */
 export function partialMatch(want: unknown, got: unknown): boolean {
-  if (Array.isArray(want)) return Array.isArray(got) && want.length === got.length && want.every((w, i) => partialMatch(w, got[i]));
+  if (Array.isArray(want))
+    return Array.isArray(got) && want.length === got.length && want.every((w, i) => partialMatch(w, got[i]));
   if (isObject(want)) return isObject(got) && Object.entries(want).every(([k, v]) => partialMatch(v, got[k]));
   return Object.is(want, got);
 }
@@ -52,23 +53,34 @@ export function jsonScorer(dtos: EvalDtos = {}): Scorer {
       const problems: string[] = [];
       if (schema) {
         const checked = compileJsonSchema(schema, `case '${c.id}'`)(parsed.value);
-        if (!checked.ok) problems.push(`schema: ${checked.errors.map((e) => `${e.path}: ${e.messages.join(', ')}`).join('; ')}`);
+        if (!checked.ok)
+          problems.push(`schema: ${checked.errors.map((e) => `${e.path}: ${e.messages.join(', ')}`).join('; ')}`);
       }
       if (dto !== undefined) {
         const type = dtos[dto];
-        if (!type) problems.push(`no DTO named '${dto}' was given to the run (known: ${Object.keys(dtos).join(', ') || 'none'})`);
+        if (!type)
+          problems.push(
+            `no DTO named '${dto}' was given to the run (known: ${Object.keys(dtos).join(', ') || 'none'})`,
+          );
         else if (!isObject(parsed.value)) problems.push(`${dto}: the JSON is not an object`);
         else {
-          const errors = validateSync(plainToInstance(type, parsed.value), { whitelist: true, forbidNonWhitelisted: true });
+          const errors = validateSync(plainToInstance(type, parsed.value), {
+            whitelist: true,
+            forbidNonWhitelisted: true,
+          });
           if (errors.length > 0) problems.push(`${dto}: ${flatten(errors).join('; ')}`);
         }
       }
-      if (json !== undefined && !partialMatch(json, parsed.value)) problems.push(`expected to contain ${shown(json)}, got ${shown(parsed.value)}`);
+      if (json !== undefined && !partialMatch(json, parsed.value))
+        problems.push(`expected to contain ${shown(json)}, got ${shown(parsed.value)}`);
       return verdict('json', problems.length === 0, problems.length === 0 ? 'matches' : problems.join(' | '));
     },
   };
 }
 
 function flatten(errors: readonly ValidationError[], prefix = ''): string[] {
-  return errors.flatMap((e) => [...Object.values(e.constraints ?? {}).map((m) => `${prefix}${m}`), ...flatten(e.children ?? [], `${prefix}${e.property}.`)]);
+  return errors.flatMap((e) => [
+    ...Object.values(e.constraints ?? {}).map((m) => `${prefix}${m}`),
+    ...flatten(e.children ?? [], `${prefix}${e.property}.`),
+  ]);
 }

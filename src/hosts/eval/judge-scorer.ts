@@ -33,21 +33,34 @@ export function judgeScorer(options: JudgeOptions): Scorer {
         const response = await options.model.call({
           messages: [
             { role: 'system', content: JUDGE_INSTRUCTIONS },
-            { role: 'user', content: `Rubric:\n${c.rubric}\n\nThe user asked:\n${c.input}\n\nTools the assistant used: ${tools}\n\nThe assistant replied:\n${reply}` },
+            {
+              role: 'user',
+              content: `Rubric:\n${c.rubric}\n\nThe user asked:\n${c.input}\n\nTools the assistant used: ${tools}\n\nThe assistant replied:\n${reply}`,
+            },
           ],
           tools: [],
           inference: { temperature: 0 },
         });
         text = response.text;
       } catch (error) {
-        return verdict('judge', false, `the judge model failed: ${error instanceof Error ? error.message : String(error)}`);
+        return verdict(
+          'judge',
+          false,
+          `the judge model failed: ${error instanceof Error ? error.message : String(error)}`,
+        );
       }
       const parsed = replyJson(text);
       const value = parsed.found && isObject(parsed.value) ? parsed.value : undefined;
       const score = typeof value?.score === 'number' ? value.score : undefined;
-      if (score === undefined || score < 0 || score > 1) return verdict('judge', false, `the judge did not answer {"score": 0..1}: ${shown(text)}`);
+      if (score === undefined || score < 0 || score > 1)
+        return verdict('judge', false, `the judge did not answer {"score": 0..1}: ${shown(text)}`);
       const reason = typeof value?.reason === 'string' ? value.reason : '';
-      return { scorer: 'judge', pass: score >= passAt, score, detail: `${score.toFixed(2)} (pass at ${passAt})${reason ? `: ${reason}` : ''}` };
+      return {
+        scorer: 'judge',
+        pass: score >= passAt,
+        score,
+        detail: `${score.toFixed(2)} (pass at ${passAt})${reason ? `: ${reason}` : ''}`,
+      };
     },
   };
 }

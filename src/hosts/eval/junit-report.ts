@@ -17,12 +17,15 @@ export function junitXml(report: EvalReport): string {
     `<testsuites name="trellis eval" tests="${summary.cases}" failures="${failures}" errors="${errors}" time="${seconds(report.durationMs)}">`,
     `  <testsuite name="${suite}" tests="${summary.cases}" failures="${failures}" errors="${errors}" time="${seconds(report.durationMs)}" timestamp="${attr(report.startedAt)}">`,
   ];
-  if (report.model !== undefined) lines.push('    <properties>', `      <property name="model" value="${attr(report.model)}"/>`, '    </properties>');
+  if (report.model !== undefined)
+    lines.push('    <properties>', `      <property name="model" value="${attr(report.model)}"/>`, '    </properties>');
   for (const c of report.cases) {
     lines.push(`    <testcase classname="${suite}" name="${attr(c.id)}" time="${seconds(c.latencyMs)}">`);
     for (const s of c.scores.filter((x) => !x.pass)) {
       const tag = s.scorer === RUN_SCORER ? 'error' : 'failure';
-      lines.push(`      <${tag} type="${attr(s.scorer)}" message="${attr(`${s.scorer}: ${s.detail}`)}">${text(`${s.scorer} scored ${s.score.toFixed(2)}: ${s.detail}`)}</${tag}>`);
+      lines.push(
+        `      <${tag} type="${attr(s.scorer)}" message="${attr(`${s.scorer}: ${s.detail}`)}">${text(`${s.scorer} scored ${s.score.toFixed(2)}: ${s.detail}`)}</${tag}>`,
+      );
     }
     if (c.reply !== '') lines.push(`      <system-out>${text(c.reply)}</system-out>`);
     lines.push('    </testcase>');

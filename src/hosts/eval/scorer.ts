@@ -45,6 +45,6 @@ export function verdict(scorer: string, pass: boolean, detail: string): ScoreRes
 
 /** A value shown in a detail line, cut to a readable length. */
 export function shown(value: unknown, max = 120): string {
-  const text = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);
+  const text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }

@@ -7,7 +7,13 @@ export const statusScorer: Scorer = {
   applies: () => true,
   score: ({ case: c, result }) => {
     const want = c.expected?.status ?? 'completed';
-    return verdict('status', result.status === want, result.status === want ? want : `expected ${want}, got ${result.status}${result.error ? ` (${result.error.code}: ${result.error.message})` : ''}`);
+    return verdict(
+      'status',
+      result.status === want,
+      result.status === want
+        ? want
+        : `expected ${want}, got ${result.status}${result.error ? ` (${result.error.code}: ${result.error.message})` : ''}`,
+    );
   },
 };
 
@@ -17,7 +23,11 @@ export const exactScorer: Scorer = {
   applies: (c) => c.expected?.output !== undefined,
   score: ({ case: c, reply }) => {
     const want = c.expected!.output!.trim();
-    return verdict('exact', reply.trim() === want, reply.trim() === want ? 'equal' : `expected ${shown(want)}, got ${shown(reply.trim())}`);
+    return verdict(
+      'exact',
+      reply.trim() === want,
+      reply.trim() === want ? 'equal' : `expected ${shown(want)}, got ${shown(reply.trim())}`,
+    );
   },
 };
 
@@ -30,7 +40,15 @@ export const containsScorer: Scorer = {
     const text = reply.toLowerCase();
     const missing = wanted.filter((w) => !text.includes(w.toLowerCase()));
     const score = wanted.length === 0 ? 1 : (wanted.length - missing.length) / wanted.length;
-    return { scorer: 'contains', pass: missing.length === 0, score, detail: missing.length === 0 ? `all ${wanted.length} found` : `missing ${missing.map((m) => shown(m)).join(', ')} in ${shown(reply)}` };
+    return {
+      scorer: 'contains',
+      pass: missing.length === 0,
+      score,
+      detail:
+        missing.length === 0
+          ? `all ${wanted.length} found`
+          : `missing ${missing.map((m) => shown(m)).join(', ')} in ${shown(reply)}`,
+    };
   },
 };
 

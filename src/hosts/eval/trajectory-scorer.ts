@@ -40,6 +40,13 @@ export const trajectoryScorer: Scorer = {
     const pass = matched === wanted.length && !extra;
     const score = wanted.length === 0 ? (toolCalls.length === 0 || order !== 'exact' ? 1 : 0) : matched / wanted.length;
     const got = toolCalls.map((g) => `${g.name}(${shown(g.args, 60)})`).join(' → ') || 'no calls';
-    return { scorer: 'trajectory', pass, score: extra ? Math.min(score, 0.99) : score, detail: pass ? `${order}: ${got}` : `expected ${order} ${wanted.map((w) => w.name + (w.args ? `(${shown(w.args, 60)})` : '')).join(' → ') || 'no calls'}, got ${got}` };
+    return {
+      scorer: 'trajectory',
+      pass,
+      score: extra ? Math.min(score, 0.99) : score,
+      detail: pass
+        ? `${order}: ${got}`
+        : `expected ${order} ${wanted.map((w) => w.name + (w.args ? `(${shown(w.args, 60)})` : '')).join(' → ') || 'no calls'}, got ${got}`,
+    };
   },
 };

@@ -1,9 +1,25 @@
 import type { Observable } from 'rxjs';
-import { TrellisError, type ChatMessage, type PendingApproval, type SendOptions, type Session, type TrellisEvent, type TurnResult } from '../../../index.js';
+import {
+  TrellisError,
+  type ChatMessage,
+  type PendingApproval,
+  type SendOptions,
+  type Session,
+  type TrellisEvent,
+  type TurnResult,
+} from '../../../index.js';
 import { waitForLeaseProblem } from '../../../host.js';
 import type { TrellisRequestContext } from './request-context.js';
 import type { HostContext } from './trellis-module-options.js';
-import type { CancelPendingOutcome, HostedCancelOptions, HostedResumeOptions, HostedSendOptions, HostedStopOptions, HostedWatchOptions, TurnDispatcher } from './turn-dispatcher.js';
+import type {
+  CancelPendingOutcome,
+  HostedCancelOptions,
+  HostedResumeOptions,
+  HostedSendOptions,
+  HostedStopOptions,
+  HostedWatchOptions,
+  TurnDispatcher,
+} from './turn-dispatcher.js';
 import type { TurnTracker } from './turn-tracker.js';
 
 /** What every hosted session of one `TrellisModule` shares: the request context, the drain, where turns run. */
@@ -92,7 +108,9 @@ export class HostedSession {
     const context = this.context(options.context);
     // Only the caller's own signal stops a queued turn: shutdown giving up stops the waiting alone.
     const stop = options.stopTurnOnAbort === true ? options.signal : undefined;
-    return this.turns.tracker.track(options.signal, (signal) => this.turns.dispatcher.send(this.target(), message, { ...options, context, signal }, stop));
+    return this.turns.tracker.track(options.signal, (signal) =>
+      this.turns.dispatcher.send(this.target(), message, { ...options, context, signal }, stop),
+    );
   }
 
   /** Continues a suspended turn; the decider's host context is the turn context of what runs now. */
@@ -100,7 +118,14 @@ export class HostedSession {
     const context = this.context(options.context);
     // The request's approver unless the caller names one (host code deciding for a system).
     const approver = options.approver ?? this.turns.requestContext.currentApprover();
-    return this.turns.tracker.track(options.signal, (signal) => this.turns.dispatcher.resume(this.target(), { ...options, context, signal, ...(approver !== undefined && { approver }) }));
+    return this.turns.tracker.track(options.signal, (signal) =>
+      this.turns.dispatcher.resume(this.target(), {
+        ...options,
+        context,
+        signal,
+        ...(approver !== undefined && { approver }),
+      }),
+    );
   }
 
   /**
@@ -126,7 +151,9 @@ export class HostedSession {
   cancelPendingOutcome(options: HostedCancelOptions = {}): Promise<CancelPendingOutcome> {
     const problem = cancelOptionsProblem(options);
     if (problem) return Promise.reject(problem);
-    return this.turns.tracker.track(options.signal, (signal) => this.turns.dispatcher.cancelPending(this.target(), { ...options, signal }));
+    return this.turns.tracker.track(options.signal, (signal) =>
+      this.turns.dispatcher.cancelPending(this.target(), { ...options, signal }),
+    );
   }
 
   /**
@@ -137,8 +164,16 @@ export class HostedSession {
    * @returns whether a turn was running (on the queue: running, or next to run).
    */
   cancel(options: HostedStopOptions = {}): Promise<boolean> {
-    if (typeof options !== 'object' || options === null || (options.keepSteps !== undefined && typeof options.keepSteps !== 'boolean')) {
-      return Promise.reject(new TrellisError('InvalidOptions', `cancel() takes { keepSteps?: boolean }, got ${JSON.stringify(options)}`, { hint: 'Call cancel(), or cancel({ keepSteps: false }) to roll the turn back' }));
+    if (
+      typeof options !== 'object' ||
+      options === null ||
+      (options.keepSteps !== undefined && typeof options.keepSteps !== 'boolean')
+    ) {
+      return Promise.reject(
+        new TrellisError('InvalidOptions', `cancel() takes { keepSteps?: boolean }, got ${JSON.stringify(options)}`, {
+          hint: 'Call cancel(), or cancel({ keepSteps: false }) to roll the turn back',
+        }),
+      );
     }
     return this.turns.dispatcher.cancel(this.target(), options);
   }
@@ -161,7 +196,9 @@ export class HostedSession {
 /** What is wrong with `cancelPending` options, as the error to reject with; undefined when nothing is. */
 function cancelOptionsProblem(options: HostedCancelOptions): TrellisError | undefined {
   if (typeof options !== 'object' || options === null) {
-    return new TrellisError('InvalidOptions', `cancelPending() takes an options object, got ${String(options)}`, { hint: 'Call cancelPending(), or cancelPending({ waitForLease: 5000 })' });
+    return new TrellisError('InvalidOptions', `cancelPending() takes an options object, got ${String(options)}`, {
+      hint: 'Call cancelPending(), or cancelPending({ waitForLease: 5000 })',
+    });
   }
   return waitForLeaseProblem(options.waitForLease, 'cancelPending()');
 }

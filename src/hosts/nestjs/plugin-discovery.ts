@@ -35,33 +35,52 @@ export class PluginDiscovery {
     const found: DiscoveredPlugin[] = [];
     for (const feature of features) {
       const declaration = feature.instance as FeatureDeclaration;
-      const owners = providers.map((w) => w.host).filter((m) => m !== undefined && feature.host !== undefined && m.imports.has(feature.host));
+      const owners = providers
+        .map((w) => w.host)
+        .filter((m) => m !== undefined && feature.host !== undefined && m.imports.has(feature.host));
       for (const entry of declaration.entries) found.push(this.resolve(entry, providers, new Set(owners), scope));
     }
     return found;
   }
 
-  private resolve(entry: FeaturePluginEntry, providers: readonly InstanceWrapper[], owners: ReadonlySet<unknown>, scope: SealScope): DiscoveredPlugin {
+  private resolve(
+    entry: FeaturePluginEntry,
+    providers: readonly InstanceWrapper[],
+    owners: ReadonlySet<unknown>,
+    scope: SealScope,
+  ): DiscoveredPlugin {
     const name = entry.plugin.name;
     const importers = [...owners].map((m) => (m as { name: string }).name);
     const where = importers.join(', ') || 'no module';
     const owned = providers.filter((w) => w.metatype === entry.plugin && owners.has(w.host));
     if (owned.length === 0) {
-      throw new TrellisError('InvalidPlugin', `${name} is listed in TrellisModule.forFeature() imported by ${where}, but that module does not provide it`, {
-        hint: `Add ${name} to the providers of ${importers[0] ?? 'the module that imports the forFeature() call'}, next to the services it injects`,
-      });
+      throw new TrellisError(
+        'InvalidPlugin',
+        `${name} is listed in TrellisModule.forFeature() imported by ${where}, but that module does not provide it`,
+        {
+          hint: `Add ${name} to the providers of ${importers[0] ?? 'the module that imports the forFeature() call'}, next to the services it injects`,
+        },
+      );
     }
     const wrapper = owned[0]!;
     if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient) {
-      throw new TrellisError('InvalidPlugin', `${name} is request-scoped or transient (or injects something that is); a plugin is one instance for the whole app`, {
-        hint: 'Make it and what it injects default (singleton) scope; read per-request values from the context (@Requires) instead',
-      });
+      throw new TrellisError(
+        'InvalidPlugin',
+        `${name} is request-scoped or transient (or injects something that is); a plugin is one instance for the whole app`,
+        {
+          hint: 'Make it and what it injects default (singleton) scope; read per-request values from the context (@Requires) instead',
+        },
+      );
     }
     assertSealed(name, wrapper, scope, new Set(entry.trust));
     if (owned.length > 1) {
-      throw new TrellisError('InvalidPlugin', `${name} is provided by more than one module that imports its forFeature() declaration (${where})`, {
-        hint: 'Each plugin belongs to one feature module: provide it there only',
-      });
+      throw new TrellisError(
+        'InvalidPlugin',
+        `${name} is provided by more than one module that imports its forFeature() declaration (${where})`,
+        {
+          hint: 'Each plugin belongs to one feature module: provide it there only',
+        },
+      );
     }
     return { ...entry, instance: wrapper.instance as object, module: (wrapper.host as { name: string }).name };
   }
@@ -71,7 +90,11 @@ export class PluginDiscovery {
  * What no plugin may reach: the app, the agents and whatever holds them, by token, and the
  * objects themselves (the app, its store, the module options, the agents) under any token.
  */
-export function pluginSeal(agentTokens: readonly string[], holders: readonly unknown[], instances: readonly unknown[]): PluginSeal {
+export function pluginSeal(
+  agentTokens: readonly string[],
+  holders: readonly unknown[],
+  instances: readonly unknown[],
+): PluginSeal {
   return {
     tokens: new Set<unknown>([TRELLIS_APP_TOKEN, Trellis, ...agentTokens, ...holders]),
     instances: new Set(instances.filter((i) => (typeof i === 'object' || typeof i === 'function') && i !== null)),

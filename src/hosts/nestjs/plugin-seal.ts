@@ -1,5 +1,14 @@
 import type { InjectionToken } from '@nestjs/common';
-import { ApplicationConfig, DiscoveryService, ExternalContextCreator, HttpAdapterHost, LazyModuleLoader, ModuleRef, ModulesContainer, SerializedGraph } from '@nestjs/core';
+import {
+  ApplicationConfig,
+  DiscoveryService,
+  ExternalContextCreator,
+  HttpAdapterHost,
+  LazyModuleLoader,
+  ModuleRef,
+  ModulesContainer,
+  SerializedGraph,
+} from '@nestjs/core';
 import { Trellis, TrellisError } from '../../../index.js';
 
 type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
@@ -50,24 +59,41 @@ interface Breach {
  * keeps: behind it, Nest's container-access providers are allowed; Trellis's own providers and
  * other plugins are refused there as everywhere.
  */
-export function assertSealed(name: string, plugin: InstanceWrapper, scope: SealScope, trusted: ReadonlySet<InjectionToken>): void {
+export function assertSealed(
+  name: string,
+  plugin: InstanceWrapper,
+  scope: SealScope,
+  trusted: ReadonlySet<InjectionToken>,
+): void {
   const breach = findBreach(plugin, scope, trusted);
   if (!breach) return;
-  const reached = { kernel: 'the Trellis app, an agent or the store', plugin: 'another plugin', container: "Nest's container" }[breach.what];
+  const reached = {
+    kernel: 'the Trellis app, an agent or the store',
+    plugin: 'another plugin',
+    container: "Nest's container",
+  }[breach.what];
   const hint = {
-    kernel: 'A plugin talks to sessions through its tools, hooks and the context; inject the Nest services it needs, never Trellis itself (docs/nestjs.md, "Sealing")',
-    plugin: 'Plugins share a service through @Plugin({ exports }) and host.export(token, value), never by injecting each other',
+    kernel:
+      'A plugin talks to sessions through its tools, hooks and the context; inject the Nest services it needs, never Trellis itself (docs/nestjs.md, "Sealing")',
+    plugin:
+      'Plugins share a service through @Plugin({ exports }) and host.export(token, value), never by injecting each other',
     container: `Inject what the plugin needs by its own token instead. If it needs a provider that keeps the container (e.g. CQRS's CommandBus), give it a narrow port (a factory returning only the functions it needs) and trust that port: forFeature([{ plugin: ${name}, trust: [PORT] }])`,
   }[breach.what];
-  throw new TrellisError('KernelAccess', `${name} reaches ${reached} through its dependencies: ${breach.path} (${breach.why}); a plugin never gets the kernel, another plugin or the container`, {
-    hint,
-    details: { plugin: name, path: breach.path },
-  });
+  throw new TrellisError(
+    'KernelAccess',
+    `${name} reaches ${reached} through its dependencies: ${breach.path} (${breach.why}); a plugin never gets the kernel, another plugin or the container`,
+    {
+      hint,
+      details: { plugin: name, path: breach.path },
+    },
+  );
 }
 
 function findBreach(root: InstanceWrapper, scope: SealScope, trusted: ReadonlySet<InjectionToken>): Breach | undefined {
   const seen = new Set<InstanceWrapper>([root]);
-  const stack: { wrapper: InstanceWrapper; path: string; vouched: boolean }[] = [{ wrapper: root, path: label(root), vouched: false }];
+  const stack: { wrapper: InstanceWrapper; path: string; vouched: boolean }[] = [
+    { wrapper: root, path: label(root), vouched: false },
+  ];
   while (stack.length > 0) {
     const { wrapper, path, vouched } = stack.pop()!;
     for (const { dep, edge } of dependenciesOf(wrapper)) {
@@ -87,7 +113,12 @@ function findBreach(root: InstanceWrapper, scope: SealScope, trusted: ReadonlySe
 
 function judge(dep: InstanceWrapper, scope: SealScope): Omit<Breach, 'path'> | undefined {
   const instance = staticInstance(dep);
-  if (scope.kernelModules.has(dep.host) || scope.seal.tokens.has(dep.token) || dep.metatype === Trellis || (instance !== undefined && scope.seal.instances.has(instance))) {
+  if (
+    scope.kernelModules.has(dep.host) ||
+    scope.seal.tokens.has(dep.token) ||
+    dep.metatype === Trellis ||
+    (instance !== undefined && scope.seal.instances.has(instance))
+  ) {
     return { what: 'kernel', why: `${label(dep)} is Trellis's own` };
   }
   if (scope.plugins.has(dep.metatype)) return { what: 'plugin', why: `${label(dep)} is a plugin` };
@@ -96,7 +127,8 @@ function judge(dep: InstanceWrapper, scope: SealScope): Omit<Breach, 'path'> | u
 
 function* dependenciesOf(wrapper: InstanceWrapper): Iterable<{ dep: InstanceWrapper; edge: string }> {
   for (const dep of wrapper.getCtorMetadata() ?? []) if (dep) yield { dep, edge: '' };
-  for (const property of wrapper.getPropertiesMetadata() ?? []) if (property?.wrapper) yield { dep: property.wrapper, edge: `property ${String(property.key)}: ` };
+  for (const property of wrapper.getPropertiesMetadata() ?? [])
+    if (property?.wrapper) yield { dep: property.wrapper, edge: `property ${String(property.key)}: ` };
 }
 
 function staticInstance(wrapper: InstanceWrapper): unknown {

@@ -30,6 +30,12 @@ export class TrellisRequestContext {
 
   /** Runs `work` with `context` as the current request's context (nested runs replace it), and `approver` as who decides. */
   run<T>(context: HostContext | undefined, work: () => T, approver?: Approver): T {
-    return this.#storage.run({ context: context === undefined ? undefined : Object.freeze({ ...context }), approver: approver === undefined ? undefined : Object.freeze({ ...approver }) }, work);
+    return this.#storage.run(
+      {
+        context: context === undefined ? undefined : Object.freeze({ ...context }),
+        approver: approver === undefined ? undefined : Object.freeze({ ...approver }),
+      },
+      work,
+    );
   }
 }

@@ -24,9 +24,17 @@ export class TrellisContextInterceptor implements NestInterceptor {
     const approverOf = this.options.approver;
     const approver = approverOf ? undefined : approverFromUser(userOf(context));
     if (!map && !approverOf && approver === undefined) return next.handle();
-    return from(Promise.resolve().then(async () => ({ host: map ? await map(context) : undefined, approver: approverOf ? await approverOf(context) : approver }))).pipe(
+    return from(
+      Promise.resolve().then(async () => ({
+        host: map ? await map(context) : undefined,
+        approver: approverOf ? await approverOf(context) : approver,
+      })),
+    ).pipe(
       // The handler runs when its observable is subscribed: subscribe inside the store.
-      switchMap(({ host, approver: who }) => new Observable((subscriber) => this.requestContext.run(host, () => next.handle().subscribe(subscriber), who))),
+      switchMap(
+        ({ host, approver: who }) =>
+          new Observable((subscriber) => this.requestContext.run(host, () => next.handle().subscribe(subscriber), who)),
+      ),
     );
   }
 }
@@ -44,7 +52,9 @@ function userOf(context: ExecutionContext): unknown {
 export function approverFromUser(user: unknown): Approver | undefined {
   if (typeof user !== 'object' || user === null) return undefined;
   const u = user as Record<string, unknown>;
-  const raw = [u['id'], u['sub'], u['email'], u['username']].find((v) => (typeof v === 'string' && v.length > 0) || typeof v === 'number');
+  const raw = [u['id'], u['sub'], u['email'], u['username']].find(
+    (v) => (typeof v === 'string' && v.length > 0) || typeof v === 'number',
+  );
   if (raw === undefined) return undefined;
   const roles = Array.isArray(u['roles']) ? u['roles'].filter((r): r is string => typeof r === 'string') : undefined;
   return { id: String(raw), ...(roles !== undefined && { roles }) };

@@ -1,4 +1,12 @@
-import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { Trellis, TrellisError, type Agent, type ModelProvider } from '../../../index.js';
 import { describeError } from '../../../plugin.js';
 import { HostedAgent } from './hosted-agent.js';
@@ -41,13 +49,21 @@ export class TrellisHost implements OnModuleInit, OnApplicationBootstrap, OnModu
     private readonly requestContext: TrellisRequestContext,
   ) {
     const queue = queueSettings(options);
-    this.app = Trellis.create({ store: options.store, middleware: options.middleware, providers: options.providers, heartbeatMs: options.heartbeatMs, approvals: options.approvals });
+    this.app = Trellis.create({
+      store: options.store,
+      middleware: options.middleware,
+      providers: options.providers,
+      heartbeatMs: options.heartbeatMs,
+      approvals: options.approvals,
+    });
     this.#queued = queue && new QueuedTurns(queue);
     this.#worker = queue?.worker && new HostedWorker(queue.worker, queue.store, this.#kernelAgents);
     const turns = { requestContext, tracker: this.tracker, dispatcher: this.#queued ?? inProcessTurns };
     for (const spec of options.agents ?? []) {
       if (this.#agents.has(spec?.name)) {
-        throw new TrellisError('InvalidOptions', `TrellisModule: two agents are named '${spec.name}'`, { hint: 'Give each agent its own name' });
+        throw new TrellisError('InvalidOptions', `TrellisModule: two agents are named '${spec.name}'`, {
+          hint: 'Give each agent its own name',
+        });
       }
       const agent = this.createAgent(spec);
       this.#kernelAgents.set(spec.name, agent);
@@ -79,7 +95,14 @@ export class TrellisHost implements OnModuleInit, OnApplicationBootstrap, OnModu
    */
   async onModuleInit(): Promise<void> {
     const agentTokens = [...this.#agents.keys()].map(getAgentToken);
-    const kernel = [this, this.app, this.options, this.options.store, ...this.#agents.values(), ...this.#kernelAgents.values()];
+    const kernel = [
+      this,
+      this.app,
+      this.options,
+      this.options.store,
+      ...this.#agents.values(),
+      ...this.#kernelAgents.values(),
+    ];
     const installed: string[] = [];
     try {
       await this.installAll(this.discovery.discover(pluginSeal(agentTokens, [TrellisHost], kernel)), installed);
@@ -104,7 +127,9 @@ export class TrellisHost implements OnModuleInit, OnApplicationBootstrap, OnModu
       this.#logger.warn(`${what} ${aborted} turn(s) still running ${timeout} ms after shutdown began`);
     }
     if (this.#worker && !(await this.#worker.close(timeout))) {
-      this.#logger.warn(`Left the queued turns still running ${timeout} ms after shutdown began to another worker (BullMQ's stalled-job check)`);
+      this.#logger.warn(
+        `Left the queued turns still running ${timeout} ms after shutdown began to another worker (BullMQ's stalled-job check)`,
+      );
     }
   }
 
@@ -120,7 +145,9 @@ export class TrellisHost implements OnModuleInit, OnApplicationBootstrap, OnModu
       const deferred: { plugin: DiscoveredPlugin; error: unknown }[] = [];
       for (const plugin of waiting) {
         try {
-          installed.push((await this.app.install(plugin.plugin, { ...plugin.options, instance: plugin.instance })).name);
+          installed.push(
+            (await this.app.install(plugin.plugin, { ...plugin.options, instance: plugin.instance })).name,
+          );
         } catch (error) {
           if (!TrellisError.is(error, 'MissingDependency')) throw this.fromModule(error, plugin);
           deferred.push({ plugin, error });
@@ -138,24 +165,39 @@ export class TrellisHost implements OnModuleInit, OnApplicationBootstrap, OnModu
    */
   private async undoBootstrap(installed: readonly string[]): Promise<void> {
     for (const name of [...installed].reverse()) {
-      await this.app.uninstall(name).catch((error: unknown) => this.#logger.error(`Could not uninstall '${name}' after the failed bootstrap: ${describeError(error)}`));
+      await this.app
+        .uninstall(name)
+        .catch((error: unknown) =>
+          this.#logger.error(`Could not uninstall '${name}' after the failed bootstrap: ${describeError(error)}`),
+        );
     }
-    await this.app.stop().catch((error: unknown) => this.#logger.error(`Could not stop the Trellis app after the failed bootstrap: ${describeError(error)}`));
+    await this.app
+      .stop()
+      .catch((error: unknown) =>
+        this.#logger.error(`Could not stop the Trellis app after the failed bootstrap: ${describeError(error)}`),
+      );
   }
 
   private fromModule(error: unknown, plugin: DiscoveredPlugin): unknown {
     if (!TrellisError.is(error)) return error;
     // The message already ends with the hint.
-    return new TrellisError(error.code, `${plugin.module}: ${error.message}`, { details: { ...error.details, module: plugin.module }, cause: error });
+    return new TrellisError(error.code, `${plugin.module}: ${error.message}`, {
+      details: { ...error.details, module: plugin.module },
+      cause: error,
+    });
   }
 
   private createAgent(spec: TrellisAgentOptions): Agent {
     if (typeof spec?.model !== 'string') return this.app.agent(spec as Parameters<Trellis['agent']>[0]);
     const model: ModelProvider | undefined = this.options.models?.[spec.model];
     if (!model) {
-      throw new TrellisError('InvalidOptions', `Agent '${spec.name}' names the model '${spec.model}', which is not in the models option`, {
-        hint: `Models: ${Object.keys(this.options.models ?? {}).join(', ') || 'none'}. Add it to models, or pass the ModelProvider itself`,
-      });
+      throw new TrellisError(
+        'InvalidOptions',
+        `Agent '${spec.name}' names the model '${spec.model}', which is not in the models option`,
+        {
+          hint: `Models: ${Object.keys(this.options.models ?? {}).join(', ') || 'none'}. Add it to models, or pass the ModelProvider itself`,
+        },
+      );
     }
     return this.app.agent({ ...spec, model });
   }

@@ -46,7 +46,9 @@ export interface TrellisModuleOptions {
    * sessions API's decisions) decide as them. Default: the request's `user` (set by your auth
    * guard): its `id`, `sub`, `email` or `username`, and its `roles`.
    */
-  readonly approver?: (context: import('@nestjs/common').ExecutionContext) => Approver | undefined | Promise<Approver | undefined>;
+  readonly approver?: (
+    context: import('@nestjs/common').ExecutionContext,
+  ) => Approver | undefined | Promise<Approver | undefined>;
   /** Approval policies (`Trellis.create({ approvals })`): who may decide which calls. See docs/governance.md. */
   readonly approvals?: ApprovalSettings;
   /** On shutdown, wait this long for running turns to finish before cancelling them. Default 10000. */

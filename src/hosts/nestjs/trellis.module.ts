@@ -37,24 +37,52 @@ export class TrellisModule extends ConfigurableTrellisModule {
   }
 
   static override forRootAsync(options: typeof ASYNC_OPTIONS_TYPE): DynamicModule {
-    return withProviders(super.forRootAsync(options), options.agentNames ?? [], options.exposeApp ?? false, options.httpErrors ?? true);
+    return withProviders(
+      super.forRootAsync(options),
+      options.agentNames ?? [],
+      options.exposeApp ?? false,
+      options.httpErrors ?? true,
+    );
   }
 
   /** Declares the plugins this feature module owns; list them in its `providers` too. */
   static forFeature(plugins: readonly FeaturePlugin[]): DynamicModule {
-    return { module: TrellisFeatureModule, providers: [{ provide: TRELLIS_FEATURE_TOKEN, useValue: { entries: featureEntries(plugins) } }] };
+    return {
+      module: TrellisFeatureModule,
+      providers: [{ provide: TRELLIS_FEATURE_TOKEN, useValue: { entries: featureEntries(plugins) } }],
+    };
   }
 }
 
-function withProviders(definition: DynamicModule, agentNames: readonly string[], exposeApp: boolean, httpErrors: boolean): DynamicModule {
-  const agents: Provider[] = [...new Set(agentNames)].map((name) => ({ provide: getAgentToken(name), useFactory: (host: TrellisHost) => host.agent(name), inject: [TrellisHost] }));
-  const app: Provider[] = exposeApp ? [{ provide: TRELLIS_APP_TOKEN, useFactory: (host: TrellisHost) => host.app, inject: [TrellisHost] }] : [];
+function withProviders(
+  definition: DynamicModule,
+  agentNames: readonly string[],
+  exposeApp: boolean,
+  httpErrors: boolean,
+): DynamicModule {
+  const agents: Provider[] = [...new Set(agentNames)].map((name) => ({
+    provide: getAgentToken(name),
+    useFactory: (host: TrellisHost) => host.agent(name),
+    inject: [TrellisHost],
+  }));
+  const app: Provider[] = exposeApp
+    ? [{ provide: TRELLIS_APP_TOKEN, useFactory: (host: TrellisHost) => host.app, inject: [TrellisHost] }]
+    : [];
   const tokens = [...agents, ...app].map((p) => (p as { provide: string | symbol }).provide);
   const filters: Provider[] = httpErrors ? [{ provide: APP_FILTER, useClass: TrellisExceptionFilter }] : [];
   return {
     ...definition,
     imports: [...(definition.imports ?? []), DiscoveryModule],
-    providers: [...(definition.providers ?? []), TrellisRequestContext, PluginDiscovery, TrellisHost, ...agents, ...app, { provide: APP_INTERCEPTOR, useClass: TrellisContextInterceptor }, ...filters],
+    providers: [
+      ...(definition.providers ?? []),
+      TrellisRequestContext,
+      PluginDiscovery,
+      TrellisHost,
+      ...agents,
+      ...app,
+      { provide: APP_INTERCEPTOR, useClass: TrellisContextInterceptor },
+      ...filters,
+    ],
     exports: [...(definition.exports ?? []), TrellisRequestContext, ...tokens],
   };
 }

@@ -117,9 +117,13 @@ export interface TurnDispatcher {
 /** Turns run in this process, by the kernel session itself. */
 export const inProcessTurns: TurnDispatcher = {
   // The signal is the turn's here: it stops the turn, whether the caller's or shutdown's.
-  send: ({ session }, message, { key: _key, doubleTexting: _policy, stopTurnOnAbort: _stop, ...options }) => session.send(message, options),
+  send: ({ session }, message, { key: _key, doubleTexting: _policy, stopTurnOnAbort: _stop, ...options }) =>
+    session.send(message, options),
   resume: ({ session }, { key: _key, ...options }) => session.resume(options),
-  cancelPending: async ({ session }, { waitForLease, access }) => ({ cancelled: await session.cancelPending({ waitForLease, access }), recovered: false }),
+  cancelPending: async ({ session }, { waitForLease, access }) => ({
+    cancelled: await session.cancelPending({ waitForLease, access }),
+    recovered: false,
+  }),
   cancel: async ({ session }, { keepSteps }) => session.cancel({ keepSteps }),
   events$: ({ session }) => session.events$,
   watch: async ({ session }, listener) => {

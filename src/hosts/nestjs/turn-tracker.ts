@@ -18,7 +18,11 @@ export class TurnTracker {
   /** Runs one turn with a signal that fires when the caller's does or when shutdown gives up waiting. */
   track<T>(signal: AbortSignal | undefined, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
     if (this.#draining) {
-      return Promise.reject(new TrellisError('NotStarted', 'The Nest application is shutting down; no new turns are accepted', { hint: 'Retry against another instance' }));
+      return Promise.reject(
+        new TrellisError('NotStarted', 'The Nest application is shutting down; no new turns are accepted', {
+          hint: 'Retry against another instance',
+        }),
+      );
     }
     const controller = new AbortController();
     const combined = signal ? AbortSignal.any([signal, controller.signal]) : controller.signal;
@@ -35,11 +39,17 @@ export class TurnTracker {
     const before = this.#running.size;
     const settled = Promise.allSettled([...this.#running.keys()]);
     const timer = new AbortController();
-    const inTime = await Promise.race([settled.then(() => true), sleep(timeoutMs, false, { signal: timer.signal }).catch(() => false)]);
+    const inTime = await Promise.race([
+      settled.then(() => true),
+      sleep(timeoutMs, false, { signal: timer.signal }).catch(() => false),
+    ]);
     timer.abort();
     if (inTime) return { finished: before, aborted: 0 };
     const left = [...this.#running.entries()];
-    for (const [, controller] of left) controller.abort(new TrellisError('Cancelled', `The application shut down after waiting ${timeoutMs} ms for this turn`));
+    for (const [, controller] of left)
+      controller.abort(
+        new TrellisError('Cancelled', `The application shut down after waiting ${timeoutMs} ms for this turn`),
+      );
     await Promise.allSettled(left.map(([run]) => run));
     return { finished: before - left.length, aborted: left.length };
   }

@@ -17,7 +17,9 @@ export function encodeEvent(event: { readonly type: string }): string {
 export function decodeEvent(text: string): TrellisEvent | undefined {
   try {
     const value = JSON.parse(text) as unknown;
-    return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string' ? (value as TrellisEvent) : undefined;
+    return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string'
+      ? (value as TrellisEvent)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -30,6 +32,7 @@ export function toJsonData<T>(value: T): T {
 
 function replace(_key: string, value: unknown): unknown {
   if (typeof value === 'bigint') return value.toString();
-  if (value instanceof Error) return { name: value.name, message: value.message, code: (value as { code?: unknown }).code };
+  if (value instanceof Error)
+    return { name: value.name, message: value.message, code: (value as { code?: unknown }).code };
   return value;
 }

@@ -29,7 +29,9 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('PUBLISH', ARGV[4], id .. '\\n' .. ARGV[3])
 return id`;
 
-type EventRedis = Redis & { trellisAppendEvent(stream: string, maxLen: number, ttlMs: number, event: string, channel: string): Promise<string> };
+type EventRedis = Redis & {
+  trellisAppendEvent(stream: string, maxLen: number, ttlMs: number, event: string, channel: string): Promise<string>;
+};
 
 /**
  * The worker's side of resumable event streams. A turn's events go to the session's capped
@@ -62,7 +64,11 @@ export class EventStreamWriter {
 
   /** Where one attempt of run `run` (a job id) sends the events of `sessionId`; `close()` it when the turn ends. */
   forTurn(sessionId: string, run: string): TurnEvents {
-    const turn = new TurnEvents(run, (text) => this.append(sessionId, text), () => this.forget(sessionId, turn));
+    const turn = new TurnEvents(
+      run,
+      (text) => this.append(sessionId, text),
+      () => this.forget(sessionId, turn),
+    );
     let turns = this.running.get(sessionId);
     if (!turns) this.running.set(sessionId, (turns = new Set()));
     // Registered before the check: a reader announcing itself meanwhile is heard either way.
@@ -88,7 +94,9 @@ export class EventStreamWriter {
     const maxLen = this.retention?.maxLen ?? DEFAULT_STREAM_MAX_LEN;
     const ttl = this.retention?.ms ?? READER_STREAM_TTL_MS;
     // Fire and forget, in order on one connection: a lost event never fails the turn.
-    this.redis.trellisAppendEvent(this.names.eventStream(sessionId), maxLen, ttl, text, this.names.eventChannel(sessionId)).catch(() => undefined);
+    this.redis
+      .trellisAppendEvent(this.names.eventStream(sessionId), maxLen, ttl, text, this.names.eventChannel(sessionId))
+      .catch(() => undefined);
   }
 
   private forget(sessionId: string, turn: TurnEvents): void {

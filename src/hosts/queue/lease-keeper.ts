@@ -28,7 +28,8 @@ export class LeaseKeeper {
    */
   async acquire(sessionId: string): Promise<number | undefined> {
     let revision: number | undefined;
-    if (this.store.acquireLeaseReadingRevision) revision = await this.store.acquireLeaseReadingRevision(this.key, this.holder, this.ttlMs, sessionId);
+    if (this.store.acquireLeaseReadingRevision)
+      revision = await this.store.acquireLeaseReadingRevision(this.key, this.holder, this.ttlMs, sessionId);
     else if (await this.store.acquireLease(this.key, this.holder, this.ttlMs)) {
       // Taken: a failing read gives it back rather than leave it to lapse.
       revision = await storedRevision(this.store, sessionId).catch(async (error: unknown) => {
@@ -52,10 +53,14 @@ export class LeaseKeeper {
     if (held || this.controller.signal.aborted) return;
     clearInterval(this.timer);
     this.controller.abort(
-      new TrellisError('SessionBusy', `The queue lease "${this.key}" was lost: the turn ran past its lease and another worker took it over`, {
-        hint: 'The job is retried; raise leaseTtlMs if turns stall this long',
-        retryable: true,
-      }),
+      new TrellisError(
+        'SessionBusy',
+        `The queue lease "${this.key}" was lost: the turn ran past its lease and another worker took it over`,
+        {
+          hint: 'The job is retried; raise leaseTtlMs if turns stall this long',
+          retryable: true,
+        },
+      ),
     );
   }
 }

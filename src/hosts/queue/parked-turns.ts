@@ -42,8 +42,12 @@ export class ParkedTurns {
 
   /** Every parked turn, oldest first (without the job's data: the message and host context). */
   async list(): Promise<ParkedTurn[]> {
-    const entries = Object.values(await this.redis.hgetall(this.names.parkedKey())).flatMap((text) => parseEntry(text) ?? []);
-    return entries.sort((a, b) => a.parkedAt.localeCompare(b.parkedAt) || a.jobId.localeCompare(b.jobId)).map(({ data: _data, ...turn }) => turn);
+    const entries = Object.values(await this.redis.hgetall(this.names.parkedKey())).flatMap(
+      (text) => parseEntry(text) ?? [],
+    );
+    return entries
+      .sort((a, b) => a.parkedAt.localeCompare(b.parkedAt) || a.jobId.localeCompare(b.jobId))
+      .map(({ data: _data, ...turn }) => turn);
   }
 
   /** The parked turn `jobId` with its job's data; undefined when none is parked under that id. */
@@ -61,7 +65,9 @@ function parseEntry(text: string | null | undefined): ParkedEntry | undefined {
   if (typeof text !== 'string') return undefined;
   try {
     const entry = JSON.parse(text) as Partial<ParkedEntry>;
-    return typeof entry.jobId === 'string' && typeof entry.data === 'object' && entry.data !== null ? (entry as ParkedEntry) : undefined;
+    return typeof entry.jobId === 'string' && typeof entry.data === 'object' && entry.data !== null
+      ? (entry as ParkedEntry)
+      : undefined;
   } catch {
     return undefined;
   }

@@ -36,11 +36,21 @@ export class QueueNames {
     this.prefix = options.prefix ?? 'trellis';
     this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
     if (!Number.isFinite(this.connectTimeoutMs) || this.connectTimeoutMs <= 0) {
-      throw new TrellisError('InvalidOptions', `The turn queue's connectTimeoutMs must be a positive number of milliseconds; got ${String(options.connectTimeoutMs)}`);
+      throw new TrellisError(
+        'InvalidOptions',
+        `The turn queue's connectTimeoutMs must be a positive number of milliseconds; got ${String(options.connectTimeoutMs)}`,
+      );
     }
-    for (const [field, value] of [['queueName', this.queueName], ['prefix', this.prefix]] as const) {
+    for (const [field, value] of [
+      ['queueName', this.queueName],
+      ['prefix', this.prefix],
+    ] as const) {
       if (!/^[A-Za-z0-9_-]{1,64}$/.test(value)) {
-        throw new TrellisError('InvalidOptions', `The turn queue's ${field} "${value}" may only hold letters, digits, "_" and "-"`, { details: { [field]: value } });
+        throw new TrellisError(
+          'InvalidOptions',
+          `The turn queue's ${field} "${value}" may only hold letters, digits, "_" and "-"`,
+          { details: { [field]: value } },
+        );
       }
     }
   }
@@ -121,13 +131,21 @@ export async function whenReachable(names: QueueNames, what: string, ready: () =
   try {
     answered = await settlesWithin(names.connectTimeoutMs, ready());
   } catch (error) {
-    throw new TrellisError('StoreUnavailable', `Cannot ${what}: Redis at ${host}: ${error instanceof Error ? error.message : String(error)}`, { kind: 'system', retryable: true, cause: error });
+    throw new TrellisError(
+      'StoreUnavailable',
+      `Cannot ${what}: Redis at ${host}: ${error instanceof Error ? error.message : String(error)}`,
+      { kind: 'system', retryable: true, cause: error },
+    );
   }
   if (!answered) {
-    throw new TrellisError('StoreUnavailable', `Cannot ${what}: Redis at ${host} did not answer within ${names.connectTimeoutMs} ms`, {
-      hint: 'Check that Redis is running and that the queue URL names it',
-      kind: 'system',
-      retryable: true,
-    });
+    throw new TrellisError(
+      'StoreUnavailable',
+      `Cannot ${what}: Redis at ${host} did not answer within ${names.connectTimeoutMs} ms`,
+      {
+        hint: 'Check that Redis is running and that the queue URL names it',
+        kind: 'system',
+        retryable: true,
+      },
+    );
   }
 }

@@ -30,13 +30,24 @@ const PAGE = 1000;
  * @throws TrellisError `SessionBusy` when a worker runs one of the jobs now (nothing is removed
  *   then: erase again once it finished, or stop it with `TurnQueue.cancel`); `StoreUnavailable`.
  */
-export async function eraseQueuedTurns(names: QueueNames, queue: Queue, redis: Redis, request: EraseRequest): Promise<QueueErasure> {
-  await whenReachable(names, 'erase sessions from the turn queue', () => Promise.all([queue.waitUntilReady(), redis.ping()]));
+export async function eraseQueuedTurns(
+  names: QueueNames,
+  queue: Queue,
+  redis: Redis,
+  request: EraseRequest,
+): Promise<QueueErasure> {
+  await whenReachable(names, 'erase sessions from the turn queue', () =>
+    Promise.all([queue.waitUntilReady(), redis.ping()]),
+  );
   try {
     return await erase(names, queue, redis, request);
   } catch (error) {
     if (TrellisError.is(error)) throw error;
-    throw new TrellisError('StoreUnavailable', `Cannot erase sessions from the turn queue: Redis at ${new URL(names.url).host}: ${error instanceof Error ? error.message : String(error)}`, { kind: 'system', retryable: true, cause: error });
+    throw new TrellisError(
+      'StoreUnavailable',
+      `Cannot erase sessions from the turn queue: Redis at ${new URL(names.url).host}: ${error instanceof Error ? error.message : String(error)}`,
+      { kind: 'system', retryable: true, cause: error },
+    );
   }
 }
 
@@ -51,7 +62,10 @@ async function erase(names: QueueNames, queue: Queue, redis: Redis, request: Era
       if (key.slice(base.length).includes(':')) continue;
       const data = parseData(await redis.hget(key, 'data'));
       const context = data?.context ?? {};
-      if ((typeof context['app.user_id'] === 'string' && users.has(context['app.user_id'])) || (tenant !== undefined && context['app.tenant'] === tenant)) {
+      if (
+        (typeof context['app.user_id'] === 'string' && users.has(context['app.user_id'])) ||
+        (tenant !== undefined && context['app.tenant'] === tenant)
+      ) {
         if (typeof data?.sessionId === 'string') sessions.add(data.sessionId);
       }
     }
@@ -59,7 +73,8 @@ async function erase(names: QueueNames, queue: Queue, redis: Redis, request: Era
   const jobs = new Set<string>();
   for (const sessionId of sessions) {
     for (const kind of KINDS) {
-      for (const key of await scanKeys(redis, `${base}${globEscape(jobIdOf(kind, sessionId, ''))}*`)) jobs.add(key.slice(base.length).split(':')[0]!);
+      for (const key of await scanKeys(redis, `${base}${globEscape(jobIdOf(kind, sessionId, ''))}*`))
+        jobs.add(key.slice(base.length).split(':')[0]!);
     }
   }
   const running = [];
@@ -87,9 +102,15 @@ async function erase(names: QueueNames, queue: Queue, redis: Redis, request: Era
   // Parked turns (poison) keep their job's data — the message and host context — until an operator acts.
   const parked = Object.entries(await redis.hgetall(names.parkedKey()))
     .filter(([, text]) => {
-      const data = (parseData(text) as { data?: { sessionId?: unknown; context?: Record<string, unknown> } } | undefined)?.data;
+      const data = (
+        parseData(text) as { data?: { sessionId?: unknown; context?: Record<string, unknown> } } | undefined
+      )?.data;
       const context = data?.context ?? {};
-      return (typeof data?.sessionId === 'string' && sessions.has(data.sessionId)) || (typeof context['app.user_id'] === 'string' && users.has(context['app.user_id'])) || (tenant !== undefined && context['app.tenant'] === tenant);
+      return (
+        (typeof data?.sessionId === 'string' && sessions.has(data.sessionId)) ||
+        (typeof context['app.user_id'] === 'string' && users.has(context['app.user_id'])) ||
+        (tenant !== undefined && context['app.tenant'] === tenant)
+      );
     })
     .map(([jobId]) => jobId);
   const unparked = parked.length > 0 ? await redis.hdel(names.parkedKey(), ...parked) : 0;
@@ -120,7 +141,10 @@ async function scanKeys(redis: Redis, pattern: string, type?: 'hash'): Promise<s
   const keys: string[] = [];
   let cursor = '0';
   do {
-    const [next, page] = type === undefined ? await redis.scan(cursor, 'MATCH', pattern, 'COUNT', PAGE) : await redis.scan(cursor, 'MATCH', pattern, 'COUNT', PAGE, 'TYPE', type);
+    const [next, page] =
+      type === undefined
+        ? await redis.scan(cursor, 'MATCH', pattern, 'COUNT', PAGE)
+        : await redis.scan(cursor, 'MATCH', pattern, 'COUNT', PAGE, 'TYPE', type);
     cursor = next;
     keys.push(...page);
   } while (cursor !== '0');
@@ -143,9 +167,13 @@ function parseData(text: string | null): { sessionId?: unknown; context?: Record
 }
 
 function busy(jobs: readonly string[]): TrellisError {
-  return new TrellisError('SessionBusy', `Cannot erase yet: a worker is running ${jobs.length === 1 ? 'the job' : 'the jobs'} ${jobs.join(', ')} of these sessions now`, {
-    hint: 'Erase again once the turn finished, or stop it first with TurnQueue.cancel(sessionId); no session was deleted from the store',
-    retryable: true,
-    details: { jobs },
-  });
+  return new TrellisError(
+    'SessionBusy',
+    `Cannot erase yet: a worker is running ${jobs.length === 1 ? 'the job' : 'the jobs'} ${jobs.join(', ')} of these sessions now`,
+    {
+      hint: 'Erase again once the turn finished, or stop it first with TurnQueue.cancel(sessionId); no session was deleted from the store',
+      retryable: true,
+      details: { jobs },
+    },
+  );
 }

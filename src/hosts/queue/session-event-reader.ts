@@ -33,12 +33,20 @@ export class SessionEventReader {
   ) {}
 
   /** Resolves once the subscription is confirmed, the reader registered and what was missed delivered. */
-  async watch(sessionId: string, listener: (event: QueuedEvent) => void, options: WatchOptions = {}): Promise<() => void> {
+  async watch(
+    sessionId: string,
+    listener: (event: QueuedEvent) => void,
+    options: WatchOptions = {},
+  ): Promise<() => void> {
     const { after } = options;
     if (after !== undefined && !isStreamId(after)) {
-      throw new TrellisError('InvalidOptions', `Cannot watch session "${sessionId}" after "${String(after)}": not an event id`, {
-        hint: "Pass the `id` of the last event seen (like 1733140000000-0), or '0' for all the stream keeps",
-      });
+      throw new TrellisError(
+        'InvalidOptions',
+        `Cannot watch session "${sessionId}" after "${String(after)}": not an event id`,
+        {
+          hint: "Pass the `id` of the last event seen (like 1733140000000-0), or '0' for all the stream keeps",
+        },
+      );
     }
     let last = after;
     let early: [string, string][] | undefined = [];
@@ -65,7 +73,11 @@ export class SessionEventReader {
     } catch (error) {
       unlisten();
       this.unregister(sessionId);
-      throw new TrellisError('StoreUnavailable', `Cannot watch the events of session "${sessionId}": ${error instanceof Error ? error.message : String(error)}`, { kind: 'system', retryable: true, cause: error });
+      throw new TrellisError(
+        'StoreUnavailable',
+        `Cannot watch the events of session "${sessionId}": ${error instanceof Error ? error.message : String(error)}`,
+        { kind: 'system', retryable: true, cause: error },
+      );
     }
     const pending = early;
     early = undefined;
@@ -93,10 +105,20 @@ export class SessionEventReader {
       await held.ready;
       return;
     }
-    const timer = setInterval(() => void this.commands().pexpire(key, this.graceMs).catch(() => undefined), Math.max(1, Math.floor(this.graceMs / 3)));
+    const timer = setInterval(
+      () =>
+        void this.commands()
+          .pexpire(key, this.graceMs)
+          .catch(() => undefined),
+      Math.max(1, Math.floor(this.graceMs / 3)),
+    );
     timer.unref();
     // The key first, then the announcement: a worker that checks before it hears of it.
-    const ready = this.commands().multi().set(key, '1', 'PX', this.graceMs).publish(this.names.readersChannel(), sessionId).exec();
+    const ready = this.commands()
+      .multi()
+      .set(key, '1', 'PX', this.graceMs)
+      .publish(this.names.readersChannel(), sessionId)
+      .exec();
     this.registered.set(sessionId, { count: 1, timer, ready: ready.catch(() => undefined) });
     await ready;
   }

@@ -158,8 +158,23 @@ export class SessionOrder {
   ) {}
 
   /** Appends a job; what the policy made of it. */
-  async append(sessionId: string, jobId: string, policy: DoubleTextPolicy): Promise<{ kind: 'duplicate' } | { kind: 'rejected'; head: string } | { kind: 'accepted'; cancelled: string[] }> {
-    const reply = (await this.run(APPEND, this.key('order:' + sessionId), this.key(''), jobId, Date.now(), ORPHAN_GRACE_MS, policy, this.key('cancelled:'), this.ttlSeconds(), cancelChannel(this.names))) as string[];
+  async append(
+    sessionId: string,
+    jobId: string,
+    policy: DoubleTextPolicy,
+  ): Promise<{ kind: 'duplicate' } | { kind: 'rejected'; head: string } | { kind: 'accepted'; cancelled: string[] }> {
+    const reply = (await this.run(
+      APPEND,
+      this.key('order:' + sessionId),
+      this.key(''),
+      jobId,
+      Date.now(),
+      ORPHAN_GRACE_MS,
+      policy,
+      this.key('cancelled:'),
+      this.ttlSeconds(),
+      cancelChannel(this.names),
+    )) as string[];
     if (reply[0] === 'duplicate') return { kind: 'duplicate' };
     if (reply[0] === 'rejected') return { kind: 'rejected', head: reply[1]! };
     return { kind: 'accepted', cancelled: reply.slice(1) };
@@ -167,7 +182,15 @@ export class SessionOrder {
 
   /** Where `jobId` stands: it runs now, or waits for `head`. */
   async placeOf(sessionId: string, jobId: string): Promise<TurnPlace> {
-    const [kind, value] = (await this.run(TURN_OF, this.key('order:' + sessionId), this.key(''), jobId, Date.now(), ORPHAN_GRACE_MS, this.key('cancelled:'))) as [string, string | null];
+    const [kind, value] = (await this.run(
+      TURN_OF,
+      this.key('order:' + sessionId),
+      this.key(''),
+      jobId,
+      Date.now(),
+      ORPHAN_GRACE_MS,
+      this.key('cancelled:'),
+    )) as [string, string | null];
     if (kind === 'wait') return { kind: 'wait', head: value! };
     return { kind: 'run', cancelled: typeof value === 'string' ? { keepSteps: value === '1' } : undefined };
   }
@@ -176,21 +199,46 @@ export class SessionOrder {
    * The job is done (or failed for good): the next job of the session may run. Returns its
    * id. With `publish`, the same round trip then publishes `message` on `channel`.
    */
-  async finish(sessionId: string, jobId: string, publish?: { readonly channel: string; readonly message: string }): Promise<string | undefined> {
+  async finish(
+    sessionId: string,
+    jobId: string,
+    publish?: { readonly channel: string; readonly message: string },
+  ): Promise<string | undefined> {
     const tail = publish ? [publish.channel, publish.message] : [];
-    const next = (await this.run(FINISH, this.key('order:' + sessionId), this.key(''), jobId, Date.now(), ORPHAN_GRACE_MS, this.key('cancelled:'), ORDER_TTL_MS, ...tail)) as string | null;
+    const next = (await this.run(
+      FINISH,
+      this.key('order:' + sessionId),
+      this.key(''),
+      jobId,
+      Date.now(),
+      ORPHAN_GRACE_MS,
+      this.key('cancelled:'),
+      ORDER_TTL_MS,
+      ...tail,
+    )) as string | null;
     return next ?? undefined;
   }
 
   /** Marks the session's running (or next) turn cancelled and tells every worker; its job id, or undefined. */
   async cancelHead(sessionId: string, keepSteps: boolean): Promise<string | undefined> {
-    const head = (await this.run(CANCEL_HEAD, this.key('order:' + sessionId), this.key(''), Date.now(), ORPHAN_GRACE_MS, this.key('cancelled:'), this.ttlSeconds(), cancelChannel(this.names), keepSteps ? '1' : '0')) as string | null;
+    const head = (await this.run(
+      CANCEL_HEAD,
+      this.key('order:' + sessionId),
+      this.key(''),
+      Date.now(),
+      ORPHAN_GRACE_MS,
+      this.key('cancelled:'),
+      this.ttlSeconds(),
+      cancelChannel(this.names),
+      keepSteps ? '1' : '0',
+    )) as string | null;
     return head ?? undefined;
   }
 
   /** The session's turn that runs now (or runs next): its job id and the job's data as BullMQ keeps it (JSON; undefined before the job is added). */
   async head(sessionId: string): Promise<{ jobId: string; data: string | undefined } | undefined> {
-    const reply = (await this.run(HEAD, this.key('order:' + sessionId), this.key(''), Date.now(), ORPHAN_GRACE_MS)) as [string, string | null] | null;
+    const reply = (await this.run(HEAD, this.key('order:' + sessionId), this.key(''), Date.now(), ORPHAN_GRACE_MS)) as
+      [string, string | null] | null;
     if (!reply) return undefined;
     return { jobId: reply[0], data: reply[1] ?? undefined };
   }

@@ -94,20 +94,32 @@ export class TrellisWorker {
 
   constructor(options: TrellisWorkerOptions) {
     if (!options?.store || typeof options.agent !== 'function') {
-      throw new TrellisError('InvalidOptions', 'A TrellisWorker needs a `store` (the app\'s session store) and an `agent` resolver (name → Agent)', {
-        hint: 'new TrellisWorker({ url, store, agent: (name) => app.agent({ name, model, ... }) })',
-      });
+      throw new TrellisError(
+        'InvalidOptions',
+        "A TrellisWorker needs a `store` (the app's session store) and an `agent` resolver (name → Agent)",
+        {
+          hint: 'new TrellisWorker({ url, store, agent: (name) => app.agent({ name, model, ... }) })',
+        },
+      );
     }
     this.id = options.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     this.names = new QueueNames(options);
     const lockDuration = options.lockDurationMs ?? 5_000;
     const leaseTtlMs = options.leaseTtlMs ?? 10_000;
     if (!(Number.isSafeInteger(leaseTtlMs) && leaseTtlMs >= 1_000 && leaseTtlMs <= 86_400_000)) {
-      throw new TrellisError('InvalidOptions', `A TrellisWorker's leaseTtlMs must be a whole number of milliseconds from 1,000 to 86,400,000; got ${String(options.leaseTtlMs)}`, { hint: 'Pass e.g. leaseTtlMs: 10000, or leave it out' });
+      throw new TrellisError(
+        'InvalidOptions',
+        `A TrellisWorker's leaseTtlMs must be a whole number of milliseconds from 1,000 to 86,400,000; got ${String(options.leaseTtlMs)}`,
+        { hint: 'Pass e.g. leaseTtlMs: 10000, or leave it out' },
+      );
     }
     const maxCrashes = options.maxCrashes ?? 3;
     if (!(Number.isSafeInteger(maxCrashes) && maxCrashes >= 1 && maxCrashes <= 100)) {
-      throw new TrellisError('InvalidOptions', `A TrellisWorker's maxCrashes must be a whole number from 1 to 100; got ${String(options.maxCrashes)}`, { hint: 'Pass e.g. maxCrashes: 3, or leave it out' });
+      throw new TrellisError(
+        'InvalidOptions',
+        `A TrellisWorker's maxCrashes must be a whole number from 1 to 100; got ${String(options.maxCrashes)}`,
+        { hint: 'Pass e.g. maxCrashes: 3, or leave it out' },
+      );
     }
     assertRetention(options.eventRetention);
     // Options checked first: a refused worker leaves no connection open.
@@ -156,7 +168,8 @@ export class TrellisWorker {
         await Promise.all([this.worker.waitUntilReady(), this.events.start()]);
         this.stopListening = await this.subscriber.listen(cancelChannel(this.names), (text) => {
           const message = parseCancelMessage(text);
-          for (const jobId of message?.jobs ?? []) this.worker.cancelJob(jobId, message!.keepSteps ? INTERRUPT_REASON : ROLLBACK_REASON);
+          for (const jobId of message?.jobs ?? [])
+            this.worker.cancelJob(jobId, message!.keepSteps ? INTERRUPT_REASON : ROLLBACK_REASON);
         });
       });
     } catch (error) {
@@ -192,8 +205,12 @@ function assertRetention(retention: EventRetention | undefined): void {
   if (retention === undefined) return;
   const { ms, maxLen } = retention;
   if (!Number.isSafeInteger(ms) || ms < 1 || (maxLen !== undefined && (!Number.isSafeInteger(maxLen) || maxLen < 1))) {
-    throw new TrellisError('InvalidOptions', `A TrellisWorker's eventRetention needs ms (and maxLen, if given) as whole numbers of at least 1; got ${JSON.stringify(retention)}`, {
-      hint: 'e.g. eventRetention: { ms: 600_000, maxLen: 1000 }, or leave it out to write events only while someone reads them',
-    });
+    throw new TrellisError(
+      'InvalidOptions',
+      `A TrellisWorker's eventRetention needs ms (and maxLen, if given) as whole numbers of at least 1; got ${JSON.stringify(retention)}`,
+      {
+        hint: 'e.g. eventRetention: { ms: 600_000, maxLen: 1000 }, or leave it out to write events only while someone reads them',
+      },
+    );
   }
 }

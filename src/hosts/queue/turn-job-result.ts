@@ -38,4 +38,6 @@ export interface CancelJobResult {
 export type JobResult = TurnJobResult | CancelJobResult;
 
 /** What a worker publishes on a job's result channel. */
-export type PublishedOutcome = { readonly ok: true; readonly value: JobResult } | { readonly ok: false; readonly error: { readonly code: string; readonly message: string } };
+export type PublishedOutcome =
+  | { readonly ok: true; readonly value: JobResult }
+  | { readonly ok: false; readonly error: { readonly code: string; readonly message: string } };

@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { TrellisError, type Usage, type Agent, type PendingApproval, type Session, type SessionAccess, type TurnResult } from '../../../index.js';
+import {
+  TrellisError,
+  type Usage,
+  type Agent,
+  type PendingApproval,
+  type Session,
+  type SessionAccess,
+  type TurnResult,
+} from '../../../index.js';
 import { addUsage } from '../../../plugin.js';
 import { toJsonData } from './event-codec.js';
 import type { EventStreamWriter } from './event-stream-writer.js';
@@ -87,7 +95,12 @@ export class TurnJobRunner {
     }
     // One holder per attempt: a stalled job that BullMQ hands back to this same worker must
     // wait for the attempt still running here, not share its lease.
-    const lease = new LeaseKeeper(store, names.leaseKey(data.sessionId), `${workerId}/${job.id}/${randomUUID().slice(0, 8)}`, this.options.leaseTtlMs);
+    const lease = new LeaseKeeper(
+      store,
+      names.leaseKey(data.sessionId),
+      `${workerId}/${job.id}/${randomUUID().slice(0, 8)}`,
+      this.options.leaseTtlMs,
+    );
     const startRevision = data.startRevision;
     // The store's revision is read with the lease (one round trip on PostgreSQL).
     const revision = await lease.acquire(data.sessionId);
@@ -104,7 +117,8 @@ export class TurnJobRunner {
       // that died and whose lease has not lapsed yet): wait, without spending an attempt.
       if (TrellisError.is(error, 'SessionBusy') && !lease.signal.aborted) {
         // Nothing ran in this attempt: the next one must see what the attempts before it saw.
-        if (job.data.startRevision !== startRevision || job.data.runs !== data.runs) await job.updateData({ ...job.data, startRevision, runs: data.runs });
+        if (job.data.startRevision !== startRevision || job.data.runs !== data.runs)
+          await job.updateData({ ...job.data, startRevision, runs: data.runs });
         await job.moveToDelayed(Date.now() + this.options.busyDelayMs, token);
         throw new DelayedError();
       }
@@ -127,7 +141,10 @@ export class TurnJobRunner {
   private async finish(job: TurnJob, outcome: PublishedOutcome): Promise<void> {
     let next: string | undefined;
     try {
-      next = await this.options.order.finish(job.data.sessionId, job.id!, { channel: this.options.names.resultChannel(job.id!), message: JSON.stringify(outcome) });
+      next = await this.options.order.finish(job.data.sessionId, job.id!, {
+        channel: this.options.names.resultChannel(job.id!),
+        message: JSON.stringify(outcome),
+      });
     } catch (error) {
       await this.publish(job.id!, outcome);
       throw error;
@@ -139,12 +156,32 @@ export class TurnJobRunner {
   /** What a job cancelled before it began comes to. */
   private notRun(job: TurnJob): JobResult {
     const data = job.data;
-    if (data.kind === 'cancel') return { jobId: job.id!, sessionId: data.sessionId, kind: 'cancel', cancelled: false, recovered: false, worker: this.options.workerId };
-    const result: TurnResult = { status: 'cancelled', reply: undefined, rounds: 0, toolCalls: [], usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, byModel: {} }, error: { code: 'Cancelled', message: 'The turn was cancelled before it began' } };
+    if (data.kind === 'cancel')
+      return {
+        jobId: job.id!,
+        sessionId: data.sessionId,
+        kind: 'cancel',
+        cancelled: false,
+        recovered: false,
+        worker: this.options.workerId,
+      };
+    const result: TurnResult = {
+      status: 'cancelled',
+      reply: undefined,
+      rounds: 0,
+      toolCalls: [],
+      usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, byModel: {} },
+      error: { code: 'Cancelled', message: 'The turn was cancelled before it began' },
+    };
     return this.resultOf(job, data.kind, result, false);
   }
 
-  private async runLeased(job: TurnJob, revision: number, signal: AbortSignal, cancel: AbortSignal | undefined): Promise<JobResult> {
+  private async runLeased(
+    job: TurnJob,
+    revision: number,
+    signal: AbortSignal,
+    cancel: AbortSignal | undefined,
+  ): Promise<JobResult> {
     const data = job.data;
     // An earlier attempt ran part of this turn (and the process died) when the store moved on since.
     const rerun = data.startRevision !== undefined && revision > data.startRevision;
@@ -179,7 +216,9 @@ export class TurnJobRunner {
         // call journal now asks a human whether to retry or skip that call, so this job's
         // decision for it is spent. The turn is reported suspended on that question.
         const pending = await session.pending();
-        decisions = data.decisions.filter((d) => !pending.some((p) => p.callId === d.callId && reopenedBy(p, d.decision)));
+        decisions = data.decisions.filter(
+          (d) => !pending.some((p) => p.callId === d.callId && reopenedBy(p, d.decision)),
+        );
         if (decisions.length === 0) {
           const stored = await this.options.store.load(data.sessionId);
           const last = stored?.turns.at(-1);
@@ -193,7 +232,17 @@ export class TurnJobRunner {
       // The kernel's session lease lasts as long as the queue lease: a killed worker's turn goes on once both lapsed.
       const leaseTtlMs = this.options.leaseTtlMs;
       const { access } = data;
-      const result = data.kind === 'send' ? await session.send(data.message, { signal, key, leaseTtlMs, access }) : await session.resume({ decisions, signal, key, leaseTtlMs, access, ...(data.approver !== undefined && { approver: data.approver }) });
+      const result =
+        data.kind === 'send'
+          ? await session.send(data.message, { signal, key, leaseTtlMs, access })
+          : await session.resume({
+              decisions,
+              signal,
+              key,
+              leaseTtlMs,
+              access,
+              ...(data.approver !== undefined && { approver: data.approver }),
+            });
       if (signal.aborted) throw signal.reason;
       // An earlier attempt ran part of this turn (the store moved on since it started): this one went on with it.
       return this.resultOf(job, data.kind, result, rerun);
@@ -209,10 +258,23 @@ export class TurnJobRunner {
    * and died before the job was marked done, the session no longer waits and its last turn
    * is the cancelled one: that attempt's answer is given, as recovered.
    */
-  private async cancel(job: TurnJob, session: Session, rerun: boolean, access: SessionAccess | undefined): Promise<CancelJobResult> {
+  private async cancel(
+    job: TurnJob,
+    session: Session,
+    rerun: boolean,
+    access: SessionAccess | undefined,
+  ): Promise<CancelJobResult> {
     const cancelled = await session.cancelPending({ leaseTtlMs: this.options.leaseTtlMs, access });
-    const recovered = !cancelled && rerun && (await this.options.store.load(job.data.sessionId))?.turns.at(-1)?.status === 'cancelled';
-    return { jobId: job.id!, sessionId: job.data.sessionId, kind: 'cancel', cancelled: cancelled || recovered, recovered, worker: this.options.workerId };
+    const recovered =
+      !cancelled && rerun && (await this.options.store.load(job.data.sessionId))?.turns.at(-1)?.status === 'cancelled';
+    return {
+      jobId: job.id!,
+      sessionId: job.data.sessionId,
+      kind: 'cancel',
+      cancelled: cancelled || recovered,
+      recovered,
+      worker: this.options.workerId,
+    };
   }
 
   /**
@@ -229,7 +291,8 @@ export class TurnJobRunner {
     if (!record) return undefined;
     const agent = await this.options.agent(data.agent);
     const pending = await agent.session(data.sessionId, { context: data.context }).pending();
-    if (data.kind === 'resume' && pending.some((p) => data.decisions.some((d) => d.callId === p.callId))) return undefined;
+    if (data.kind === 'resume' && pending.some((p) => data.decisions.some((d) => d.callId === p.callId)))
+      return undefined;
     return turnResultOf(record, pending);
   }
 
@@ -242,23 +305,53 @@ export class TurnJobRunner {
    */
   private async park(job: TurnJob, crashes: number): Promise<never> {
     const { data } = job;
-    const error = new TrellisError('PoisonTurn', `The ${data.kind} of session '${data.sessionId}' (job ${job.id}) was cut off ${crashes} times: every worker that ran it died or stalled (a tool or a model call that crashes its process?). It is parked as failed and was not run again; the session takes new turns`, {
-      hint: `An operator lists parked turns with \`trellis queue parked\` and, once the cause is fixed, runs this one again as a new turn with \`trellis queue retry ${job.id}\` (TurnQueue.parkedTurns(), retryParked())`,
-      kind: 'system',
-      details: { jobId: job.id, sessionId: data.sessionId, crashes },
+    const error = new TrellisError(
+      'PoisonTurn',
+      `The ${data.kind} of session '${data.sessionId}' (job ${job.id}) was cut off ${crashes} times: every worker that ran it died or stalled (a tool or a model call that crashes its process?). It is parked as failed and was not run again; the session takes new turns`,
+      {
+        hint: `An operator lists parked turns with \`trellis queue parked\` and, once the cause is fixed, runs this one again as a new turn with \`trellis queue retry ${job.id}\` (TurnQueue.parkedTurns(), retryParked())`,
+        kind: 'system',
+        details: { jobId: job.id, sessionId: data.sessionId, crashes },
+      },
+    );
+    await this.options.parked.park({
+      jobId: job.id!,
+      kind: data.kind,
+      agent: data.agent,
+      sessionId: data.sessionId,
+      crashes,
+      reason: error.message,
+      parkedAt: new Date().toISOString(),
+      data,
     });
-    await this.options.parked.park({ jobId: job.id!, kind: data.kind, agent: data.agent, sessionId: data.sessionId, crashes, reason: error.message, parkedAt: new Date().toISOString(), data });
     if (data.kind !== 'cancel') {
       const session = (await this.options.agent(data.agent)).session(data.sessionId, { context: data.context });
       // The dead worker's kernel lease may outlive the queue's by a moment.
-      const ending = { key: job.id!, signal: AbortSignal.abort(error), leaseTtlMs: this.options.leaseTtlMs, waitForLease: this.options.leaseTtlMs, access: data.access };
-      await (data.kind === 'send' ? session.send(data.message, ending) : session.resume({ ...ending, decisions: data.decisions })).catch(() => undefined);
+      const ending = {
+        key: job.id!,
+        signal: AbortSignal.abort(error),
+        leaseTtlMs: this.options.leaseTtlMs,
+        waitForLease: this.options.leaseTtlMs,
+        access: data.access,
+      };
+      await (
+        data.kind === 'send'
+          ? session.send(data.message, ending)
+          : session.resume({ ...ending, decisions: data.decisions })
+      ).catch(() => undefined);
     }
     throw error;
   }
 
   private resultOf(job: TurnJob, kind: TurnJobResult['kind'], result: TurnResult, recovered: boolean): TurnJobResult {
-    return { jobId: job.id!, sessionId: job.data.sessionId, kind, result: toJsonData(result), recovered, worker: this.options.workerId };
+    return {
+      jobId: job.id!,
+      sessionId: job.data.sessionId,
+      kind,
+      result: toJsonData(result),
+      recovered,
+      worker: this.options.workerId,
+    };
   }
 
   /** Decides between another attempt (rethrow) and a final failure (published, not retried). */
@@ -273,7 +366,9 @@ export class TurnJobRunner {
   }
 
   private async publish(jobId: string, outcome: PublishedOutcome): Promise<void> {
-    await this.options.publisher.publish(this.options.names.resultChannel(jobId), JSON.stringify(outcome)).catch(() => undefined);
+    await this.options.publisher
+      .publish(this.options.names.resultChannel(jobId), JSON.stringify(outcome))
+      .catch(() => undefined);
   }
 }
 
@@ -281,11 +376,26 @@ type StoredTurn = NonNullable<Awaited<ReturnType<TurnStore['load']>>>['turns'][n
 
 /** A stored turn record as the `TurnResult` its job reports (tool calls are not stored per turn). */
 function turnResultOf(record: StoredTurn, pending: readonly PendingApproval[]): TurnResult {
-  const usage = Object.values(record.usage).reduce<Usage>((sum, u) => addUsage(sum, u), { inputTokens: 0, outputTokens: 0, totalTokens: 0 });
-  return { status: record.status, reply: record.reply, rounds: record.rounds, toolCalls: [], usage: { ...usage, byModel: record.usage }, suspended: record.status === 'suspended' ? pending : undefined, error: record.error, ...(record.output !== undefined && { output: record.output }) };
+  const usage = Object.values(record.usage).reduce<Usage>((sum, u) => addUsage(sum, u), {
+    inputTokens: 0,
+    outputTokens: 0,
+    totalTokens: 0,
+  });
+  return {
+    status: record.status,
+    reply: record.reply,
+    rounds: record.rounds,
+    toolCalls: [],
+    usage: { ...usage, byModel: record.usage },
+    suspended: record.status === 'suspended' ? pending : undefined,
+    error: record.error,
+    ...(record.output !== undefined && { output: record.output }),
+  };
 }
 
 /** Whether the call journal re-opened a pending call so that it no longer takes `decision`. */
 function reopenedBy(call: PendingApproval, decision: string): boolean {
-  return call.ticket.data?.['interrupted'] === true && !(call.ticket.allowedDecisions ?? []).includes(decision as never);
+  return (
+    call.ticket.data?.['interrupted'] === true && !(call.ticket.allowedDecisions ?? []).includes(decision as never)
+  );
 }

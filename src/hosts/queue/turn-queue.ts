@@ -9,7 +9,14 @@ import { SessionEventReader, type WatchOptions } from './session-event-reader.js
 import { QueueNames, settlesWithin, whenReachable, type QueueConnectionOptions } from './queue-connection.js';
 import type { CancelJobResult, JobResult, PublishedOutcome, TurnJobResult } from './turn-job-result.js';
 import { DOUBLE_TEXT_POLICIES, SessionOrder, type DoubleTextPolicy } from './session-order.js';
-import { assertTurnRequest, jobIdOf, type CancelRequest, type ResumeRequest, type SendRequest, type TurnJobData } from './turn-request.js';
+import {
+  assertTurnRequest,
+  jobIdOf,
+  type CancelRequest,
+  type ResumeRequest,
+  type SendRequest,
+  type TurnJobData,
+} from './turn-request.js';
 import { eraseQueuedTurns, type QueueErasure } from './queue-erasure.js';
 import { DEFAULT_WAIT_MS, failedJobError, TurnWait, type JobProbe, type LandedTurnStore } from './turn-wait.js';
 import { ParkedTurns, type ParkedTurn } from './parked-turns.js';
@@ -133,13 +140,22 @@ export class TurnQueue {
     this.store = options.store;
     this.attempts = options.attempts ?? 5;
     this.doubleTexting = options.doubleTexting;
-    for (const policy of typeof options.doubleTexting === 'object' && options.doubleTexting !== null ? Object.values(options.doubleTexting) : [options.doubleTexting ?? undefined]) assertPolicy(policy, 'TurnQueue doubleTexting');
-    this.queue = new Queue(this.names.queueName, { connection: this.names.bullConnection(), prefix: this.names.prefix });
+    for (const policy of typeof options.doubleTexting === 'object' && options.doubleTexting !== null
+      ? Object.values(options.doubleTexting)
+      : [options.doubleTexting ?? undefined])
+      assertPolicy(policy, 'TurnQueue doubleTexting');
+    this.queue = new Queue(this.names.queueName, {
+      connection: this.names.bullConnection(),
+      prefix: this.names.prefix,
+    });
     this.queue.on('error', () => undefined);
     this.subscriber = new ChannelSubscriber(this.names.redis());
     const graceMs = options.readerGraceMs ?? 60_000;
     if (!Number.isSafeInteger(graceMs) || graceMs < 1) {
-      throw new TrellisError('InvalidOptions', `The turn queue's readerGraceMs must be a whole number of milliseconds, at least 1; got ${String(options.readerGraceMs)}`);
+      throw new TrellisError(
+        'InvalidOptions',
+        `The turn queue's readerGraceMs must be a whole number of milliseconds, at least 1; got ${String(options.readerGraceMs)}`,
+      );
     }
     this.reader = new SessionEventReader(this.names, this.subscriber, () => this.commands(), graceMs);
   }
@@ -162,15 +178,43 @@ export class TurnQueue {
    */
   async cancelPending(request: CancelRequest, options?: WaitOptions): Promise<CancelJobResult> {
     assertTurnRequest('cancel', request);
-    return (await this.enqueue<CancelJobResult>({ kind: 'cancel', agent: request.agent, sessionId: request.sessionId, key: request.key, context: request.context, ...(request.access && { access: request.access }) }, 'enqueue', options)).result;
+    return (
+      await this.enqueue<CancelJobResult>(
+        {
+          kind: 'cancel',
+          agent: request.agent,
+          sessionId: request.sessionId,
+          key: request.key,
+          context: request.context,
+          ...(request.access && { access: request.access }),
+        },
+        'enqueue',
+        options,
+      )
+    ).result;
   }
 
   /** Queues `session.send(message)`; the result settles later. */
   async enqueueSend(request: SendRequest, options?: WaitOptions): Promise<QueuedTurn> {
     assertTurnRequest('send', request);
     assertPolicy(request.doubleTexting, 'send doubleTexting');
-    const policy = request.doubleTexting ?? (typeof this.doubleTexting === 'string' ? this.doubleTexting : this.doubleTexting?.[request.agent]) ?? 'enqueue';
-    return this.enqueue({ kind: 'send', agent: request.agent, sessionId: request.sessionId, key: request.key, message: request.message, context: request.context, ...(request.access && { access: request.access }) }, policy, options);
+    const policy =
+      request.doubleTexting ??
+      (typeof this.doubleTexting === 'string' ? this.doubleTexting : this.doubleTexting?.[request.agent]) ??
+      'enqueue';
+    return this.enqueue(
+      {
+        kind: 'send',
+        agent: request.agent,
+        sessionId: request.sessionId,
+        key: request.key,
+        message: request.message,
+        context: request.context,
+        ...(request.access && { access: request.access }),
+      },
+      policy,
+      options,
+    );
   }
 
   /**
@@ -183,7 +227,9 @@ export class TurnQueue {
    */
   async cancel(sessionId: string, options: { readonly keepSteps?: boolean } = {}): Promise<CancelledTurn> {
     if (typeof sessionId !== 'string' || sessionId.length === 0) {
-      throw new TrellisError('InvalidOptions', 'TurnQueue.cancel() needs the session id of the turn to stop', { hint: "queue.cancel('user-42')" });
+      throw new TrellisError('InvalidOptions', 'TurnQueue.cancel() needs the session id of the turn to stop', {
+        hint: "queue.cancel('user-42')",
+      });
     }
     const order = this.order();
     let jobId: string | undefined;
@@ -201,7 +247,9 @@ export class TurnQueue {
    */
   async currentTurn(sessionId: string): Promise<CurrentTurn | undefined> {
     if (typeof sessionId !== 'string' || sessionId.length === 0) {
-      throw new TrellisError('InvalidOptions', 'TurnQueue.currentTurn() needs a session id', { hint: "queue.currentTurn('user-42')" });
+      throw new TrellisError('InvalidOptions', 'TurnQueue.currentTurn() needs a session id', {
+        hint: "queue.currentTurn('user-42')",
+      });
     }
     const order = this.order();
     let head: Awaited<ReturnType<SessionOrder['head']>>;
@@ -215,7 +263,20 @@ export class TurnQueue {
   /** Queues `session.resume({ decisions })`; the result settles later. */
   async enqueueResume(request: ResumeRequest, options?: WaitOptions): Promise<QueuedTurn> {
     assertTurnRequest('resume', request);
-    return this.enqueue({ kind: 'resume', agent: request.agent, sessionId: request.sessionId, key: request.key, decisions: request.decisions, context: request.context, ...(request.access && { access: request.access }), ...(request.approver !== undefined && { approver: request.approver }) }, 'enqueue', options);
+    return this.enqueue(
+      {
+        kind: 'resume',
+        agent: request.agent,
+        sessionId: request.sessionId,
+        key: request.key,
+        decisions: request.decisions,
+        context: request.context,
+        ...(request.access && { access: request.access }),
+        ...(request.approver !== undefined && { approver: request.approver }),
+      },
+      'enqueue',
+      options,
+    );
   }
 
   /**
@@ -301,7 +362,9 @@ export class TurnQueue {
       entry = typeof jobId === 'string' ? await this.parked().get(jobId) : undefined;
     });
     if (entry === undefined) {
-      throw new TrellisError('InvalidOptions', `No turn is parked under job id ${JSON.stringify(jobId)}`, { hint: 'List the parked turns with `trellis queue parked` (TurnQueue.parkedTurns()) and pass one of their job ids' });
+      throw new TrellisError('InvalidOptions', `No turn is parked under job id ${JSON.stringify(jobId)}`, {
+        hint: 'List the parked turns with `trellis queue parked` (TurnQueue.parkedTurns()) and pass one of their job ids',
+      });
     }
     return entry;
   }
@@ -315,7 +378,8 @@ export class TurnQueue {
    * their workers, and another instance may enqueue the same turn (same key) for its result.
    */
   async close(): Promise<void> {
-    const message = 'The turn queue was closed before the result of this turn arrived; the turn still runs on its worker';
+    const message =
+      'The turn queue was closed before the result of this turn arrived; the turn still runs on its worker';
     for (const wait of [...this.awaiting]) wait.abandon(new TrellisError('Cancelled', message, { kind: 'system' }));
     // A graceful close talks to Redis; when Redis does not answer, drop the connections instead.
     if (this.unreachable) return this.drop();
@@ -342,7 +406,11 @@ export class TurnQueue {
     return (this.commandRedis ??= this.names.redis());
   }
 
-  private async enqueue<R extends JobResult = TurnJobResult>(data: TurnJobData, policy: DoubleTextPolicy = 'enqueue', options: WaitOptions = {}): Promise<QueuedTurn<R>> {
+  private async enqueue<R extends JobResult = TurnJobResult>(
+    data: TurnJobData,
+    policy: DoubleTextPolicy = 'enqueue',
+    options: WaitOptions = {},
+  ): Promise<QueuedTurn<R>> {
     const waitMs = assertWaitMs(options?.waitMs, 'waitMs') ?? this.waitMs;
     const jobId = jobIdOf(data.kind, data.sessionId, data.key);
     const order = this.order();
@@ -354,7 +422,9 @@ export class TurnQueue {
     // applies the policy and takes the job's place in its session's order (before the job
     // exists, so the order is the acceptance order). Nothing is added until Redis answers:
     // a failed enqueue leaves no job behind.
-    const listening = this.subscriber.listen(this.names.resultChannel(jobId), (text) => hear(JSON.parse(text) as PublishedOutcome));
+    const listening = this.subscriber.listen(this.names.resultChannel(jobId), (text) =>
+      hear(JSON.parse(text) as PublishedOutcome),
+    );
     let placed!: Awaited<ReturnType<SessionOrder['append']>>;
     let unlisten!: () => void;
     try {
@@ -364,17 +434,24 @@ export class TurnQueue {
       });
       this.unreachable = false;
     } catch (error) {
-      void listening.then((stop) => stop(), () => undefined);
+      void listening.then(
+        (stop) => stop(),
+        () => undefined,
+      );
       this.unreachable = true;
       throw error;
     }
     if (placed.kind === 'rejected') {
       unlisten();
-      throw new TrellisError('SessionBusy', `Session '${data.sessionId}' has a turn running or queued (job ${placed.head}); this send was refused (doubleTexting: 'reject')`, {
-        hint: "Send again once its reply came, or use doubleTexting 'enqueue' (run after it), 'interrupt' or 'rollback' (cancel it)",
-        retryable: true,
-        details: { sessionId: data.sessionId, running: placed.head },
-      });
+      throw new TrellisError(
+        'SessionBusy',
+        `Session '${data.sessionId}' has a turn running or queued (job ${placed.head}); this send was refused (doubleTexting: 'reject')`,
+        {
+          hint: "Send again once its reply came, or use doubleTexting 'enqueue' (run after it), 'interrupt' or 'rollback' (cancel it)",
+          retryable: true,
+          details: { sessionId: data.sessionId, running: placed.head },
+        },
+      );
     }
     const duplicate = placed.kind === 'duplicate';
     try {
@@ -388,15 +465,26 @@ export class TurnQueue {
     } catch (error) {
       unlisten();
       if (!duplicate) await order.finish(data.sessionId, jobId).catch(() => undefined);
-      throw new TrellisError('StoreUnavailable', `Cannot queue turn ${jobId}: ${error instanceof Error ? error.message : String(error)}`, {
-        hint: `Check that Redis at ${new URL(this.names.url).host} is running`,
-        kind: 'system',
-        retryable: true,
-        cause: error,
-      });
+      throw new TrellisError(
+        'StoreUnavailable',
+        `Cannot queue turn ${jobId}: ${error instanceof Error ? error.message : String(error)}`,
+        {
+          hint: `Check that Redis at ${new URL(this.names.url).host} is running`,
+          kind: 'system',
+          retryable: true,
+          cause: error,
+        },
+      );
     }
     // The wait is bounded; when Redis lost the job or does not answer, it reads the store.
-    const wait = new TurnWait<R>({ jobId, data, waitMs, pollMs: this.pollMs, store: this.store, probe: () => this.probe(jobId) });
+    const wait = new TurnWait<R>({
+      jobId,
+      data,
+      waitMs,
+      pollMs: this.pollMs,
+      store: this.store,
+      probe: () => this.probe(jobId),
+    });
     this.awaiting.add(wait);
     hear = (outcome) => wait.heard(outcome);
     for (const outcome of early) wait.heard(outcome);
@@ -415,23 +503,37 @@ export class TurnQueue {
     const job = await Job.fromId<TurnJobData, JobResult>(this.queue, jobId);
     if (!job) return { kind: 'missing' };
     const state = await job.getState();
-    if (state === 'completed' && job.returnvalue) return { kind: 'finished', outcome: { ok: true, value: job.returnvalue } };
-    if (state === 'failed') return { kind: 'finished', outcome: { ok: false, error: failedJobError(job.failedReason) } };
+    if (state === 'completed' && job.returnvalue)
+      return { kind: 'finished', outcome: { ok: true, value: job.returnvalue } };
+    if (state === 'failed')
+      return { kind: 'finished', outcome: { ok: false, error: failedJobError(job.failedReason) } };
     return { kind: 'pending' };
   }
 }
 
 /** A wait bound as given: a whole number of ms from 1 to 24 h, or undefined. */
 function assertWaitMs(waitMs: unknown, where: string): number | undefined {
-  if (waitMs === undefined || (Number.isSafeInteger(waitMs) && (waitMs as number) >= 1 && (waitMs as number) <= 86_400_000)) return waitMs as number | undefined;
-  throw new TrellisError('InvalidOptions', `${where} must be a whole number of milliseconds from 1 to 86,400,000; got ${String(waitMs)}`, { hint: 'e.g. waitMs: 120000 (2 minutes), or leave it out for 5 minutes' });
+  if (
+    waitMs === undefined ||
+    (Number.isSafeInteger(waitMs) && (waitMs as number) >= 1 && (waitMs as number) <= 86_400_000)
+  )
+    return waitMs as number | undefined;
+  throw new TrellisError(
+    'InvalidOptions',
+    `${where} must be a whole number of milliseconds from 1 to 86,400,000; got ${String(waitMs)}`,
+    { hint: 'e.g. waitMs: 120000 (2 minutes), or leave it out for 5 minutes' },
+  );
 }
 
 function assertPolicy(policy: unknown, where: string): asserts policy is DoubleTextPolicy | undefined {
   if (policy === undefined || DOUBLE_TEXT_POLICIES.includes(policy as DoubleTextPolicy)) return;
-  throw new TrellisError('InvalidOptions', `${where} must be one of ${DOUBLE_TEXT_POLICIES.map((p) => `'${p}'`).join(', ')}; got ${JSON.stringify(policy)}`, {
-    hint: "e.g. doubleTexting: 'interrupt'",
-  });
+  throw new TrellisError(
+    'InvalidOptions',
+    `${where} must be one of ${DOUBLE_TEXT_POLICIES.map((p) => `'${p}'`).join(', ')}; got ${JSON.stringify(policy)}`,
+    {
+      hint: "e.g. doubleTexting: 'interrupt'",
+    },
+  );
 }
 
 /** The principal in a job's data (`TurnJobData.access`), if any. */

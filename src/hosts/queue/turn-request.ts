@@ -82,15 +82,34 @@ function encodePart(part: string): string {
 export function assertTurnRequest(kind: TurnJobKind, request: SendRequest | ResumeRequest | CancelRequest): void {
   const problems: string[] = [];
   for (const field of ['agent', 'sessionId', 'key'] as const) {
-    if (typeof request[field] !== 'string' || request[field].length === 0) problems.push(`${field} must be a non-empty string`);
+    if (typeof request[field] !== 'string' || request[field].length === 0)
+      problems.push(`${field} must be a non-empty string`);
   }
-  if (kind === 'send' && typeof (request as SendRequest).message !== 'string') problems.push('message must be a string');
-  if (kind === 'resume' && (!Array.isArray((request as ResumeRequest).decisions) || (request as ResumeRequest).decisions.length === 0)) problems.push('decisions must be a non-empty list');
-  if (request.context !== undefined && (typeof request.context !== 'object' || request.context === null || Array.isArray(request.context))) problems.push('context must be an object of app.* keys');
+  if (kind === 'send' && typeof (request as SendRequest).message !== 'string')
+    problems.push('message must be a string');
+  if (
+    kind === 'resume' &&
+    (!Array.isArray((request as ResumeRequest).decisions) || (request as ResumeRequest).decisions.length === 0)
+  )
+    problems.push('decisions must be a non-empty list');
+  if (
+    request.context !== undefined &&
+    (typeof request.context !== 'object' || request.context === null || Array.isArray(request.context))
+  )
+    problems.push('context must be an object of app.* keys');
   const access = request.access as Partial<SessionAccess> | null | undefined;
-  if (access !== undefined && (typeof access !== 'object' || access === null || typeof access.principal !== 'string' || !(access.owner === null || typeof access.owner === 'string'))) problems.push('access must be { principal: string, owner: string | null }');
+  if (
+    access !== undefined &&
+    (typeof access !== 'object' ||
+      access === null ||
+      typeof access.principal !== 'string' ||
+      !(access.owner === null || typeof access.owner === 'string'))
+  )
+    problems.push('access must be { principal: string, owner: string | null }');
   if (problems.length === 0) return;
   const what = kind === 'cancel' ? 'cancel' : `${kind} turn`;
   const fields = { send: ', message', resume: ', decisions', cancel: '' }[kind];
-  throw new TrellisError('InvalidOptions', `Cannot queue a ${what}:\n- ${problems.join('\n- ')}`, { hint: `Pass { agent, sessionId, key${fields} }` });
+  throw new TrellisError('InvalidOptions', `Cannot queue a ${what}:\n- ${problems.join('\n- ')}`, {
+    hint: `Pass { agent, sessionId, key${fields} }`,
+  });
 }

@@ -12,7 +12,12 @@ export interface TurnStore extends Pick<SessionStore, 'acquireLease' | 'renewLea
    * Takes a lease and reads the session's revision in one round trip (`PostgresStore`):
    * the revision (0 for a session not stored) when taken, undefined when not.
    */
-  acquireLeaseReadingRevision?(leaseKey: string, holder: string, ttlMs: number, sessionId: string): Promise<number | undefined>;
+  acquireLeaseReadingRevision?(
+    leaseKey: string,
+    holder: string,
+    ttlMs: number,
+    sessionId: string,
+  ): Promise<number | undefined>;
 }
 
 /** The stored revision of `sessionId` (0 when it does not exist yet), read as cheaply as the store allows. */

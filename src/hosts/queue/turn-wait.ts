@@ -1,4 +1,11 @@
-import { TrellisError, type PendingApproval, type SessionStore, type TrellisErrorCode, type TurnResult, type Usage } from '../../../index.js';
+import {
+  TrellisError,
+  type PendingApproval,
+  type SessionStore,
+  type TrellisErrorCode,
+  type TurnResult,
+  type Usage,
+} from '../../../index.js';
 import { parseSuspension } from '../../../host.js';
 import { addUsage } from '../../../plugin.js';
 import { toJsonData } from './event-codec.js';
@@ -117,7 +124,10 @@ export class TurnWait<R extends JobResult> {
     if (this.settled || this.probing) return;
     this.probing = true;
     try {
-      const probe = await within(this.options.pollMs, this.options.probe().catch((): JobProbe => ({ kind: 'unreachable' })));
+      const probe = await within(
+        this.options.pollMs,
+        this.options.probe().catch((): JobProbe => ({ kind: 'unreachable' })),
+      );
       const state = probe ?? { kind: 'unreachable' };
       if (state.kind === 'finished') return this.heard(state.outcome);
       this.missing = state.kind === 'missing';
@@ -139,28 +149,37 @@ export class TurnWait<R extends JobResult> {
 
   private lost(): TrellisError {
     const { jobId, data } = this.options;
-    return new TrellisError('QueuedTurnLost', `Redis lost queued turn ${jobId} (restarted without persistence, or the job was removed), and ${this.options.store ? 'the session store has no such turn' : 'this queue has no store to look for it in'}: no worker will run it`, {
-      hint: `${this.again()}. Keep Redis persistent (appendonly yes) so jobs outlive a restart${this.options.store ? '' : "; give TurnQueue the workers' store ({ store }) so a landed turn is found"}`,
-      kind: 'system',
-      retryable: true,
-      details: { jobId, sessionId: data.sessionId, waitedMs: Date.now() - this.started },
-    });
+    return new TrellisError(
+      'QueuedTurnLost',
+      `Redis lost queued turn ${jobId} (restarted without persistence, or the job was removed), and ${this.options.store ? 'the session store has no such turn' : 'this queue has no store to look for it in'}: no worker will run it`,
+      {
+        hint: `${this.again()}. Keep Redis persistent (appendonly yes) so jobs outlive a restart${this.options.store ? '' : "; give TurnQueue the workers' store ({ store }) so a landed turn is found"}`,
+        kind: 'system',
+        retryable: true,
+        details: { jobId, sessionId: data.sessionId, waitedMs: Date.now() - this.started },
+      },
+    );
   }
 
   private timedOut(): TrellisError {
     const { jobId, data, waitMs } = this.options;
-    return new TrellisError('QueuedTurnTimeout', `Queued turn ${jobId} gave no result within ${waitMs} ms (waitMs); it is still queued or running on a worker`, {
-      hint: `${this.again()}; or read its outcome later from session ${data.sessionId}. Raise waitMs for longer turns`,
-      kind: 'system',
-      retryable: true,
-      details: { jobId, sessionId: data.sessionId, waitMs },
-    });
+    return new TrellisError(
+      'QueuedTurnTimeout',
+      `Queued turn ${jobId} gave no result within ${waitMs} ms (waitMs); it is still queued or running on a worker`,
+      {
+        hint: `${this.again()}; or read its outcome later from session ${data.sessionId}. Raise waitMs for longer turns`,
+        kind: 'system',
+        retryable: true,
+        details: { jobId, sessionId: data.sessionId, waitMs },
+      },
+    );
   }
 
   /** What the caller may do again: a send, enqueue it under its key; decisions, only on calls still waiting. */
   private again(): string {
     const { data } = this.options;
-    if (data.kind === 'send') return `Enqueue it again with the same key (${data.key}): it runs at most once, and a turn that landed meanwhile is answered from the store`;
+    if (data.kind === 'send')
+      return `Enqueue it again with the same key (${data.key}): it runs at most once, and a turn that landed meanwhile is answered from the store`;
     return `Read the session's waiting calls (session.pending()) and ${data.kind === 'resume' ? 'decide again only on calls still waiting' : 'cancel again if a turn still waits'}, with the same key (${data.key})`;
   }
 
@@ -169,7 +188,8 @@ export class TurnWait<R extends JobResult> {
     const store = this.options.store;
     if (!store) return undefined;
     try {
-      return landedResult(this.options.jobId, this.options.data, await store.load(this.options.data.sessionId)) as R | undefined;
+      return landedResult(this.options.jobId, this.options.data, await store.load(this.options.data.sessionId)) as
+        R | undefined;
     } catch {
       return undefined;
     }
@@ -197,7 +217,11 @@ export function landedResult(jobId: string, data: TurnJobData, stored: Stored): 
     const record = stored.turns.find((t) => t.key === jobId);
     if (!record) return undefined;
     // A suspended turn lists what it waits on only while it is the session's last.
-    return { ...base, kind: 'send', result: toJsonData(turnResultOf(record, record === stored.turns.at(-1) ? pending : [])) };
+    return {
+      ...base,
+      kind: 'send',
+      result: toJsonData(turnResultOf(record, record === stored.turns.at(-1) ? pending : [])),
+    };
   }
   const record = stored.turns.at(-1);
   if (!record || running || pending.some((p) => data.decisions.some((d) => d.callId === p.callId))) return undefined;
@@ -208,15 +232,31 @@ type StoredTurn = NonNullable<Stored>['turns'][number];
 
 /** A stored turn record as the `TurnResult` its job reports (tool calls are not stored per turn). */
 function turnResultOf(record: StoredTurn, pending: readonly PendingApproval[]): TurnResult {
-  const usage = Object.values(record.usage).reduce<Usage>((sum, u) => addUsage(sum, u), { inputTokens: 0, outputTokens: 0, totalTokens: 0 });
-  return { status: record.status, reply: record.reply, rounds: record.rounds, toolCalls: [], usage: { ...usage, byModel: record.usage }, suspended: record.status === 'suspended' ? pending : undefined, error: record.error, ...(record.output !== undefined && { output: record.output }) };
+  const usage = Object.values(record.usage).reduce<Usage>((sum, u) => addUsage(sum, u), {
+    inputTokens: 0,
+    outputTokens: 0,
+    totalTokens: 0,
+  });
+  return {
+    status: record.status,
+    reply: record.reply,
+    rounds: record.rounds,
+    toolCalls: [],
+    usage: { ...usage, byModel: record.usage },
+    suspended: record.status === 'suspended' ? pending : undefined,
+    error: record.error,
+    ...(record.output !== undefined && { output: record.output }),
+  };
 }
 
 /** `work`'s value, or undefined when it takes longer than `ms`. */
 async function within<T>(ms: number, work: Promise<T>): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([work, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))]);
+    return await Promise.race([
+      work,
+      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -229,5 +269,7 @@ async function within<T>(ms: number, work: Promise<T>): Promise<T | undefined> {
  */
 export function failedJobError(reason: string | undefined): { code: string; message: string } {
   const coded = /^([A-Z][A-Za-z]{2,40}): ([\s\S]*)$/.exec(reason ?? '');
-  return coded?.[1] !== undefined && coded[2] !== undefined ? { code: coded[1], message: coded[2] } : { code: 'QueuedTurnFailed', message: reason ?? 'the job failed' };
+  return coded?.[1] !== undefined && coded[2] !== undefined
+    ? { code: coded[1], message: coded[2] }
+    : { code: 'QueuedTurnFailed', message: reason ?? 'the job failed' };
 }

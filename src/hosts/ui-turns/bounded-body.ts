@@ -7,7 +7,8 @@ import { TrellisError } from '../../../index.js';
  * @throws TrellisError `InvalidOptions` naming the limit.
  */
 export async function boundedText(request: Request, limit: number, hint: string): Promise<string> {
-  const tooLarge = () => new TrellisError('InvalidOptions', `The request body is over ${limit} bytes, the most taken`, { hint });
+  const tooLarge = () =>
+    new TrellisError('InvalidOptions', `The request body is over ${limit} bytes, the most taken`, { hint });
   if (Number(request.headers.get('content-length') ?? 0) > limit) throw tooLarge();
   if (!request.body) return '';
   const reader = request.body.getReader();

@@ -1,4 +1,10 @@
-import { ownerDecidesSessionPolicy, TrellisError, type SessionAccess, type SessionAction, type SessionPolicy } from '../../../index.js';
+import {
+  ownerDecidesSessionPolicy,
+  TrellisError,
+  type SessionAccess,
+  type SessionAction,
+  type SessionPolicy,
+} from '../../../index.js';
 import { authorizeSessionAccess } from '../../../host.js';
 import type { TurnSession } from './turn-session.js';
 
@@ -33,13 +39,17 @@ export type TurnGuard<R> = (
 export function turnGuard<R>(options: TurnAccessOptions<R>, host: string): TurnGuard<R> {
   for (const field of ['principal', 'policy'] as const) {
     if (options[field] !== undefined && typeof options[field] !== 'function') {
-      throw new TrellisError('InvalidOptions', `${host}: ${field} must be a function, got ${typeof options[field]}`, { hint: 'See "Who may use a conversation" in the docs of the protocol' });
+      throw new TrellisError('InvalidOptions', `${host}: ${field} must be a function, got ${typeof options[field]}`, {
+        hint: 'See "Who may use a conversation" in the docs of the protocol',
+      });
     }
   }
   const { principal, policy } = options;
   if (!principal && !policy) return async () => undefined;
   if (!principal) {
-    throw new TrellisError('InvalidOptions', `${host}: a policy needs a principal (who the caller is)`, { hint: 'Pass principal: (request) => userIdOf(request)' });
+    throw new TrellisError('InvalidOptions', `${host}: a policy needs a principal (who the caller is)`, {
+      hint: 'Pass principal: (request) => userIdOf(request)',
+    });
   }
   return async (session, action, request, context, ownerNow) =>
     authorizeSessionAccess({
@@ -50,7 +60,7 @@ export function turnGuard<R>(options: TurnAccessOptions<R>, host: string): TurnG
       policy: policy ?? ownerDecidesSessionPolicy,
       ownerNow: ownerNow ?? (() => session.ownerNow()),
       host,
-      principalHint: 'Sign the caller in: the handler\'s principal option found no user on this request',
+      principalHint: "Sign the caller in: the handler's principal option found no user on this request",
     });
 }
 

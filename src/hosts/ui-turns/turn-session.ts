@@ -61,11 +61,19 @@ export interface TurnListener {
  * none is missed; the listener gets every event, then the result (or the error). Resolves
  * when the listener has had the last word.
  */
-export async function runWatched(session: TurnSession, action: TurnAction, listener: TurnListener, options: TurnOptions = {}): Promise<void> {
+export async function runWatched(
+  session: TurnSession,
+  action: TurnAction,
+  listener: TurnListener,
+  options: TurnOptions = {},
+): Promise<void> {
   let stop: (() => void) | undefined;
   try {
     stop = await session.watch((event) => listener.event(event));
-    const run = action.kind === 'send' ? session.send(action.message, options) : session.resume({ decisions: action.decisions, ...options });
+    const run =
+      action.kind === 'send'
+        ? session.send(action.message, options)
+        : session.resume({ decisions: action.decisions, ...options });
     listener.result(await run);
   } catch (error) {
     listener.error(error);

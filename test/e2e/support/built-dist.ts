@@ -24,7 +24,11 @@ export async function buildDist(): Promise<void> {
   await lock();
   try {
     if (run !== undefined && stampedFor(run)) return;
-    await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, timeout: BUILD_TIMEOUT_MS });
+    await promisify(execFile)(
+      process.execPath,
+      [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+      { cwd: ROOT, timeout: BUILD_TIMEOUT_MS },
+    );
     if (run !== undefined) writeFileSync(STAMP, run);
   } finally {
     rmSync(LOCK, { recursive: true, force: true });

@@ -12,12 +12,22 @@ export interface NpmRun {
  * one, else `npm` from the PATH. The outer `npm test`'s own variables (its package, its
  * lifecycle event) are left out, so they never leak into the project npm works on.
  */
-export function npm(args: readonly string[], cwd: string, timeoutMs: number, extraEnv: NodeJS.ProcessEnv = {}): Promise<NpmRun> {
+export function npm(
+  args: readonly string[],
+  cwd: string,
+  timeoutMs: number,
+  extraEnv: NodeJS.ProcessEnv = {},
+): Promise<NpmRun> {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (!/^npm_|^INIT_CWD$|^(OPENAI|ANTHROPIC)_|^TRELLIS_MODEL$/i.test(key) || key === 'npm_config_cache') env[key] = value;
+    if (!/^npm_|^INIT_CWD$|^(OPENAI|ANTHROPIC)_|^TRELLIS_MODEL$/i.test(key) || key === 'npm_config_cache')
+      env[key] = value;
   }
-  Object.assign(env, { npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' }, extraEnv);
+  Object.assign(
+    env,
+    { npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' },
+    extraEnv,
+  );
   const cli = process.env.npm_execpath;
   const [file, argv] = cli && /\.c?js$/.test(cli) ? [process.execPath, [cli, ...args]] : ['npm', [...args]];
   return new Promise((resolve) => {

@@ -38,9 +38,16 @@ export function writeOfflineLockfile(project: string, repoRoot: string, tarball:
     integrity: `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`,
   };
   for (const [path, entry] of Object.entries(repoLock.packages)) {
-    if (path !== '' && !(path in packages)) packages[path] = entry.resolved || entry.link ? entry : { ...entry, resolved: registryTarball(path, entry) };
+    if (path !== '' && !(path in packages))
+      packages[path] = entry.resolved || entry.link ? entry : { ...entry, resolved: registryTarball(path, entry) };
   }
-  const lock: Lockfile = { name: String(projectPackage.name), version: String(projectPackage.version), lockfileVersion: 3, requires: true, packages };
+  const lock: Lockfile = {
+    name: String(projectPackage.name),
+    version: String(projectPackage.version),
+    lockfileVersion: 3,
+    requires: true,
+    packages,
+  };
   writeFileSync(join(project, 'package-lock.json'), `${JSON.stringify(lock, null, 2)}\n`);
 }
 

@@ -31,7 +31,9 @@ describe('app.agent(spec)', () => {
   });
 
   it('send() refuses a message that is not text', async () => {
-    const session = Trellis.create().agent({ name: 'ok', model: new ScriptedModel(['x']), instructions: 'x' }).session('s');
+    const session = Trellis.create()
+      .agent({ name: 'ok', model: new ScriptedModel(['x']), instructions: 'x' })
+      .session('s');
     await expect(session.send(42 as never)).rejects.toMatchObject({ code: 'InvalidOptions' });
   });
 });

@@ -15,14 +15,25 @@ class NoInput {}
 
 @Plugin({ name: 'kit', version: '1.0.0' })
 class KitPlugin {
-  @Tool({ name: 'kit.alpha', description: 'Alpha. Tests only.', input: NoInput }) alpha() { return 'a'; }
-  @Tool({ name: 'kit.beta', description: 'Beta. Tests only.', input: NoInput }) beta() { return 'b'; }
-  @Tool({ name: 'kit.gamma', description: 'Gamma. Tests only.', input: NoInput }) gamma() { return 'c'; }
-  @Tool({ name: 'kit.delta', description: 'Delta. Tests only.', input: NoInput }) delta() { return 'd'; }
+  @Tool({ name: 'kit.alpha', description: 'Alpha. Tests only.', input: NoInput }) alpha() {
+    return 'a';
+  }
+  @Tool({ name: 'kit.beta', description: 'Beta. Tests only.', input: NoInput }) beta() {
+    return 'b';
+  }
+  @Tool({ name: 'kit.gamma', description: 'Gamma. Tests only.', input: NoInput }) gamma() {
+    return 'c';
+  }
+  @Tool({ name: 'kit.delta', description: 'Delta. Tests only.', input: NoInput }) delta() {
+    return 'd';
+  }
 }
 
 /** Runs `fn` at `point`, round by round: `fn(ctx, round)` where round counts calls at that point from 1. */
-function actionsAt(point: 'planning.started' | 'task.start' | 'memory.read' | 'tool.after_call', fn: (ctx: HookContext, round: number) => void): PluginClass {
+function actionsAt(
+  point: 'planning.started' | 'task.start' | 'memory.read' | 'tool.after_call',
+  fn: (ctx: HookContext, round: number) => void,
+): PluginClass {
   let seen = 0;
   @Plugin({ name: 'policy', version: '1.0.0' })
   class PolicyPlugin {
@@ -48,7 +59,9 @@ const twoRounds: ScriptedReply[] = [{ toolCalls: [{ name: 'kit.alpha', args: {} 
 
 describe('AddContextMessage', () => {
   it('scheduled at planning.started, appears in every model request of the turn, after the system prompt', async () => {
-    const policy = actionsAt('planning.started', (ctx) => ctx.schedule(BuiltInActions.AddContextMessage, 'Answer in French.'));
+    const policy = actionsAt('planning.started', (ctx) =>
+      ctx.schedule(BuiltInActions.AddContextMessage, 'Answer in French.'),
+    );
     const { model } = await run([policy], twoRounds);
 
     for (const request of model.calls) {
@@ -83,7 +96,9 @@ describe('SetInferenceOverride', () => {
   const agentDefaults = { temperature: 0.1, maxTokens: 100, topP: 0.9 };
 
   it('merges a turn override over the agent defaults field by field, for every round', async () => {
-    const policy = actionsAt('task.start', (ctx) => ctx.schedule(BuiltInActions.SetInferenceOverride, { temperature: 0.7 }));
+    const policy = actionsAt('task.start', (ctx) =>
+      ctx.schedule(BuiltInActions.SetInferenceOverride, { temperature: 0.7 }),
+    );
     const { model } = await run([policy], twoRounds, agentDefaults);
 
     expect(model.calls.map((c) => c.inference)).toEqual([
@@ -109,14 +124,24 @@ describe('SetInferenceOverride', () => {
     const policy = actionsAt('tool.after_call', (ctx, seen) => {
       if (seen === 1) ctx.schedule(BuiltInActions.SetInferenceOverride, { temperature: 1, scope: 'round' });
     });
-    const script: ScriptedReply[] = [{ toolCalls: [{ name: 'kit.alpha', args: {} }] }, { toolCalls: [{ name: 'kit.beta', args: {} }] }, 'done'];
+    const script: ScriptedReply[] = [
+      { toolCalls: [{ name: 'kit.alpha', args: {} }] },
+      { toolCalls: [{ name: 'kit.beta', args: {} }] },
+      'done',
+    ];
     const { model } = await run([policy], script, agentDefaults);
 
-    expect(model.calls.map((c) => c.inference)).toEqual([agentDefaults, { ...agentDefaults, temperature: 1 }, agentDefaults]);
+    expect(model.calls.map((c) => c.inference)).toEqual([
+      agentDefaults,
+      { ...agentDefaults, temperature: 1 },
+      agentDefaults,
+    ]);
   });
 
   it('a round override set before the first round (planning.started) applies to round one only', async () => {
-    const policy = actionsAt('planning.started', (ctx) => ctx.schedule(BuiltInActions.SetInferenceOverride, { topP: 0.2, scope: 'round' }));
+    const policy = actionsAt('planning.started', (ctx) =>
+      ctx.schedule(BuiltInActions.SetInferenceOverride, { topP: 0.2, scope: 'round' }),
+    );
     const { model } = await run([policy], twoRounds, agentDefaults);
 
     expect(model.calls[0]!.inference).toEqual({ ...agentDefaults, topP: 0.2 });
@@ -128,7 +153,9 @@ describe('IncludeOnlyTools and ExcludeTool', () => {
   const offered = (tools: readonly { name: string }[]) => tools.map((t) => t.name).sort();
 
   it('unions the include lists of several plugins, then applies exclusions', async () => {
-    const includeA = actionsAt('task.start', (ctx) => ctx.schedule(BuiltInActions.IncludeOnlyTools, ['kit.alpha', 'kit.beta']));
+    const includeA = actionsAt('task.start', (ctx) =>
+      ctx.schedule(BuiltInActions.IncludeOnlyTools, ['kit.alpha', 'kit.beta']),
+    );
     @Plugin({ name: 'policy2', version: '1.0.0' })
     class Second {
       @Hook('task.start') start(_v: unknown, ctx: HookContext) {

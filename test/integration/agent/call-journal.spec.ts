@@ -1,6 +1,17 @@
 import 'reflect-metadata';
 import { IsInt } from 'class-validator';
-import { Hook, MemoryStore, Plugin, ScriptedModel, suspend, Tool, Trellis, TrellisError, type ToolCallInfo, type ToolContext } from '../../../index.js';
+import {
+  Hook,
+  MemoryStore,
+  Plugin,
+  ScriptedModel,
+  suspend,
+  Tool,
+  Trellis,
+  TrellisError,
+  type ToolCallInfo,
+  type ToolContext,
+} from '../../../index.js';
 import type { SessionCheckpoint, StepAppend } from '../../../stores.js';
 import type { SuspensionRecord } from '../../../host.js';
 
@@ -19,7 +30,12 @@ class Bank {
     return `paid ${input.amount}`;
   }
 
-  @Tool({ name: 'bank.quote', description: 'Quotes a price. Needs approval; safe to repeat.', input: PayInput, idempotent: true })
+  @Tool({
+    name: 'bank.quote',
+    description: 'Quotes a price. Needs approval; safe to repeat.',
+    input: PayInput,
+    idempotent: true,
+  })
   quote(input: PayInput, ctx: ToolContext) {
     ledger.push({ tool: 'bank.quote', amount: input.amount, key: ctx.idempotencyKey });
     return `quote ${input.amount}`;
@@ -53,7 +69,12 @@ class DyingStore extends MemoryStore {
   }
 }
 
-const twoCalls = { toolCalls: [{ id: 'p1', name: 'bank.pay', args: { amount: 500 } }, { id: 'q1', name: 'bank.quote', args: { amount: 7 } }] };
+const twoCalls = {
+  toolCalls: [
+    { id: 'p1', name: 'bank.pay', args: { amount: 500 } },
+    { id: 'q1', name: 'bank.quote', args: { amount: 7 } },
+  ],
+};
 
 @Plugin({ name: 'gate', version: '1.0.0' })
 class GatePlugin {
@@ -82,12 +103,24 @@ describe('the call journal: approved means it runs once, and the record says wha
     const first = await open(store, [twoCalls]);
     await first.session.send('pay');
     store.failAfter = 1; // the claim is saved, then the process dies before the first call starts
-    await expect(first.session.resume({ decisions: [{ callId: 'p1', decision: 'approve' }, { callId: 'q1', decision: 'reject' }] })).rejects.toThrow();
+    await expect(
+      first.session.resume({
+        decisions: [
+          { callId: 'p1', decision: 'approve' },
+          { callId: 'q1', decision: 'reject' },
+        ],
+      }),
+    ).rejects.toThrow();
     expect(ledger).toEqual([]);
 
     store.failAfter = Infinity;
     const second = await open(store, ['Paid.']);
-    const result = await second.session.resume({ decisions: [{ callId: 'p1', decision: 'approve' }, { callId: 'q1', decision: 'reject' }] });
+    const result = await second.session.resume({
+      decisions: [
+        { callId: 'p1', decision: 'approve' },
+        { callId: 'q1', decision: 'reject' },
+      ],
+    });
 
     expect(result.status).toBe('completed');
     expect(ledger).toEqual([{ tool: 'bank.pay', amount: 500, key: 's1:0:1:0' }]);
@@ -99,7 +132,14 @@ describe('the call journal: approved means it runs once, and the record says wha
     const first = await open(store, [twoCalls]);
     await first.session.send('pay');
     store.failAfter = 3; // claim, p1 started, p1 finished; then dies before q1 starts
-    await expect(first.session.resume({ decisions: [{ callId: 'p1', decision: 'approve' }, { callId: 'q1', decision: 'approve' }] })).rejects.toThrow();
+    await expect(
+      first.session.resume({
+        decisions: [
+          { callId: 'p1', decision: 'approve' },
+          { callId: 'q1', decision: 'approve' },
+        ],
+      }),
+    ).rejects.toThrow();
     expect(ledger.map((l) => l.tool)).toEqual(['bank.pay']);
 
     store.failAfter = Infinity;
@@ -120,22 +160,42 @@ describe('the call journal: approved means it runs once, and the record says wha
     const first = await open(store, [twoCalls]);
     await first.session.send('pay');
     store.failAfter = 2; // claim, p1 started; p1 runs; the process dies before its result is saved
-    await expect(first.session.resume({ decisions: [{ callId: 'p1', decision: 'approve' }, { callId: 'q1', decision: 'reject' }] })).rejects.toThrow();
+    await expect(
+      first.session.resume({
+        decisions: [
+          { callId: 'p1', decision: 'approve' },
+          { callId: 'q1', decision: 'reject' },
+        ],
+      }),
+    ).rejects.toThrow();
     expect(ledger).toEqual([{ tool: 'bank.pay', amount: 500, key: 's1:0:1:0' }]);
 
     store.failAfter = Infinity;
     const second = await open(store, ['Paid after a retry.']);
     // What a reviewer is shown after the crash is what resume takes: retry or skip for p1.
     expect(await second.session.pending()).toEqual([
-      expect.objectContaining({ callId: 'p1', ticket: expect.objectContaining({ allowedDecisions: ['retry', 'skip'], data: expect.objectContaining({ interrupted: true }) }) }),
+      expect.objectContaining({
+        callId: 'p1',
+        ticket: expect.objectContaining({
+          allowedDecisions: ['retry', 'skip'],
+          data: expect.objectContaining({ interrupted: true }),
+        }),
+      }),
       expect.objectContaining({ callId: 'q1' }),
     ]);
     // Approving again is not enough: nobody knows whether the payment happened.
     const waiting = await second.session.resume({ decisions: [{ callId: 'q1', decision: 'reject' }] });
     expect(waiting.status).toBe('suspended');
-    expect(waiting.suspended).toEqual([expect.objectContaining({ callId: 'p1', ticket: expect.objectContaining({ allowedDecisions: ['retry', 'skip'] }) })]);
+    expect(waiting.suspended).toEqual([
+      expect.objectContaining({
+        callId: 'p1',
+        ticket: expect.objectContaining({ allowedDecisions: ['retry', 'skip'] }),
+      }),
+    ]);
     expect(waiting.suspended![0]!.ticket.message).toMatch(/may or may not have run/);
-    const refused = await second.session.resume({ decisions: [{ callId: 'p1', decision: 'approve' }] }).catch((e: unknown) => e);
+    const refused = await second.session
+      .resume({ decisions: [{ callId: 'p1', decision: 'approve' }] })
+      .catch((e: unknown) => e);
     expect(TrellisError.is(refused, 'InvalidDecision')).toBe(true);
     expect(ledger).toHaveLength(1);
 
@@ -153,29 +213,55 @@ describe('the call journal: approved means it runs once, and the record says wha
     const first = await open(store, [{ toolCalls: [{ id: 'p1', name: 'bank.pay', args: { amount: 40 } }] }]);
     await first.session.send('pay');
     store.failAfter = 2; // claim, started; the call runs; the process dies before its result is saved
-    await expect(first.session.resume({ key: 'job-a', decisions: [{ callId: 'p1', decision: 'approve' }] })).rejects.toThrow();
+    await expect(
+      first.session.resume({ key: 'job-a', decisions: [{ callId: 'p1', decision: 'approve' }] }),
+    ).rejects.toThrow();
     // The same resume again (a queued job run again after its worker died): the approval is spent.
     store.failAfter = Infinity;
-    const again = await (await open(store, [])).session.resume({ key: 'job-a', decisions: [{ callId: 'p1', decision: 'approve' }] });
+    const again = await (
+      await open(store, [])
+    ).session.resume({ key: 'job-a', decisions: [{ callId: 'p1', decision: 'approve' }] });
     expect(again.status).toBe('suspended');
-    expect(again.suspended).toEqual([expect.objectContaining({ callId: 'p1', ticket: expect.objectContaining({ allowedDecisions: ['retry', 'skip'], data: expect.objectContaining({ spentBy: 'job-a' }) }) })]);
+    expect(again.suspended).toEqual([
+      expect.objectContaining({
+        callId: 'p1',
+        ticket: expect.objectContaining({
+          allowedDecisions: ['retry', 'skip'],
+          data: expect.objectContaining({ spentBy: 'job-a' }),
+        }),
+      }),
+    ]);
     expect(ledger).toHaveLength(1);
 
     // A human says retry; the process dies inside the retried call too.
     const third = await open(store, []);
     store.failAfter = 2;
-    await expect(third.session.resume({ key: 'job-b', decisions: [{ callId: 'p1', decision: 'retry' }] })).rejects.toThrow();
+    await expect(
+      third.session.resume({ key: 'job-b', decisions: [{ callId: 'p1', decision: 'retry' }] }),
+    ).rejects.toThrow();
     expect(ledger).toHaveLength(2);
     store.failAfter = Infinity;
     // The retry job run again does not run the call a third time: it asks again.
     for (let replay = 0; replay < 3; replay++) {
-      const replayed = await (await open(store, [])).session.resume({ key: 'job-b', decisions: [{ callId: 'p1', decision: 'retry' }] });
+      const replayed = await (
+        await open(store, [])
+      ).session.resume({ key: 'job-b', decisions: [{ callId: 'p1', decision: 'retry' }] });
       expect(replayed.status).toBe('suspended');
-      expect(replayed.suspended).toEqual([expect.objectContaining({ callId: 'p1', ticket: expect.objectContaining({ allowedDecisions: ['retry', 'skip'], data: expect.objectContaining({ spentBy: 'job-b' }) }) })]);
+      expect(replayed.suspended).toEqual([
+        expect.objectContaining({
+          callId: 'p1',
+          ticket: expect.objectContaining({
+            allowedDecisions: ['retry', 'skip'],
+            data: expect.objectContaining({ spentBy: 'job-b' }),
+          }),
+        }),
+      ]);
     }
     expect(ledger).toHaveLength(2);
     // A new decision (another key) is a new decision: it runs, once, under the same idempotency key.
-    const done = await (await open(store, ['Paid.'])).session.resume({ key: 'job-c', decisions: [{ callId: 'p1', decision: 'retry' }] });
+    const done = await (
+      await open(store, ['Paid.'])
+    ).session.resume({ key: 'job-c', decisions: [{ callId: 'p1', decision: 'retry' }] });
     expect(done.status).toBe('completed');
     expect(ledger).toEqual([0, 1, 2].map(() => ({ tool: 'bank.pay', amount: 40, key: 's1:0:1:0' })));
   });
@@ -213,6 +299,6 @@ describe('the call journal: approved means it runs once, and the record says wha
       { tool: 'bank.quote', amount: 3, key: 's1:0:1:0' },
     ]);
     const stored = (await store.load('s1'))!;
-    expect((stored.suspension as SuspensionRecord | null)).toBeNull();
+    expect(stored.suspension as SuspensionRecord | null).toBeNull();
   });
 });

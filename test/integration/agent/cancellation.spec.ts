@@ -1,5 +1,15 @@
 import 'reflect-metadata';
-import { Trellis, Plugin, Tool, Hook, StateKey, ScriptedModel, MemoryStore, type HookContext, type ToolContext } from '../../../index.js';
+import {
+  Trellis,
+  Plugin,
+  Tool,
+  Hook,
+  StateKey,
+  ScriptedModel,
+  MemoryStore,
+  type HookContext,
+  type ToolContext,
+} from '../../../index.js';
 
 class NoInput {}
 
@@ -70,7 +80,15 @@ describe('cancellation with an AbortSignal', () => {
   });
 
   it('during a tool: the tool sees its signal abort; cancelled, state rolled back, nothing appended', async () => {
-    const model = new ScriptedModel([{ toolCalls: [{ name: 'cx.slow', args: {} }, { name: 'cx.after', args: {} }] }, 'never']);
+    const model = new ScriptedModel([
+      {
+        toolCalls: [
+          { name: 'cx.slow', args: {} },
+          { name: 'cx.after', args: {} },
+        ],
+      },
+      'never',
+    ]);
     const { session } = await setup(model, 1);
     const controller = new AbortController();
     toolStarted = () => setTimeout(() => controller.abort(), 10);

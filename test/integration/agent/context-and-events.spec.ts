@@ -56,7 +56,8 @@ class NosyPlugin {
   }
 }
 
-const findThenAnswer = () => new ScriptedModel([{ toolCalls: [{ name: 'look.find', args: { q: 'cats' } }] }, 'Found cats.']);
+const findThenAnswer = () =>
+  new ScriptedModel([{ toolCalls: [{ name: 'look.find', args: { q: 'cats' } }] }, 'Found cats.']);
 
 beforeEach(() => {
   users = [];
@@ -68,7 +69,9 @@ describe('declared context', () => {
   it('a tool @Requires a host key and gets it from the session context', async () => {
     const app = Trellis.create();
     await app.install(LookupPlugin);
-    const session = app.agent({ name: 'c', model: findThenAnswer(), instructions: 'x' }).session('s', { context: { 'app.user_id': 'u-42' } });
+    const session = app
+      .agent({ name: 'c', model: findThenAnswer(), instructions: 'x' })
+      .session('s', { context: { 'app.user_id': 'u-42' } });
 
     const result = await session.send('find cats');
 
@@ -79,7 +82,9 @@ describe('declared context', () => {
   it('turn-level context given to send() is nearer than the session level', async () => {
     const app = Trellis.create();
     await app.install(LookupPlugin);
-    const session = app.agent({ name: 'c', model: findThenAnswer(), instructions: 'x' }).session('s', { context: { 'app.user_id': 'u-42' } });
+    const session = app
+      .agent({ name: 'c', model: findThenAnswer(), instructions: 'x' })
+      .session('s', { context: { 'app.user_id': 'u-42' } });
     await session.send('find cats', { context: { 'app.user_id': 'u-7' } });
     expect(users).toEqual(['u-7']);
   });
@@ -95,7 +100,9 @@ describe('declared context', () => {
     expect(result.status).toBe('completed');
     expect(users).toEqual([]);
     expect(result.toolCalls[0]).toMatchObject({ ok: false, error: { code: 'MissingContext' } });
-    const seen = JSON.parse(model.calls[1]!.messages.find((m) => m.role === 'tool')!.content) as { error: { code: string; message: string } };
+    const seen = JSON.parse(model.calls[1]!.messages.find((m) => m.role === 'tool')!.content) as {
+      error: { code: string; message: string };
+    };
     expect(seen.error.code).toBe('MissingContext');
     expect(seen.error.message).toContain("'app.user_id'");
     expect(seen.error.message).toMatch(/session/);
@@ -114,7 +121,9 @@ describe('declared context', () => {
     await app.install(LookupPlugin);
     await app.install(ReaderPlugin);
     await app.install(NosyPlugin);
-    const session = app.agent({ name: 'c', model: findThenAnswer(), instructions: 'x' }).session('s', { context: { 'app.user_id': 'u-1' } });
+    const session = app
+      .agent({ name: 'c', model: findThenAnswer(), instructions: 'x' })
+      .session('s', { context: { 'app.user_id': 'u-1' } });
 
     await session.send('find cats');
 
@@ -127,7 +136,9 @@ describe('declared context', () => {
     await app.install(LookupPlugin);
     await app.install(ReaderPlugin);
     const model = new ScriptedModel([{ toolCalls: [{ name: 'look.find', args: { q: 'a' } }] }, 'one', 'two']);
-    const session = app.agent({ name: 'c', model, instructions: 'x' }).session('s', { context: { 'app.user_id': 'u-1' } });
+    const session = app
+      .agent({ name: 'c', model, instructions: 'x' })
+      .session('s', { context: { 'app.user_id': 'u-1' } });
     await session.send('first');
     await session.send('second');
     expect(seenResults).toHaveLength(3);
@@ -147,7 +158,10 @@ describe('session.events$', () => {
       }
     }
     await app.install(SlowPlugin);
-    const model = new ScriptedModel([{ toolCalls: [{ name: 'slow.op', args: { q: 'x' }, id: 'k1' }] }, 'The answer is here.']);
+    const model = new ScriptedModel([
+      { toolCalls: [{ name: 'slow.op', args: { q: 'x' }, id: 'k1' }] },
+      'The answer is here.',
+    ]);
     const session = app.agent({ name: 'c', model, instructions: 'x' }).session('s');
     const events: TrellisEvent[] = [];
     session.events$.subscribe((e) => events.push(e));
@@ -155,14 +169,25 @@ describe('session.events$', () => {
     await session.send('go');
 
     const kinds = events.map((e) => e.type).filter((t) => t !== 'model.delta');
-    expect(kinds).toEqual(['turn.started', 'round.started', 'round.finished', 'tool.started', 'tool.finished', 'round.started', 'round.finished', 'turn.finished']);
+    expect(kinds).toEqual([
+      'turn.started',
+      'round.started',
+      'round.finished',
+      'tool.started',
+      'tool.finished',
+      'round.started',
+      'round.finished',
+      'turn.finished',
+    ]);
     const finished = events.find((e) => e.type === 'tool.finished') as Extract<TrellisEvent, { type: 'tool.finished' }>;
     expect(finished).toMatchObject({ callId: 'k1', tool: 'slow.op', ok: true });
     expect(finished.durationMs).toBeGreaterThanOrEqual(15);
     expect(events.find((e) => e.type === 'round.finished')).toMatchObject({ round: 1, model: 'scripted' });
     // The text of round 2 arrives in pieces between its round boundaries.
     const secondRound = events.slice(events.findIndex((e, i) => e.type === 'round.started' && i > 2));
-    const text = secondRound.filter((e): e is Extract<TrellisEvent, { type: 'model.delta' }> => e.type === 'model.delta').map((e) => (e.delta.type === 'text' ? e.delta.text : ''));
+    const text = secondRound
+      .filter((e): e is Extract<TrellisEvent, { type: 'model.delta' }> => e.type === 'model.delta')
+      .map((e) => (e.delta.type === 'text' ? e.delta.text : ''));
     expect(text.length).toBeGreaterThan(1);
     expect(text.join('')).toBe('The answer is here.');
     expect(events.every((e) => !('sessionId' in e) || e.sessionId === 's')).toBe(true);

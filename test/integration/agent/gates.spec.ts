@@ -41,7 +41,9 @@ class GatedPlugin {
   }
 }
 
-const calls = (...ns: number[]): ScriptedReply => ({ toolCalls: ns.map((n) => ({ name: 'g.op', args: { n }, id: `c${n}` })) });
+const calls = (...ns: number[]): ScriptedReply => ({
+  toolCalls: ns.map((n) => ({ name: 'g.op', args: { n }, id: `c${n}` })),
+});
 
 async function setup(script: ScriptedReply[], toolConcurrency = 4) {
   const app = Trellis.create();
@@ -101,7 +103,9 @@ describe('Suspend and resume', () => {
     const result = await session.send('go');
 
     expect(result.status).toBe('suspended');
-    expect(result.suspended).toEqual([{ callId: 'c1', tool: 'g.op', arguments: '{"n":1}', ticket: { message: 'Approve op 1?' } }]);
+    expect(result.suspended).toEqual([
+      { callId: 'c1', tool: 'g.op', arguments: '{"n":1}', ticket: { message: 'Approve op 1?' } },
+    ]);
     expect(ran).toEqual([2]);
     expect(model.calls).toHaveLength(1);
     expect(session.suspended).toBe(true);
@@ -109,7 +113,11 @@ describe('Suspend and resume', () => {
     // What the waiting call came from, for a client to show before the decision; committed with the turn.
     expect(session.pendingMessages).toEqual([
       { role: 'user', content: 'go' },
-      { role: 'assistant', content: '', toolCalls: [expect.objectContaining({ id: 'c1' }), expect.objectContaining({ id: 'c2' })] },
+      {
+        role: 'assistant',
+        content: '',
+        toolCalls: [expect.objectContaining({ id: 'c1' }), expect.objectContaining({ id: 'c2' })],
+      },
       { role: 'tool', toolCallId: 'c2', name: 'g.op', content: 'did 2' },
     ]);
     await session.resume({ decisions: [{ callId: 'c1', decision: 'approve' }] });
@@ -127,7 +135,10 @@ describe('Suspend and resume', () => {
     expect(result.reply).toBe('both done');
     expect(ran).toEqual([2, 1]);
     const toolMessages = model.calls[1]!.messages.filter((m) => m.role === 'tool');
-    expect(toolMessages.map((m) => [m.toolCallId, m.content])).toEqual([['c1', 'did 1'], ['c2', 'did 2']]);
+    expect(toolMessages.map((m) => [m.toolCallId, m.content])).toEqual([
+      ['c1', 'did 1'],
+      ['c2', 'did 2'],
+    ]);
     expect(session.suspended).toBe(false);
     expect(session.transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'assistant']);
   });
@@ -141,7 +152,14 @@ describe('Suspend and resume', () => {
 
     await session.resume({ decisions: [{ callId: 'c1', decision: 'approve' }] });
 
-    expect(types.filter((t) => t !== 'model.delta')).toEqual(['turn.started', 'tool.started', 'tool.finished', 'round.started', 'round.finished', 'turn.finished']);
+    expect(types.filter((t) => t !== 'model.delta')).toEqual([
+      'turn.started',
+      'tool.started',
+      'tool.finished',
+      'round.started',
+      'round.finished',
+      'turn.finished',
+    ]);
   });
 
   it('reject never runs the call, and the model sees Rejected with the message', async () => {
@@ -180,12 +198,19 @@ describe('Suspend and resume', () => {
     expect(model.calls).toHaveLength(1);
 
     // c1 again (already applied) alongside the decision still missing.
-    const second = await session.resume({ decisions: [{ callId: 'c1', decision: 'approve' }, { callId: 'c2', decision: 'approve' }] });
+    const second = await session.resume({
+      decisions: [
+        { callId: 'c1', decision: 'approve' },
+        { callId: 'c2', decision: 'approve' },
+      ],
+    });
     expect(second.status).toBe('completed');
     expect(ran).toEqual([1, 2]);
     expect(toolContents(model.calls[1]!.messages)).toEqual({ c1: 'did 1', c2: 'did 2' });
 
-    await expect(session.resume({ decisions: [{ callId: 'c1', decision: 'approve' }] })).rejects.toMatchObject({ code: 'InvalidDecision' });
+    await expect(session.resume({ decisions: [{ callId: 'c1', decision: 'approve' }] })).rejects.toMatchObject({
+      code: 'InvalidDecision',
+    });
     expect(ran).toEqual([1, 2]);
   });
 
@@ -207,7 +232,9 @@ describe('Suspend and resume', () => {
     const { session } = await setup([calls(1), 'ok']);
     await session.send('go');
 
-    await expect(session.resume({ decisions: [{ callId: 'c1', decision: 'edit', args: { n: 5 } }] })).rejects.toMatchObject({ code: 'InvalidDecision' });
+    await expect(
+      session.resume({ decisions: [{ callId: 'c1', decision: 'edit', args: { n: 5 } }] }),
+    ).rejects.toMatchObject({ code: 'InvalidDecision' });
     expect(ran).toEqual([]);
     expect(session.suspended).toBe(true);
     // Still decidable with an allowed decision.
@@ -220,7 +247,9 @@ describe('Suspend and resume', () => {
     rule = () => suspend('Approve?');
     const { session } = await setup([calls(1), 'ok']);
     await session.send('go');
-    await expect(session.resume({ decisions: [{ callId: 'c7', decision: 'approve' }] })).rejects.toMatchObject({ code: 'InvalidDecision' });
+    await expect(session.resume({ decisions: [{ callId: 'c7', decision: 'approve' }] })).rejects.toMatchObject({
+      code: 'InvalidDecision',
+    });
     expect(ran).toEqual([]);
   });
 
@@ -241,7 +270,9 @@ describe('Suspend and resume', () => {
     // The model's next request is well formed: every tool call has its tool message.
     const roles = model.calls[1]!.messages.map((m) => m.role);
     expect(roles).toEqual(['system', 'user', 'assistant', 'tool', 'tool', 'user']);
-    await expect(session.resume({ decisions: [{ callId: 'c1', decision: 'approve' }] })).rejects.toMatchObject({ code: 'InvalidDecision' });
+    await expect(session.resume({ decisions: [{ callId: 'c1', decision: 'approve' }] })).rejects.toMatchObject({
+      code: 'InvalidDecision',
+    });
     expect(ran).toEqual([2]);
   });
 
@@ -255,7 +286,8 @@ describe('Suspend and resume', () => {
         ctx.schedule(BuiltInActions.SetInferenceOverride, { temperature: 0.3 });
         return instructions;
       }
-      @Hook('memory.read') @Requires({ key: 'g.op.result', optional: true })
+      @Hook('memory.read')
+      @Requires({ key: 'g.op.result', optional: true })
       recall(_p: unknown, ctx: HookContext) {
         const last = ctx.get<{ callId: string }[]>('trellis.last_tool_results');
         seen.push([ctx.deps['g.op.result'], last?.map((r) => r.callId)]);
@@ -273,10 +305,13 @@ describe('Suspend and resume', () => {
     expect(model.calls[1]!.messages.slice(0, 2).map((m) => m.content)).toEqual(['x', 'Be brief.']);
     expect(model.calls[1]!.inference).toEqual({ temperature: 0.3 });
     // c2 ran before the suspension, c1 after the resume: both are in the restored turn.
-    expect(seen).toEqual([[undefined, undefined], ['did 1', ['c2', 'c1']]]);
+    expect(seen).toEqual([
+      [undefined, undefined],
+      ['did 1', ['c2', 'c1']],
+    ]);
   });
 
-  it("a done(...) from a call that ran before the others were decided still ends the turn", async () => {
+  it('a done(...) from a call that ran before the others were decided still ends the turn', async () => {
     rule = (n) => (n === 1 ? suspend('Approve op 1?') : undefined);
     const { model, session } = await setup([calls(1, 0), 'never asked']);
     const first = await session.send('go');

@@ -78,7 +78,10 @@ beforeEach(() => {
 
 describe('message.received', () => {
   it("block(reason) ends the turn 'blocked' before the model is asked or task.start runs", async () => {
-    const { model, result, session } = await run(hookPlugin('message.received', () => block('spam')), ['never']);
+    const { model, result, session } = await run(
+      hookPlugin('message.received', () => block('spam')),
+      ['never'],
+    );
     expect(result).toMatchObject({ status: 'blocked', rounds: 0, error: { code: 'Blocked', message: 'spam' } });
     expect(model.calls).toHaveLength(0);
     expect(taskEnds).toEqual([]);
@@ -86,7 +89,10 @@ describe('message.received', () => {
   });
 
   it('a returned string replaces the message the model sees', async () => {
-    const { model } = await run(hookPlugin('message.received', (m: string) => m.toUpperCase()), ['ok']);
+    const { model } = await run(
+      hookPlugin('message.received', (m: string) => m.toUpperCase()),
+      ['ok'],
+    );
     expect(model.calls[0]!.messages.at(-1)).toEqual({ role: 'user', content: 'HELLO' });
   });
 });
@@ -125,10 +131,15 @@ describe('a throwing hook', () => {
 
 describe('tool.before_call', () => {
   it('block(reason) stops that call with a Blocked result; the turn goes on', async () => {
-    const { model, result } = await run(hookPlugin('tool.before_call', (call: ToolCallInfo) => (call.tool === 'work.do' ? block('not now') : undefined)), workThenAnswer);
+    const { model, result } = await run(
+      hookPlugin('tool.before_call', (call: ToolCallInfo) => (call.tool === 'work.do' ? block('not now') : undefined)),
+      workThenAnswer,
+    );
     expect(ran).toEqual([]);
     expect(result.status).toBe('completed');
-    const seen = JSON.parse(model.calls[1]!.messages.find((m) => m.role === 'tool')!.content) as { error: { code: string; message: string } };
+    const seen = JSON.parse(model.calls[1]!.messages.find((m) => m.role === 'tool')!.content) as {
+      error: { code: string; message: string };
+    };
     expect(seen.error.code).toBe('Blocked');
     expect(seen.error.message).toContain('not now');
   });
@@ -137,7 +148,9 @@ describe('tool.before_call', () => {
     @Plugin({ name: 'argy', version: '1.0.0' })
     class Argy {
       @Tool({ name: 'argy.echo', description: 'Echoes. Tests only.', input: NoInput })
-      echo(input: NoInput) { return input; }
+      echo(input: NoInput) {
+        return input;
+      }
     }
     const app = Trellis.create();
     await app.install(Argy);
@@ -151,29 +164,50 @@ describe('tool.before_call', () => {
 describe('memory.read, tool.register, tool.select, llm.after', () => {
   it('memory.read contributions appear in the request before the transcript', async () => {
     const recalled: ChatMessage = { role: 'system', content: 'User likes cats.' };
-    const { model } = await run(hookPlugin('memory.read', () => [recalled]), ['ok']);
-    expect(model.calls[0]!.messages).toEqual([{ role: 'system', content: 'x' }, recalled, { role: 'user', content: 'hello' }]);
+    const { model } = await run(
+      hookPlugin('memory.read', () => [recalled]),
+      ['ok'],
+    );
+    expect(model.calls[0]!.messages).toEqual([
+      { role: 'system', content: 'x' },
+      recalled,
+      { role: 'user', content: 'hello' },
+    ]);
   });
 
   it("tool.register adds a tool of a plugin outside the agent's filter, for that round, and it can be called", async () => {
-    const { model, result } = await run(hookPlugin('tool.register', () => 'extra.tool'), [{ toolCalls: [{ name: 'extra.tool', args: {} }] }, 'ok'], ['work', 'policy', 'watch']);
+    const { model, result } = await run(
+      hookPlugin('tool.register', () => 'extra.tool'),
+      [{ toolCalls: [{ name: 'extra.tool', args: {} }] }, 'ok'],
+      ['work', 'policy', 'watch'],
+    );
     expect(model.calls[0]!.tools.map((t) => t.name)).toEqual(['work.do', 'extra.tool']);
     expect(ran).toEqual(['extra.tool']);
     expect(result.toolCalls[0]).toMatchObject({ ok: true, value: 'extra' });
   });
 
   it("without tool.register, a filtered-out plugin's tools are not offered", async () => {
-    const { model } = await run(hookPlugin('task.start', () => undefined), ['ok'], ['work', 'policy']);
+    const { model } = await run(
+      hookPlugin('task.start', () => undefined),
+      ['ok'],
+      ['work', 'policy'],
+    );
     expect(model.calls[0]!.tools.map((t) => t.name)).toEqual(['work.do']);
   });
 
   it('tool.select may narrow the candidate list', async () => {
-    const { model } = await run(hookPlugin('tool.select', (tools: { name: string }[]) => tools.filter((t) => t.name !== 'work.do')), ['ok']);
+    const { model } = await run(
+      hookPlugin('tool.select', (tools: { name: string }[]) => tools.filter((t) => t.name !== 'work.do')),
+      ['ok'],
+    );
     expect(model.calls[0]!.tools.map((t) => t.name)).toEqual(['extra.tool']);
   });
 
   it('llm.after may rewrite the response before the loop acts on it', async () => {
-    const { result } = await run(hookPlugin('llm.after', (r: ModelResponse) => ({ ...r, toolCalls: [], text: 'rewritten' })), workThenAnswer);
+    const { result } = await run(
+      hookPlugin('llm.after', (r: ModelResponse) => ({ ...r, toolCalls: [], text: 'rewritten' })),
+      workThenAnswer,
+    );
     expect(result).toMatchObject({ status: 'completed', reply: 'rewritten', rounds: 1 });
     expect(ran).toEqual([]);
   });
@@ -181,14 +215,24 @@ describe('memory.read, tool.register, tool.select, llm.after', () => {
 
 describe('message.sending', () => {
   it('a returned string replaces the reply, in the result and the transcript', async () => {
-    const { result, session } = await run(hookPlugin('message.sending', (reply: string) => `${reply} (checked)`), ['answer']);
+    const { result, session } = await run(
+      hookPlugin('message.sending', (reply: string) => `${reply} (checked)`),
+      ['answer'],
+    );
     expect(result.reply).toBe('answer (checked)');
     expect(session.transcript.at(-1)).toEqual({ role: 'assistant', content: 'answer (checked)' });
   });
 
   it("cancel(reason) ends the turn 'cancelled' with no reply; the cancelled reply is not in the transcript", async () => {
-    const { result, session } = await run(hookPlugin('message.sending', () => cancel('unsafe')), ['answer']);
-    expect(result).toMatchObject({ status: 'cancelled', reply: undefined, error: { code: 'ReplyCancelled', message: 'unsafe' } });
+    const { result, session } = await run(
+      hookPlugin('message.sending', () => cancel('unsafe')),
+      ['answer'],
+    );
+    expect(result).toMatchObject({
+      status: 'cancelled',
+      reply: undefined,
+      error: { code: 'ReplyCancelled', message: 'unsafe' },
+    });
     expect(session.transcript).toEqual([]);
     expect(taskEnds).toEqual([expect.objectContaining({ status: 'cancelled' })]);
   });
@@ -199,7 +243,10 @@ describe('task.end', () => {
     ['completed', ['ok'], 'completed'],
     ['failed', [new Error('model down') as never], 'failed'],
   ])('runs once when the turn %s', async (_what, script, status) => {
-    await run(hookPlugin('task.start', () => undefined), script);
+    await run(
+      hookPlugin('task.start', () => undefined),
+      script,
+    );
     expect(taskEnds).toEqual([expect.objectContaining({ status })]);
   });
 });

@@ -22,9 +22,13 @@ async function open(store: MemoryStore, replies: (string | object)[]) {
 }
 
 /** What the tool answered in the latest round the model saw. */
-const lastToolAnswer = (model: ScriptedModel) => model.calls.at(-1)!.messages.filter((m) => m.role === 'tool').at(-1)!.content;
+const lastToolAnswer = (model: ScriptedModel) =>
+  model.calls
+    .at(-1)!
+    .messages.filter((m) => m.role === 'tool')
+    .at(-1)!.content;
 
-describe('host context is the host\'s statement about this request', () => {
+describe("host context is the host's statement about this request", () => {
   it('is never read back from the store: a reopened session has only what the host says now', async () => {
     const store = new MemoryStore();
     const first = await open(store, [ask, 'ok']);

@@ -55,7 +55,12 @@ beforeEach(() => {
 
 describe('middleware order', () => {
   it('runs app-wide, then plugin, then install-option, then method middleware; the first declared is outermost', async () => {
-    const app = Trellis.create({ middleware: [{ type: Label, options: { label: 'app1' } }, { type: Label, options: { label: 'app2' } }] });
+    const app = Trellis.create({
+      middleware: [
+        { type: Label, options: { label: 'app1' } },
+        { type: Label, options: { label: 'app2' } },
+      ],
+    });
     await app.install(LayersPlugin, { middleware: [{ type: Label, options: { label: 'install' } }] });
     const model = new ScriptedModel([{ toolCalls: [{ name: 'layers.run', args: {} }] }, 'done']);
 
@@ -79,7 +84,9 @@ describe('middleware order', () => {
     class BadPlugin {
       @Tool({ name: 'badmw.run', description: 'Runs. Tests only.', input: NoInput })
       @Middleware(Label, { nope: true })
-      run() { return 1; }
+      run() {
+        return 1;
+      }
     }
     const app = Trellis.create();
     await expect(app.install(BadPlugin)).rejects.toMatchObject({ code: 'InvalidOptions' });

@@ -8,11 +8,16 @@ describe('model: [primary, fallback]', () => {
   it('moves on to the next model after a retryable failure; usage is counted for the model that answered', async () => {
     const app = Trellis.create();
     const primary = new ScriptedModel([retryable()], { name: 'primary' });
-    const backup = new ScriptedModel([{ text: 'from backup', usage: { inputTokens: 7, outputTokens: 3 } }], { name: 'backup' });
+    const backup = new ScriptedModel([{ text: 'from backup', usage: { inputTokens: 7, outputTokens: 3 } }], {
+      name: 'backup',
+    });
     const events: TrellisEvent[] = [];
     const sub = app.events$.subscribe((e) => events.push(e));
 
-    const result = await app.agent({ name: 'f', model: [primary, backup], instructions: 'x' }).session('s').send('hi');
+    const result = await app
+      .agent({ name: 'f', model: [primary, backup], instructions: 'x' })
+      .session('s')
+      .send('hi');
     sub.unsubscribe();
 
     expect(result).toMatchObject({ status: 'completed', reply: 'from backup', rounds: 1 });
@@ -25,8 +30,17 @@ describe('model: [primary, fallback]', () => {
 
   it('counts each turn by the model that answered it, summed over its rounds', async () => {
     const app = Trellis.create();
-    const primary = new ScriptedModel([retryable(), { toolCalls: [{ name: 'none.here', args: {} }], usage: { inputTokens: 1, outputTokens: 1 } }, { text: 'primary again', usage: { inputTokens: 5, outputTokens: 5 } }], { name: 'primary' });
-    const backup = new ScriptedModel([{ text: 'from backup', usage: { inputTokens: 2, outputTokens: 2 } }], { name: 'backup' });
+    const primary = new ScriptedModel(
+      [
+        retryable(),
+        { toolCalls: [{ name: 'none.here', args: {} }], usage: { inputTokens: 1, outputTokens: 1 } },
+        { text: 'primary again', usage: { inputTokens: 5, outputTokens: 5 } },
+      ],
+      { name: 'primary' },
+    );
+    const backup = new ScriptedModel([{ text: 'from backup', usage: { inputTokens: 2, outputTokens: 2 } }], {
+      name: 'backup',
+    });
     const session = app.agent({ name: 'f', model: [primary, backup], instructions: 'x' }).session('s');
 
     const first = await session.send('one');
@@ -56,7 +70,10 @@ describe('model: [primary, fallback]', () => {
     const primary = new ScriptedModel([retryable()], { name: 'primary' });
     const backup = new ScriptedModel([retryable()], { name: 'backup' });
 
-    const result = await app.agent({ name: 'f', model: [primary, backup], instructions: 'x' }).session('s').send('hi');
+    const result = await app
+      .agent({ name: 'f', model: [primary, backup], instructions: 'x' })
+      .session('s')
+      .send('hi');
 
     expect(result.status).toBe('failed');
     expect(result.error?.message).toMatch(/primary.*backup/s);

@@ -66,7 +66,10 @@ describe('checkpoints in a MemoryStore', () => {
 
     await session.send('hi');
     const afterOne = await store.load('s1');
-    expect(afterOne!.transcript).toEqual([{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }]);
+    expect(afterOne!.transcript).toEqual([
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'hello' },
+    ]);
 
     await session.send('hi again');
     const stored = await store.load('s1');
@@ -100,7 +103,15 @@ describe('checkpoints in a MemoryStore', () => {
 });
 
 describe('resuming a suspended turn from the store (another process)', () => {
-  const script: ScriptedReply[] = [{ toolCalls: [{ name: 'mem.pay', args: { amount: 500 }, id: 'p1' }, { name: 'mem.pay', args: { amount: 5 }, id: 'p2' }] }, 'Both paid.'];
+  const script: ScriptedReply[] = [
+    {
+      toolCalls: [
+        { name: 'mem.pay', args: { amount: 500 }, id: 'p1' },
+        { name: 'mem.pay', args: { amount: 5 }, id: 'p2' },
+      ],
+    },
+    'Both paid.',
+  ];
 
   it('a new app, agent and session run the approved call exactly once and complete the turn', async () => {
     const store = new MemoryStore();
@@ -128,7 +139,9 @@ describe('resuming a suspended turn from the store (another process)', () => {
 
     // The decision again, from a third process: refused, and nothing runs twice.
     const third = await open(store, []);
-    await expect(third.session.resume({ decisions: [{ callId: 'p1', decision: 'approve' }] })).rejects.toMatchObject({ code: 'InvalidDecision' });
+    await expect(third.session.resume({ decisions: [{ callId: 'p1', decision: 'approve' }] })).rejects.toMatchObject({
+      code: 'InvalidDecision',
+    });
     expect(payments).toEqual([5, 500]);
   });
 
@@ -148,7 +161,9 @@ describe('resuming a suspended turn from the store (another process)', () => {
     });
 
     const second = await open(store, ['never']);
-    await expect(second.session.resume({ decisions: [{ callId: 'p1', decision: 'approve' }] })).rejects.toMatchObject({ code: 'InvalidCheckpoint' });
+    await expect(second.session.resume({ decisions: [{ callId: 'p1', decision: 'approve' }] })).rejects.toMatchObject({
+      code: 'InvalidCheckpoint',
+    });
 
     expect(payments).toEqual([5]);
     expect(second.model.calls).toHaveLength(0);
@@ -171,7 +186,9 @@ describe('resuming a suspended turn from the store (another process)', () => {
     });
 
     const second = await open(store, ['never']);
-    await expect(second.session.resume({ decisions: [{ callId: 'p1', decision: 'approve' }] })).rejects.toMatchObject({ code: 'InvalidCheckpoint' });
+    await expect(second.session.resume({ decisions: [{ callId: 'p1', decision: 'approve' }] })).rejects.toMatchObject({
+      code: 'InvalidCheckpoint',
+    });
     expect(payments).toEqual([5]);
   });
 
@@ -188,13 +205,17 @@ describe('resuming a suspended turn from the store (another process)', () => {
     ]);
 
     expect(payments).toEqual([5, 500]);
-    const statuses = outcomes.map((o) => (o.status === 'fulfilled' ? o.value.status : (o.reason as { code: string }).code)).sort();
+    const statuses = outcomes
+      .map((o) => (o.status === 'fulfilled' ? o.value.status : (o.reason as { code: string }).code))
+      .sort();
     expect(statuses).toEqual(['SessionBusy', 'completed']);
     expect((await store.load('s1'))!.turns[0]!.status).toBe('completed');
 
     // The loser reloads from the store on its next call: the turn is finished, nothing is left to decide.
     const loser = outcomes[0].status === 'rejected' ? b : c;
-    await expect(loser.session.resume({ decisions: [{ callId: 'p1', decision: 'approve' }] })).rejects.toMatchObject({ code: 'InvalidDecision' });
+    await expect(loser.session.resume({ decisions: [{ callId: 'p1', decision: 'approve' }] })).rejects.toMatchObject({
+      code: 'InvalidDecision',
+    });
     expect(loser.session.transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'assistant']);
     expect(payments).toEqual([5, 500]);
   });

@@ -30,7 +30,9 @@ describe('mistakes a reviewer or an agent author makes', () => {
     const session = app.agent({ name: 'a', model, instructions: 'x' }).session('s');
     expect((await session.send('pay 5')).status).toBe('suspended');
 
-    const error = await session.resume({ decisions: [{ callId: 'c1', decision: 'edit', args: { units: 0 } }] }).catch((e: unknown) => e);
+    const error = await session
+      .resume({ decisions: [{ callId: 'c1', decision: 'edit', args: { units: 0 } }] })
+      .catch((e: unknown) => e);
     expect(TrellisError.is(error, 'InvalidDecision')).toBe(true);
     expect((error as Error).message).toContain('units');
     expect(pay.runs).toEqual([]);
@@ -61,7 +63,9 @@ describe('session.pending()', () => {
     const first = Trellis.create({ store });
     await first.install(Pay);
     const model = new ScriptedModel([{ toolCalls: [{ id: 'c7', name: 'pay.send', args: { units: 2 } }] }, 'paid']);
-    expect((await first.agent({ name: 'a', model, instructions: 'x' }).session('s').send('pay 2')).status).toBe('suspended');
+    expect((await first.agent({ name: 'a', model, instructions: 'x' }).session('s').send('pay 2')).status).toBe(
+      'suspended',
+    );
 
     const second = Trellis.create({ store });
     await second.install(Pay);

@@ -1,6 +1,18 @@
 import 'reflect-metadata';
 import { IsString } from 'class-validator';
-import { Trellis, Plugin, Tool, Hook, StateKey, ScriptedModel, MemoryStore, suspend, TrellisError, type HookContext, type ToolContext } from '../../../index.js';
+import {
+  Trellis,
+  Plugin,
+  Tool,
+  Hook,
+  StateKey,
+  ScriptedModel,
+  MemoryStore,
+  suspend,
+  TrellisError,
+  type HookContext,
+  type ToolContext,
+} from '../../../index.js';
 
 class Line {
   @IsString() line!: string;
@@ -79,7 +91,18 @@ describe('session.cancel(): stopping the running turn', () => {
   });
 
   it('during a model call (no signal given): the call is aborted at once; the completed steps are kept and unanswered calls answered Cancelled', async () => {
-    const { session, store } = await setup([{ toolCalls: [{ name: 'sc.note', args: { line: 'a' } }, { name: 'sc.note', args: { line: 'b' } }] }, 'never'], 300);
+    const { session, store } = await setup(
+      [
+        {
+          toolCalls: [
+            { name: 'sc.note', args: { line: 'a' } },
+            { name: 'sc.note', args: { line: 'b' } },
+          ],
+        },
+        'never',
+      ],
+      300,
+    );
     const sending = session.send('go');
     // The first model call (300 ms) and the notes run; the second model call is in flight at ~600 ms.
     await new Promise((resolve) => setTimeout(resolve, 450));
@@ -111,14 +134,25 @@ describe('session.cancel(): stopping the running turn', () => {
   });
 
   it('with a caller signal, a running tool sees its signal abort; the unfinished call is answered Cancelled; the next turn sees a valid transcript', async () => {
-    const { session, model } = await setup([{ toolCalls: [{ name: 'sc.note', args: { line: 'a' } }, { name: 'sc.wait', args: { line: 'w' } }] }, 'next answer']);
+    const { session, model } = await setup([
+      {
+        toolCalls: [
+          { name: 'sc.note', args: { line: 'a' } },
+          { name: 'sc.wait', args: { line: 'w' } },
+        ],
+      },
+      'next answer',
+    ]);
     const controller = new AbortController();
     started = () => setTimeout(() => session.cancel(), 10);
     const result = await session.send('go', { signal: controller.signal });
     expect(result.status).toBe('cancelled');
     expect(sawAbort).toEqual(['w']);
     const tools = session.transcript.filter((m) => m.role === 'tool');
-    expect(tools.map((m) => m.content)).toEqual([expect.stringContaining('noted a'), expect.stringContaining('Cancelled')]);
+    expect(tools.map((m) => m.content)).toEqual([
+      expect.stringContaining('noted a'),
+      expect.stringContaining('Cancelled'),
+    ]);
     // The next turn asks the model with every call of the cut-off turn answered.
     const next = await session.send('again');
     expect(next.reply).toBe('next answer');
@@ -139,13 +173,26 @@ describe('session.cancel(): stopping the running turn', () => {
     const store = new MemoryStore();
     const app = Trellis.create({ store });
     await app.install(GatedPaymentsPlugin);
-    const model = new ScriptedModel([{ toolCalls: [{ name: 'gp.pay', args: { line: 'a' } }, { name: 'gp.pay', args: { line: 'b' } }] }, 'all paid']);
+    const model = new ScriptedModel([
+      {
+        toolCalls: [
+          { name: 'gp.pay', args: { line: 'a' } },
+          { name: 'gp.pay', args: { line: 'b' } },
+        ],
+      },
+      'all paid',
+    ]);
     const session = app.agent({ name: 'gp', model, instructions: 'x' }).session('s');
     const asked = await session.send('pay both');
     const [a, b] = asked.suspended!.map((p) => p.callId);
     started = () => setTimeout(() => session.cancel(), 10);
 
-    const stopped = await session.resume({ decisions: [{ callId: a!, decision: 'approve' }, { callId: b!, decision: 'approve' }] });
+    const stopped = await session.resume({
+      decisions: [
+        { callId: a!, decision: 'approve' },
+        { callId: b!, decision: 'approve' },
+      ],
+    });
     expect(paid).toEqual(['a']);
     expect(stopped.status).toBe('suspended');
     expect(stopped.toolCalls.map((c) => [c.callId, c.ok])).toEqual([[a, true]]);
@@ -155,7 +202,10 @@ describe('session.cancel(): stopping the running turn', () => {
     const done = await session.resume({ decisions: [{ callId: b!, decision: 'reject' }] });
     expect(done.reply).toBe('all paid');
     expect(paid).toEqual(['a']);
-    expect(session.transcript.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([expect.stringContaining('paid a'), expect.stringContaining('Rejected')]);
+    expect(session.transcript.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([
+      expect.stringContaining('paid a'),
+      expect.stringContaining('Rejected'),
+    ]);
   });
 
   it('abandon() gives the lease up at once while the turn runs; the turn writes nothing more (LeaseLost)', async () => {
@@ -170,7 +220,10 @@ describe('session.cancel(): stopping the running turn', () => {
     expect(await abandoned).toBe(true);
     // Another writer takes the session at once, not after the lease's TTL.
     expect(await store.acquireLease('s', 'another process', 10_000)).toBe(true);
-    const error = await turn.then(() => undefined, (e: unknown) => e);
+    const error = await turn.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(TrellisError.is(error, 'LeaseLost')).toBe(true);
     expect((await store.load('s'))?.transcript ?? []).toEqual([]);
   });

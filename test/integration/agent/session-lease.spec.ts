@@ -2,7 +2,17 @@ import 'reflect-metadata';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Hook, MemoryStore, Plugin, ScriptedModel, SqliteStore, suspend, Tool, Trellis, TrellisError } from '../../../index.js';
+import {
+  Hook,
+  MemoryStore,
+  Plugin,
+  ScriptedModel,
+  SqliteStore,
+  suspend,
+  Tool,
+  Trellis,
+  TrellisError,
+} from '../../../index.js';
 import type { SessionCheckpoint } from '../../../stores.js';
 
 class NoInput {}
@@ -25,7 +35,9 @@ class Slow {
 async function processOn(path: string, script: (string | object)[]) {
   const app = Trellis.create({ store: SqliteStore.open(path) });
   await app.install(Slow);
-  const session = app.agent({ name: 'a', model: new ScriptedModel(script as never), instructions: 'x' }).session('shared');
+  const session = app
+    .agent({ name: 'a', model: new ScriptedModel(script as never), instructions: 'x' })
+    .session('shared');
   return { app, session };
 }
 
@@ -75,9 +87,13 @@ describe('one writer per session: the store lease', () => {
       const refused = await a.session.send('x', { waitForLease: bad as number }).catch((error: unknown) => error);
       expect(TrellisError.is(refused, 'InvalidOptions')).toBe(true);
       expect((refused as TrellisError).message).toMatch(/waitForLease must be a number of milliseconds/);
-      const notResumed = await a.session.resume({ decisions: [], waitForLease: bad as number }).catch((error: unknown) => error);
+      const notResumed = await a.session
+        .resume({ decisions: [], waitForLease: bad as number })
+        .catch((error: unknown) => error);
       expect(TrellisError.is(notResumed, 'InvalidOptions')).toBe(true);
-      const notCancelled = await a.session.cancelPending({ waitForLease: bad as number }).catch((error: unknown) => error);
+      const notCancelled = await a.session
+        .cancelPending({ waitForLease: bad as number })
+        .catch((error: unknown) => error);
       expect(TrellisError.is(notCancelled, 'InvalidOptions')).toBe(true);
     }
     expect(runs).toBe(0);
@@ -90,7 +106,7 @@ describe('one writer per session: the store lease', () => {
     await a.app.stop();
   });
 
-  it('waits for the lease when asked to, then runs on the other writer\'s saved turn', async () => {
+  it("waits for the lease when asked to, then runs on the other writer's saved turn", async () => {
     const path = join(dir, 'sessions.db');
     const a = await processOn(path, [work, 'A done']);
     const b = await processOn(path, ['B done']);
@@ -127,7 +143,11 @@ class CountingStore extends MemoryStore {
     return super.releaseLease(sessionId, holder);
   }
   override async checkpoint(checkpoint: SessionCheckpoint): Promise<number> {
-    this.checkpoints.push({ turn: checkpoint.turn.index, status: checkpoint.turn.status, releaseLease: checkpoint.releaseLease });
+    this.checkpoints.push({
+      turn: checkpoint.turn.index,
+      status: checkpoint.turn.status,
+      releaseLease: checkpoint.releaseLease,
+    });
     return super.checkpoint(checkpoint);
   }
 }
@@ -145,14 +165,17 @@ class Gated {
   }
 }
 
-describe('a turn\'s lease ends with its last checkpoint', () => {
+describe("a turn's lease ends with its last checkpoint", () => {
   async function sessionOn(store: CountingStore, script: (string | object)[]) {
     const app = Trellis.create({ store });
     await app.install(Gated);
-    return { app, session: app.agent({ name: 'a', model: new ScriptedModel(script as never), instructions: 'x' }).session('s') };
+    return {
+      app,
+      session: app.agent({ name: 'a', model: new ScriptedModel(script as never), instructions: 'x' }).session('s'),
+    };
   }
 
-  it('is given up inside the turn\'s checkpoint on a store that can, with no release call of its own', async () => {
+  it("is given up inside the turn's checkpoint on a store that can, with no release call of its own", async () => {
     const store = new CountingStore(true);
     const { app, session } = await sessionOn(store, ['one', 'two']);
 
@@ -183,11 +206,30 @@ describe('a turn\'s lease ends with its last checkpoint', () => {
     const store = new CountingStore(true, false);
     const app = Trellis.create({ store });
     await app.install(Slow);
-    const session = app.agent({ name: 'a', model: new ScriptedModel([work, 'done'] as never), instructions: 'x' }).session('s');
+    const session = app
+      .agent({ name: 'a', model: new ScriptedModel([work, 'done'] as never), instructions: 'x' })
+      .session('s');
     runs = 0;
     const turn = session.send('first').catch((error: unknown) => error);
     while (runs === 0) await new Promise((resolve) => setTimeout(resolve, 5));
-    await store.checkpoint({ sessionId: 's', agent: 'a', expectedRevision: 0, state: {}, append: [], turn: { index: 0, input: 'elsewhere', status: 'completed', rounds: 1, toolCalls: 0, usage: {}, startedAt: '', endedAt: '' }, suspension: null });
+    await store.checkpoint({
+      sessionId: 's',
+      agent: 'a',
+      expectedRevision: 0,
+      state: {},
+      append: [],
+      turn: {
+        index: 0,
+        input: 'elsewhere',
+        status: 'completed',
+        rounds: 1,
+        toolCalls: 0,
+        usage: {},
+        startedAt: '',
+        endedAt: '',
+      },
+      suspension: null,
+    });
     release();
     const refused = await turn;
     expect(TrellisError.is(refused, 'StaleState')).toBe(true);
@@ -198,9 +240,12 @@ describe('a turn\'s lease ends with its last checkpoint', () => {
     await stale.app.stop();
   });
 
-  it('is kept through a resumed turn\'s earlier checkpoints and given up with its last', async () => {
+  it("is kept through a resumed turn's earlier checkpoints and given up with its last", async () => {
     const store = new CountingStore(true);
-    const { app, session } = await sessionOn(store, [{ toolCalls: [{ id: 'c1', name: 'gated.work', args: {} }] }, 'done']);
+    const { app, session } = await sessionOn(store, [
+      { toolCalls: [{ id: 'c1', name: 'gated.work', args: {} }] },
+      'done',
+    ]);
 
     const suspended = await session.send('go');
     expect(suspended.status).toBe('suspended');
@@ -223,7 +268,7 @@ describe('a turn\'s lease ends with its last checkpoint', () => {
   });
 });
 
-describe('a turn\'s own lease TTL (SendOptions.leaseTtlMs)', () => {
+describe("a turn's own lease TTL (SendOptions.leaseTtlMs)", () => {
   it('is the TTL the store is asked for, and a bad one is refused before anything runs', async () => {
     const store = new MemoryStore();
     const asked: number[] = [];
@@ -236,7 +281,9 @@ describe('a turn\'s own lease TTL (SendOptions.leaseTtlMs)', () => {
       },
     });
     const app = Trellis.create({ store });
-    const session = app.agent({ name: 'a', model: new ScriptedModel(['one', 'two']), instructions: 'x' }).session('ttl');
+    const session = app
+      .agent({ name: 'a', model: new ScriptedModel(['one', 'two']), instructions: 'x' })
+      .session('ttl');
     await session.send('first');
     await session.send('second', { leaseTtlMs: 2_500 });
     // The app's default (10 s), then the turn's own.

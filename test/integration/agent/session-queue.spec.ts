@@ -6,15 +6,13 @@ describe('turns of one session never interleave', () => {
     const store = new MemoryStore();
     const app = Trellis.create({ store });
     const log: string[] = [];
-    const model = new ScriptedModel(
-      async (request, index) => {
-        const last = request.messages.at(-1)!.content;
-        log.push(`start ${last}`);
-        await new Promise((r) => setTimeout(r, index === 0 ? 40 : 1));
-        log.push(`end ${last}`);
-        return `answer to ${last}`;
-      },
-    );
+    const model = new ScriptedModel(async (request, index) => {
+      const last = request.messages.at(-1)!.content;
+      log.push(`start ${last}`);
+      await new Promise((r) => setTimeout(r, index === 0 ? 40 : 1));
+      log.push(`end ${last}`);
+      return `answer to ${last}`;
+    });
     const session = app.agent({ name: 'q', model, instructions: 'x' }).session('s');
 
     const [first, second] = await Promise.all([session.send('one'), session.send('two')]);

@@ -2,14 +2,21 @@ import 'reflect-metadata';
 import { IsNumber } from 'class-validator';
 import { Trellis, Plugin, Tool, ScriptedModel, Hook, type ToolContext } from '../../../index.js';
 
-class AddInput { @IsNumber() a!: number; @IsNumber() b!: number; }
+class AddInput {
+  @IsNumber() a!: number;
+  @IsNumber() b!: number;
+}
 
 @Plugin({ name: 'math', version: '1.0.0' })
 class MathPlugin {
   @Tool({ name: 'math.add', description: 'Adds two numbers. Use for arithmetic.', input: AddInput })
-  add(input: AddInput, _ctx: ToolContext) { return input.a + input.b; }
+  add(input: AddInput, _ctx: ToolContext) {
+    return input.a + input.b;
+  }
   @Hook('planning.started')
-  plan(instructions: string) { return `${instructions}\nBe exact.`; }
+  plan(instructions: string) {
+    return `${instructions}\nBe exact.`;
+  }
 }
 
 describe('agent loop smoke', () => {

@@ -1,6 +1,18 @@
 import 'reflect-metadata';
 import { IsInt } from 'class-validator';
-import { Hook, MemoryStore, Plugin, ScriptedModel, Tool, Trellis, done, suspend, type ScriptedReply, type ToolCallInfo, type ToolCallRecord } from '../../../index.js';
+import {
+  Hook,
+  MemoryStore,
+  Plugin,
+  ScriptedModel,
+  Tool,
+  Trellis,
+  done,
+  suspend,
+  type ScriptedReply,
+  type ToolCallInfo,
+  type ToolCallRecord,
+} from '../../../index.js';
 
 /**
  * `TurnResult.toolCalls` and the suspension record's calls, as a host reads them: the turn
@@ -55,7 +67,12 @@ beforeEach(() => {
 
 describe('the records of a turn’s tool calls', () => {
   it('lists ok, failed, unknown-tool and done calls in the order they finished, with their rounds and keys', async () => {
-    const { agent } = await setup([calls(call('c1', 1)), calls(call('c2', 2), call('c13', 13)), calls({ id: 'cx', name: 'r.nope', args: {} }), calls(call('c0', 0))]);
+    const { agent } = await setup([
+      calls(call('c1', 1)),
+      calls(call('c2', 2), call('c13', 13)),
+      calls({ id: 'cx', name: 'r.nope', args: {} }),
+      calls(call('c0', 0)),
+    ]);
 
     const result = await agent.session('s').send('go');
 
@@ -64,7 +81,13 @@ describe('the records of a turn’s tool calls', () => {
     expect(result.toolCalls.map(timed)).toStrictEqual([
       { callId: 'c1', tool: 'r.op', round: 1, ok: true, value: 'did 1' },
       { callId: 'c2', tool: 'r.op', round: 2, ok: true, value: { n: 2 } },
-      { callId: 'c13', tool: 'r.op', round: 2, ok: false, error: { code: 'ToolFailed', message: 'r.op failed: unlucky', retryable: false } },
+      {
+        callId: 'c13',
+        tool: 'r.op',
+        round: 2,
+        ok: false,
+        error: { code: 'ToolFailed', message: 'r.op failed: unlucky', retryable: false },
+      },
       { callId: 'cx', tool: 'r.nope', round: 3, ok: false, error: expect.objectContaining({ code: 'ToolNotFound' }) },
       { callId: 'c0', tool: 'r.op', round: 4, ok: true, value: { finished: true } },
     ]);
@@ -94,7 +117,10 @@ describe('the records of a turn’s tool calls', () => {
 
     expect(resumed.status).toBe('completed');
     expect(resumed.toolCalls.slice(0, 2)).toStrictEqual(suspended.toolCalls);
-    expect(resumed.toolCalls.map(timed)).toStrictEqual([...first, { callId: 'c3', tool: 'r.op', round: 2, ok: true, value: 'did 3' }]);
+    expect(resumed.toolCalls.map(timed)).toStrictEqual([
+      ...first,
+      { callId: 'c3', tool: 'r.op', round: 2, ok: true, value: 'did 3' },
+    ]);
   });
 
   it('a rejected call is recorded as the rejection, after the calls that ran', async () => {
@@ -107,17 +133,31 @@ describe('the records of a turn’s tool calls', () => {
 
     expect(resumed.toolCalls).toStrictEqual([
       { callId: 'c1', tool: 'r.op', round: 1, ok: true, value: 'did 1', durationMs: expect.any(Number) },
-      { callId: 'c3', tool: 'r.op', round: 1, ok: false, error: expect.objectContaining({ code: 'Rejected' }), durationMs: 0 },
+      {
+        callId: 'c3',
+        tool: 'r.op',
+        round: 1,
+        ok: false,
+        error: expect.objectContaining({ code: 'Rejected' }),
+        durationMs: 0,
+      },
     ]);
   });
 
   it('a call to a sub-agent keeps its usage on its record, and the turn rolls it up', async () => {
     const app = Trellis.create();
     await app.install(RecordsPlugin);
-    app.agent({ name: 'helper', model: new ScriptedModel([{ text: 'helped', usage: { inputTokens: 3, outputTokens: 2, totalTokens: 5 } }]), instructions: 'Help.' });
+    app.agent({
+      name: 'helper',
+      model: new ScriptedModel([{ text: 'helped', usage: { inputTokens: 3, outputTokens: 2, totalTokens: 5 } }]),
+      instructions: 'Help.',
+    });
     const lead = app.agent({
       name: 'lead',
-      model: new ScriptedModel([calls(call('c1', 1), { id: 'ask', name: 'ask_helper', args: { input: 'help?' } }), 'thanks']),
+      model: new ScriptedModel([
+        calls(call('c1', 1), { id: 'ask', name: 'ask_helper', args: { input: 'help?' } }),
+        'thanks',
+      ]),
       instructions: 'Lead.',
       agents: [{ agent: 'helper', name: 'ask_helper', description: 'Ask the helper. Tests only.' }],
     });
@@ -128,7 +168,13 @@ describe('the records of a turn’s tool calls', () => {
     const delegated = result.toolCalls[1]!;
     expect(Object.keys(delegated)).toEqual([...okKeys, 'usage']);
     expect(delegated.value).toBe('helped');
-    expect(delegated.usage).toEqual({ inputTokens: 3, outputTokens: 2, totalTokens: 5, byModel: expect.any(Object), byAgent: { helper: { inputTokens: 3, outputTokens: 2, totalTokens: 5 } } });
+    expect(delegated.usage).toEqual({
+      inputTokens: 3,
+      outputTokens: 2,
+      totalTokens: 5,
+      byModel: expect.any(Object),
+      byAgent: { helper: { inputTokens: 3, outputTokens: 2, totalTokens: 5 } },
+    });
     expect(result.usage.byAgent?.helper).toEqual({ inputTokens: 3, outputTokens: 2, totalTokens: 5 });
   });
 });

@@ -29,10 +29,12 @@ class ErrorPlugin {
 
   @Tool({ name: 'err.hangs', description: 'Never answers. Tests only.', input: NoInput, timeoutMs: 30 })
   hangs(_input: NoInput, ctx: ToolContext) {
-    return new Promise((_, reject) => ctx.signal.addEventListener('abort', () => {
-      hangAborted = true;
-      reject(new Error('aborted'));
-    }));
+    return new Promise((_, reject) =>
+      ctx.signal.addEventListener('abort', () => {
+        hangAborted = true;
+        reject(new Error('aborted'));
+      }),
+    );
   }
 
   @Tool({ name: 'err.secret', description: 'Needs a scope. Tests only.', input: NoInput })
@@ -42,7 +44,11 @@ class ErrorPlugin {
     return 'the secret';
   }
 
-  @Tool({ name: 'err.flaky', description: 'Fails twice with a retryable error, then works. Tests only.', input: NoInput })
+  @Tool({
+    name: 'err.flaky',
+    description: 'Fails twice with a retryable error, then works. Tests only.',
+    input: NoInput,
+  })
   @Middleware(RetryMiddleware, { maxRetries: 3, baseDelayMs: 1 })
   flaky() {
     attempts++;
@@ -60,10 +66,12 @@ class ErrorPlugin {
   @Tool({ name: 'err.slowmw', description: 'Hangs under a TimeoutMiddleware. Tests only.', input: NoInput })
   @Middleware(TimeoutMiddleware, { ms: 30 })
   slowmw(_input: NoInput, ctx: ToolContext) {
-    return new Promise((_, reject) => ctx.signal.addEventListener('abort', () => {
-      hangAborted = true;
-      reject(new Error('aborted'));
-    }));
+    return new Promise((_, reject) =>
+      ctx.signal.addEventListener('abort', () => {
+        hangAborted = true;
+        reject(new Error('aborted'));
+      }),
+    );
   }
 
   @Tool({ name: 'err.finish', description: 'Ends the turn. Tests only.', input: NoInput })
@@ -99,14 +107,18 @@ describe('errors are results the model sees, never a crashed turn', () => {
     const { result, model } = await runOne('err.throws');
     expect(result.status).toBe('completed');
     expect(result.reply).toBe('recovered');
-    expect(seenBy(model.calls[1]!)).toEqual({ error: { code: 'ToolFailed', message: expect.stringContaining('disk on fire'), retryable: false } });
+    expect(seenBy(model.calls[1]!)).toEqual({
+      error: { code: 'ToolFailed', message: expect.stringContaining('disk on fire'), retryable: false },
+    });
   });
 
   it('a tool that hangs past its timeoutMs is stopped, and its signal aborted', async () => {
     const started = Date.now();
     const { result, model } = await runOne('err.hangs');
     expect(result.status).toBe('completed');
-    expect(seenBy(model.calls[1]!)).toEqual({ error: { code: 'ToolTimeout', message: expect.stringContaining('30 ms'), retryable: true } });
+    expect(seenBy(model.calls[1]!)).toEqual({
+      error: { code: 'ToolTimeout', message: expect.stringContaining('30 ms'), retryable: true },
+    });
     expect(Date.now() - started).toBeLessThan(2000);
     expect(hangAborted).toBe(true);
   });
@@ -122,7 +134,9 @@ describe('errors are results the model sees, never a crashed turn', () => {
     const { result, model } = await runOne('err.secret', { 'app.scopes': ['other'] });
     expect(result.status).toBe('completed');
     expect(secretRuns).toBe(0);
-    expect(seenBy(model.calls[1]!)).toEqual({ error: { code: 'AuthDenied', message: expect.stringContaining('secret:read'), retryable: false } });
+    expect(seenBy(model.calls[1]!)).toEqual({
+      error: { code: 'AuthDenied', message: expect.stringContaining('secret:read'), retryable: false },
+    });
   });
 
   it('an AuthMiddleware with the scope granted lets the call through', async () => {

@@ -1,7 +1,15 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
 import { IsInt, IsString, Min, ValidateNested } from 'class-validator';
-import { Trellis, Plugin, Tool, ScriptedModel, type ToolContext, type TrellisEvent, type ChatMessage } from '../../../index.js';
+import {
+  Trellis,
+  Plugin,
+  Tool,
+  ScriptedModel,
+  type ToolContext,
+  type TrellisEvent,
+  type ChatMessage,
+} from '../../../index.js';
 
 class Address {
   @IsString() city!: string;
@@ -22,7 +30,12 @@ let runs: ShipInput[] = [];
 
 @Plugin({ name: 'ship', version: '1.0.0' })
 class ShipPlugin {
-  @Tool({ name: 'ship.send', description: 'Ships an order. Use when asked to ship; not for returns.', input: ShipInput, output: ShipView })
+  @Tool({
+    name: 'ship.send',
+    description: 'Ships an order. Use when asked to ship; not for returns.',
+    input: ShipInput,
+    output: ShipView,
+  })
   send(input: ShipInput, _ctx: ToolContext) {
     runs.push(input);
     return { trackingId: `T-${input.orderId}` };
@@ -88,7 +101,9 @@ describe('bad arguments become a ToolInput result the model can correct', () => 
 
     expect(result.status).toBe('completed');
     expect(result.toolCalls[0]).toMatchObject({ ok: false, error: { code: 'ToolInput', retryable: false } });
-    const seen = JSON.parse(toolMessages(model.calls[1]!.messages)[0]!.content) as { error: { code: string; message: string; retryable: boolean } };
+    const seen = JSON.parse(toolMessages(model.calls[1]!.messages)[0]!.content) as {
+      error: { code: string; message: string; retryable: boolean };
+    };
     expect(seen.error.code).toBe('ToolInput');
     expect(seen.error.retryable).toBe(false);
     for (const field of ['orderId', 'quantity', 'address.zip', 'extra']) expect(seen.error.message).toContain(field);
@@ -109,7 +124,9 @@ describe('bad arguments become a ToolInput result the model can correct', () => 
     const result = await session.send('ship A1');
 
     expect(result.status).toBe('completed');
-    const seen = JSON.parse(toolMessages(model.calls[1]!.messages)[0]!.content) as { error: { code: string; message: string } };
+    const seen = JSON.parse(toolMessages(model.calls[1]!.messages)[0]!.content) as {
+      error: { code: string; message: string };
+    };
     expect(seen.error.code).toBe('ToolInput');
     expect(seen.error.message).toMatch(/JSON/i);
     expect(runs).toHaveLength(1);
@@ -118,7 +135,10 @@ describe('bad arguments become a ToolInput result the model can correct', () => 
 
 describe('a result that does not match the output DTO', () => {
   it('becomes a ToolOutput result for the model and a tool.output_invalid event naming the plugin', async () => {
-    const { model, session } = await setup([{ toolCalls: [{ name: 'ship.broken', args: { city: 'Oslo', zip: '1' } }] }, 'sorry']);
+    const { model, session } = await setup([
+      { toolCalls: [{ name: 'ship.broken', args: { city: 'Oslo', zip: '1' } }] },
+      'sorry',
+    ]);
     const events: TrellisEvent[] = [];
     const sub = session.events$.subscribe((e) => events.push(e));
 
@@ -127,7 +147,9 @@ describe('a result that does not match the output DTO', () => {
 
     expect(result.status).toBe('completed');
     expect(result.toolCalls[0]).toMatchObject({ ok: false, error: { code: 'ToolOutput' } });
-    const seen = JSON.parse(toolMessages(model.calls[1]!.messages)[0]!.content) as { error: { code: string; message: string } };
+    const seen = JSON.parse(toolMessages(model.calls[1]!.messages)[0]!.content) as {
+      error: { code: string; message: string };
+    };
     expect(seen.error.code).toBe('ToolOutput');
     expect(seen.error.message).toContain('trackingId');
     expect(events.find((e) => e.type === 'tool.output_invalid')).toMatchObject({ tool: 'ship.broken', plugin: 'ship' });

@@ -1,6 +1,16 @@
 import 'reflect-metadata';
 import { IsInt } from 'class-validator';
-import { Trellis, Plugin, Tool, Hook, Requires, StateKey, ScriptedModel, type HookContext, type ToolContext } from '../../../index.js';
+import {
+  Trellis,
+  Plugin,
+  Tool,
+  Hook,
+  Requires,
+  StateKey,
+  ScriptedModel,
+  type HookContext,
+  type ToolContext,
+} from '../../../index.js';
 
 class StepInput {
   @IsInt() n!: number;
@@ -47,7 +57,9 @@ class StatefulPlugin {
 async function run(script: ConstructorParameters<typeof ScriptedModel>[0], toolConcurrency?: number) {
   const app = Trellis.create();
   await app.install(StatefulPlugin);
-  const session = app.agent({ name: 'st', model: new ScriptedModel(script), instructions: 'x', toolConcurrency }).session('s');
+  const session = app
+    .agent({ name: 'st', model: new ScriptedModel(script), instructions: 'x', toolConcurrency })
+    .session('s');
   const result = await session.send('go');
   return { session, result };
 }
@@ -60,7 +72,18 @@ beforeEach(() => {
 
 describe("a tool's state writes", () => {
   it('are committed when the call succeeds, and dropped when it fails', async () => {
-    const { session, result } = await run([{ toolCalls: [{ name: 'st.add', args: { n: 2 } }, { name: 'st.add', args: { n: -5 } }] }, 'ok'], 1);
+    const { session, result } = await run(
+      [
+        {
+          toolCalls: [
+            { name: 'st.add', args: { n: 2 } },
+            { name: 'st.add', args: { n: -5 } },
+          ],
+        },
+        'ok',
+      ],
+      1,
+    );
     expect(result.toolCalls.map((c) => c.ok)).toEqual([true, false]);
     expect(session.values['st.total']).toBe(2);
   });
@@ -97,7 +120,10 @@ describe('Requires on a hook', () => {
     }
     const app = Trellis.create();
     await app.install(Needy);
-    const result = await app.agent({ name: 'n', model: new ScriptedModel(['x']), instructions: 'x' }).session('s').send('go');
+    const result = await app
+      .agent({ name: 'n', model: new ScriptedModel(['x']), instructions: 'x' })
+      .session('s')
+      .send('go');
     expect(result.status).toBe('failed');
     expect(result.error).toMatchObject({ code: 'MissingContext', message: expect.stringContaining("'app.tenant'") });
   });

@@ -1,6 +1,18 @@
 import 'reflect-metadata';
 import { IsString } from 'class-validator';
-import { Trellis, Plugin, Tool, Hook, Transform, Requires, ScriptedModel, block, type HookContext, type TrellisEvent, type ToolCallInfo } from '../../../index.js';
+import {
+  Trellis,
+  Plugin,
+  Tool,
+  Hook,
+  Transform,
+  Requires,
+  ScriptedModel,
+  block,
+  type HookContext,
+  type TrellisEvent,
+  type ToolCallInfo,
+} from '../../../index.js';
 import type { InferenceRequest } from '../../../plugin.js';
 
 class Text {
@@ -40,14 +52,20 @@ describe('transforms and gate blocks', () => {
     const app = Trellis.create();
     await app.install(PlanByTier);
     const model = new ScriptedModel(['hi']);
-    await app.agent({ name: 'a', model, instructions: 'x' }).session('s', { context: { 'app.tier': 'pro' } }).send('hello');
+    await app
+      .agent({ name: 'a', model, instructions: 'x' })
+      .session('s', { context: { 'app.tier': 'pro' } })
+      .send('hello');
     expect(model.calls[0]!.inference.model).toBe('big');
   });
 
   it('fails the turn with MissingContext when a transform’s required key is absent', async () => {
     const app = Trellis.create();
     await app.install(PlanByTier);
-    const result = await app.agent({ name: 'a', model: new ScriptedModel(['hi']), instructions: 'x' }).session('s').send('hello');
+    const result = await app
+      .agent({ name: 'a', model: new ScriptedModel(['hi']), instructions: 'x' })
+      .session('s')
+      .send('hello');
     expect(result.status).toBe('failed');
     expect(result.error?.code).toBe('MissingContext');
     expect(result.error?.message).toContain('app.tier');

@@ -27,7 +27,10 @@ let log: string[] = [];
 
 class EchoInput {
   @IsString()
-  @ValidateBy({ name: 'recorded', validator: { validate: (value: unknown) => (log.push(`validate:${String(value)}`), true) } })
+  @ValidateBy({
+    name: 'recorded',
+    validator: { validate: (value: unknown) => (log.push(`validate:${String(value)}`), true) },
+  })
   text!: string;
 }
 
@@ -52,24 +55,60 @@ class RecordingPlugin {
     log.push('tool:rec.b');
     return `b:${input.text}`;
   }
-  @Hook('message.received') received(message: string) { log.push('message.received'); return message; }
-  @Hook('task.start') taskStart() { log.push('task.start'); }
-  @Hook('planning.started') planning(instructions: string) { log.push('planning.started'); return instructions; }
-  @Hook('memory.read') memoryRead() { log.push('memory.read'); return []; }
-  @Hook('tool.register') toolRegister() { log.push('tool.register'); return []; }
-  @Hook('tool.select') toolSelect() { log.push('tool.select'); }
-  @Transform() transform(request: InferenceRequest) { log.push('transform'); return request; }
-  @Hook('llm.before') llmBefore() { log.push('llm.before'); }
-  @Hook('llm.after') llmAfter() { log.push('llm.after'); }
-  @Hook('tool.gate') gate(call: ToolCallInfo) { log.push(`tool.gate:${call.tool}`); }
-  @Hook('tool.before_call') beforeCall(call: ToolCallInfo) { log.push(`tool.before_call:${call.tool}`); }
-  @Hook('tool.after_call') afterCall(outcome: ToolCallOutcome) { log.push(`tool.after_call:${outcome.call.tool}`); }
-  @Hook('tool.error') toolError(outcome: ToolCallOutcome) { log.push(`tool.error:${outcome.call.tool}`); }
+  @Hook('message.received') received(message: string) {
+    log.push('message.received');
+    return message;
+  }
+  @Hook('task.start') taskStart() {
+    log.push('task.start');
+  }
+  @Hook('planning.started') planning(instructions: string) {
+    log.push('planning.started');
+    return instructions;
+  }
+  @Hook('memory.read') memoryRead() {
+    log.push('memory.read');
+    return [];
+  }
+  @Hook('tool.register') toolRegister() {
+    log.push('tool.register');
+    return [];
+  }
+  @Hook('tool.select') toolSelect() {
+    log.push('tool.select');
+  }
+  @Transform() transform(request: InferenceRequest) {
+    log.push('transform');
+    return request;
+  }
+  @Hook('llm.before') llmBefore() {
+    log.push('llm.before');
+  }
+  @Hook('llm.after') llmAfter() {
+    log.push('llm.after');
+  }
+  @Hook('tool.gate') gate(call: ToolCallInfo) {
+    log.push(`tool.gate:${call.tool}`);
+  }
+  @Hook('tool.before_call') beforeCall(call: ToolCallInfo) {
+    log.push(`tool.before_call:${call.tool}`);
+  }
+  @Hook('tool.after_call') afterCall(outcome: ToolCallOutcome) {
+    log.push(`tool.after_call:${outcome.call.tool}`);
+  }
+  @Hook('tool.error') toolError(outcome: ToolCallOutcome) {
+    log.push(`tool.error:${outcome.call.tool}`);
+  }
   @Hook('memory.write') memoryWrite(item: ToolCallOutcome | TurnExchange) {
     log.push(item.kind === 'exchange' ? 'memory.write:exchange' : `memory.write:${item.call.tool}`);
   }
-  @Hook('message.sending') sending(reply: string) { log.push('message.sending'); return reply; }
-  @Hook('task.end') taskEnd() { log.push('task.end'); }
+  @Hook('message.sending') sending(reply: string) {
+    log.push('message.sending');
+    return reply;
+  }
+  @Hook('task.end') taskEnd() {
+    log.push('task.end');
+  }
 }
 
 class RecordingStore extends MemoryStore {
@@ -94,7 +133,12 @@ function twoCallModel(): ScriptedModel {
   return new ScriptedModel((_request, index) => {
     log.push('model');
     return index === 0
-      ? { toolCalls: [{ name: 'rec.a', args: { text: 'x' } }, { name: 'rec.b', args: { text: 'y' } }] }
+      ? {
+          toolCalls: [
+            { name: 'rec.a', args: { text: 'x' } },
+            { name: 'rec.b', args: { text: 'y' } },
+          ],
+        }
       : 'all done';
   });
 }
@@ -141,21 +185,35 @@ describe('a turn runs every hook point in the documented order', () => {
 
     // Invalid input: validation fails, so neither middleware nor the tool runs.
     const calls = log.slice(log.indexOf('tool.gate:rec.a'), log.indexOf('memory.write:rec.a') + 1);
-    expect(calls).toEqual(['tool.gate:rec.a', 'tool.before_call:rec.a', 'validate:7', 'tool.error:rec.a', 'memory.write:rec.a']);
+    expect(calls).toEqual([
+      'tool.gate:rec.a',
+      'tool.before_call:rec.a',
+      'validate:7',
+      'tool.error:rec.a',
+      'memory.write:rec.a',
+    ]);
   });
 });
 
 describe('the result is recorded between tool.after_call and memory.write', () => {
   it('<tool>.result is not set at tool.after_call and is set at memory.write', async () => {
     const seen: [string, unknown][] = [];
-    class In { @IsString() text!: string; }
+    class In {
+      @IsString() text!: string;
+    }
     @Plugin({ name: 'rr', version: '1.0.0' })
     class ResultReader {
       @Tool({ name: 'rr.echo', description: 'Echoes. Tests only.', input: In })
-      echo(input: In) { return input.text; }
-      @Hook('tool.after_call') @Requires({ key: 'rr.echo.result', optional: true })
-      after(_o: unknown, ctx: HookContext) { seen.push(['tool.after_call', ctx.deps['rr.echo.result']]); }
-      @Hook('memory.write') @Requires({ key: 'rr.echo.result', optional: true })
+      echo(input: In) {
+        return input.text;
+      }
+      @Hook('tool.after_call')
+      @Requires({ key: 'rr.echo.result', optional: true })
+      after(_o: unknown, ctx: HookContext) {
+        seen.push(['tool.after_call', ctx.deps['rr.echo.result']]);
+      }
+      @Hook('memory.write')
+      @Requires({ key: 'rr.echo.result', optional: true })
       write(item: ToolCallOutcome | TurnExchange, ctx: HookContext) {
         if (item.kind === 'tool_result') seen.push(['memory.write', ctx.deps['rr.echo.result']]);
       }
@@ -164,7 +222,10 @@ describe('the result is recorded between tool.after_call and memory.write', () =
     await app.install(ResultReader);
     const model = new ScriptedModel([{ toolCalls: [{ name: 'rr.echo', args: { text: 'hi' } }] }, 'ok']);
     await app.agent({ name: 'rr', model, instructions: 'x' }).session('s').send('go');
-    expect(seen).toEqual([['tool.after_call', undefined], ['memory.write', 'hi']]);
+    expect(seen).toEqual([
+      ['tool.after_call', undefined],
+      ['memory.write', 'hi'],
+    ]);
   });
 });
 
@@ -172,12 +233,17 @@ describe('tool calls of one round run concurrently up to toolConcurrency', () =>
   function overlapPlugin() {
     let bStarted!: () => void;
     const bStart = new Promise<void>((resolve) => (bStarted = resolve));
-    class Input { @IsString() text!: string; }
+    class Input {
+      @IsString() text!: string;
+    }
     @Plugin({ name: 'lap', version: '1.0.0' })
     class OverlapPlugin {
       @Tool({ name: 'lap.a', description: 'Waits for lap.b to start. Tests only.', input: Input })
       async a() {
-        const waited = await Promise.race([bStart.then(() => 'saw b start'), new Promise((r) => setTimeout(() => r('b never started'), 300))]);
+        const waited = await Promise.race([
+          bStart.then(() => 'saw b start'),
+          new Promise((r) => setTimeout(() => r('b never started'), 300)),
+        ]);
         // Finish after b, so call order and completion order differ.
         await new Promise((r) => setTimeout(r, 20));
         log.push('a finished');
@@ -194,7 +260,12 @@ describe('tool calls of one round run concurrently up to toolConcurrency', () =>
   }
   const script = () =>
     new ScriptedModel([
-      { toolCalls: [{ name: 'lap.a', args: { text: '1' } }, { name: 'lap.b', args: { text: '2' } }] },
+      {
+        toolCalls: [
+          { name: 'lap.a', args: { text: '1' } },
+          { name: 'lap.b', args: { text: '2' } },
+        ],
+      },
       'fine',
     ]);
 
@@ -231,18 +302,26 @@ describe('tool calls of one round run concurrently up to toolConcurrency', () =>
 });
 
 describe('maxRounds counts model calls only', () => {
-  class Input { @IsString() text!: string; }
+  class Input {
+    @IsString() text!: string;
+  }
   @Plugin({ name: 'loop', version: '1.0.0' })
   class LoopPlugin {
     @Tool({ name: 'loop.step', description: 'One step. Tests only.', input: Input })
-    step() { return 'stepped'; }
+    step() {
+      return 'stepped';
+    }
   }
 
   it('ends max_rounds after exactly maxRounds model calls, however many tool calls each asked for', async () => {
     const app = Trellis.create();
     await app.install(LoopPlugin);
     const model = new ScriptedModel(() => ({
-      toolCalls: [{ name: 'loop.step', args: { text: '1' } }, { name: 'loop.step', args: { text: '2' } }, { name: 'loop.step', args: { text: '3' } }],
+      toolCalls: [
+        { name: 'loop.step', args: { text: '1' } },
+        { name: 'loop.step', args: { text: '2' } },
+        { name: 'loop.step', args: { text: '3' } },
+      ],
     }));
     const agent = app.agent({ name: 'loop', model, instructions: 'Test.', maxRounds: 3 });
 

@@ -26,7 +26,9 @@ async function twoProcesses(store: SessionStore) {
     const app = Trellis.create({ store });
     await app.install(Notes);
     const model = new ScriptedModel((request) =>
-      request.messages.at(-1)!.role === 'user' ? { toolCalls: [{ name: 'notes.add', args: { text: String(request.messages.at(-1)!.content) } }] } : `ok after ${request.messages.length} messages`,
+      request.messages.at(-1)!.role === 'user'
+        ? { toolCalls: [{ name: 'notes.add', args: { text: String(request.messages.at(-1)!.content) } }] }
+        : `ok after ${request.messages.length} messages`,
     );
     return { model, session: app.agent({ name: 'notes', model, instructions: 'x' }).session('shared') };
   };
@@ -43,7 +45,13 @@ describe.each([
     (): SharedStore => {
       const dir = mkdtempSync(join(tmpdir(), 'trellis-two-'));
       const store = new SqliteStore({ path: join(dir, 'db.sqlite') });
-      return { store, done: () => { void store.close(); rmSync(dir, { recursive: true, force: true }); } };
+      return {
+        store,
+        done: () => {
+          void store.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
     },
   ],
 ] as const)('one session served by two processes in turns (%s)', (_name, make) => {
@@ -58,7 +66,11 @@ describe.each([
       // a's request for turn 3 held turn 2 (written by b): system + 2 turns × 4 messages + the new user message.
       const lastRequest = a.model.calls.at(-2)!;
       expect(lastRequest.messages.map((m) => m.content)).toContain('second');
-      expect(a.session.transcript.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['first', 'second', 'third']);
+      expect(a.session.transcript.filter((m) => m.role === 'user').map((m) => m.content)).toEqual([
+        'first',
+        'second',
+        'third',
+      ]);
       expect(a.session.values['notes.count']).toBe(3);
       const stored = await store.load('shared');
       expect(stored!.turns.map((t) => t.input)).toEqual(['first', 'second', 'third']);

@@ -44,12 +44,20 @@ class LookupInput {
 
 @Plugin({ name: 'books', version: '1.0.0' })
 class BooksPlugin {
-  @Tool({ name: 'books.invoice', description: 'Reads an invoice by id. Use when asked about an invoice.', input: LookupInput })
+  @Tool({
+    name: 'books.invoice',
+    description: 'Reads an invoice by id. Use when asked about an invoice.',
+    input: LookupInput,
+  })
   invoice(input: LookupInput, _ctx: ToolContext) {
     return { id: input.id, customer: 'Ada', total: 42.5, currency: 'EUR', lines: [{ sku: 'A-1', quantity: 2 }] };
   }
 
-  @Tool({ name: 'books.verdict', description: 'Records a verdict and ends the turn with it. Tests only.', input: LookupInput })
+  @Tool({
+    name: 'books.verdict',
+    description: 'Records a verdict and ends the turn with it. Tests only.',
+    input: LookupInput,
+  })
   verdict(input: LookupInput, _ctx: ToolContext) {
     return done({ verdict: input.id === 'good' ? 'approve' : 'maybe' });
   }
@@ -62,7 +70,14 @@ function invoiceModel(...answers: ScriptedReply[]): ScriptedModel {
   let answered = 0;
   return new ScriptedModel((request) => {
     const last = request.messages.at(-1)!;
-    if (last.role === 'user' && request.messages.filter((m) => m.role === 'tool').length === 0 && !last.content.startsWith('Your answer')) return { toolCalls: [{ id: `call_${Math.random().toString(36).slice(2)}`, name: 'books.invoice', args: { id: '7' } }] };
+    if (
+      last.role === 'user' &&
+      request.messages.filter((m) => m.role === 'tool').length === 0 &&
+      !last.content.startsWith('Your answer')
+    )
+      return {
+        toolCalls: [{ id: `call_${Math.random().toString(36).slice(2)}`, name: 'books.invoice', args: { id: '7' } }],
+      };
     return answers[Math.min(answered++, answers.length - 1)]!;
   });
 }
@@ -97,7 +112,10 @@ describe('typed final output', () => {
     expect(result.toolCalls.map((c) => c.tool)).toEqual(['books.invoice']);
     // Every request of the turn said what the answer must be; the scripted model has no native mode, so the prompt says it too.
     expect(model.calls.map((c) => c.output?.name)).toEqual(['InvoiceSummary', 'InvoiceSummary']);
-    expect(model.calls[0]!.output!.schema).toMatchObject({ type: 'object', required: ['customer', 'total', 'currency', 'lines'] });
+    expect(model.calls[0]!.output!.schema).toMatchObject({
+      type: 'object',
+      required: ['customer', 'total', 'currency', 'lines'],
+    });
     expect(model.calls[0]!.messages[0]!.content).toContain('answer with only one JSON object');
     expect(model.calls[0]!.messages[0]!.content).toContain('"currency"');
     await app.stop();
@@ -105,10 +123,17 @@ describe('typed final output', () => {
 
   it('takes a fenced JSON block, maps a null optional field to absent, and drops fields the DTO does not declare', async () => {
     const app = await appWith();
-    const agent = app.agent({ name: 'desk', model: invoiceModel('```json\n' + JSON.stringify({ ...GOOD, note: null, extra: 'x' }) + '\n```'), instructions: 'x', output: InvoiceSummary });
+    const agent = app.agent({
+      name: 'desk',
+      model: invoiceModel('```json\n' + JSON.stringify({ ...GOOD, note: null, extra: 'x' }) + '\n```'),
+      instructions: 'x',
+      output: InvoiceSummary,
+    });
     const result = await agent.session('s1').send('Summarise invoice 7');
     expect(result.status).toBe('completed');
-    expect(result.output).toEqual(Object.assign(new InvoiceSummary(), { ...GOOD, lines: [Object.assign(new LineItem(), GOOD.lines[0])] }));
+    expect(result.output).toEqual(
+      Object.assign(new InvoiceSummary(), { ...GOOD, lines: [Object.assign(new LineItem(), GOOD.lines[0])] }),
+    );
     expect('note' in result.output! && result.output.note !== undefined).toBe(false);
     expect(result.output).not.toHaveProperty('extra');
     await app.stop();
@@ -147,7 +172,10 @@ describe('typed final output', () => {
       { toolCalls: [{ id: 'c-after', name: 'books.invoice', args: { id: '7' } }] },
       JSON.stringify(GOOD),
     ]);
-    const result = await app.agent({ name: 'desk', model, instructions: 'x', output: InvoiceSummary }).session('s1').send('Summarise invoice 7');
+    const result = await app
+      .agent({ name: 'desk', model, instructions: 'x', output: InvoiceSummary })
+      .session('s1')
+      .send('Summarise invoice 7');
     expect(result).toMatchObject({ status: 'completed', rounds: 3 });
     expect(model.calls[1]!.messages.at(-1)!.content).toContain('not a valid InvoiceSummary');
     const third = model.calls[2]!.messages;
@@ -176,7 +204,14 @@ describe('typed final output', () => {
 
   it('counts repair rounds in maxRounds: an answer still invalid at the last round ends OutputInvalid, not max_rounds', async () => {
     const app = await appWith();
-    const agent = app.agent({ name: 'desk', model: invoiceModel('{}'), instructions: 'x', output: InvoiceSummary, maxRounds: 2, maxOutputRepairs: 5 });
+    const agent = app.agent({
+      name: 'desk',
+      model: invoiceModel('{}'),
+      instructions: 'x',
+      output: InvoiceSummary,
+      maxRounds: 2,
+      maxOutputRepairs: 5,
+    });
     const result = await agent.session('s1').send('Summarise invoice 7');
     expect(result).toMatchObject({ status: 'failed', rounds: 2, error: { code: 'OutputInvalid' } });
     await app.stop();
@@ -184,7 +219,11 @@ describe('typed final output', () => {
 
   it('types a send of its own with send(…, { output }), overriding the agent', async () => {
     const app = await appWith();
-    const agent = app.agent({ name: 'desk', model: new ScriptedModel([JSON.stringify({ verdict: 'approve' }), 'plain text again']), instructions: 'x' });
+    const agent = app.agent({
+      name: 'desk',
+      model: new ScriptedModel([JSON.stringify({ verdict: 'approve' }), 'plain text again']),
+      instructions: 'x',
+    });
     const session = agent.session('s1');
 
     const typed = await session.send('Approve it?', { output: Verdict });
@@ -202,9 +241,15 @@ describe('typed final output', () => {
     const app = await appWith();
     const model = new ScriptedModel(['x']);
     const agent = app.agent({ name: 'desk', model, instructions: 'x' });
-    await expect(agent.session('s1').send('hi', { output: 'Verdict' as never })).rejects.toMatchObject({ code: 'InvalidOptions' });
-    expect(() => app.agent({ name: 'bad', model, instructions: 'x', output: 42 as never })).toThrow(expect.objectContaining({ code: 'InvalidOptions' }));
-    expect(() => app.agent({ name: 'bad', model, instructions: 'x', maxOutputRepairs: -1 })).toThrow(/maxOutputRepairs must be a whole number/);
+    await expect(agent.session('s1').send('hi', { output: 'Verdict' as never })).rejects.toMatchObject({
+      code: 'InvalidOptions',
+    });
+    expect(() => app.agent({ name: 'bad', model, instructions: 'x', output: 42 as never })).toThrow(
+      expect.objectContaining({ code: 'InvalidOptions' }),
+    );
+    expect(() => app.agent({ name: 'bad', model, instructions: 'x', maxOutputRepairs: -1 })).toThrow(
+      /maxOutputRepairs must be a whole number/,
+    );
     expect(model.callCount).toBe(0);
     await app.stop();
   });
@@ -212,10 +257,18 @@ describe('typed final output', () => {
   it('ends a refusal failed with ModelRefused, the refusal in the transcript, never an empty reply', async () => {
     const app = await appWith();
     for (const output of [InvoiceSummary, undefined]) {
-      const agent = app.agent({ name: 'desk', model: new ScriptedModel([{ refusal: 'I cannot help with that request.' }]), instructions: 'x', ...(output && { output }) });
+      const agent = app.agent({
+        name: 'desk',
+        model: new ScriptedModel([{ refusal: 'I cannot help with that request.' }]),
+        instructions: 'x',
+        ...(output && { output }),
+      });
       const session = agent.session(`s-${output ? 'typed' : 'plain'}`);
       const result: TurnResult = await session.send('Do something bad');
-      expect(result).toMatchObject({ status: 'failed', error: { code: 'ModelRefused', message: 'The model refused to answer: I cannot help with that request.' } });
+      expect(result).toMatchObject({
+        status: 'failed',
+        error: { code: 'ModelRefused', message: 'The model refused to answer: I cannot help with that request.' },
+      });
       expect(result.reply).toBeUndefined();
       expect(session.transcript.at(-1)).toEqual({ role: 'assistant', content: 'I cannot help with that request.' });
     }
@@ -224,11 +277,18 @@ describe('typed final output', () => {
 
   it("checks a tool's done(...) value against the DTO, without repair rounds", async () => {
     const app = await appWith();
-    const script = (id: string) => new ScriptedModel([{ toolCalls: [{ id: `c-${id}`, name: 'books.verdict', args: { id } }] }]);
-    const good = await app.agent({ name: 'a', model: script('good'), instructions: 'x', output: Verdict }).session('s1').send('decide');
+    const script = (id: string) =>
+      new ScriptedModel([{ toolCalls: [{ id: `c-${id}`, name: 'books.verdict', args: { id } }] }]);
+    const good = await app
+      .agent({ name: 'a', model: script('good'), instructions: 'x', output: Verdict })
+      .session('s1')
+      .send('decide');
     expect(good.status).toBe('completed');
     expect(good.output).toEqual(Object.assign(new Verdict(), { verdict: 'approve' }));
-    const bad = await app.agent({ name: 'b', model: script('bad'), instructions: 'x', output: Verdict }).session('s2').send('decide');
+    const bad = await app
+      .agent({ name: 'b', model: script('bad'), instructions: 'x', output: Verdict })
+      .session('s2')
+      .send('decide');
     expect(bad).toMatchObject({ status: 'failed', error: { code: 'OutputInvalid' } });
     expect(bad.error!.message).toContain('verdict: verdict must be one of the following values');
     await app.stop();
@@ -237,19 +297,34 @@ describe('typed final output', () => {
   it('streams output.partial events with the object so far, and none with streamText final', async () => {
     const app = await appWith();
     const text = JSON.stringify(GOOD);
-    const pieces = (request: ModelRequest): ScriptedReply => (request.messages.some((m) => m.role === 'tool') ? text : { toolCalls: [{ id: 'c1', name: 'books.invoice', args: { id: '7' } }] });
-    const live = app.agent({ name: 'live', model: new ScriptedModel(pieces), instructions: 'x', output: InvoiceSummary }).session('s1');
+    const pieces = (request: ModelRequest): ScriptedReply =>
+      request.messages.some((m) => m.role === 'tool')
+        ? text
+        : { toolCalls: [{ id: 'c1', name: 'books.invoice', args: { id: '7' } }] };
+    const live = app
+      .agent({ name: 'live', model: new ScriptedModel(pieces), instructions: 'x', output: InvoiceSummary })
+      .session('s1');
     const events: TrellisEvent[] = [];
     live.events$.subscribe((e) => events.push(e));
     await live.send('Summarise invoice 7');
-    const partials = events.filter((e): e is Extract<TrellisEvent, { type: 'output.partial' }> => e.type === 'output.partial');
+    const partials = events.filter(
+      (e): e is Extract<TrellisEvent, { type: 'output.partial' }> => e.type === 'output.partial',
+    );
     expect(partials.length).toBeGreaterThanOrEqual(2);
     expect(partials.every((p) => p.output === 'InvoiceSummary' && p.round === 2 && p.turn === 0)).toBe(true);
     expect(partials.at(-1)!.partial).toEqual(GOOD);
     // The earlier ones are prefixes of the answer, read leniently.
     expect(Object.keys(partials[0]!.partial).length).toBeLessThan(Object.keys(GOOD).length);
 
-    const held = app.agent({ name: 'held', model: new ScriptedModel(pieces), instructions: 'x', output: InvoiceSummary, streamText: 'final' }).session('s2');
+    const held = app
+      .agent({
+        name: 'held',
+        model: new ScriptedModel(pieces),
+        instructions: 'x',
+        output: InvoiceSummary,
+        streamText: 'final',
+      })
+      .session('s2');
     const heldEvents: TrellisEvent[] = [];
     held.events$.subscribe((e) => heldEvents.push(e));
     await held.send('Summarise invoice 7');
@@ -267,7 +342,10 @@ describe('typed final output', () => {
     }
     const app = await appWith();
     await app.install(RedactPlugin);
-    const result = await app.agent({ name: 'desk', model: invoiceModel(JSON.stringify(GOOD)), instructions: 'x', output: InvoiceSummary }).session('s1').send('Summarise invoice 7');
+    const result = await app
+      .agent({ name: 'desk', model: invoiceModel(JSON.stringify(GOOD)), instructions: 'x', output: InvoiceSummary })
+      .session('s1')
+      .send('Summarise invoice 7');
     expect(result.output!.customer).toBe('[name]');
     expect(result.reply).toContain('[name]');
     await app.stop();
@@ -290,33 +368,72 @@ describe('schemas a provider cannot take are refused at agent creation and insta
       error = caught;
     }
     expect(error).toMatchObject({ code: 'UnsupportedSchema' });
-    expect((error as Error).message).toContain('output Loose, for openai:gpt-4o (openai-strict): meta: is an object without declared properties');
+    expect((error as Error).message).toContain(
+      'output Loose, for openai:gpt-4o (openai-strict): meta: is an object without declared properties',
+    );
     expect((error as Error).message).toContain('@ValidateNested() with @Type(() => X)');
-    expect(() => app.agent({ name: 'desk', model: new OpenAIModel({ model: 'llama3', baseURL: 'http://localhost:11434/v1' }), instructions: 'x', output: Loose })).not.toThrow();
+    expect(() =>
+      app.agent({
+        name: 'desk',
+        model: new OpenAIModel({ model: 'llama3', baseURL: 'http://localhost:11434/v1' }),
+        instructions: 'x',
+        output: Loose,
+      }),
+    ).not.toThrow();
     // A send's own output is checked against the agent's models before anything runs.
-    const agent = app.agent({ name: 'plain', model: [new AnthropicModel({ model: 'claude-x', apiKey: 'k' }), strict], instructions: 'x' });
-    await expect(agent.session('s1').send('hi', { output: Loose })).rejects.toMatchObject({ code: 'UnsupportedSchema' });
+    const agent = app.agent({
+      name: 'plain',
+      model: [new AnthropicModel({ model: 'claude-x', apiKey: 'k' }), strict],
+      instructions: 'x',
+    });
+    await expect(agent.session('s1').send('hi', { output: Loose })).rejects.toMatchObject({
+      code: 'UnsupportedSchema',
+    });
     await app.stop();
   });
 
   it("refuses a plugin whose tool schema an agent's model cannot take when it is installed, not at the first call", async () => {
     @Plugin({ name: 'raw', version: '1.0.0' })
     class RawPlugin {
-      @Tool({ name: 'raw.both', description: 'Tests only.', inputSchema: { type: 'object', allOf: [{ properties: { a: { type: 'string' } } }, { properties: { b: { type: 'string' } } }] } })
+      @Tool({
+        name: 'raw.both',
+        description: 'Tests only.',
+        inputSchema: {
+          type: 'object',
+          allOf: [{ properties: { a: { type: 'string' } } }, { properties: { b: { type: 'string' } } }],
+        },
+      })
       both() {
         return 'ok';
       }
     }
     const app = Trellis.create();
-    app.agent({ name: 'local', model: new OpenAIModel({ model: 'llama3', baseURL: 'http://localhost:11434/v1' }), instructions: 'x' });
-    await expect(app.install(RawPlugin)).rejects.toThrow(/tool raw\.both, for openai:llama3 \(conservative\): \(root\): uses allOf/);
+    app.agent({
+      name: 'local',
+      model: new OpenAIModel({ model: 'llama3', baseURL: 'http://localhost:11434/v1' }),
+      instructions: 'x',
+    });
+    await expect(app.install(RawPlugin)).rejects.toThrow(
+      /tool raw\.both, for openai:llama3 \(conservative\): \(root\): uses allOf/,
+    );
     expect(app.describe().plugins.map((p) => p.name)).not.toContain('raw');
     // An agent that does not offer the plugin's tools does not stand in the way.
     const other = Trellis.create();
-    other.agent({ name: 'local', model: new OpenAIModel({ model: 'llama3', baseURL: 'http://localhost:11434/v1' }), instructions: 'x', plugins: ['books'] });
+    other.agent({
+      name: 'local',
+      model: new OpenAIModel({ model: 'llama3', baseURL: 'http://localhost:11434/v1' }),
+      instructions: 'x',
+      plugins: ['books'],
+    });
     await expect(other.install(RawPlugin)).resolves.toMatchObject({ name: 'raw' });
     // Installed first, the agent is refused instead.
-    expect(() => other.agent({ name: 'late', model: new OpenAIModel({ model: 'llama3', baseURL: 'http://localhost:11434/v1' }), instructions: 'x' })).toThrow(expect.objectContaining({ code: 'UnsupportedSchema' }));
+    expect(() =>
+      other.agent({
+        name: 'late',
+        model: new OpenAIModel({ model: 'llama3', baseURL: 'http://localhost:11434/v1' }),
+        instructions: 'x',
+      }),
+    ).toThrow(expect.objectContaining({ code: 'UnsupportedSchema' }));
     await app.stop();
     await other.stop();
   });
@@ -348,11 +465,17 @@ describe('typed turns across suspension, records and delegation', () => {
     expect(waiting.status).toBe('suspended');
     const decisions = [{ callId: waiting.suspended![0]!.callId, decision: 'approve' as const }];
 
-    await expect(session.resume({ decisions })).rejects.toMatchObject({ code: 'InvalidOptions', message: expect.stringContaining('asked for a typed answer of InvoiceSummary') });
+    await expect(session.resume({ decisions })).rejects.toMatchObject({
+      code: 'InvalidOptions',
+      message: expect.stringContaining('asked for a typed answer of InvoiceSummary'),
+    });
     await expect(session.resume({ decisions, output: Verdict })).rejects.toMatchObject({ code: 'InvalidOptions' });
     // In another process, from the store.
     const other = await gatedApp(store);
-    const resumed = await other.agent({ name: 'desk', model, instructions: 'x' }).session('s1').resume({ decisions, output: InvoiceSummary });
+    const resumed = await other
+      .agent({ name: 'desk', model, instructions: 'x' })
+      .session('s1')
+      .resume({ decisions, output: InvoiceSummary });
     expect(resumed.status).toBe('completed');
     expect(resumed.output).toBeInstanceOf(InvoiceSummary);
     await app.stop();
@@ -365,7 +488,9 @@ describe('typed turns across suspension, records and delegation', () => {
     const model = invoiceModel(JSON.stringify(GOOD));
     const agent = app.agent({ name: 'desk', model, instructions: 'x', output: InvoiceSummary });
     const waiting = await agent.session('s1').send('Summarise invoice 7', { key: 'msg-1' });
-    const resumed = await agent.session('s1').resume({ decisions: [{ callId: waiting.suspended![0]!.callId, decision: 'approve' }] });
+    const resumed = await agent
+      .session('s1')
+      .resume({ decisions: [{ callId: waiting.suspended![0]!.callId, decision: 'approve' }] });
     expect(resumed.output!.total).toBe(42.5);
     const stored = await store.load('s1');
     expect(stored!.turns.at(-1)!.output).toEqual(GOOD);
@@ -374,7 +499,12 @@ describe('typed turns across suspension, records and delegation', () => {
     expect(third.status).toBe('suspended');
     await agent.session('s2').resume({ decisions: [{ callId: third.suspended![0]!.callId, decision: 'approve' }] });
     const calls = model.callCount;
-    const again = await (await gatedApp(store)).agent({ name: 'desk', model, instructions: 'x', output: InvoiceSummary }).session('s2').send('Summarise invoice 7', { key: 'msg-2' });
+    const again = await (
+      await gatedApp(store)
+    )
+      .agent({ name: 'desk', model, instructions: 'x', output: InvoiceSummary })
+      .session('s2')
+      .send('Summarise invoice 7', { key: 'msg-2' });
     expect(model.callCount).toBe(calls);
     expect(again.output).toBeInstanceOf(InvoiceSummary);
     expect(again.output).toMatchObject(GOOD);
@@ -388,12 +518,18 @@ describe('typed turns across suspension, records and delegation', () => {
     const dir = mkdtempSync(join(tmpdir(), 'trellis-typed-'));
     const path = join(dir, 'trellis.db');
     const first = await appWithStore(SqliteStore.open(path));
-    const done1 = await first.agent({ name: 'desk', model: invoiceModel(JSON.stringify(GOOD)), instructions: 'x', output: InvoiceSummary }).session('s1').send('Summarise invoice 7', { key: 'k-1' });
+    const done1 = await first
+      .agent({ name: 'desk', model: invoiceModel(JSON.stringify(GOOD)), instructions: 'x', output: InvoiceSummary })
+      .session('s1')
+      .send('Summarise invoice 7', { key: 'k-1' });
     expect(done1.status).toBe('completed');
     await first.stop();
     const second = await appWithStore(SqliteStore.open(path));
     const model = invoiceModel(JSON.stringify(GOOD));
-    const again = await second.agent({ name: 'desk', model, instructions: 'x', output: InvoiceSummary }).session('s1').send('Summarise invoice 7', { key: 'k-1' });
+    const again = await second
+      .agent({ name: 'desk', model, instructions: 'x', output: InvoiceSummary })
+      .session('s1')
+      .send('Summarise invoice 7', { key: 'k-1' });
     expect(model.callCount).toBe(0);
     expect(again.output).toBeInstanceOf(InvoiceSummary);
     expect(again.output!.lines[0]).toBeInstanceOf(LineItem);
@@ -405,8 +541,17 @@ describe('typed turns across suspension, records and delegation', () => {
     const app = Trellis.create();
     const judge = new ScriptedModel(['I think we should approve.', '{"verdict":"approve"}']);
     app.agent({ name: 'judge', model: judge, instructions: 'Judge.' });
-    const parent = new ScriptedModel((request): ScriptedReply => (request.messages.some((m) => m.role === 'tool') ? 'done' : { toolCalls: [{ id: 'j1', name: 'ask_judge', args: { input: 'refund?' } }] }));
-    const clerk = app.agent({ name: 'clerk', model: parent, instructions: 'x', agents: [{ agent: 'judge', name: 'ask_judge', description: 'Ask the judge. Tests only.', output: Verdict }] });
+    const parent = new ScriptedModel((request): ScriptedReply =>
+      request.messages.some((m) => m.role === 'tool')
+        ? 'done'
+        : { toolCalls: [{ id: 'j1', name: 'ask_judge', args: { input: 'refund?' } }] },
+    );
+    const clerk = app.agent({
+      name: 'clerk',
+      model: parent,
+      instructions: 'x',
+      agents: [{ agent: 'judge', name: 'ask_judge', description: 'Ask the judge. Tests only.', output: Verdict }],
+    });
     const result = await clerk.session('c1').send('decide');
     expect(result.toolCalls[0]).toMatchObject({ ok: true, value: { verdict: 'approve' } });
     expect(judge.calls[0]!.output?.name).toBe('Verdict');

@@ -28,7 +28,15 @@ const PROCESS_TIMEOUT_MS = 90_000;
 const script = (request: ModelRequest) => {
   const last = request.messages.at(-1)!;
   if (last.role === 'tool') return `Done: ${last.content}`;
-  return { toolCalls: [{ id: `call_${randomUUID()}`, name: 'payments.charge', args: { amount: Number(/\d+/.exec(String(last.content))![0]) } }] };
+  return {
+    toolCalls: [
+      {
+        id: `call_${randomUUID()}`,
+        name: 'payments.charge',
+        args: { amount: Number(/\d+/.exec(String(last.content))![0]) },
+      },
+    ],
+  };
 };
 
 let cwd: string;
@@ -57,7 +65,11 @@ interface Exit {
 
 /** Runs `trellis <args>` in a child process and sends it `presses` SIGINTs once the charge is in the ledger (the tool is running). */
 function interruptDuringCharge(args: readonly string[], presses: number, confirmMs = 1_500): Promise<Exit> {
-  const child = spawn(process.execPath, [...TS_NODE_ARGS, CLI, cwd, ...args], { cwd: PROJECT_ROOT, env: tsNodeEnv({ PAYMENT_CONFIRM_MS: String(confirmMs) }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...TS_NODE_ARGS, CLI, cwd, ...args], {
+    cwd: PROJECT_ROOT,
+    env: tsNodeEnv({ PAYMENT_CONFIRM_MS: String(confirmMs) }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   let interruptedAt = 0;
@@ -111,7 +123,10 @@ async function waitingCharge(sessionId: string, amount: number): Promise<string>
   const store = SqliteStore.open(db);
   const app = Trellis.create({ store });
   await app.install(SlowPaymentsPlugin);
-  const asked = await app.agent({ name: 'payer', model: new ScriptedModel(script), instructions: '' }).session(sessionId).send(`pay ${amount}`);
+  const asked = await app
+    .agent({ name: 'payer', model: new ScriptedModel(script), instructions: '' })
+    .session(sessionId)
+    .send(`pay ${amount}`);
   await app.stop();
   await store.close();
   expect(asked.status).toBe('suspended');
@@ -119,51 +134,65 @@ async function waitingCharge(sessionId: string, amount: number): Promise<string>
 }
 
 describe('Ctrl-C while a tool call runs in trellis run / resume (a real SIGINT)', () => {
-  it('run: the first Ctrl-C lets the running charge finish, records the call and its result in the cancelled turn, and frees the session', async () => {
-    const exit = await interruptDuringCharge(['run', '-s', 'p1', 'pay 5'], 1);
+  it(
+    'run: the first Ctrl-C lets the running charge finish, records the call and its result in the cancelled turn, and frees the session',
+    async () => {
+      const exit = await interruptDuringCharge(['run', '-s', 'p1', 'pay 5'], 1);
 
-    expect(exit.code).toBe(130);
-    expect(exit.stderr).toContain('Cancelling the turn');
-    expect(ledgerLines()).toEqual(['charged 5']);
-    const session = await stored('p1');
-    expect(session.turns.map((t) => [t.status, t.toolCalls])).toEqual([['cancelled', 1]]);
-    expect(session.transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
-    expect(session.transcript[2]!.content).toContain('paid 5');
-    expect(leaseRows()).toEqual([]);
-  }, 2 * PROCESS_TIMEOUT_MS);
+      expect(exit.code).toBe(130);
+      expect(exit.stderr).toContain('Cancelling the turn');
+      expect(ledgerLines()).toEqual(['charged 5']);
+      const session = await stored('p1');
+      expect(session.turns.map((t) => [t.status, t.toolCalls])).toEqual([['cancelled', 1]]);
+      expect(session.transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
+      expect(session.transcript[2]!.content).toContain('paid 5');
+      expect(leaseRows()).toEqual([]);
+    },
+    2 * PROCESS_TIMEOUT_MS,
+  );
 
-  it('resume --approve: the approved charge finishes and is recorded; nothing is left pending or leased', async () => {
-    const callId = await waitingCharge('p2', 500);
-    const exit = await interruptDuringCharge(['resume', 'p2', '--approve', callId], 1);
+  it(
+    'resume --approve: the approved charge finishes and is recorded; nothing is left pending or leased',
+    async () => {
+      const callId = await waitingCharge('p2', 500);
+      const exit = await interruptDuringCharge(['resume', 'p2', '--approve', callId], 1);
 
-    expect(exit.code).toBe(130);
-    expect(ledgerLines()).toEqual(['charged 500']);
-    const session = await stored('p2');
-    expect(session.suspension).toBeNull();
-    expect(session.turns.map((t) => [t.status, t.toolCalls])).toEqual([['cancelled', 1]]);
-    expect(session.transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
-    expect(session.transcript[2]).toMatchObject({ toolCallId: callId, name: 'payments.charge' });
-    expect(session.transcript[2]!.content).toContain('paid 500');
-    expect(leaseRows()).toEqual([]);
-  }, 2 * PROCESS_TIMEOUT_MS);
+      expect(exit.code).toBe(130);
+      expect(ledgerLines()).toEqual(['charged 500']);
+      const session = await stored('p2');
+      expect(session.suspension).toBeNull();
+      expect(session.turns.map((t) => [t.status, t.toolCalls])).toEqual([['cancelled', 1]]);
+      expect(session.transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
+      expect(session.transcript[2]).toMatchObject({ toolCallId: callId, name: 'payments.charge' });
+      expect(session.transcript[2]!.content).toContain('paid 500');
+      expect(leaseRows()).toEqual([]);
+    },
+    2 * PROCESS_TIMEOUT_MS,
+  );
 
-  it('resume --approve, Ctrl-C twice: exits at once, releases its lease, and the cut-off charge waits for --retry/--skip', async () => {
-    const callId = await waitingCharge('p3', 500);
-    const exit = await interruptDuringCharge(['resume', 'p3', '--approve', callId], 2, 6_000);
+  it(
+    'resume --approve, Ctrl-C twice: exits at once, releases its lease, and the cut-off charge waits for --retry/--skip',
+    async () => {
+      const callId = await waitingCharge('p3', 500);
+      const exit = await interruptDuringCharge(['resume', 'p3', '--approve', callId], 2, 6_000);
 
-    expect(exit.code).toBe(130);
-    expect(exit.stderr).toContain('Exiting now');
-    // At once: long before the charge's confirmation (6 s) came back.
-    expect(exit.afterInterruptMs).toBeLessThan(5_000);
-    expect(ledgerLines()).toEqual(['charged 500']);
-    expect(leaseRows()).toEqual([]);
+      expect(exit.code).toBe(130);
+      expect(exit.stderr).toContain('Exiting now');
+      // At once: long before the charge's confirmation (6 s) came back.
+      expect(exit.afterInterruptMs).toBeLessThan(5_000);
+      expect(ledgerLines()).toEqual(['charged 500']);
+      expect(leaseRows()).toEqual([]);
 
-    const shown = fakeCliIo(cwd);
-    expect(await runCli(['node', 'trellis', 'sessions', 'show', 'p3'], shown)).toBe(0);
-    expect(shown.text()).toContain(`cut off mid-run (it may or may not have run): trellis resume p3 --retry ${callId}`);
-    // No SessionBusy: the session is free the moment the process is gone.
-    const skipped = fakeCliIo(cwd);
-    expect(await runCli(['node', 'trellis', 'resume', 'p3', '--skip', callId], skipped)).toBe(0);
-    expect(ledgerLines()).toEqual(['charged 500']);
-  }, 3 * PROCESS_TIMEOUT_MS);
+      const shown = fakeCliIo(cwd);
+      expect(await runCli(['node', 'trellis', 'sessions', 'show', 'p3'], shown)).toBe(0);
+      expect(shown.text()).toContain(
+        `cut off mid-run (it may or may not have run): trellis resume p3 --retry ${callId}`,
+      );
+      // No SessionBusy: the session is free the moment the process is gone.
+      const skipped = fakeCliIo(cwd);
+      expect(await runCli(['node', 'trellis', 'resume', 'p3', '--skip', callId], skipped)).toBe(0);
+      expect(ledgerLines()).toEqual(['charged 500']);
+    },
+    3 * PROCESS_TIMEOUT_MS,
+  );
 });

@@ -1,6 +1,17 @@
 import 'reflect-metadata';
 import { IsString } from 'class-validator';
-import { Hook, MemoryStore, Plugin, ScriptedModel, Tool, Trellis, suspend, type ModelRequest, type ScriptedReply, type ToolCallInfo } from '../../../index.js';
+import {
+  Hook,
+  MemoryStore,
+  Plugin,
+  ScriptedModel,
+  Tool,
+  Trellis,
+  suspend,
+  type ModelRequest,
+  type ScriptedReply,
+  type ToolCallInfo,
+} from '../../../index.js';
 import type { DelegatingPayload } from '../../../plugin.js';
 
 class LineInput {
@@ -19,7 +30,8 @@ class LedgerPlugin {
 
   @Hook('tool.gate')
   approval(call: ToolCallInfo) {
-    if (call.tool === 'ledger.append') return suspend({ message: `Append ${JSON.stringify(call.args)}?`, allowedDecisions: ['approve', 'reject'] });
+    if (call.tool === 'ledger.append')
+      return suspend({ message: `Append ${JSON.stringify(call.args)}?`, allowedDecisions: ['approve', 'reject'] });
     return undefined;
   }
 }
@@ -39,13 +51,29 @@ async function build(store = new MemoryStore()) {
         ],
       };
     }
-    return `leaf: ${tools(request).map((t) => t.content).join(', ')}`;
+    return `leaf: ${tools(request)
+      .map((t) => t.content)
+      .join(', ')}`;
   });
   const relay = (id: string, tool: string) =>
-    new ScriptedModel((request): ScriptedReply => (tools(request).length === 0 ? { toolCalls: [{ id, name: tool, args: { input: 'record both lines' } }] } : `${id}: ${tools(request)[0]!.content}`));
+    new ScriptedModel((request): ScriptedReply =>
+      tools(request).length === 0
+        ? { toolCalls: [{ id, name: tool, args: { input: 'record both lines' } }] }
+        : `${id}: ${tools(request)[0]!.content}`,
+    );
   const leaf = app.agent({ name: 'leaf', model: leafModel, instructions: 'Keep the ledger.', plugins: ['ledger'] });
-  app.agent({ name: 'mid', model: relay('m1', 'ask_leaf'), instructions: 'x', agents: [{ agent: 'leaf', name: 'ask_leaf', description: 'Tests only.' }] });
-  const top = app.agent({ name: 'top', model: relay('t1', 'ask_mid'), instructions: 'x', agents: [{ agent: 'mid', name: 'ask_mid', description: 'Tests only.' }] });
+  app.agent({
+    name: 'mid',
+    model: relay('m1', 'ask_leaf'),
+    instructions: 'x',
+    agents: [{ agent: 'leaf', name: 'ask_leaf', description: 'Tests only.' }],
+  });
+  const top = app.agent({
+    name: 'top',
+    model: relay('t1', 'ask_mid'),
+    instructions: 'x',
+    agents: [{ agent: 'mid', name: 'ask_mid', description: 'Tests only.' }],
+  });
   return { app, top, leaf, leafModel };
 }
 
@@ -66,13 +94,20 @@ describe('approvals inside sub-agents', () => {
     expect(await session.pending()).toHaveLength(2);
     expect(ledger).toEqual([]);
 
-    const resumed = await session.resume({ decisions: [{ callId: 't1/m1/l_yes', decision: 'approve' }, { callId: 't1/m1/l_no', decision: 'reject' }] });
+    const resumed = await session.resume({
+      decisions: [
+        { callId: 't1/m1/l_yes', decision: 'approve' },
+        { callId: 't1/m1/l_no', decision: 'reject' },
+      ],
+    });
 
     expect(resumed.status).toBe('completed');
     expect(ledger).toEqual(['approved-line']);
     expect(resumed.reply).toContain('t1: m1: leaf: appended approved-line');
     expect(resumed.reply).toContain('Rejected');
-    await expect(session.resume({ decisions: [{ callId: 't1/m1/l_yes', decision: 'approve' }] })).rejects.toMatchObject({ code: 'InvalidDecision' });
+    await expect(session.resume({ decisions: [{ callId: 't1/m1/l_yes', decision: 'approve' }] })).rejects.toMatchObject(
+      { code: 'InvalidDecision' },
+    );
     expect(ledger).toEqual(['approved-line']);
     await app.stop();
   });
@@ -87,7 +122,12 @@ describe('approvals inside sub-agents', () => {
     expect(partial.suspended?.map((p) => p.callId)).toEqual(['t1/m1/l_no']);
     expect(ledger).toEqual(['approved-line']);
 
-    const rest = await session.resume({ decisions: [{ callId: 't1/m1/l_yes', decision: 'approve' }, { callId: 't1/m1/l_no', decision: 'reject' }] });
+    const rest = await session.resume({
+      decisions: [
+        { callId: 't1/m1/l_yes', decision: 'approve' },
+        { callId: 't1/m1/l_no', decision: 'reject' },
+      ],
+    });
     expect(rest.status).toBe('completed');
     expect(ledger).toEqual(['approved-line']);
     await app.stop();
@@ -98,7 +138,11 @@ describe('approvals inside sub-agents', () => {
     const { app, top, leaf: leafAgent } = await build(store);
     const session = top.session('s5');
     await session.send('Record both lines.');
-    const suspendedIds = async () => (await store.list()).filter((s) => s.suspended).map((s) => s.id).sort();
+    const suspendedIds = async () =>
+      (await store.list())
+        .filter((s) => s.suspended)
+        .map((s) => s.id)
+        .sort();
     expect(await suspendedIds()).toEqual(['s5', 's5>mid:0:t1', 's5>mid:0:t1>leaf:0:m1']);
 
     const next = await session.send('Never mind that; something else.');
@@ -107,13 +151,20 @@ describe('approvals inside sub-agents', () => {
     expect(await suspendedIds()).toEqual([]);
     const leaf = await store.load('s5>mid:0:t1>leaf:0:m1');
     expect(leaf!.turns.at(-1)!.status).toBe('cancelled');
-    expect(leaf!.transcript.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([expect.stringContaining('Cancelled'), expect.stringContaining('Cancelled')]);
+    expect(leaf!.transcript.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([
+      expect.stringContaining('Cancelled'),
+      expect.stringContaining('Cancelled'),
+    ]);
     // The top session says a new message cancelled its call; the sub-agents', that it was withdrawn by their caller.
-    expect((await store.load('s5'))!.transcript.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([expect.stringContaining('the user sent a new message')]);
+    expect((await store.load('s5'))!.transcript.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([
+      expect.stringContaining('the user sent a new message'),
+    ]);
     expect(leaf!.turns.at(-1)!.error?.message).toBe('Suspended calls were withdrawn');
     // Opened directly, the leaf's session has nothing left to approve.
     const direct = leafAgent.session('s5>mid:0:t1>leaf:0:m1');
-    await expect(direct.resume({ decisions: [{ callId: 'l_yes', decision: 'approve' }] })).rejects.toMatchObject({ code: 'InvalidDecision' });
+    await expect(direct.resume({ decisions: [{ callId: 'l_yes', decision: 'approve' }] })).rejects.toMatchObject({
+      code: 'InvalidDecision',
+    });
     expect(ledger).toEqual([]);
     await app.stop();
   });
@@ -133,9 +184,13 @@ describe('approvals inside sub-agents', () => {
     expect(stored.turns.at(-1)!.status).toBe('cancelled');
     // The transcript says the calls were withdrawn, not that a message came.
     expect(stored.turns.at(-1)!.error?.message).toBe('Suspended calls were withdrawn');
-    expect(stored.transcript.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([expect.stringContaining('the waiting calls were withdrawn')]);
+    expect(stored.transcript.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([
+      expect.stringContaining('the waiting calls were withdrawn'),
+    ]);
     await expect(session.cancelPending()).resolves.toBe(false);
-    await expect(session.resume({ decisions: [{ callId: 't1/m1/l_yes', decision: 'approve' }] })).rejects.toMatchObject({ code: 'InvalidDecision' });
+    await expect(session.resume({ decisions: [{ callId: 't1/m1/l_yes', decision: 'approve' }] })).rejects.toMatchObject(
+      { code: 'InvalidDecision' },
+    );
     expect(ledger).toEqual([]);
     await app.stop();
   });
@@ -144,7 +199,12 @@ describe('approvals inside sub-agents', () => {
     const { app, top } = await build();
     const session = top.session('s3');
     await session.send('Record both lines.');
-    const resumed = await session.resume({ decisions: [{ callId: 't1/m1/l_yes', decision: 'reject' }, { callId: 't1/m1/l_no', decision: 'reject' }] });
+    const resumed = await session.resume({
+      decisions: [
+        { callId: 't1/m1/l_yes', decision: 'reject' },
+        { callId: 't1/m1/l_no', decision: 'reject' },
+      ],
+    });
     expect(resumed.status).toBe('completed');
     expect(ledger).toEqual([]);
     await app.stop();
@@ -164,13 +224,19 @@ describe('approvals inside sub-agents', () => {
     app.agent({ name: 'helper', model: helperModel, instructions: 'x', plugins: ['governor'] });
     const boss = app.agent({
       name: 'boss',
-      model: new ScriptedModel((request): ScriptedReply => (tools(request).length === 0 ? { toolCalls: [{ id: 'h1', name: 'ask_helper', args: { input: 'help' } }] } : `boss: ${tools(request)[0]!.content}`)),
+      model: new ScriptedModel((request): ScriptedReply =>
+        tools(request).length === 0
+          ? { toolCalls: [{ id: 'h1', name: 'ask_helper', args: { input: 'help' } }] }
+          : `boss: ${tools(request)[0]!.content}`,
+      ),
       instructions: 'x',
       agents: [{ agent: 'helper', name: 'ask_helper', description: 'Tests only.' }],
     });
     const session = boss.session('g1');
     const parked = await session.send('go');
-    expect(parked.suspended?.map((p) => [p.callId, p.tool, p.ticket.message, p.path])).toEqual([['h1', 'ask_helper', 'Let boss ask helper?', undefined]]);
+    expect(parked.suspended?.map((p) => [p.callId, p.tool, p.ticket.message, p.path])).toEqual([
+      ['h1', 'ask_helper', 'Let boss ask helper?', undefined],
+    ]);
     expect(helperModel.callCount).toBe(0);
     const resumed = await session.resume({ decisions: [{ callId: 'h1', decision: 'approve' }] });
     expect(resumed.reply).toBe('boss: helped');

@@ -1,5 +1,15 @@
 import 'reflect-metadata';
-import { Hook, MemoryStore, Plugin, ScriptedModel, Trellis, block, suspend, type ModelRequest, type ScriptedReply } from '../../../index.js';
+import {
+  Hook,
+  MemoryStore,
+  Plugin,
+  ScriptedModel,
+  Trellis,
+  block,
+  suspend,
+  type ModelRequest,
+  type ScriptedReply,
+} from '../../../index.js';
 import type { DelegatedPayload, DelegatingPayload } from '../../../plugin.js';
 
 const lastMessage = (request: ModelRequest) => request.messages.at(-1)!;
@@ -8,18 +18,41 @@ const userTexts = (request: ModelRequest) => request.messages.filter((m) => m.ro
 /** Triage hands refund questions over; refunds answers them and hands anything else back. */
 function build(store = new MemoryStore(), history?: () => []) {
   const app = Trellis.create({ store });
-  const triageModel = new ScriptedModel((request): ScriptedReply => {
-    const last = lastMessage(request);
-    if (last.role === 'user' && /refund/i.test(last.content)) return { toolCalls: [{ id: `h${request.messages.length}`, name: 'handoff_to_refunds', args: { input: 'Customer wants a refund' } }] };
-    return `triage: ${last.content}`;
-  }, { name: 'triage-model' });
-  const refundsModel = new ScriptedModel((request): ScriptedReply => {
-    const last = lastMessage(request);
-    if (last.role === 'user' && /thanks/i.test(last.content)) return { toolCalls: [{ id: `b${request.messages.length}`, name: 'handoff_to_triage', args: { input: 'Refund done' } }] };
-    if (last.role === 'tool') return 'refunds: I can refund order 42.';
-    return `refunds: ${last.content}`;
-  }, { name: 'refunds-model' });
-  const triage = app.agent({ name: 'triage', model: triageModel, instructions: 'You triage.', handoffs: [{ agent: 'refunds', history }] });
+  const triageModel = new ScriptedModel(
+    (request): ScriptedReply => {
+      const last = lastMessage(request);
+      if (last.role === 'user' && /refund/i.test(last.content))
+        return {
+          toolCalls: [
+            {
+              id: `h${request.messages.length}`,
+              name: 'handoff_to_refunds',
+              args: { input: 'Customer wants a refund' },
+            },
+          ],
+        };
+      return `triage: ${last.content}`;
+    },
+    { name: 'triage-model' },
+  );
+  const refundsModel = new ScriptedModel(
+    (request): ScriptedReply => {
+      const last = lastMessage(request);
+      if (last.role === 'user' && /thanks/i.test(last.content))
+        return {
+          toolCalls: [{ id: `b${request.messages.length}`, name: 'handoff_to_triage', args: { input: 'Refund done' } }],
+        };
+      if (last.role === 'tool') return 'refunds: I can refund order 42.';
+      return `refunds: ${last.content}`;
+    },
+    { name: 'refunds-model' },
+  );
+  const triage = app.agent({
+    name: 'triage',
+    model: triageModel,
+    instructions: 'You triage.',
+    handoffs: [{ agent: 'refunds', history }],
+  });
   app.agent({ name: 'refunds', model: refundsModel, instructions: 'You do refunds.', handoffs: [{ agent: 'triage' }] });
   return { app, triage, triageModel, refundsModel };
 }
@@ -36,8 +69,13 @@ describe('handoffs', () => {
     expect(refundsModel.calls[0]!.messages[0]).toMatchObject({ role: 'system', content: 'You do refunds.' });
     expect(first.toolCalls.map((c) => [c.tool, c.ok])).toEqual([['handoff_to_refunds', true]]);
     // Each agent's model calls are its own in the turn's usage.
-    expect(first.usage.byAgent).toEqual({ triage: first.usage.byModel['triage-model'], refunds: first.usage.byModel['refunds-model'] });
-    expect(first.usage.totalTokens).toBe(first.usage.byModel['triage-model']!.totalTokens + first.usage.byModel['refunds-model']!.totalTokens);
+    expect(first.usage.byAgent).toEqual({
+      triage: first.usage.byModel['triage-model'],
+      refunds: first.usage.byModel['refunds-model'],
+    });
+    expect(first.usage.totalTokens).toBe(
+      first.usage.byModel['triage-model']!.totalTokens + first.usage.byModel['refunds-model']!.totalTokens,
+    );
 
     const second = await session.send('How long will it take?');
     expect(second.reply).toBe('refunds: How long will it take?');
@@ -118,8 +156,12 @@ describe('handoffs', () => {
     const { app, triage } = build();
     await app.install(DeskPolicy);
     await triage.session('t4').send('refund for order 42');
-    expect(seen).toEqual([expect.objectContaining({ kind: 'handoff', from: 'triage', to: 'refunds', path: ['triage'] })]);
-    expect(reported).toEqual([expect.objectContaining({ kind: 'handoff', from: 'triage', to: 'refunds', status: 'handed_off' })]);
+    expect(seen).toEqual([
+      expect.objectContaining({ kind: 'handoff', from: 'triage', to: 'refunds', path: ['triage'] }),
+    ]);
+    expect(reported).toEqual([
+      expect.objectContaining({ kind: 'handoff', from: 'triage', to: 'refunds', status: 'handed_off' }),
+    ]);
 
     closed = true;
     const session = triage.session('t5');

@@ -49,7 +49,9 @@ const ok = await haveService('chromium', 'trellis dev browser tests');
     expect(await page.locator('article.turn[data-turn="0"] .wf-row[data-kind="hook"]').count()).toBeGreaterThan(0);
     // The tool's <script> and <img onerror> arrived as text: nothing ran, the text is there.
     expect(await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
-    expect(await page.locator('.msg[data-role="tool"] .text').first().textContent()).toContain('<script>window.__pwned = 1</script>');
+    expect(await page.locator('.msg[data-role="tool"] .text').first().textContent()).toContain(
+      '<script>window.__pwned = 1</script>',
+    );
     expect(pageErrors).toEqual([]);
   }, 120_000);
 
@@ -76,17 +78,24 @@ const ok = await haveService('chromium', 'trellis dev browser tests');
 
     await page.locator('article.turn[data-turn="0"] h2 .s-completed').waitFor();
     expect(await page.locator('form.approval').count()).toBe(0);
-    expect(await page.locator('.msg[data-role="assistant"] .text').last().textContent()).toBe('Tool said: deleted note 5');
+    expect(await page.locator('.msg[data-role="assistant"] .text').last().textContent()).toBe(
+      'Tool said: deleted note 5',
+    );
     expect(NotesPlugin.deleted).toEqual([5]);
-    const kinds = await page.locator('article.turn[data-turn="0"] .wf-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-kind')));
+    const kinds = await page
+      .locator('article.turn[data-turn="0"] .wf-row')
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-kind')));
     expect(kinds).toEqual(expect.arrayContaining(['suspended', 'resumed', 'tool', 'model', 'round']));
     await screenshotForDocs(page, 'dev-session');
     expect(pageErrors).toEqual([]);
   }, 120_000);
 
-  it('shows a suspended turn\'s message before the approval, streams each model reply on a line of its own, and asks for nothing that is not there', async () => {
+  it("shows a suspended turn's message before the approval, streams each model reply on a line of its own, and asks for nothing that is not there", async () => {
     const failed: string[] = [];
-    page.on('response', (response) => void (response.status() >= 400 && failed.push(`${response.status()} ${response.url()}`)));
+    page.on(
+      'response',
+      (response) => void (response.status() >= 400 && failed.push(`${response.status()} ${response.url()}`)),
+    );
     await f.agent.session('parked').send('delete 7');
     await f.dev.recorder.flushed();
 

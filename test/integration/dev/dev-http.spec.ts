@@ -16,7 +16,9 @@ describe('trellis dev over HTTP', () => {
     await f.agent.session('done').send('hello');
     await f.agent.session('waiting').send('delete 4');
 
-    const { sessions } = (await (await fetch(`${f.base}/api/sessions`)).json()) as { sessions: { id: string; status: string; agent: string; updatedAt: string }[] };
+    const { sessions } = (await (await fetch(`${f.base}/api/sessions`)).json()) as {
+      sessions: { id: string; status: string; agent: string; updatedAt: string }[];
+    };
 
     expect(sessions.map((s) => [s.id, s.status, s.agent])).toEqual([
       ['waiting', 'suspended', 'notes-agent'],
@@ -44,9 +46,13 @@ describe('trellis dev over HTTP', () => {
       expect.objectContaining({ label: 'scripted:notes', detail: '30 in / 8 out tokens' }),
       expect.objectContaining({ label: 'scripted:notes', detail: '40 in / 12 out tokens' }),
     ]);
-    expect(rows).toContainEqual(expect.objectContaining({ kind: 'tool', label: 'notes.search', detail: 'ok · middleware: AuditMiddleware' }));
+    expect(rows).toContainEqual(
+      expect.objectContaining({ kind: 'tool', label: 'notes.search', detail: 'ok · middleware: AuditMiddleware' }),
+    );
     expect(rows).toContainEqual(expect.objectContaining({ kind: 'hook', label: 'tool.gate · notes' }));
-    expect(rows).toContainEqual(expect.objectContaining({ kind: 'commit', detail: expect.stringContaining('notes.searches') }));
+    expect(rows).toContainEqual(
+      expect.objectContaining({ kind: 'commit', detail: expect.stringContaining('notes.searches') }),
+    );
   });
 
   it('shows model and tool text escaped, never as markup', async () => {
@@ -70,10 +76,15 @@ describe('trellis dev over HTTP', () => {
     expect(page).toContain('Deleting note {&quot;id&quot;:7} needs a human &lt;b&gt;yes&lt;/b&gt;');
     const { pending } = (await (await fetch(`${f.base}/api/sessions/s1`)).json()) as { pending: { callId: string }[] };
 
-    const response = await post('/api/sessions/s1/decisions', { decisions: [{ callId: pending[0]!.callId, decision: 'approve' }] });
+    const response = await post('/api/sessions/s1/decisions', {
+      decisions: [{ callId: pending[0]!.callId, decision: 'approve' }],
+    });
 
     expect(response.status).toBe(200);
-    expect(((await response.json()) as { result: { status: string; reply: string } }).result).toMatchObject({ status: 'completed', reply: 'Tool said: deleted note 7' });
+    expect(((await response.json()) as { result: { status: string; reply: string } }).result).toMatchObject({
+      status: 'completed',
+      reply: 'Tool said: deleted note 7',
+    });
     expect(NotesPlugin.deleted).toEqual([7]);
   });
 
@@ -81,7 +92,9 @@ describe('trellis dev over HTTP', () => {
     await f.agent.session('s1').send('delete 7');
     const { pending } = (await (await fetch(`${f.base}/api/sessions/s1`)).json()) as { pending: { callId: string }[] };
 
-    const response = await post('/api/sessions/s1/decisions', { decisions: [{ callId: pending[0]!.callId, decision: 'edit', args: { id: 'seven' } }] });
+    const response = await post('/api/sessions/s1/decisions', {
+      decisions: [{ callId: pending[0]!.callId, decision: 'edit', args: { id: 'seven' } }],
+    });
 
     expect(response.status).toBe(400);
     const { error } = (await response.json()) as { error: { code: string; message: string } };
@@ -101,7 +114,7 @@ describe('trellis dev over HTTP', () => {
     expect(((await bad.json()) as { error: { message: string } }).error.message).toMatch(/non-empty "message"/);
   });
 
-  it('streams a session\'s events over Server-Sent Events while a turn runs', async () => {
+  it("streams a session's events over Server-Sent Events while a turn runs", async () => {
     const controller = new AbortController();
     const response = await fetch(`${f.base}/api/events?session=s1`, { signal: controller.signal });
     expect(response.headers.get('content-type')).toMatch(/text\/event-stream/);
@@ -121,11 +134,15 @@ describe('trellis dev over HTTP', () => {
 
     const types = [...text.matchAll(/^data: (.*)$/gm)].map((m) => (JSON.parse(m[1]!) as { type: string }).type);
     expect(types[0]).toBe('turn.started');
-    expect(types).toEqual(expect.arrayContaining(['round.started', 'tool.started', 'tool.finished', 'model.delta', 'turn.finished']));
+    expect(types).toEqual(
+      expect.arrayContaining(['round.started', 'tool.started', 'tool.finished', 'model.delta', 'turn.finished']),
+    );
   });
 
   it('lists plugins as `trellis plugins` does: tools with schemas and middleware, hooks, context keys', async () => {
-    const catalog = (await (await fetch(`${f.base}/api/plugins`)).json()) as { plugins: { name: string; tools: { name: string; middleware: string[] }[]; hooks: { point: string }[] }[] };
+    const catalog = (await (await fetch(`${f.base}/api/plugins`)).json()) as {
+      plugins: { name: string; tools: { name: string; middleware: string[] }[]; hooks: { point: string }[] }[];
+    };
     expect(catalog.plugins[0]).toMatchObject({ name: 'notes', hooks: [{ point: 'tool.gate' }] });
     expect(catalog.plugins[0]!.tools.map((t) => [t.name, t.middleware])).toEqual([
       ['notes.search', ['AuditMiddleware']],
@@ -144,7 +161,11 @@ describe('trellis dev refusals', () => {
   it('refuses a state-changing request from another origin, or with no origin at all', async () => {
     f = await startDevFixture();
     const send = (headers: Record<string, string>) =>
-      fetch(`${f.base}/api/sessions/x/messages`, { method: 'POST', headers: { ...json, ...headers }, body: JSON.stringify({ message: 'hi' }) });
+      fetch(`${f.base}/api/sessions/x/messages`, {
+        method: 'POST',
+        headers: { ...json, ...headers },
+        body: JSON.stringify({ message: 'hi' }),
+      });
 
     const crossSite = await send({ 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' });
     const foreignOrigin = await send({ origin: 'https://evil.example' });
@@ -177,7 +198,9 @@ describe('trellis dev refusals', () => {
     f = await startDevFixture({ token });
 
     expect((await fetch(`${f.base}/api/sessions`)).status).toBe(401);
-    expect((await fetch(`${f.base}/api/sessions`, { headers: { 'x-trellis-token': 'wrong-token-wrong-token' } })).status).toBe(401);
+    expect(
+      (await fetch(`${f.base}/api/sessions`, { headers: { 'x-trellis-token': 'wrong-token-wrong-token' } })).status,
+    ).toBe(401);
     expect((await fetch(`${f.base}/api/sessions`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
 
     const link = await fetch(f.dev.url, { redirect: 'manual' });
@@ -189,9 +212,17 @@ describe('trellis dev refusals', () => {
     expect((await fetch(`${f.base}/`, { headers: { cookie: cookie.split(';')[0]! } })).status).toBe(200);
 
     // The cookie alone does not let another site post: that needs the header token or the same origin.
-    const viaCookie = await fetch(`${f.base}/api/sessions/x/messages`, { method: 'POST', headers: { ...json, cookie: cookie.split(';')[0]!, origin: 'https://evil.example' }, body: '{"message":"hi"}' });
+    const viaCookie = await fetch(`${f.base}/api/sessions/x/messages`, {
+      method: 'POST',
+      headers: { ...json, cookie: cookie.split(';')[0]!, origin: 'https://evil.example' },
+      body: '{"message":"hi"}',
+    });
     expect(viaCookie.status).toBe(403);
-    const viaHeader = await fetch(`${f.base}/api/sessions/x/messages`, { method: 'POST', headers: { ...json, 'x-trellis-token': token }, body: '{"message":"hi"}' });
+    const viaHeader = await fetch(`${f.base}/api/sessions/x/messages`, {
+      method: 'POST',
+      headers: { ...json, 'x-trellis-token': token },
+      body: '{"message":"hi"}',
+    });
     expect(viaHeader.status).toBe(200);
   });
 });

@@ -1,8 +1,14 @@
 import 'reflect-metadata';
 import { IsInt, IsOptional, IsString, Min } from 'class-validator';
 import {
-  errorResult, inject, injectable, MIDDLEWARE_OPTIONS,
-  type NextToolHandler, type ToolInvocation, type ToolMiddleware, type ToolResult,
+  errorResult,
+  inject,
+  injectable,
+  MIDDLEWARE_OPTIONS,
+  type NextToolHandler,
+  type ToolInvocation,
+  type ToolMiddleware,
+  type ToolResult,
 } from 'trellis/plugin';
 import { Middleware, Plugin, RetryMiddleware, Tool, Trellis, TrellisError, type TrellisEvent } from 'trellis';
 import { ScriptedModel } from 'trellis/testing';
@@ -16,7 +22,9 @@ declare module 'trellis' {
 }
 
 class QuotaOptions {
-  @IsOptional() @IsInt() @Min(1)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
   perSession = 20;
 }
 
@@ -73,7 +81,9 @@ describe('docs/middleware.md', () => {
   it('QuotaMiddleware refuses calls past its option, as an error result the model sees', async () => {
     const { result } = await lookups(2);
     expect(result.toolCalls.map((c) => c.ok)).toEqual([true, false]);
-    expect(result.toolCalls[1]).toMatchObject({ error: { code: 'QuotaExceeded', message: 'orders.lookup may run 1 times a session', retryable: false } });
+    expect(result.toolCalls[1]).toMatchObject({
+      error: { code: 'QuotaExceeded', message: 'orders.lookup may run 1 times a session', retryable: false },
+    });
   });
 
   it('refuses a bad option at install, naming the field', async () => {
@@ -87,9 +97,18 @@ describe('docs/middleware.md', () => {
   });
 
   it('retries a TrellisError thrown with retryable: true, and reports each retry on app.events$', async () => {
-    const { result, retries } = await lookups(1, [new TrellisError('ServiceDown', 'the orders API is unavailable', { retryable: true })]);
+    const { result, retries } = await lookups(1, [
+      new TrellisError('ServiceDown', 'the orders API is unavailable', { retryable: true }),
+    ]);
     expect(result.toolCalls[0]).toMatchObject({ ok: true, value: 'order A0 shipped' });
-    expect(retries).toEqual([expect.objectContaining({ type: 'tool.retry', tool: 'orders.lookup', attempt: 2, error: expect.objectContaining({ code: 'ServiceDown' }) })]);
+    expect(retries).toEqual([
+      expect.objectContaining({
+        type: 'tool.retry',
+        tool: 'orders.lookup',
+        attempt: 2,
+        error: expect.objectContaining({ code: 'ServiceDown' }),
+      }),
+    ]);
   });
 
   it('does not retry a plain Error: it is a ToolFailed result, not retryable', async () => {

@@ -41,8 +41,20 @@ beforeEach(() => {
 
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-function runProcess(session: string, mode: 'suspend' | 'resume' | 'resume-crash' | 'pending', decisions?: readonly object[]): Promise<ChildOutput> {
-  const args = ['--no-warnings', sharedTranspiledProject()(CHILD), db, ledger, session, mode, ...(decisions ? [JSON.stringify(decisions)] : [])];
+function runProcess(
+  session: string,
+  mode: 'suspend' | 'resume' | 'resume-crash' | 'pending',
+  decisions?: readonly object[],
+): Promise<ChildOutput> {
+  const args = [
+    '--no-warnings',
+    sharedTranspiledProject()(CHILD),
+    db,
+    ledger,
+    session,
+    mode,
+    ...(decisions ? [JSON.stringify(decisions)] : []),
+  ];
   const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -51,7 +63,9 @@ function runProcess(session: string, mode: 'suspend' | 'resume' | 'resume-crash'
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`delegation process (${mode}) did not finish in ${PROCESS_TIMEOUT_MS} ms:\n${stdout}\n${stderr}`));
+      reject(
+        new Error(`delegation process (${mode}) did not finish in ${PROCESS_TIMEOUT_MS} ms:\n${stdout}\n${stderr}`),
+      );
     }, PROCESS_TIMEOUT_MS);
     child.on('exit', (exitCode) => {
       clearTimeout(timer);
@@ -71,53 +85,63 @@ function ledgerLines(): string[] {
 }
 
 describe('approval two sub-agents deep, across processes on one SQLite file', () => {
-  it('lists the deep calls at the top, runs the approved one exactly once from a new process, never the rejected one', async () => {
-    const first = await runProcess('d1', 'suspend');
-    expect(first.result?.status).toBe('suspended');
-    expect(first.result?.suspended).toEqual([
-      { callId: 't1/m1/l_yes', path: ['top', 'mid', 'leaf'], allowed: ['approve', 'reject'] },
-      { callId: 't1/m1/l_no', path: ['top', 'mid', 'leaf'], allowed: ['approve', 'reject'] },
-    ]);
-    expect(ledgerLines()).toEqual([]);
+  it(
+    'lists the deep calls at the top, runs the approved one exactly once from a new process, never the rejected one',
+    async () => {
+      const first = await runProcess('d1', 'suspend');
+      expect(first.result?.status).toBe('suspended');
+      expect(first.result?.suspended).toEqual([
+        { callId: 't1/m1/l_yes', path: ['top', 'mid', 'leaf'], allowed: ['approve', 'reject'] },
+        { callId: 't1/m1/l_no', path: ['top', 'mid', 'leaf'], allowed: ['approve', 'reject'] },
+      ]);
+      expect(ledgerLines()).toEqual([]);
 
-    const second = await runProcess('d1', 'resume', [APPROVE, REJECT]);
-    expect(second.exitCode).toBe(0);
-    expect(second.result?.status).toBe('completed');
-    expect(second.result?.reply).toMatch(/^t1: m1: leaf: appended approved-line; .*Rejected/);
-    expect(Object.keys(second.result?.usage?.byAgent ?? {}).sort()).toEqual(['leaf', 'mid', 'top']);
-    expect(ledgerLines()).toEqual(['approved-line']);
+      const second = await runProcess('d1', 'resume', [APPROVE, REJECT]);
+      expect(second.exitCode).toBe(0);
+      expect(second.result?.status).toBe('completed');
+      expect(second.result?.reply).toMatch(/^t1: m1: leaf: appended approved-line; .*Rejected/);
+      expect(Object.keys(second.result?.usage?.byAgent ?? {}).sort()).toEqual(['leaf', 'mid', 'top']);
+      expect(ledgerLines()).toEqual(['approved-line']);
 
-    const third = await runProcess('d1', 'resume', [APPROVE, REJECT]);
-    expect(third.exitCode).not.toBe(0);
-    expect(third.result?.error?.code).toBe('InvalidDecision');
-    expect(ledgerLines()).toEqual(['approved-line']);
-  }, TEST_TIMEOUT_MS);
+      const third = await runProcess('d1', 'resume', [APPROVE, REJECT]);
+      expect(third.exitCode).not.toBe(0);
+      expect(third.result?.error?.code).toBe('InvalidDecision');
+      expect(ledgerLines()).toEqual(['approved-line']);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  it('after a crash inside the deep call, neither re-runs it nor forgets it: the top asks retry or skip', async () => {
-    await runProcess('d2', 'suspend');
+  it(
+    'after a crash inside the deep call, neither re-runs it nor forgets it: the top asks retry or skip',
+    async () => {
+      await runProcess('d2', 'suspend');
 
-    const crashed = await runProcess('d2', 'resume-crash', [APPROVE, REJECT]);
-    expect(crashed.exitCode).toBe(9);
-    expect(ledgerLines()).toEqual(['approved-line']);
+      const crashed = await runProcess('d2', 'resume-crash', [APPROVE, REJECT]);
+      expect(crashed.exitCode).toBe(9);
+      expect(ledgerLines()).toEqual(['approved-line']);
 
-    // Before anyone resumes, the top already lists the cut-off call as the leaf's journal
-    // has it: waiting for retry or skip, beside the rejected one still to be applied.
-    const listed = await runProcess('d2', 'pending');
-    expect(listed.result?.suspended).toEqual([
-      { callId: 't1/m1/l_yes', path: ['top', 'mid', 'leaf'], allowed: ['retry', 'skip'] },
-      { callId: 't1/m1/l_no', path: ['top', 'mid', 'leaf'], allowed: ['approve', 'reject'] },
-    ]);
+      // Before anyone resumes, the top already lists the cut-off call as the leaf's journal
+      // has it: waiting for retry or skip, beside the rejected one still to be applied.
+      const listed = await runProcess('d2', 'pending');
+      expect(listed.result?.suspended).toEqual([
+        { callId: 't1/m1/l_yes', path: ['top', 'mid', 'leaf'], allowed: ['retry', 'skip'] },
+        { callId: 't1/m1/l_no', path: ['top', 'mid', 'leaf'], allowed: ['approve', 'reject'] },
+      ]);
 
-    // The decisions were claimed before the crash; repeating them changes nothing, and the
-    // call cut off mid-run comes back to the top as a retry/skip decision.
-    const after = await runProcess('d2', 'resume', [APPROVE, REJECT]);
-    expect(after.result?.status).toBe('suspended');
-    expect(after.result?.suspended).toEqual([{ callId: 't1/m1/l_yes', path: ['top', 'mid', 'leaf'], allowed: ['retry', 'skip'] }]);
-    expect(ledgerLines()).toEqual(['approved-line']);
+      // The decisions were claimed before the crash; repeating them changes nothing, and the
+      // call cut off mid-run comes back to the top as a retry/skip decision.
+      const after = await runProcess('d2', 'resume', [APPROVE, REJECT]);
+      expect(after.result?.status).toBe('suspended');
+      expect(after.result?.suspended).toEqual([
+        { callId: 't1/m1/l_yes', path: ['top', 'mid', 'leaf'], allowed: ['retry', 'skip'] },
+      ]);
+      expect(ledgerLines()).toEqual(['approved-line']);
 
-    const skipped = await runProcess('d2', 'resume', [{ callId: 't1/m1/l_yes', decision: 'skip' }]);
-    expect(skipped.result?.status).toBe('completed');
-    expect(skipped.result?.reply).toContain('Skipped');
-    expect(ledgerLines()).toEqual(['approved-line']);
-  }, TEST_TIMEOUT_MS);
+      const skipped = await runProcess('d2', 'resume', [{ callId: 't1/m1/l_yes', decision: 'skip' }]);
+      expect(skipped.result?.status).toBe('completed');
+      expect(skipped.result?.reply).toContain('Skipped');
+      expect(ledgerLines()).toEqual(['approved-line']);
+    },
+    TEST_TIMEOUT_MS,
+  );
 });

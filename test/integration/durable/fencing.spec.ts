@@ -2,8 +2,24 @@ import 'reflect-metadata';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Hook, MemoryStore, Plugin, ScriptedModel, Trellis, TrellisError, type SessionStore, type ToolCallInfo } from '../../../index.js';
-import { FINAL_REPLY, LedgerPlugin, readLedger, stepsScript, useLedgers, type Ledgers } from '../../support/steps-workload.js';
+import {
+  Hook,
+  MemoryStore,
+  Plugin,
+  ScriptedModel,
+  Trellis,
+  TrellisError,
+  type SessionStore,
+  type ToolCallInfo,
+} from '../../../index.js';
+import {
+  FINAL_REPLY,
+  LedgerPlugin,
+  readLedger,
+  stepsScript,
+  useLedgers,
+  type Ledgers,
+} from '../../support/steps-workload.js';
 
 /**
  * A writer whose lease lapsed is fenced (issue 25, and issue 33 item 7): a process stalls in
@@ -61,7 +77,17 @@ async function appOn(store: SessionStore, plugins: readonly (new () => object)[]
   const app = Trellis.create({ store, leaseTtlMs: 1_000 });
   await app.install(LedgerPlugin);
   for (const plugin of plugins) await app.install(plugin);
-  return { app, session: app.agent({ name: 'writer', model: new ScriptedModel(stepsScript()), instructions: 'Write the lines.', toolConcurrency: 2 }).session('s1') };
+  return {
+    app,
+    session: app
+      .agent({
+        name: 'writer',
+        model: new ScriptedModel(stepsScript()),
+        instructions: 'Write the lines.',
+        toolConcurrency: 2,
+      })
+      .session('s1'),
+  };
 }
 
 describe('a writer whose lease lapsed', () => {

@@ -9,7 +9,15 @@ import { haveService, POSTGRES_URL } from '../../support/services.js';
 import { PROJECT_ROOT } from '../../support/ts-node-child.js';
 import { sharedTranspiledProject } from '../../support/transpiled-tree.js';
 import { readLedger } from '../../support/steps-workload.js';
-import { CLOSER_LINE, depthApp, FINAL_REPLY, MESSAGE, MODEL_CALLS, TURN_KEY, type DepthLine } from '../../support/depth-workload.js';
+import {
+  CLOSER_LINE,
+  depthApp,
+  FINAL_REPLY,
+  MESSAGE,
+  MODEL_CALLS,
+  TURN_KEY,
+  type DepthLine,
+} from '../../support/depth-workload.js';
 
 /**
  * Durable steps at depth across a real SIGKILL (issue 25, item 5). One turn of `desk` asks the
@@ -38,7 +46,12 @@ let child: string;
 const WRITES = 14;
 /** The `ask` case: the writer's tool is `lines.pay`, killed in its first run. */
 const ASK = 'ask';
-const KILLS = [...Array.from({ length: WRITES }, (_, i) => `write:${i + 1}`), 'tool:1', 'tool:2', `tool:${CLOSER_LINE}`];
+const KILLS = [
+  ...Array.from({ length: WRITES }, (_, i) => `write:${i + 1}`),
+  'tool:1',
+  'tool:2',
+  `tool:${CLOSER_LINE}`,
+];
 
 type StoreKind = 'sqlite' | 'postgres';
 
@@ -51,7 +64,15 @@ interface Tally {
   inDoubtRerunSameKey: number;
   rerunWithAnotherKey: number;
 }
-const empty = (): Tally => ({ kills: 0, lostTurns: 0, doubledTurns: 0, finishedCallsRunAgain: 0, journalledModelCallsRepeated: 0, inDoubtRerunSameKey: 0, rerunWithAnotherKey: 0 });
+const empty = (): Tally => ({
+  kills: 0,
+  lostTurns: 0,
+  doubledTurns: 0,
+  finishedCallsRunAgain: 0,
+  journalledModelCallsRepeated: 0,
+  inDoubtRerunSameKey: 0,
+  rerunWithAnotherKey: 0,
+});
 const tally: Record<StoreKind, Tally> = { sqlite: empty(), postgres: empty() };
 
 let root: string;
@@ -77,7 +98,12 @@ function target(kind: StoreKind, name: string, run: { tool: string; kill?: strin
     return { kind, dir, run: { ...run, store: 'sqlite', target: path, dir }, open: async () => SqliteStore.open(path) };
   }
   const schema = schemas!.next();
-  return { kind, dir, run: { ...run, store: 'postgres', target: schema, url: POSTGRES_URL, dir }, open: () => PostgresStore.open({ url: POSTGRES_URL, schema, maxConnections: 4 }) };
+  return {
+    kind,
+    dir,
+    run: { ...run, store: 'postgres', target: schema, url: POSTGRES_URL, dir },
+    open: () => PostgresStore.open({ url: POSTGRES_URL, schema, maxConnections: 4 }),
+  };
 }
 
 /**
@@ -91,8 +117,15 @@ beforeAll(async () => {
     kinds = ['sqlite', 'postgres'];
   }
   root = mkdtempSync(join(tmpdir(), 'trellis-kill-depth-'));
-  for (const kill of KILLS) planned.set(kill, kinds.map((kind) => target(kind, kill.replace(':', '-'), { tool: 'lines.write', kill })));
-  planned.set(ASK, kinds.map((kind) => target(kind, 'ask', { tool: 'lines.pay', kill: 'tool:1' })));
+  for (const kill of KILLS)
+    planned.set(
+      kill,
+      kinds.map((kind) => target(kind, kill.replace(':', '-'), { tool: 'lines.write', kill })),
+    );
+  planned.set(
+    ASK,
+    kinds.map((kind) => target(kind, 'ask', { tool: 'lines.pay', kill: 'tool:1' })),
+  );
   killed = await runChild({ runs: [...planned.values()].flat().map((t) => t.run) });
   reference = await uninterrupted();
 }, 180_000);
@@ -133,16 +166,24 @@ async function uninterrupted(): Promise<Reference> {
 /** The usage the store recorded for the turn at each level (its tokens; tool time is the clock's). */
 async function usageOf(store: SessionStore): Promise<{ top: unknown; child: unknown }> {
   const [child] = await childSessions(store);
-  return { top: tokens((await store.load('s1'))!.turns[0]?.usage), child: child === undefined ? undefined : tokens((await store.load(child))!.turns[0]?.usage) };
+  return {
+    top: tokens((await store.load('s1'))!.turns[0]?.usage),
+    child: child === undefined ? undefined : tokens((await store.load(child))!.turns[0]?.usage),
+  };
 }
 
 /** `usage` without its time figures (`toolMs`, `hookMs`, `modelMs`), which measure the clock and differ from run to run. */
 function tokens(usage: unknown): unknown {
-  return JSON.parse(JSON.stringify(usage ?? null, (key, value: unknown) => (key === 'toolMs' || key === 'hookMs' || key === 'modelMs' ? undefined : value)));
+  return JSON.parse(
+    JSON.stringify(usage ?? null, (key, value: unknown) =>
+      key === 'toolMs' || key === 'hookMs' || key === 'modelMs' ? undefined : value,
+    ),
+  );
 }
 
 afterAll(async () => {
-  for (const [store, t] of Object.entries(tally)) if (t.kills > 0) process.stdout.write(`durable steps at depth, ${store}: ${JSON.stringify(t)}\n`);
+  for (const [store, t] of Object.entries(tally))
+    if (t.kills > 0) process.stdout.write(`durable steps at depth, ${store}: ${JSON.stringify(t)}\n`);
   await schemas?.dropAll();
   rmSync(root, { recursive: true, force: true });
 });
@@ -154,7 +195,10 @@ async function onEachStore(kill: string, check: (target: Target) => Promise<void
 }
 
 function runChild(options: object): Promise<{ signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
-  const running = spawn(process.execPath, ['--no-warnings', child, JSON.stringify(options)], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const running = spawn(process.execPath, ['--no-warnings', child, JSON.stringify(options)], {
+    cwd: PROJECT_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   running.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -187,11 +231,18 @@ async function atKill(store: SessionStore): Promise<AtKill> {
     const stored = (await store.load(id))!;
     if (stored.turns.some((t) => t.status === 'completed')) {
       out.landed.add(id);
-      for (const call of id === 's1' ? MODEL_CALLS : MODEL_CALLS.filter((c) => c.startsWith('writer:'))) out.models.add(call);
+      for (const call of id === 's1' ? MODEL_CALLS : MODEL_CALLS.filter((c) => c.startsWith('writer:')))
+        out.models.add(call);
     }
     let agent = '';
     let turn = 0;
-    for (const step of (stored.steps ?? []) as { k: string; agent?: string; turn?: number; round: number; at: number }[]) {
+    for (const step of (stored.steps ?? []) as {
+      k: string;
+      agent?: string;
+      turn?: number;
+      round: number;
+      at: number;
+    }[]) {
       if (step.k === 'open') ({ agent, turn } = { agent: step.agent!, turn: step.turn! });
       // Journal rounds count from 1, the models' ledger from 0.
       if (step.k === 'model') out.models.add(`${agent}:${step.round - 1}`);
@@ -226,73 +277,98 @@ describe('a turn with a sub-agent and a handoff, killed at every step boundary a
     expect(reference.models).toEqual(['desk:0', 'writer:0', 'writer:1', 'writer:2', 'desk:1', 'closer:2', 'closer:3']);
   });
 
-  it.each(KILLS)('kill at %s: one turn at each level, nothing finished runs again, no journalled model call is made again', async (kill) => {
-    await onEachStore(kill, async (target) => {
-      const { store, app, result, before, modelBefore } = await recover(target, 'lines.write');
-      try {
-        const stored = (await store.load('s1'))!;
-        const children = await childSessions(store);
-        const childTurns = children.length === 1 ? (await store.load(children[0]!))!.turns : [];
-        const usage = await usageOf(store);
-        await app.stop();
-        const runs = readLedger<DepthLine>(join(target.dir, 'tools.txt'));
-        const models = readLedger(join(target.dir, 'model.txt'), String);
+  it.each(KILLS)(
+    'kill at %s: one turn at each level, nothing finished runs again, no journalled model call is made again',
+    async (kill) => {
+      await onEachStore(kill, async (target) => {
+        const { store, app, result, before, modelBefore } = await recover(target, 'lines.write');
+        try {
+          const stored = (await store.load('s1'))!;
+          const children = await childSessions(store);
+          const childTurns = children.length === 1 ? (await store.load(children[0]!))!.turns : [];
+          const usage = await usageOf(store);
+          await app.stop();
+          const runs = readLedger<DepthLine>(join(target.dir, 'tools.txt'));
+          const models = readLedger(join(target.dir, 'model.txt'), String);
 
-        const t = tally[target.kind];
-        t.kills++;
-        if (result.status !== 'completed' || stored.turns.length === 0 || childTurns.length === 0) t.lostTurns++;
-        if (stored.turns.length > 1 || childTurns.length > 1 || children.length > 1) t.doubledTurns++;
-        const byKey = new Map<string, DepthLine[]>();
-        for (const line of runs) byKey.set(line.key, [...(byKey.get(line.key) ?? []), line]);
-        const wasFinished = (line: DepthLine) => before.finished.has(line.key) || before.landed.has(line.session);
-        for (const lines of byKey.values()) {
-          if (lines.length > 1 && wasFinished(lines[0]!)) t.finishedCallsRunAgain++;
-          else if (lines.length > 1) t.inDoubtRerunSameKey++;
+          const t = tally[target.kind];
+          t.kills++;
+          if (result.status !== 'completed' || stored.turns.length === 0 || childTurns.length === 0) t.lostTurns++;
+          if (stored.turns.length > 1 || childTurns.length > 1 || children.length > 1) t.doubledTurns++;
+          const byKey = new Map<string, DepthLine[]>();
+          for (const line of runs) byKey.set(line.key, [...(byKey.get(line.key) ?? []), line]);
+          const wasFinished = (line: DepthLine) => before.finished.has(line.key) || before.landed.has(line.session);
+          for (const lines of byKey.values()) {
+            if (lines.length > 1 && wasFinished(lines[0]!)) t.finishedCallsRunAgain++;
+            else if (lines.length > 1) t.inDoubtRerunSameKey++;
+          }
+          const keysOfN = new Map<number, Set<string>>();
+          for (const line of runs) keysOfN.set(line.n, (keysOfN.get(line.n) ?? new Set()).add(line.key));
+          for (const keys of keysOfN.values()) if (keys.size > 1) t.rerunWithAnotherKey++;
+          for (const call of MODEL_CALLS)
+            if (before.models.has(call) && models.filter((m) => m === call).length > 1)
+              t.journalledModelCallsRepeated++;
+
+          expect(result).toMatchObject({ status: 'completed', reply: FINAL_REPLY });
+          expect(stored.turns.map((turn) => [turn.index, turn.key, turn.status])).toEqual([[0, TURN_KEY, 'completed']]);
+          expect(stored.steps).toBeUndefined();
+          expect(stored.transcript.map((m) => m.role)).toEqual([
+            'user',
+            'assistant',
+            'tool',
+            'assistant',
+            'tool',
+            'assistant',
+            'tool',
+            'assistant',
+          ]);
+          // The transcript and the usage as the uninterrupted turn has them: no step lost or counted twice.
+          expect(stored.transcript.map((m) => m.content)).toEqual(reference.transcript);
+          // A turn that had landed answers from its record, which keeps the totals and the split by model.
+          const landed = before.landed.has('s1');
+          const { inputTokens, outputTokens, totalTokens, byModel } = reference.result.usage;
+          expect(tokens(result.usage)).toEqual(
+            tokens(landed ? { inputTokens, outputTokens, totalTokens, byModel } : reference.result.usage),
+          );
+          expect(usage).toEqual(reference.usage);
+          // The sub-agent: one child session, one turn, keyed by desk's call (round 1, position 0) — the same key after the kill.
+          expect(children).toHaveLength(1);
+          expect(childTurns.map((turn) => [turn.key, turn.status])).toEqual([['s1:0:1:0', 'completed']]);
+          // Every model call of every level exactly once: each completed before the kill was journalled, and none was asked again.
+          for (const call of modelBefore) expect(before.models).toContain(call);
+          expect([...models].sort()).toEqual([...MODEL_CALLS].sort());
+          // Every line under one key, whatever ids the models gave; finished calls once; in-doubt ones at most twice.
+          expect([...keysOfN.keys()].sort()).toEqual([1, 2, 3]);
+          for (const keys of keysOfN.values()) expect(keys.size).toBe(1);
+          for (const lines of byKey.values()) if (wasFinished(lines[0]!)) expect(lines).toHaveLength(1);
+          for (const lines of byKey.values()) expect(lines.length).toBeLessThanOrEqual(2);
+          const cut = kill.startsWith('tool:') ? Number(kill.slice(5)) : undefined;
+          for (const [n, keys] of keysOfN) expect(byKey.get([...keys][0]!)!.length).toBe(n === cut ? 2 : 1);
+        } finally {
+          await store.close();
         }
-        const keysOfN = new Map<number, Set<string>>();
-        for (const line of runs) keysOfN.set(line.n, (keysOfN.get(line.n) ?? new Set()).add(line.key));
-        for (const keys of keysOfN.values()) if (keys.size > 1) t.rerunWithAnotherKey++;
-        for (const call of MODEL_CALLS) if (before.models.has(call) && models.filter((m) => m === call).length > 1) t.journalledModelCallsRepeated++;
-
-        expect(result).toMatchObject({ status: 'completed', reply: FINAL_REPLY });
-        expect(stored.turns.map((turn) => [turn.index, turn.key, turn.status])).toEqual([[0, TURN_KEY, 'completed']]);
-        expect(stored.steps).toBeUndefined();
-        expect(stored.transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
-        // The transcript and the usage as the uninterrupted turn has them: no step lost or counted twice.
-        expect(stored.transcript.map((m) => m.content)).toEqual(reference.transcript);
-        // A turn that had landed answers from its record, which keeps the totals and the split by model.
-        const landed = before.landed.has('s1');
-        const { inputTokens, outputTokens, totalTokens, byModel } = reference.result.usage;
-        expect(tokens(result.usage)).toEqual(tokens(landed ? { inputTokens, outputTokens, totalTokens, byModel } : reference.result.usage));
-        expect(usage).toEqual(reference.usage);
-        // The sub-agent: one child session, one turn, keyed by desk's call (round 1, position 0) — the same key after the kill.
-        expect(children).toHaveLength(1);
-        expect(childTurns.map((turn) => [turn.key, turn.status])).toEqual([['s1:0:1:0', 'completed']]);
-        // Every model call of every level exactly once: each completed before the kill was journalled, and none was asked again.
-        for (const call of modelBefore) expect(before.models).toContain(call);
-        expect([...models].sort()).toEqual([...MODEL_CALLS].sort());
-        // Every line under one key, whatever ids the models gave; finished calls once; in-doubt ones at most twice.
-        expect([...keysOfN.keys()].sort()).toEqual([1, 2, 3]);
-        for (const keys of keysOfN.values()) expect(keys.size).toBe(1);
-        for (const lines of byKey.values()) if (wasFinished(lines[0]!)) expect(lines).toHaveLength(1);
-        for (const lines of byKey.values()) expect(lines.length).toBeLessThanOrEqual(2);
-        const cut = kill.startsWith('tool:') ? Number(kill.slice(5)) : undefined;
-        for (const [n, keys] of keysOfN) expect(byKey.get([...keys][0]!)!.length).toBe(n === cut ? 2 : 1);
-      } finally {
-        await store.close();
-      }
-    });
-  }, 30_000);
+      });
+    },
+    30_000,
+  );
 
   it("kill in the middle of the sub-agent's `ask` tool: the call comes back to the top as a retry/skip decision, and retry runs it once more with its key", async () => {
     await onEachStore(ASK, async (target) => {
       const { store, app, session, result } = await recover(target, 'lines.pay');
       try {
         expect(result.status).toBe('suspended');
-        expect(result.suspended).toEqual([expect.objectContaining({ tool: 'lines.pay', path: ['desk', 'writer'], ticket: expect.objectContaining({ allowedDecisions: ['retry', 'skip'] }) })]);
+        expect(result.suspended).toEqual([
+          expect.objectContaining({
+            tool: 'lines.pay',
+            path: ['desk', 'writer'],
+            ticket: expect.objectContaining({ allowedDecisions: ['retry', 'skip'] }),
+          }),
+        ]);
         expect(readLedger<DepthLine>(join(target.dir, 'tools.txt')).map((l) => l.n)).toEqual([1]);
 
-        const done: TurnResult = await session.resume({ decisions: [{ callId: result.suspended![0]!.callId, decision: 'retry' }] });
+        const done: TurnResult = await session.resume({
+          decisions: [{ callId: result.suspended![0]!.callId, decision: 'retry' }],
+        });
         await app.stop();
 
         expect(done).toMatchObject({ status: 'completed', reply: FINAL_REPLY });

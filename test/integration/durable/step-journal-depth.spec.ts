@@ -3,9 +3,24 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MemoryStore, ScriptedModel, Trellis, TrellisError, type ModelRequest, type ScriptedReply, type SessionStore } from '../../../index.js';
+import {
+  MemoryStore,
+  ScriptedModel,
+  Trellis,
+  TrellisError,
+  type ModelRequest,
+  type ScriptedReply,
+  type SessionStore,
+} from '../../../index.js';
 import { dyingStore } from './support/dying-store.js';
-import { FINAL_REPLY, LedgerPlugin, readLedger, stepsScript, useLedgers, type Ledgers } from '../../support/steps-workload.js';
+import {
+  FINAL_REPLY,
+  LedgerPlugin,
+  readLedger,
+  stepsScript,
+  useLedgers,
+  type Ledgers,
+} from '../../support/steps-workload.js';
 
 /**
  * Durable steps at depth (issue 25, item 5): the top agent asks a sub-agent (agent as tool)
@@ -36,15 +51,28 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 function topScript(request: ModelRequest): ScriptedReply {
   topCalls++;
   const tool = request.messages.filter((m) => m.role === 'tool').at(-1);
-  if (tool === undefined) return { toolCalls: [{ id: `call_${randomUUID()}`, name: 'ask_writer', args: { input: 'write four lines' } }] };
+  if (tool === undefined)
+    return { toolCalls: [{ id: `call_${randomUUID()}`, name: 'ask_writer', args: { input: 'write four lines' } }] };
   return `desk: ${tool.content}`;
 }
 
 async function appOn(store: SessionStore) {
   const app = Trellis.create({ store, leaseTtlMs: 1_000 });
   await app.install(LedgerPlugin);
-  app.agent({ name: 'writer', model: new ScriptedModel(stepsScript()), instructions: 'Write the lines.', toolConcurrency: 2, plugins: ['ledger'] });
-  const top = app.agent({ name: 'desk', model: new ScriptedModel(topScript), instructions: 'Delegate.', plugins: [], agents: [{ agent: 'writer', name: 'ask_writer', description: 'Asks the writer to write lines.' }] });
+  app.agent({
+    name: 'writer',
+    model: new ScriptedModel(stepsScript()),
+    instructions: 'Write the lines.',
+    toolConcurrency: 2,
+    plugins: ['ledger'],
+  });
+  const top = app.agent({
+    name: 'desk',
+    model: new ScriptedModel(topScript),
+    instructions: 'Delegate.',
+    plugins: [],
+    agents: [{ agent: 'writer', name: 'ask_writer', description: 'Asks the writer to write lines.' }],
+  });
   return { app, session: top.session('s1') };
 }
 
@@ -72,36 +100,39 @@ describe('durable steps at depth', () => {
     await app.stop();
   });
 
-  it.each(Array.from({ length: 13 }, (_, i) => i + 1))('goes on after a crash right after write %i: no model call made again and no finished call run again, at either level', async (write) => {
-    useLedgers(files);
-    const shared = new MemoryStore();
-    const dying = dyingStore(shared);
-    const one = await appOn(dying.store);
-    dying.dieAfterWrite(write);
-    void one.session.send('please write', { key: 'turn-1' });
-    while (!dying.dead()) await new Promise((resolve) => setTimeout(resolve, 2));
-    const finished = await childAtCrash(shared);
+  it.each(Array.from({ length: 13 }, (_, i) => i + 1))(
+    'goes on after a crash right after write %i: no model call made again and no finished call run again, at either level',
+    async (write) => {
+      useLedgers(files);
+      const shared = new MemoryStore();
+      const dying = dyingStore(shared);
+      const one = await appOn(dying.store);
+      dying.dieAfterWrite(write);
+      void one.session.send('please write', { key: 'turn-1' });
+      while (!dying.dead()) await new Promise((resolve) => setTimeout(resolve, 2));
+      const finished = await childAtCrash(shared);
 
-    const two = await appOn(shared);
-    const result = await two.session.send('please write', { key: 'turn-1', waitForLease: 5_000 });
+      const two = await appOn(shared);
+      const result = await two.session.send('please write', { key: 'turn-1', waitForLease: 5_000 });
 
-    expect(result).toMatchObject({ status: 'completed', reply: `desk: ${FINAL_REPLY}` });
-    expect(topCalls).toBe(2);
-    expect(readLedger(files.model, Number)).toHaveLength(4);
-    const runs = readLedger<Line>(files.tools);
-    expect(new Set(runs.map((l) => l.key)).size).toBe(4);
-    for (const n of [1, 2, 3, 4]) {
-      const ofN = runs.filter((l) => l.n === n);
-      expect(new Set(ofN.map((l) => l.key)).size).toBe(1);
-      expect(ofN.length).toBeLessThanOrEqual(finished.has(ofN[0]!.key) ? 1 : 2);
-    }
-    const stored = await shared.load('s1');
-    expect(stored?.turns.map((t) => [t.key, t.status])).toEqual([['turn-1', 'completed']]);
-    const children = (await shared.list()).filter((s) => s.id.startsWith('s1>writer'));
-    expect(children).toHaveLength(1);
-    expect((await shared.load(children[0]!.id))?.turns.map((t) => t.status)).toEqual(['completed']);
-    await two.app.stop();
-  });
+      expect(result).toMatchObject({ status: 'completed', reply: `desk: ${FINAL_REPLY}` });
+      expect(topCalls).toBe(2);
+      expect(readLedger(files.model, Number)).toHaveLength(4);
+      const runs = readLedger<Line>(files.tools);
+      expect(new Set(runs.map((l) => l.key)).size).toBe(4);
+      for (const n of [1, 2, 3, 4]) {
+        const ofN = runs.filter((l) => l.n === n);
+        expect(new Set(ofN.map((l) => l.key)).size).toBe(1);
+        expect(ofN.length).toBeLessThanOrEqual(finished.has(ofN[0]!.key) ? 1 : 2);
+      }
+      const stored = await shared.load('s1');
+      expect(stored?.turns.map((t) => [t.key, t.status])).toEqual([['turn-1', 'completed']]);
+      const children = (await shared.list()).filter((s) => s.id.startsWith('s1>writer'));
+      expect(children).toHaveLength(1);
+      expect((await shared.load(children[0]!.id))?.turns.map((t) => t.status)).toEqual(['completed']);
+      await two.app.stop();
+    },
+  );
 });
 
 describe('a turn whose journal cannot be written, in the same process', () => {
@@ -112,19 +143,30 @@ describe('a turn whose journal cannot be written, in the same process', () => {
     const store = new Proxy(real, {
       get(target, prop) {
         const value = Reflect.get(target, prop, target) as unknown;
-        if (prop !== 'appendSteps' || typeof value !== 'function') return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        if (prop !== 'appendSteps' || typeof value !== 'function')
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
         return (...args: unknown[]) => {
-          if (refuse-- === 1) return Promise.reject(new TrellisError('StoreUnavailable', 'the store went away', { retryable: true }));
+          if (refuse-- === 1)
+            return Promise.reject(new TrellisError('StoreUnavailable', 'the store went away', { retryable: true }));
           return (value as (...a: unknown[]) => Promise<number>).apply(target, args);
         };
       },
     });
     const app = Trellis.create({ store, leaseTtlMs: 1_000 });
     await app.install(LedgerPlugin);
-    const session = app.agent({ name: 'writer', model: new ScriptedModel(stepsScript()), instructions: 'Write the lines.', toolConcurrency: 2 }).session('s1');
+    const session = app
+      .agent({
+        name: 'writer',
+        model: new ScriptedModel(stepsScript()),
+        instructions: 'Write the lines.',
+        toolConcurrency: 2,
+      })
+      .session('s1');
     refuse = 2; // the 2nd append (the result of round 1's one call) fails
 
-    await expect(session.send('write four lines', { key: 'turn-1' })).rejects.toMatchObject({ code: 'StoreUnavailable' });
+    await expect(session.send('write four lines', { key: 'turn-1' })).rejects.toMatchObject({
+      code: 'StoreUnavailable',
+    });
     const left = (await real.load('s1'))!;
     expect(left.turns).toEqual([]);
     expect(left.steps!.length).toBeGreaterThan(0);

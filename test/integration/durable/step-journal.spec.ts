@@ -2,9 +2,25 @@ import 'reflect-metadata';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Hook, MemoryStore, Plugin, ScriptedModel, SqliteStore, Trellis, type SessionStore, type ToolCallInfo } from '../../../index.js';
+import {
+  Hook,
+  MemoryStore,
+  Plugin,
+  ScriptedModel,
+  SqliteStore,
+  Trellis,
+  type SessionStore,
+  type ToolCallInfo,
+} from '../../../index.js';
 import { dyingStore } from './support/dying-store.js';
-import { FINAL_REPLY, LedgerPlugin, readLedger, stepsScript, useLedgers, type Ledgers } from '../../support/steps-workload.js';
+import {
+  FINAL_REPLY,
+  LedgerPlugin,
+  readLedger,
+  stepsScript,
+  useLedgers,
+  type Ledgers,
+} from '../../support/steps-workload.js';
 
 /**
  * Durable steps (issue 25), in one process: a turn is cut off at every step boundary (the
@@ -82,7 +98,12 @@ async function appOn(store: SessionStore, tool: 'ledger.write' | 'ledger.pay' = 
   const app = Trellis.create({ store, leaseTtlMs: 1_000 });
   await app.install(LedgerPlugin);
   await app.install(WatchPlugin);
-  const agent = app.agent({ name: 'writer', model: new ScriptedModel(stepsScript(tool)), instructions: 'Write the lines.', toolConcurrency: 2 });
+  const agent = app.agent({
+    name: 'writer',
+    model: new ScriptedModel(stepsScript(tool)),
+    instructions: 'Write the lines.',
+    toolConcurrency: 2,
+  });
   return { app, session: agent.session('s1') };
 }
 
@@ -100,11 +121,14 @@ const modelCalls = () => readLedger(files.model, Number).length;
 const toolRuns = () => readLedger<Line>(files.tools);
 
 /** The turn's messages as roles and contents, with each tool message checked to answer a call of the message before. */
-function shape(transcript: readonly { role: string; content: string; toolCalls?: readonly { id: string }[]; toolCallId?: string }[]): string[] {
+function shape(
+  transcript: readonly { role: string; content: string; toolCalls?: readonly { id: string }[]; toolCallId?: string }[],
+): string[] {
   const asked = new Set<string>();
   return transcript.map((m) => {
     if (m.role === 'assistant') for (const call of m.toolCalls ?? []) asked.add(call.id);
-    if (m.role === 'tool' && !asked.has(m.toolCallId!)) throw new Error(`tool message answers no call: ${m.toolCallId}`);
+    if (m.role === 'tool' && !asked.has(m.toolCallId!))
+      throw new Error(`tool message answers no call: ${m.toolCallId}`);
     return `${m.role}:${m.role === 'assistant' ? (m.toolCalls?.length ?? 0) : ''}:${m.content}`;
   });
 }
@@ -112,7 +136,8 @@ function shape(transcript: readonly { role: string; content: string; toolCalls?:
 /** The idempotency keys of the calls whose result the journal held when the process died: `<session>:<turn>:<round>:<position>`. */
 function finishedKeys(steps: readonly unknown[] | undefined): Set<string> {
   const keys = new Set<string>();
-  for (const step of (steps ?? []) as { k: string; round: number; at: number }[]) if (step.k === 'result') keys.add(`s1:0:${step.round}:${step.at}`);
+  for (const step of (steps ?? []) as { k: string; round: number; at: number }[])
+    if (step.k === 'result') keys.add(`s1:0:${step.round}:${step.at}`);
   return keys;
 }
 
@@ -123,7 +148,12 @@ function finishedKeys(steps: readonly unknown[] | undefined): Set<string> {
  */
 function expectRunsOnce(finished: ReadonlySet<string>, inDoubtAllowed = true): void {
   const runs = toolRuns();
-  expect(runs.map((l) => l.n).filter((n, i, all) => all.indexOf(n) === i).sort()).toEqual([1, 2, 3, 4]);
+  expect(
+    runs
+      .map((l) => l.n)
+      .filter((n, i, all) => all.indexOf(n) === i)
+      .sort(),
+  ).toEqual([1, 2, 3, 4]);
   expect(new Set(runs.map((l) => l.key)).size).toBe(4);
   for (const n of [1, 2, 3, 4]) {
     const ofN = runs.filter((l) => l.n === n);
@@ -135,7 +165,11 @@ function expectRunsOnce(finished: ReadonlySet<string>, inDoubtAllowed = true): v
 
 /** `usage` without its time figures (`toolMs`, `hookMs`, `modelMs`), which measure the clock and differ from run to run. */
 function tokens(usage: unknown): unknown {
-  return JSON.parse(JSON.stringify(usage ?? null, (key, value: unknown) => (key === 'toolMs' || key === 'hookMs' || key === 'modelMs' ? undefined : value)));
+  return JSON.parse(
+    JSON.stringify(usage ?? null, (key, value: unknown) =>
+      key === 'toolMs' || key === 'hookMs' || key === 'modelMs' ? undefined : value,
+    ),
+  );
 }
 
 /** The usage of the workload's turn, and of its `ask` variant resumed (pay 2 retried, pay 3 skipped), when nothing cuts them: by model, by agent, by plugin and owner. */
@@ -148,7 +182,10 @@ beforeAll(async () => {
     const { session, app } = await appOn(new MemoryStore());
     uninterruptedUsage = tokens((await session.send('write four lines', { key: 'turn-1' })).usage);
     await app.stop();
-    const parked = await parkPays(new MemoryStore(), { model: join(scratch, 'model2.txt'), tools: join(scratch, 'tools2.txt') });
+    const parked = await parkPays(new MemoryStore(), {
+      model: join(scratch, 'model2.txt'),
+      tools: join(scratch, 'tools2.txt'),
+    });
     resumedUsage = tokens((await parked.session.resume({ decisions: decide(parked.waiting) })).usage);
     await parked.app.stop();
   } finally {
@@ -185,7 +222,17 @@ function decide(waiting: readonly { callId: string }[]) {
   ];
 }
 
-const UNINTERRUPTED = ['user::write four lines', 'assistant:1:', 'tool::wrote 1', 'assistant:2:', 'tool::wrote 2', 'tool::wrote 3', 'assistant:1:', 'tool::wrote 4', `assistant:0:${FINAL_REPLY}`];
+const UNINTERRUPTED = [
+  'user::write four lines',
+  'assistant:1:',
+  'tool::wrote 1',
+  'assistant:2:',
+  'tool::wrote 2',
+  'tool::wrote 3',
+  'assistant:1:',
+  'tool::wrote 4',
+  `assistant:0:${FINAL_REPLY}`,
+];
 
 describe.each<Kind>(['memory', 'sqlite'])('durable steps on %s', (kind) => {
   it('journals an uninterrupted turn step by step and ends with one checkpoint that clears its steps', async () => {
@@ -209,71 +256,81 @@ describe.each<Kind>(['memory', 'sqlite'])('durable steps on %s', (kind) => {
   });
 
   // Writes 1..8 are journal steps (after a response, or a result); write 9 is the checkpoint.
-  it.each([1, 2, 3, 4, 5, 6, 7, 8, 9])('goes on after a crash right after write %i: nothing completed runs again, the turn lands once', async (write) => {
-    const { first, next } = stores(kind);
-    useLedgers(files);
-    const dying = dyingStore(first());
-    const one = await appOn(dying.store);
-    dying.dieAfterWrite(write);
-    void one.session.send('write four lines', { key: 'turn-1' });
-    while (!dying.dead()) await new Promise((resolve) => setTimeout(resolve, 2));
-    const atCrash = (await loaded(next))?.steps;
-    const finished = finishedKeys(atCrash);
-    const finishedIds = ((atCrash ?? []) as { k: string; record?: { callId: string } }[]).filter((st) => st.k === 'result').map((st) => st.record!.callId);
+  it.each([1, 2, 3, 4, 5, 6, 7, 8, 9])(
+    'goes on after a crash right after write %i: nothing completed runs again, the turn lands once',
+    async (write) => {
+      const { first, next } = stores(kind);
+      useLedgers(files);
+      const dying = dyingStore(first());
+      const one = await appOn(dying.store);
+      dying.dieAfterWrite(write);
+      void one.session.send('write four lines', { key: 'turn-1' });
+      while (!dying.dead()) await new Promise((resolve) => setTimeout(resolve, 2));
+      const atCrash = (await loaded(next))?.steps;
+      const finished = finishedKeys(atCrash);
+      const finishedIds = ((atCrash ?? []) as { k: string; record?: { callId: string } }[])
+        .filter((st) => st.k === 'result')
+        .map((st) => st.record!.callId);
 
-    const two = await appOn(next());
-    const result = await two.session.send('write four lines', { key: 'turn-1', waitForLease: 5_000 });
+      const two = await appOn(next());
+      const result = await two.session.send('write four lines', { key: 'turn-1', waitForLease: 5_000 });
 
-    expect(result).toMatchObject({ status: 'completed', reply: FINAL_REPLY });
-    // No completed model call is made again, no finished call runs again.
-    expect(modelCalls()).toBe(4);
-    expectRunsOnce(finished);
-    // Tokens split by model, agent, plugin and owner as if nothing had happened (the journal keeps each round's usage);
-    // a turn that had landed (write 9, the checkpoint) answers from its record, which keeps the totals by model.
-    const { inputTokens, outputTokens, totalTokens, byModel } = uninterruptedUsage as Record<string, unknown>;
-    expect(tokens(result.usage)).toEqual(write === 9 ? { inputTokens, outputTokens, totalTokens, byModel } : uninterruptedUsage);
-    // One turn, its message once, the transcript as an uninterrupted turn has it.
-    const stored = (await two.app.stop(), await loaded(next))!;
-    expect(stored.turns.map((t) => [t.index, t.key, t.status])).toEqual([[0, 'turn-1', 'completed']]);
-    expect(stored.steps).toBeUndefined();
-    expect(shape(stored.transcript)).toEqual(UNINTERRUPTED);
-    // The turn's opening hooks ran once; no finished call's hooks ran again; the turn ended once.
-    expect(hookRuns['message.received']).toBe(1);
-    expect(hookRuns['task.start']).toBe(1);
-    expect(hookRuns['planning.started']).toBe(1);
-    expect(hookRuns['llm.before']).toBe(4);
-    // A call whose result was journalled never runs its hooks again; one that was running may (in doubt).
-    for (const id of finishedIds) expect(beforeCallIds.filter((c) => c === id)).toHaveLength(1);
-    expect(beforeCallIds.length).toBeLessThanOrEqual(4 + (4 - finishedIds.length));
-    expect(hookRuns['task.end']).toBe(1);
-  });
+      expect(result).toMatchObject({ status: 'completed', reply: FINAL_REPLY });
+      // No completed model call is made again, no finished call runs again.
+      expect(modelCalls()).toBe(4);
+      expectRunsOnce(finished);
+      // Tokens split by model, agent, plugin and owner as if nothing had happened (the journal keeps each round's usage);
+      // a turn that had landed (write 9, the checkpoint) answers from its record, which keeps the totals by model.
+      const { inputTokens, outputTokens, totalTokens, byModel } = uninterruptedUsage as Record<string, unknown>;
+      expect(tokens(result.usage)).toEqual(
+        write === 9 ? { inputTokens, outputTokens, totalTokens, byModel } : uninterruptedUsage,
+      );
+      // One turn, its message once, the transcript as an uninterrupted turn has it.
+      const stored = (await two.app.stop(), await loaded(next))!;
+      expect(stored.turns.map((t) => [t.index, t.key, t.status])).toEqual([[0, 'turn-1', 'completed']]);
+      expect(stored.steps).toBeUndefined();
+      expect(shape(stored.transcript)).toEqual(UNINTERRUPTED);
+      // The turn's opening hooks ran once; no finished call's hooks ran again; the turn ended once.
+      expect(hookRuns['message.received']).toBe(1);
+      expect(hookRuns['task.start']).toBe(1);
+      expect(hookRuns['planning.started']).toBe(1);
+      expect(hookRuns['llm.before']).toBe(4);
+      // A call whose result was journalled never runs its hooks again; one that was running may (in doubt).
+      for (const id of finishedIds) expect(beforeCallIds.filter((c) => c === id)).toHaveLength(1);
+      expect(beforeCallIds.length).toBeLessThanOrEqual(4 + (4 - finishedIds.length));
+      expect(hookRuns['task.end']).toBe(1);
+    },
+  );
 
-  it.each([1, 2, 3, 4])('runs a retry tool that a crash cut off mid-run (call %i) again with the same idempotency key, and nothing else', async (cut) => {
-    const { first, next } = stores(kind);
-    const dying = dyingStore(first());
-    useLedgers(files, (n) => {
-      if (n === cut && !dying.dead()) {
-        dying.die();
-        return new Promise<never>(() => undefined);
-      }
-    });
-    const one = await appOn(dying.store);
-    void one.session.send('write four lines', { key: 'turn-1' });
-    while (!dying.dead()) await new Promise((resolve) => setTimeout(resolve, 2));
-    const finished = finishedKeys((await loaded(next))?.steps);
+  it.each([1, 2, 3, 4])(
+    'runs a retry tool that a crash cut off mid-run (call %i) again with the same idempotency key, and nothing else',
+    async (cut) => {
+      const { first, next } = stores(kind);
+      const dying = dyingStore(first());
+      useLedgers(files, (n) => {
+        if (n === cut && !dying.dead()) {
+          dying.die();
+          return new Promise<never>(() => undefined);
+        }
+      });
+      const one = await appOn(dying.store);
+      void one.session.send('write four lines', { key: 'turn-1' });
+      while (!dying.dead()) await new Promise((resolve) => setTimeout(resolve, 2));
+      const finished = finishedKeys((await loaded(next))?.steps);
 
-    const two = await appOn(next());
-    const result = await two.session.send('write four lines', { key: 'turn-1', waitForLease: 5_000 });
+      const two = await appOn(next());
+      const result = await two.session.send('write four lines', { key: 'turn-1', waitForLease: 5_000 });
 
-    expect(result).toMatchObject({ status: 'completed', reply: FINAL_REPLY });
-    expect(modelCalls()).toBe(4);
-    const cutRuns = toolRuns().filter((l) => l.n === cut);
-    expect(cutRuns).toHaveLength(2);
-    expect(cutRuns[1]!.key).toBe(cutRuns[0]!.key);
-    expectRunsOnce(finished);
-    expect(shape((await loaded(next))!.transcript)).toEqual(UNINTERRUPTED);
-    await two.app.stop();
-  });
+      expect(result).toMatchObject({ status: 'completed', reply: FINAL_REPLY });
+      expect(modelCalls()).toBe(4);
+      const cutRuns = toolRuns().filter((l) => l.n === cut);
+      expect(cutRuns).toHaveLength(2);
+      expect(cutRuns[1]!.key).toBe(cutRuns[0]!.key);
+      expectRunsOnce(finished);
+      expect(shape((await loaded(next))!.transcript)).toEqual(UNINTERRUPTED);
+      await two.app.stop();
+    },
+  );
 
   it('parks `ask` tools that a crash cut off mid-run as retry/skip decisions; retry runs one again with the same key, skip never', async () => {
     const { first, next } = stores(kind);
@@ -296,18 +353,37 @@ describe.each<Kind>(['memory', 'sqlite'])('durable steps on %s', (kind) => {
     expect(parked.status).toBe('suspended');
     const waiting = parked.suspended!;
     expect(waiting.map((p) => JSON.parse(p.arguments).n)).toEqual([2, 3]);
-    for (const call of waiting) expect(call).toMatchObject({ tool: 'ledger.pay', ticket: { allowedDecisions: ['retry', 'skip'], data: { interrupted: true } } });
-    expect(toolRuns().map((l) => l.n).sort()).toEqual([1, 2, 3]);
+    for (const call of waiting)
+      expect(call).toMatchObject({
+        tool: 'ledger.pay',
+        ticket: { allowedDecisions: ['retry', 'skip'], data: { interrupted: true } },
+      });
+    expect(
+      toolRuns()
+        .map((l) => l.n)
+        .sort(),
+    ).toEqual([1, 2, 3]);
     const [pay2, pay3] = waiting.map((p) => p.callId);
-    await expect(two.session.resume({ decisions: [{ callId: pay2!, decision: 'approve' }] })).rejects.toMatchObject({ code: 'InvalidDecision' });
+    await expect(two.session.resume({ decisions: [{ callId: pay2!, decision: 'approve' }] })).rejects.toMatchObject({
+      code: 'InvalidDecision',
+    });
 
-    const done = await two.session.resume({ decisions: [{ callId: pay2!, decision: 'retry' }, { callId: pay3!, decision: 'skip' }] });
+    const done = await two.session.resume({
+      decisions: [
+        { callId: pay2!, decision: 'retry' },
+        { callId: pay3!, decision: 'skip' },
+      ],
+    });
 
     expect(done).toMatchObject({ status: 'completed', reply: FINAL_REPLY });
     const twice = toolRuns().filter((l) => l.n === 2);
     expect(twice).toHaveLength(2);
     expect(twice[1]!.key).toBe(twice[0]!.key);
-    expect(toolRuns().map((l) => l.n).sort()).toEqual([1, 2, 2, 3, 4]);
+    expect(
+      toolRuns()
+        .map((l) => l.n)
+        .sort(),
+    ).toEqual([1, 2, 2, 3, 4]);
     expect(done.toolCalls.find((c) => c.callId === pay3)).toMatchObject({ ok: false, error: { code: 'Skipped' } });
     expect(modelCalls()).toBe(4);
     await two.app.stop();
@@ -315,27 +391,34 @@ describe.each<Kind>(['memory', 'sqlite'])('durable steps on %s', (kind) => {
 
   // The resume's writes: the decisions claimed (1), pay 2's start and result in the suspension record (2, 3), then its step
   // journal — the opening with the turn so far (4), round 3's response (5), pay 4 started (6) and finished (7), the answer (8) — and the checkpoint.
-  it.each([4, 5, 7, 8])('goes on with a resumed turn that a crash cut off right after its write %i, with the usage split of an uncut one', async (write) => {
-    const { first, next } = stores(kind);
-    const { app, waiting } = await parkPays(first(), files, next);
-    await app.stop();
-    // The resume runs in an app whose store dies right after its `write`-th write.
-    const dying = dyingStore(next());
-    const resuming = await appOn(dying.store, 'ledger.pay');
-    dying.dieAfterWrite(write);
-    void resuming.session.resume({ decisions: decide(waiting) }).catch(() => undefined);
-    while (!dying.dead()) await new Promise((resolve) => setTimeout(resolve, 2));
+  it.each([4, 5, 7, 8])(
+    'goes on with a resumed turn that a crash cut off right after its write %i, with the usage split of an uncut one',
+    async (write) => {
+      const { first, next } = stores(kind);
+      const { app, waiting } = await parkPays(first(), files, next);
+      await app.stop();
+      // The resume runs in an app whose store dies right after its `write`-th write.
+      const dying = dyingStore(next());
+      const resuming = await appOn(dying.store, 'ledger.pay');
+      dying.dieAfterWrite(write);
+      void resuming.session.resume({ decisions: decide(waiting) }).catch(() => undefined);
+      while (!dying.dead()) await new Promise((resolve) => setTimeout(resolve, 2));
 
-    // The resume tried again, with the same decisions (all applied already): the turn goes on to its end.
-    const three = await appOn(next(), 'ledger.pay');
-    const done = await three.session.resume({ decisions: decide(waiting), waitForLease: 5_000 });
+      // The resume tried again, with the same decisions (all applied already): the turn goes on to its end.
+      const three = await appOn(next(), 'ledger.pay');
+      const done = await three.session.resume({ decisions: decide(waiting), waitForLease: 5_000 });
 
-    expect(done).toMatchObject({ status: 'completed', reply: FINAL_REPLY });
-    expect(modelCalls()).toBe(4);
-    expect(toolRuns().map((l) => l.n).sort()).toEqual([1, 2, 2, 3, 4]);
-    expect(tokens(done.usage)).toEqual(resumedUsage);
-    await three.app.stop();
-  });
+      expect(done).toMatchObject({ status: 'completed', reply: FINAL_REPLY });
+      expect(modelCalls()).toBe(4);
+      expect(
+        toolRuns()
+          .map((l) => l.n)
+          .sort(),
+      ).toEqual([1, 2, 2, 3, 4]);
+      expect(tokens(done.usage)).toEqual(resumedUsage);
+      await three.app.stop();
+    },
+  );
 
   it('answers a send whose key already landed with that turn, running nothing', async () => {
     const { first } = stores(kind);

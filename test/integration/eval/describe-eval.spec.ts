@@ -14,20 +14,32 @@ let app: Trellis;
 let agent: Agent;
 beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'trellis-describe-eval-'));
-  app = await createDeskApp({ store: new MemoryStore(), databasePath: join(dir, 'desk.db'), exportDir: join(dir, 'exports'), logFile: false });
+  app = await createDeskApp({
+    store: new MemoryStore(),
+    databasePath: join(dir, 'desk.db'),
+    exportDir: join(dir, 'exports'),
+    logFile: false,
+  });
   agent = app.agent({ ...DESK_AGENT, model: deskScriptedModel({ exportDir: join(dir, 'exports') }) });
 });
 afterAll(() => app.stop());
 
 // The example's dataset as jest tests: one `it` a case.
-describeEval('the SQL report desk', { dataset: DATASET, session: (c) => agent.session(undefined, { context: c.context }) });
+describeEval('the SQL report desk', {
+  dataset: DATASET,
+  session: (c) => agent.session(undefined, { context: c.context }),
+});
 
 describe('describeEval', () => {
   /** A jest-like api that collects the tests instead of registering them. */
   function collect(): { api: EvalTestApi; suites: string[]; tests: { name: string; run: () => Promise<void> }[] } {
     const suites: string[] = [];
     const tests: { name: string; run: () => Promise<void> }[] = [];
-    return { suites, tests, api: { describe: (name, body) => (suites.push(name), body()), it: (name, run) => void tests.push({ name, run }) } };
+    return {
+      suites,
+      tests,
+      api: { describe: (name, body) => (suites.push(name), body()), it: (name, run) => void tests.push({ name, run }) },
+    };
   }
 
   it('makes one test a case, named by id and input, and only the tagged ones with tags', () => {
@@ -55,11 +67,17 @@ describe('describeEval', () => {
       return { ...result, rows: [], rowCount: 0 };
     };
     const dir = mkdtempSync(join(tmpdir(), 'trellis-describe-eval-'));
-    const brokenApp = await createDeskApp({ databasePath: join(dir, 'desk.db'), exportDir: join(dir, 'exports'), logFile: false });
+    const brokenApp = await createDeskApp({
+      databasePath: join(dir, 'desk.db'),
+      exportDir: join(dir, 'exports'),
+      logFile: false,
+    });
     DbPlugin.prototype.search = search;
     try {
       broken = brokenApp.agent({ ...DESK_AGENT, model: deskScriptedModel() });
-      await expect(tests[0]!.run()).rejects.toThrow(/eval case 'top-customers' failed:\n {2}✗ contains \(0\.00\): missing "Barbara Liskov"[\s\S]*reply: "Top customers by paid revenue:\\n"\n {2}tool calls: db\.search \(failed\) → db\.search/);
+      await expect(tests[0]!.run()).rejects.toThrow(
+        /eval case 'top-customers' failed:\n {2}✗ contains \(0\.00\): missing "Barbara Liskov"[\s\S]*reply: "Top customers by paid revenue:\\n"\n {2}tool calls: db\.search \(failed\) → db\.search/,
+      );
     } finally {
       await brokenApp.stop();
     }

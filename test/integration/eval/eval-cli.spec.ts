@@ -24,7 +24,17 @@ async function cli(...args: string[]) {
 
 describe('trellis eval over the SQL report desk (what npm run eval runs), offline', () => {
   it('passes against its baseline, and writes the table, the JSON report and JUnit XML', async () => {
-    const run = await cli('eval', DATASET, '--offline', '--baseline', BASELINE, '--json', 'out/report.json', '--junit', 'out/junit.xml');
+    const run = await cli(
+      'eval',
+      DATASET,
+      '--offline',
+      '--baseline',
+      BASELINE,
+      '--json',
+      'out/report.json',
+      '--junit',
+      'out/junit.xml',
+    );
     expect(run.err).not.toContain('trellis:');
     expect(run.code).toBe(0);
     expect(run.out).toMatch(/^case\s+result\s+score\s+ms\s+tokens\s+why$/m);
@@ -32,9 +42,15 @@ describe('trellis eval over the SQL report desk (what npm run eval runs), offlin
     expect(run.out).toContain('4 cases: 4 passed, 0 failed (pass rate 100.0 %), mean score 1.000');
     expect(run.out).toContain('— scripted-desk');
     expect(run.out).toContain('pass rate unchanged, mean score unchanged (threshold 0.0 points)');
-    const report = JSON.parse(readFileSync(join(cwd, 'out/report.json'), 'utf8')) as { summary: { passed: number }; cases: { id: string; toolCalls: { name: string; ok: boolean }[] }[] };
+    const report = JSON.parse(readFileSync(join(cwd, 'out/report.json'), 'utf8')) as {
+      summary: { passed: number };
+      cases: { id: string; toolCalls: { name: string; ok: boolean }[] }[];
+    };
     expect(report.summary.passed).toBe(4);
-    expect(report.cases[0]!.toolCalls.map((c) => [c.name, c.ok])).toEqual([['db.search', false], ['db.search', true]]);
+    expect(report.cases[0]!.toolCalls.map((c) => [c.name, c.ok])).toEqual([
+      ['db.search', false],
+      ['db.search', true],
+    ]);
     const junit = readFileSync(join(cwd, 'out/junit.xml'), 'utf8');
     expect(junit).toContain('<testsuite name="');
     expect(junit.match(/<testcase /g)).toHaveLength(4);
@@ -68,13 +84,33 @@ describe('trellis eval over the SQL report desk (what npm run eval runs), offlin
   });
 
   it('compares only the cases both runs have, and --save-baseline records the run', async () => {
-    const baseline = JSON.parse(readFileSync(BASELINE, 'utf8')) as { cases: Record<string, { pass: boolean; score: number }> };
+    const baseline = JSON.parse(readFileSync(BASELINE, 'utf8')) as {
+      cases: Record<string, { pass: boolean; score: number }>;
+    };
     baseline.cases['made-up'] = { pass: true, score: 1 };
     writeFileSync(join(cwd, 'baseline.json'), JSON.stringify(baseline));
-    const saved = await cli('eval', DATASET, '--offline', '--tag', 'export', '--save-baseline', 'new-baseline.json', '--baseline', 'baseline.json');
+    const saved = await cli(
+      'eval',
+      DATASET,
+      '--offline',
+      '--tag',
+      'export',
+      '--save-baseline',
+      'new-baseline.json',
+      '--baseline',
+      'baseline.json',
+    );
     expect(saved.code).toBe(0);
-    expect(saved.out).toContain('in the baseline but not run: top-customers, top-customers-figures, recovers-from-a-bad-column, made-up');
-    expect(JSON.parse(readFileSync(join(cwd, 'new-baseline.json'), 'utf8'))).toEqual({ version: 1, dataset: expect.stringMatching(/evals\/desk\.jsonl$/), passRate: 1, meanScore: 1, cases: { 'export-waits-for-approval': { pass: true, score: 1 } } });
+    expect(saved.out).toContain(
+      'in the baseline but not run: top-customers, top-customers-figures, recovers-from-a-bad-column, made-up',
+    );
+    expect(JSON.parse(readFileSync(join(cwd, 'new-baseline.json'), 'utf8'))).toEqual({
+      version: 1,
+      dataset: expect.stringMatching(/evals\/desk\.jsonl$/),
+      passRate: 1,
+      meanScore: 1,
+      cases: { 'export-waits-for-approval': { pass: true, score: 1 } },
+    });
   });
 
   it('refuses bad input with a clear message: a missing dataset, a malformed one, bad flags, a bad baseline', async () => {
@@ -84,7 +120,9 @@ describe('trellis eval over the SQL report desk (what npm run eval runs), offlin
     writeFileSync(join(cwd, 'bad.jsonl'), '{"input":"x","expected":{"toolOrder":"sideways"}}\n{"inptu":"y"}\n');
     const bad = await cli('eval', 'bad.jsonl', '--offline');
     expect(bad.code).toBe(1);
-    expect(bad.err).toMatch(/line 1: "expected.toolOrder" is exact, in-order or any[\s\S]*line 2: unknown field 'inptu'/);
+    expect(bad.err).toMatch(
+      /line 1: "expected.toolOrder" is exact, in-order or any[\s\S]*line 2: unknown field 'inptu'/,
+    );
     expect((await cli('eval', DATASET, '--threshold', '2')).code).toBe(2);
     expect((await cli('eval', DATASET, '--concurrency', '0')).code).toBe(2);
     writeFileSync(join(cwd, 'b.json'), '{"version":2}');

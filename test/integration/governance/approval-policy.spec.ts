@@ -1,7 +1,20 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { IsInt } from 'class-validator';
-import { Hook, MemoryStore, Plugin, Requires, ScriptedModel, suspend, Tool, Trellis, TrellisError, type Approver, type ToolCallInfo, type TurnResult } from '../../../index.js';
+import {
+  Hook,
+  MemoryStore,
+  Plugin,
+  Requires,
+  ScriptedModel,
+  suspend,
+  Tool,
+  Trellis,
+  TrellisError,
+  type Approver,
+  type ToolCallInfo,
+  type TurnResult,
+} from '../../../index.js';
 import type { AuditRecord } from '../../../stores.js';
 import { verifyAuditChain, type ApprovalPolicy } from '../../../governance.js';
 
@@ -19,7 +32,12 @@ class Payments {
     return `refunded ${input.amount}`;
   }
 
-  @Tool({ name: 'payments.note', description: 'Adds a note; tagged as money movement for the test.', input: Amount, tags: ['money'] })
+  @Tool({
+    name: 'payments.note',
+    description: 'Adds a note; tagged as money movement for the test.',
+    input: Amount,
+    tags: ['money'],
+  })
   note(input: Amount) {
     ran.push(`note ${input.amount}`);
     return 'noted';
@@ -40,7 +58,13 @@ class AskEveryTime {
   }
 }
 
-const REFUNDS: ApprovalPolicy = { name: 'refunds', tools: ['payments.refund'], roles: ['finance'], quorum: 2, requireReason: true };
+const REFUNDS: ApprovalPolicy = {
+  name: 'refunds',
+  tools: ['payments.refund'],
+  roles: ['finance'],
+  quorum: 2,
+  requireReason: true,
+};
 const MONEY: ApprovalPolicy = { name: 'money', tags: ['money'], roles: ['finance', 'support'], expiresAfterMs: 60 };
 
 const alice: Approver = { id: 'alice@corp', roles: ['finance'] };
@@ -48,18 +72,28 @@ const bob: Approver = { id: 'bob@corp', roles: ['finance'] };
 const sam: Approver = { id: 'sam@corp', roles: ['support'] };
 
 /** One app over `store`, as one process would be; the model asks for `tool` once with a fresh call id, then answers. */
-async function open(store: MemoryStore, tool: string, policies: ApprovalPolicy[] = [REFUNDS, MONEY], answerOnly = false) {
+async function open(
+  store: MemoryStore,
+  tool: string,
+  policies: ApprovalPolicy[] = [REFUNDS, MONEY],
+  answerOnly = false,
+) {
   const app = Trellis.create({ store, approvals: { policies } });
   await app.install(Payments);
   await app.install(AskEveryTime);
   const callId = `call_${randomUUID()}`;
-  const model = new ScriptedModel(answerOnly ? ['done'] : [{ toolCalls: [{ id: callId, name: tool, args: { amount: 40 } }] }, 'done']);
+  const model = new ScriptedModel(
+    answerOnly ? ['done'] : [{ toolCalls: [{ id: callId, name: tool, args: { amount: 40 } }] }, 'done'],
+  );
   const session = app.agent({ name: 'desk', model, instructions: 'Help.' }).session('s1');
   return { app, model, session, callId };
 }
 
 async function refused(promise: Promise<unknown>): Promise<TrellisError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(TrellisError.is(error, 'ApprovalRefused')).toBe(true);
   return error as TrellisError;
 }
@@ -88,7 +122,9 @@ describe('approval policies: who may decide what', () => {
     const store = new MemoryStore();
     const { session, callId } = await open(store, 'payments.refund');
     await session.send('refund it');
-    const wrongRole = await refused(session.resume({ decisions: [{ callId, decision: 'approve', reason: 'ok' }], approver: sam }));
+    const wrongRole = await refused(
+      session.resume({ decisions: [{ callId, decision: 'approve', reason: 'ok' }], approver: sam }),
+    );
     expect(wrongRole.message).toContain("allows roles finance; 'sam@corp' has support");
     const nobody = await refused(session.resume({ decisions: [{ callId, decision: 'approve', reason: 'ok' }] }));
     expect(nobody.message).toContain('needs a verified approver');
@@ -103,16 +139,27 @@ describe('approval policies: who may decide what', () => {
     const store = new MemoryStore();
     const first = await open(store, 'payments.refund');
     await first.session.send('refund it');
-    const partial = await first.session.resume({ decisions: [{ callId: first.callId, decision: 'approve', reason: 'customer called' }], approver: alice });
+    const partial = await first.session.resume({
+      decisions: [{ callId: first.callId, decision: 'approve', reason: 'customer called' }],
+      approver: alice,
+    });
     expect(partial.status).toBe('suspended');
     expect(partial.suspended!.map((p) => p.callId)).toEqual([first.callId]);
     expect(ran).toEqual([]);
-    const again = await refused(first.session.resume({ decisions: [{ callId: first.callId, decision: 'approve', reason: 'really' }], approver: alice }));
+    const again = await refused(
+      first.session.resume({
+        decisions: [{ callId: first.callId, decision: 'approve', reason: 'really' }],
+        approver: alice,
+      }),
+    );
     expect(again.message).toContain('needs 2 distinct approvers');
 
     // The second approver decides from another process: the vote came through the store.
     const second = await open(store, 'payments.refund', [REFUNDS, MONEY], true);
-    const complete = await second.session.resume({ decisions: [{ callId: first.callId, decision: 'approve', reason: 'checked the order' }], approver: bob });
+    const complete = await second.session.resume({
+      decisions: [{ callId: first.callId, decision: 'approve', reason: 'checked the order' }],
+      approver: bob,
+    });
     expect(complete.status).toBe('completed');
     expect(ran).toEqual(['refund 40']);
     const log = await store.readAudit();
@@ -121,7 +168,12 @@ describe('approval policies: who may decide what', () => {
     expect(log[2]!.entry.quorum).toEqual({ have: 2, need: 2 });
     expect(log[2]!.entry.reason).toBe('checked the order');
     // Deciding again changes nothing: the call is no longer waiting.
-    await expect(second.session.resume({ decisions: [{ callId: first.callId, decision: 'approve', reason: 'x' }], approver: alice })).rejects.toMatchObject({ code: 'InvalidDecision' });
+    await expect(
+      second.session.resume({
+        decisions: [{ callId: first.callId, decision: 'approve', reason: 'x' }],
+        approver: alice,
+      }),
+    ).rejects.toMatchObject({ code: 'InvalidDecision' });
     expect(ran).toEqual(['refund 40']);
   });
 
@@ -130,9 +182,17 @@ describe('approval policies: who may decide what', () => {
     const { session, callId, model } = await open(store, 'payments.refund');
     await session.send('refund it');
     await session.resume({ decisions: [{ callId, decision: 'approve', reason: 'fine' }], approver: alice });
-    const edit = await refused(session.resume({ decisions: [{ callId, decision: 'edit', args: { amount: 1 }, reason: 'smaller' }], approver: bob }));
+    const edit = await refused(
+      session.resume({
+        decisions: [{ callId, decision: 'edit', args: { amount: 1 }, reason: 'smaller' }],
+        approver: bob,
+      }),
+    );
     expect(edit.message).toContain('do not edit');
-    const result = await session.resume({ decisions: [{ callId, decision: 'reject', message: 'Refund not due: the order shipped' }], approver: bob });
+    const result = await session.resume({
+      decisions: [{ callId, decision: 'reject', message: 'Refund not due: the order shipped' }],
+      approver: bob,
+    });
     expect(result.status).toBe('completed');
     expect(ran).toEqual([]);
     const told = model.calls.at(-1)!.messages.find((m) => m.role === 'tool')!;
@@ -175,8 +235,12 @@ describe('approval policies: who may decide what', () => {
       const app = Trellis.create({ store, approvals: { policies: [REFUNDS, MONEY] } });
       await app.install(Payments);
       await app.install(AskEveryTime);
-      const model = new ScriptedModel([{ toolCalls: [{ id: `call_${randomUUID()}`, name: tool, args: { amount: 1 } }] }]);
-      expect((await app.agent({ name: agent, model, instructions: '' }).session(id).send('go')).status).toBe('suspended');
+      const model = new ScriptedModel([
+        { toolCalls: [{ id: `call_${randomUUID()}`, name: tool, args: { amount: 1 } }] },
+      ]);
+      expect((await app.agent({ name: agent, model, instructions: '' }).session(id).send('go')).status).toBe(
+        'suspended',
+      );
     };
     await waiting('x1', 'payments.note');
     await waiting('x2', 'payments.note');
@@ -196,7 +260,9 @@ describe('approval policies: who may decide what', () => {
     expect(report).toEqual({ expired: [{ sessionId: 'x1', status: 'completed' }], busy: ['x2'], failed: [] });
     expect(ran).toEqual([]);
     expect(model.calls).toHaveLength(1);
-    expect(model.calls[0]!.messages.find((m) => m.role === 'tool')!.content).toContain("Nobody approved this call of payments.note within 60 ms (policy 'money')");
+    expect(model.calls[0]!.messages.find((m) => m.role === 'tool')!.content).toContain(
+      "Nobody approved this call of payments.note within 60 ms (policy 'money')",
+    );
     expect((await store.load('x1'))!.suspension).toBeNull();
     expect((await store.load('x3'))!.suspension).not.toBeNull();
     expect((await store.load('x4'))!.suspension).not.toBeNull();
@@ -217,11 +283,26 @@ describe('approval policies: who may decide what', () => {
     const store = new MemoryStore();
     const build = async (sweep: boolean) => {
       const seen: string[] = [];
-      const app = Trellis.create({ store, approvals: { policies: [MONEY], ...(sweep && { sweepEveryMs: 1_000, sweepContext: ({ id }: { id: string }) => (seen.push(id), { 'app.user_id': `owner-of-${id}` }) }) } });
+      const app = Trellis.create({
+        store,
+        approvals: {
+          policies: [MONEY],
+          ...(sweep && {
+            sweepEveryMs: 1_000,
+            sweepContext: ({ id }: { id: string }) => (seen.push(id), { 'app.user_id': `owner-of-${id}` }),
+          }),
+        },
+      });
       await app.install(Payments);
       await app.install(AskEveryTime);
       await app.install(NeedsUser);
-      const agent = app.agent({ name: 'desk', model: new ScriptedModel(() => ({ toolCalls: [{ id: `call_${randomUUID()}`, name: 'payments.note', args: { amount: 2 } }] })), instructions: '' });
+      const agent = app.agent({
+        name: 'desk',
+        model: new ScriptedModel(() => ({
+          toolCalls: [{ id: `call_${randomUUID()}`, name: 'payments.note', args: { amount: 2 } }],
+        })),
+        instructions: '',
+      });
       return { app, agent, seen };
     };
     const first = await build(false);
@@ -230,21 +311,30 @@ describe('approval policies: who may decide what', () => {
     app.agent({ name: 'desk', model: new ScriptedModel(() => 'understood'), instructions: '' });
     await app.start();
     const deadline = Date.now() + 5_000;
-    while ((await store.load('y1'))!.suspension !== null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while ((await store.load('y1'))!.suspension !== null && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
     expect((await store.load('y1'))!.suspension).toBeNull();
     expect((await store.load('y1'))!.turns.at(-1)).toMatchObject({ status: 'completed', reply: 'understood' });
     expect(seen).toEqual(['y1']);
     await app.stop();
-    expect(() => Trellis.create({ approvals: { policies: [MONEY], sweepEveryMs: 10 } })).toThrow(/sweepEveryMs must be a whole number of milliseconds from 1,000/);
+    expect(() => Trellis.create({ approvals: { policies: [MONEY], sweepEveryMs: 10 } })).toThrow(
+      /sweepEveryMs must be a whole number of milliseconds from 1,000/,
+    );
   });
 
   it('refuses a policy that matches nothing or has a bad quorum, and a malformed approver', async () => {
     expect(() => Trellis.create({ approvals: { policies: [{ roles: ['x'] }] } })).toThrow(/matches nothing/);
-    expect(() => Trellis.create({ approvals: { policies: [{ tools: ['a'], quorum: 0 }] } })).toThrow(/quorum must be a whole number/);
-    expect(() => Trellis.create({ approvals: { policies: [{ tools: ['a'], expiresAfterMs: -1 }] } })).toThrow(/expiresAfterMs/);
+    expect(() => Trellis.create({ approvals: { policies: [{ tools: ['a'], quorum: 0 }] } })).toThrow(
+      /quorum must be a whole number/,
+    );
+    expect(() => Trellis.create({ approvals: { policies: [{ tools: ['a'], expiresAfterMs: -1 }] } })).toThrow(
+      /expiresAfterMs/,
+    );
     const { session, callId } = await open(new MemoryStore(), 'payments.lookup');
     await session.send('x');
-    await expect(session.resume({ decisions: [{ callId, decision: 'approve' }], approver: { id: '' } })).rejects.toMatchObject({ code: 'InvalidOptions' });
+    await expect(
+      session.resume({ decisions: [{ callId, decision: 'approve' }], approver: { id: '' } }),
+    ).rejects.toMatchObject({ code: 'InvalidOptions' });
   });
 
   it('chains every entry: the log verifies, and a changed entry is caught', async () => {

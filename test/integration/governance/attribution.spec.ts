@@ -4,7 +4,18 @@ import { IsString } from 'class-validator';
 import { firstValueFrom, filter, toArray, take } from 'rxjs';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { MetricsPlugin, OpenTelemetryPlugin, OTEL_TRACER_PROVIDER } from '../../../plugins/observation/index.js';
-import { Hook, MemoryStore, Plugin, ScriptedModel, suspend, Tool, Transform, Trellis, type ToolCallInfo, type TrellisEvent } from '../../../index.js';
+import {
+  Hook,
+  MemoryStore,
+  Plugin,
+  ScriptedModel,
+  suspend,
+  Tool,
+  Transform,
+  Trellis,
+  type ToolCallInfo,
+  type TrellisEvent,
+} from '../../../index.js';
 import type { PluginHost, InferenceRequest } from '../../../plugin.js';
 
 class Q {
@@ -31,7 +42,6 @@ class Payments {
   gate(call: ToolCallInfo) {
     return call.tool === 'payments.refund' ? suspend({ message: 'ok?' }) : undefined;
   }
-
 }
 
 @Plugin({ name: 'payments-audit', version: '1.0.0', owner: 'team-payments' })
@@ -77,18 +87,35 @@ const id = () => `call_${randomUUID()}`;
 describe('ownership on what a turn spends: records, events, errors, usage.byPlugin and byOwner', () => {
   it("splits tokens by the plugin whose tool results each model call read, tool time by the tool's plugin, and sums by owner", async () => {
     const app = Trellis.create();
-    const errors = firstValueFrom(app.events$.pipe(filter((e): e is Extract<TrellisEvent, { type: 'error' }> => e.type === 'error'), take(1)));
+    const errors = firstValueFrom(
+      app.events$.pipe(
+        filter((e): e is Extract<TrellisEvent, { type: 'error' }> => e.type === 'error'),
+        take(1),
+      ),
+    );
     await app.install(PaymentsAudit);
     await app.install(Search);
     await app.install(Payments);
     await app.install(Notes);
     // Round 1: the agent asks for two tools; round 2 reads both results and asks for notes.add; round 3 reads that and answers.
     const model = new ScriptedModel([
-      { toolCalls: [{ id: id(), name: 'search.find', args: { q: 'a' } }, { id: id(), name: 'notes.add', args: { q: 'b' } }], usage: u(100, 10) },
+      {
+        toolCalls: [
+          { id: id(), name: 'search.find', args: { q: 'a' } },
+          { id: id(), name: 'notes.add', args: { q: 'b' } },
+        ],
+        usage: u(100, 10),
+      },
       { toolCalls: [{ id: id(), name: 'notes.add', args: { q: 'c' } }], usage: u(200, 20) },
       { text: 'done', usage: u(300, 30) },
     ]);
-    const finished = firstValueFrom(app.events$.pipe(filter((e) => e.type === 'tool.finished'), take(3), toArray()));
+    const finished = firstValueFrom(
+      app.events$.pipe(
+        filter((e) => e.type === 'tool.finished'),
+        take(3),
+        toArray(),
+      ),
+    );
     const result = await app.agent({ name: 'desk', model, instructions: '' }).session('a1').send('go');
     expect(result.status).toBe('completed');
 
@@ -110,8 +137,14 @@ describe('ownership on what a turn spends: records, events, errors, usage.byPlug
       ['notes.add', undefined, undefined],
     ]);
     // Events come in the order the calls finished (search sleeps), records in call order.
-    expect((await finished).map((e) => (e.type === 'tool.finished' ? `${e.tool}:${e.owner ?? '-'}` : null)).sort()).toEqual(['notes.add:-', 'notes.add:-', 'search.find:team-search']);
-    expect(await errors).toMatchObject({ plugin: 'payments-audit', owner: 'team-payments', message: 'the audit sink is unreachable' });
+    expect(
+      (await finished).map((e) => (e.type === 'tool.finished' ? `${e.tool}:${e.owner ?? '-'}` : null)).sort(),
+    ).toEqual(['notes.add:-', 'notes.add:-', 'search.find:team-search']);
+    expect(await errors).toMatchObject({
+      plugin: 'payments-audit',
+      owner: 'team-payments',
+      message: 'the audit sink is unreachable',
+    });
   });
 
   it("attributes hook and transform time to the hook's plugin (task.end after the reply included), and model time as tokens are", async () => {
@@ -119,7 +152,13 @@ describe('ownership on what a turn spends: records, events, errors, usage.byPlug
     await app.install(Guard);
     await app.install(Search);
     // Each model call takes 25 ms; round 2 reads search's result.
-    const model = new ScriptedModel([{ toolCalls: [{ id: id(), name: 'search.find', args: { q: 'a' } }], usage: u(10, 1) }, { text: 'done', usage: u(20, 2) }], { delayMs: 25 });
+    const model = new ScriptedModel(
+      [
+        { toolCalls: [{ id: id(), name: 'search.find', args: { q: 'a' } }], usage: u(10, 1) },
+        { text: 'done', usage: u(20, 2) },
+      ],
+      { delayMs: 25 },
+    );
     const result = await app.agent({ name: 'desk', model, instructions: '' }).session('h1').send('go');
     const { byPlugin, byOwner } = result.usage;
     // Two rounds of llm.before (30 ms) and the transform (15 ms), and task.end (20 ms): 110 ms at least.
@@ -140,13 +179,23 @@ describe('ownership on what a turn spends: records, events, errors, usage.byPlug
       return app.agent({ name: 'desk', model: new ScriptedModel(script as never), instructions: '' }).session('a2');
     };
     const callId = id();
-    const first = await open([{ toolCalls: [{ id: id(), name: 'search.find', args: { q: 'a' } }], usage: u(50, 5) }, { toolCalls: [{ id: callId, name: 'payments.refund', args: { q: 'r' } }], usage: u(70, 7) }]);
+    const first = await open([
+      { toolCalls: [{ id: id(), name: 'search.find', args: { q: 'a' } }], usage: u(50, 5) },
+      { toolCalls: [{ id: callId, name: 'payments.refund', args: { q: 'r' } }], usage: u(70, 7) },
+    ]);
     expect((await first.send('refund')).status).toBe('suspended');
     const second = await open([{ text: 'refunded', usage: u(90, 9) }]);
     const result = await second.resume({ decisions: [{ callId, decision: 'approve' }] });
     expect(result.status).toBe('completed');
-    expect(result.usage.byPlugin).toMatchObject({ '(agent)': { inputTokens: 50 }, search: { inputTokens: 70, toolCalls: 1 }, payments: { inputTokens: 90, toolCalls: 1 } });
-    expect(result.usage.byOwner).toMatchObject({ 'team-search': { inputTokens: 70 }, 'team-payments': { inputTokens: 90 } });
+    expect(result.usage.byPlugin).toMatchObject({
+      '(agent)': { inputTokens: 50 },
+      search: { inputTokens: 70, toolCalls: 1 },
+      payments: { inputTokens: 90, toolCalls: 1 },
+    });
+    expect(result.usage.byOwner).toMatchObject({
+      'team-search': { inputTokens: 70 },
+      'team-payments': { inputTokens: 90 },
+    });
     // payments' gate ran only before the suspension (an approved call is not gated again): its time was kept.
     expect(result.usage.byPlugin!['payments']!.hookMs).toBeGreaterThan(0);
   });
@@ -159,7 +208,16 @@ describe('ownership on what a turn spends: records, events, errors, usage.byPlug
     await app.install(OpenTelemetryPlugin, { grants: ['events'] });
     await app.install(Search);
     await app.install(Notes);
-    const model = new ScriptedModel([{ toolCalls: [{ id: id(), name: 'search.find', args: { q: 'a' } }, { id: id(), name: 'notes.add', args: { q: 'b' } }], usage: u(100, 10) }, { text: 'done', usage: u(300, 30) }]);
+    const model = new ScriptedModel([
+      {
+        toolCalls: [
+          { id: id(), name: 'search.find', args: { q: 'a' } },
+          { id: id(), name: 'notes.add', args: { q: 'b' } },
+        ],
+        usage: u(100, 10),
+      },
+      { text: 'done', usage: u(300, 30) },
+    ]);
     await app.agent({ name: 'desk', model, instructions: '' }).session('a3').send('go');
     const text = await metrics.metrics();
     expect(text).toMatch(/tool_latency_seconds_count\{tool="search.find",outcome="ok",owner="team-search"\} 1/);
@@ -178,6 +236,9 @@ describe('ownership on what a turn spends: records, events, errors, usage.byPlug
     expect(chats[1]!.attributes['trellis.owners']).toEqual(['team-search']);
     const turn = spans.find((s) => s.name.startsWith('invoke_agent'))!;
     // otel's own llm.before hook took time too.
-    expect(turn.attributes).toMatchObject({ 'trellis.plugins': ['search', 'notes', 'otel'], 'trellis.owners': ['team-search'] });
+    expect(turn.attributes).toMatchObject({
+      'trellis.plugins': ['search', 'notes', 'otel'],
+      'trellis.owners': ['team-search'],
+    });
   });
 });

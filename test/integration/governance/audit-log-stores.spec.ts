@@ -5,14 +5,35 @@ import { join } from 'node:path';
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { IsInt } from 'class-validator';
-import { Hook, MemoryStore, Plugin, ScriptedModel, SqliteStore, suspend, Tool, Trellis, type ToolCallInfo } from '../../../index.js';
+import {
+  Hook,
+  MemoryStore,
+  Plugin,
+  ScriptedModel,
+  SqliteStore,
+  suspend,
+  Tool,
+  Trellis,
+  type ToolCallInfo,
+} from '../../../index.js';
 import type { AuditEntry, AuditLog, AuditRecord } from '../../../stores.js';
 import { argumentsHash, verifyAuditChain } from '../../../governance.js';
 import { PostgresSchemas } from '../../support/postgres-schemas.js';
 import { haveService } from '../../support/services.js';
 
 function entry(i: number, approver = `approver-${i}`): AuditEntry {
-  return { at: new Date(1_700_000_000_000 + i).toISOString(), sessionId: 's1', turn: 0, callId: `call_${i}`, tool: 'payments.refund', argumentsHash: argumentsHash({ amount: i }), decision: 'approve', outcome: 'approved', approver: { id: approver, roles: ['finance'] }, reason: `reason ${i}` };
+  return {
+    at: new Date(1_700_000_000_000 + i).toISOString(),
+    sessionId: 's1',
+    turn: 0,
+    callId: `call_${i}`,
+    tool: 'payments.refund',
+    argumentsHash: argumentsHash({ amount: i }),
+    decision: 'approve',
+    outcome: 'approved',
+    approver: { id: approver, roles: ['finance'] },
+    reason: `reason ${i}`,
+  };
 }
 
 /** What every store's log must do: chain in order across appends, read back what was written, verify. */
@@ -37,7 +58,10 @@ describe('the audit log in each store: append-only, hash-chained, tampering dete
     const rows = store['audit'];
     const original = [...rows];
     rows[1] = rows[1]!.replace('approver-2', 'mallory');
-    expect(verifyAuditChain(await store.readAudit())).toMatchObject({ ok: false, broken: { seq: 2, problem: expect.stringContaining('does not match its contents') } });
+    expect(verifyAuditChain(await store.readAudit())).toMatchObject({
+      ok: false,
+      broken: { seq: 2, problem: expect.stringContaining('does not match its contents') },
+    });
     rows.splice(0, rows.length, original[0]!, original[2]!);
     expect(verifyAuditChain(await store.readAudit())).toMatchObject({ ok: false, broken: { seq: 3 } });
     rows.splice(0, rows.length, original[1]!, original[0]!, original[2]!);
@@ -45,7 +69,10 @@ describe('the audit log in each store: append-only, hash-chained, tampering dete
     // Cutting records off the end is only seen against a head kept elsewhere.
     rows.splice(0, rows.length, original[0]!, original[1]!);
     expect(verifyAuditChain(await store.readAudit()).ok).toBe(true);
-    expect(verifyAuditChain(await store.readAudit(), stored[2]!.hash)).toMatchObject({ ok: false, broken: { problem: expect.stringContaining('removed from its end') } });
+    expect(verifyAuditChain(await store.readAudit(), stored[2]!.hash)).toMatchObject({
+      ok: false,
+      broken: { problem: expect.stringContaining('removed from its end') },
+    });
   });
 
   it('SqliteStore: the table refuses UPDATE and DELETE; an edit made after dropping the guard is detected', async () => {
@@ -85,7 +112,9 @@ const pgUp = await haveService('postgres', 'the audit log on PostgreSQL');
       const b = await schemas.open(schema);
       await conformance(a);
       // Two instances appending at once: one chain, no gap, no fork.
-      await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).appendAudit([entry(10 + i), entry(100 + i)])));
+      await Promise.all(
+        Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).appendAudit([entry(10 + i), entry(100 + i)])),
+      );
       const all = await b.readAudit();
       expect(all.map((r) => r.seq)).toEqual(Array.from({ length: 43 }, (_, i) => i + 1));
       expect(verifyAuditChain(all).ok).toBe(true);
@@ -94,7 +123,9 @@ const pgUp = await haveService('postgres', 'the audit log on PostgreSQL');
       await expect(schemas.admin.query(`DELETE FROM ${q} WHERE seq = 43`)).rejects.toThrow(/append-only/);
       await expect(schemas.admin.query(`TRUNCATE ${q}`)).rejects.toThrow(/append-only/);
       await schemas.admin.query(`ALTER TABLE ${q} DISABLE TRIGGER audit_log_no_change`);
-      await schemas.admin.query(`UPDATE ${q} SET entry = json_build_object('at', entry->>'at', 'sessionId', 's1', 'turn', 0, 'callId', entry->>'callId', 'tool', 'payments.refund', 'argumentsHash', entry->>'argumentsHash', 'decision', 'approve', 'outcome', 'approved', 'approver', json_build_object('id', 'mallory'), 'reason', entry->>'reason') WHERE seq = 7`);
+      await schemas.admin.query(
+        `UPDATE ${q} SET entry = json_build_object('at', entry->>'at', 'sessionId', 's1', 'turn', 0, 'callId', entry->>'callId', 'tool', 'payments.refund', 'argumentsHash', entry->>'argumentsHash', 'decision', 'approve', 'outcome', 'approved', 'approver', json_build_object('id', 'mallory'), 'reason', entry->>'reason') WHERE seq = 7`,
+      );
       expect(verifyAuditChain(await a.readAudit())).toMatchObject({ ok: false, broken: { seq: 7 } });
       await a.close();
       await b.close();
@@ -134,12 +165,25 @@ describe('a decision and its audit entry are written in one transaction (SqliteS
       const app = Trellis.create({ store });
       await app.install(Payments);
       const callId = `call_${randomUUID()}`;
-      const session = app.agent({ name: 'desk', model: new ScriptedModel([{ toolCalls: [{ id: callId, name: 'payments.refund', args: { amount: 5 } }] }, 'refunded']), instructions: '' }).session('r1');
+      const session = app
+        .agent({
+          name: 'desk',
+          model: new ScriptedModel([
+            { toolCalls: [{ id: callId, name: 'payments.refund', args: { amount: 5 } }] },
+            'refunded',
+          ]),
+          instructions: '',
+        })
+        .session('r1');
       expect((await session.send('refund')).status).toBe('suspended');
       // The audit table refuses inserts now, as a full disk or a broken log would.
       const raw = new Database(path);
-      raw.exec("CREATE TRIGGER audit_log_broken BEFORE INSERT ON audit_log BEGIN SELECT RAISE(ABORT, 'the audit log cannot be written'); END;");
-      await expect(session.resume({ decisions: [{ callId, decision: 'approve' }], approver: { id: 'alice' } })).rejects.toThrow(/audit log cannot be written/);
+      raw.exec(
+        "CREATE TRIGGER audit_log_broken BEFORE INSERT ON audit_log BEGIN SELECT RAISE(ABORT, 'the audit log cannot be written'); END;",
+      );
+      await expect(
+        session.resume({ decisions: [{ callId, decision: 'approve' }], approver: { id: 'alice' } }),
+      ).rejects.toThrow(/audit log cannot be written/);
       // Neither the decision nor an entry: the call still waits, undecided, and did not run.
       const stored = (await store.load('r1'))!.suspension as { decisions: unknown[]; pending: unknown[] };
       expect(stored.decisions).toEqual([]);
@@ -150,10 +194,15 @@ describe('a decision and its audit entry are written in one transaction (SqliteS
       raw.close();
       const again = Trellis.create({ store: SqliteStore.open(path) });
       await again.install(Payments);
-      const result = await again.agent({ name: 'desk', model: new ScriptedModel(['refunded']), instructions: '' }).session('r1').resume({ decisions: [{ callId, decision: 'approve' }], approver: { id: 'alice' } });
+      const result = await again
+        .agent({ name: 'desk', model: new ScriptedModel(['refunded']), instructions: '' })
+        .session('r1')
+        .resume({ decisions: [{ callId, decision: 'approve' }], approver: { id: 'alice' } });
       expect(result.status).toBe('completed');
       expect(refunds).toBe(1);
-      expect((await store.readAudit()).map((r) => `${r.entry.outcome}:${r.entry.approver?.id}`)).toEqual(['approved:alice']);
+      expect((await store.readAudit()).map((r) => `${r.entry.outcome}:${r.entry.approver?.id}`)).toEqual([
+        'approved:alice',
+      ]);
       await again.stop();
       await store.close();
     } finally {

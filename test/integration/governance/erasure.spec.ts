@@ -90,8 +90,12 @@ describe('app.erase: a user seeded everywhere leaves nothing behind', () => {
     await app.install(Notebook);
     const recorder = new TurnEventRecorder(app.events$, store).start();
     const agent = app.agent({ name: 'desk', model: new ScriptedModel(script), instructions: '' });
-    await agent.session('s-a', { context: { 'app.user_id': 'u-7f3a', 'app.tenant': 'acme' } }).send(`my email is ${MARKER}`);
-    await agent.session('s-b', { context: { 'app.user_id': 'u-7f3a', 'app.tenant': 'acme' } }).send(`write to ${MARKER} please`);
+    await agent
+      .session('s-a', { context: { 'app.user_id': 'u-7f3a', 'app.tenant': 'acme' } })
+      .send(`my email is ${MARKER}`);
+    await agent
+      .session('s-b', { context: { 'app.user_id': 'u-7f3a', 'app.tenant': 'acme' } })
+      .send(`write to ${MARKER} please`);
     await agent.session('s-c', { context: { 'app.user_id': 'u-other', 'app.tenant': 'acme' } }).send('keep this one');
     await recorder.flushed();
     expect(count(tableText(path))).toBeGreaterThanOrEqual(6); // messages, turn records, events, state
@@ -126,7 +130,9 @@ describe('app.erase: a user seeded everywhere leaves nothing behind', () => {
     await expect(app.erase({})).rejects.toMatchObject({ code: 'InvalidOptions' });
     expect((await app.erase({ sessionId: 't1' })).sessions).toEqual(['t1']);
     expect((await app.erase({ olderThan: new Date(Date.now() - 60_000) })).sessions).toEqual([]);
-    expect([...(await app.erase({ tenant: 'globex', olderThan: new Date(Date.now() + 1000) })).sessions].sort()).toEqual(['t2', 't3']);
+    expect(
+      [...(await app.erase({ tenant: 'globex', olderThan: new Date(Date.now() + 1000) })).sessions].sort(),
+    ).toEqual(['t2', 't3']);
     expect(await store.list()).toEqual([]);
     await app.stop();
     await store.close();
@@ -145,9 +151,17 @@ describe('app.erase: a user seeded everywhere leaves nothing behind', () => {
       await agent.session('p-a', { context: { 'app.user_id': 'u-7f3a' } }).send(`my email is ${MARKER}`);
       await agent.session('p-b', { context: { 'app.user_id': 'u-other' } }).send('keep');
       const scan = async () => {
-        const { rows } = await schemas.admin.query<{ tablename: string }>('SELECT tablename FROM pg_tables WHERE schemaname = $1', [schema]);
+        const { rows } = await schemas.admin.query<{ tablename: string }>(
+          'SELECT tablename FROM pg_tables WHERE schemaname = $1',
+          [schema],
+        );
         let text = '';
-        for (const { tablename } of rows) text += (await schemas.admin.query<{ row: string }>(`SELECT t::text AS row FROM "${schema}"."${tablename}" t`)).rows.map((r) => r.row).join('\n');
+        for (const { tablename } of rows)
+          text += (
+            await schemas.admin.query<{ row: string }>(`SELECT t::text AS row FROM "${schema}"."${tablename}" t`)
+          ).rows
+            .map((r) => r.row)
+            .join('\n');
         return count(text);
       };
       expect(await scan()).toBeGreaterThan(0);
@@ -174,13 +188,19 @@ async function redisText(redis: Redis, prefix: string): Promise<string> {
   for (const key of keys) {
     const type = await redis.type(key);
     const value =
-      type === 'string' ? await redis.get(key)
-      : type === 'hash' ? await redis.hgetall(key)
-      : type === 'list' ? await redis.lrange(key, 0, -1)
-      : type === 'set' ? await redis.smembers(key)
-      : type === 'zset' ? await redis.zrange(key, '0', '-1')
-      : type === 'stream' ? await redis.xrange(key, '-', '+')
-      : `(${type})`;
+      type === 'string'
+        ? await redis.get(key)
+        : type === 'hash'
+          ? await redis.hgetall(key)
+          : type === 'list'
+            ? await redis.lrange(key, 0, -1)
+            : type === 'set'
+              ? await redis.smembers(key)
+              : type === 'zset'
+                ? await redis.zrange(key, '0', '-1')
+                : type === 'stream'
+                  ? await redis.xrange(key, '-', '+')
+                  : `(${type})`;
     parts.push(`${key} ${JSON.stringify(value)}`);
   }
   return parts.join('\n');
@@ -204,34 +224,86 @@ async function eraseEverywhere(opened: StoreUnderTest, dir: string): Promise<voi
   const { store } = opened;
   const logFile = join(dir, 'app.log');
   const logger = createLogger({ destination: pino.destination({ dest: logFile, sync: true }) });
-  const app = Trellis.create({ store, middleware: [{ type: LoggingMiddleware }], providers: [{ provide: TRELLIS_LOGGER, useValue: logger }] });
+  const app = Trellis.create({
+    store,
+    middleware: [{ type: LoggingMiddleware }],
+    providers: [{ provide: TRELLIS_LOGGER, useValue: logger }],
+  });
   await app.install(Notebook);
   const { instance: tokens } = await app.install(TokenAccountingPlugin);
   const agent = app.agent({ name: 'desk', model: new ScriptedModel(script), instructions: '' });
   const prefix = `trellis_erase_${randomUUID().slice(0, 8)}`;
   const redis = new Redis(REDIS_URL);
   const queue = new TurnQueue({ url: REDIS_URL, prefix, pollMs: 100 });
-  const worker = new TrellisWorker({ url: REDIS_URL, prefix, store, agent: () => agent, eventRetention: { ms: 60_000 } });
+  const worker = new TrellisWorker({
+    url: REDIS_URL,
+    prefix,
+    store,
+    agent: () => agent,
+    eventRetention: { ms: 60_000 },
+  });
   let working = false;
   try {
     await worker.start();
     working = true;
     const user = { 'app.user_id': USER, 'app.tenant': 'acme' };
-    const queued = await queue.send({ agent: 'desk', sessionId: `q-${USER}`, key: 'm1', message: `I am ${USER}, mail ${MARKER}`, context: user });
+    const queued = await queue.send({
+      agent: 'desk',
+      sessionId: `q-${USER}`,
+      key: 'm1',
+      message: `I am ${USER}, mail ${MARKER}`,
+      context: user,
+    });
     expect(queued.result.status).toBe('completed');
     await agent.session('d-1', { context: user }).send(`again ${USER} here`);
     await agent.session('d-2', { context: { 'app.user_id': OTHER } }).send(`I am ${OTHER}`);
     working = false;
     await worker.close();
     // Queued while no worker runs: a first turn whose session the store never saw, and the other user's.
-    const waiting = await queue.enqueueSend({ agent: 'desk', sessionId: `w-${USER}`, key: 'm1', message: `later ${USER}`, context: user });
-    const kept = await queue.enqueueSend({ agent: 'desk', sessionId: `w-${OTHER}`, key: 'm1', message: `later ${OTHER}`, context: { 'app.user_id': OTHER } });
+    const waiting = await queue.enqueueSend({
+      agent: 'desk',
+      sessionId: `w-${USER}`,
+      key: 'm1',
+      message: `later ${USER}`,
+      context: user,
+    });
+    const kept = await queue.enqueueSend({
+      agent: 'desk',
+      sessionId: `w-${OTHER}`,
+      key: 'm1',
+      message: `later ${OTHER}`,
+      context: { 'app.user_id': OTHER },
+    });
     for (const turn of [waiting, kept]) turn.result.catch(() => undefined);
     // Turns parked as poison keep their job's data for an operator (as a worker parks one): the user's goes, the other's stays.
-    const parked = (sessionId: string, userId: string) => JSON.stringify({ jobId: `send.${sessionId}.p1`, kind: 'send', agent: 'desk', sessionId, crashes: 3, reason: 'parked', parkedAt: new Date().toISOString(), data: { kind: 'send', agent: 'desk', sessionId, key: 'p1', message: `crashing for ${userId}`, context: { 'app.user_id': userId } } });
-    await redis.hset(`${prefix}:turns:parked:turns`, `send.p-${USER}.p1`, parked(`p-${USER}`, USER), `send.p-${OTHER}.p1`, parked(`p-${OTHER}`, OTHER));
+    const parked = (sessionId: string, userId: string) =>
+      JSON.stringify({
+        jobId: `send.${sessionId}.p1`,
+        kind: 'send',
+        agent: 'desk',
+        sessionId,
+        crashes: 3,
+        reason: 'parked',
+        parkedAt: new Date().toISOString(),
+        data: {
+          kind: 'send',
+          agent: 'desk',
+          sessionId,
+          key: 'p1',
+          message: `crashing for ${userId}`,
+          context: { 'app.user_id': userId },
+        },
+      });
+    await redis.hset(
+      `${prefix}:turns:parked:turns`,
+      `send.p-${USER}.p1`,
+      parked(`p-${USER}`, USER),
+      `send.p-${OTHER}.p1`,
+      parked(`p-${OTHER}`, OTHER),
+    );
 
-    const everything = async () => `${await opened.scan()}\n${await redisText(redis, prefix)}\n${JSON.stringify(await tokens.userUsage(USER))}\n${JSON.stringify([...Notebook.notes.values()])}`;
+    const everything = async () =>
+      `${await opened.scan()}\n${await redisText(redis, prefix)}\n${JSON.stringify(await tokens.userUsage(USER))}\n${JSON.stringify([...Notebook.notes.values()])}`;
     const before = await everything();
     expect(countOf(before, USER)).toBeGreaterThanOrEqual(10);
     expect(countOf(before, MARKER)).toBeGreaterThanOrEqual(3);
@@ -265,70 +337,97 @@ async function eraseEverywhere(opened: StoreUnderTest, dir: string): Promise<voi
   }
 }
 
-(redisUp ? describe : describe.skip)('app.erase of a user seeded everywhere: the store, the turn queue in Redis, plugins, the log', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'trellis-erase-'));
-    Notebook.notes.clear();
-    Notebook.erased = [];
-  });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+(redisUp ? describe : describe.skip)(
+  'app.erase of a user seeded everywhere: the store, the turn queue in Redis, plugins, the log',
+  () => {
+    let dir: string;
+    beforeEach(() => {
+      dir = mkdtempSync(join(tmpdir(), 'trellis-erase-'));
+      Notebook.notes.clear();
+      Notebook.erased = [];
+    });
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('on SQLite (every table, the file and its WAL): 0 matches', async () => {
-    const path = join(dir, 'trellis.db');
-    const store = SqliteStore.open(path);
-    await eraseEverywhere({ store, scan: async () => tableText(path), close: () => store.close() }, dir);
-    await store.close();
-    const raw = readFileSync(path, 'latin1') + (existsSync(`${path}-wal`) ? readFileSync(`${path}-wal`, 'latin1') : '');
-    expect(countOf(raw, USER)).toBe(0);
-    expect(countOf(raw, MARKER)).toBe(0);
-  });
-
-  it("refuses while a worker runs one of the sessions' turns, deleting nothing, and erases once it finished", async () => {
-    const store = SqliteStore.open(join(dir, 'busy.db'));
-    const app = Trellis.create({ store });
-    const agent = app.agent({ name: 'desk', model: new ScriptedModel(() => 'ok', { delayMs: 400 }), instructions: '' });
-    const prefix = `trellis_erase_${randomUUID().slice(0, 8)}`;
-    const redis = new Redis(REDIS_URL);
-    const queue = new TurnQueue({ url: REDIS_URL, prefix, pollMs: 100 });
-    const worker = new TrellisWorker({ url: REDIS_URL, prefix, store, agent: () => agent });
-    try {
-      await worker.start();
-      const context = { 'app.user_id': USER };
-      await queue.send({ agent: 'desk', sessionId: 'busy-1', key: 'm1', message: 'first', context });
-      const started = new Promise<void>((resolve) => void queue.watch('busy-1', (e) => e.type === 'turn.started' && resolve()));
-      const running = await queue.enqueueSend({ agent: 'desk', sessionId: 'busy-1', key: 'm2', message: 'second', context });
-      await started;
-      await expect(app.erase({ userId: USER }, { also: [queue] })).rejects.toMatchObject({ code: 'SessionBusy', message: expect.stringContaining('send.busy-1.m2') });
-      expect(await store.load('busy-1')).toBeDefined();
-      expect((await running.result).result.status).toBe('completed');
-      expect((await app.erase({ userId: USER }, { also: [queue] })).sessions).toEqual(['busy-1']);
-      expect(countOf(await redisText(redis, prefix), 'busy-1')).toBe(0);
-    } finally {
-      await queue.close();
-      await worker.close().catch(() => undefined);
-      const keys = await redis.keys(`${prefix}:*`);
-      if (keys.length > 0) await redis.del(...keys);
-      await redis.quit();
+    it('on SQLite (every table, the file and its WAL): 0 matches', async () => {
+      const path = join(dir, 'trellis.db');
+      const store = SqliteStore.open(path);
+      await eraseEverywhere({ store, scan: async () => tableText(path), close: () => store.close() }, dir);
       await store.close();
-    }
-  });
+      const raw =
+        readFileSync(path, 'latin1') + (existsSync(`${path}-wal`) ? readFileSync(`${path}-wal`, 'latin1') : '');
+      expect(countOf(raw, USER)).toBe(0);
+      expect(countOf(raw, MARKER)).toBe(0);
+    });
 
-  (pgUp ? it : it.skip)("on PostgreSQL (every table of the store's schema): 0 matches", async () => {
-    const schemas = new PostgresSchemas();
-    try {
-      const schema = schemas.next();
-      const store = await schemas.open(schema);
-      const scan = async () => {
-        const { rows } = await schemas.admin.query<{ tablename: string }>('SELECT tablename FROM pg_tables WHERE schemaname = $1', [schema]);
-        let text = '';
-        for (const { tablename } of rows) text += (await schemas.admin.query<{ row: string }>(`SELECT t::text AS row FROM "${schema}"."${tablename}" t`)).rows.map((r) => r.row).join('\n');
-        return text;
-      };
-      await eraseEverywhere({ store, scan, close: () => store.close() }, dir);
-      await store.close();
-    } finally {
-      await schemas.dropAll();
-    }
-  });
-});
+    it("refuses while a worker runs one of the sessions' turns, deleting nothing, and erases once it finished", async () => {
+      const store = SqliteStore.open(join(dir, 'busy.db'));
+      const app = Trellis.create({ store });
+      const agent = app.agent({
+        name: 'desk',
+        model: new ScriptedModel(() => 'ok', { delayMs: 400 }),
+        instructions: '',
+      });
+      const prefix = `trellis_erase_${randomUUID().slice(0, 8)}`;
+      const redis = new Redis(REDIS_URL);
+      const queue = new TurnQueue({ url: REDIS_URL, prefix, pollMs: 100 });
+      const worker = new TrellisWorker({ url: REDIS_URL, prefix, store, agent: () => agent });
+      try {
+        await worker.start();
+        const context = { 'app.user_id': USER };
+        await queue.send({ agent: 'desk', sessionId: 'busy-1', key: 'm1', message: 'first', context });
+        const started = new Promise<void>(
+          (resolve) => void queue.watch('busy-1', (e) => e.type === 'turn.started' && resolve()),
+        );
+        const running = await queue.enqueueSend({
+          agent: 'desk',
+          sessionId: 'busy-1',
+          key: 'm2',
+          message: 'second',
+          context,
+        });
+        await started;
+        await expect(app.erase({ userId: USER }, { also: [queue] })).rejects.toMatchObject({
+          code: 'SessionBusy',
+          message: expect.stringContaining('send.busy-1.m2'),
+        });
+        expect(await store.load('busy-1')).toBeDefined();
+        expect((await running.result).result.status).toBe('completed');
+        expect((await app.erase({ userId: USER }, { also: [queue] })).sessions).toEqual(['busy-1']);
+        expect(countOf(await redisText(redis, prefix), 'busy-1')).toBe(0);
+      } finally {
+        await queue.close();
+        await worker.close().catch(() => undefined);
+        const keys = await redis.keys(`${prefix}:*`);
+        if (keys.length > 0) await redis.del(...keys);
+        await redis.quit();
+        await store.close();
+      }
+    });
+
+    (pgUp ? it : it.skip)("on PostgreSQL (every table of the store's schema): 0 matches", async () => {
+      const schemas = new PostgresSchemas();
+      try {
+        const schema = schemas.next();
+        const store = await schemas.open(schema);
+        const scan = async () => {
+          const { rows } = await schemas.admin.query<{ tablename: string }>(
+            'SELECT tablename FROM pg_tables WHERE schemaname = $1',
+            [schema],
+          );
+          let text = '';
+          for (const { tablename } of rows)
+            text += (
+              await schemas.admin.query<{ row: string }>(`SELECT t::text AS row FROM "${schema}"."${tablename}" t`)
+            ).rows
+              .map((r) => r.row)
+              .join('\n');
+          return text;
+        };
+        await eraseEverywhere({ store, scan, close: () => store.close() }, dir);
+        await store.close();
+      } finally {
+        await schemas.dropAll();
+      }
+    });
+  },
+);

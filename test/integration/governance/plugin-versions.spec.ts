@@ -14,7 +14,10 @@ class Refunds {}
 class Ledger {}
 
 async function refusal(work: Promise<unknown>): Promise<TrellisError> {
-  const error = await work.then(() => undefined, (e: unknown) => e);
+  const error = await work.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(TrellisError.is(error)).toBe(true);
   return error as TrellisError;
 }
@@ -51,6 +54,8 @@ describe('@Plugin({ owner, dependsOn: { name: range } })', () => {
     class BadRange {}
     const app = Trellis.create();
     expect((await refusal(app.install(BadOwner))).message).toContain('owner "team payments!" must be a team name');
-    expect((await refusal(app.install(BadRange))).message).toContain('dependsOn.billing: "two-ish" is not a semver range');
+    expect((await refusal(app.install(BadRange))).message).toContain(
+      'dependsOn.billing: "two-ish" is not a semver range',
+    );
   });
 });

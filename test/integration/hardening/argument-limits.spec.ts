@@ -46,12 +46,23 @@ beforeEach(() => {
 describe('arguments nested too deep come back as a ToolInput result', () => {
   it.each([
     ['inside a declared nested DTO', `{"orderId":"A","quantity":1,"address":${nested(3000)}}`],
-    ['as an array in an undeclared field', `{"orderId":"A","quantity":1,"junk":${'['.repeat(3000)}${']'.repeat(3000)}}`],
-    ['as objects in an undeclared field', `{"orderId":"A","quantity":1,"junk":${'{"a":'.repeat(3000)}1${'}'.repeat(3000)}}`],
+    [
+      'as an array in an undeclared field',
+      `{"orderId":"A","quantity":1,"junk":${'['.repeat(3000)}${']'.repeat(3000)}}`,
+    ],
+    [
+      'as objects in an undeclared field',
+      `{"orderId":"A","quantity":1,"junk":${'{"a":'.repeat(3000)}1${'}'.repeat(3000)}}`,
+    ],
   ])('%s: the turn completes and the tool never runs', async (_name, raw) => {
     const { status, content } = await callWith(raw);
     expect(status).toBe('completed');
-    expect(JSON.parse(content)).toEqual({ error: expect.objectContaining({ code: 'ToolInput', message: expect.stringMatching(/nested deeper than 32 levels/) }) });
+    expect(JSON.parse(content)).toEqual({
+      error: expect.objectContaining({
+        code: 'ToolInput',
+        message: expect.stringMatching(/nested deeper than 32 levels/),
+      }),
+    });
     expect(runs).toBe(0);
   });
 
@@ -65,21 +76,35 @@ describe('arguments nested too deep come back as a ToolInput result', () => {
 describe('arguments larger than the limit are refused before parsing into a DTO', () => {
   it('a 2 MB argument text is a ToolInput result naming the limit', async () => {
     const { content } = await callWith(JSON.stringify({ orderId: 'x'.repeat(2_000_000), quantity: 1 }));
-    expect(JSON.parse(content).error).toMatchObject({ code: 'ToolInput', message: expect.stringMatching(/1048576 characters/) });
+    expect(JSON.parse(content).error).toMatchObject({
+      code: 'ToolInput',
+      message: expect.stringMatching(/1048576 characters/),
+    });
     expect(runs).toBe(0);
   });
 });
 
 describe('prototype keys are refused like any undeclared property', () => {
-  it.each(['__proto__', 'constructor', 'prototype'])('a top-level %s key (raw JSON text) is refused and the tool does not run', async (key) => {
-    const { content } = await callWith(`{"orderId":"A","quantity":1,"${key}":{"isAdmin":true}}`);
-    expect(JSON.parse(content).error).toMatchObject({ code: 'ToolInput', message: expect.stringContaining(`- ${key}:`) });
-    expect(runs).toBe(0);
-  });
+  it.each(['__proto__', 'constructor', 'prototype'])(
+    'a top-level %s key (raw JSON text) is refused and the tool does not run',
+    async (key) => {
+      const { content } = await callWith(`{"orderId":"A","quantity":1,"${key}":{"isAdmin":true}}`);
+      expect(JSON.parse(content).error).toMatchObject({
+        code: 'ToolInput',
+        message: expect.stringContaining(`- ${key}:`),
+      });
+      expect(runs).toBe(0);
+    },
+  );
 
   it('a nested __proto__ key inside a DTO is refused with its path', async () => {
-    const { content } = await callWith('{"orderId":"A","quantity":1,"address":{"city":"Oslo","__proto__":{"polluted":1}}}');
-    expect(JSON.parse(content).error).toMatchObject({ code: 'ToolInput', message: expect.stringContaining('- address.__proto__:') });
+    const { content } = await callWith(
+      '{"orderId":"A","quantity":1,"address":{"city":"Oslo","__proto__":{"polluted":1}}}',
+    );
+    expect(JSON.parse(content).error).toMatchObject({
+      code: 'ToolInput',
+      message: expect.stringContaining('- address.__proto__:'),
+    });
     expect(runs).toBe(0);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });

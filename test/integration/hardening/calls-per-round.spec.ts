@@ -4,7 +4,9 @@ import { Plugin, ScriptedModel, Tool, Trellis, TrellisError } from '../../../ind
 class NoInput {}
 
 function roundOf(count: number) {
-  return { toolCalls: Array.from({ length: count }, () => ({ id: `call_${randomUUID()}`, name: 'work.step', args: {} })) };
+  return {
+    toolCalls: Array.from({ length: count }, () => ({ id: `call_${randomUUID()}`, name: 'work.step', args: {} })),
+  };
 }
 
 async function appCounting(): Promise<{ app: Trellis; ran: () => number }> {
@@ -34,13 +36,19 @@ describe('calls per round are bounded (maxToolCallsPerRound)', () => {
     expect(result.error?.message).toContain('maxToolCallsPerRound');
   });
 
-  it('a round at the limit runs every call; the limit is the agent spec\'s', async () => {
+  it("a round at the limit runs every call; the limit is the agent spec's", async () => {
     const { app, ran } = await appCounting();
     const model = new ScriptedModel([roundOf(8), 'done']);
-    const result = await app.agent({ name: 'a', model, instructions: 'x', maxToolCallsPerRound: 8 }).session('s1').send('go');
+    const result = await app
+      .agent({ name: 'a', model, instructions: 'x', maxToolCallsPerRound: 8 })
+      .session('s1')
+      .send('go');
     expect(result.status).toBe('completed');
     expect(ran()).toBe(8);
-    const over = await app.agent({ name: 'b', model: new ScriptedModel([roundOf(9), 'done']), instructions: 'x', maxToolCallsPerRound: 8 }).session('s2').send('go');
+    const over = await app
+      .agent({ name: 'b', model: new ScriptedModel([roundOf(9), 'done']), instructions: 'x', maxToolCallsPerRound: 8 })
+      .session('s2')
+      .send('go');
     expect(over.status).toBe('failed');
     expect(ran()).toBe(8);
   });

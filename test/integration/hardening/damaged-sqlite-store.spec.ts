@@ -1,6 +1,18 @@
 import 'reflect-metadata';
 import { spawn } from 'node:child_process';
-import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,7 +46,10 @@ beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'trellis-damaged-'));
   chmodSync(dir, 0o777);
   path = join(dir, 'trellis.db');
-  writeFileSync(join(dir, 'trellis.config.mjs'), `import { ScriptedModel } from '${TESTING}';\nexport default { agent: { name: 'a' }, store: 'trellis.db', model: new ScriptedModel(() => 'fine') };`);
+  writeFileSync(
+    join(dir, 'trellis.config.mjs'),
+    `import { ScriptedModel } from '${TESTING}';\nexport default { agent: { name: 'a' }, store: 'trellis.db', model: new ScriptedModel(() => 'fine') };`,
+  );
   const store = SqliteStore.open(path);
   const app = Trellis.create({ store });
   const agent = app.agent({ name: 'a', model: new ScriptedModel(() => 'hello'), instructions: '' });
@@ -78,7 +93,9 @@ async function outcome(work: () => unknown): Promise<Outcome> {
   let timer: NodeJS.Timeout | undefined;
   try {
     const answered = await Promise.race([
-      Promise.resolve().then(work).then(() => 'ok'),
+      Promise.resolve()
+        .then(work)
+        .then(() => 'ok'),
       new Promise<string>((resolve) => (timer = setTimeout(() => resolve('hung'), DOOR_DEADLINE_MS))),
     ]);
     return answered;
@@ -98,7 +115,11 @@ async function turns(ids: readonly string[], maxPages?: number): Promise<Record<
   if (opened !== 'ok') return { open: opened };
   if (maxPages !== undefined) (store as unknown as { db: Database.Database }).db.pragma(`max_page_count = ${maxPages}`);
   const app = Trellis.create({ store: store! });
-  const agent = app.agent({ name: 'a', model: new ScriptedModel(() => 'y'.repeat(maxPages === undefined ? 10 : 400_000)), instructions: '' });
+  const agent = app.agent({
+    name: 'a',
+    model: new ScriptedModel(() => 'y'.repeat(maxPages === undefined ? 10 : 400_000)),
+    instructions: '',
+  });
   const answers: Record<string, Outcome> = { open: opened };
   for (const id of ids) answers[id] = await outcome(() => agent.session(id).send('again'));
   await app.stop();
@@ -132,26 +153,34 @@ describe('a damaged SQLite store: typed errors, no hang, a way out (issue 33, it
       ['truncated to half its size', () => truncateSync(path, Math.floor(statSync(path).size / 2))],
       ['truncated inside its header (100 bytes)', () => truncateSync(path, 100)],
       ['with a garbage header', () => scribble(0, Buffer.from('garbage garbage!'))],
-      ['replaced by a text file', () => writeFileSync(path, 'these are not the pages you are looking for\n'.repeat(200))],
-    ])('%s: StoreCorrupt at every door; doctor says restore a backup; --repair refuses to guess', async (_name, damage) => {
-      damage();
-      expect(await turns(SESSIONS)).toEqual({ open: 'StoreCorrupt' });
-      const listed = await cli('sessions', 'list');
-      expect(listed.code).toBe(1);
-      expect(listed.err).toContain('trellis doctor');
-      const report = await diagnoseSqliteStore(path);
-      expect(problems(report).join('\n')).toMatch(/Restore the file from a backup/);
-      const repaired = await cli('doctor', '--repair');
-      expect(repaired.code).toBe(1);
-      expect(repaired.out).toContain('not repaired:');
-      // The way out the doctor names: move the file away (or restore one), and the store starts empty.
-      rmSync(path);
-      expect(await turns(['s1'])).toEqual({ open: 'ok', s1: 'ok' });
-    });
+      [
+        'replaced by a text file',
+        () => writeFileSync(path, 'these are not the pages you are looking for\n'.repeat(200)),
+      ],
+    ])(
+      '%s: StoreCorrupt at every door; doctor says restore a backup; --repair refuses to guess',
+      async (_name, damage) => {
+        damage();
+        expect(await turns(SESSIONS)).toEqual({ open: 'StoreCorrupt' });
+        const listed = await cli('sessions', 'list');
+        expect(listed.code).toBe(1);
+        expect(listed.err).toContain('trellis doctor');
+        const report = await diagnoseSqliteStore(path);
+        expect(problems(report).join('\n')).toMatch(/Restore the file from a backup/);
+        const repaired = await cli('doctor', '--repair');
+        expect(repaired.code).toBe(1);
+        expect(repaired.out).toContain('not repaired:');
+        // The way out the doctor names: move the file away (or restore one), and the store starts empty.
+        rmSync(path);
+        expect(await turns(['s1'])).toEqual({ open: 'ok', s1: 'ok' });
+      },
+    );
 
     it('a damaged index (its entry for s1 changed, the rows intact): s1 no longer loads; the doctor reports the integrity check; --repair rebuilds the indexes and every session reads', async () => {
       const db = new Database(path);
-      const { rootpage } = db.prepare(`SELECT rootpage FROM sqlite_master WHERE name = 'checkpoints_by_session'`).get() as { rootpage: number };
+      const { rootpage } = db
+        .prepare(`SELECT rootpage FROM sqlite_master WHERE name = 'checkpoints_by_session'`)
+        .get() as { rootpage: number };
       const pageSize = db.pragma('page_size', { simple: true }) as number;
       db.close();
       const page = Buffer.alloc(pageSize);
@@ -163,13 +192,19 @@ describe('a damaged SQLite store: typed errors, no hang, a way out (issue 33, it
       scribble((rootpage - 1) * pageSize + at + 1, Buffer.from('0'));
 
       expect(await turns(SESSIONS)).toEqual({ open: 'ok', s1: 'InvalidCheckpoint', s2: 'ok', s3: 'ok' });
-      expect(problems(await diagnoseSqliteStore(path))).toEqual([expect.stringMatching(/integrity: integrity check failed: .*missing from index checkpoints_by_session → trellis doctor --repair/)]);
+      expect(problems(await diagnoseSqliteStore(path))).toEqual([
+        expect.stringMatching(
+          /integrity: integrity check failed: .*missing from index checkpoints_by_session → trellis doctor --repair/,
+        ),
+      ]);
       await repairs(/REPAIRED rebuilt the indexes and the file \(REINDEX, VACUUM\)/);
     });
 
     it('a zeroed index page: --repair cannot rebuild it and says restore a backup', async () => {
       const db = new Database(path);
-      const { rootpage } = db.prepare(`SELECT rootpage FROM sqlite_master WHERE name = 'checkpoints_by_session'`).get() as { rootpage: number };
+      const { rootpage } = db
+        .prepare(`SELECT rootpage FROM sqlite_master WHERE name = 'checkpoints_by_session'`)
+        .get() as { rootpage: number };
       const pageSize = db.pragma('page_size', { simple: true }) as number;
       db.close();
       scribble((rootpage - 1) * pageSize, Buffer.alloc(pageSize, 0));
@@ -195,7 +230,9 @@ describe('a damaged SQLite store: typed errors, no hang, a way out (issue 33, it
       sql(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'from-the-future', '2030-01-01')`);
       expect(await turns(SESSIONS)).toEqual({ open: 'UnsupportedSchema' });
       expect((await cli('sessions', 'list')).err).toContain('Upgrade Trellis');
-      expect(problems(await diagnoseSqliteStore(path))).toEqual([expect.stringMatching(/written by a newer Trellis .*→ Upgrade Trellis/)]);
+      expect(problems(await diagnoseSqliteStore(path))).toEqual([
+        expect.stringMatching(/written by a newer Trellis .*→ Upgrade Trellis/),
+      ]);
     });
 
     it('locked by another process for longer than the busy wait: StoreBusy (retryable), then usable once it lets go', async () => {
@@ -251,7 +288,11 @@ describe('a damaged SQLite store: typed errors, no hang, a way out (issue 33, it
 
     it('a file-size limit (ulimit -f, a real write error from the OS) in another process: a typed error there; the session goes on here', async () => {
       const blocks = Math.ceil(statSync(path).size / 1024) + 16;
-      const child = spawn('bash', ['-c', `ulimit -f ${blocks}; exec "$0" "$@"`, process.execPath, ...TS_NODE_ARGS, FULL_DISK_CHILD, path], { cwd: PROJECT_ROOT, env: tsNodeEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(
+        'bash',
+        ['-c', `ulimit -f ${blocks}; exec "$0" "$@"`, process.execPath, ...TS_NODE_ARGS, FULL_DISK_CHILD, path],
+        { cwd: PROJECT_ROOT, env: tsNodeEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -274,44 +315,63 @@ describe('a damaged SQLite store: typed errors, no hang, a way out (issue 33, it
       ['a transcript batch is not JSON', `UPDATE checkpoints SET messages = '[{oops' WHERE session_id = 's1'`],
       ['a turn record is not JSON', `UPDATE checkpoints SET record = '{oops' WHERE session_id = 's1'`],
       ['a step journal row is not JSON', `INSERT INTO turn_steps (session_id, steps) VALUES ('s1', '{oops')`],
-    ])('%s: InvalidCheckpoint for that session only; --repair moves it aside, keeping its rows, and its id starts afresh', async (_name, damage) => {
-      sql(damage);
-      expect(await turns(['s1', 's2', 'new'])).toEqual({ open: 'ok', s1: 'InvalidCheckpoint', s2: 'ok', new: 'ok' });
-      const shown = await cli('sessions', 'show', 's1');
-      expect(shown.err).toContain('trellis sessions delete s1');
-      expect(problems(await diagnoseSqliteStore(path))).toEqual([
-        expect.stringContaining('3 of 4 stored session(s) read back'),
-        expect.stringMatching(/Stored session "s1" cannot be read.*→ trellis sessions delete s1, or trellis doctor --repair/),
-      ]);
-      await repairs(/REPAIRED moved session s1 aside into the quarantine table/);
-      const db = new Database(path, { readonly: true });
-      const kept = db.prepare('SELECT session_id, rows FROM quarantine').all() as { session_id: string; rows: string }[];
-      db.close();
-      expect(kept.map((k) => k.session_id)).toEqual(['s1']);
-      expect(kept[0]!.rows).toContain('first message of s1');
-      expect((await cli('doctor')).out).toContain('1 unreadable session(s) moved aside');
-    });
+    ])(
+      '%s: InvalidCheckpoint for that session only; --repair moves it aside, keeping its rows, and its id starts afresh',
+      async (_name, damage) => {
+        sql(damage);
+        expect(await turns(['s1', 's2', 'new'])).toEqual({ open: 'ok', s1: 'InvalidCheckpoint', s2: 'ok', new: 'ok' });
+        const shown = await cli('sessions', 'show', 's1');
+        expect(shown.err).toContain('trellis sessions delete s1');
+        expect(problems(await diagnoseSqliteStore(path))).toEqual([
+          expect.stringContaining('3 of 4 stored session(s) read back'),
+          expect.stringMatching(
+            /Stored session "s1" cannot be read.*→ trellis sessions delete s1, or trellis doctor --repair/,
+          ),
+        ]);
+        await repairs(/REPAIRED moved session s1 aside into the quarantine table/);
+        const db = new Database(path, { readonly: true });
+        const kept = db.prepare('SELECT session_id, rows FROM quarantine').all() as {
+          session_id: string;
+          rows: string;
+        }[];
+        db.close();
+        expect(kept.map((k) => k.session_id)).toEqual(['s1']);
+        expect(kept[0]!.rows).toContain('first message of s1');
+        expect((await cli('doctor')).out).toContain('1 unreadable session(s) moved aside');
+      },
+    );
 
     it('a lease row whose expiry is no time, and one from a clock a day ahead: they hold nothing; --repair clears them', async () => {
-      sql(`INSERT INTO session_leases (session_id, holder, expires_at, ttl_ms) VALUES ('s1', 'x', 'never', 'x'), ('s2', 'y', ${Date.now() + 86_400_000}, 10000)`);
+      sql(
+        `INSERT INTO session_leases (session_id, holder, expires_at, ttl_ms) VALUES ('s1', 'x', 'never', 'x'), ('s2', 'y', ${Date.now() + 86_400_000}, 10000)`,
+      );
       expect(await turns(['s1', 's2'])).toEqual({ open: 'ok', s1: 'ok', s2: 'ok' });
-      sql(`INSERT INTO session_leases (session_id, holder, expires_at, ttl_ms) VALUES ('s1', 'x', 'never', 'x'), ('s2', 'y', ${Date.now() + 86_400_000}, 10000)`);
+      sql(
+        `INSERT INTO session_leases (session_id, holder, expires_at, ttl_ms) VALUES ('s1', 'x', 'never', 'x'), ('s2', 'y', ${Date.now() + 86_400_000}, 10000)`,
+      );
       await repairs(/REPAIRED cleared a lease: .*s1.*\n.*REPAIRED cleared a lease: .*s2/);
     });
   });
 
   describe('the schema', () => {
-    it.each(['turn_steps', 'session_leases', 'turn_events'])('a missing %s table (it holds no session): StoreSchema at open; --repair recreates it empty', async (table) => {
-      sql(`DROP TABLE ${table}`);
-      expect(await turns(SESSIONS)).toEqual({ open: 'StoreSchema' });
-      expect(problems(await diagnoseSqliteStore(path))).toEqual([expect.stringMatching(new RegExp(`table ${table} is missing.*→ trellis doctor --repair`))]);
-      await repairs(new RegExp(`REPAIRED recreated the missing table\\(s\\) ${table} empty`));
-    });
+    it.each(['turn_steps', 'session_leases', 'turn_events'])(
+      'a missing %s table (it holds no session): StoreSchema at open; --repair recreates it empty',
+      async (table) => {
+        sql(`DROP TABLE ${table}`);
+        expect(await turns(SESSIONS)).toEqual({ open: 'StoreSchema' });
+        expect(problems(await diagnoseSqliteStore(path))).toEqual([
+          expect.stringMatching(new RegExp(`table ${table} is missing.*→ trellis doctor --repair`)),
+        ]);
+        await repairs(new RegExp(`REPAIRED recreated the missing table\\(s\\) ${table} empty`));
+      },
+    );
 
     it('a missing checkpoints table (it held the sessions): StoreSchema; the doctor and --repair say restore a backup', async () => {
       sql('DROP TABLE checkpoints');
       expect(await turns(SESSIONS)).toEqual({ open: 'StoreSchema' });
-      expect(problems(await diagnoseSqliteStore(path))).toEqual([expect.stringMatching(/table checkpoints is missing.*→ Restore the file from a backup/)]);
+      expect(problems(await diagnoseSqliteStore(path))).toEqual([
+        expect.stringMatching(/table checkpoints is missing.*→ Restore the file from a backup/),
+      ]);
       const repaired = await cli('doctor', '--repair');
       expect(repaired.code).toBe(1);
       expect(repaired.out).toMatch(/not repaired: .*restore the file from a backup/);
@@ -320,13 +380,17 @@ describe('a damaged SQLite store: typed errors, no hang, a way out (issue 33, it
     it('a missing column: StoreSchema; restore a backup', async () => {
       sql('ALTER TABLE sessions DROP COLUMN turn_count');
       expect(await turns(SESSIONS)).toEqual({ open: 'StoreSchema' });
-      expect(problems(await diagnoseSqliteStore(path))).toEqual([expect.stringMatching(/column sessions.turn_count is missing.*→ Restore the file from a backup/)]);
+      expect(problems(await diagnoseSqliteStore(path))).toEqual([
+        expect.stringMatching(/column sessions.turn_count is missing.*→ Restore the file from a backup/),
+      ]);
     });
 
     it('a lost schema ledger: StoreSchema (was StoreFailed "table sessions already exists"); --repair writes it again', async () => {
       sql('DROP TABLE schema_migrations');
       expect(await turns(SESSIONS)).toEqual({ open: 'StoreSchema' });
-      expect(problems(await diagnoseSqliteStore(path))).toEqual([expect.stringMatching(/not its schema ledger.*→ trellis doctor --repair/)]);
+      expect(problems(await diagnoseSqliteStore(path))).toEqual([
+        expect.stringMatching(/not its schema ledger.*→ trellis doctor --repair/),
+      ]);
       await repairs(/REPAIRED wrote the schema ledger again/);
     });
   });

@@ -37,7 +37,10 @@ async function sendsAtOnce(store: SessionStore, sessionId: string): Promise<stri
   const app = Trellis.create({ store });
   try {
     const started = Date.now();
-    const result = await app.agent({ name: 'a', model: new ScriptedModel(['hello']), instructions: '' }).session(sessionId).send('hi');
+    const result = await app
+      .agent({ name: 'a', model: new ScriptedModel(['hello']), instructions: '' })
+      .session(sessionId)
+      .send('hi');
     expect(Date.now() - started).toBeLessThan(5_000);
     return result.status;
   } finally {
@@ -70,9 +73,24 @@ describe('a lease written by a clock a day ahead does not block the session', ()
     const store = SqliteStore.open(path);
     const db = new Database(path);
     try {
-      db.prepare('INSERT INTO session_leases (session_id, holder, expires_at, ttl_ms) VALUES (?, ?, ?, ?)').run('garbage', 'x', 'never', 10_000);
-      db.prepare('INSERT INTO session_leases (session_id, holder, expires_at, ttl_ms) VALUES (?, ?, ?, ?)').run('far', 'x', Date.now() + DAY, 10_000);
-      db.prepare('INSERT INTO session_leases (session_id, holder, expires_at, ttl_ms) VALUES (?, ?, ?, ?)').run('live', 'x', Date.now() + 9_000, 10_000);
+      db.prepare('INSERT INTO session_leases (session_id, holder, expires_at, ttl_ms) VALUES (?, ?, ?, ?)').run(
+        'garbage',
+        'x',
+        'never',
+        10_000,
+      );
+      db.prepare('INSERT INTO session_leases (session_id, holder, expires_at, ttl_ms) VALUES (?, ?, ?, ?)').run(
+        'far',
+        'x',
+        Date.now() + DAY,
+        10_000,
+      );
+      db.prepare('INSERT INTO session_leases (session_id, holder, expires_at, ttl_ms) VALUES (?, ?, ?, ?)').run(
+        'live',
+        'x',
+        Date.now() + 9_000,
+        10_000,
+      );
       expect((await store.listLeases()).map((l) => [l.sessionId, l.state, l.expiresAt === undefined])).toEqual([
         ['far', 'ahead', false],
         ['garbage', 'expired', true],

@@ -27,7 +27,11 @@ class RawPlugin {
     return this.record(args);
   }
 
-  @Tool({ name: 'raw.explicit', description: 'Takes a note and anything else. Tests only.', inputSchema: SCHEMAS.explicitlyOpen })
+  @Tool({
+    name: 'raw.explicit',
+    description: 'Takes a note and anything else. Tests only.',
+    inputSchema: SCHEMAS.explicitlyOpen,
+  })
   explicit(args: Record<string, unknown>) {
     return this.record(args);
   }
@@ -70,9 +74,21 @@ const HOSTILE: ReadonlyArray<readonly [string, () => string | Record<string, unk
   ['200,000 undeclared keys (text)', () => JSON.stringify(manyKeys(200_000)), /characters/],
   ['200,000 undeclared keys (value)', () => manyKeys(200_000), /characters/],
   ...(['__proto__', 'constructor', 'prototype'] as const).flatMap((key) => [
-    [`top-level ${key} (text)`, () => `{"note":"n","${key}":{"isAdmin":true}}`, new RegExp(`${key}: property ${key} should not exist`)] as const,
-    [`nested ${key} (text)`, () => `{"data":{"a":[{"${key}":{"isAdmin":true}}]}}`, new RegExp(`data\\.a\\[0\\]\\.${key}`)] as const,
-    [`top-level ${key} (value)`, () => JSON.parse(`{"note":"n","${key}":{"isAdmin":true}}`) as Record<string, unknown>, new RegExp(key)] as const,
+    [
+      `top-level ${key} (text)`,
+      () => `{"note":"n","${key}":{"isAdmin":true}}`,
+      new RegExp(`${key}: property ${key} should not exist`),
+    ] as const,
+    [
+      `nested ${key} (text)`,
+      () => `{"data":{"a":[{"${key}":{"isAdmin":true}}]}}`,
+      new RegExp(`data\\.a\\[0\\]\\.${key}`),
+    ] as const,
+    [
+      `top-level ${key} (value)`,
+      () => JSON.parse(`{"note":"n","${key}":{"isAdmin":true}}`) as Record<string, unknown>,
+      new RegExp(key),
+    ] as const,
   ]),
 ];
 
@@ -87,24 +103,33 @@ beforeEach(() => {
 });
 
 describe('raw inputSchema tools get the argument limits of DTO tools', () => {
-  it.each(HOSTILE)('%s: refused as ToolInput by all 3 schemas, through a model turn and a direct call; the tool never runs', async (_name, make, message) => {
-    const app = await appWithRawTools();
-    const args = make();
-    for (const tool of TOOLS) {
-      // Through a model turn: the model's arguments, as a model writes them (text).
-      if (typeof args === 'string') {
-        const model = new ScriptedModel([{ toolCalls: [{ name: tool, args }] }, 'done']);
-        const result = await app.agent({ name: 'a', model, instructions: 'x' }).session(`s-${tool}`).send('go');
-        expect(result.status).toBe('completed');
-        const seen = JSON.parse(String(model.calls[1]!.messages.find((m: ChatMessage) => m.role === 'tool')!.content)) as { error?: { code: string; message: string } };
-        expect(seen.error).toMatchObject({ code: 'ToolInput', message: expect.stringMatching(message) });
+  it.each(HOSTILE)(
+    '%s: refused as ToolInput by all 3 schemas, through a model turn and a direct call; the tool never runs',
+    async (_name, make, message) => {
+      const app = await appWithRawTools();
+      const args = make();
+      for (const tool of TOOLS) {
+        // Through a model turn: the model's arguments, as a model writes them (text).
+        if (typeof args === 'string') {
+          const model = new ScriptedModel([{ toolCalls: [{ name: tool, args }] }, 'done']);
+          const result = await app.agent({ name: 'a', model, instructions: 'x' }).session(`s-${tool}`).send('go');
+          expect(result.status).toBe('completed');
+          const seen = JSON.parse(
+            String(model.calls[1]!.messages.find((m: ChatMessage) => m.role === 'tool')!.content),
+          ) as { error?: { code: string; message: string } };
+          expect(seen.error).toMatchObject({ code: 'ToolInput', message: expect.stringMatching(message) });
+        }
+        // Directly, as an MCP server or a host calls a tool.
+        const direct = await app
+          .agent({ name: 'a', model: new ScriptedModel(['x']), instructions: 'x' })
+          .session(`d-${tool}`)
+          .callTool(tool, args);
+        expect(direct).toMatchObject({ status: 'error', error: { code: 'ToolInput' } });
       }
-      // Directly, as an MCP server or a host calls a tool.
-      const direct = await app.agent({ name: 'a', model: new ScriptedModel(['x']), instructions: 'x' }).session(`d-${tool}`).callTool(tool, args);
-      expect(direct).toMatchObject({ status: 'error', error: { code: 'ToolInput' } });
-    }
-    expect(runs).toEqual([]);
-  }, 60_000);
+      expect(runs).toEqual([]);
+    },
+    60_000,
+  );
 
   it('counts: every hostile set refused on every path, and the controls run', async () => {
     const app = await appWithRawTools();
@@ -114,14 +139,23 @@ describe('raw inputSchema tools get the argument limits of DTO tools', () => {
       const args = make();
       for (const tool of TOOLS) {
         tried++;
-        const direct = await app.agent({ name: 'a', model: new ScriptedModel(['x']), instructions: 'x' }).session('c').callTool(tool, args);
+        const direct = await app
+          .agent({ name: 'a', model: new ScriptedModel(['x']), instructions: 'x' })
+          .session('c')
+          .callTool(tool, args);
         if (direct.status === 'error' && direct.error.code === 'ToolInput') refused++;
       }
     }
     expect({ tried, refused }).toEqual({ tried: HOSTILE.length * 3, refused: HOSTILE.length * 3 });
     // Controls: 32 levels, 1,000 undeclared keys and a 100 kB note still run, on every schema.
     for (const args of [nestedValue(30), manyKeys(1_000), { note: 'n'.repeat(100_000) }]) {
-      for (const tool of TOOLS) expect(await app.agent({ name: 'a', model: new ScriptedModel(['x']), instructions: 'x' }).session('c').callTool(tool, args)).toMatchObject({ status: 'ok' });
+      for (const tool of TOOLS)
+        expect(
+          await app
+            .agent({ name: 'a', model: new ScriptedModel(['x']), instructions: 'x' })
+            .session('c')
+            .callTool(tool, args),
+        ).toMatchObject({ status: 'ok' });
     }
     expect(runs).toHaveLength(9);
     expect(runs.every((r) => (r as { polluted: boolean }).polluted === false)).toBe(true);

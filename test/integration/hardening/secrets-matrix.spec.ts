@@ -4,7 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { FallbackModel, MemoryStore, Trellis, type ModelProvider, type PluginClass, type TrellisEvent } from '../../../index.js';
+import {
+  FallbackModel,
+  MemoryStore,
+  Trellis,
+  type ModelProvider,
+  type PluginClass,
+  type TrellisEvent,
+} from '../../../index.js';
 import { createLogger, TRELLIS_LOGGER } from '../../../plugins/middleware/index.js';
 import { serveMcp } from '../../../mcp.js';
 import { OpenTelemetryPlugin, OTEL_TRACER_PROVIDER } from '../../../plugins/observation/index.js';
@@ -12,7 +19,17 @@ import { runCli } from '../../../src/hosts/cli/program.js';
 import { devHandler } from '../../../src/hosts/dev/dev-server.js';
 import { TurnEventRecorder } from '../../../src/hosts/dev/recording/turn-event-recorder.js';
 import { fakeCliIo } from '../../support/fake-cli-io.js';
-import { callOf, contextOf, modelOf, ORDINARY_SECRET, pluginsOf, SECRETS, SOURCES, type ModelReads, type Source } from '../../support/secret-matrix.js';
+import {
+  callOf,
+  contextOf,
+  modelOf,
+  ORDINARY_SECRET,
+  pluginsOf,
+  SECRETS,
+  SOURCES,
+  type ModelReads,
+  type Source,
+} from '../../support/secret-matrix.js';
 
 /**
  * Issue 33, item 5: each secret placed in each source (a tool's arguments, its error, its
@@ -64,7 +81,10 @@ async function sinks(secret: string, source: Source, cliDir: string): Promise<Re
   const app = Trellis.create({
     store,
     providers: [
-      { provide: TRELLIS_LOGGER, useValue: createLogger({ level: 'debug', destination: { write: (line: string) => void lines.push(line) } }) },
+      {
+        provide: TRELLIS_LOGGER,
+        useValue: createLogger({ level: 'debug', destination: { write: (line: string) => void lines.push(line) } }),
+      },
       { provide: OTEL_TRACER_PROVIDER, useValue: provider },
     ],
   });
@@ -84,18 +104,45 @@ async function sinks(secret: string, source: Source, cliDir: string): Promise<Re
   const headers = { host: '127.0.0.1:4477' };
   const get = async (path: string) => (await dev(new Request(`http://127.0.0.1:4477${path}`, { headers }))).text();
   const turn = await (
-    await dev(new Request('http://127.0.0.1:4477/api/sessions/s/messages', { method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' }, body: JSON.stringify({ message: 'go' }) }))
+    await dev(
+      new Request('http://127.0.0.1:4477/api/sessions/s/messages', {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' },
+        body: JSON.stringify({ message: 'go' }),
+      }),
+    )
   ).text();
   await recorder.flushed();
-  const devViews = await Promise.all(['/', '/sessions/s', '/api/sessions', '/api/sessions/s', '/api/sessions/s/turns/0/events', '/plugins', '/api/plugins'].map(get));
+  const devViews = await Promise.all(
+    [
+      '/',
+      '/sessions/s',
+      '/api/sessions',
+      '/api/sessions/s',
+      '/api/sessions/s/turns/0/events',
+      '/plugins',
+      '/api/plugins',
+    ].map(get),
+  );
 
   // MCP: the source's tool called directly, and the agent as `ask_a`; errors only (a tool's value is its caller's answer).
   const peer = new McpPeer();
-  const serving = await serveMcp(app, { transport: { kind: 'stdio', stdin: peer.stdin, stdout: peer.stdout }, ask: [agent], context });
-  await peer.request(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'matrix', version: '1' } });
+  const serving = await serveMcp(app, {
+    transport: { kind: 'stdio', stdin: peer.stdin, stdout: peer.stdout },
+    ask: [agent],
+    context,
+  });
+  await peer.request(1, 'initialize', {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'matrix', version: '1' },
+  });
   peer.notify('notifications/initialized');
   const call = callOf(source, secret);
-  const replies = [...(call ? [await peer.request(2, 'tools/call', { name: call.name, arguments: call.args })] : []), await peer.request(3, 'tools/call', { name: 'ask_a', arguments: { message: 'go' } })];
+  const replies = [
+    ...(call ? [await peer.request(2, 'tools/call', { name: call.name, arguments: call.args })] : []),
+    await peer.request(3, 'tools/call', { name: 'ask_a', arguments: { message: 'go' } }),
+  ];
   await serving.close();
   await recorder.stop();
   await app.stop();
@@ -106,11 +153,14 @@ async function sinks(secret: string, source: Source, cliDir: string): Promise<Re
     'turn result': turn,
     spans: JSON.stringify(exporter.getFinishedSpans().map((s) => [s.name, s.attributes, s.status, s.events])),
     'dev page and API': devViews.join('\n'),
-    'MCP errors': JSON.stringify(replies.filter((r) => r.error !== undefined || (r.result as { isError?: boolean } | undefined)?.isError === true)),
+    'MCP errors': JSON.stringify(
+      replies.filter((r) => r.error !== undefined || (r.result as { isError?: boolean } | undefined)?.isError === true),
+    ),
     ...(await cliOutput(secret, source, cliDir)),
   };
   // The model reads a tool's own value; what it reads of an error must be scrubbed.
-  if (source !== 'result' && source !== 'arguments' && source !== 'secret field') out['error text the model reads'] = reads.toolMessages.join('\n');
+  if (source !== 'result' && source !== 'arguments' && source !== 'secret field')
+    out['error text the model reads'] = reads.toolMessages.join('\n');
   return out;
 }
 
@@ -129,7 +179,10 @@ async function cliOutput(secret: string, source: Source, cwd: string): Promise<R
   await runCli(['node', 'trellis', 'run', '--session', 's', 'go'], run);
   const show = fakeCliIo(cwd);
   await runCli(['node', 'trellis', 'sessions', 'show', 's'], show);
-  return { 'CLI run': [...run.stdout, ...run.stderr].join('\n'), 'CLI sessions show': [...show.stdout, ...show.stderr].join('\n') };
+  return {
+    'CLI run': [...run.stdout, ...run.stderr].join('\n'),
+    'CLI sessions show': [...show.stdout, ...show.stderr].join('\n'),
+  };
 }
 
 /**
@@ -139,11 +192,37 @@ async function cliOutput(secret: string, source: Source, cwd: string): Promise<R
  */
 const REACHES: Readonly<Record<Exclude<Source, 'secret field'>, readonly string[]>> = {
   arguments: ['events', 'log', 'dev page and API', 'CLI run', 'CLI sessions show'],
-  error: ['events', 'log', 'turn result', 'spans', 'dev page and API', 'MCP errors', 'CLI run', 'CLI sessions show', 'error text the model reads'],
+  error: [
+    'events',
+    'log',
+    'turn result',
+    'spans',
+    'dev page and API',
+    'MCP errors',
+    'CLI run',
+    'CLI sessions show',
+    'error text the model reads',
+  ],
   result: ['events', 'log', 'turn result', 'dev page and API', 'CLI run', 'CLI sessions show'],
-  'plugin config': ['events', 'log', 'turn result', 'spans', 'dev page and API', 'MCP errors', 'error text the model reads'],
+  'plugin config': [
+    'events',
+    'log',
+    'turn result',
+    'spans',
+    'dev page and API',
+    'MCP errors',
+    'error text the model reads',
+  ],
   'model options': ['events', 'turn result', 'spans', 'dev page and API', 'MCP errors', 'CLI run'],
-  'host context': ['events', 'log', 'turn result', 'spans', 'dev page and API', 'MCP errors', 'error text the model reads'],
+  'host context': [
+    'events',
+    'log',
+    'turn result',
+    'spans',
+    'dev page and API',
+    'MCP errors',
+    'error text the model reads',
+  ],
 };
 
 describe('each secret from each source: 0 in clear in every sink', () => {
@@ -161,7 +240,8 @@ describe('each secret from each source: 0 in clear in every sink', () => {
       for (const [sink, text] of Object.entries(await sinks(placed, source, cliDir))) {
         if (!text.includes(clear)) continue;
         leaks.push(`${source} → ${sink}`);
-        if (process.env.SHOW_LEAKS) console.log(source, '→', sink, text.slice(Math.max(0, text.indexOf(clear) - 300), text.indexOf(clear) + 60));
+        if (process.env.SHOW_LEAKS)
+          console.log(source, '→', sink, text.slice(Math.max(0, text.indexOf(clear) - 300), text.indexOf(clear) + 60));
       }
     }
     return leaks;
@@ -177,9 +257,12 @@ describe('each secret from each source: 0 in clear in every sink', () => {
   });
 
   it('control: ordinary text placed in each source reaches the sinks it is counted in, unredacted', async () => {
-    const note = 'Order A1002 for alice@example.com, id 3f2a1c9e-2b4d-4e8f-9a6b-1c2d3e4f5a6b, shipped to /usr/local/share';
+    const note =
+      'Order A1002 for alice@example.com, id 3f2a1c9e-2b4d-4e8f-9a6b-1c2d3e4f5a6b, shipped to /usr/local/share';
     for (const [source, expected] of Object.entries(REACHES)) {
-      const shown = Object.entries(await sinks(note, source as Source, cliDir)).filter(([, text]) => text.includes(note)).map(([sink]) => sink);
+      const shown = Object.entries(await sinks(note, source as Source, cliDir))
+        .filter(([, text]) => text.includes(note))
+        .map(([sink]) => sink);
       expect({ source, shown }).toEqual({ source, shown: expected });
     }
   });

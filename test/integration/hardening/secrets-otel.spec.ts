@@ -6,7 +6,9 @@ import { OpenTelemetryPlugin, OTEL_TRACER_PROVIDER } from '../../../plugins/obse
 
 const KEY = 'sk-ant-api03-ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 
-class NoteInput { @IsString() note!: string; }
+class NoteInput {
+  @IsString() note!: string;
+}
 
 @Plugin({ name: 'leaky', version: '1.0.0' })
 class LeakyPlugin {
@@ -29,6 +31,8 @@ describe('OpenTelemetry spans carry no secrets', () => {
 
     const tool = exporter.getFinishedSpans().find((s) => s.attributes['gen_ai.operation.name'] === 'execute_tool')!;
     expect(tool.status.message).toContain('[Redacted]');
-    expect(JSON.stringify(exporter.getFinishedSpans().map((s) => [s.attributes, s.status, s.events]))).not.toContain(KEY);
+    expect(JSON.stringify(exporter.getFinishedSpans().map((s) => [s.attributes, s.status, s.events]))).not.toContain(
+      KEY,
+    );
   });
 });

@@ -1,6 +1,16 @@
 import 'reflect-metadata';
 import { IsOptional, IsString } from 'class-validator';
-import { Trellis, Plugin, Tool, Hook, ScriptedModel, Secret, LoggingMiddleware, Middleware, type TrellisEvent } from '../../../index.js';
+import {
+  Trellis,
+  Plugin,
+  Tool,
+  Hook,
+  ScriptedModel,
+  Secret,
+  LoggingMiddleware,
+  Middleware,
+  type TrellisEvent,
+} from '../../../index.js';
 import { createLogger, TRELLIS_LOGGER } from '../../../plugins/middleware/index.js';
 import { describeError } from '../../../src/errors/describe-error.js';
 
@@ -23,7 +33,10 @@ class VendorPlugin {
   @Tool({ name: 'vendor.fail', description: 'Fails like a vendor SDK. Tests only.', input: ConnectInput })
   fail() {
     // What OpenAI's SDK says for a bad key, with the key in it.
-    throw Object.assign(new Error(`401 Incorrect API key provided: ${KEY}. You can find your API key at https://platform.openai.com`), { headers: { authorization: `Bearer ${KEY}` } });
+    throw Object.assign(
+      new Error(`401 Incorrect API key provided: ${KEY}. You can find your API key at https://platform.openai.com`),
+      { headers: { authorization: `Bearer ${KEY}` } },
+    );
   }
 
   @Tool({ name: 'vendor.throwObject', description: 'Throws a plain object. Tests only.', input: ConnectInput })
@@ -40,7 +53,14 @@ class VendorPlugin {
 
 async function run(tool: string, args: Record<string, unknown>) {
   const lines: string[] = [];
-  const app = Trellis.create({ providers: [{ provide: TRELLIS_LOGGER, useValue: createLogger({ level: 'debug', destination: { write: (line: string) => void lines.push(line) } }) }] });
+  const app = Trellis.create({
+    providers: [
+      {
+        provide: TRELLIS_LOGGER,
+        useValue: createLogger({ level: 'debug', destination: { write: (line: string) => void lines.push(line) } }),
+      },
+    ],
+  });
   await app.install(VendorPlugin);
   const appEvents: TrellisEvent[] = [];
   app.events$.subscribe((e) => appEvents.push(e));
@@ -53,12 +73,22 @@ async function run(tool: string, args: Record<string, unknown>) {
   await app.stop();
   const all = [...appEvents, ...sessionEvents];
   // model.delta carries the model's raw output in pieces: only secret shapes are scrubbed there (checked below).
-  return { result, log: lines.join('\n'), events: JSON.stringify(all.filter((e) => e.type !== 'model.delta')), deltas: JSON.stringify(all.filter((e) => e.type === 'model.delta')), seenByModel };
+  return {
+    result,
+    log: lines.join('\n'),
+    events: JSON.stringify(all.filter((e) => e.type !== 'model.delta')),
+    deltas: JSON.stringify(all.filter((e) => e.type === 'model.delta')),
+    seenByModel,
+  };
 }
 
 describe('secrets never reach logs, events or the model', () => {
   it('@Secret() fields and secret-named fields are redacted in logs and events; the tool still gets them', async () => {
-    const { result, log, events } = await run('vendor.connect', { host: 'db1', pin: '4321', accessToken: 'tok-abcdef' });
+    const { result, log, events } = await run('vendor.connect', {
+      host: 'db1',
+      pin: '4321',
+      accessToken: 'tok-abcdef',
+    });
     expect(result.toolCalls[0]).toMatchObject({ ok: true, value: { connectedTo: 'db1', pinLength: 4 } });
     for (const text of [log, events]) {
       expect(text).toContain('db1');
@@ -70,7 +100,10 @@ describe('secrets never reach logs, events or the model', () => {
 
   it('a vendor error echoing the API key reaches the model, the log and events scrubbed', async () => {
     const { result, log, events, seenByModel } = await run('vendor.fail', { host: 'h', pin: '1' });
-    expect(result.toolCalls[0]).toMatchObject({ ok: false, error: { code: 'ToolFailed', message: expect.stringContaining('Incorrect API key provided: [Redacted]') } });
+    expect(result.toolCalls[0]).toMatchObject({
+      ok: false,
+      error: { code: 'ToolFailed', message: expect.stringContaining('Incorrect API key provided: [Redacted]') },
+    });
     for (const text of [log, events, seenByModel, JSON.stringify(result)]) expect(text).not.toContain(KEY);
   });
 

@@ -13,7 +13,12 @@ class BigPlugin {
     return 'x'.repeat(input.size);
   }
 
-  @Tool({ name: 'big.small', description: 'Returns `size` characters, capped at 50. Tests only.', input: SizeInput, maxResultChars: 50 })
+  @Tool({
+    name: 'big.small',
+    description: 'Returns `size` characters, capped at 50. Tests only.',
+    input: SizeInput,
+    maxResultChars: 50,
+  })
   small(input: SizeInput) {
     return { rows: 'y'.repeat(input.size) };
   }
@@ -23,7 +28,10 @@ async function run(tool: string, size: number, spec: Partial<AgentSpec> = {}) {
   const app = Trellis.create();
   await app.install(BigPlugin);
   const model = new ScriptedModel([{ toolCalls: [{ name: tool, args: { size } }] }, 'done']);
-  const result = await app.agent({ name: 'a', model, instructions: 'x', ...spec }).session('s').send('go');
+  const result = await app
+    .agent({ name: 'a', model, instructions: 'x', ...spec })
+    .session('s')
+    .send('go');
   const seen = String(model.calls[1]!.messages.find((m: ChatMessage) => m.role === 'tool')!.content);
   return { result, seen };
 }
@@ -52,7 +60,14 @@ describe('a tool result sent to the model is capped; the record keeps all of it'
 
   it('an agent cap below 1 is refused when the agent is made', async () => {
     const app = Trellis.create();
-    expect(() => app.agent({ name: 'a', model: new ScriptedModel([]), instructions: 'x', maxToolResultChars: 0 })).toThrow(expect.objectContaining({ code: 'InvalidOptions', message: expect.stringContaining('maxToolResultChars must be a whole number ≥ 1') }));
+    expect(() =>
+      app.agent({ name: 'a', model: new ScriptedModel([]), instructions: 'x', maxToolResultChars: 0 }),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'InvalidOptions',
+        message: expect.stringContaining('maxToolResultChars must be a whole number ≥ 1'),
+      }),
+    );
   });
 
   it('a result within the cap is sent unchanged', async () => {

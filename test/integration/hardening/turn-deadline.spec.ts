@@ -1,4 +1,11 @@
-import { MemoryStore, Trellis, TrellisError, type ModelProvider, type ModelRequest, type ModelResponse } from '../../../index.js';
+import {
+  MemoryStore,
+  Trellis,
+  TrellisError,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelResponse,
+} from '../../../index.js';
 
 /** A model whose stream stalls: it answers only when the turn's signal aborts, as an SDK honouring its signal does. */
 class StalledModel implements ModelProvider {
@@ -7,7 +14,11 @@ class StalledModel implements ModelProvider {
   call(request: ModelRequest): Promise<ModelResponse> {
     this.calls++;
     return new Promise((_resolve, reject) => {
-      request.signal?.addEventListener('abort', () => reject(new TrellisError('Cancelled', 'the model call was aborted')), { once: true });
+      request.signal?.addEventListener(
+        'abort',
+        () => reject(new TrellisError('Cancelled', 'the model call was aborted')),
+        { once: true },
+      );
     });
   }
 }
@@ -31,7 +42,9 @@ describe('a turn deadline (AgentSpec.turnTimeoutMs)', () => {
 
   it("a caller's own signal still cancels before the deadline", async () => {
     const app = Trellis.create();
-    const session = app.agent({ name: 'a', model: new StalledModel(), instructions: 'x', turnTimeoutMs: 60_000 }).session('s1');
+    const session = app
+      .agent({ name: 'a', model: new StalledModel(), instructions: 'x', turnTimeoutMs: 60_000 })
+      .session('s1');
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
     const result = await session.send('hello', { signal: controller.signal });

@@ -1,5 +1,15 @@
 import 'reflect-metadata';
-import { Hook, OnEffect, Plugin, Requires, StateKey, Trellis, TrellisError, type HookContext, type PluginContext } from '../../../index.js';
+import {
+  Hook,
+  OnEffect,
+  Plugin,
+  Requires,
+  StateKey,
+  Trellis,
+  TrellisError,
+  type HookContext,
+  type PluginContext,
+} from '../../../index.js';
 import { KernelHarness, recordEvents, rejectionOf, turnLevel } from '../../support/kernel-harness.js';
 import { kernelOf } from '../../../src/app/kernel-access.js';
 
@@ -83,12 +93,18 @@ describe('plugins owned by different teams', () => {
 
     expect(received).toBe('where is my order?');
     expect(instructions).toBe('You are a shop assistant.\nOffer: premium upgrade (score 90).');
-    expect(kernel.sessionValues('alice')).toEqual({ 'app.user_id': 'vip-alice', 'profile.tier': 'gold', 'scoring.score': 90 });
-    expect(events.of('effect.dispatched')).toEqual([expect.objectContaining({ effect: 'profile.updated', plugin: 'scoring', sessionId: 'alice' })]);
+    expect(kernel.sessionValues('alice')).toEqual({
+      'app.user_id': 'vip-alice',
+      'profile.tier': 'gold',
+      'scoring.score': 90,
+    });
+    expect(events.of('effect.dispatched')).toEqual([
+      expect.objectContaining({ effect: 'profile.updated', plugin: 'scoring', sessionId: 'alice' }),
+    ]);
     expect(events.of('error')).toEqual([]);
   });
 
-  it('keep each session\'s data to that session', async () => {
+  it("keep each session's data to that session", async () => {
     const { app, kernel } = await teamsApp();
     kernelOf(app).sessionState('alice').seed({ 'app.user_id': 'vip-alice' });
     kernelOf(app).sessionState('bob').seed({ 'app.user_id': 'bob' });
@@ -110,10 +126,14 @@ describe('plugins owned by different teams', () => {
     const error = await rejectionOf(startTurn(kernel, 'alice', 'hi'));
 
     expect(TrellisError.is(error, 'ContextAccess')).toBe(true);
-    expect((error as TrellisError).details).toMatchObject({ key: 'profile.tier', plugin: 'offers', point: 'planning.started' });
+    expect((error as TrellisError).details).toMatchObject({
+      key: 'profile.tier',
+      plugin: 'offers',
+      point: 'planning.started',
+    });
   });
 
-  it('a team that writes another team\'s key is refused with ContextAccess, and the key keeps its value', async () => {
+  it("a team that writes another team's key is refused with ContextAccess, and the key keeps its value", async () => {
     const { app, kernel } = await teamsApp();
     kernelOf(app).sessionState('alice').seed({ 'app.user_id': 'vip-alice' });
     OffersPlugin.misbehave = 'write';
@@ -140,7 +160,11 @@ describe('plugins owned by different teams', () => {
     const turn = turnLevel();
 
     await kernel.pipeline('message.received', 'hi', { session: 'alice', turn, active: ['profile', 'offers'] });
-    const instructions = await kernel.pipeline('planning.started', 'Base.', { session: 'alice', turn, active: ['profile', 'offers'] });
+    const instructions = await kernel.pipeline('planning.started', 'Base.', {
+      session: 'alice',
+      turn,
+      active: ['profile', 'offers'],
+    });
 
     expect(instructions).toBe('Base.\nOffer: starter discount (score 40).');
   });

@@ -23,7 +23,12 @@ describe("MCP client: a server's question (elicitation) is a Trellis approval, d
   async function boot(elicitation: McpElicitationOptions = {}, spec: McpServerSpec = stdio): Promise<void> {
     caller = Trellis.create({ store: SqliteStore.open(join(dir, 'trellis.db')) });
     await McpServerClient.connect(caller, 'trips', spec, {
-      elicitation: { agentName: 'desk', pollMs: 50, onParked: (p) => (parked.push(p), waiters.shift()?.(p)), ...elicitation },
+      elicitation: {
+        agentName: 'desk',
+        pollMs: 50,
+        onParked: (p) => (parked.push(p), waiters.shift()?.(p)),
+        ...elicitation,
+      },
     });
     decider = Trellis.create({ store: SqliteStore.open(join(dir, 'trellis.db')) });
     await McpServerClient.connect(decider, 'trips', spec);
@@ -34,13 +39,18 @@ describe("MCP client: a server's question (elicitation) is a Trellis approval, d
 
   /** A human's decision, made in the decider app through the parked session's agent. */
   const decide = (at: ParkedElicitation, decision: Omit<Decision, 'callId'>) =>
-    decider.agent({ name: 'desk', model: new ScriptedModel(['(the closing line)']), instructions: '' }).session(at.sessionId).resume({ decisions: [{ callId: at.callId, ...decision }] });
+    decider
+      .agent({ name: 'desk', model: new ScriptedModel(['(the closing line)']), instructions: '' })
+      .session(at.sessionId)
+      .resume({ decisions: [{ callId: at.callId, ...decision }] });
 
   /** The caller's agent: it calls `tool` once, then answers with what it got. */
   function callOnce(tool: string, args: Record<string, unknown>, offered?: string[][]) {
     const model = new ScriptedModel((request) => {
       offered?.push(request.tools.map((t) => t.name));
-      return request.messages.at(-1)?.role === 'user' ? { toolCalls: [{ id: `c_${Math.random().toString(36).slice(2)}`, name: tool, args }] } : `done: ${request.messages.at(-1)!.content}`;
+      return request.messages.at(-1)?.role === 'user'
+        ? { toolCalls: [{ id: `c_${Math.random().toString(36).slice(2)}`, name: tool, args }] }
+        : `done: ${request.messages.at(-1)!.content}`;
     });
     return caller.agent({ name: 'desk', model, instructions: '' }).session(`s-${Math.random().toString(36).slice(2)}`);
   }
@@ -62,13 +72,23 @@ describe("MCP client: a server's question (elicitation) is a Trellis approval, d
     const session = callOnce('trips.book', { city: 'Oslo' }, offered);
     const turn = session.send('Book Oslo', { access: { principal: 'alice', owner: null } });
     const question = await nextParked();
-    expect(question).toMatchObject({ server: 'trips', message: 'Book Oslo?', proposal: { confirm: true }, allowedDecisions: ['approve', 'edit', 'reject'], callerSessionId: session.id });
+    expect(question).toMatchObject({
+      server: 'trips',
+      message: 'Book Oslo?',
+      proposal: { confirm: true },
+      allowedDecisions: ['approve', 'edit', 'reject'],
+      callerSessionId: session.id,
+    });
     expect(question.sessionId.startsWith(`${session.id}:elicitation-`)).toBe(true);
     // What a human sees where approvals are listed: the server's question and its form.
-    const waiting = decider.agent({ name: 'desk', model: new ScriptedModel([]), instructions: '' }).session(question.sessionId);
+    const waiting = decider
+      .agent({ name: 'desk', model: new ScriptedModel([]), instructions: '' })
+      .session(question.sessionId);
     const [pending] = await waiting.pending();
     expect(pending).toMatchObject({ tool: 'trips.answer_elicitation', arguments: '{"confirm":true}' });
-    expect(pending!.ticket.message).toMatch(/^MCP server 'trips' asks: Book Oslo\?\nFields:\n {2}confirm \(boolean, required\) Confirm\nApprove to answer/);
+    expect(pending!.ticket.message).toMatch(
+      /^MCP server 'trips' asks: Book Oslo\?\nFields:\n {2}confirm \(boolean, required\) Confirm\nApprove to answer/,
+    );
     // The question is the caller's: its owner is the one who made the call.
     expect(waiting.owner).toBe('alice');
 
@@ -82,7 +102,7 @@ describe("MCP client: a server's question (elicitation) is a Trellis approval, d
     expect(offered[0]).toContain('trips.book');
   });
 
-  it('the same over Streamable HTTP (a stateful server: its question comes on the call\'s stream)', async () => {
+  it("the same over Streamable HTTP (a stateful server: its question comes on the call's stream)", async () => {
     const http = await startHttpTripServer();
     try {
       await boot({}, { url: http.url });
@@ -112,7 +132,10 @@ describe("MCP client: a server's question (elicitation) is a Trellis approval, d
     const again = nextParked();
     await decide(first, { decision: 'edit', args: { guests: 0, name: 'Ada' } });
     const second = await again;
-    const [pending] = await decider.agent({ name: 'desk', model: new ScriptedModel([]), instructions: '' }).session(second.sessionId).pending();
+    const [pending] = await decider
+      .agent({ name: 'desk', model: new ScriptedModel([]), instructions: '' })
+      .session(second.sessionId)
+      .pending();
     expect(pending!.ticket.message).toContain('(asked again: guests: must be >= 1)');
     await decide(second, { decision: 'edit', args: { guests: 2, name: 'Ada' } });
     expect((await turn).toolCalls[0]).toMatchObject({ ok: true, value: 'reserved Maaemo for 2 (Ada)' });
@@ -124,7 +147,9 @@ describe("MCP client: a server's question (elicitation) is a Trellis approval, d
     expect(result.toolCalls[0]!.value).toMatch(/^gave up: .*timed out/i);
     const [question] = parked;
     // The server's cancel reaches the client as its call ends: the withdrawal lands right after.
-    const waiting = decider.agent({ name: 'desk', model: new ScriptedModel([]), instructions: '' }).session(question!.sessionId);
+    const waiting = decider
+      .agent({ name: 'desk', model: new ScriptedModel([]), instructions: '' })
+      .session(question!.sessionId);
     for (let i = 0; i < 100 && (await waiting.pending()).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
     expect(await waiting.pending()).toEqual([]);
     await expect(decide(question!, { decision: 'approve' })).rejects.toMatchObject({ code: 'InvalidDecision' });
@@ -142,8 +167,17 @@ describe("MCP client: a server's question (elicitation) is a Trellis approval, d
     await McpServerClient.connect(caller, 'trips', stdio, { elicitation: false });
     const mcp = caller.describe().plugins.find((p) => p.name === 'trips')!;
     expect(mcp.tools.map((t) => t.name)).not.toContain('trips.answer_elicitation');
-    const result = await caller.agent({ name: 'a', model: new ScriptedModel([{ toolCalls: [{ name: 'trips.book', args: { city: 'Oslo' } }] }, 'ok']), instructions: '' }).session().send('Book');
+    const result = await caller
+      .agent({
+        name: 'a',
+        model: new ScriptedModel([{ toolCalls: [{ name: 'trips.book', args: { city: 'Oslo' } }] }, 'ok']),
+        instructions: '',
+      })
+      .session()
+      .send('Book');
     expect(result.toolCalls[0]).toMatchObject({ ok: false, error: { code: 'ToolFailed' } });
-    await expect(McpServerClient.connect(Trellis.create(), 'trips', stdio, { elicitation: { waitMs: -1 } })).rejects.toMatchObject({ code: 'InvalidOptions' });
+    await expect(
+      McpServerClient.connect(Trellis.create(), 'trips', stdio, { elicitation: { waitMs: -1 } }),
+    ).rejects.toMatchObject({ code: 'InvalidOptions' });
   });
 });

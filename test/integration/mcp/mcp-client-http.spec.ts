@@ -18,7 +18,14 @@ describe('MCP client over Streamable HTTP, against a server built with the SDK',
     app = Trellis.create();
     await McpServerClient.connect(app, 'trips', { url: first.url }, { initialDelayMs: 20 });
     const model = new ScriptedModel((request, i) =>
-      i % 2 === 0 ? { toolCalls: [{ name: 'trips.plan_trip', args: { stops: [{ city: 'Oslo', nights: i + 1 }] } }, { name: 'trips.whoami', args: {} }] } : 'ok',
+      i % 2 === 0
+        ? {
+            toolCalls: [
+              { name: 'trips.plan_trip', args: { stops: [{ city: 'Oslo', nights: i + 1 }] } },
+              { name: 'trips.whoami', args: {} },
+            ],
+          }
+        : 'ok',
     );
     const session = app.agent({ name: 'a', model, instructions: '' }).session();
     const before = await session.send('plan');
@@ -35,7 +42,12 @@ describe('MCP client over Streamable HTTP, against a server built with the SDK',
     const server = await startHttpTripServer();
     servers.push(server);
     app = Trellis.create();
-    await McpServerClient.connect(app, 'trips', { url: server.url }, { initialDelayMs: 20, maxDelayMs: 50, callWaitMs: 500 });
+    await McpServerClient.connect(
+      app,
+      'trips',
+      { url: server.url },
+      { initialDelayMs: 20, maxDelayMs: 50, callWaitMs: 500 },
+    );
     await server.stop();
     const model = new ScriptedModel([{ toolCalls: [{ name: 'trips.echo', args: { text: 'x' } }] }, 'ok']);
     const result = await app.agent({ name: 'a', model, instructions: '' }).session().send('echo');

@@ -49,19 +49,28 @@ describe('MCP client: OAuth authorization code (PKCE) for an HTTP server, tokens
     expect(new URL(signIns[0]!).searchParams.get('code_challenge_method')).toBe('S256');
     expect(server.auth.log).toMatchObject({ registrations: 1, signIns: 1, codeExchanges: 1 });
     const model = new ScriptedModel([{ toolCalls: [{ name: 'ledger.balance', args: { account: 'a1' } }] }, 'ok']);
-    expect((await first.app.agent({ name: 'a', model, instructions: '' }).session().send('balance?')).toolCalls[0]).toMatchObject({ ok: true, value: 'a1: 42' });
+    expect(
+      (await first.app.agent({ name: 'a', model, instructions: '' }).session().send('balance?')).toolCalls[0],
+    ).toMatchObject({ ok: true, value: 'a1: 42' });
     // Kept in the store, by server: the tokens and the client registration.
     const kept = JSON.parse((await first.store.loadCredential('mcp:ledger', 'tokens'))!) as OAuthTokens;
     expect(server.auth.tokens.has(kept.access_token)).toBe(true);
-    expect(JSON.parse((await first.store.loadCredential('mcp:ledger', 'client'))!)).toMatchObject({ client_id: expect.stringMatching(/^client-/) });
+    expect(JSON.parse((await first.store.loadCredential('mcp:ledger', 'client'))!)).toMatchObject({
+      client_id: expect.stringMatching(/^client-/),
+    });
     // Never on the event stream.
     expect(JSON.stringify(first.events)).not.toContain(kept.access_token);
     expect(JSON.stringify(first.events)).not.toContain(kept.refresh_token!);
 
     const second = open();
-    await McpServerClient.connect(second.app, 'ledger', spec(), { tokenStore: mcpTokensIn(second.store), onAuthorize: () => void signIns.push('again') });
+    await McpServerClient.connect(second.app, 'ledger', spec(), {
+      tokenStore: mcpTokensIn(second.store),
+      onAuthorize: () => void signIns.push('again'),
+    });
     const again = new ScriptedModel([{ toolCalls: [{ name: 'ledger.balance', args: { account: 'b2' } }] }, 'ok']);
-    expect((await second.app.agent({ name: 'a', model: again, instructions: '' }).session().send('balance?')).toolCalls[0]).toMatchObject({ ok: true, value: 'b2: 42' });
+    expect(
+      (await second.app.agent({ name: 'a', model: again, instructions: '' }).session().send('balance?')).toolCalls[0],
+    ).toMatchObject({ ok: true, value: 'b2: 42' });
     expect(signIns).toHaveLength(1);
     expect(server.auth.log).toMatchObject({ registrations: 1, signIns: 1 });
   });
@@ -69,12 +78,17 @@ describe('MCP client: OAuth authorization code (PKCE) for an HTTP server, tokens
   it('an expired access token is refreshed with the refresh token, and the new tokens are kept', async () => {
     server.auth.lifetime = 1;
     const { app, store } = open();
-    await McpServerClient.connect(app, 'ledger', spec(), { tokenStore: mcpTokensIn(store), onAuthorize: async ({ url }) => void (await browse(url)) });
+    await McpServerClient.connect(app, 'ledger', spec(), {
+      tokenStore: mcpTokensIn(store),
+      onAuthorize: async ({ url }) => void (await browse(url)),
+    });
     const before = JSON.parse((await store.loadCredential('mcp:ledger', 'tokens'))!) as OAuthTokens;
     server.auth.lifetime = 3600;
     await new Promise((r) => setTimeout(r, 1500));
     const model = new ScriptedModel([{ toolCalls: [{ name: 'ledger.balance', args: { account: 'a1' } }] }, 'ok']);
-    expect((await app.agent({ name: 'a', model, instructions: '' }).session().send('balance?')).toolCalls[0]).toMatchObject({ ok: true, value: 'a1: 42' });
+    expect(
+      (await app.agent({ name: 'a', model, instructions: '' }).session().send('balance?')).toolCalls[0],
+    ).toMatchObject({ ok: true, value: 'a1: 42' });
     expect(server.auth.log).toMatchObject({ signIns: 1, refreshes: 1 });
     const after = JSON.parse((await store.loadCredential('mcp:ledger', 'tokens'))!) as OAuthTokens;
     expect(after.access_token).not.toBe(before.access_token);
@@ -82,16 +96,30 @@ describe('MCP client: OAuth authorization code (PKCE) for an HTTP server, tokens
 
   it('nobody signing in within authorizeTimeoutMs fails the connection with McpServerFailed', async () => {
     const { app, store } = open();
-    const error = await McpServerClient.connect(app, 'ledger', spec(), { tokenStore: mcpTokensIn(store), onAuthorize: () => undefined, authorizeTimeoutMs: 300 }).catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: 'McpServerFailed', message: expect.stringContaining('nobody signed in within') });
+    const error = await McpServerClient.connect(app, 'ledger', spec(), {
+      tokenStore: mcpTokensIn(store),
+      onAuthorize: () => undefined,
+      authorizeTimeoutMs: 300,
+    }).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      code: 'McpServerFailed',
+      message: expect.stringContaining('nobody signed in within'),
+    });
   });
 
   it('checks an authorization-code entry in the config', () => {
     expect(mcpSpecProblems('ledger', { url: 'https://x/mcp', oauth: { flow: 'authorization_code' } })).toEqual([]);
-    expect(mcpSpecProblems('ledger', { url: 'https://x/mcp', oauth: { flow: 'authorization_code', redirectUrl: 'https://example.com/cb', extra: 1 } })).toEqual([
+    expect(
+      mcpSpecProblems('ledger', {
+        url: 'https://x/mcp',
+        oauth: { flow: 'authorization_code', redirectUrl: 'https://example.com/cb', extra: 1 },
+      }),
+    ).toEqual([
       expect.stringContaining("unknown field 'extra'"),
       expect.stringContaining('redirectUrl must be a loopback http:// URL'),
     ]);
-    expect(mcpSpecProblems('ledger', { url: 'https://x/mcp', oauth: { flow: 'device' } })).toEqual([expect.stringContaining("oauth.flow must be 'client_credentials'")]);
+    expect(mcpSpecProblems('ledger', { url: 'https://x/mcp', oauth: { flow: 'device' } })).toEqual([
+      expect.stringContaining("oauth.flow must be 'client_credentials'"),
+    ]);
   });
 });

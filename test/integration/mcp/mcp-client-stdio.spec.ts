@@ -12,8 +12,27 @@ describe('MCP client over stdio, against a server built with the SDK', () => {
   it('installs the server tools as a plugin named after the server and runs them in a turn', async () => {
     app = Trellis.create();
     const mcp = await McpServerClient.connect(app, 'trips', stdio);
-    expect([...mcp.toolNames].sort()).toEqual(['trips.add_tool', 'trips.book', 'trips.echo', 'trips.fail', 'trips.impatient', 'trips.list_resources', 'trips.plan_trip', 'trips.read_resource', 'trips.reserve', 'trips.whoami']);
-    const model = new ScriptedModel([{ toolCalls: [{ name: 'trips.echo', args: { text: 'hi' } }, { name: 'trips.fail', args: {} }] }, 'done']);
+    expect([...mcp.toolNames].sort()).toEqual([
+      'trips.add_tool',
+      'trips.book',
+      'trips.echo',
+      'trips.fail',
+      'trips.impatient',
+      'trips.list_resources',
+      'trips.plan_trip',
+      'trips.read_resource',
+      'trips.reserve',
+      'trips.whoami',
+    ]);
+    const model = new ScriptedModel([
+      {
+        toolCalls: [
+          { name: 'trips.echo', args: { text: 'hi' } },
+          { name: 'trips.fail', args: {} },
+        ],
+      },
+      'done',
+    ]);
     const result = await app.agent({ name: 'a', model, instructions: '' }).session().send('go');
     expect(result.toolCalls.map((c) => (c.ok ? c.value : c.error?.code))).toEqual(['echo: hi', 'ToolFailed']);
     expect(result.toolCalls[1]!.error?.message).toContain('the trip database is down');
@@ -25,12 +44,31 @@ describe('MCP client over stdio, against a server built with the SDK', () => {
     const model = new ScriptedModel([
       // `extra` is only forbidden by the $defs/Stop the item $ref points to: caught by Trellis, never sent.
       { toolCalls: [{ name: 'trips.plan_trip', args: { stops: [{ city: 'Oslo', nights: 2, extra: true }] } }] },
-      { toolCalls: [{ name: 'trips.plan_trip', args: { stops: [{ city: 'Oslo', nights: 2 }, { city: 'Rome', nights: 3 }] } }] },
+      {
+        toolCalls: [
+          {
+            name: 'trips.plan_trip',
+            args: {
+              stops: [
+                { city: 'Oslo', nights: 2 },
+                { city: 'Rome', nights: 3 },
+              ],
+            },
+          },
+        ],
+      },
       'ok',
     ]);
     const result = await app.agent({ name: 'a', model, instructions: '' }).session().send('plan');
     const offered = model.calls[0]!.tools.find((t) => t.name === 'trips.plan_trip')!.inputSchema;
-    expect(offered.$defs).toEqual({ Stop: { type: 'object', properties: { city: { type: 'string' }, nights: { type: 'integer', minimum: 1 } }, required: ['city', 'nights'], additionalProperties: false } });
+    expect(offered.$defs).toEqual({
+      Stop: {
+        type: 'object',
+        properties: { city: { type: 'string' }, nights: { type: 'integer', minimum: 1 } },
+        required: ['city', 'nights'],
+        additionalProperties: false,
+      },
+    });
     expect(JSON.stringify(offered)).toContain('"$ref":"#/$defs/Stop"');
     expect(result.toolCalls[0]).toMatchObject({ ok: false, error: { code: 'ToolInput' } });
     expect(result.toolCalls[0]!.error!.message).toContain('stops[0].extra');
@@ -48,7 +86,10 @@ describe('MCP client over stdio, against a server built with the SDK', () => {
     app = Trellis.create();
     await McpServerClient.connect(app, 'trips', stdio);
     await app.install(Approvals);
-    const model = new ScriptedModel([{ toolCalls: [{ name: 'trips.echo', args: { text: 'approved' }, id: 'c1' }] }, 'sent']);
+    const model = new ScriptedModel([
+      { toolCalls: [{ name: 'trips.echo', args: { text: 'approved' }, id: 'c1' }] },
+      'sent',
+    ]);
     const session = app.agent({ name: 'a', model, instructions: '' }).session();
     const first = await session.send('echo');
     expect(first.status).toBe('suspended');
@@ -61,7 +102,15 @@ describe('MCP client over stdio, against a server built with the SDK', () => {
   it('reconnects after the server is killed mid-session, with a new process', async () => {
     app = Trellis.create();
     const mcp = await McpServerClient.connect(app, 'trips', stdio, { initialDelayMs: 20 });
-    const session = app.agent({ name: 'a', model: new ScriptedModel((req, i) => (i % 2 === 0 ? { toolCalls: [{ name: 'trips.whoami', args: {} }] } : 'ok')), instructions: '' }).session();
+    const session = app
+      .agent({
+        name: 'a',
+        model: new ScriptedModel((req, i) =>
+          i % 2 === 0 ? { toolCalls: [{ name: 'trips.whoami', args: {} }] } : 'ok',
+        ),
+        instructions: '',
+      })
+      .session();
     const before = (await session.send('who')).toolCalls[0]!.value as string;
     expect(Number(before)).toBe(mcp.pid);
     process.kill(Number(before), 'SIGKILL');
@@ -77,7 +126,12 @@ describe('MCP client over stdio, against a server built with the SDK', () => {
     const mcp = await McpServerClient.connect(app, 'trips', stdio);
     const reloaded: string[] = [];
     app.events$.subscribe((e) => e.type === 'plugin.reloaded' && reloaded.push(e.plugin));
-    const model = new ScriptedModel([{ toolCalls: [{ name: 'trips.add_tool', args: {} }] }, 'added', { toolCalls: [{ name: 'trips.late_tool', args: { n: 21 } }] }, 'ok']);
+    const model = new ScriptedModel([
+      { toolCalls: [{ name: 'trips.add_tool', args: {} }] },
+      'added',
+      { toolCalls: [{ name: 'trips.late_tool', args: { n: 21 } }] },
+      'ok',
+    ]);
     const session = app.agent({ name: 'a', model, instructions: '' }).session();
     await session.send('add');
     await waitFor(() => mcp.toolNames.includes('trips.late_tool'));
@@ -114,7 +168,9 @@ describe('MCP client over stdio, against a server built with the SDK', () => {
     expect((error as Error).message).toMatch(/MCP server 'broken' \(stdio: .*\) could not be started/);
     expect((error as Error).message).toContain('missing API key FOO');
     expect(app.describe().plugins.some((p) => p.name === 'broken')).toBe(false);
-    const missing = await McpServerClient.connect(app, 'nothere', { command: '/no/such/binary' }).catch((e: unknown) => e);
+    const missing = await McpServerClient.connect(app, 'nothere', { command: '/no/such/binary' }).catch(
+      (e: unknown) => e,
+    );
     expect(missing).toMatchObject({ code: 'McpServerFailed' });
     expect((missing as Error).message).toContain('ENOENT');
   });

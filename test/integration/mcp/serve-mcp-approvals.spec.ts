@@ -78,18 +78,26 @@ describe('serveMcp over stdio: a gated call asks the MCP client by elicitation',
   });
 
   it('reject, decline and cancel never run the call', async () => {
-    for (const a of [{ action: 'accept', content: { decision: 'reject', reason: 'not now' } }, { action: 'decline' }, { action: 'cancel' }] as Answer[]) {
+    for (const a of [
+      { action: 'accept', content: { decision: 'reject', reason: 'not now' } },
+      { action: 'decline' },
+      { action: 'cancel' },
+    ] as Answer[]) {
       answer = a;
       const result = await client.callTool({ name: 'files.export', arguments: { name: 'q3' } });
       expect(result.isError).toBe(true);
-      expect(JSON.parse((result.content as { text: string }[])[0]!.text)).toMatchObject({ error: { code: 'Rejected' } });
+      expect(JSON.parse((result.content as { text: string }[])[0]!.text)).toMatchObject({
+        error: { code: 'Rejected' },
+      });
     }
     expect(exportRuns).toEqual([]);
   });
 
   it('edit: the call runs once with the edited arguments', async () => {
     answer = { action: 'accept', content: { decision: 'edit', arguments: '{"name":"q3-fixed"}' } };
-    expect(await client.callTool({ name: 'files.purge', arguments: { name: 'q3' } })).toMatchObject({ content: [{ text: 'purged q3-fixed' }] });
+    expect(await client.callTool({ name: 'files.purge', arguments: { name: 'q3' } })).toMatchObject({
+      content: [{ text: 'purged q3-fixed' }],
+    });
     expect(asked[0]!.requestedSchema.properties.decision!.enum).toEqual(['approve', 'reject', 'edit']);
     expect(exportRuns).toEqual(['purged q3-fixed']);
     // Edited arguments are checked like the model's: a bad one runs nothing.
@@ -100,7 +108,9 @@ describe('serveMcp over stdio: a gated call asks the MCP client by elicitation',
   });
 
   it('a call that needs no approval asks nothing', async () => {
-    expect(await client.callTool({ name: 'files.count', arguments: { name: 'abc' } })).toMatchObject({ content: [{ text: '3' }] });
+    expect(await client.callTool({ name: 'files.count', arguments: { name: 'abc' } })).toMatchObject({
+      content: [{ text: '3' }],
+    });
     expect(asked).toEqual([]);
   });
 });
@@ -136,7 +146,10 @@ describe('serveMcp over stateless HTTP (no elicitation there): a gated call is p
       await store.close();
       const found = listed.find((s) => s.id.includes(':approval-'));
       if (found) {
-        const pending = await other.agent({ name: 'mcp', model: servedCallModel(), instructions: '' }).session(found.id).pending();
+        const pending = await other
+          .agent({ name: 'mcp', model: servedCallModel(), instructions: '' })
+          .session(found.id)
+          .pending();
         if (pending[0]) return { id: found.id, callId: pending[0].callId };
       }
       await new Promise((r) => setTimeout(r, 50));
@@ -150,7 +163,10 @@ describe('serveMcp over stateless HTTP (no elicitation there): a gated call is p
     const calling = client.callTool({ name: 'files.export', arguments: { name: 'q4' } });
     const { id, callId } = await parkedSession();
     expect(exportRuns).toEqual([]);
-    const resumed = await other.agent({ name: 'mcp', model: servedCallModel(), instructions: '' }).session(id).resume({ decisions: [{ callId, decision: 'approve' }] });
+    const resumed = await other
+      .agent({ name: 'mcp', model: servedCallModel(), instructions: '' })
+      .session(id)
+      .resume({ decisions: [{ callId, decision: 'approve' }] });
     expect(resumed.status).toBe('completed');
     expect(await calling).toMatchObject({ content: [{ type: 'text', text: '{"written":"q4.csv","rows":3}' }] });
     expect(exportRuns).toEqual(['q4']);
@@ -159,13 +175,20 @@ describe('serveMcp over stateless HTTP (no elicitation there): a gated call is p
   it('past waitMs the call is answered APPROVAL_REQUIRED naming the session and call, which stay decidable', async () => {
     serving = await serveMcp(app, { transport: { kind: 'http', port: 0 }, approvals: { waitMs: 200, pollMs: 50 } });
     await client.connect(new StreamableHTTPClientTransport(new URL(serving.url!)));
-    const error = (await client.callTool({ name: 'files.export', arguments: { name: 'q5' } }).catch((e: unknown) => e)) as McpError;
+    const error = (await client
+      .callTool({ name: 'files.export', arguments: { name: 'q5' } })
+      .catch((e: unknown) => e)) as McpError;
     expect(error).toBeInstanceOf(McpError);
     expect(error.code).toBe(APPROVAL_REQUIRED);
-    expect(error.message).toMatch(/^MCP error -32010: Approval required: files.export was suspended by a gate \(Write the CSV file\?\) and is parked in session \S+:approval-\S+ as call \S+\. It did not run; decide it with: trellis resume /);
+    expect(error.message).toMatch(
+      /^MCP error -32010: Approval required: files.export was suspended by a gate \(Write the CSV file\?\) and is parked in session \S+:approval-\S+ as call \S+\. It did not run; decide it with: trellis resume /,
+    );
     const { sessionId, callId } = error.data as { sessionId: string; callId: string };
     expect(exportRuns).toEqual([]);
-    await other.agent({ name: 'mcp', model: servedCallModel(), instructions: '' }).session(sessionId).resume({ decisions: [{ callId, decision: 'approve' }] });
+    await other
+      .agent({ name: 'mcp', model: servedCallModel(), instructions: '' })
+      .session(sessionId)
+      .resume({ decisions: [{ callId, decision: 'approve' }] });
     expect(exportRuns).toEqual(['q5']);
   });
 });

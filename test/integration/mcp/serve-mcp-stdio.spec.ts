@@ -71,13 +71,22 @@ describe('serveMcp over stdio: the lifecycle and bounded messages', () => {
     await app.stop();
   });
 
-  it("answers tools/call before initialize with a JSON-RPC error, and runs nothing; after initialize it serves", async () => {
+  it('answers tools/call before initialize with a JSON-RPC error, and runs nothing; after initialize it serves', async () => {
     const early = await peer.request(1, 'tools/call', { name: 'calc.add', arguments: { a: 1, b: 2 } });
-    expect(early).toMatchObject({ id: 1, error: { code: -32600, message: expect.stringContaining("send 'initialize' before 'tools/call'") } });
+    expect(early).toMatchObject({
+      id: 1,
+      error: { code: -32600, message: expect.stringContaining("send 'initialize' before 'tools/call'") },
+    });
     expect(early).not.toHaveProperty('result');
-    expect(await peer.request(2, 'initialize', INITIALIZE)).toMatchObject({ id: 2, result: { serverInfo: { name: 'trellis' } } });
+    expect(await peer.request(2, 'initialize', INITIALIZE)).toMatchObject({
+      id: 2,
+      result: { serverInfo: { name: 'trellis' } },
+    });
     peer.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
-    expect(await peer.request(3, 'tools/call', { name: 'calc.add', arguments: { a: 1, b: 2 } })).toMatchObject({ id: 3, result: { content: [{ type: 'text', text: '3' }] } });
+    expect(await peer.request(3, 'tools/call', { name: 'calc.add', arguments: { a: 1, b: 2 } })).toMatchObject({
+      id: 3,
+      result: { content: [{ type: 'text', text: '3' }] },
+    });
   });
 
   it('is not initialized by an initialize the server refused, nor by an initialize notification', async () => {
@@ -100,8 +109,14 @@ describe('serveMcp over stdio: the lifecycle and bounded messages', () => {
       const early = await raw.request(2, 'tools/call', { name: 'count.up', arguments: { a: 1, b: 2 } });
       expect(early).toMatchObject({ id: 2, error: { code: -32600 } });
       expect(ran).toBe(0);
-      expect(await raw.request(3, 'initialize', INITIALIZE)).toMatchObject({ id: 3, result: { serverInfo: { name: 'trellis' } } });
-      expect(await raw.request(4, 'tools/call', { name: 'count.up', arguments: { a: 1, b: 2 } })).toMatchObject({ id: 4, result: { content: [{ text: '1' }] } });
+      expect(await raw.request(3, 'initialize', INITIALIZE)).toMatchObject({
+        id: 3,
+        result: { serverInfo: { name: 'trellis' } },
+      });
+      expect(await raw.request(4, 'tools/call', { name: 'count.up', arguments: { a: 1, b: 2 } })).toMatchObject({
+        id: 4,
+        result: { content: [{ text: '1' }] },
+      });
     } finally {
       await served.close();
       await counted.stop();
@@ -110,12 +125,23 @@ describe('serveMcp over stdio: the lifecycle and bounded messages', () => {
 
   it('answers a 20 MB message with a JSON-RPC error naming its id, and keeps serving', async () => {
     await peer.request(1, 'initialize', INITIALIZE);
-    const huge = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'calc.add', arguments: { a: 1, b: 2, pad: 'x'.repeat(20 * 1024 * 1024) } } });
+    const huge = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'calc.add', arguments: { a: 1, b: 2, pad: 'x'.repeat(20 * 1024 * 1024) } },
+    });
     // Written in pieces, as a pipe delivers it.
     for (let i = 0; i < huge.length; i += 1 << 20) peer.write(huge.slice(i, i + (1 << 20)));
     peer.write('\n');
-    expect(await peer.next()).toMatchObject({ id: 7, error: { code: -32600, message: expect.stringContaining('larger than') } });
-    expect(await peer.request(8, 'tools/call', { name: 'calc.add', arguments: { a: 2, b: 2 } })).toMatchObject({ id: 8, result: { content: [{ text: '4' }] } });
+    expect(await peer.next()).toMatchObject({
+      id: 7,
+      error: { code: -32600, message: expect.stringContaining('larger than') },
+    });
+    expect(await peer.request(8, 'tools/call', { name: 'calc.add', arguments: { a: 2, b: 2 } })).toMatchObject({
+      id: 8,
+      result: { content: [{ text: '4' }] },
+    });
     let closed = false;
     void serving.closed.then(() => (closed = true));
     await new Promise((r) => setTimeout(r, 20));
@@ -126,6 +152,9 @@ describe('serveMcp over stdio: the lifecycle and bounded messages', () => {
     await peer.request(1, 'initialize', INITIALIZE);
     peer.write('{not json\n');
     expect(await peer.next()).toMatchObject({ id: null, error: { code: -32700 } });
-    expect(await peer.request(2, 'tools/list')).toMatchObject({ id: 2, result: { tools: [expect.objectContaining({ name: 'calc.add' })] } });
+    expect(await peer.request(2, 'tools/list')).toMatchObject({
+      id: 2,
+      result: { tools: [expect.objectContaining({ name: 'calc.add' })] },
+    });
   });
 });

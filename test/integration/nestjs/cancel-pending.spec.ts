@@ -6,9 +6,9 @@ import { ScriptedModel } from 'trellis/testing';
 import { getAgentToken, TrellisModule, type HostedAgent } from 'trellis/nestjs';
 import { Ledger, LedgerModule } from './ledger-plugin.js';
 
-
 /** The tool results of this turn (those after the last user message). */
-const toolMessages = (request: ModelRequest) => request.messages.slice(request.messages.findLastIndex((m) => m.role === 'user')).filter((m) => m.role === 'tool');
+const toolMessages = (request: ModelRequest) =>
+  request.messages.slice(request.messages.findLastIndex((m) => m.role === 'user')).filter((m) => m.role === 'tool');
 
 /** What a `held:` message of the front agent waits for before it asks the clerk, and who hears that it waits. */
 let held: Promise<void> = Promise.resolve();
@@ -37,12 +37,19 @@ function agents() {
   });
   return [
     { name: 'clerk', model: clerk, instructions: 'Keep the ledger.', plugins: ['ledger'] },
-    { name: 'front', model: front, instructions: 'Delegate.', agents: [{ agent: 'clerk', name: 'ask_clerk', description: 'Records a line. Tests only.' }] },
+    {
+      name: 'front',
+      model: front,
+      instructions: 'Delegate.',
+      agents: [{ agent: 'clerk', name: 'ask_clerk', description: 'Records a line. Tests only.' }],
+    },
   ];
 }
 
 async function boot(store: MemoryStore): Promise<INestApplication> {
-  const ref = await Test.createTestingModule({ imports: [TrellisModule.forRoot({ store, agents: agents() }), LedgerModule] }).compile();
+  const ref = await Test.createTestingModule({
+    imports: [TrellisModule.forRoot({ store, agents: agents() }), LedgerModule],
+  }).compile();
   const app = ref.createNestApplication({ logger: false });
   await app.init();
   return app;
@@ -52,7 +59,11 @@ describe('HostedSession.cancelPending() with turns in process', () => {
   let store: MemoryStore;
   const apps: INestApplication[] = [];
   const front = (app: INestApplication) => app.get<HostedAgent>(getAgentToken('front'));
-  const waitingSessions = async () => (await store.list()).filter((s) => s.suspended).map((s) => s.id).sort();
+  const waitingSessions = async () =>
+    (await store.list())
+      .filter((s) => s.suspended)
+      .map((s) => s.id)
+      .sort();
 
   beforeEach(async () => {
     store = new MemoryStore();
@@ -78,8 +89,13 @@ describe('HostedSession.cancelPending() with turns in process', () => {
     expect((await store.load(child!))!.turns.at(-1)!.status).toBe('cancelled');
     expect(session.transcript.at(-1)).toMatchObject({ role: 'tool', content: expect.stringContaining('Cancelled') });
     await expect(session.cancelPending()).resolves.toBe(false);
-    await expect(session.resume({ decisions: [{ callId: 't1/c1', decision: 'approve' }] })).rejects.toMatchObject({ code: 'InvalidDecision' });
-    await expect(session.send('plain')).resolves.toMatchObject({ status: 'completed', reply: 'front: clerk: recorded plain' });
+    await expect(session.resume({ decisions: [{ callId: 't1/c1', decision: 'approve' }] })).rejects.toMatchObject({
+      code: 'InvalidDecision',
+    });
+    await expect(session.send('plain')).resolves.toMatchObject({
+      status: 'completed',
+      reply: 'front: clerk: recorded plain',
+    });
     expect(apps[0]!.get(Ledger).lines).toEqual(['plain']);
   });
 
@@ -94,10 +110,16 @@ describe('HostedSession.cancelPending() with turns in process', () => {
     const running = front(a).session('s2').send('held:approve:refund');
     await atModel;
 
-    const busy = await front(b).session('s2').cancelPending().catch((e: unknown) => e);
+    const busy = await front(b)
+      .session('s2')
+      .cancelPending()
+      .catch((e: unknown) => e);
     let settled = false;
     const waiting = front(b).session('s2').cancelPending({ waitForLease: 10_000 });
-    waiting.then(() => (settled = true), () => (settled = true));
+    waiting.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(settled).toBe(false);
     release();
@@ -114,7 +136,9 @@ describe('HostedSession.cancelPending() with turns in process', () => {
     const session = front(apps[0]!).session('s3');
     await session.send('approve:refund');
 
-    await expect(session.cancelPending({ waitForLease: -1 })).rejects.toThrow('cancelPending(): waitForLease must be a number of milliseconds (0 or more), got -1');
+    await expect(session.cancelPending({ waitForLease: -1 })).rejects.toThrow(
+      'cancelPending(): waitForLease must be a number of milliseconds (0 or more), got -1',
+    );
     await expect(session.cancelPending({ waitForLease: Number.NaN })).rejects.toMatchObject({ code: 'InvalidOptions' });
     await expect(session.cancelPending(null as never)).rejects.toMatchObject({ code: 'InvalidOptions' });
     await expect(session.cancelPendingOutcome({ waitForLease: -1 })).rejects.toMatchObject({ code: 'InvalidOptions' });

@@ -26,10 +26,14 @@ class WaiterPlugin {
     log.push(`start:${input.line}`);
     const aborted = await new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => resolve(false), 20_000);
-      ctx.signal.addEventListener('abort', () => {
-        clearTimeout(timer);
-        resolve(true);
-      }, { once: true });
+      ctx.signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer);
+          resolve(true);
+        },
+        { once: true },
+      );
     });
     log.push(`${aborted ? 'aborted' : 'finished'}:${input.line}`);
     return aborted ? 'stopped' : 'waited';
@@ -46,16 +50,28 @@ function waitingAgent() {
     const user = [...req.messages].reverse().find((m) => m.role === 'user')!.content;
     log.push(`model:${user}:${last.role === 'tool' ? 1 : 0}`);
     if (last.role === 'tool') return `done: ${last.content}`;
-    if (user.startsWith('wait:')) return { toolCalls: [{ id: `call_${randomUUID()}`, name: 'waiter.wait', args: { line: user } }] };
+    if (user.startsWith('wait:'))
+      return { toolCalls: [{ id: `call_${randomUUID()}`, name: 'waiter.wait', args: { line: user } }] };
     return `ok: ${user}`;
   };
   return { name: 'waiter', model: new ScriptedModel(reply), instructions: 'Wait when told.' };
 }
 
-const requestContext = (context: ExecutionContext) => ({ 'app.user_id': context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>().headers['x-user'] ?? 'ann' });
+const requestContext = (context: ExecutionContext) => ({
+  'app.user_id':
+    context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>().headers['x-user'] ?? 'ann',
+});
 
-async function boot(store: SessionStore, queue?: TrellisQueueOptions, worker?: boolean): Promise<{ app: INestApplication; url: string }> {
-  const imports = [TrellisModule.forRoot({ isGlobal: true, store, agents: [waitingAgent()], queue, worker, requestContext }), WaiterModule, TrellisSessionsModule.register({ prefix: 'api/w', agent: 'waiter' })];
+async function boot(
+  store: SessionStore,
+  queue?: TrellisQueueOptions,
+  worker?: boolean,
+): Promise<{ app: INestApplication; url: string }> {
+  const imports = [
+    TrellisModule.forRoot({ isGlobal: true, store, agents: [waitingAgent()], queue, worker, requestContext }),
+    WaiterModule,
+    TrellisSessionsModule.register({ prefix: 'api/w', agent: 'waiter' }),
+  ];
   const app = (await Test.createTestingModule({ imports }).compile()).createNestApplication({ logger: false });
   await app.listen(0, '127.0.0.1');
   return { app, url: await app.getUrl() };
@@ -64,7 +80,8 @@ async function boot(store: SessionStore, queue?: TrellisQueueOptions, worker?: b
 async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Still waiting for ${what} after ${timeoutMs} ms; log: ${log.join(', ')}`);
+    if (Date.now() > deadline)
+      throw new Error(`Still waiting for ${what} after ${timeoutMs} ms; log: ${log.join(', ')}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
@@ -77,7 +94,12 @@ async function postThenAbort(url: string, id: string, message: string, events = 
   const abort = new AbortController();
   const headers = { 'content-type': 'application/json', ...(events && { accept: 'text/event-stream' }) };
   // An event stream's headers come at once, so the abort lands while its body is read.
-  const posting = fetch(`${url}/api/w/sessions/${id}/messages`, { method: 'POST', headers, body: JSON.stringify({ message }), signal: abort.signal })
+  const posting = fetch(`${url}/api/w/sessions/${id}/messages`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ message }),
+    signal: abort.signal,
+  })
     .then(async (res) => `answered ${res.status}: ${await res.text()}`)
     .catch((error: Error) => error.name);
   await until(() => log.includes(`start:${message}`), `the tool call of ${message}`);
@@ -94,13 +116,23 @@ async function expectStopped(url: string, store: SessionStore, id: string, messa
   expect(stored.transcript).toEqual([]);
   // Nothing more runs: no model call after the tool's, the tool did not finish.
   await new Promise((resolve) => setTimeout(resolve, 600));
-  expect(log.filter((line) => line.endsWith(message) || line.includes(`:${message}:`))).toEqual([`model:${message}:0`, `start:${message}`, `aborted:${message}`]);
+  expect(log.filter((line) => line.endsWith(message) || line.includes(`:${message}:`))).toEqual([
+    `model:${message}:0`,
+    `start:${message}`,
+    `aborted:${message}`,
+  ]);
 
   const started = Date.now();
-  const next = await request(url).post(`/api/w/sessions/${id}/messages`).send({ message: `after ${message}` }).expect(200);
+  const next = await request(url)
+    .post(`/api/w/sessions/${id}/messages`)
+    .send({ message: `after ${message}` })
+    .expect(200);
   expect([next.body.status, next.body.reply]).toEqual(['completed', `ok: after ${message}`]);
   expect(Date.now() - started).toBeLessThan(3000);
-  expect((await store.load(id))!.transcript.map((m) => m.content)).toEqual([`after ${message}`, `ok: after ${message}`]);
+  expect((await store.load(id))!.transcript.map((m) => m.content)).toEqual([
+    `after ${message}`,
+    `ok: after ${message}`,
+  ]);
 }
 
 describe('a client that goes away stops its turn (turns in process)', () => {
@@ -128,80 +160,105 @@ describe('a client that goes away stops its turn (turns in process)', () => {
   });
 
   it('a request that is answered is not cancelled by its connection closing afterwards', async () => {
-    const res = await fetch(`${url}/api/w/sessions/p3/messages`, { method: 'POST', headers: { 'content-type': 'application/json', connection: 'close' }, body: JSON.stringify({ message: 'quick' }) });
+    const res = await fetch(`${url}/api/w/sessions/p3/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', connection: 'close' },
+      body: JSON.stringify({ message: 'quick' }),
+    });
     expect(await res.json()).toMatchObject({ status: 'completed', reply: 'ok: quick' });
     expect((await store.load('p3'))!.turns.map((t) => t.status)).toEqual(['completed']);
   });
 });
 
-const queued = (await haveService('redis', 'a client abort with the worker queue')) && (await haveService('postgres', 'a client abort with the worker queue'));
+const queued =
+  (await haveService('redis', 'a client abort with the worker queue')) &&
+  (await haveService('postgres', 'a client abort with the worker queue'));
 
-(queued ? describe : describe.skip)('a client that goes away stops its turn on the worker queue (Redis, PostgreSQL)', () => {
-  const schemas = new PostgresSchemas();
-  const stores: PostgresStore[] = [];
-  let web: { app: INestApplication; url: string };
-  let worker: { app: INestApplication; url: string };
+(queued ? describe : describe.skip)(
+  'a client that goes away stops its turn on the worker queue (Redis, PostgreSQL)',
+  () => {
+    const schemas = new PostgresSchemas();
+    const stores: PostgresStore[] = [];
+    let web: { app: INestApplication; url: string };
+    let worker: { app: INestApplication; url: string };
 
-  beforeAll(async () => {
-    const schema = schemas.next();
-    const queue = { url: REDIS_URL, prefix: `${schemas.prefix}_a`, queueName: 'turns', pollMs: 200 };
-    for (let i = 0; i < 2; i++) stores.push(await schemas.open(schema));
-    worker = await boot(stores[0]!, queue, true);
-    web = await boot(stores[1]!, queue);
-  });
+    beforeAll(async () => {
+      const schema = schemas.next();
+      const queue = { url: REDIS_URL, prefix: `${schemas.prefix}_a`, queueName: 'turns', pollMs: 200 };
+      for (let i = 0; i < 2; i++) stores.push(await schemas.open(schema));
+      worker = await boot(stores[0]!, queue, true);
+      web = await boot(stores[1]!, queue);
+    });
 
-  afterAll(async () => {
-    await web?.app.close();
-    await worker?.app.close();
-    await schemas.dropAll();
-    const { Redis } = await import('ioredis');
-    const client = new Redis(REDIS_URL);
-    const keys = await client.keys(`${schemas.prefix}_a:*`);
-    if (keys.length > 0) await client.del(...keys);
-    await client.quit();
-  });
+    afterAll(async () => {
+      await web?.app.close();
+      await worker?.app.close();
+      await schemas.dropAll();
+      const { Redis } = await import('ioredis');
+      const client = new Redis(REDIS_URL);
+      const keys = await client.keys(`${schemas.prefix}_a:*`);
+      if (keys.length > 0) await client.del(...keys);
+      await client.quit();
+    });
 
-  it('a JSON request aborted while the worker runs its tool: the worker stops the turn, recorded cancelled, no lease left', async () => {
-    expect(await postThenAbort(web.url, 'q1', 'wait:queued')).toBe('AbortError');
+    it('a JSON request aborted while the worker runs its tool: the worker stops the turn, recorded cancelled, no lease left', async () => {
+      expect(await postThenAbort(web.url, 'q1', 'wait:queued')).toBe('AbortError');
 
-    await expectStopped(web.url, stores[1]!, 'q1', 'wait:queued');
-    // Neither the kernel's session lease nor the queue's lease is left.
-    expect(await stores[1]!.listLeases()).toEqual([]);
-  });
+      await expectStopped(web.url, stores[1]!, 'q1', 'wait:queued');
+      // Neither the kernel's session lease nor the queue's lease is left.
+      expect(await stores[1]!.listLeases()).toEqual([]);
+    });
 
-  it('an event stream closed while the worker runs its tool does the same', async () => {
-    expect(await postThenAbort(web.url, 'q2', 'wait:queued-sse', true)).toBe('AbortError');
+    it('an event stream closed while the worker runs its tool does the same', async () => {
+      expect(await postThenAbort(web.url, 'q2', 'wait:queued-sse', true)).toBe('AbortError');
 
-    await expectStopped(web.url, stores[1]!, 'q2', 'wait:queued-sse');
-  });
+      await expectStopped(web.url, stores[1]!, 'q2', 'wait:queued-sse');
+    });
 
-  it('a request aborted while its turn waits behind another is stopped when it comes next; the turn ahead of it is left alone', async () => {
-    const first = request(web.url).post('/api/w/sessions/q3/messages').send({ message: 'wait:ahead' }).then((res) => res);
-    await until(() => log.includes('start:wait:ahead'), 'the first turn\'s tool');
-    const abort = new AbortController();
-    const second = fetch(`${web.url}/api/w/sessions/q3/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'wait:behind' }), signal: abort.signal }).catch((error: Error) => error.name);
-    // Queued behind the running turn (its job is in the session's order), then the client goes away.
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    abort.abort();
-    expect(await second).toBe('AbortError');
-    await new Promise((resolve) => setTimeout(resolve, 600));
-    expect(log).not.toContain('aborted:wait:ahead');
+    it('a request aborted while its turn waits behind another is stopped when it comes next; the turn ahead of it is left alone', async () => {
+      const first = request(web.url)
+        .post('/api/w/sessions/q3/messages')
+        .send({ message: 'wait:ahead' })
+        .then((res) => res);
+      await until(() => log.includes('start:wait:ahead'), "the first turn's tool");
+      const abort = new AbortController();
+      const second = fetch(`${web.url}/api/w/sessions/q3/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ message: 'wait:behind' }),
+        signal: abort.signal,
+      }).catch((error: Error) => error.name);
+      // Queued behind the running turn (its job is in the session's order), then the client goes away.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      abort.abort();
+      expect(await second).toBe('AbortError');
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      expect(log).not.toContain('aborted:wait:ahead');
 
-    // The turn ahead is stopped by its owner; the one behind it then comes next and is stopped:
-    // before it starts, or (the worker took it first) as soon as the web app sees it is next.
-    await request(web.url).post('/api/w/sessions/q3/cancel').expect(200, { cancelled: true });
-    expect((await first).body.status).toBe('cancelled');
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    const behind = log.filter((line) => line.includes('behind'));
-    // Never started, or stopped at its model call, or at its tool (which saw its signal): never run to its end.
-    expect([[], ['model:wait:behind:0'], ['model:wait:behind:0', 'start:wait:behind', 'aborted:wait:behind']]).toContainEqual(behind);
-    const next = await request(web.url).post('/api/w/sessions/q3/messages').send({ message: 'later' }).expect(200);
-    expect(next.body.reply).toBe('ok: later');
-    const turns = (await stores[1]!.load('q3'))!.turns.map((t) => [t.input, t.status]);
-    // A turn the worker had started (before its model call, or after) is recorded cancelled; one it never started, not at all.
-    const started = turns.some(([input]) => input === 'wait:behind');
-    expect(turns).toEqual([['wait:ahead', 'cancelled'], ...(started ? [['wait:behind', 'cancelled']] : []), ['later', 'completed']]);
-    if (behind.length > 0) expect(started).toBe(true);
-    expect((await stores[1]!.load('q3'))!.transcript.map((m) => m.content)).not.toContain('wait:behind');
-  });
-});
+      // The turn ahead is stopped by its owner; the one behind it then comes next and is stopped:
+      // before it starts, or (the worker took it first) as soon as the web app sees it is next.
+      await request(web.url).post('/api/w/sessions/q3/cancel').expect(200, { cancelled: true });
+      expect((await first).body.status).toBe('cancelled');
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const behind = log.filter((line) => line.includes('behind'));
+      // Never started, or stopped at its model call, or at its tool (which saw its signal): never run to its end.
+      expect([
+        [],
+        ['model:wait:behind:0'],
+        ['model:wait:behind:0', 'start:wait:behind', 'aborted:wait:behind'],
+      ]).toContainEqual(behind);
+      const next = await request(web.url).post('/api/w/sessions/q3/messages').send({ message: 'later' }).expect(200);
+      expect(next.body.reply).toBe('ok: later');
+      const turns = (await stores[1]!.load('q3'))!.turns.map((t) => [t.input, t.status]);
+      // A turn the worker had started (before its model call, or after) is recorded cancelled; one it never started, not at all.
+      const started = turns.some(([input]) => input === 'wait:behind');
+      expect(turns).toEqual([
+        ['wait:ahead', 'cancelled'],
+        ...(started ? [['wait:behind', 'cancelled']] : []),
+        ['later', 'completed'],
+      ]);
+      if (behind.length > 0) expect(started).toBe(true);
+      expect((await stores[1]!.load('q3'))!.transcript.map((m) => m.content)).not.toContain('wait:behind');
+    });
+  },
+);

@@ -12,7 +12,11 @@ function clerk() {
   const model = new ScriptedModel((request: ModelRequest): ScriptedReply => {
     const last = request.messages.at(-1)!;
     if (last.role === 'tool') return `done: ${last.content}`;
-    return { toolCalls: [{ id: `c${Math.random().toString(36).slice(2)}`, name: 'ledger.record', args: { line: last.content } }] };
+    return {
+      toolCalls: [
+        { id: `c${Math.random().toString(36).slice(2)}`, name: 'ledger.record', args: { line: last.content } },
+      ],
+    };
   });
   return { name: 'clerk', model, instructions: 'Keep the ledger.', plugins: ['ledger'] };
 }
@@ -40,7 +44,10 @@ class OwnController {
 
 async function boot(httpErrors?: boolean): Promise<INestApplication> {
   const options = { store: new MemoryStore(), agents: [clerk()], ...(httpErrors === undefined ? {} : { httpErrors }) };
-  const ref = await Test.createTestingModule({ imports: [TrellisModule.forRoot(options), LedgerModule], controllers: [OwnController] }).compile();
+  const ref = await Test.createTestingModule({
+    imports: [TrellisModule.forRoot(options), LedgerModule],
+    controllers: [OwnController],
+  }).compile();
   const app = ref.createNestApplication({ logger: false });
   await app.init();
   return app;
@@ -51,7 +58,10 @@ describe("TrellisExceptionFilter: a Trellis error from the app's own controller"
   afterAll(async () => Promise.all(apps.map((app) => app.close())));
 
   async function suspendedCall(app: INestApplication, id: string): Promise<string> {
-    const sent = await request(app.getHttpServer()).post(`/own/${id}/messages`).send({ message: 'approve: refund 20' }).expect(201);
+    const sent = await request(app.getHttpServer())
+      .post(`/own/${id}/messages`)
+      .send({ message: 'approve: refund 20' })
+      .expect(201);
     expect(sent.body.status).toBe('suspended');
     return sent.body.suspended[0].callId as string;
   }

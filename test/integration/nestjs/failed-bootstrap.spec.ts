@@ -2,7 +2,14 @@ import 'reflect-metadata';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Injectable, Module, type DynamicModule, type INestApplication, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
+import {
+  Injectable,
+  Module,
+  type DynamicModule,
+  type INestApplication,
+  type OnApplicationBootstrap,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { ModuleRef, NestFactory } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { Plugin, SqliteStore } from 'trellis';
@@ -11,7 +18,10 @@ import { InjectAgent, TrellisHost, TrellisModule, type HostedAgent } from 'trell
 import { haveService, REDIS_URL } from '../../support/services.js';
 import { RedisHop } from '../queue/redis-hop.js';
 
-const available = await haveService('redis', 'a Nest app whose bootstrap fails after TrellisModule opened its turn queue');
+const available = await haveService(
+  'redis',
+  'a Nest app whose bootstrap fails after TrellisModule opened its turn queue',
+);
 
 /** Set when Trellis installed its plugins: TrellisHost's onModuleInit ran before the failure. */
 const installed: string[] = [];
@@ -69,7 +79,8 @@ function activeResources(): Map<string, number> {
 /** Resources active now that were not in `before` (sockets, timers): what would keep the process from exiting. */
 function addedSince(before: Map<string, number>): Record<string, number> {
   const added: Record<string, number> = {};
-  for (const [kind, count] of activeResources()) if (count > (before.get(kind) ?? 0)) added[kind] = count - (before.get(kind) ?? 0);
+  for (const [kind, count] of activeResources())
+    if (count > (before.get(kind) ?? 0)) added[kind] = count - (before.get(kind) ?? 0);
   return added;
 }
 
@@ -82,79 +93,98 @@ async function until(check: () => boolean, timeoutMs: number): Promise<boolean> 
   return true;
 }
 
-(available ? describe : describe.skip)('a Nest app whose bootstrap fails after TrellisModule initialised (real Redis through a counting hop)', () => {
-  let hop: RedisHop;
-  let url: string;
-  let dir: string;
-  let store: SqliteStore;
-  let before: Map<string, number>;
-  const prefix = `trellis_fb${process.pid}_${Date.now().toString(36)}`;
+(available ? describe : describe.skip)(
+  'a Nest app whose bootstrap fails after TrellisModule initialised (real Redis through a counting hop)',
+  () => {
+    let hop: RedisHop;
+    let url: string;
+    let dir: string;
+    let store: SqliteStore;
+    let before: Map<string, number>;
+    const prefix = `trellis_fb${process.pid}_${Date.now().toString(36)}`;
 
-  beforeEach(async () => {
-    installed.length = 0;
-    hop = new RedisHop(new URL(REDIS_URL));
-    url = `redis://127.0.0.1:${await hop.listen()}`;
-    dir = mkdtempSync(join(tmpdir(), 'trellis-failed-bootstrap-'));
-    store = SqliteStore.open(join(dir, 'sessions.db'));
-    before = activeResources();
-  });
+    beforeEach(async () => {
+      installed.length = 0;
+      hop = new RedisHop(new URL(REDIS_URL));
+      url = `redis://127.0.0.1:${await hop.listen()}`;
+      dir = mkdtempSync(join(tmpdir(), 'trellis-failed-bootstrap-'));
+      store = SqliteStore.open(join(dir, 'sessions.db'));
+      before = activeResources();
+    });
 
-  let app: INestApplication | undefined;
+    let app: INestApplication | undefined;
 
-  afterEach(async () => {
-    await app?.close();
-    app = undefined;
-    for (const host of leftBehind.splice(0)) await host.beforeApplicationShutdown();
-    await store.close();
-    await hop.cut();
-    rmSync(dir, { recursive: true, force: true });
-  });
+    afterEach(async () => {
+      await app?.close();
+      app = undefined;
+      for (const host of leftBehind.splice(0)) await host.beforeApplicationShutdown();
+      await store.close();
+      await hop.cut();
+      rmSync(dir, { recursive: true, force: true });
+    });
 
-  function trellis(extra: { worker?: boolean } = {}): DynamicModule {
-    const agent = { name: 'desk', model: new ScriptedModel(['ok']), instructions: 'Answer.' };
-    return TrellisModule.forRoot({ store, agents: [agent], queue: { url, prefix, connectTimeoutMs: 2000 }, ...extra });
-  }
+    function trellis(extra: { worker?: boolean } = {}): DynamicModule {
+      const agent = { name: 'desk', model: new ScriptedModel(['ok']), instructions: 'Answer.' };
+      return TrellisModule.forRoot({
+        store,
+        agents: [agent],
+        queue: { url, prefix, connectTimeoutMs: 2000 },
+        ...extra,
+      });
+    }
 
-  /** No connection of the app is left on Redis, and nothing it opened keeps the process alive. */
-  async function expectNothingLeft(): Promise<void> {
-    const closed = await until(() => hop.open === 0, 3000);
-    expect({ redisConnectionsOpen: hop.open, closed }).toEqual({ redisConnectionsOpen: 0, closed: true });
-    await until(() => Object.keys(addedSince(before)).length === 0, 3000);
-    expect(addedSince(before)).toEqual({});
-  }
+    /** No connection of the app is left on Redis, and nothing it opened keeps the process alive. */
+    async function expectNothingLeft(): Promise<void> {
+      const closed = await until(() => hop.open === 0, 3000);
+      expect({ redisConnectionsOpen: hop.open, closed }).toEqual({ redisConnectionsOpen: 0, closed: true });
+      await until(() => Object.keys(addedSince(before)).length === 0, 3000);
+      expect(addedSince(before)).toEqual({});
+    }
 
-  it.each([
-    ['queue', {}],
-    ['queue and worker', { worker: true }],
-  ])('init() rejected by a later onModuleInit (%s): no Redis connection is left open, nothing keeps the process alive', async (_what, extra) => {
-    const ref = await Test.createTestingModule({ imports: [trellis(extra), MarkerModule], providers: [FailsOnModuleInit] }).compile();
-    app = ref.createNestApplication({ logger: false });
+    it.each([
+      ['queue', {}],
+      ['queue and worker', { worker: true }],
+    ])(
+      'init() rejected by a later onModuleInit (%s): no Redis connection is left open, nothing keeps the process alive',
+      async (_what, extra) => {
+        const ref = await Test.createTestingModule({
+          imports: [trellis(extra), MarkerModule],
+          providers: [FailsOnModuleInit],
+        }).compile();
+        app = ref.createNestApplication({ logger: false });
 
-    await expect(app.init()).rejects.toThrow('the orders database is down');
+        await expect(app.init()).rejects.toThrow('the orders database is down');
 
-    expect(installed).toEqual(['marker']);
-    await expectNothingLeft();
-  });
+        expect(installed).toEqual(['marker']);
+        await expectNothingLeft();
+      },
+    );
 
-  it('createApplicationContext() rejected by a later onModuleInit, which leaves no app to close: nothing is left open', async () => {
-    @Module({ imports: [trellis({ worker: true }), MarkerModule], providers: [FailsOnModuleInit] })
-    class WorkerAppModule {}
+    it('createApplicationContext() rejected by a later onModuleInit, which leaves no app to close: nothing is left open', async () => {
+      @Module({ imports: [trellis({ worker: true }), MarkerModule], providers: [FailsOnModuleInit] })
+      class WorkerAppModule {}
 
-    await expect(NestFactory.createApplicationContext(WorkerAppModule, { logger: false, abortOnError: false })).rejects.toThrow('the orders database is down');
+      await expect(
+        NestFactory.createApplicationContext(WorkerAppModule, { logger: false, abortOnError: false }),
+      ).rejects.toThrow('the orders database is down');
 
-    expect(installed).toEqual(['marker']);
-    await expectNothingLeft();
-  });
+      expect(installed).toEqual(['marker']);
+      await expectNothingLeft();
+    });
 
-  it('init() rejected by a later onApplicationBootstrap after the worker started and the queue connected: app.close() then releases both', async () => {
-    const ref = await Test.createTestingModule({ imports: [trellis({ worker: true }), MarkerModule], providers: [FailsOnBootstrap] }).compile();
-    const failed = ref.createNestApplication({ logger: false });
-    await expect(failed.init()).rejects.toThrow('the orders database is down');
-    // The worker's connections and the queue's (BullMQ's and the event subscriber).
-    expect(hop.open).toBeGreaterThanOrEqual(3);
+    it('init() rejected by a later onApplicationBootstrap after the worker started and the queue connected: app.close() then releases both', async () => {
+      const ref = await Test.createTestingModule({
+        imports: [trellis({ worker: true }), MarkerModule],
+        providers: [FailsOnBootstrap],
+      }).compile();
+      const failed = ref.createNestApplication({ logger: false });
+      await expect(failed.init()).rejects.toThrow('the orders database is down');
+      // The worker's connections and the queue's (BullMQ's and the event subscriber).
+      expect(hop.open).toBeGreaterThanOrEqual(3);
 
-    await failed.close();
+      await failed.close();
 
-    await expectNothingLeft();
-  });
-});
+      await expectNothingLeft();
+    });
+  },
+);

@@ -29,7 +29,9 @@ class FeedPlugin {
     this.journal.events.push('install:feed');
   }
   async onUninstall(): Promise<void> {
-    await new Promise<void>((resolve, reject) => this.journal.server!.close((error) => (error ? reject(error) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      this.journal.server!.close((error) => (error ? reject(error) : resolve())),
+    );
     this.journal.events.push('uninstall:feed');
   }
 }
@@ -56,7 +58,10 @@ class PricingPlugin {
 @Module({ providers: [Journal], exports: [Journal] })
 class JournalModule {}
 
-@Module({ imports: [JournalModule, TrellisModule.forFeature([FeedPlugin, AuditPlugin])], providers: [FeedPlugin, AuditPlugin] })
+@Module({
+  imports: [JournalModule, TrellisModule.forFeature([FeedPlugin, AuditPlugin])],
+  providers: [FeedPlugin, AuditPlugin],
+})
 class LedgerModule {}
 
 @Module({ imports: [TrellisModule.forFeature([PricingPlugin])], providers: [PricingPlugin] })
@@ -77,7 +82,7 @@ async function serversAddedSince(before: number): Promise<number> {
   return added();
 }
 
-describe('a Nest app whose bootstrap fails in one of TrellisModule\'s own install steps', () => {
+describe("a Nest app whose bootstrap fails in one of TrellisModule's own install steps", () => {
   let dir: string;
   let store: SqliteStore;
   let journal: Journal | undefined;
@@ -97,7 +102,14 @@ describe('a Nest app whose bootstrap fails in one of TrellisModule\'s own instal
   it('a plugin failing to install after others did: those are uninstalled, dependents first, their resources closed, and the store closed', async () => {
     const before = serversOpen();
     const ref = await Test.createTestingModule({
-      imports: [TrellisModule.forRoot({ store, agents: [{ name: 'desk', model: new ScriptedModel(['ok']), instructions: '' }] }), LedgerModule, PricingModule],
+      imports: [
+        TrellisModule.forRoot({
+          store,
+          agents: [{ name: 'desk', model: new ScriptedModel(['ok']), instructions: '' }],
+        }),
+        LedgerModule,
+        PricingModule,
+      ],
     }).compile();
     const seen = ref.get(Journal);
     journal = seen;
@@ -120,7 +132,9 @@ describe('a Nest app whose bootstrap fails in one of TrellisModule\'s own instal
     const before = serversOpen();
     // What Node says when the package is not installed; trellis/queue is imported at bootstrap.
     jest.unstable_mockModule('bullmq', () => {
-      throw Object.assign(new Error("Cannot find package 'bullmq' imported from trellis/queue"), { code: 'ERR_MODULE_NOT_FOUND' });
+      throw Object.assign(new Error("Cannot find package 'bullmq' imported from trellis/queue"), {
+        code: 'ERR_MODULE_NOT_FOUND',
+      });
     });
     const ref = await Test.createTestingModule({
       imports: [TrellisModule.forRoot({ store, agents: [], queue: { url: 'redis://127.0.0.1:6379' } }), LedgerModule],

@@ -27,7 +27,9 @@ export class LedgerPlugin {
   @Hook('tool.gate')
   approval(call: ToolCallInfo) {
     const line = String((call.args as { line?: unknown }).line ?? '');
-    return line.startsWith('approve:') ? suspend({ message: `Record ${line}?`, allowedDecisions: ['approve', 'reject'] }) : undefined;
+    return line.startsWith('approve:')
+      ? suspend({ message: `Record ${line}?`, allowedDecisions: ['approve', 'reject'] })
+      : undefined;
   }
 }
 

@@ -48,11 +48,18 @@ class AskController {
 }
 
 function whoModel(): ScriptedModel {
-  return new ScriptedModel((req) => (req.messages.at(-1)?.role === 'tool' ? req.messages.at(-1)!.content : { toolCalls: [{ name: 'who.ami', args: {} }] }));
+  return new ScriptedModel((req) =>
+    req.messages.at(-1)?.role === 'tool'
+      ? req.messages.at(-1)!.content
+      : { toolCalls: [{ name: 'who.ami', args: {} }] },
+  );
 }
 
 async function boot(imports: unknown[], controllers: unknown[] = []): Promise<INestApplication> {
-  const ref = await Test.createTestingModule({ imports: imports as never[], controllers: controllers as never[] }).compile();
+  const ref = await Test.createTestingModule({
+    imports: imports as never[],
+    controllers: controllers as never[],
+  }).compile();
   const app = ref.createNestApplication({ logger: false });
   await app.init();
   return app;
@@ -83,7 +90,11 @@ describe('TrellisModule', () => {
       [AskController],
     );
     try {
-      const res = await request(app.getHttpServer()).get('/ask/s1').set('x-user', 'u7').set('x-tenant', 'acme').expect(200);
+      const res = await request(app.getHttpServer())
+        .get('/ask/s1')
+        .set('x-user', 'u7')
+        .set('x-tenant', 'acme')
+        .expect(200);
       expect(JSON.parse(res.body.reply)).toEqual({ user: 'u7', tenant: 'acme' });
       const second = await request(app.getHttpServer()).get('/ask/s1').set('x-user', 'u8').expect(200);
       expect(JSON.parse(second.body.reply)).toEqual({ user: 'u8', tenant: null });
@@ -118,7 +129,9 @@ describe('TrellisModule', () => {
     class ForgetfulModule {}
     const error = await boot([TrellisModule.forRoot({}), ForgetfulModule]).catch((e: unknown) => e);
     expect(TrellisError.is(error, 'InvalidPlugin')).toBe(true);
-    expect((error as Error).message).toContain('WhoPlugin is listed in TrellisModule.forFeature() imported by ForgetfulModule, but that module does not provide it');
+    expect((error as Error).message).toContain(
+      'WhoPlugin is listed in TrellisModule.forFeature() imported by ForgetfulModule, but that module does not provide it',
+    );
   });
 
   it('never hands the kernel to a plugin, even when the app is exposed to the host', async () => {
@@ -130,9 +143,13 @@ describe('TrellisModule', () => {
     class GreedyModule {}
     const hidden = await boot([TrellisModule.forRoot({ isGlobal: true }), GreedyModule]).catch((e: unknown) => e);
     expect(String((hidden as Error).message)).toMatch(/resolve dependencies of the GreedyPlugin/);
-    const exposed = await boot([TrellisModule.forRoot({ isGlobal: true, exposeApp: true }), GreedyModule]).catch((e: unknown) => e);
+    const exposed = await boot([TrellisModule.forRoot({ isGlobal: true, exposeApp: true }), GreedyModule]).catch(
+      (e: unknown) => e,
+    );
     expect(TrellisError.is(exposed, 'KernelAccess')).toBe(true);
-    expect((exposed as Error).message).toContain('GreedyPlugin reaches the Trellis app, an agent or the store through its dependencies: GreedyPlugin → Symbol(trellis.nestjs.app)');
+    expect((exposed as Error).message).toContain(
+      'GreedyPlugin reaches the Trellis app, an agent or the store through its dependencies: GreedyPlugin → Symbol(trellis.nestjs.app)',
+    );
   });
 
   it('gives the app to host code that asks with exposeApp', async () => {
@@ -143,12 +160,19 @@ describe('TrellisModule', () => {
     @Module({ providers: [Admin] })
     class AdminModule {}
     const app = await boot([TrellisModule.forRoot({ isGlobal: true, exposeApp: true }), AdminModule, WhoModule]);
-    expect(app.get(Admin).trellis.describe().plugins.map((p) => p.name)).toContain('who');
+    expect(
+      app
+        .get(Admin)
+        .trellis.describe()
+        .plugins.map((p) => p.name),
+    ).toContain('who');
     await app.close();
   });
 
   it('refuses an agent naming an unknown model, and a sessions API without an explicit prefix', async () => {
-    const error = await boot([TrellisModule.forRoot({ agents: [{ name: 'a', model: 'nope', instructions: '' }] })]).catch((e: unknown) => e);
+    const error = await boot([
+      TrellisModule.forRoot({ agents: [{ name: 'a', model: 'nope', instructions: '' }] }),
+    ]).catch((e: unknown) => e);
     expect(TrellisError.is(error, 'InvalidOptions')).toBe(true);
     expect((error as Error).message).toContain("Agent 'a' names the model 'nope', which is not in the models option");
     for (const prefix of ['', '/', '*']) {
@@ -159,7 +183,11 @@ describe('TrellisModule', () => {
 
 describe('shutdown drains running turns', () => {
   function slowAgent(delayMs: number, shutdownTimeoutMs: number) {
-    return TrellisModule.forRoot({ isGlobal: true, shutdownTimeoutMs, agents: [{ name: 'slow', model: new ScriptedModel(['done'], { delayMs }), instructions: '' }] });
+    return TrellisModule.forRoot({
+      isGlobal: true,
+      shutdownTimeoutMs,
+      agents: [{ name: 'slow', model: new ScriptedModel(['done'], { delayMs }), instructions: '' }],
+    });
   }
   it('lets a turn that ends within the limit finish, and refuses new turns meanwhile', async () => {
     const app = await boot([slowAgent(300, 5_000)], []);

@@ -5,15 +5,37 @@ import { IsString } from 'class-validator';
 import { request as httpRequest } from 'node:http';
 import request from 'supertest';
 import { Job, Queue } from 'bullmq';
-import { Hook, MemoryStore, Plugin, Requires, suspend, Tool, TrellisError, type ModelRequest, type ScriptedReply, type SessionStore, type ToolCallInfo, type ToolContext } from 'trellis';
+import {
+  Hook,
+  MemoryStore,
+  Plugin,
+  Requires,
+  suspend,
+  Tool,
+  TrellisError,
+  type ModelRequest,
+  type ScriptedReply,
+  type SessionStore,
+  type ToolCallInfo,
+  type ToolContext,
+} from 'trellis';
 import { ScriptedModel } from 'trellis/testing';
 import { jobIdOf } from 'trellis/queue';
-import { getAgentToken, HostedAgent, InjectAgent, TrellisHost, TrellisModule, TrellisSessionsModule } from 'trellis/nestjs';
+import {
+  getAgentToken,
+  HostedAgent,
+  InjectAgent,
+  TrellisHost,
+  TrellisModule,
+  TrellisSessionsModule,
+} from 'trellis/nestjs';
 import type { PostgresStore } from '../../../src/engine/stores/postgres-store.js';
 import { PostgresSchemas } from '../../support/postgres-schemas.js';
 import { haveService, REDIS_URL } from '../../support/services.js';
 
-const available = (await haveService('redis', 'TrellisModule with the worker queue')) && (await haveService('postgres', 'TrellisModule with the worker queue'));
+const available =
+  (await haveService('redis', 'TrellisModule with the worker queue')) &&
+  (await haveService('postgres', 'TrellisModule with the worker queue'));
 const prefix = `trellis_t${process.pid}_${Date.now().toString(36)}`;
 const redis = new URL(REDIS_URL);
 const connection = { host: redis.hostname, port: Number(redis.port || 6379) };
@@ -42,7 +64,9 @@ class LedgerPlugin {
   @Hook('tool.gate')
   approval(call: ToolCallInfo) {
     const line = String((call.args as { line?: unknown }).line ?? '');
-    return line.startsWith('approve:') ? suspend({ message: `Record ${line}?`, allowedDecisions: ['approve', 'reject'] }) : undefined;
+    return line.startsWith('approve:')
+      ? suspend({ message: `Record ${line}?`, allowedDecisions: ['approve', 'reject'] })
+      : undefined;
   }
 }
 
@@ -64,7 +88,10 @@ class AskController {
 function deskAgent() {
   const reply = async (req: ModelRequest) => {
     const last = req.messages.at(-1)!;
-    if (last.role !== 'tool') return { toolCalls: [{ id: `call-${req.messages.length}`, name: 'ledger.record', args: { line: last.content } }] };
+    if (last.role !== 'tool')
+      return {
+        toolCalls: [{ id: `call-${req.messages.length}`, name: 'ledger.record', args: { line: last.content } }],
+      };
     if (last.content.includes('slow:')) await new Promise((resolve) => setTimeout(resolve, 1500));
     return `done: ${last.content}`;
   };
@@ -88,7 +115,12 @@ function frontAgent() {
     }
     return { toolCalls: [{ id: 't1', name: 'ask_desk', args: { input: message.replace(/^held:/, '') } }] };
   };
-  return { name: 'front', model: new ScriptedModel(reply), instructions: 'Delegate.', agents: [{ agent: 'desk', name: 'ask_desk', description: 'Records a line. Tests only.' }] };
+  return {
+    name: 'front',
+    model: new ScriptedModel(reply),
+    instructions: 'Delegate.',
+    agents: [{ agent: 'desk', name: 'ask_desk', description: 'Records a line. Tests only.' }],
+  };
 }
 
 const userContext = (ctx: import('@nestjs/common').ExecutionContext) => {
@@ -97,7 +129,10 @@ const userContext = (ctx: import('@nestjs/common').ExecutionContext) => {
 };
 
 async function boot(imports: unknown[], controllers: unknown[] = []): Promise<INestApplication> {
-  const ref = await Test.createTestingModule({ imports: imports as never[], controllers: controllers as never[] }).compile();
+  const ref = await Test.createTestingModule({
+    imports: imports as never[],
+    controllers: controllers as never[],
+  }).compile();
   const app = ref.createNestApplication({ logger: false });
   await app.init();
   return app;
@@ -115,29 +150,52 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs = 10_000
 function frames(text: string): [string, unknown, string | undefined][] {
   return text
     .split('\n\n')
-    .map((frame) => Object.fromEntries(frame.split('\n').map((line) => [line.slice(0, line.indexOf(': ')), line.slice(line.indexOf(': ') + 2)])) as Record<string, string>)
+    .map(
+      (frame) =>
+        Object.fromEntries(
+          frame.split('\n').map((line) => [line.slice(0, line.indexOf(': ')), line.slice(line.indexOf(': ') + 2)]),
+        ) as Record<string, string>,
+    )
     .filter((fields) => fields['event'] !== undefined)
     .map((fields) => [fields['event']!, JSON.parse(fields['data']!), fields['id']]);
 }
 
 /** Reads an SSE response as it streams until `enough` says so, then drops the connection (a client going away). */
-function readEvents(server: import('node:http').Server, path: string, options: { method?: string; headers?: Record<string, string>; body?: unknown }, enough: (seen: ReturnType<typeof frames>) => boolean): Promise<ReturnType<typeof frames>> {
+function readEvents(
+  server: import('node:http').Server,
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; body?: unknown },
+  enough: (seen: ReturnType<typeof frames>) => boolean,
+): Promise<ReturnType<typeof frames>> {
   const { port } = server.address() as import('node:net').AddressInfo;
   return new Promise((resolve, reject) => {
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
-    const req = httpRequest({ host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: { accept: 'text/event-stream', ...(body && { 'content-type': 'application/json' }), ...options.headers } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        text += chunk;
-        const seen = frames(text.slice(0, text.lastIndexOf('\n\n') + 2));
-        if (enough(seen)) {
-          req.destroy();
-          resolve(seen);
-        }
-      });
-      res.on('end', () => resolve(frames(text)));
-    });
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: options.method ?? 'GET',
+        headers: {
+          accept: 'text/event-stream',
+          ...(body && { 'content-type': 'application/json' }),
+          ...options.headers,
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          text += chunk;
+          const seen = frames(text.slice(0, text.lastIndexOf('\n\n') + 2));
+          if (enough(seen)) {
+            req.destroy();
+            resolve(seen);
+          }
+        });
+        res.on('end', () => resolve(frames(text)));
+      },
+    );
     req.on('error', (error) => (req.destroyed ? undefined : reject(error)));
     if (body) req.write(body);
     req.end();
@@ -165,13 +223,32 @@ function readEvents(server: import('node:http').Server, path: string, options: {
     schema = schemas.next();
     webStore = await sharedStore();
     // The worker: a second Nest app with the same agents and plugins, its own connection to the store.
-    worker = await boot([TrellisModule.forRoot({ store: await sharedStore(), agents: [deskAgent(), frontAgent()], queue: { connection, prefix, queueName }, worker: { concurrency: 2 } }), LedgerModule]);
+    worker = await boot([
+      TrellisModule.forRoot({
+        store: await sharedStore(),
+        agents: [deskAgent(), frontAgent()],
+        queue: { connection, prefix, queueName },
+        worker: { concurrency: 2 },
+      }),
+      LedgerModule,
+    ]);
     web = await boot(
       [
-        TrellisModule.forRoot({ isGlobal: true, store: webStore, agents: [deskAgent(), frontAgent()], queue: { url: REDIS_URL, prefix, queueName, pollMs: 200 }, requestContext: userContext }),
+        TrellisModule.forRoot({
+          isGlobal: true,
+          store: webStore,
+          agents: [deskAgent(), frontAgent()],
+          queue: { url: REDIS_URL, prefix, queueName, pollMs: 200 },
+          requestContext: userContext,
+        }),
         LedgerModule,
         // Every caller may do everything here (the policy is tested in test/integration/hardening/session-authorization.spec.ts); a request without x-user is 'nobody'.
-        TrellisSessionsModule.register({ prefix: 'api/desk', agent: 'desk', principal: (c) => (typeof c['app.user_id'] === 'string' ? c['app.user_id'] : 'nobody'), policy: () => true }),
+        TrellisSessionsModule.register({
+          prefix: 'api/desk',
+          agent: 'desk',
+          principal: (c) => (typeof c['app.user_id'] === 'string' ? c['app.user_id'] : 'nobody'),
+          policy: () => true,
+        }),
       ],
       [AskController],
     );
@@ -196,13 +273,22 @@ function readEvents(server: import('node:http').Server, path: string, options: {
   });
 
   it('runs a message posted to the sessions API on the worker app, with the request context, and reads it back from the shared store', async () => {
-    const res = await request(web.getHttpServer()).post(`/api/desk/sessions/${id}/messages`).set('x-user', 'u1').send({ message: 'hello' }).expect(200);
+    const res = await request(web.getHttpServer())
+      .post(`/api/desk/sessions/${id}/messages`)
+      .set('x-user', 'u1')
+      .send({ message: 'hello' })
+      .expect(200);
 
     expect(res.body).toMatchObject({ status: 'completed', reply: 'done: recorded hello', rounds: 2 });
     expect(worker.get(Ledger).lines).toEqual(['hello by u1']);
     expect(web.get(Ledger).lines).toEqual([]);
     const view = await request(web.getHttpServer()).get(`/api/desk/sessions/${id}`).expect(200);
-    expect(view.body.transcript.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    expect(view.body.transcript.map((m: { role: string }) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
     expect(view.body.pending).toEqual([]);
     expect((await webStore.load(id))!.turns).toHaveLength(1);
   });
@@ -216,20 +302,37 @@ function readEvents(server: import('node:http').Server, path: string, options: {
     expect(worker.get(Ledger).lines).toEqual(['one by u2', 'two by nobody']);
     expect(web.get(Ledger).lines).toEqual([]);
     const hosted = web.get<HostedAgent>(getAgentToken('desk'));
-    expect(hosted.session(id).transcript.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['one', 'two']);
+    expect(
+      hosted
+        .session(id)
+        .transcript.filter((m) => m.role === 'user')
+        .map((m) => m.content),
+    ).toEqual(['one', 'two']);
   });
 
   it('parks a call for approval, and a decision posted to the web app runs it once on the worker', async () => {
     const server = web.getHttpServer();
-    const first = await request(server).post(`/api/desk/sessions/${id}/messages`).set('x-user', 'clerk').send({ message: 'approve:refund' }).expect(200);
+    const first = await request(server)
+      .post(`/api/desk/sessions/${id}/messages`)
+      .set('x-user', 'clerk')
+      .send({ message: 'approve:refund' })
+      .expect(200);
     expect(first.body.status).toBe('suspended');
     const callId = first.body.suspended[0].callId as string;
     expect(worker.get(Ledger).lines).toEqual([]);
     const view = await request(server).get(`/api/desk/sessions/${id}`).expect(200);
     expect(view.body.pending).toEqual([expect.objectContaining({ callId, tool: 'ledger.record' })]);
 
-    const approved = await request(server).post(`/api/desk/sessions/${id}/decisions`).set('x-user', 'boss').send({ decisions: [{ callId, decision: 'approve' }] }).expect(200);
-    const again = await request(server).post(`/api/desk/sessions/${id}/decisions`).set('x-user', 'boss').send({ decisions: [{ callId, decision: 'approve' }] }).expect(400);
+    const approved = await request(server)
+      .post(`/api/desk/sessions/${id}/decisions`)
+      .set('x-user', 'boss')
+      .send({ decisions: [{ callId, decision: 'approve' }] })
+      .expect(200);
+    const again = await request(server)
+      .post(`/api/desk/sessions/${id}/decisions`)
+      .set('x-user', 'boss')
+      .send({ decisions: [{ callId, decision: 'approve' }] })
+      .expect(400);
 
     expect(approved.body).toMatchObject({ status: 'completed', reply: 'done: recorded approve:refund' });
     expect(again.body).toMatchObject({ statusCode: 400, code: 'InvalidDecision' });
@@ -238,31 +341,53 @@ function readEvents(server: import('node:http').Server, path: string, options: {
   });
 
   it('streams the events of a queued turn, as the worker emits them, then its result', async () => {
-    const res = await request(web.getHttpServer()).post(`/api/desk/sessions/${id}/messages`).set('Accept', 'text/event-stream').send({ message: 'streamed' }).buffer(true).parse((response, done) => {
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (text += chunk));
-      response.on('end', () => done(null, text));
-    });
+    const res = await request(web.getHttpServer())
+      .post(`/api/desk/sessions/${id}/messages`)
+      .set('Accept', 'text/event-stream')
+      .send({ message: 'streamed' })
+      .buffer(true)
+      .parse((response, done) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => done(null, text));
+      });
 
     expect(res.status).toBe(200);
     const events = frames(res.body as string);
     const types = events.map(([event]) => event);
     expect(types).toEqual(expect.arrayContaining(['turn.started', 'tool.started', 'tool.finished', 'turn.finished']));
     expect(types.indexOf('turn.started')).toBeLessThan(types.indexOf('tool.started'));
-    expect(events.at(-1)).toEqual(['result', expect.objectContaining({ status: 'completed', reply: 'done: recorded streamed' })]);
-    expect(events.find(([event]) => event === 'tool.started')![1]).toMatchObject({ sessionId: id, tool: 'ledger.record', args: { line: 'streamed' } });
+    expect(events.at(-1)).toEqual([
+      'result',
+      expect.objectContaining({ status: 'completed', reply: 'done: recorded streamed' }),
+    ]);
+    expect(events.find(([event]) => event === 'tool.started')![1]).toMatchObject({
+      sessionId: id,
+      tool: 'ledger.record',
+      args: { line: 'streamed' },
+    });
   });
 
   it('gives an SSE client that drops mid-turn and reconnects to GET …/events with Last-Event-ID what it missed, then the rest, none twice', async () => {
     const server = web.getHttpServer() as import('node:http').Server;
     if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     // The turn's last model call waits 1.5 s ("slow:"): the client drops once the tool started.
-    const first = await readEvents(server, `/api/desk/sessions/${id}/messages`, { method: 'POST', body: { message: 'slow:resumed' } }, (seen) => seen.some(([event]) => event === 'tool.finished'));
+    const first = await readEvents(
+      server,
+      `/api/desk/sessions/${id}/messages`,
+      { method: 'POST', body: { message: 'slow:resumed' } },
+      (seen) => seen.some(([event]) => event === 'tool.finished'),
+    );
     const lastId = first.at(-1)![2]!;
     expect(lastId).toMatch(/^\d+-\d+$/);
 
-    const rest = await readEvents(server, `/api/desk/sessions/${id}/events`, { headers: { 'last-event-id': lastId } }, (seen) => seen.some(([event]) => event === 'turn.finished'));
+    const rest = await readEvents(
+      server,
+      `/api/desk/sessions/${id}/events`,
+      { headers: { 'last-event-id': lastId } },
+      (seen) => seen.some(([event]) => event === 'turn.finished'),
+    );
 
     const all = [...first, ...rest];
     const ids = all.map(([, , eventId]) => eventId);
@@ -279,9 +404,21 @@ function readEvents(server: import('node:http').Server, path: string, options: {
 
   it('runs a retried request with the same Idempotency-Key once, and gives both the same result', async () => {
     const server = web.getHttpServer();
-    const a = await request(server).post(`/api/desk/sessions/${id}/messages`).set('Idempotency-Key', 'msg-1').send({ message: 'once' }).expect(200);
-    const b = await request(server).post(`/api/desk/sessions/${id}/messages`).set('Idempotency-Key', 'msg-1').send({ message: 'once' }).expect(200);
-    const other = await request(server).post(`/api/desk/sessions/${id}/messages`).set('Idempotency-Key', 'msg-2').send({ message: 'twice' }).expect(200);
+    const a = await request(server)
+      .post(`/api/desk/sessions/${id}/messages`)
+      .set('Idempotency-Key', 'msg-1')
+      .send({ message: 'once' })
+      .expect(200);
+    const b = await request(server)
+      .post(`/api/desk/sessions/${id}/messages`)
+      .set('Idempotency-Key', 'msg-1')
+      .send({ message: 'once' })
+      .expect(200);
+    const other = await request(server)
+      .post(`/api/desk/sessions/${id}/messages`)
+      .set('Idempotency-Key', 'msg-2')
+      .send({ message: 'twice' })
+      .expect(200);
 
     expect(b.body).toEqual(a.body);
     expect(other.body.reply).toBe('done: recorded twice');
@@ -292,20 +429,30 @@ function readEvents(server: import('node:http').Server, path: string, options: {
   it('refuses on the worker a queued turn whose access was checked against an owner the session no longer has', async () => {
     const hosted = web.get<HostedAgent>(getAgentToken('desk'));
     const owned = `${id}-owned`;
-    await request(web.getHttpServer()).post(`/api/desk/sessions/${owned}/messages`).set('x-user', 'clerk').send({ message: 'mine' }).expect(200);
+    await request(web.getHttpServer())
+      .post(`/api/desk/sessions/${owned}/messages`)
+      .set('x-user', 'clerk')
+      .send({ message: 'mine' })
+      .expect(200);
     expect((await webStore.load(owned))!.state['trellis.owner']).toBe('clerk');
     const lines = worker.get(Ledger).lines.length;
-    await expect(hosted.session(owned).send('not yours', { access: { principal: 'mallory', owner: null } })).rejects.toMatchObject({ code: 'AuthDenied' });
+    await expect(
+      hosted.session(owned).send('not yours', { access: { principal: 'mallory', owner: null } }),
+    ).rejects.toMatchObject({ code: 'AuthDenied' });
     expect(worker.get(Ledger).lines).toHaveLength(lines);
   });
 
   it('fails a queued turn the worker cannot run with its code, on the web app', async () => {
-    const res = await request(web.getHttpServer()).post(`/api/desk/sessions/${id}/decisions`).send({ decisions: [{ callId: 'nope', decision: 'approve' }] }).expect(400);
+    const res = await request(web.getHttpServer())
+      .post(`/api/desk/sessions/${id}/decisions`)
+      .send({ decisions: [{ callId: 'nope', decision: 'approve' }] })
+      .expect(400);
     expect(res.body).toMatchObject({ statusCode: 400, code: 'InvalidDecision' });
   });
 
   describe('cancelPending() of a hosted session', () => {
-    const waiting = async () => (await webStore.list()).filter((s) => s.suspended && (s.id === id || s.id.startsWith(`${id}>`))).map((s) => s.id);
+    const waiting = async () =>
+      (await webStore.list()).filter((s) => s.suspended && (s.id === id || s.id.startsWith(`${id}>`))).map((s) => s.id);
     let bull: Queue;
     beforeAll(() => {
       bull = new Queue(queueName, { connection: { url: REDIS_URL }, prefix });
@@ -323,13 +470,22 @@ function readEvents(server: import('node:http').Server, path: string, options: {
       // The worker publishes the answer before BullMQ stores the job's return value: wait for it.
       let job: Job | undefined;
       await until(async () => Boolean((job = await Job.fromId(bull, jobIdOf('cancel', id, 'c1')))?.returnvalue));
-      expect(job?.returnvalue).toEqual({ jobId: jobIdOf('cancel', id, 'c1'), sessionId: id, kind: 'cancel', cancelled: true, recovered: false, worker: worker.get(TrellisHost).workerId });
+      expect(job?.returnvalue).toEqual({
+        jobId: jobIdOf('cancel', id, 'c1'),
+        sessionId: id,
+        kind: 'cancel',
+        cancelled: true,
+        recovered: false,
+        worker: worker.get(TrellisHost).workerId,
+      });
       expect(await waiting()).toEqual([]);
       expect((await webStore.load(id))!.turns.at(-1)!.status).toBe('cancelled');
       expect(session.transcript.at(-1)).toMatchObject({ role: 'tool', content: expect.stringContaining('Cancelled') });
       expect(await session.pending()).toEqual([]);
       await expect(session.cancelPending()).resolves.toBe(false);
-      await expect(session.resume({ decisions: [{ callId: 't1/call-2', decision: 'approve' }] })).rejects.toMatchObject({ code: 'InvalidDecision' });
+      await expect(session.resume({ decisions: [{ callId: 't1/call-2', decision: 'approve' }] })).rejects.toMatchObject(
+        { code: 'InvalidDecision' },
+      );
       expect(worker.get(Ledger).lines).toEqual([]);
     });
 
@@ -343,7 +499,10 @@ function readEvents(server: import('node:http').Server, path: string, options: {
 
       let settled = false;
       const cancelling = session.cancelPending();
-      cancelling.then(() => (settled = true), () => (settled = true));
+      cancelling.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
       // Longer than the worker's busyDelayMs: the cancel job has met the busy session and been put back.
       await new Promise((resolve) => setTimeout(resolve, 800));
       expect(settled).toBe(false);
@@ -363,7 +522,12 @@ function readEvents(server: import('node:http').Server, path: string, options: {
     const app = await boot([
       TrellisModule.forRootAsync({
         agentNames: ['desk'],
-        useFactory: async () => ({ store, agents: [deskAgent()], queue: { url: REDIS_URL, prefix, queueName: solo, pollMs: 200 }, worker: true }),
+        useFactory: async () => ({
+          store,
+          agents: [deskAgent()],
+          queue: { url: REDIS_URL, prefix, queueName: solo, pollMs: 200 },
+          worker: true,
+        }),
       }),
       LedgerModule,
     ]);
@@ -385,7 +549,14 @@ function readEvents(server: import('node:http').Server, path: string, options: {
   });
 
   it('on shutdown stops waiting for a queued turn after shutdownTimeoutMs, refuses new ones, and the worker still finishes it', async () => {
-    const leaving = await boot([TrellisModule.forRoot({ store: await sharedStore(), agents: [deskAgent()], queue: { url: REDIS_URL, prefix, queueName, pollMs: 200 }, shutdownTimeoutMs: 100 })]);
+    const leaving = await boot([
+      TrellisModule.forRoot({
+        store: await sharedStore(),
+        agents: [deskAgent()],
+        queue: { url: REDIS_URL, prefix, queueName, pollMs: 200 },
+        shutdownTimeoutMs: 100,
+      }),
+    ]);
     const session = leaving.get<HostedAgent>(getAgentToken('desk')).session(id);
     const waiting = session.send('slow:report').catch((e: unknown) => e);
     await until(() => worker.get(Ledger).lines.length === 1);
@@ -396,7 +567,10 @@ function readEvents(server: import('node:http').Server, path: string, options: {
     expect(TrellisError.is(error, 'Cancelled')).toBe(true);
     await expect(session.send('too late')).rejects.toMatchObject({ code: 'NotStarted' });
     await until(async () => (await webStore.load(id))?.turns.length === 1);
-    expect((await webStore.load(id))!.transcript.at(-1)).toMatchObject({ role: 'assistant', content: 'done: recorded slow:report' });
+    expect((await webStore.load(id))!.transcript.at(-1)).toMatchObject({
+      role: 'assistant',
+      content: 'done: recorded slow:report',
+    });
   });
 
   describe('refuses a bad queue option at bootstrap, saying what to fix', () => {
@@ -417,19 +591,31 @@ function readEvents(server: import('node:http').Server, path: string, options: {
     });
 
     it('no Redis given, or both ways', async () => {
-      expect((await failure({ store, queue: {} })).message).toContain('`queue` needs where Redis is: `url`, or `connection: { host, port }`');
-      expect((await failure({ store, queue: { url: REDIS_URL, connection } })).message).toContain('takes `url` or `connection`, not both');
-      expect((await failure({ store, queue: { connection: { host: '127.0.0.1', port: 70000 } } })).message).toContain('`queue.connection.port` must be a TCP port');
+      expect((await failure({ store, queue: {} })).message).toContain(
+        '`queue` needs where Redis is: `url`, or `connection: { host, port }`',
+      );
+      expect((await failure({ store, queue: { url: REDIS_URL, connection } })).message).toContain(
+        'takes `url` or `connection`, not both',
+      );
+      expect((await failure({ store, queue: { connection: { host: '127.0.0.1', port: 70000 } } })).message).toContain(
+        '`queue.connection.port` must be a TCP port',
+      );
     });
 
     it('a store the workers cannot share', async () => {
-      expect((await failure({ queue: { url: REDIS_URL } })).message).toContain('needs a `store` that this app and its workers share; none is given');
-      expect((await failure({ store: new MemoryStore(), queue: { url: REDIS_URL } })).message).toContain('a MemoryStore lives in one process');
+      expect((await failure({ queue: { url: REDIS_URL } })).message).toContain(
+        'needs a `store` that this app and its workers share; none is given',
+      );
+      expect((await failure({ store: new MemoryStore(), queue: { url: REDIS_URL } })).message).toContain(
+        'a MemoryStore lives in one process',
+      );
     });
 
     it('a worker without a queue, through forRootAsync too', async () => {
       expect((await failure({ store, worker: true })).message).toContain('`worker` needs `queue`');
-      const error = await boot([TrellisModule.forRootAsync({ useFactory: () => ({ store, queue: { url: 'redis:nothing' } }) })]).catch((e: unknown) => e);
+      const error = await boot([
+        TrellisModule.forRootAsync({ useFactory: () => ({ store, queue: { url: 'redis:nothing' } }) }),
+      ]).catch((e: unknown) => e);
       expect(TrellisError.is(error, 'InvalidOptions')).toBe(true);
       expect((error as Error).message).toContain('`queue.url` must be a Redis URL');
     });

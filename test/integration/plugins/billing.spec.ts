@@ -1,14 +1,27 @@
 import 'reflect-metadata';
 import { IsOptional, IsString } from 'class-validator';
-import { MemoryStore, Plugin, ScriptedModel, Tool, Trellis, TrellisError, type ScriptedReply, type ToolContext } from '../../../index.js';
+import {
+  MemoryStore,
+  Plugin,
+  ScriptedModel,
+  Tool,
+  Trellis,
+  TrellisError,
+  type ScriptedReply,
+  type ToolContext,
+} from '../../../index.js';
 import { BillingPlugin, CREDITS_KEY } from '../../../plugins/billing/index.js';
 
-class NoInput { @IsOptional() @IsString() q?: string; }
+class NoInput {
+  @IsOptional() @IsString() q?: string;
+}
 
 @Plugin({ name: 'kb', version: '1.0.0' })
 class KbPlugin {
   @Tool({ name: 'kb.lookup', description: 'Looks an answer up.', input: NoInput })
-  lookup(_i: NoInput, _ctx: ToolContext) { return 'found'; }
+  lookup(_i: NoInput, _ctx: ToolContext) {
+    return 'found';
+  }
 }
 
 const config = {
@@ -18,11 +31,17 @@ const config = {
   ],
   defaultPlan: 'free',
   pricePer1kTokens: 2,
-  users: [{ user: 'broke', credits: 0 }, { user: 'vip', plan: 'pro', credits: 7 }],
+  users: [
+    { user: 'broke', credits: 0 },
+    { user: 'vip', plan: 'pro', credits: 7 },
+  ],
 };
 
 /** A reply that used exactly `tokens` tokens. */
-const costing = (tokens: number, text = 'ok'): ScriptedReply => ({ text, usage: { inputTokens: tokens, outputTokens: 0, totalTokens: tokens } });
+const costing = (tokens: number, text = 'ok'): ScriptedReply => ({
+  text,
+  usage: { inputTokens: tokens, outputTokens: 0, totalTokens: tokens },
+});
 
 async function setup(script: ConstructorParameters<typeof ScriptedModel>[0], store?: MemoryStore) {
   const app = Trellis.create({ store });
@@ -51,7 +70,14 @@ describe('billing plugin', () => {
 
   describe('charging by usage', () => {
     it('charges each model call of a turn at the plan price, per user', async () => {
-      const { agent } = await setup([{ toolCalls: [{ name: 'kb.lookup', args: {} }], usage: { inputTokens: 200, outputTokens: 50, totalTokens: 250 } }, costing(250), costing(1000)]);
+      const { agent } = await setup([
+        {
+          toolCalls: [{ name: 'kb.lookup', args: {} }],
+          usage: { inputTokens: 200, outputTokens: 50, totalTokens: 250 },
+        },
+        costing(250),
+        costing(1000),
+      ]);
       const session = agent.session('s', { context: { 'app.user_id': 'u1' } });
       expect((await session.send('look it up')).status).toBe('completed');
       expect(credits(session)).toEqual({ u1: 1 }); // 2 − 2 × 500/1000
@@ -95,7 +121,13 @@ describe('billing plugin', () => {
     // charges of its earlier rounds are undone and the user got those model calls free.
     // Flip to it() once the kernel keeps billing.credits across a failed turn.
     it('keeps the charges of earlier rounds when a later round is refused', async () => {
-      const { model, agent } = await setup([{ toolCalls: [{ name: 'kb.lookup', args: {} }], usage: { inputTokens: 1000, outputTokens: 0, totalTokens: 1000 } }, 'never']);
+      const { model, agent } = await setup([
+        {
+          toolCalls: [{ name: 'kb.lookup', args: {} }],
+          usage: { inputTokens: 1000, outputTokens: 0, totalTokens: 1000 },
+        },
+        'never',
+      ]);
       const session = agent.session('s', { context: { 'app.user_id': 'u1' } });
       const result = await session.send('look it up');
       expect(result.error?.code).toBe('InsufficientCredits');
@@ -115,7 +147,10 @@ describe('billing plugin', () => {
   it('refuses a bad config at install, naming every bad field', async () => {
     const app = Trellis.create();
     const bad = {
-      plans: [{ name: 'free', credits: -1 }, { name: 'free', credits: 'lots', model: '' }],
+      plans: [
+        { name: 'free', credits: -1 },
+        { name: 'free', credits: 'lots', model: '' },
+      ],
       defaultPlan: 'gold',
       pricePer1kTokens: 'cheap',
       users: [{ user: '', plan: 'platinum' }],
@@ -123,9 +158,18 @@ describe('billing plugin', () => {
     const error = await app.install(BillingPlugin, { config: bad }).catch((e: unknown) => e);
     expect(TrellisError.is(error, 'InvalidConfig')).toBe(true);
     const paths = ((error as TrellisError).details['errors'] as { path: string }[]).map((e) => e.path);
-    expect(paths).toEqual(expect.arrayContaining([
-      'plans', 'plans[0].credits', 'plans[1].credits', 'plans[1].model', 'defaultPlan', 'pricePer1kTokens', 'users', 'users[0].user',
-    ]));
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'plans',
+        'plans[0].credits',
+        'plans[1].credits',
+        'plans[1].model',
+        'defaultPlan',
+        'pricePer1kTokens',
+        'users',
+        'users[0].user',
+      ]),
+    );
     expect((error as TrellisError).message).toContain("users[0].plan 'platinum' is not one of the plans (free)");
     const missing = await app.install(BillingPlugin).catch((e: unknown) => e);
     expect((missing as TrellisError).message).toContain('plans');

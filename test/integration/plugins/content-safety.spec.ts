@@ -3,17 +3,28 @@ import { IsOptional, IsString } from 'class-validator';
 import { Plugin, ScriptedModel, Tool, Trellis, TrellisError, type ToolContext } from '../../../index.js';
 import { ContentSafetyPlugin, passesLuhn } from '../../../plugins/content-safety/index.js';
 
-class CmdInput { @IsOptional() @IsString() cmd?: string; }
+class CmdInput {
+  @IsOptional() @IsString() cmd?: string;
+}
 
 @Plugin({ name: 'ops', version: '1.0.0' })
 class OpsPlugin {
   static runs: string[] = [];
   @Tool({ name: 'ops.status', description: 'Service status.', input: CmdInput })
-  status(_i: CmdInput, _ctx: ToolContext) { OpsPlugin.runs.push('status'); return 'up'; }
+  status(_i: CmdInput, _ctx: ToolContext) {
+    OpsPlugin.runs.push('status');
+    return 'up';
+  }
   @Tool({ name: 'ops.wipe', description: 'Wipes a disk. Never use.', input: CmdInput, tags: ['dangerous'] })
-  wipe(_i: CmdInput, _ctx: ToolContext) { OpsPlugin.runs.push('wipe'); return 'wiped'; }
+  wipe(_i: CmdInput, _ctx: ToolContext) {
+    OpsPlugin.runs.push('wipe');
+    return 'wiped';
+  }
   @Tool({ name: 'ops.shell', description: 'Runs a shell command.', input: CmdInput, tags: ['exec'] })
-  shell(_i: CmdInput, _ctx: ToolContext) { OpsPlugin.runs.push('shell'); return 'ran'; }
+  shell(_i: CmdInput, _ctx: ToolContext) {
+    OpsPlugin.runs.push('shell');
+    return 'ran';
+  }
 }
 
 async function setup(config: object, script: ConstructorParameters<typeof ScriptedModel>[0]) {
@@ -32,7 +43,10 @@ describe('content-safety plugin', () => {
       const { model, session } = await setup({ blockedPatterns: ['/secret\\s+plans/i', 'forbidden'] }, ['never']);
       const result = await session.send('Tell me the SECRET   plans');
       expect(result.status).toBe('blocked');
-      expect(result.error).toEqual({ code: 'Blocked', message: 'the message matches blocked content (blockedPatterns[0])' });
+      expect(result.error).toEqual({
+        code: 'Blocked',
+        message: 'the message matches blocked content (blockedPatterns[0])',
+      });
       expect(model.calls).toHaveLength(0);
     });
 
@@ -74,7 +88,13 @@ describe('content-safety plugin', () => {
 
     it('applies configured patterns, and built-ins can be switched off', async () => {
       const { session } = await setup(
-        { redactEmails: false, redactPatterns: [{ name: 'employee', matches: 'EMP-\\d{6}' }, { name: 'ssn', matches: '/\\b\\d{3}-\\d{2}-\\d{4}\\b/', replacement: '***' }] },
+        {
+          redactEmails: false,
+          redactPatterns: [
+            { name: 'employee', matches: 'EMP-\\d{6}' },
+            { name: 'ssn', matches: '/\\b\\d{3}-\\d{2}-\\d{4}\\b/', replacement: '***' },
+          ],
+        },
         ['EMP-123456 (a@b.io) SSN 078-05-1120 card 4111111111111111'],
       );
       expect((await session.send('who?')).reply).toBe('[REDACTED:employee] (a@b.io) SSN *** card [REDACTED:card]');
@@ -105,7 +125,9 @@ describe('content-safety plugin', () => {
     it('streams raw text live by default (the documented trade-off)', async () => {
       const app = Trellis.create();
       await app.install(ContentSafetyPlugin, { config: {} });
-      const session = app.agent({ name: 'a', model: new ScriptedModel(['Write to jane@example.com today']), instructions: 'x' }).session('s');
+      const session = app
+        .agent({ name: 'a', model: new ScriptedModel(['Write to jane@example.com today']), instructions: 'x' })
+        .session('s');
       const texts: string[] = [];
       const sub = session.events$.subscribe((e) => {
         if (e.type === 'model.delta' && e.delta.type === 'text') texts.push(e.delta.text);
@@ -118,7 +140,15 @@ describe('content-safety plugin', () => {
 
   describe('tool.before_call blocks dangerous tools', () => {
     it('blocks a tool tagged dangerous (the default tag), runs the rest', async () => {
-      const { session } = await setup({}, [{ toolCalls: [{ name: 'ops.wipe', args: {} }, { name: 'ops.status', args: {} }] }, 'done']);
+      const { session } = await setup({}, [
+        {
+          toolCalls: [
+            { name: 'ops.wipe', args: {} },
+            { name: 'ops.status', args: {} },
+          ],
+        },
+        'done',
+      ]);
       const result = await session.send('wipe and check');
       expect(result.status).toBe('completed');
       expect(result.toolCalls[0]).toMatchObject({ tool: 'ops.wipe', ok: false, error: { code: 'Blocked' } });
@@ -129,11 +159,21 @@ describe('content-safety plugin', () => {
 
     it('blocks tools by configured name glob and tag', async () => {
       const { session } = await setup({ dangerousTools: ['ops.st*'], dangerousTags: ['exec'] }, [
-        { toolCalls: [{ name: 'ops.status', args: {} }, { name: 'ops.shell', args: { cmd: 'ls' } }, { name: 'ops.wipe', args: {} }] },
+        {
+          toolCalls: [
+            { name: 'ops.status', args: {} },
+            { name: 'ops.shell', args: { cmd: 'ls' } },
+            { name: 'ops.wipe', args: {} },
+          ],
+        },
         'done',
       ]);
       const result = await session.send('go');
-      expect(result.toolCalls.map((c) => [c.tool, c.ok])).toEqual([['ops.status', false], ['ops.shell', false], ['ops.wipe', true]]);
+      expect(result.toolCalls.map((c) => [c.tool, c.ok])).toEqual([
+        ['ops.status', false],
+        ['ops.shell', false],
+        ['ops.wipe', true],
+      ]);
       expect(result.toolCalls[0]!.error!.message).toContain('dangerousTools');
       expect(OpsPlugin.runs).toEqual(['wipe']);
     });
@@ -141,21 +181,31 @@ describe('content-safety plugin', () => {
 
   it('refuses a bad config at install, naming every bad field', async () => {
     const app = Trellis.create();
-    const error = await app.install(ContentSafetyPlugin, {
-      config: {
-        blockedPatterns: ['ok', '(unclosed'],
-        redactEmails: 'yes',
-        redactPatterns: [{ name: '', matches: '[' }],
-        dangerousTools: ['rm -rf'],
-        dangerousTags: 'dangerous',
-        unknown: true,
-      },
-    }).catch((e: unknown) => e);
+    const error = await app
+      .install(ContentSafetyPlugin, {
+        config: {
+          blockedPatterns: ['ok', '(unclosed'],
+          redactEmails: 'yes',
+          redactPatterns: [{ name: '', matches: '[' }],
+          dangerousTools: ['rm -rf'],
+          dangerousTags: 'dangerous',
+          unknown: true,
+        },
+      })
+      .catch((e: unknown) => e);
     expect(TrellisError.is(error, 'InvalidConfig')).toBe(true);
     const paths = ((error as TrellisError).details['errors'] as { path: string }[]).map((e) => e.path);
-    expect(paths).toEqual(expect.arrayContaining([
-      'blockedPatterns', 'redactEmails', 'redactPatterns[0].name', 'redactPatterns[0].matches', 'dangerousTools', 'dangerousTags', 'unknown',
-    ]));
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'blockedPatterns',
+        'redactEmails',
+        'redactPatterns[0].name',
+        'redactPatterns[0].matches',
+        'dangerousTools',
+        'dangerousTags',
+        'unknown',
+      ]),
+    );
     expect((error as TrellisError).message).toContain('blockedPatterns[1] is not a valid regular expression');
   });
 });

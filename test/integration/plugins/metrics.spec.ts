@@ -3,21 +3,33 @@ import { IsString } from 'class-validator';
 import { Trellis, Plugin, Tool, ScriptedModel, TrellisError, type ToolContext } from '../../../index.js';
 import { MetricsPlugin } from '../../../plugins/observation/index.js';
 
-class EchoInput { @IsString() text!: string; }
+class EchoInput {
+  @IsString() text!: string;
+}
 
 @Plugin({ name: 'echo', version: '1.0.0' })
 class EchoPlugin {
   @Tool({ name: 'echo.say', description: 'Echoes the text back. Use to repeat something.', input: EchoInput })
-  say(input: EchoInput, _ctx: ToolContext) { return input.text; }
+  say(input: EchoInput, _ctx: ToolContext) {
+    return input.text;
+  }
 
   @Tool({ name: 'echo.fail', description: 'Always fails. Never use it.', input: EchoInput })
-  fail(_input: EchoInput, _ctx: ToolContext): string { throw new Error('boom'); }
+  fail(_input: EchoInput, _ctx: ToolContext): string {
+    throw new Error('boom');
+  }
 }
 
 async function runTurn(app: Trellis) {
   const model = new ScriptedModel(
     [
-      { toolCalls: [{ name: 'echo.say', args: { text: 'hi' } }, { name: 'echo.fail', args: { text: 'x' } }], usage: { inputTokens: 100, outputTokens: 20 } },
+      {
+        toolCalls: [
+          { name: 'echo.say', args: { text: 'hi' } },
+          { name: 'echo.fail', args: { text: 'x' } },
+        ],
+        usage: { inputTokens: 100, outputTokens: 20 },
+      },
       { text: 'done', usage: { inputTokens: 150, outputTokens: 5 } },
     ],
     { name: 'gpt-test' },
@@ -82,7 +94,12 @@ describe('MetricsPlugin', () => {
 
   it('refuses bad config, naming every bad field', async () => {
     const app = Trellis.create();
-    const error = await app.install(MetricsPlugin, { grants: ['events'], config: { prefix: '9bad-', latencyBuckets: [0.1, -1], processMetrics: 'yes' } }).catch((e: unknown) => e);
+    const error = await app
+      .install(MetricsPlugin, {
+        grants: ['events'],
+        config: { prefix: '9bad-', latencyBuckets: [0.1, -1], processMetrics: 'yes' },
+      })
+      .catch((e: unknown) => e);
     expect(TrellisError.is(error, 'InvalidConfig')).toBe(true);
     const message = (error as Error).message;
     expect(message).toContain('prefix');

@@ -1,25 +1,48 @@
 import 'reflect-metadata';
 import { IsString } from 'class-validator';
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { Trellis, Plugin, Tool, Hook, ScriptedModel, TrellisError, block, type ToolContext, type ToolCallInfo } from '../../../index.js';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from '@opentelemetry/sdk-trace-base';
+import {
+  Trellis,
+  Plugin,
+  Tool,
+  Hook,
+  ScriptedModel,
+  TrellisError,
+  block,
+  type ToolContext,
+  type ToolCallInfo,
+} from '../../../index.js';
 import { OpenTelemetryPlugin, OTEL_TRACER_PROVIDER } from '../../../plugins/observation/index.js';
 
-class EchoInput { @IsString() text!: string; }
+class EchoInput {
+  @IsString() text!: string;
+}
 
 @Plugin({ name: 'echo', version: '1.0.0' })
 class EchoPlugin {
   @Tool({ name: 'echo.say', description: 'Echoes the text back. Use to repeat something.', input: EchoInput })
-  say(input: EchoInput, _ctx: ToolContext) { return input.text; }
+  say(input: EchoInput, _ctx: ToolContext) {
+    return input.text;
+  }
 
   @Tool({ name: 'echo.fail', description: 'Always fails. Never use it.', input: EchoInput })
-  fail(_input: EchoInput, _ctx: ToolContext): string { throw new Error('boom'); }
+  fail(_input: EchoInput, _ctx: ToolContext): string {
+    throw new Error('boom');
+  }
 }
 
 @Plugin({ name: 'guard', version: '1.0.0' })
 class GuardPlugin {
   @Hook('tool.gate')
-  gate(call: ToolCallInfo) { return call.tool === 'echo.fail' ? block('not allowed') : undefined; }
+  gate(call: ToolCallInfo) {
+    return call.tool === 'echo.fail' ? block('not allowed') : undefined;
+  }
 }
 
 function tracing() {
@@ -38,19 +61,34 @@ describe('OpenTelemetryPlugin', () => {
     await app.install(EchoPlugin);
     const model = new ScriptedModel(
       [
-        { toolCalls: [{ id: 'c1', name: 'echo.say', args: { text: 'hi' } }, { id: 'c2', name: 'echo.fail', args: { text: 'x' } }], usage: { inputTokens: 100, outputTokens: 20 } },
+        {
+          toolCalls: [
+            { id: 'c1', name: 'echo.say', args: { text: 'hi' } },
+            { id: 'c2', name: 'echo.fail', args: { text: 'x' } },
+          ],
+          usage: { inputTokens: 100, outputTokens: 20 },
+        },
         { text: 'done', usage: { inputTokens: 150, outputTokens: 5 } },
       ],
       { name: 'gpt-test' },
     );
-    const agent = app.agent({ name: 'a', model, instructions: 'Echo.', inference: { model: 'gpt-requested', temperature: 0.2 } });
+    const agent = app.agent({
+      name: 'a',
+      model,
+      instructions: 'Echo.',
+      inference: { model: 'gpt-requested', temperature: 0.2 },
+    });
     expect((await agent.session('s1').send('say hi')).status).toBe('completed');
 
     const spans = exporter.getFinishedSpans();
     const turn = spans.find((s) => s.name === 'invoke_agent')!;
     const chats = spans.filter((s) => s.attributes['gen_ai.operation.name'] === 'chat');
     const tools = spans.filter((s) => s.attributes['gen_ai.operation.name'] === 'execute_tool');
-    expect(turn.attributes).toMatchObject({ 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.conversation.id': 's1', 'trellis.turn.status': 'completed' });
+    expect(turn.attributes).toMatchObject({
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.conversation.id': 's1',
+      'trellis.turn.status': 'completed',
+    });
     expect(chats).toHaveLength(2);
     expect(chats[0]!.name).toBe('chat gpt-requested');
     expect(chats[0]!.kind).toBe(SpanKind.CLIENT);
@@ -81,8 +119,16 @@ describe('OpenTelemetryPlugin', () => {
     const { app, exporter } = tracing();
     await app.install(OpenTelemetryPlugin, { grants: ['events'], config: {} });
     app.agent({ name: 'helper', model: new ScriptedModel(['helped']), instructions: 'Help.' });
-    const model = new ScriptedModel([{ toolCalls: [{ id: 'd1', name: 'ask_helper', args: { input: 'please' } }] }, 'thanks']);
-    const agent = app.agent({ name: 'boss', model, instructions: 'Delegate.', agents: [{ agent: 'helper', name: 'ask_helper', description: 'Ask the helper. Tests only.' }] });
+    const model = new ScriptedModel([
+      { toolCalls: [{ id: 'd1', name: 'ask_helper', args: { input: 'please' } }] },
+      'thanks',
+    ]);
+    const agent = app.agent({
+      name: 'boss',
+      model,
+      instructions: 'Delegate.',
+      agents: [{ agent: 'helper', name: 'ask_helper', description: 'Ask the helper. Tests only.' }],
+    });
     expect((await agent.session('s-nest').send('go')).reply).toBe('thanks');
 
     const spans = exporter.getFinishedSpans();
@@ -93,7 +139,9 @@ describe('OpenTelemetryPlugin', () => {
     expect(parentOf(inner)).toBe(call.spanContext().spanId);
     expect(inner.attributes['gen_ai.agent.name']).toBe('helper');
     expect(inner.spanContext().traceId).toBe(top.spanContext().traceId);
-    const innerChat = spans.find((s) => s.attributes['gen_ai.operation.name'] === 'chat' && parentOf(s) === inner.spanContext().spanId);
+    const innerChat = spans.find(
+      (s) => s.attributes['gen_ai.operation.name'] === 'chat' && parentOf(s) === inner.spanContext().spanId,
+    );
     expect(innerChat).toBeDefined();
   });
 
@@ -144,15 +192,25 @@ describe('OpenTelemetryPlugin', () => {
     try {
       const app = Trellis.create();
       await app.install(OpenTelemetryPlugin, { grants: ['events'] });
-      await app.agent({ name: 'a', model: new ScriptedModel(['hi']), instructions: 'x' }).session('g1').send('hi');
-      expect(exporter.getFinishedSpans().map((s) => s.name).sort()).toEqual(['chat scripted', 'invoke_agent']);
+      await app
+        .agent({ name: 'a', model: new ScriptedModel(['hi']), instructions: 'x' })
+        .session('g1')
+        .send('hi');
+      expect(
+        exporter
+          .getFinishedSpans()
+          .map((s) => s.name)
+          .sort(),
+      ).toEqual(['chat scripted', 'invoke_agent']);
     } finally {
       trace.disable();
     }
   });
 
   it('refuses bad config, naming every bad field', async () => {
-    const error = await Trellis.create().install(OpenTelemetryPlugin, { grants: ['events'], config: { tracerName: '', providerName: 42 } }).catch((e: unknown) => e);
+    const error = await Trellis.create()
+      .install(OpenTelemetryPlugin, { grants: ['events'], config: { tracerName: '', providerName: 42 } })
+      .catch((e: unknown) => e);
     expect(TrellisError.is(error, 'InvalidConfig')).toBe(true);
     expect((error as Error).message).toContain('tracerName');
     expect((error as Error).message).toContain('providerName');

@@ -3,19 +3,32 @@ import { IsOptional, IsString } from 'class-validator';
 import { Plugin, ScriptedModel, Tool, Trellis, TrellisError, type ToolContext } from '../../../index.js';
 import { PermissionsPlugin } from '../../../plugins/permissions/index.js';
 
-class SqlInput { @IsString() sql!: string; }
-class NoInput { @IsOptional() @IsString() note?: string; }
+class SqlInput {
+  @IsString() sql!: string;
+}
+class NoInput {
+  @IsOptional() @IsString() note?: string;
+}
 
 /** Tools that record every run, so a test can tell a blocked call from one that ran. */
 @Plugin({ name: 'db', version: '1.0.0' })
 class DbPlugin {
   static runs: string[] = [];
   @Tool({ name: 'db.search', description: 'Runs a read query. Use to look data up.', input: SqlInput })
-  search(input: SqlInput, _ctx: ToolContext) { DbPlugin.runs.push(`search:${input.sql}`); return [{ id: 1 }]; }
+  search(input: SqlInput, _ctx: ToolContext) {
+    DbPlugin.runs.push(`search:${input.sql}`);
+    return [{ id: 1 }];
+  }
   @Tool({ name: 'db.drop', description: 'Drops a table. Never use unless told.', input: NoInput })
-  drop(_input: NoInput, _ctx: ToolContext) { DbPlugin.runs.push('drop'); return 'dropped'; }
+  drop(_input: NoInput, _ctx: ToolContext) {
+    DbPlugin.runs.push('drop');
+    return 'dropped';
+  }
   @Tool({ name: 'db.stats', description: 'Table statistics.', input: NoInput })
-  stats(_input: NoInput, _ctx: ToolContext) { DbPlugin.runs.push('stats'); return { rows: 3 }; }
+  stats(_input: NoInput, _ctx: ToolContext) {
+    DbPlugin.runs.push('stats');
+    return { rows: 3 };
+  }
 }
 
 async function appWith(config: object) {
@@ -30,16 +43,29 @@ const call = (name: string, args: object) => ({ toolCalls: [{ name, args }] });
 
 describe('permissions plugin', () => {
   it('blocks a call a deny rule matches by argument, naming the rule', async () => {
-    const app = await appWith({ rules: [{ tool: 'db.search', when: { arg: 'sql', matches: '/delete/i' }, effect: 'deny', reason: 'the database is read-only' }] });
+    const app = await appWith({
+      rules: [
+        {
+          tool: 'db.search',
+          when: { arg: 'sql', matches: '/delete/i' },
+          effect: 'deny',
+          reason: 'the database is read-only',
+        },
+      ],
+    });
     const model = new ScriptedModel([call('db.search', { sql: 'DELETE FROM users' }), 'done']);
     const result = await app.agent({ name: 'a', model, instructions: 'x' }).session('s').send('clean up');
     expect(result.status).toBe('blocked');
-    expect(result.error?.message).toContain('rule rules[0] (db.search when sql matches /delete/i) denies db.search: the database is read-only');
+    expect(result.error?.message).toContain(
+      'rule rules[0] (db.search when sql matches /delete/i) denies db.search: the database is read-only',
+    );
     expect(DbPlugin.runs).toEqual([]);
   });
 
   it('lets a call through when the argument does not match', async () => {
-    const app = await appWith({ rules: [{ tool: 'db.search', when: { arg: 'sql', matches: 'delete', flags: 'i' }, effect: 'deny' }] });
+    const app = await appWith({
+      rules: [{ tool: 'db.search', when: { arg: 'sql', matches: 'delete', flags: 'i' }, effect: 'deny' }],
+    });
     const model = new ScriptedModel([call('db.search', { sql: 'select 1' }), 'one row']);
     const result = await app.agent({ name: 'a', model, instructions: 'x' }).session('s').send('look');
     expect(result.status).toBe('completed');
@@ -47,7 +73,9 @@ describe('permissions plugin', () => {
   });
 
   it('suspends an ask call, and runs it once approved', async () => {
-    const app = await appWith({ rules: [{ name: 'confirm-stats', tool: 'db.stats', effect: 'ask', reason: 'stats are costly' }] });
+    const app = await appWith({
+      rules: [{ name: 'confirm-stats', tool: 'db.stats', effect: 'ask', reason: 'stats are costly' }],
+    });
     const model = new ScriptedModel([call('db.stats', {}), '3 rows']);
     const session = app.agent({ name: 'a', model, instructions: 'x' }).session('s');
     const parked = await session.send('how big?');
@@ -89,7 +117,12 @@ describe('permissions plugin', () => {
     });
 
     it('ask wins over allow', async () => {
-      const app = await appWith({ rules: [{ tool: 'db.stats', effect: 'ask' }, { tool: 'db.*', effect: 'allow' }] });
+      const app = await appWith({
+        rules: [
+          { tool: 'db.stats', effect: 'ask' },
+          { tool: 'db.*', effect: 'allow' },
+        ],
+      });
       const model = new ScriptedModel([call('db.stats', {}), 'never']);
       const result = await app.agent({ name: 'a', model, instructions: 'x' }).session('s').send('go');
       expect(result.status).toBe('suspended');
@@ -143,7 +176,13 @@ describe('permissions plugin', () => {
     });
 
     it('with default deny, offers only tools some allow or ask rule names', async () => {
-      const app = await appWith({ rules: [{ tool: 'db.search', effect: 'allow' }, { tool: 'db.stats', effect: 'ask' }], default: 'deny' });
+      const app = await appWith({
+        rules: [
+          { tool: 'db.search', effect: 'allow' },
+          { tool: 'db.stats', effect: 'ask' },
+        ],
+        default: 'deny',
+      });
       const model = new ScriptedModel(['hello']);
       await app.agent({ name: 'a', model, instructions: 'x' }).session('s').send('hi');
       expect(model.calls[0]!.tools.map((t) => t.name).sort()).toEqual(['db.search', 'db.stats']);
@@ -165,18 +204,33 @@ describe('permissions plugin', () => {
         rules: [
           { tool: 'db search', effect: 'maybe' },
           { tool: 'db.*', effect: 'deny', when: { arg: '', matches: '/(unclosed/i' }, extra: 1 },
-          { tool: 'x', effect: 'ask', when: { arg: 'a', matches: 'b', flags: 'q' }, allowedDecisions: ['approve', 'ignore'] },
+          {
+            tool: 'x',
+            effect: 'ask',
+            when: { arg: 'a', matches: 'b', flags: 'q' },
+            allowedDecisions: ['approve', 'ignore'],
+          },
         ],
         default: 'sometimes',
       };
       const error = await app.install(PermissionsPlugin, { config: bad }).catch((e: unknown) => e);
       expect(TrellisError.is(error, 'InvalidConfig')).toBe(true);
       const paths = ((error as TrellisError).details['errors'] as { path: string }[]).map((e) => e.path);
-      expect(paths).toEqual(expect.arrayContaining([
-        'rules[0].tool', 'rules[0].effect', 'rules[1].extra', 'rules[1].when.arg', 'rules[1].when.matches',
-        'rules[2].when.flags', 'rules[2].allowedDecisions', 'default',
-      ]));
-      expect((error as TrellisError).message).toContain('rules[1].when.matches: matches is not a valid regular expression');
+      expect(paths).toEqual(
+        expect.arrayContaining([
+          'rules[0].tool',
+          'rules[0].effect',
+          'rules[1].extra',
+          'rules[1].when.arg',
+          'rules[1].when.matches',
+          'rules[2].when.flags',
+          'rules[2].allowedDecisions',
+          'default',
+        ]),
+      );
+      expect((error as TrellisError).message).toContain(
+        'rules[1].when.matches: matches is not a valid regular expression',
+      );
     });
 
     it('accepts an empty config (everything allowed)', async () => {

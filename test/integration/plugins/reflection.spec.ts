@@ -3,7 +3,10 @@ import { IsNumber } from 'class-validator';
 import { MemoryStore, Plugin, ScriptedModel, Tool, Trellis, TrellisError, type ToolContext } from '../../../index.js';
 import { LESSONS_KEY, ReflectionPlugin } from '../../../plugins/reflection/index.js';
 
-class DivideInput { @IsNumber() a!: number; @IsNumber() b!: number; }
+class DivideInput {
+  @IsNumber() a!: number;
+  @IsNumber() b!: number;
+}
 
 @Plugin({ name: 'calc', version: '1.0.0' })
 class CalcPlugin {
@@ -37,21 +40,32 @@ describe('reflection plugin', () => {
     // Not within the turn that failed: the lesson is for the next one.
     expect(system(model, 1)).toBe('You divide.');
     await session.send('hello');
-    expect(system(model, 2)).toBe(`You divide.\n\nLessons from earlier tool errors in this conversation:\n- ${lessons[0]!.text}`);
+    expect(system(model, 2)).toBe(
+      `You divide.\n\nLessons from earlier tool errors in this conversation:\n- ${lessons[0]!.text}`,
+    );
   });
 
   it('learns from invalid arguments with advice for that code', async () => {
     const { model, session } = await setup([divide({ a: 'one', b: 2 }), 'oops', 'ok']);
     await session.send('one/2?');
     await session.send('again');
-    expect(system(model, 2)).toMatch(/calc\.divide failed with ToolInput \(".*a must be a number.*"\): send arguments that match its input schema\./);
+    expect(system(model, 2)).toMatch(
+      /calc\.divide failed with ToolInput \(".*a must be a number.*"\): send arguments that match its input schema\./,
+    );
   });
 
   it('keeps only the newest maxLessons and no duplicates', async () => {
-    const { model, session } = await setup([
-      divide({ a: 1, b: 0 }), divide({ a: 'x', b: 1 }), divide({ a: 1, b: 'y' }), divide({ a: 1, b: 'y' }), 'gave up',
-      'next',
-    ], { maxLessons: 2 });
+    const { model, session } = await setup(
+      [
+        divide({ a: 1, b: 0 }),
+        divide({ a: 'x', b: 1 }),
+        divide({ a: 1, b: 'y' }),
+        divide({ a: 1, b: 'y' }),
+        'gave up',
+        'next',
+      ],
+      { maxLessons: 2 },
+    );
     await session.send('try hard');
     await session.send('next');
     const prompt = system(model, 5);
@@ -72,7 +86,11 @@ describe('reflection plugin', () => {
 
   it('refuses a bad config at install, naming every bad field', async () => {
     const app = Trellis.create();
-    const error = await app.install(ReflectionPlugin, { config: { maxLessons: 0, maxMessageChars: 'long', heading: '', ignoreCodes: [1], other: 1 } }).catch((e: unknown) => e);
+    const error = await app
+      .install(ReflectionPlugin, {
+        config: { maxLessons: 0, maxMessageChars: 'long', heading: '', ignoreCodes: [1], other: 1 },
+      })
+      .catch((e: unknown) => e);
     expect(TrellisError.is(error, 'InvalidConfig')).toBe(true);
     const paths = ((error as TrellisError).details['errors'] as { path: string }[]).map((e) => e.path);
     expect(paths).toEqual(expect.arrayContaining(['maxLessons', 'maxMessageChars', 'heading', 'ignoreCodes', 'other']));

@@ -5,7 +5,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Trellis, ScriptedModel, TrellisError } from '../../../index.js';
-import { EMBEDDING_PROVIDER, OpenAIEmbeddings, RagPlugin, cosineSimilarity, type EmbeddingProvider } from '../../../plugins/retrieval/index.js';
+import {
+  EMBEDDING_PROVIDER,
+  OpenAIEmbeddings,
+  RagPlugin,
+  cosineSimilarity,
+  type EmbeddingProvider,
+} from '../../../plugins/retrieval/index.js';
 
 /** A deterministic bag-of-words embedding: each word adds 1 to a hashed dimension. */
 function fakeEmbedding(text: string, dims = 64): number[] {
@@ -29,8 +35,10 @@ class FakeEmbeddings implements EmbeddingProvider {
 }
 
 const DOCS = {
-  'refunds.md': 'Refund policy\n\nCustomers may ask for a refund within thirty days of purchase. Refunds go back to the original card.',
-  'guides/shipping.md': 'Shipping\n\nParcels ship from Rotterdam every weekday. International delivery takes five business days.',
+  'refunds.md':
+    'Refund policy\n\nCustomers may ask for a refund within thirty days of purchase. Refunds go back to the original card.',
+  'guides/shipping.md':
+    'Shipping\n\nParcels ship from Rotterdam every weekday. International delivery takes five business days.',
   'notes.json': '{"ignored": "not an indexed extension"}',
 };
 
@@ -42,15 +50,29 @@ beforeEach(async () => {
 });
 afterEach(() => rm(dir, { recursive: true, force: true }));
 
-const systemTexts = (model: ScriptedModel, call = 0) => model.calls[call]!.messages.filter((m) => m.role === 'system').map((m) => m.content);
+const systemTexts = (model: ScriptedModel, call = 0) =>
+  model.calls[call]!.messages.filter((m) => m.role === 'system').map((m) => m.content);
 
 describe('RagPlugin (full text)', () => {
   it('injects the top passages with their sources before the model call, and persists the index', async () => {
     const indexPath = join(dir, 'index', 'rag.json');
     const app = Trellis.create();
-    const rag = (await app.install(RagPlugin, {
-      config: { documentsDir: join(dir, 'docs'), documents: [{ id: 'faq', source: 'https://example.com/faq', text: 'Opening hours: the support desk answers from nine to five.' }], indexPath, topK: 1 },
-    })).instance;
+    const rag = (
+      await app.install(RagPlugin, {
+        config: {
+          documentsDir: join(dir, 'docs'),
+          documents: [
+            {
+              id: 'faq',
+              source: 'https://example.com/faq',
+              text: 'Opening hours: the support desk answers from nine to five.',
+            },
+          ],
+          indexPath,
+          topK: 1,
+        },
+      })
+    ).instance;
     expect(rag.size).toBe(3);
     const model = new ScriptedModel(['Within thirty days.', 'Five days.']);
     const session = app.agent({ name: 'a', model, instructions: 'Answer from the passages.' }).session('s1');
@@ -68,7 +90,11 @@ describe('RagPlugin (full text)', () => {
     expect(second[1]).toContain('guides/shipping.md');
     expect(second[1]).toContain('five business days');
 
-    const persisted = JSON.parse(await readFile(indexPath, 'utf8')) as { version: number; fingerprint: string; index: unknown };
+    const persisted = JSON.parse(await readFile(indexPath, 'utf8')) as {
+      version: number;
+      fingerprint: string;
+      index: unknown;
+    };
     expect(persisted).toMatchObject({ version: 1, kind: 'fulltext', fingerprint: expect.any(String) });
   });
 
@@ -98,10 +124,17 @@ describe('RagPlugin (full text)', () => {
   });
 
   it('refuses bad config, naming every bad field', async () => {
-    const error = await Trellis.create().install(RagPlugin, { config: { topK: 0, search: 'semantic', extensions: ['md'], documents: [{ id: '', text: 5 }], documentsDir: 7 } }).catch((e: unknown) => e);
+    const error = await Trellis.create()
+      .install(RagPlugin, {
+        config: { topK: 0, search: 'semantic', extensions: ['md'], documents: [{ id: '', text: 5 }], documentsDir: 7 },
+      })
+      .catch((e: unknown) => e);
     expect(TrellisError.is(error, 'InvalidConfig')).toBe(true);
-    for (const field of ['topK', 'search', 'extensions', 'documents[0].id', 'documents[0].text', 'documentsDir']) expect((error as Error).message).toContain(field);
-    const none = await Trellis.create().install(RagPlugin, { config: {} }).catch((e: unknown) => e);
+    for (const field of ['topK', 'search', 'extensions', 'documents[0].id', 'documents[0].text', 'documentsDir'])
+      expect((error as Error).message).toContain(field);
+    const none = await Trellis.create()
+      .install(RagPlugin, { config: {} })
+      .catch((e: unknown) => e);
     expect((none as Error).message).toContain('documentsDir');
   });
 });
@@ -110,14 +143,22 @@ describe('RagPlugin (vector search)', () => {
   it('ranks passages by cosine similarity of a bound EmbeddingProvider', async () => {
     const embeddings = new FakeEmbeddings();
     const app = Trellis.create({ providers: [{ provide: EMBEDDING_PROVIDER, useValue: embeddings }] });
-    const rag = (await app.install(RagPlugin, { config: { documentsDir: join(dir, 'docs'), search: 'vector', topK: 1 } })).instance;
+    const rag = (
+      await app.install(RagPlugin, { config: { documentsDir: join(dir, 'docs'), search: 'vector', topK: 1 } })
+    ).instance;
     expect(embeddings.batches[0]).toHaveLength(2);
     const model = new ScriptedModel(['ok']);
-    await app.agent({ name: 'a', model, instructions: 'x' }).session('s1').send('Which weekday do parcels ship from Rotterdam?');
+    await app
+      .agent({ name: 'a', model, instructions: 'x' })
+      .session('s1')
+      .send('Which weekday do parcels ship from Rotterdam?');
     expect(systemTexts(model)[1]).toContain('guides/shipping.md');
     const hits = await rag.search('refund purchase card', 2);
     expect(hits[0]!.source).toBe('refunds.md');
-    expect(hits[0]!.score).toBeCloseTo(cosineSimilarity(fakeEmbedding('refund purchase card'), fakeEmbedding(DOCS['refunds.md'])), 10);
+    expect(hits[0]!.score).toBeCloseTo(
+      cosineSimilarity(fakeEmbedding('refund purchase card'), fakeEmbedding(DOCS['refunds.md'])),
+      10,
+    );
     expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
   });
 
@@ -125,22 +166,35 @@ describe('RagPlugin (vector search)', () => {
     const indexPath = join(dir, 'vectors.json');
     const first = new FakeEmbeddings();
     const config = { documentsDir: join(dir, 'docs'), search: 'vector', indexPath };
-    await Trellis.create({ providers: [{ provide: EMBEDDING_PROVIDER, useValue: first }] }).install(RagPlugin, { config });
+    await Trellis.create({ providers: [{ provide: EMBEDDING_PROVIDER, useValue: first }] }).install(RagPlugin, {
+      config,
+    });
     expect(first.batches).toHaveLength(1);
-    expect(JSON.parse(await readFile(indexPath, 'utf8'))).toMatchObject({ kind: 'vectors', embedder: 'fake', vectors: expect.any(Array) });
+    expect(JSON.parse(await readFile(indexPath, 'utf8'))).toMatchObject({
+      kind: 'vectors',
+      embedder: 'fake',
+      vectors: expect.any(Array),
+    });
 
     const second = new FakeEmbeddings();
-    const rag = (await Trellis.create({ providers: [{ provide: EMBEDDING_PROVIDER, useValue: second }] }).install(RagPlugin, { config })).instance;
+    const rag = (
+      await Trellis.create({ providers: [{ provide: EMBEDDING_PROVIDER, useValue: second }] }).install(RagPlugin, {
+        config,
+      })
+    ).instance;
     expect(second.batches).toHaveLength(0);
     expect((await rag.search('refund purchase card', 1))[0]!.source).toBe('refunds.md');
 
     // Switching to full text on the same file rebuilds rather than misreading it.
-    const fullText = (await Trellis.create().install(RagPlugin, { config: { ...config, search: 'fulltext' } })).instance;
+    const fullText = (await Trellis.create().install(RagPlugin, { config: { ...config, search: 'fulltext' } }))
+      .instance;
     expect((await fullText.search('refund'))[0]!.source).toBe('refunds.md');
   });
 
   it('refuses vector search without an embedding provider', async () => {
-    const error = await Trellis.create().install(RagPlugin, { config: { documents: [{ id: 'a', text: 'x' }], search: 'vector' } }).catch((e: unknown) => e);
+    const error = await Trellis.create()
+      .install(RagPlugin, { config: { documents: [{ id: 'a', text: 'x' }], search: 'vector' } })
+      .catch((e: unknown) => e);
     expect((error as Error).message).toContain('EMBEDDING_PROVIDER');
   });
 });
@@ -148,7 +202,11 @@ describe('RagPlugin (vector search)', () => {
 describe('OpenAIEmbeddings', () => {
   let server: Server;
   let baseURL: string;
-  const requests: { url?: string; auth?: string; body: { model: string; input: string[]; encoding_format?: string; dimensions?: number } }[] = [];
+  const requests: {
+    url?: string;
+    auth?: string;
+    body: { model: string; input: string[]; encoding_format?: string; dimensions?: number };
+  }[] = [];
   let failNext: number | undefined;
 
   beforeAll(async () => {
@@ -166,8 +224,12 @@ describe('OpenAIEmbeddings', () => {
           return;
         }
         // Answer out of order: the client must order by index.
-        const data = body.input.map((text, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(text) })).reverse();
-        res.end(JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: 1, total_tokens: 1 } }));
+        const data = body.input
+          .map((text, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(text) }))
+          .reverse();
+        res.end(
+          JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: 1, total_tokens: 1 } }),
+        );
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -177,12 +239,25 @@ describe('OpenAIEmbeddings', () => {
   beforeEach(() => (requests.length = 0));
 
   it('speaks the /embeddings wire format, in batches, with vectors in input order', async () => {
-    const embeddings = new OpenAIEmbeddings({ baseURL, apiKey: 'sk-test', model: 'embed-small', batchSize: 2, dimensions: 64 });
+    const embeddings = new OpenAIEmbeddings({
+      baseURL,
+      apiKey: 'sk-test',
+      model: 'embed-small',
+      batchSize: 2,
+      dimensions: 64,
+    });
     const texts = ['refund policy', 'shipping from Rotterdam', 'support hours'];
     const vectors = await embeddings.embed(texts);
     expect(vectors).toEqual(texts.map((t) => fakeEmbedding(t)));
-    expect(requests.map((r) => r.body.input)).toEqual([['refund policy', 'shipping from Rotterdam'], ['support hours']]);
-    expect(requests[0]).toMatchObject({ url: '/v1/embeddings', auth: 'Bearer sk-test', body: { model: 'embed-small', encoding_format: 'float', dimensions: 64 } });
+    expect(requests.map((r) => r.body.input)).toEqual([
+      ['refund policy', 'shipping from Rotterdam'],
+      ['support hours'],
+    ]);
+    expect(requests[0]).toMatchObject({
+      url: '/v1/embeddings',
+      auth: 'Bearer sk-test',
+      body: { model: 'embed-small', encoding_format: 'float', dimensions: 64 },
+    });
     expect(embeddings.name).toBe('openai:embed-small');
   });
 
@@ -195,7 +270,9 @@ describe('OpenAIEmbeddings', () => {
   });
 
   it('drives the RAG plugin’s vector search end to end', async () => {
-    const app = Trellis.create({ providers: [{ provide: EMBEDDING_PROVIDER, useValue: new OpenAIEmbeddings({ baseURL, model: 'embed-small' }) }] });
+    const app = Trellis.create({
+      providers: [{ provide: EMBEDDING_PROVIDER, useValue: new OpenAIEmbeddings({ baseURL, model: 'embed-small' }) }],
+    });
     await app.install(RagPlugin, { config: { documentsDir: join(dir, 'docs'), search: 'vector', topK: 1 } });
     const model = new ScriptedModel(['ok']);
     await app.agent({ name: 'a', model, instructions: 'x' }).session('s1').send('I want a refund for my purchase');

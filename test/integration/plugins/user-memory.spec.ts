@@ -5,18 +5,26 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
-import {
-  SqliteStore,
-  Trellis,
-  ScriptedModel,
-  type ModelRequest,
-  type ScriptedReply,
-} from '../../../index.js';
+import { SqliteStore, Trellis, ScriptedModel, type ModelRequest, type ScriptedReply } from '../../../index.js';
 import { SemanticRecall, WorkingMemory, workingMemoryPlugin } from '../../../plugins/memory/index.js';
 import { EMBEDDING_PROVIDER, type EmbeddingProvider } from '../../../plugins/retrieval/index.js';
 
 /** Synonyms share a dimension: "dog" and "puppy" are close, "invoice" is far from both. */
-const CONCEPTS: Record<string, number> = { dog: 0, dogs: 0, puppy: 0, pet: 0, biscuit: 0, invoice: 1, invoices: 1, bill: 1, billing: 1, holiday: 2, vacation: 2, trip: 2, lisbon: 2 };
+const CONCEPTS: Record<string, number> = {
+  dog: 0,
+  dogs: 0,
+  puppy: 0,
+  pet: 0,
+  biscuit: 0,
+  invoice: 1,
+  invoices: 1,
+  bill: 1,
+  billing: 1,
+  holiday: 2,
+  vacation: 2,
+  trip: 2,
+  lisbon: 2,
+};
 class TestEmbeddings implements EmbeddingProvider {
   readonly name = 'test:concepts';
   fail = false;
@@ -37,11 +45,23 @@ const WORKING_MARKER = 'prefers-metric-91c2';
 function model(seen: string[]) {
   return new ScriptedModel((request: ModelRequest): ScriptedReply => {
     const last = request.messages.at(-1)!;
-    const system = request.messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n---\n');
+    const system = request.messages
+      .filter((m) => m.role === 'system')
+      .map((m) => m.content)
+      .join('\n---\n');
     if (last.role === 'user') {
       seen.push(system);
       const remember = /^remember: (.*)$/.exec(last.content);
-      if (remember) return { toolCalls: [{ id: `call_${randomUUID()}`, name: 'memory.working.update', args: JSON.parse(remember[1]!) as Record<string, unknown> }] };
+      if (remember)
+        return {
+          toolCalls: [
+            {
+              id: `call_${randomUUID()}`,
+              name: 'memory.working.update',
+              args: JSON.parse(remember[1]!) as Record<string, unknown>,
+            },
+          ],
+        };
       return `noted: ${last.content}`;
     }
     return `tool said: ${last.content}`;
@@ -57,12 +77,18 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 async function memoryApp(options: { maxTokens?: number } = {}) {
   const embeddings = new TestEmbeddings();
   const path = join(dir, 'memory.db');
-  const app = Trellis.create({ store: SqliteStore.open(path), providers: [{ provide: EMBEDDING_PROVIDER, useValue: embeddings }] });
-  await app.install(SemanticRecall, { config: { topK: 3, minScore: 0.5, ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}) } });
+  const app = Trellis.create({
+    store: SqliteStore.open(path),
+    providers: [{ provide: EMBEDDING_PROVIDER, useValue: embeddings }],
+  });
+  await app.install(SemanticRecall, {
+    config: { topK: 3, minScore: 0.5, ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}) },
+  });
   await app.install(WorkingMemory);
   const seen: string[] = [];
   const agent = app.agent({ name: 'assistant', instructions: 'Help the user.', model: model(seen) });
-  const session = (user: string | undefined, id: string = randomUUID()) => agent.session(id, user ? { context: { 'app.user_id': user } } : {});
+  const session = (user: string | undefined, id: string = randomUUID()) =>
+    agent.session(id, user ? { context: { 'app.user_id': user } } : {});
   return { app, seen, session, embeddings, path };
 }
 
@@ -76,7 +102,7 @@ function recordsText(path: string): string {
   }
 }
 
-describe('semantic recall: a user\'s earlier sessions, by meaning, never another user\'s', () => {
+describe("semantic recall: a user's earlier sessions, by meaning, never another user's", () => {
   it("recalls the user's relevant exchange from another session, within the budget, and nothing for another user or an anonymous session", async () => {
     const { app, seen, session } = await memoryApp();
     await session('u1', 'a').send(`My dog is called ${MARKER}.`);
@@ -146,15 +172,23 @@ describe('working memory: one record per user, kept in the store, updated by the
     await app.stop();
     // Persisted: a new app over the same file shows it.
     const again = await (async () => {
-      const next = Trellis.create({ store: SqliteStore.open(path), providers: [{ provide: EMBEDDING_PROVIDER, useValue: new TestEmbeddings() }] });
+      const next = Trellis.create({
+        store: SqliteStore.open(path),
+        providers: [{ provide: EMBEDDING_PROVIDER, useValue: new TestEmbeddings() }],
+      });
       await next.install(WorkingMemory);
       const shown: string[] = [];
-      await next.agent({ name: 'x', instructions: 'Help.', model: model(shown) }).session(randomUUID(), { context: { 'app.user_id': 'u1' } }).send('hi');
+      await next
+        .agent({ name: 'x', instructions: 'Help.', model: model(shown) })
+        .session(randomUUID(), { context: { 'app.user_id': 'u1' } })
+        .send('hi');
       await next.stop();
       return shown[0]!;
     })();
     expect(again).toContain(WORKING_MARKER);
-    const working = (JSON.parse(recordsText(path)) as { namespace: string; subject: string; value: string }[]).filter((r) => r.namespace === 'memory.working');
+    const working = (JSON.parse(recordsText(path)) as { namespace: string; subject: string; value: string }[]).filter(
+      (r) => r.namespace === 'memory.working',
+    );
     expect(working.map((r) => [r.subject, JSON.parse(r.value)])).toEqual([['u1', { notes: WORKING_MARKER }]]);
   });
 
@@ -163,17 +197,28 @@ describe('working memory: one record per user, kept in the store, updated by the
       @IsOptional() @IsString() @MaxLength(40) name?: string;
       @IsOptional() @IsIn(['metric', 'imperial']) units?: string;
     }
-    const ProfileMemory = workingMemoryPlugin(Profile, { name: 'profile', description: "the user's name and preferred units" });
+    const ProfileMemory = workingMemoryPlugin(Profile, {
+      name: 'profile',
+      description: "the user's name and preferred units",
+    });
     const app = Trellis.create({ store: SqliteStore.open(join(dir, 'p.db')) });
     await app.install(ProfileMemory);
     const tool = app.describe().plugins.find((p) => p.name === 'profile')!.tools[0]!;
     expect(tool.name).toBe('profile.update');
     expect(JSON.stringify(tool)).toContain('imperial');
     const calls: Record<string, unknown>[] = [{ units: 'furlongs' }, { name: 'Ada', units: 'metric' }];
-    const m = new ScriptedModel((req) => (req.messages.at(-1)!.role === 'user' ? { toolCalls: [{ id: `call_${randomUUID()}`, name: 'profile.update', args: calls.shift()! }] } : 'ok'));
+    const m = new ScriptedModel((req) =>
+      req.messages.at(-1)!.role === 'user'
+        ? { toolCalls: [{ id: `call_${randomUUID()}`, name: 'profile.update', args: calls.shift()! }] }
+        : 'ok',
+    );
     const agent = app.agent({ name: 'p', instructions: 'Help.', model: m });
-    expect((await agent.session(undefined, { context: { 'app.user_id': 'u9' } }).send('x')).toolCalls[0]!.ok).toBe(false);
-    expect((await agent.session(undefined, { context: { 'app.user_id': 'u9' } }).send('y')).toolCalls[0]!.ok).toBe(true);
+    expect((await agent.session(undefined, { context: { 'app.user_id': 'u9' } }).send('x')).toolCalls[0]!.ok).toBe(
+      false,
+    );
+    expect((await agent.session(undefined, { context: { 'app.user_id': 'u9' } }).send('y')).toolCalls[0]!.ok).toBe(
+      true,
+    );
     await app.stop();
   });
 });

@@ -1,6 +1,12 @@
 import 'reflect-metadata';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions, createAuthenticatingFetchWithRetry, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
+import {
+  ClientFactory,
+  ClientFactoryOptions,
+  createAuthenticatingFetchWithRetry,
+  JsonRpcTransportFactory,
+  type Client,
+} from '@a2a-js/sdk/client';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import express from 'express';
@@ -11,10 +17,26 @@ import { Hook, ScriptedModel, suspend, Trellis, type ToolCallInfo, type TrellisE
 import { A2aAgentClient, a2aAgent, agentCardOf, serveA2a, type A2aServing } from 'trellis/a2a';
 import { exportApp, exportRuns } from '../../support/export-desk.js';
 
-const text = (value: string) => ({ content: { $case: 'text' as const, value }, metadata: undefined, filename: '', mediaType: 'text/plain' });
-const userMessage = (value: string, ids: { taskId?: string; contextId?: string } = {}): Message => ({ messageId: randomUUID(), role: Role.ROLE_USER, parts: [text(value)], taskId: ids.taskId ?? '', contextId: ids.contextId ?? '', extensions: [], metadata: {}, referenceTaskIds: [] });
-const send = (client: Client, message: Message) => client.sendMessage({ tenant: '', message, configuration: undefined, metadata: {} }) as Promise<Task>;
-const textOf = (m: Message | undefined) => (m?.parts ?? []).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
+const text = (value: string) => ({
+  content: { $case: 'text' as const, value },
+  metadata: undefined,
+  filename: '',
+  mediaType: 'text/plain',
+});
+const userMessage = (value: string, ids: { taskId?: string; contextId?: string } = {}): Message => ({
+  messageId: randomUUID(),
+  role: Role.ROLE_USER,
+  parts: [text(value)],
+  taskId: ids.taskId ?? '',
+  contextId: ids.contextId ?? '',
+  extensions: [],
+  metadata: {},
+  referenceTaskIds: [],
+});
+const send = (client: Client, message: Message) =>
+  client.sendMessage({ tenant: '', message, configuration: undefined, metadata: {} }) as Promise<Task>;
+const textOf = (m: Message | undefined) =>
+  (m?.parts ?? []).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
 
 describe("a Trellis agent served over A2A, driven by the SDK's own client", () => {
   let app: Trellis;
@@ -36,7 +58,9 @@ describe("a Trellis agent served over A2A, driven by the SDK's own client", () =
     const card = (await (await fetch(serving.cardUrl)).json()) as { skills: { id: string; description: string }[] };
     expect(card).toMatchObject({ name: 'desk', description: 'You export reports.', capabilities: { streaming: true } });
     expect(card.skills.map((s: { id: string }) => s.id).sort()).toEqual(['files.count', 'files.export', 'files.purge']);
-    expect(card.skills.find((s: { id: string }) => s.id === 'files.export')?.description).toBe('Export a report to a file.');
+    expect(card.skills.find((s: { id: string }) => s.id === 'files.export')?.description).toBe(
+      'Export a report to a file.',
+    );
   });
 
   it('a suspended turn is the task state input-required; the next message approves it, the call runs once and the task completes', async () => {
@@ -44,8 +68,12 @@ describe("a Trellis agent served over A2A, driven by the SDK's own client", () =
     const task = await send(client, userMessage('Export the top customers', { contextId }));
     expect(task.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     expect(textOf(task.status?.message)).toContain('files.export');
-    const pending = task.status?.message?.parts.find((p) => p.content?.$case === 'data')?.content as { value: { pending: { tool: string; message: string }[] } };
-    expect(pending.value.pending).toEqual([expect.objectContaining({ tool: 'files.export', message: 'Write the CSV file?' })]);
+    const pending = task.status?.message?.parts.find((p) => p.content?.$case === 'data')?.content as {
+      value: { pending: { tool: string; message: string }[] };
+    };
+    expect(pending.value.pending).toEqual([
+      expect.objectContaining({ tool: 'files.export', message: 'Write the CSV file?' }),
+    ]);
     expect(exportRuns).toEqual([]);
 
     const done = await send(client, userMessage('approve', { taskId: task.id, contextId }));
@@ -60,9 +88,15 @@ describe("a Trellis agent served over A2A, driven by the SDK's own client", () =
     const first = await send(client, userMessage('Export it', { contextId }));
     const states: TaskState[] = [];
     let streamed = '';
-    for await (const event of client.sendMessageStream({ tenant: '', message: userMessage('reject not today', { taskId: first.id, contextId }), configuration: undefined, metadata: {} })) {
+    for await (const event of client.sendMessageStream({
+      tenant: '',
+      message: userMessage('reject not today', { taskId: first.id, contextId }),
+      configuration: undefined,
+      metadata: {},
+    })) {
       if (event.payload?.$case === 'statusUpdate') states.push(event.payload.value.status!.state);
-      if (event.payload?.$case === 'artifactUpdate') streamed += textOf({ parts: event.payload.value.artifact!.parts } as Message);
+      if (event.payload?.$case === 'artifactUpdate')
+        streamed += textOf({ parts: event.payload.value.artifact!.parts } as Message);
     }
     expect(states).toEqual([TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_COMPLETED]);
     expect(streamed).toContain('I did not write the file.');
@@ -70,7 +104,7 @@ describe("a Trellis agent served over A2A, driven by the SDK's own client", () =
   });
 });
 
-describe('a remote A2A agent as a tool of a Trellis agent (the remote is the SDK\'s own server)', () => {
+describe("a remote A2A agent as a tool of a Trellis agent (the remote is the SDK's own server)", () => {
   let remote: Server;
   let remoteUrl: string;
   const asked: string[] = [];
@@ -81,11 +115,46 @@ describe('a remote A2A agent as a tool of a Trellis agent (the remote is the SDK
         const { taskId, contextId } = request;
         const said = textOf(request.userMessage);
         asked.push(said);
-        bus.publish(AgentEvent.task(request.task ?? { id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, timestamp: undefined, message: undefined }, artifacts: [], history: [request.userMessage], metadata: {} }));
+        bus.publish(
+          AgentEvent.task(
+            request.task ?? {
+              id: taskId,
+              contextId,
+              status: { state: TaskState.TASK_STATE_SUBMITTED, timestamp: undefined, message: undefined },
+              artifacts: [],
+              history: [request.userMessage],
+              metadata: {},
+            },
+          ),
+        );
         const waiting = /refund/.test(said) && !request.task;
-        const reply = waiting ? 'Confirm the refund of 40 EUR?' : request.task ? `Refund done (${said})` : `Invoice total: 120 EUR (${contextId})`;
-        const message: Message = { messageId: randomUUID(), role: Role.ROLE_AGENT, parts: [text(reply)], taskId, contextId, extensions: [], metadata: {}, referenceTaskIds: [] };
-        bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: waiting ? TaskState.TASK_STATE_INPUT_REQUIRED : TaskState.TASK_STATE_COMPLETED, timestamp: undefined, message }, metadata: undefined }));
+        const reply = waiting
+          ? 'Confirm the refund of 40 EUR?'
+          : request.task
+            ? `Refund done (${said})`
+            : `Invoice total: 120 EUR (${contextId})`;
+        const message: Message = {
+          messageId: randomUUID(),
+          role: Role.ROLE_AGENT,
+          parts: [text(reply)],
+          taskId,
+          contextId,
+          extensions: [],
+          metadata: {},
+          referenceTaskIds: [],
+        };
+        bus.publish(
+          AgentEvent.statusUpdate({
+            taskId,
+            contextId,
+            status: {
+              state: waiting ? TaskState.TASK_STATE_INPUT_REQUIRED : TaskState.TASK_STATE_COMPLETED,
+              timestamp: undefined,
+              message,
+            },
+            metadata: undefined,
+          }),
+        );
       },
       cancelTask: async () => undefined,
     };
@@ -93,7 +162,12 @@ describe('a remote A2A agent as a tool of a Trellis agent (the remote is the SDK
     remote = web.listen(0, '127.0.0.1');
     await new Promise((r) => remote.once('listening', r));
     remoteUrl = `http://127.0.0.1:${(remote.address() as AddressInfo).port}/`;
-    const card = { ...agentCardOf(Trellis.create(), { spec: { name: 'billing', instructions: 'Billing questions.' } } as never, { url: remoteUrl }), skills: [] };
+    const card = {
+      ...agentCardOf(Trellis.create(), { spec: { name: 'billing', instructions: 'Billing questions.' } } as never, {
+        url: remoteUrl,
+      }),
+      skills: [],
+    };
     const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
     web.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler }));
     web.use(jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
@@ -113,7 +187,15 @@ describe('a remote A2A agent as a tool of a Trellis agent (the remote is the SDK
     const { Plugin } = await import('trellis');
     Plugin({ name: 'gatekeeper', version: '1.0.0' })(Gate);
     await app.install(Gate);
-    const model = new ScriptedModel((req) => (req.messages.at(-1)!.role === 'user' ? { toolCalls: [{ id: `c_${randomUUID()}`, name: 'billing.ask', args: { message: 'What is the invoice total?' } }] } : `Billing says: ${req.messages.at(-1)!.content}`));
+    const model = new ScriptedModel((req) =>
+      req.messages.at(-1)!.role === 'user'
+        ? {
+            toolCalls: [
+              { id: `c_${randomUUID()}`, name: 'billing.ask', args: { message: 'What is the invoice total?' } },
+            ],
+          }
+        : `Billing says: ${req.messages.at(-1)!.content}`,
+    );
     const session = app.agent({ name: 'front', model, instructions: '' }).session('s1');
     const events: TrellisEvent[] = [];
     session.events$.subscribe((e) => events.push(e));
@@ -124,7 +206,9 @@ describe('a remote A2A agent as a tool of a Trellis agent (the remote is the SDK
     expect(result.status).toBe('completed');
     expect(result.reply).toContain('Invoice total: 120 EUR (trellis:s1)');
     expect(asked).toEqual(['What is the invoice total?']);
-    expect(events.filter((e) => e.type === 'tool.finished').map((e) => (e as { tool: string; ok: boolean }).tool)).toEqual(['billing.ask']);
+    expect(
+      events.filter((e) => e.type === 'tool.finished').map((e) => (e as { tool: string; ok: boolean }).tool),
+    ).toEqual(['billing.ask']);
     await app.stop();
   });
 
@@ -133,9 +217,14 @@ describe('a remote A2A agent as a tool of a Trellis agent (the remote is the SDK
     await A2aAgentClient.connect(app, 'billing', remoteUrl);
     let taskId = '';
     const model = new ScriptedModel((req, call) => {
-      if (call === 0) return { toolCalls: [{ id: `c_${randomUUID()}`, name: 'billing.ask', args: { message: 'refund order 7' } }] };
+      if (call === 0)
+        return { toolCalls: [{ id: `c_${randomUUID()}`, name: 'billing.ask', args: { message: 'refund order 7' } }] };
       if (call === 1) {
-        const answer = JSON.parse(String(req.messages.at(-1)!.content)) as { state: string; taskId: string; text: string };
+        const answer = JSON.parse(String(req.messages.at(-1)!.content)) as {
+          state: string;
+          taskId: string;
+          text: string;
+        };
         expect(answer).toMatchObject({ state: 'input-required', text: 'Confirm the refund of 40 EUR?' });
         taskId = answer.taskId;
         return { toolCalls: [{ id: `c_${randomUUID()}`, name: 'billing.ask', args: { message: 'yes', taskId } }] };
@@ -161,8 +250,21 @@ describe('a remote A2A agent as a tool of a Trellis agent (the remote is the SDK
     const { Plugin } = await import('trellis');
     Plugin({ name: 'gatekeeper', version: '1.0.0' })(Gate);
     await app.install(Gate);
-    const model = new ScriptedModel((req) => (req.messages.at(-1)!.role === 'user' ? { toolCalls: [{ id: `c_${randomUUID()}`, name: 'ask_billing', args: { input: 'What is the invoice total?' } }] } : `Billing says: ${req.messages.at(-1)!.content}`));
-    const agent = app.agent({ name: 'front', model, instructions: '', agents: [a2aAgent({ name: 'ask_billing', agent: 'billing', url: remoteUrl })] });
+    const model = new ScriptedModel((req) =>
+      req.messages.at(-1)!.role === 'user'
+        ? {
+            toolCalls: [
+              { id: `c_${randomUUID()}`, name: 'ask_billing', args: { input: 'What is the invoice total?' } },
+            ],
+          }
+        : `Billing says: ${req.messages.at(-1)!.content}`,
+    );
+    const agent = app.agent({
+      name: 'front',
+      model,
+      instructions: '',
+      agents: [a2aAgent({ name: 'ask_billing', agent: 'billing', url: remoteUrl })],
+    });
     const session = agent.session('s3');
     const events: TrellisEvent[] = [];
     session.events$.subscribe((e) => events.push(e));
@@ -174,22 +276,34 @@ describe('a remote A2A agent as a tool of a Trellis agent (the remote is the SDK
     expect(result.status).toBe('completed');
     expect(result.reply).toBe('Billing says: Invoice total: 120 EUR (trellis:s3)');
     expect(asked).toEqual(['What is the invoice total?']);
-    expect(events.filter((e) => e.type === 'tool.finished').map((e) => (e as { tool: string; ok: boolean }).tool)).toEqual(['ask_billing']);
+    expect(
+      events.filter((e) => e.type === 'tool.finished').map((e) => (e as { tool: string; ok: boolean }).tool),
+    ).toEqual(['ask_billing']);
     await app.stop();
   });
 
   it('as an entry of `agents`: an input-required answer carries its taskId, and the call with it continues that task', async () => {
     const app = Trellis.create();
     const model = new ScriptedModel((req, call) => {
-      if (call === 0) return { toolCalls: [{ id: `c_${randomUUID()}`, name: 'ask_billing', args: { input: 'refund order 9' } }] };
+      if (call === 0)
+        return { toolCalls: [{ id: `c_${randomUUID()}`, name: 'ask_billing', args: { input: 'refund order 9' } }] };
       if (call === 1) {
-        const answer = JSON.parse(String(req.messages.at(-1)!.content)) as { state: string; taskId: string; text: string };
+        const answer = JSON.parse(String(req.messages.at(-1)!.content)) as {
+          state: string;
+          taskId: string;
+          text: string;
+        };
         expect(answer).toMatchObject({ state: 'input-required', text: 'Confirm the refund of 40 EUR?' });
-        return { toolCalls: [{ id: `c_${randomUUID()}`, name: 'ask_billing', args: { input: 'yes', taskId: answer.taskId } }] };
+        return {
+          toolCalls: [{ id: `c_${randomUUID()}`, name: 'ask_billing', args: { input: 'yes', taskId: answer.taskId } }],
+        };
       }
       return `Done: ${req.messages.at(-1)!.content}`;
     });
-    const result = await app.agent({ name: 'front', model, instructions: '', agents: [a2aAgent({ name: 'ask_billing', url: remoteUrl })] }).session('s4').send('Refund order 9');
+    const result = await app
+      .agent({ name: 'front', model, instructions: '', agents: [a2aAgent({ name: 'ask_billing', url: remoteUrl })] })
+      .session('s4')
+      .send('Refund order 9');
     expect(result.reply).toBe('Done: Refund done (yes)');
     expect(asked).toEqual(['refund order 9', 'yes']);
     await app.stop();
@@ -200,19 +314,37 @@ describe('a remote A2A agent as a tool of a Trellis agent (the remote is the SDK
     const seen: string[] = [];
     const model = new ScriptedModel((req) => {
       const last = req.messages.at(-1)!;
-      if (last.role === 'user') return { toolCalls: [{ id: `c_${randomUUID()}`, name: 'ask_later', args: { input: 'hello' } }] };
+      if (last.role === 'user')
+        return { toolCalls: [{ id: `c_${randomUUID()}`, name: 'ask_later', args: { input: 'hello' } }] };
       seen.push(String(last.content));
       return 'ok';
     });
-    const result = await app.agent({ name: 'front', model, instructions: '', agents: [a2aAgent({ name: 'ask_later', url: 'http://127.0.0.1:1/' })] }).session('s5').send('hi');
+    const result = await app
+      .agent({
+        name: 'front',
+        model,
+        instructions: '',
+        agents: [a2aAgent({ name: 'ask_later', url: 'http://127.0.0.1:1/' })],
+      })
+      .session('s5')
+      .send('hi');
     expect(result.status).toBe('completed');
     expect(seen.join('\n')).toContain('A2aUnavailable');
-    expect(() => app.agent({ name: 'bad', model, instructions: '', agents: [{ agent: 'x', name: 'x', description: 'x', remote: {} as never }] })).toThrow(/agents\[0\]\.remote must be a remote agent/);
+    expect(() =>
+      app.agent({
+        name: 'bad',
+        model,
+        instructions: '',
+        agents: [{ agent: 'x', name: 'x', description: 'x', remote: {} as never }],
+      }),
+    ).toThrow(/agents\[0\]\.remote must be a remote agent/);
     await app.stop();
   });
 
   it('an unreachable agent fails to connect with A2aUnavailable', async () => {
-    await expect(A2aAgentClient.connect(Trellis.create(), 'nobody', 'http://127.0.0.1:1/')).rejects.toMatchObject({ code: 'A2aUnavailable' });
+    await expect(A2aAgentClient.connect(Trellis.create(), 'nobody', 'http://127.0.0.1:1/')).rejects.toMatchObject({
+      code: 'A2aUnavailable',
+    });
   });
 });
 
@@ -226,12 +358,23 @@ describe('Trellis to Trellis over A2A: a front agent uses a served desk agent as
       await A2aAgentClient.connect(front, 'desk', serving.url);
       const model = new ScriptedModel((req, call) => {
         const last = req.messages.at(-1)!;
-        if (call === 0) return { toolCalls: [{ id: `c_${randomUUID()}`, name: 'desk.ask', args: { message: 'Export the top customers' } }] };
+        if (call === 0)
+          return {
+            toolCalls: [{ id: `c_${randomUUID()}`, name: 'desk.ask', args: { message: 'Export the top customers' } }],
+          };
         const answer = JSON.parse(String(last.content)) as { state: string; taskId: string; text: string };
-        if (answer.state === 'input-required') return { toolCalls: [{ id: `c_${randomUUID()}`, name: 'desk.ask', args: { message: 'approve', taskId: answer.taskId } }] };
+        if (answer.state === 'input-required')
+          return {
+            toolCalls: [
+              { id: `c_${randomUUID()}`, name: 'desk.ask', args: { message: 'approve', taskId: answer.taskId } },
+            ],
+          };
         return `Desk: ${answer.text}`;
       });
-      const result = await front.agent({ name: 'front', model, instructions: '' }).session('f1').send('Get me the export');
+      const result = await front
+        .agent({ name: 'front', model, instructions: '' })
+        .session('f1')
+        .send('Get me the export');
       expect(result.reply).toContain('Desk: Exported:');
       expect(exportRuns).toEqual(['top-customers']);
     } finally {
@@ -249,7 +392,9 @@ describe('serveA2a with a principal: a context is the session of the caller who 
     exportRuns.length = 0;
     const built = await exportApp();
     app = built.app;
-    serving = await serveA2a(app, built.agent, { principal: (req) => (typeof req.headers['x-user'] === 'string' ? req.headers['x-user'] : undefined) });
+    serving = await serveA2a(app, built.agent, {
+      principal: (req) => (typeof req.headers['x-user'] === 'string' ? req.headers['x-user'] : undefined),
+    });
   });
   afterEach(async () => {
     await serving.close();
@@ -258,8 +403,13 @@ describe('serveA2a with a principal: a context is the session of the caller who 
 
   /** The SDK's own client, sending `x-user: <who>` with every request (none without a name). */
   const clientAs = (who?: string) => {
-    const fetchImpl = createAuthenticatingFetchWithRetry(fetch, { headers: async (): Promise<Record<string, string>> => (who ? { 'x-user': who } : {}), shouldRetryWithHeaders: async () => undefined });
-    const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl })] });
+    const fetchImpl = createAuthenticatingFetchWithRetry(fetch, {
+      headers: async (): Promise<Record<string, string>> => (who ? { 'x-user': who } : {}),
+      shouldRetryWithHeaders: async () => undefined,
+    });
+    const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory({ fetchImpl })],
+    });
     return new ClientFactory(options).createFromUrl(serving.url);
   };
 

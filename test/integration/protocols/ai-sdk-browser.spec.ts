@@ -18,20 +18,37 @@ const PAGE = fileURLToPath(new URL('../../fixtures/ai-sdk-chat/chat-page.tsx', i
   let chromium: { context: BrowserContext; close(): Promise<void> };
   beforeAll(async () => {
     // The page, bundled as a front-end build would bundle it.
-    const bundle = await build({ entryPoints: [PAGE], bundle: true, write: false, format: 'esm', jsx: 'automatic', minify: true, define: { 'process.env.NODE_ENV': '"production"' }, logLevel: 'silent' });
+    const bundle = await build({
+      entryPoints: [PAGE],
+      bundle: true,
+      write: false,
+      format: 'esm',
+      jsx: 'automatic',
+      minify: true,
+      define: { 'process.env.NODE_ENV': '"production"' },
+      logLevel: 'silent',
+    });
     const script = bundle.outputFiles[0]!.text;
     const booted = await bootChatApp(new MemoryStore(), undefined, undefined, (nest) => {
-      nest.use((req: { url: string }, res: { setHeader(n: string, v: string): void; end(b: string): void }, next: () => void) => {
-        if (req.url === '/') {
-          res.setHeader('content-type', 'text/html');
-          return res.end('<!doctype html><html><body><div id="root"></div><script type="module" src="/chat.js"></script></body></html>');
-        }
-        if (req.url === '/chat.js') {
-          res.setHeader('content-type', 'text/javascript');
-          return res.end(script);
-        }
-        next();
-      });
+      nest.use(
+        (
+          req: { url: string },
+          res: { setHeader(n: string, v: string): void; end(b: string): void },
+          next: () => void,
+        ) => {
+          if (req.url === '/') {
+            res.setHeader('content-type', 'text/html');
+            return res.end(
+              '<!doctype html><html><body><div id="root"></div><script type="module" src="/chat.js"></script></body></html>',
+            );
+          }
+          if (req.url === '/chat.js') {
+            res.setHeader('content-type', 'text/javascript');
+            return res.end(script);
+          }
+          next();
+        },
+      );
     });
     app = booted.app;
     url = booted.url;

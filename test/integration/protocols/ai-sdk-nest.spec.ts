@@ -11,7 +11,13 @@ type Part = Record<string, unknown>;
 
 async function chat(api: string, chatId: string, messages: UIMessage[], user = 'alice'): Promise<UIMessage> {
   const transport = new DefaultChatTransport<UIMessage>({ api, headers: { [USER_HEADER]: user } });
-  const stream = await transport.sendMessages({ chatId, messages, trigger: 'submit-message', messageId: undefined, abortSignal: undefined });
+  const stream = await transport.sendMessages({
+    chatId,
+    messages,
+    trigger: 'submit-message',
+    messageId: undefined,
+    abortSignal: undefined,
+  });
   const continued = messages.at(-1)?.role === 'assistant' ? structuredClone(messages.at(-1)) : undefined;
   let last: UIMessage | undefined;
   for await (const message of readUIMessageStream({ stream, message: continued })) last = message;
@@ -19,7 +25,18 @@ async function chat(api: string, chatId: string, messages: UIMessage[], user = '
 }
 
 function approveAll(message: UIMessage): UIMessage {
-  return { ...message, parts: message.parts.map((p) => ((p as Part).state === 'approval-requested' ? ({ ...p, state: 'approval-responded', approval: { ...((p as Part).approval as object), approved: true } } as UIMessage['parts'][number]) : p)) };
+  return {
+    ...message,
+    parts: message.parts.map((p) =>
+      (p as Part).state === 'approval-requested'
+        ? ({
+            ...p,
+            state: 'approval-responded',
+            approval: { ...((p as Part).approval as object), approved: true },
+          } as UIMessage['parts'][number])
+        : p,
+    ),
+  };
 }
 
 const question: UIMessage = { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Export the top customers' }] };
@@ -27,15 +44,30 @@ const question: UIMessage = { id: 'u1', role: 'user', parts: [{ type: 'text', te
 /** Send, see the call wait, approve, see it run once and the reply: what a useChat front end does. */
 async function approveFlow(api: string, chatId: string): Promise<void> {
   const first = await chat(api, chatId, [question]);
-  expect(first.parts.find((p) => p.type === 'dynamic-tool')).toMatchObject({ toolName: 'files.export', state: 'approval-requested' });
+  expect(first.parts.find((p) => p.type === 'dynamic-tool')).toMatchObject({
+    toolName: 'files.export',
+    state: 'approval-requested',
+  });
   const second = await chat(api, chatId, [question, approveAll(first)]);
-  expect(second.parts.find((p) => p.type === 'dynamic-tool')).toMatchObject({ state: 'output-available', output: { written: 'top-customers.csv' } });
-  expect(second.parts.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text).join('')).toContain('Exported:');
+  expect(second.parts.find((p) => p.type === 'dynamic-tool')).toMatchObject({
+    state: 'output-available',
+    output: { written: 'top-customers.csv' },
+  });
+  expect(
+    second.parts
+      .filter((p) => p.type === 'text')
+      .map((p) => (p as { text: string }).text)
+      .join(''),
+  ).toContain('Exported:');
 }
 
 /** A raw useChat POST as `user` (no header without one): status and JSON body, the stream left unread. */
 async function post(api: string, body: unknown, user?: string): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(api, { method: 'POST', headers: { 'content-type': 'application/json', ...(user ? { [USER_HEADER]: user } : {}) }, body: JSON.stringify(body) });
+  const res = await fetch(api, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(user ? { [USER_HEADER]: user } : {}) },
+    body: JSON.stringify(body),
+  });
   const text = await res.text();
   return { status: res.status, body: res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text };
 }
@@ -52,9 +84,24 @@ async function foreignUserRefused(api: string, chatId: string): Promise<void> {
   const first = await chat(api, chatId, [question], 'alice');
   expect(first.parts.find((p) => p.type === 'dynamic-tool')).toMatchObject({ state: 'approval-requested' });
   const approval = approveAll(first);
-  for (const [user, status, code] of [['bob', 403, 'AuthDenied'], [undefined, 401, 'Unauthenticated']] as const) {
-    expect(await post(api, { id: chatId, messages: [{ id: 'b1', role: 'user', parts: [{ type: 'text', text: 'What did alice export?' }] }] }, user)).toEqual({ status, body: expect.objectContaining({ statusCode: status, code }) });
-    expect(await post(api, { id: chatId, messages: [question, approval] }, user)).toEqual({ status, body: expect.objectContaining({ code }) });
+  for (const [user, status, code] of [
+    ['bob', 403, 'AuthDenied'],
+    [undefined, 401, 'Unauthenticated'],
+  ] as const) {
+    expect(
+      await post(
+        api,
+        {
+          id: chatId,
+          messages: [{ id: 'b1', role: 'user', parts: [{ type: 'text', text: 'What did alice export?' }] }],
+        },
+        user,
+      ),
+    ).toEqual({ status, body: expect.objectContaining({ statusCode: status, code }) });
+    expect(await post(api, { id: chatId, messages: [question, approval] }, user)).toEqual({
+      status,
+      body: expect.objectContaining({ code }),
+    });
     const res = await reconnect(api, chatId, user);
     expect(res.status).toBe(status);
     expect(await res.json()).toMatchObject({ code });
@@ -74,7 +121,11 @@ async function firstTurnIsTheCallers(api: string, chatId: string): Promise<void>
   let release!: () => void;
   slowTurns.gate = new Promise<void>((resolve) => (release = resolve));
   try {
-    const slow: UIMessage = { id: 'u-slow', role: 'user', parts: [{ type: 'text', text: 'Export the top customers slowly' }] };
+    const slow: UIMessage = {
+      id: 'u-slow',
+      role: 'user',
+      parts: [{ type: 'text', text: 'Export the top customers slowly' }],
+    };
     const running = chat(api, chatId, [slow], 'alice');
     // The stream is recorded once the request is in; wait for alice's reconnect to find it.
     let mine: Response | undefined;
@@ -86,7 +137,13 @@ async function firstTurnIsTheCallers(api: string, chatId: string): Promise<void>
     expect(mine?.status).toBe(200);
     const theirs = await reconnect(api, chatId, 'bob');
     expect(theirs.status).toBe(403);
-    expect(await post(api, { id: chatId, messages: [{ id: 'b2', role: 'user', parts: [{ type: 'text', text: 'hi' }] }] }, 'bob')).toMatchObject({ status: 403 });
+    expect(
+      await post(
+        api,
+        { id: chatId, messages: [{ id: 'b2', role: 'user', parts: [{ type: 'text', text: 'hi' }] }] },
+        'bob',
+      ),
+    ).toMatchObject({ status: 403 });
     release();
     const first = await running;
     expect(first.parts.find((p) => p.type === 'dynamic-tool')).toMatchObject({ state: 'approval-requested' });
@@ -114,7 +171,11 @@ describe('TrellisChatModule (a Nest endpoint for useChat) with turns in process'
   });
 
   it('answers a body that is not a chat request with 400 and the Trellis code', async () => {
-    const res = await fetch(api, { method: 'POST', headers: { 'content-type': 'application/json', [USER_HEADER]: 'alice' }, body: JSON.stringify({ id: 'nest-2', messages: [{ role: 'system', parts: [] }] }) });
+    const res = await fetch(api, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [USER_HEADER]: 'alice' },
+      body: JSON.stringify({ id: 'nest-2', messages: [{ role: 'system', parts: [] }] }),
+    });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ code: 'InvalidOptions' });
     expect((await reconnect(api, 'nest-2', 'alice')).status).toBe(204);
@@ -130,12 +191,15 @@ describe('TrellisChatModule (a Nest endpoint for useChat) with turns in process'
 
   it("asks the host's policy: a supervisor may stream and approve a user's chat", async () => {
     const booted = await bootChatApp(new MemoryStore(), undefined, undefined, undefined, {
-      policy: (r) => r.principal === 'supervisor' ? r.opened : r.owner === undefined ? !r.opened : r.owner === r.principal,
+      policy: (r) =>
+        r.principal === 'supervisor' ? r.opened : r.owner === undefined ? !r.opened : r.owner === r.principal,
     });
     try {
       const url = `${booted.url}/api/chat`;
       const first = await chat(url, 'nest-5', [question], 'alice');
-      expect(await post(url, { id: 'nest-5', messages: [question, approveAll(first)] }, 'bob')).toMatchObject({ status: 403 });
+      expect(await post(url, { id: 'nest-5', messages: [question, approveAll(first)] }, 'bob')).toMatchObject({
+        status: 403,
+      });
       const approved = await chat(url, 'nest-5', [question, approveAll(first)], 'supervisor');
       expect(approved.parts.find((p) => p.type === 'dynamic-tool')).toMatchObject({ state: 'output-available' });
       expect(exportRuns).toEqual(['top-customers']);
@@ -145,7 +209,9 @@ describe('TrellisChatModule (a Nest endpoint for useChat) with turns in process'
   });
 });
 
-const queued = (await haveService('redis', 'TrellisChatModule on the worker queue')) && (await haveService('postgres', 'TrellisChatModule on the worker queue'));
+const queued =
+  (await haveService('redis', 'TrellisChatModule on the worker queue')) &&
+  (await haveService('postgres', 'TrellisChatModule on the worker queue'));
 
 (queued ? describe : describe.skip)('TrellisChatModule with turns on the worker queue (Redis, PostgreSQL)', () => {
   const schemas = new PostgresSchemas();

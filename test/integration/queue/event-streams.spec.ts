@@ -22,8 +22,21 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     const host = createQueueApp(new MemoryStore(), () => undefined, 120);
     await host.install();
     agent = host.agent();
-    worker = new TrellisWorker({ url: REDIS_URL, prefix, queueName: 'turns', store: new MemoryStore(), agent: () => agent });
-    keeping = new TrellisWorker({ url: REDIS_URL, prefix, queueName: 'kept', store: new MemoryStore(), agent: () => agent, eventRetention: { ms: 60_000, maxLen: 100 } });
+    worker = new TrellisWorker({
+      url: REDIS_URL,
+      prefix,
+      queueName: 'turns',
+      store: new MemoryStore(),
+      agent: () => agent,
+    });
+    keeping = new TrellisWorker({
+      url: REDIS_URL,
+      prefix,
+      queueName: 'kept',
+      store: new MemoryStore(),
+      agent: () => agent,
+      eventRetention: { ms: 60_000, maxLen: 100 },
+    });
     await worker.start();
     await keeping.start();
     enqueuer = new TurnQueue({ url: REDIS_URL, prefix, queueName: 'turns', pollMs: 200 });
@@ -76,7 +89,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     expect(seen.every((e) => e.run === run)).toBe(true);
     // Numbered 1, 2, 3 … in the run; stream ids increase.
     expect(seen.map((e) => e.seq)).toEqual(seen.map((_, i) => i + 1));
-    for (let i = 1; i < seen.length; i++) expect(BigInt(seen[i]!.id.split('-')[0]!) >= BigInt(seen[i - 1]!.id.split('-')[0]!)).toBe(true);
+    for (let i = 1; i < seen.length; i++)
+      expect(BigInt(seen[i]!.id.split('-')[0]!) >= BigInt(seen[i - 1]!.id.split('-')[0]!)).toBe(true);
     // What the reader missed while away came from the stream; together it saw what the reference saw, once each.
     expect(replayed).toBeGreaterThan(0);
     expect([...before, ...after].map((e) => e.id)).toEqual(seen.map((e) => e.id));
@@ -94,7 +108,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     let counting = true;
     const feed = await monitor.monitor();
     feed.on('monitor', (_time: string, args: string[]) => {
-      if (counting && args.some((a) => a.includes(`:stream:${id}`) || a.includes(`:events:${id}`) || a.includes(`:reader:${id}`))) commands.push(args[0]!.toLowerCase());
+      if (
+        counting &&
+        args.some((a) => a.includes(`:stream:${id}`) || a.includes(`:events:${id}`) || a.includes(`:reader:${id}`))
+      )
+        commands.push(args[0]!.toLowerCase());
     });
 
     await enqueuer.send({ agent: 'ledger-keeper', sessionId: id, key: 'm1', message: 'unread' });
@@ -125,7 +143,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     expect(events[0]!.seq).toBeGreaterThan(1);
   });
 
-  it('keeps every session\'s events, capped, on a worker with eventRetention: a reader that comes afterwards replays the turn', async () => {
+  it("keeps every session's events, capped, on a worker with eventRetention: a reader that comes afterwards replays the turn", async () => {
     const id = session();
     const queue = new TurnQueue({ url: REDIS_URL, prefix, queueName: 'kept' });
     await queue.send({ agent: 'ledger-keeper', sessionId: id, key: 'm1', message: 'kept' });
@@ -145,6 +163,15 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     const error = await enqueuer.watch('x', () => undefined, { after: 'yesterday' }).catch((e: unknown) => e);
     expect(TrellisError.is(error, 'InvalidOptions')).toBe(true);
     expect((error as Error).message).toContain('not an event id');
-    expect(() => new TrellisWorker({ url: REDIS_URL, prefix, store: new MemoryStore(), agent: () => agent, eventRetention: { ms: 0 } })).toThrow(/eventRetention needs ms/);
+    expect(
+      () =>
+        new TrellisWorker({
+          url: REDIS_URL,
+          prefix,
+          store: new MemoryStore(),
+          agent: () => agent,
+          eventRetention: { ms: 0 },
+        }),
+    ).toThrow(/eventRetention needs ms/);
   });
 });

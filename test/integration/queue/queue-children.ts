@@ -18,7 +18,11 @@ export interface Child {
 
 /** Starts `node <script>` (a transpiled support file) with `env`; its stderr goes to the test's, marked with `id`. */
 export function startChild(script: string, id: string, env: Record<string, string>): Child {
-  const child = spawn(process.execPath, ['--no-warnings', script], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--no-warnings', script], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const stdout: string[] = [];
   child.stdout.setEncoding('utf8').on('data', (text: string) => stdout.push(...text.split('\n').filter(Boolean)));
   child.stderr.setEncoding('utf8').on('data', (text: string) => process.stderr.write(`[${id}] ${text}`));
@@ -30,7 +34,8 @@ export function startChild(script: string, id: string, env: Record<string, strin
 export async function ready(child: Child, timeoutMs = 60_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!child.stdout.includes('ready')) {
-    if (child.process.exitCode !== null || child.process.signalCode !== null) throw new Error(`${child.id} exited before it was ready`);
+    if (child.process.exitCode !== null || child.process.signalCode !== null)
+      throw new Error(`${child.id} exited before it was ready`);
     if (Date.now() > until) throw new Error(`${child.id} was not ready within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -66,7 +71,8 @@ export class PrivateRedis {
   /** Whether a private Redis can be started here; prints the one skip line when not. */
   static available(what: string): boolean {
     if (existsSync(PrivateRedis.SERVER)) return true;
-    if (process.env.TRELLIS_REQUIRE_SERVICES === '1') throw new Error(`${what} needs ${PrivateRedis.SERVER} to start a private Redis`);
+    if (process.env.TRELLIS_REQUIRE_SERVICES === '1')
+      throw new Error(`${what} needs ${PrivateRedis.SERVER} to start a private Redis`);
     process.stdout.write(`skipped: ${what} (no ${PrivateRedis.SERVER} to start a private Redis)\n`);
     return false;
   }
@@ -81,18 +87,42 @@ export class PrivateRedis {
 
   async start(): Promise<void> {
     this.port ||= await freePort();
-    const child = spawn(PrivateRedis.SERVER, ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: 'ignore' });
+    const child = spawn(
+      PrivateRedis.SERVER,
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        this.dir,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--daemonize',
+        'no',
+      ],
+      { stdio: 'ignore' },
+    );
     this.child = child;
     // Up once it answers a PING, on a fresh connection per try.
-    await until('the private redis-server', async () => {
-      if (child.exitCode !== null) throw new Error('redis-server exited at start');
-      const probe = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-      try {
-        return await probe.connect().then(() => probe.ping(), () => undefined);
-      } finally {
-        probe.disconnect();
-      }
-    }, 10_000);
+    await until(
+      'the private redis-server',
+      async () => {
+        if (child.exitCode !== null) throw new Error('redis-server exited at start');
+        const probe = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+        try {
+          return await probe.connect().then(
+            () => probe.ping(),
+            () => undefined,
+          );
+        } finally {
+          probe.disconnect();
+        }
+      },
+      10_000,
+    );
   }
 
   /** Kills it for good and removes its directory. */

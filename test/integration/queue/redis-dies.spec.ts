@@ -12,10 +12,16 @@ const available = await haveService('redis', 'a turn queue whose Redis dies');
   it('closes within connectTimeoutMs, rejects the awaited result, and stops reconnecting', async () => {
     hop = new RedisHop(new URL(REDIS_URL));
     const port = await hop.listen();
-    const queue = new TurnQueue({ url: `redis://127.0.0.1:${port}`, prefix: `trellis_dies${process.pid}_${Date.now().toString(36)}`, connectTimeoutMs: 500 });
+    const queue = new TurnQueue({
+      url: `redis://127.0.0.1:${port}`,
+      prefix: `trellis_dies${process.pid}_${Date.now().toString(36)}`,
+      connectTimeoutMs: 500,
+    });
     // Connected both ways: a subscription, and a queued turn (no worker runs it) awaiting its result.
     const stop = await queue.watch('s1', () => undefined);
-    const result = queue.send({ agent: 'a', sessionId: 's1', key: 'k1', message: 'hi' }).catch((error: unknown) => error);
+    const result = queue
+      .send({ agent: 'a', sessionId: 's1', key: 'k1', message: 'hi' })
+      .catch((error: unknown) => error);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(hop.connections).toBeGreaterThanOrEqual(2);
 

@@ -11,7 +11,8 @@ import { fakeCliIo } from '../../support/fake-cli-io.js';
 
 const REDIS_SERVER = '/usr/bin/redis-server';
 const available = existsSync(REDIS_SERVER);
-if (!available) process.stdout.write(`skipped: the Redis requirement checks (no ${REDIS_SERVER} to start a private Redis)\n`);
+if (!available)
+  process.stdout.write(`skipped: the Redis requirement checks (no ${REDIS_SERVER} to start a private Redis)\n`);
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -34,7 +35,24 @@ function freePort(): Promise<number> {
     const port = await freePort();
     url = `redis://127.0.0.1:${port}`;
     // Loopback only, no persistence, evicting keys: everything a queue must not have.
-    server = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'allkeys-lru'], { stdio: 'ignore' });
+    server = spawn(
+      REDIS_SERVER,
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--maxmemory-policy',
+        'allkeys-lru',
+      ],
+      { stdio: 'ignore' },
+    );
     // Until it answers a PING on its own connection (a fresh client per try).
     for (let i = 0; ; i++) {
       const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
@@ -83,7 +101,10 @@ function freePort(): Promise<number> {
   it('`trellis worker` prints each problem as a warning line when it starts, then serves', async () => {
     const cwd = realpathSync(mkdtempSync(join(tmpdir(), 'trellis-redis-cli-')));
     // An inline model and a SQLite store: the config imports nothing.
-    writeFileSync(join(cwd, 'trellis.config.mjs'), `export default { agent: { name: 'echo' }, store: 'w.db', queue: ${JSON.stringify(url)}, model: { name: 'echo', async call() { return { text: 'ok', toolCalls: [], usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 }, model: 'echo' }; } } };`);
+    writeFileSync(
+      join(cwd, 'trellis.config.mjs'),
+      `export default { agent: { name: 'echo' }, store: 'w.db', queue: ${JSON.stringify(url)}, model: { name: 'echo', async call() { return { text: 'ok', toolCalls: [], usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 }, model: 'echo' }; } } };`,
+    );
     const io = fakeCliIo(cwd);
     const exit = runCli(['node', 'trellis', 'worker'], io);
     try {

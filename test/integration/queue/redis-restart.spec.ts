@@ -45,12 +45,24 @@ const deadline = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms
   });
 
   function worker(id: string, queuePrefix: string): Child {
-    const child = startChild(script('test/support/stall-worker.ts'), id, { STALL_PG_URL: POSTGRES_URL, STALL_SCHEMA: schema, STALL_REDIS_URL: redis.url, STALL_PREFIX: queuePrefix, STALL_WORKER_ID: id });
+    const child = startChild(script('test/support/stall-worker.ts'), id, {
+      STALL_PG_URL: POSTGRES_URL,
+      STALL_SCHEMA: schema,
+      STALL_REDIS_URL: redis.url,
+      STALL_PREFIX: queuePrefix,
+      STALL_WORKER_ID: id,
+    });
     children.push(child);
     return child;
   }
 
-  const runs = async (line: string) => (await schemas.admin.query<{ tool: string; n: number }>(`SELECT tool, COUNT(*)::int AS n FROM "${schema}".tool_runs WHERE line = $1 GROUP BY tool ORDER BY tool`, [line])).rows;
+  const runs = async (line: string) =>
+    (
+      await schemas.admin.query<{ tool: string; n: number }>(
+        `SELECT tool, COUNT(*)::int AS n FROM "${schema}".tool_runs WHERE line = $1 GROUP BY tool ORDER BY tool`,
+        [line],
+      )
+    ).rows;
 
   it('gets the turns that landed while Redis was away from the store, known by their job ids', async () => {
     const queuePrefix = `${prefix}a`;
@@ -59,13 +71,28 @@ const deadline = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms
     // The callers reach Redis through a hop, so their connections can stay away while the worker publishes.
     const hop = new RedisHop(new URL(redis.url));
     const hopPort = await hop.listen();
-    const queue = new TurnQueue({ url: `redis://127.0.0.1:${hopPort}`, prefix: queuePrefix, store, pollMs: 300, waitMs: 60_000 });
+    const queue = new TurnQueue({
+      url: `redis://127.0.0.1:${hopPort}`,
+      prefix: queuePrefix,
+      store,
+      pollMs: 300,
+      waitMs: 60_000,
+    });
     let back: RedisHop | undefined;
     try {
       const lines = ['hold:a0', 'hold:a1', 'hold:a2'];
-      const sent = lines.map((message, i) => queue.send({ agent: 'staller', sessionId: `a${i}`, key: 'k0', message }).then((value) => ({ value }), (error: unknown) => ({ error })));
+      const sent = lines.map((message, i) =>
+        queue.send({ agent: 'staller', sessionId: `a${i}`, key: 'k0', message }).then(
+          (value) => ({ value }),
+          (error: unknown) => ({ error }),
+        ),
+      );
       // All three turns are inside their first tool.
-      await until('three turns mid-tool', async () => (await schemas.admin.query(`SELECT 1 FROM "${schema}".tool_runs WHERE tool = 'stall.step'`)).rowCount === 3);
+      await until(
+        'three turns mid-tool',
+        async () =>
+          (await schemas.admin.query(`SELECT 1 FROM "${schema}".tool_runs WHERE tool = 'stall.step'`)).rowCount === 3,
+      );
 
       // Redis dies and comes back empty; the callers' connections (and so their subscriptions) stay cut.
       await hop.cut();
@@ -78,7 +105,12 @@ const deadline = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms
       try {
         await schemas.admin.query(`INSERT INTO "${schema}".gates (line) SELECT unnest($1::text[])`, [lines]);
         // The turns land in the store, and their results go out while no caller listens.
-        await until('three landed turns', async () => (await schemas.admin.query(`SELECT 1 FROM "${schema}".turns WHERE session_id IN ('a0', 'a1', 'a2')`)).rowCount === 3);
+        await until(
+          'three landed turns',
+          async () =>
+            (await schemas.admin.query(`SELECT 1 FROM "${schema}".turns WHERE session_id IN ('a0', 'a1', 'a2')`))
+              .rowCount === 3,
+        );
         await until('three published results', async () => published.length === 3);
       } finally {
         witness.disconnect();
@@ -92,10 +124,18 @@ const deadline = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms
       expect(outcomes).not.toBe('stranded');
       for (const [i, outcome] of (outcomes as { value?: TurnJobResult; error?: unknown }[]).entries()) {
         expect(outcome.error).toBeUndefined();
-        expect(outcome.value).toMatchObject({ jobId: jobIdOf('send', `a${i}`, 'k0'), recovered: true, result: { status: 'completed', reply: `done: ${lines[i]}`, rounds: 3 } });
+        expect(outcome.value).toMatchObject({
+          jobId: jobIdOf('send', `a${i}`, 'k0'),
+          recovered: true,
+          result: { status: 'completed', reply: `done: ${lines[i]}`, rounds: 3 },
+        });
       }
       // Each turn ran once: each tool once, one turn record.
-      for (const line of lines) expect(await runs(line)).toEqual([{ tool: 'stall.effect', n: 1 }, { tool: 'stall.step', n: 1 }]);
+      for (const line of lines)
+        expect(await runs(line)).toEqual([
+          { tool: 'stall.effect', n: 1 },
+          { tool: 'stall.step', n: 1 },
+        ]);
     } finally {
       await queue.close();
       await back?.cut();
@@ -112,7 +152,13 @@ const deadline = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms
       const queued = await queue.enqueueSend(request, { waitMs: 3_000 });
       const started = Date.now();
       await redis.restart();
-      const error = await Promise.race([queued.result.then(() => 'a result', (e: unknown) => e), deadline(15_000).then(() => 'stranded')]);
+      const error = await Promise.race([
+        queued.result.then(
+          () => 'a result',
+          (e: unknown) => e,
+        ),
+        deadline(15_000).then(() => 'stranded'),
+      ]);
       const waited = Date.now() - started;
       expect(TrellisError.is(error, 'QueuedTurnLost')).toBe(true);
       expect((error as TrellisError).retryable).toBe(true);
@@ -126,14 +172,21 @@ const deadline = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms
       await ready(w);
       const again = await queue.send(request, { waitMs: 30_000 });
       expect(again).toMatchObject({ recovered: false, result: { status: 'completed', reply: 'done: b0' } });
-      expect(await runs('b0')).toEqual([{ tool: 'stall.effect', n: 1 }, { tool: 'stall.step', n: 1 }]);
+      expect(await runs('b0')).toEqual([
+        { tool: 'stall.effect', n: 1 },
+        { tool: 'stall.step', n: 1 },
+      ]);
     } finally {
       await queue.close();
     }
   }, 120_000);
 
   it('refuses a wait bound that is not a whole number of milliseconds', () => {
-    expect(() => new TurnQueue({ url: redis.url, waitMs: 0 })).toThrow(expect.objectContaining({ code: 'InvalidOptions' }));
-    expect(() => new TurnQueue({ url: redis.url, waitMs: Number.NaN })).toThrow(expect.objectContaining({ code: 'InvalidOptions' }));
+    expect(() => new TurnQueue({ url: redis.url, waitMs: 0 })).toThrow(
+      expect.objectContaining({ code: 'InvalidOptions' }),
+    );
+    expect(() => new TurnQueue({ url: redis.url, waitMs: Number.NaN })).toThrow(
+      expect.objectContaining({ code: 'InvalidOptions' }),
+    );
   });
 });

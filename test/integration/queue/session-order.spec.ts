@@ -6,7 +6,11 @@ import { REDIS_URL, haveService } from '../../support/services.js';
 const available = await haveService('redis', 'the session order list');
 
 (available ? describe : describe.skip)('the per-session turn order in Redis (SessionOrder)', () => {
-  const names = new QueueNames({ url: REDIS_URL, prefix: `trellis_so${process.pid}_${Date.now().toString(36)}`, queueName: 'turns' });
+  const names = new QueueNames({
+    url: REDIS_URL,
+    prefix: `trellis_so${process.pid}_${Date.now().toString(36)}`,
+    queueName: 'turns',
+  });
   const key = (rest: string) => `${names.prefix}:${names.queueName}:${rest}`;
   let redis: Redis;
   let order: SessionOrder;
@@ -23,10 +27,12 @@ const available = await haveService('redis', 'the session order list');
   });
 
   /** A job hash as BullMQ leaves one: running, or finished. */
-  const job = (id: string, finished = false) => redis.hset(key(id), finished ? { data: '{}', finishedOn: String(Date.now()) } : { data: '{}' });
+  const job = (id: string, finished = false) =>
+    redis.hset(key(id), finished ? { data: '{}', finishedOn: String(Date.now()) } : { data: '{}' });
 
   it('runs jobs in the order they were appended; a job not in the list runs; finishing wakes the next', async () => {
-    for (const id of ['a1', 'a2', 'a3']) expect(await order.append('s1', id, 'enqueue')).toEqual({ kind: 'accepted', cancelled: [] });
+    for (const id of ['a1', 'a2', 'a3'])
+      expect(await order.append('s1', id, 'enqueue')).toEqual({ kind: 'accepted', cancelled: [] });
     for (const id of ['a1', 'a2', 'a3']) await job(id);
     expect(await order.placeOf('s1', 'a1')).toEqual({ kind: 'run', cancelled: undefined });
     expect(await order.placeOf('s1', 'a3')).toEqual({ kind: 'wait', head: 'a1' });
@@ -49,13 +55,23 @@ const available = await haveService('redis', 'the session order list');
     await redis.pexpire(key('order:s9'), 5_000);
     expect(await order.finish('s9', 't1')).toBe('t2');
     expect(await redis.pttl(key('order:s9'))).toBeGreaterThan(ORDER_TTL_MS - 60_000);
-    expect(await order.head('s9')).toEqual({ jobId: 't2', data: JSON.stringify({ access: { principal: 'alice', owner: null } }) });
+    expect(await order.head('s9')).toEqual({
+      jobId: 't2',
+      data: JSON.stringify({ access: { principal: 'alice', owner: null } }),
+    });
     expect(await order.finish('s9', 't2')).toBeUndefined();
     expect(await order.head('s9')).toBeUndefined();
   });
 
   it('drops a head whose job finished or was removed, and one whose job never appeared within the grace; keeps a fresh one', async () => {
-    await redis.rpush(key('order:s2'), `done ${Date.now()}`, `gone ${Date.now() - 1000}`, `orphan ${Date.now() - ORPHAN_GRACE_MS - 1}`, `fresh ${Date.now()}`, `b1 ${Date.now()}`);
+    await redis.rpush(
+      key('order:s2'),
+      `done ${Date.now()}`,
+      `gone ${Date.now() - 1000}`,
+      `orphan ${Date.now() - ORPHAN_GRACE_MS - 1}`,
+      `fresh ${Date.now()}`,
+      `b1 ${Date.now()}`,
+    );
     await job('done', true);
     await job('b1');
     // `gone` had a hash once: removed now (retention). Its entry is old but inside the grace: kept until then.
@@ -63,7 +79,10 @@ const available = await haveService('redis', 'the session order list');
     await redis.lset(key('order:s2'), 0, `gone ${Date.now() - ORPHAN_GRACE_MS - 1}`);
     // `fresh` has no hash yet (its enqueuer is between the append and BullMQ's add): it keeps its place.
     expect(await order.placeOf('s2', 'b1')).toEqual({ kind: 'wait', head: 'fresh' });
-    expect(await redis.lrange(key('order:s2'), 0, -1)).toEqual([expect.stringMatching(/^fresh /), expect.stringMatching(/^b1 /)]);
+    expect(await redis.lrange(key('order:s2'), 0, -1)).toEqual([
+      expect.stringMatching(/^fresh /),
+      expect.stringMatching(/^b1 /),
+    ]);
   });
 
   it('reject refuses a busy session; interrupt marks every job ahead cancelled and tells the workers; cancelHead marks the head', async () => {
@@ -87,7 +106,10 @@ const available = await haveService('redis', 'the session order list');
       await order.finish('s3', 'c4');
       expect(await order.cancelHead('s3', true)).toBeUndefined();
       await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(heard.map((t) => JSON.parse(t))).toEqual([{ jobs: ['c1', 'c2'], keepSteps: true }, { jobs: ['c4'], keepSteps: false }]);
+      expect(heard.map((t) => JSON.parse(t))).toEqual([
+        { jobs: ['c1', 'c2'], keepSteps: true },
+        { jobs: ['c4'], keepSteps: false },
+      ]);
     } finally {
       await listener.quit();
     }

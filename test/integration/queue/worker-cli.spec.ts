@@ -12,7 +12,9 @@ import { PostgresSchemas } from '../../support/postgres-schemas.js';
 import { POSTGRES_URL, REDIS_URL, haveService } from '../../support/services.js';
 
 const NOTES = fileURLToPath(new URL('../../fixtures/cli/gated-notes.plugin.ts', import.meta.url));
-const available = (await haveService('postgres', 'trellis worker and run on PostgreSQL')) && (await haveService('redis', 'trellis worker on Redis'));
+const available =
+  (await haveService('postgres', 'trellis worker and run on PostgreSQL')) &&
+  (await haveService('redis', 'trellis worker on Redis'));
 const schemas = available ? new PostgresSchemas() : undefined;
 
 interface FakeIo extends CliIo {
@@ -23,7 +25,17 @@ interface FakeIo extends CliIo {
 function fakeIo(cwd: string): FakeIo {
   const stdout: string[] = [];
   const stderr: string[] = [];
-  return { stdout, stderr, write: (t) => void stdout.push(t), out: (l = '') => void stdout.push(`${l}\n`), err: (l) => void stderr.push(l), stdin: Readable.from(['']), cwd, env: {}, exitCode: 0 };
+  return {
+    stdout,
+    stderr,
+    write: (t) => void stdout.push(t),
+    out: (l = '') => void stdout.push(`${l}\n`),
+    err: (l) => void stderr.push(l),
+    stdin: Readable.from(['']),
+    cwd,
+    env: {},
+    exitCode: 0,
+  };
 }
 
 /** An echo model written inline, so the config imports nothing. */
@@ -66,8 +78,15 @@ export default {
     expect(await runCli(['node', 'trellis', 'run', '-s', 'p1', 'again'], second)).toBe(0);
 
     expect(second.stdout.join('')).toContain('echo: again');
-    const { rows } = await schemas!.admin.query(`SELECT message::text FROM "${schema}".messages WHERE session_id = 'p1' ORDER BY seq`);
-    expect(rows.map((r: { message: string }) => JSON.parse(r.message).content)).toEqual(['hello', 'echo: hello', 'again', 'echo: again']);
+    const { rows } = await schemas!.admin.query(
+      `SELECT message::text FROM "${schema}".messages WHERE session_id = 'p1' ORDER BY seq`,
+    );
+    expect(rows.map((r: { message: string }) => JSON.parse(r.message).content)).toEqual([
+      'hello',
+      'echo: hello',
+      'again',
+      'echo: again',
+    ]);
   });
 
   it('serves the queue with `trellis worker` until SIGTERM', async () => {
@@ -80,7 +99,9 @@ export default {
     const turns = new TurnQueue({ url: REDIS_URL, queueName: queue.name, prefix: queue.prefix, pollMs: 200 });
     try {
       const done = await turns.send({ agent: 'echo', sessionId: 'w1', key: 'm1', message: 'queued' });
-      const wrong = await turns.send({ agent: 'billing', sessionId: 'w2', key: 'm1', message: 'x' }).catch((e: unknown) => e);
+      const wrong = await turns
+        .send({ agent: 'billing', sessionId: 'w2', key: 'm1', message: 'x' })
+        .catch((e: unknown) => e);
 
       expect(done.result.reply).toBe('echo: queued');
       expect(wrong).toMatchObject({ code: 'UnknownAgent' });
@@ -131,9 +152,13 @@ export default {
       expect(approved.stderr.join('\n')).toContain('notes.write');
 
       // Both turns were jobs on the queue, and the transcript is in PostgreSQL.
-      const jobs = (await redis.keys(`${queue.prefix}:${queue.name}:*q1*`)).filter((k) => /:(send|resume)\.q1\.[^:]+$/.test(k));
+      const jobs = (await redis.keys(`${queue.prefix}:${queue.name}:*q1*`)).filter((k) =>
+        /:(send|resume)\.q1\.[^:]+$/.test(k),
+      );
       expect(jobs.map((k) => k.split(':').at(-1)!.split('.')[0]).sort()).toEqual(['resume', 'send']);
-      const { rows } = await schemas!.admin.query(`SELECT message->>'role' AS role FROM "${schema}".messages WHERE session_id = 'q1' ORDER BY seq`);
+      const { rows } = await schemas!.admin.query(
+        `SELECT message->>'role' AS role FROM "${schema}".messages WHERE session_id = 'q1' ORDER BY seq`,
+      );
       expect(rows.map((r: { role: string }) => r.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
     } finally {
       await redis.quit();
@@ -144,7 +169,13 @@ export default {
 
   it('`trellis cancel <session>` stops the turn a `trellis worker` runs; with nothing running it says so', async () => {
     // A model that answers after 10 s unless its call is aborted.
-    writeFileSync(join(cwd, 'trellis.config.mjs'), CONFIG(schema, queue).replace("async call(request) {", "async call(request) { await new Promise((resolve) => { const t = setTimeout(resolve, 10000); request.signal?.addEventListener('abort', () => { clearTimeout(t); resolve(); }); }); if (request.signal?.aborted) throw Object.assign(new Error('aborted'), { name: 'AbortError' });"));
+    writeFileSync(
+      join(cwd, 'trellis.config.mjs'),
+      CONFIG(schema, queue).replace(
+        'async call(request) {',
+        "async call(request) { await new Promise((resolve) => { const t = setTimeout(resolve, 10000); request.signal?.addEventListener('abort', () => { clearTimeout(t); resolve(); }); }); if (request.signal?.aborted) throw Object.assign(new Error('aborted'), { name: 'AbortError' });",
+      ),
+    );
     const workerIo = fakeIo(cwd);
     const worker = runCli(['node', 'trellis', 'worker'], workerIo);
     const turns = new TurnQueue({ url: REDIS_URL, queueName: queue.name, prefix: queue.prefix, pollMs: 200 });
@@ -180,8 +211,11 @@ export default {
   });
 
   it('`trellis sessions prune --older-than <days>` deletes the PostgreSQL sessions not written for that long, and refuses a bad count', async () => {
-    for (const id of ['old', 'recent']) expect(await runCli(['node', 'trellis', 'run', '-s', id, 'hello'], fakeIo(cwd))).toBe(0);
-    await schemas!.admin.query(`UPDATE "${schema}".sessions SET updated_at = now() - interval '31 days' WHERE id = 'old'`);
+    for (const id of ['old', 'recent'])
+      expect(await runCli(['node', 'trellis', 'run', '-s', id, 'hello'], fakeIo(cwd))).toBe(0);
+    await schemas!.admin.query(
+      `UPDATE "${schema}".sessions SET updated_at = now() - interval '31 days' WHERE id = 'old'`,
+    );
 
     const io = fakeIo(cwd);
     expect(await runCli(['node', 'trellis', 'sessions', 'prune', '--older-than', '30'], io)).toBe(0);
@@ -196,7 +230,7 @@ export default {
     }
   });
 
-  it('lists and shows the PostgreSQL store\'s sessions with `trellis sessions`, rather than open the URL as a file', async () => {
+  it("lists and shows the PostgreSQL store's sessions with `trellis sessions`, rather than open the URL as a file", async () => {
     expect(await runCli(['node', 'trellis', 'run', '-s', 'p1', 'hello'], fakeIo(cwd))).toBe(0);
     const listed = fakeIo(cwd);
     const shown = fakeIo(cwd);

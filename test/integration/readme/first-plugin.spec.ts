@@ -26,7 +26,10 @@ describe('the README first plugin', () => {
   it('runs as the README says', async () => {
     const app = Trellis.create();
     await app.install(GreeterPlugin);
-    const model = new ScriptedModel([{ toolCalls: [{ name: 'greeter.hello', args: { name: 'Ada' } }] }, 'Done: Hello Ada']);
+    const model = new ScriptedModel([
+      { toolCalls: [{ name: 'greeter.hello', args: { name: 'Ada' } }] },
+      'Done: Hello Ada',
+    ]);
     const agent = app.agent({ name: 'greeter', model, instructions: 'You greet people.' });
     const result = await agent.session('s1', { context: { 'app.locale': 'fr' } }).send('Greet Ada');
     expect(result.status).toBe('completed');
@@ -43,6 +46,6 @@ describe('the README first plugin', () => {
     const result = await app.agent({ name: 'greeter', model, instructions: 'x' }).session('s2').send('Greet Ada');
     expect(result.status).toBe('completed');
     expect(result.toolCalls[0]).toMatchObject({ ok: false, error: { code: 'MissingContext' } });
-    expect(String(model.calls[1]!.messages.at(-1)!.content)).toContain("app.locale");
+    expect(String(model.calls[1]!.messages.at(-1)!.content)).toContain('app.locale');
   });
 });

@@ -14,7 +14,9 @@ describe('the README image input', () => {
     writeFileSync(join(dir, 'invoice.png'), Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'));
     const model = new ScriptedModel((request) => {
       const parts = messageParts(request.messages.at(-1)!);
-      return parts.some((p) => p.type === 'image' && p.mediaType === 'image/png') ? 'The total is 42 EUR.' : 'I see no image.';
+      return parts.some((p) => p.type === 'image' && p.mediaType === 'image/png')
+        ? 'The total is 42 EUR.'
+        : 'I see no image.';
     });
     const agent = Trellis.create().agent({ name: 'desk', model, instructions: 'You read invoices.' });
 

@@ -25,7 +25,9 @@ class GreetPlugin {
 
   @Hook('tool.before_call')
   noStrangers(call: ToolCallInfo) {
-    return call.tool === 'greet.say' && (call.args as GreetInput).name === 'stranger' ? block('no strangers') : undefined;
+    return call.tool === 'greet.say' && (call.args as GreetInput).name === 'stranger'
+      ? block('no strangers')
+      : undefined;
   }
 }
 
@@ -34,10 +36,18 @@ describe('a plugin written against trellis/plugin (docs/plugins.md)', () => {
     const app = Trellis.create();
     await app.install(GreetPlugin, { config: { greeting: 'Hej' } });
     const model = new ScriptedModel([
-      { toolCalls: [{ name: 'greet.say', args: { name: 'Ada' } }, { name: 'greet.say', args: { name: 'stranger' } }] },
+      {
+        toolCalls: [
+          { name: 'greet.say', args: { name: 'Ada' } },
+          { name: 'greet.say', args: { name: 'stranger' } },
+        ],
+      },
       'done',
     ]);
-    const result = await app.agent({ name: 'greeter', model, instructions: 'Greet people.' }).session('s1').send('Greet Ada and a stranger');
+    const result = await app
+      .agent({ name: 'greeter', model, instructions: 'Greet people.' })
+      .session('s1')
+      .send('Greet Ada and a stranger');
     expect(result.status).toBe('completed');
     expect(result.toolCalls[0]).toMatchObject({ tool: 'greet.say', ok: true, value: { text: 'Hej, Ada' } });
     expect(result.toolCalls[1]).toMatchObject({ tool: 'greet.say', ok: false });
@@ -46,6 +56,8 @@ describe('a plugin written against trellis/plugin (docs/plugins.md)', () => {
 
   it('refuses a bad config at install, as any plugin', async () => {
     const app = Trellis.create();
-    await expect(app.install(GreetPlugin, { config: { greeting: 42 } })).rejects.toMatchObject({ code: 'InvalidConfig' });
+    await expect(app.install(GreetPlugin, { config: { greeting: 42 } })).rejects.toMatchObject({
+      code: 'InvalidConfig',
+    });
   });
 });

@@ -1,7 +1,16 @@
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { IsString } from 'class-validator';
-import { Hook, Plugin, Tool, Trellis, suspend, type ModelRequest, type ScriptedReply, type ToolCallInfo } from 'trellis';
+import {
+  Hook,
+  Plugin,
+  Tool,
+  Trellis,
+  suspend,
+  type ModelRequest,
+  type ScriptedReply,
+  type ToolCallInfo,
+} from 'trellis';
 import type { StoredSession } from 'trellis/stores';
 import { MemoryStore, ScriptedModel } from 'trellis/testing';
 
@@ -21,24 +30,48 @@ class LedgerPlugin {
   }
   @Hook('tool.gate')
   approval(call: ToolCallInfo) {
-    return call.tool === 'ledger.append' ? suspend({ message: 'Append?', allowedDecisions: ['approve', 'reject'] }) : undefined;
+    return call.tool === 'ledger.append'
+      ? suspend({ message: 'Append?', allowedDecisions: ['approve', 'reject'] })
+      : undefined;
   }
 }
 
-const fixture = JSON.parse(readFileSync(new URL('../../fixtures/records/delegated-suspended-v1.json', import.meta.url), 'utf8')) as { sessions: StoredSession[] };
+const fixture = JSON.parse(
+  readFileSync(new URL('../../fixtures/records/delegated-suspended-v1.json', import.meta.url), 'utf8'),
+) as { sessions: StoredSession[] };
 const tools = (r: ModelRequest) => r.messages.filter((m) => m.role === 'tool');
 
 async function appFromFixture() {
   const store = new MemoryStore();
   for (const session of fixture.sessions) {
-    await store.checkpoint({ sessionId: session.id, agent: session.agent, expectedRevision: 0, state: session.state, append: session.transcript, turn: session.turns[0]!, suspension: session.suspension });
+    await store.checkpoint({
+      sessionId: session.id,
+      agent: session.agent,
+      expectedRevision: 0,
+      state: session.state,
+      append: session.transcript,
+      turn: session.turns[0]!,
+      suspension: session.suspension,
+    });
   }
   const app = Trellis.create({ store });
   const ledger = (await app.install(LedgerPlugin)).instance;
   const relay = (done: string) => new ScriptedModel((r): ScriptedReply => `${done}: ${tools(r).at(-1)?.content}`);
   app.agent({ name: 'leaf', model: relay('leaf'), instructions: 'Keep the ledger.', plugins: ['ledger'] });
-  app.agent({ name: 'mid', model: relay('mid'), instructions: 'Relay.', plugins: [], agents: [{ agent: 'leaf', name: 'ask_leaf', description: 'Ask leaf.' }] });
-  const top = app.agent({ name: 'top', model: relay('top'), instructions: 'Relay.', plugins: [], agents: [{ agent: 'mid', name: 'ask_mid', description: 'Ask mid.' }] });
+  app.agent({
+    name: 'mid',
+    model: relay('mid'),
+    instructions: 'Relay.',
+    plugins: [],
+    agents: [{ agent: 'leaf', name: 'ask_leaf', description: 'Ask leaf.' }],
+  });
+  const top = app.agent({
+    name: 'top',
+    model: relay('top'),
+    instructions: 'Relay.',
+    plugins: [],
+    agents: [{ agent: 'mid', name: 'ask_mid', description: 'Ask mid.' }],
+  });
   return { app, ledger, session: top.session('fixture-top') };
 }
 

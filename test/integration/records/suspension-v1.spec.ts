@@ -1,7 +1,17 @@
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { IsInt, Min } from 'class-validator';
-import { Trellis, Plugin, Tool, Hook, suspend, StateKey, TrellisError, type ToolCallInfo, type ToolContext } from 'trellis';
+import {
+  Trellis,
+  Plugin,
+  Tool,
+  Hook,
+  suspend,
+  StateKey,
+  TrellisError,
+  type ToolCallInfo,
+  type ToolContext,
+} from 'trellis';
 import type { StoredSession } from 'trellis/stores';
 import { ScriptedModel, MemoryStore } from 'trellis/testing';
 
@@ -26,11 +36,15 @@ class Pay {
   }
   @Hook('tool.gate')
   gate(call: ToolCallInfo) {
-    return call.tool === 'pay.send' ? suspend({ message: 'Send money?', allowedDecisions: ['approve', 'reject'] }) : undefined;
+    return call.tool === 'pay.send'
+      ? suspend({ message: 'Send money?', allowedDecisions: ['approve', 'reject'] })
+      : undefined;
   }
 }
 
-const fixture = JSON.parse(readFileSync(new URL('../../fixtures/records/session-suspended-v1.json', import.meta.url), 'utf8')) as StoredSession;
+const fixture = JSON.parse(
+  readFileSync(new URL('../../fixtures/records/session-suspended-v1.json', import.meta.url), 'utf8'),
+) as StoredSession;
 
 async function storeWith(session: StoredSession): Promise<MemoryStore> {
   const store = new MemoryStore();
@@ -73,7 +87,9 @@ describe('a suspended turn stored by Trellis with suspension record v1', () => {
     const future = { ...fixture, suspension: { ...(fixture.suspension as object), version: 2 } };
     const app = Trellis.create({ store: await storeWith(future) });
     const pay = (await app.install(Pay)).instance;
-    const session = app.agent({ name: 'payments', model: new ScriptedModel(['x']), instructions: 'You pay.' }).session(fixture.id);
+    const session = app
+      .agent({ name: 'payments', model: new ScriptedModel(['x']), instructions: 'You pay.' })
+      .session(fixture.id);
 
     const error = await session.resume({ decisions: [{ callId: 's1', decision: 'approve' }] }).catch((e: unknown) => e);
 
@@ -96,12 +112,19 @@ describe('a SqliteStore file written at schema version 1', () => {
       copyFileSync(fileURLToPath(new URL('../../fixtures/records/store-schema-v1.db', import.meta.url)), path);
       const store = new SqliteStore({ path });
       const loaded = await store.load(fixture.id);
-      expect(loaded).toMatchObject({ id: fixture.id, agent: 'payments', state: fixture.state, suspension: fixture.suspension });
+      expect(loaded).toMatchObject({
+        id: fixture.id,
+        agent: 'payments',
+        state: fixture.state,
+        suspension: fixture.suspension,
+      });
       expect(loaded!.turns).toEqual(fixture.turns);
 
       const app = Trellis.create({ store });
       const pay = (await app.install(Pay)).instance;
-      const session = app.agent({ name: 'payments', model: new ScriptedModel(['Paid.']), instructions: 'You pay.' }).session(fixture.id);
+      const session = app
+        .agent({ name: 'payments', model: new ScriptedModel(['Paid.']), instructions: 'You pay.' })
+        .session(fixture.id);
       expect((await session.resume({ decisions: [{ callId: 's1', decision: 'reject' }] })).status).toBe('completed');
       expect(pay.sent).toEqual([]);
       await app.stop();

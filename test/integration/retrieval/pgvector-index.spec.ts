@@ -16,20 +16,44 @@ beforeAll(async () => {
   lite = await PGlite.create({ extensions: { vector } });
 }, 120_000);
 afterAll(() => lite?.close());
-describePgVectorIndex('PGlite (pgvector bundled)', () => lite, () => 'kb');
+describePgVectorIndex(
+  'PGlite (pgvector bundled)',
+  () => lite,
+  () => 'kb',
+);
 
 describe('PgVectorIndex query plans (PGlite)', () => {
   it("a vector search is served by the HNSW index of the tenant's partition alone", async () => {
     const embeddings = new ConceptEmbeddings();
-    await PgVectorIndex.open({ client: lite, embeddings, dimensions: embeddings.dimensions, schema: 'plans', table: 'chunks' }).then((i) => Promise.all([i.upsert('acme', ACME_DOCS), i.upsert('globex', GLOBEX_DOCS)]));
-    const table = { schema: 'plans', table: 'chunks', qualified: '"plans"."chunks"', dimensions: 6, textSearch: 'english' };
-    const statement = searchStatement(table, { tenant: 'acme', text: 'refund', k: 3, mode: 'vector' }, '[1,0,0,0,0,0.05]');
+    await PgVectorIndex.open({
+      client: lite,
+      embeddings,
+      dimensions: embeddings.dimensions,
+      schema: 'plans',
+      table: 'chunks',
+    }).then((i) => Promise.all([i.upsert('acme', ACME_DOCS), i.upsert('globex', GLOBEX_DOCS)]));
+    const table = {
+      schema: 'plans',
+      table: 'chunks',
+      qualified: '"plans"."chunks"',
+      dimensions: 6,
+      textSearch: 'english',
+    };
+    const statement = searchStatement(
+      table,
+      { tenant: 'acme', text: 'refund', k: 3, mode: 'vector' },
+      '[1,0,0,0,0,0.05]',
+    );
     // A handful of rows: left to itself the planner reads them and sorts. Sorting made dear, it
     // must find an ordered path, which only the HNSW index gives (ORDER BY score DESC would not).
     await lite.exec('SET enable_seqscan = off; SET enable_sort = off');
     try {
-      const plan = (await lite.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${statement.text}`, statement.params)).rows.map((r) => r['QUERY PLAN']).join('\n');
-      expect(plan).toMatch(/Index Scan using chunks_t_[0-9a-f]{16}_embedding_idx|Index Scan using \S*embedding\S* on chunks_t_[0-9a-f]{16}/);
+      const plan = (await lite.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${statement.text}`, statement.params)).rows
+        .map((r) => r['QUERY PLAN'])
+        .join('\n');
+      expect(plan).toMatch(
+        /Index Scan using chunks_t_[0-9a-f]{16}_embedding_idx|Index Scan using \S*embedding\S* on chunks_t_[0-9a-f]{16}/,
+      );
       // Only one partition is scanned: the tenant's.
       expect(plan.match(/on chunks_t_[0-9a-f]{16}/g)).toHaveLength(1);
     } finally {
@@ -38,21 +62,35 @@ describe('PgVectorIndex query plans (PGlite)', () => {
   });
 });
 
-describe('RagPlugin over a PgVectorIndex: passages of the session\'s tenant only', () => {
+describe("RagPlugin over a PgVectorIndex: passages of the session's tenant only", () => {
   let index: PgVectorIndex;
   beforeAll(async () => {
     const embeddings = new ConceptEmbeddings();
-    index = await PgVectorIndex.open({ client: lite, embeddings, dimensions: embeddings.dimensions, schema: 'rag', table: 'chunks' });
+    index = await PgVectorIndex.open({
+      client: lite,
+      embeddings,
+      dimensions: embeddings.dimensions,
+      schema: 'rag',
+      table: 'chunks',
+    });
     await index.upsert('acme', ACME_DOCS);
     await index.upsert('globex', GLOBEX_DOCS);
   });
 
   async function deskApp() {
-    const app = Trellis.create({ store: new MemoryStore(), providers: [{ provide: RETRIEVAL_INDEX, useValue: index }] });
+    const app = Trellis.create({
+      store: new MemoryStore(),
+      providers: [{ provide: RETRIEVAL_INDEX, useValue: index }],
+    });
     await app.install(RagPlugin, { config: { search: 'index', topK: 3, filter: { lang: 'en' } } });
     const seen: string[] = [];
     const model = new ScriptedModel((request) => {
-      seen.push(request.messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n'));
+      seen.push(
+        request.messages
+          .filter((m) => m.role === 'system')
+          .map((m) => m.content)
+          .join('\n'),
+      );
       return 'ok';
     });
     return { app, seen, agent: app.agent({ name: 'kb', instructions: 'Answer from the passages.', model }) };
@@ -60,7 +98,9 @@ describe('RagPlugin over a PgVectorIndex: passages of the session\'s tenant only
 
   it("injects the tenant's passages (hybrid, filtered) and never another tenant's", async () => {
     const { app, seen, agent } = await deskApp();
-    await agent.session('a1', { context: { 'app.tenant': 'acme' } }).send('How do I get a refund, and where is parcel ZX-9000?');
+    await agent
+      .session('a1', { context: { 'app.tenant': 'acme' } })
+      .send('How do I get a refund, and where is parcel ZX-9000?');
     expect(seen[0]).toContain('[1] ');
     expect(seen[0]).toContain('refunds.md');
     expect(seen[0]).toContain('shipping.md');
@@ -80,7 +120,7 @@ describe('RagPlugin over a PgVectorIndex: passages of the session\'s tenant only
     await app.stop();
   });
 
-  it("app.erase({ tenant }) erases the tenant from the index (its partition dropped)", async () => {
+  it('app.erase({ tenant }) erases the tenant from the index (its partition dropped)', async () => {
     const { app, agent } = await deskApp();
     await index.upsert('umbrella', [{ id: 'u.md', text: 'Umbrella refunds are final.', metadata: { lang: 'en' } }]);
     await agent.session('u1', { context: { 'app.tenant': 'umbrella' } }).send('refund?');
@@ -94,9 +134,13 @@ describe('RagPlugin over a PgVectorIndex: passages of the session\'s tenant only
 
   it("refuses search: 'index' without a bound index, or with local documents", async () => {
     const bare = Trellis.create();
-    await expect(bare.install(RagPlugin, { config: { search: 'index' } })).rejects.toThrow(/search: 'index' needs a retrieval index/);
+    await expect(bare.install(RagPlugin, { config: { search: 'index' } })).rejects.toThrow(
+      /search: 'index' needs a retrieval index/,
+    );
     const bound = Trellis.create({ providers: [{ provide: RETRIEVAL_INDEX, useValue: index }] });
-    const error = await bound.install(RagPlugin, { config: { search: 'index', documents: [{ id: 'a', text: 'b' }] } }).catch((e: unknown) => e);
+    const error = await bound
+      .install(RagPlugin, { config: { search: 'index', documents: [{ id: 'a', text: 'b' }] } })
+      .catch((e: unknown) => e);
     expect(TrellisError.is(error, 'InvalidConfig')).toBe(true);
   });
 });
@@ -110,7 +154,10 @@ const serverReady = (async () => {
   const probe = new pg.Pool({ connectionString: POSTGRES_URL, max: 1 });
   try {
     const { rows } = await probe.query("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'");
-    if (rows.length === 0) process.stdout.write(`skipped: PgVectorIndex on the PostgreSQL server (${POSTGRES_URL} has no pgvector extension; the same tests ran on PGlite)\n`);
+    if (rows.length === 0)
+      process.stdout.write(
+        `skipped: PgVectorIndex on the PostgreSQL server (${POSTGRES_URL} has no pgvector extension; the same tests ran on PGlite)\n`,
+      );
     return rows.length > 0;
   } finally {
     await probe.end();
@@ -125,5 +172,9 @@ if (server) {
     await pool!.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await pool!.end();
   });
-  describePgVectorIndex('the PostgreSQL server', () => pool!, () => schema);
+  describePgVectorIndex(
+    'the PostgreSQL server',
+    () => pool!,
+    () => schema,
+  );
 }

@@ -32,7 +32,10 @@ describe('a query that never ends is stopped and the host keeps running', () => 
     const ticker = setInterval(() => (ticks += 1), 50);
     const started = Date.now();
     try {
-      await expect(queries.run(ENDLESS)).rejects.toMatchObject({ code: 'SqlTimeout', message: expect.stringContaining('1000 ms') });
+      await expect(queries.run(ENDLESS)).rejects.toMatchObject({
+        code: 'SqlTimeout',
+        message: expect.stringContaining('1000 ms'),
+      });
     } finally {
       clearInterval(ticker);
     }
@@ -44,10 +47,18 @@ describe('a query that never ends is stopped and the host keeps running', () => 
   });
 
   it('through the agent: db.search answers SqlTimeout as a tool result and the turn completes', async () => {
-    const app = await createDeskApp({ store: new MemoryStore(), databasePath: join(dir, 'desk.db'), exportDir: join(dir, 'exports'), logFile: false });
+    const app = await createDeskApp({
+      store: new MemoryStore(),
+      databasePath: join(dir, 'desk.db'),
+      exportDir: join(dir, 'exports'),
+      logFile: false,
+    });
     try {
       const model = new ScriptedModel([{ toolCalls: [{ name: 'db.search', args: { sql: ENDLESS } }] }, 'gave up']);
-      const result = await app.agent({ ...DESK_AGENT, model }).session().send('count forever');
+      const result = await app
+        .agent({ ...DESK_AGENT, model })
+        .session()
+        .send('count forever');
       expect(result.status).toBe('completed');
       expect(result.toolCalls[0]).toMatchObject({ ok: false, error: { code: 'SqlTimeout', retryable: false } });
     } finally {
@@ -70,23 +81,31 @@ describe('results are capped: rows, cells, bytes, blobs', () => {
   });
 
   it('rows stop at maxResultBytes, and the result says so', async () => {
-    const result = await queries.run("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 400) SELECT x, printf('%.*c', 50, 'y') AS pad FROM c");
+    const result = await queries.run(
+      "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 400) SELECT x, printf('%.*c', 50, 'y') AS pad FROM c",
+    );
     expect(result).toMatchObject({ truncated: true, truncatedBy: 'bytes' });
     expect(Buffer.byteLength(JSON.stringify(result.rows))).toBeLessThanOrEqual(4_096);
     expect(result.rows.length).toBeGreaterThan(10);
   });
 
   it('rows stop at maxRows', async () => {
-    const result = await queries.run('WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT x FROM c', { maxRows: 7 });
+    const result = await queries.run('WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT x FROM c', {
+      maxRows: 7,
+    });
     expect(result).toMatchObject({ rowCount: 7, truncated: true, truncatedBy: 'rows' });
   });
 });
 
 describe("one session's runaway queries do not hold up another session's (issue 34)", () => {
   /** Settles with when it settled (ms since `from`), whatever the outcome. */
-  const settledAt = (work: Promise<unknown>, from: number) => work.then(() => Date.now() - from, () => Date.now() - from);
+  const settledAt = (work: Promise<unknown>, from: number) =>
+    work.then(
+      () => Date.now() - from,
+      () => Date.now() - from,
+    );
 
-  it('four runaway queries of one session run one at a time; another session\'s SELECT 1 answers before the first of them is stopped', async () => {
+  it("four runaway queries of one session run one at a time; another session's SELECT 1 answers before the first of them is stopped", async () => {
     const started = Date.now();
     const runaway = Array.from({ length: 4 }, () => queries.run(ENDLESS, { timeoutMs: 1_000 }, 'greedy'));
     const outcomes = Promise.allSettled(runaway);
@@ -98,12 +117,14 @@ describe("one session's runaway queries do not hold up another session's (issue 
     expect(quickAt).toBeLessThan(await firstStopped);
     // Before: every query of the desk waited in one line (21.9 s behind four runaway queries).
     expect(quickAt).toBeLessThan(5_000);
-    expect((await outcomes).map((o) => (o.status === 'rejected' ? (o.reason as { code?: string }).code : 'ok'))).toEqual(['SqlTimeout', 'SqlTimeout', 'SqlTimeout', 'SqlTimeout']);
+    expect(
+      (await outcomes).map((o) => (o.status === 'rejected' ? (o.reason as { code?: string }).code : 'ok')),
+    ).toEqual(['SqlTimeout', 'SqlTimeout', 'SqlTimeout', 'SqlTimeout']);
     // One at a time: the last was stopped no sooner than four timeouts after the start.
     expect(Date.now() - started).toBeGreaterThanOrEqual(4 * 1_000);
   }, 30_000);
 
-  it('three sessions each with a runaway query and a fourth session\'s SELECT 1: it answers before any of them is stopped; with every process busy, a fifth waits its turn', async () => {
+  it("three sessions each with a runaway query and a fourth session's SELECT 1: it answers before any of them is stopped; with every process busy, a fifth waits its turn", async () => {
     const started = Date.now();
     const runaway = ['a', 'b', 'c'].map((session) => queries.run(ENDLESS, { timeoutMs: 2_000 }, session));
     const firstStopped = Promise.race(runaway.map((r) => settledAt(r, started)));
@@ -111,7 +132,11 @@ describe("one session's runaway queries do not hold up another session's (issue 
     expect(quickAt).toBeLessThan(await firstStopped);
     await Promise.allSettled(runaway);
 
-    const small = new ReadOnlyQueries(db, { timeoutMs: 1_000, maxRows: 5, maxCellChars: 100, maxResultBytes: 4_096 }, { processes: 1 });
+    const small = new ReadOnlyQueries(
+      db,
+      { timeoutMs: 1_000, maxRows: 5, maxCellChars: 100, maxResultBytes: 4_096 },
+      { processes: 1 },
+    );
     try {
       const busy = small.run(ENDLESS, {}, 'a');
       const waiting = small.run('SELECT 1 AS one', {}, 'b');
@@ -122,13 +147,33 @@ describe("one session's runaway queries do not hold up another session's (issue 
     }
   }, 30_000);
 
-  it('through the desk agent: a turn of another session completes while one session\'s db.search runs away', async () => {
-    const app = await createDeskApp({ store: new MemoryStore(), databasePath: join(dir, 'desk.db'), exportDir: join(dir, 'exports'), logFile: false });
+  it("through the desk agent: a turn of another session completes while one session's db.search runs away", async () => {
+    const app = await createDeskApp({
+      store: new MemoryStore(),
+      databasePath: join(dir, 'desk.db'),
+      exportDir: join(dir, 'exports'),
+      logFile: false,
+    });
     try {
       const started = Date.now();
-      const runaway = app.agent({ ...DESK_AGENT, model: new ScriptedModel([{ toolCalls: [{ name: 'db.search', args: { sql: ENDLESS } }] }, 'gave up']) }).session('runaway').send('count forever');
+      const runaway = app
+        .agent({
+          ...DESK_AGENT,
+          model: new ScriptedModel([{ toolCalls: [{ name: 'db.search', args: { sql: ENDLESS } }] }, 'gave up']),
+        })
+        .session('runaway')
+        .send('count forever');
       const runawayAt = settledAt(runaway, started);
-      const quick = await app.agent({ ...DESK_AGENT, model: new ScriptedModel([{ toolCalls: [{ name: 'db.search', args: { sql: 'SELECT count(*) AS n FROM orders' } }] }, 'ten']) }).session('quick').send('how many orders?');
+      const quick = await app
+        .agent({
+          ...DESK_AGENT,
+          model: new ScriptedModel([
+            { toolCalls: [{ name: 'db.search', args: { sql: 'SELECT count(*) AS n FROM orders' } }] },
+            'ten',
+          ]),
+        })
+        .session('quick')
+        .send('how many orders?');
       const quickAt = Date.now() - started;
       expect(quick.toolCalls[0]).toMatchObject({ ok: true, value: { rows: [{ n: 10 }] } });
       expect(quickAt).toBeLessThan(await runawayAt);

@@ -27,7 +27,12 @@ afterEach(async () => {
 });
 
 async function desk(store: SessionStore = new MemoryStore()): Promise<Trellis> {
-  const app = await createDeskApp({ store, databasePath: join(dir, 'desk.db'), exportDir: join(dir, 'exports'), logFile: false });
+  const app = await createDeskApp({
+    store,
+    databasePath: join(dir, 'desk.db'),
+    exportDir: join(dir, 'exports'),
+    logFile: false,
+  });
   apps.push(app);
   return app;
 }
@@ -36,7 +41,10 @@ async function desk(store: SessionStore = new MemoryStore()): Promise<Trellis> {
 async function search(sql: string) {
   const app = await desk();
   const model = new ScriptedModel([{ toolCalls: [{ name: 'db.search', args: { sql } }] }, 'ok']);
-  const result = await app.agent({ ...DESK_AGENT, model }).session().send('query');
+  const result = await app
+    .agent({ ...DESK_AGENT, model })
+    .session()
+    .send('query');
   return result.toolCalls[0]!;
 }
 
@@ -44,7 +52,15 @@ describe('db.search: read-only SQL', () => {
   it('answers one SELECT with columns and rows', async () => {
     const call = await search('SELECT name FROM customers ORDER BY id LIMIT 2');
 
-    expect(call).toMatchObject({ ok: true, value: { columns: ['name'], rows: [{ name: 'Ada Lovelace' }, { name: 'Grace Hopper' }], rowCount: 2, truncated: false } });
+    expect(call).toMatchObject({
+      ok: true,
+      value: {
+        columns: ['name'],
+        rows: [{ name: 'Ada Lovelace' }, { name: 'Grace Hopper' }],
+        rowCount: 2,
+        truncated: false,
+      },
+    });
   });
 
   it.each([
@@ -75,7 +91,13 @@ describe('db.search: read-only SQL', () => {
     const db: Database.Database = openDeskDatabase(join(dir, 'desk.db'));
     const queries = new ReadOnlyQueries(db);
     expect(db.readonly).toBe(true);
-    expect(await queries.run('SELECT id FROM orders ORDER BY id', { maxRows: 3 })).toEqual({ columns: ['id'], rows: [{ id: 1 }, { id: 2 }, { id: 3 }], rowCount: 3, truncated: true, truncatedBy: 'rows' });
+    expect(await queries.run('SELECT id FROM orders ORDER BY id', { maxRows: 3 })).toEqual({
+      columns: ['id'],
+      rows: [{ id: 1 }, { id: 2 }, { id: 3 }],
+      rowCount: 3,
+      truncated: true,
+      truncatedBy: 'rows',
+    });
     queries.close();
     db.close();
   });
@@ -93,7 +115,9 @@ describe('planning: strategy rules and reflection lessons', () => {
     expect(model.calls[0]!.messages[0]!.content).not.toContain(LESSONS_HEADING);
 
     const second = await session.send('And again, please?');
-    const secondTurn = model.calls.find((call) => call.messages.some((m) => m.role === 'user' && m.content === 'And again, please?'))!;
+    const secondTurn = model.calls.find((call) =>
+      call.messages.some((m) => m.role === 'user' && m.content === 'And again, please?'),
+    )!;
     const planned = secondTurn.messages.find((m) => m.role === 'system')!.content;
     expect(planned).toContain(`${LESSONS_HEADING}\n- db.search failed with SqlError`);
     expect(planned).toContain('no such column: o.total');
@@ -105,7 +129,10 @@ describe('planning: strategy rules and reflection lessons', () => {
   it('keeps lessons in the store: a new app on the same file still plans with them', async () => {
     const path = join(dir, 'trellis.db');
     const before = await desk(SqliteStore.open(path));
-    await before.agent({ ...DESK_AGENT, model: deskScriptedModel() }).session('kept').send('Who are the top customers?');
+    await before
+      .agent({ ...DESK_AGENT, model: deskScriptedModel() })
+      .session('kept')
+      .send('Who are the top customers?');
     await before.stop();
 
     const after = await desk(SqliteStore.open(path));
@@ -113,7 +140,9 @@ describe('planning: strategy rules and reflection lessons', () => {
     const session = after.agent({ ...DESK_AGENT, model }).session('kept');
     await session.send('Who are the top customers?');
 
-    expect(session.values[LESSONS_KEY]).toEqual([expect.objectContaining({ tool: 'db.search', code: 'SqlError', turn: 0 })]);
+    expect(session.values[LESSONS_KEY]).toEqual([
+      expect.objectContaining({ tool: 'db.search', code: 'SqlError', turn: 0 }),
+    ]);
     expect(model.calls[0]!.messages[0]!.content).toContain(LESSONS_HEADING);
   });
 });
@@ -125,7 +154,9 @@ describe('a typed report card for a dashboard', () => {
     const model = deskScriptedModel();
     const session = app.agent({ ...DESK_AGENT, model }).session('card');
 
-    const result = await session.send('Give me the top customers as a report card for the dashboard.', { output: TopCustomersReport });
+    const result = await session.send('Give me the top customers as a report card for the dashboard.', {
+      output: TopCustomersReport,
+    });
 
     expect(result.status).toBe('completed');
     expect(result.output).toBeInstanceOf(TopCustomersReport);
@@ -152,7 +183,20 @@ describe('a typed report card for a dashboard', () => {
 });
 
 describe('export.csv behind an approval gate', () => {
-  const exportModel = () => new ScriptedModel((request) => (request.messages.at(-1)?.role === 'tool' ? 'done' : { toolCalls: [{ id: 'call_x', name: 'export.csv', args: { sql: 'SELECT id, name FROM customers ORDER BY id LIMIT 2', filename: 'two.csv' } }] }));
+  const exportModel = () =>
+    new ScriptedModel((request) =>
+      request.messages.at(-1)?.role === 'tool'
+        ? 'done'
+        : {
+            toolCalls: [
+              {
+                id: 'call_x',
+                name: 'export.csv',
+                args: { sql: 'SELECT id, name FROM customers ORDER BY id LIMIT 2', filename: 'two.csv' },
+              },
+            ],
+          },
+    );
 
   it('suspends the call; nothing is written until a human approves, then the file is written once', async () => {
     const app = await desk();
@@ -160,7 +204,13 @@ describe('export.csv behind an approval gate', () => {
 
     const asked = await session.send('export two customers');
     expect(asked.status).toBe('suspended');
-    expect(asked.suspended).toEqual([expect.objectContaining({ callId: 'call_x', tool: 'export.csv', ticket: expect.objectContaining({ allowedDecisions: ['approve', 'reject'] }) })]);
+    expect(asked.suspended).toEqual([
+      expect.objectContaining({
+        callId: 'call_x',
+        tool: 'export.csv',
+        ticket: expect.objectContaining({ allowedDecisions: ['approve', 'reject'] }),
+      }),
+    ]);
     expect(existsSync(join(dir, 'exports/two.csv'))).toBe(false);
 
     const done = await session.resume({ decisions: [{ callId: 'call_x', decision: 'approve' }] });
@@ -173,7 +223,11 @@ describe('export.csv behind an approval gate', () => {
     const session = app.agent({ ...DESK_AGENT, model: exportModel() }).session();
     await session.send('export two customers');
 
-    await expect(session.resume({ decisions: [{ callId: 'call_x', decision: 'edit', args: { sql: 'SELECT 1', filename: 'x.csv' } }] })).rejects.toMatchObject({ code: 'InvalidDecision' });
+    await expect(
+      session.resume({
+        decisions: [{ callId: 'call_x', decision: 'edit', args: { sql: 'SELECT 1', filename: 'x.csv' } }],
+      }),
+    ).rejects.toMatchObject({ code: 'InvalidDecision' });
     const rejected = await session.resume({ decisions: [{ callId: 'call_x', decision: 'reject' }] });
 
     expect(rejected.toolCalls[0]).toMatchObject({ ok: false, error: { code: 'Rejected' } });
@@ -181,6 +235,13 @@ describe('export.csv behind an approval gate', () => {
   });
 
   it('quotes CSV fields that hold commas, quotes or line breaks', () => {
-    expect([csvField('plain'), csvField('a,b'), csvField('say "hi"'), csvField('two\nlines'), csvField(null), csvField(4.5)]).toEqual(['plain', '"a,b"', '"say ""hi"""', '"two\nlines"', '', '4.5']);
+    expect([
+      csvField('plain'),
+      csvField('a,b'),
+      csvField('say "hi"'),
+      csvField('two\nlines'),
+      csvField(null),
+      csvField(4.5),
+    ]).toEqual(['plain', '"a,b"', '"say ""hi"""', '"two\nlines"', '', '4.5']);
   });
 });

@@ -7,7 +7,10 @@ import { PostgresSchemas } from '../../support/postgres-schemas.js';
 import { haveService } from '../../support/services.js';
 
 /** What every store that keeps credentials promises. */
-function credentialContract(open: () => Promise<SessionStore & CredentialStore>, reopen?: () => Promise<SessionStore & CredentialStore>) {
+function credentialContract(
+  open: () => Promise<SessionStore & CredentialStore>,
+  reopen?: () => Promise<SessionStore & CredentialStore>,
+) {
   it('keeps, replaces and forgets a value by owner and name; other owners and names are apart', async () => {
     const store = await open();
     expect(canKeepCredentials(store)).toBe(true);
@@ -34,7 +37,9 @@ function credentialContract(open: () => Promise<SessionStore & CredentialStore>,
   it('refuses an empty or long key and a large value, naming the key and never the value', async () => {
     const store = await open();
     await expect(store.saveCredential('', 'tokens', 'x')).rejects.toMatchObject({ code: 'InvalidOptions' });
-    await expect(store.loadCredential('mcp:a', 'n'.repeat(CREDENTIAL_LIMITS.maxKeyLength + 1))).rejects.toMatchObject({ code: 'InvalidOptions' });
+    await expect(store.loadCredential('mcp:a', 'n'.repeat(CREDENTIAL_LIMITS.maxKeyLength + 1))).rejects.toMatchObject({
+      code: 'InvalidOptions',
+    });
     const big = `secret-${'v'.repeat(CREDENTIAL_LIMITS.maxValueBytes)}`;
     const error = (await store.saveCredential('mcp:a', 'tokens', big).catch((e: unknown) => e)) as Error;
     expect(error).toMatchObject({ code: 'InvalidOptions', message: expect.stringContaining('mcp:a/tokens') });

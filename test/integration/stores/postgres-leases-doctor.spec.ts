@@ -19,9 +19,25 @@ const DAY_S = 86_400;
 
 function checkpoint(sessionId: string): SessionCheckpoint {
   return {
-    sessionId, agent: 'a', expectedRevision: 0, state: {}, suspension: null,
-    append: [{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'hi' }],
-    turn: { index: 0, input: 'hello', status: 'completed', rounds: 1, toolCalls: [], usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 }, startedAt: '', finishedAt: '' },
+    sessionId,
+    agent: 'a',
+    expectedRevision: 0,
+    state: {},
+    suspension: null,
+    append: [
+      { role: 'user', content: 'hello' },
+      { role: 'assistant', content: 'hi' },
+    ],
+    turn: {
+      index: 0,
+      input: 'hello',
+      status: 'completed',
+      rounds: 1,
+      toolCalls: [],
+      usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+      startedAt: '',
+      finishedAt: '',
+    },
   } as unknown as SessionCheckpoint;
 }
 
@@ -38,11 +54,15 @@ async function deadPid(): Promise<number> {
 
   /** A lease row written by hand: `expires` is SQL (by the server's clock), `ttl` null for a row from before the TTL was kept. */
   async function lease(sessionId: string, holder: string, expires: string, ttl: number | null): Promise<void> {
-    await schemas!.admin.query(`INSERT INTO "${schema}".session_leases (session_id, holder, expires_at, ttl_ms) VALUES ($1, $2, ${expires}, $3)`, [sessionId, holder, ttl]);
+    await schemas!.admin.query(
+      `INSERT INTO "${schema}".session_leases (session_id, holder, expires_at, ttl_ms) VALUES ($1, $2, ${expires}, $3)`,
+      [sessionId, holder, ttl],
+    );
   }
 
   async function leaseRows(): Promise<{ session_id: string; holder: string }[]> {
-    return (await schemas!.admin.query(`SELECT session_id, holder FROM "${schema}".session_leases ORDER BY session_id`)).rows;
+    return (await schemas!.admin.query(`SELECT session_id, holder FROM "${schema}".session_leases ORDER BY session_id`))
+      .rows;
   }
 
   beforeEach(async () => {
@@ -60,7 +80,7 @@ async function deadPid(): Promise<number> {
   });
 
   describe('leases judged by the database clock', () => {
-    it('writes expiries by the server\'s clock, whatever this process\'s clock says', async () => {
+    it("writes expiries by the server's clock, whatever this process's clock says", async () => {
       const now = Date.now();
       const spy = jest.spyOn(Date, 'now').mockReturnValue(now + DAY_S * 1000);
       try {
@@ -69,11 +89,15 @@ async function deadPid(): Promise<number> {
         spy.mockRestore();
       }
 
-      const { rows } = await schemas!.admin.query(`SELECT EXTRACT(EPOCH FROM expires_at - clock_timestamp()) AS left, ttl_ms FROM "${schema}".session_leases`);
+      const { rows } = await schemas!.admin.query(
+        `SELECT EXTRACT(EPOCH FROM expires_at - clock_timestamp()) AS left, ttl_ms FROM "${schema}".session_leases`,
+      );
       expect(Number(rows[0].left)).toBeGreaterThan(20);
       expect(Number(rows[0].left)).toBeLessThanOrEqual(30);
       expect(rows[0].ttl_ms).toBe(30_000);
-      expect((await store.listLeases()).map((l) => [l.sessionId, l.holder, l.state, l.ttlMs])).toEqual([['s1', 'a', 'live', 30_000]]);
+      expect((await store.listLeases()).map((l) => [l.sessionId, l.holder, l.state, l.ttlMs])).toEqual([
+        ['s1', 'a', 'live', 30_000],
+      ]);
     });
 
     it('takes a lease whose expiry lies further ahead than its TTL (a clock ahead wrote it), and an infinite one; a live one holds', async () => {
@@ -97,7 +121,9 @@ async function deadPid(): Promise<number> {
       await expect(store.acquireLeaseReadingRevision('queued', 'b', 30_000, 'queued')).resolves.toBe(0);
       // Taken over: the old holder can neither renew nor write under it.
       await expect(store.renewLease('day-ahead', 'old-holder', 10_000)).resolves.toBe(false);
-      await expect(store.checkpoint({ ...checkpoint('day-ahead'), fence: 'old-holder' })).rejects.toMatchObject({ code: 'LeaseLost' });
+      await expect(store.checkpoint({ ...checkpoint('day-ahead'), fence: 'old-holder' })).rejects.toMatchObject({
+        code: 'LeaseLost',
+      });
       await expect(store.checkpoint({ ...checkpoint('day-ahead'), fence: 'b' })).resolves.toBe(1);
     });
 
@@ -118,13 +144,18 @@ async function deadPid(): Promise<number> {
       await store.acquireLease('s2', 'a', 30_000);
 
       await expect(store.clearLease('s1', 'b')).resolves.toBeUndefined();
-      await expect(store.clearLease('s1', 'a')).resolves.toMatchObject({ sessionId: 's1', holder: 'a', state: 'live', ttlMs: 30_000 });
+      await expect(store.clearLease('s1', 'a')).resolves.toMatchObject({
+        sessionId: 's1',
+        holder: 'a',
+        state: 'live',
+        ttlMs: 30_000,
+      });
       await expect(store.clearLease('s2')).resolves.toMatchObject({ sessionId: 's2', holder: 'a' });
       await expect(store.clearLease('s2')).resolves.toBeUndefined();
       expect(await leaseRows()).toEqual([]);
     });
 
-    it('delete clears the session\'s lease in the same statement, and the lease of an id with no session', async () => {
+    it("delete clears the session's lease in the same statement, and the lease of an id with no session", async () => {
       await store.checkpoint(checkpoint('s1'));
       await lease('s1', 'a-day-ahead', `clock_timestamp() + interval '1 day'`, 10_000);
       await lease('only-leased', 'crashed-first-turn', `clock_timestamp() + interval '9 seconds'`, 10_000);
@@ -150,18 +181,29 @@ async function deadPid(): Promise<number> {
     async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
       const stdout: string[] = [];
       const stderr: string[] = [];
-      const io: CliIo = { write: (t) => void stdout.push(t), out: (l = '') => void stdout.push(`${l}\n`), err: (l) => void stderr.push(l), stdin: Readable.from(['']), cwd, env: {}, exitCode: 0 };
+      const io: CliIo = {
+        write: (t) => void stdout.push(t),
+        out: (l = '') => void stdout.push(`${l}\n`),
+        err: (l) => void stderr.push(l),
+        stdin: Readable.from(['']),
+        cwd,
+        env: {},
+        exitCode: 0,
+      };
       const code = await runCli(['node', 'trellis', ...args], io);
       return { code, out: stdout.join(''), err: stderr.join('\n') };
     }
 
-    it('sessions delete clears the session\'s lease with it, whoever holds it; an id with only a lease has it cleared', async () => {
+    it("sessions delete clears the session's lease with it, whoever holds it; an id with only a lease has it cleared", async () => {
       await store.checkpoint(checkpoint('s1'));
       await lease('s1', 'a-host-a-day-ahead:7:x', `clock_timestamp() + interval '1 day'`, 10_000);
       await lease('only-leased', 'crashed-first-turn', `clock_timestamp() + interval '9 seconds'`, 10_000);
 
       const deleted = await cli('sessions', 'delete', 's1');
-      expect(deleted).toMatchObject({ code: 0, out: 'Deleted session s1.\nCleared its lease (held by a-host-a-day-ahead:7:x, ahead).\n' });
+      expect(deleted).toMatchObject({
+        code: 0,
+        out: 'Deleted session s1.\nCleared its lease (held by a-host-a-day-ahead:7:x, ahead).\n',
+      });
       const cleared = await cli('sessions', 'delete', 'only-leased');
       expect(cleared.code).toBe(0);
       expect(cleared.out).toContain('Cleared its lease (held by crashed-first-turn, until ');
@@ -171,7 +213,7 @@ async function deadPid(): Promise<number> {
       expect(again.err).toContain("No session 's1' in postgres://");
     });
 
-    it('doctor reports leases by the server\'s clock; --repair clears the stale ones and says so; a running process\'s lease stays', async () => {
+    it("doctor reports leases by the server's clock; --repair clears the stale ones and says so; a running process's lease stays", async () => {
       await store.checkpoint(checkpoint('s1'));
       const gone = `${hostname()}:${await deadPid()}:0b0e6f6c-8d5e-4c57-9d0f-3f2a4bce9a10`;
       const running = `${hostname()}:${process.pid}:6a4c3b43-2f1c-4a55-8d0e-0d5b9a2c7e11`;
@@ -187,7 +229,9 @@ async function deadPid(): Promise<number> {
       expect(sick.out).toContain('ok      session: 1 of 1 stored session(s) read back');
       expect(sick.out).toContain('PROBLEM lease: the lease of session ahead expires at');
       expect(sick.out).toContain("written by a clock ahead of the database server's clock as it reads now");
-      expect(sick.out).toMatch(/PROBLEM lease: session orphan is leased until \S+ by process \d+ of this machine, which no longer runs/);
+      expect(sick.out).toMatch(
+        /PROBLEM lease: session orphan is leased until \S+ by process \d+ of this machine, which no longer runs/,
+      );
       expect(sick.out).toContain('ok      lease: 1 expired lease(s) left by turns that stopped');
       expect(sick.out).toContain('ok      lease: 1 session(s) leased by a running turn');
       expect(await leaseRows()).toHaveLength(4);
@@ -203,7 +247,9 @@ async function deadPid(): Promise<number> {
     it('doctor names an unreadable session with the delete command; sessions delete removes it and doctor is clean', async () => {
       await store.checkpoint(checkpoint('good'));
       await store.checkpoint(checkpoint('broken'));
-      await schemas!.admin.query(`UPDATE "${schema}".messages SET message = '42' WHERE session_id = 'broken' AND seq = 1`);
+      await schemas!.admin.query(
+        `UPDATE "${schema}".messages SET message = '42' WHERE session_id = 'broken' AND seq = 1`,
+      );
 
       const sick = await cli('doctor');
       expect(sick.code).toBe(1);
@@ -218,12 +264,18 @@ async function deadPid(): Promise<number> {
 
     it('doctor reports an older schema without migrating it; --repair migrates it', async () => {
       await store.close();
-      await schemas!.admin.query(`DELETE FROM "${schema}".schema_migrations WHERE version = 8; ALTER TABLE "${schema}".session_leases DROP COLUMN ttl_ms`);
+      await schemas!.admin.query(
+        `DELETE FROM "${schema}".schema_migrations WHERE version = 8; ALTER TABLE "${schema}".session_leases DROP COLUMN ttl_ms`,
+      );
 
       const older = await cli('doctor');
       expect(older.code).toBe(0);
-      expect(older.out).toContain('ok      schema: schema version 7; it is migrated to 8 the next time a store opens it');
-      expect((await schemas!.admin.query(`SELECT MAX(version) AS v FROM "${schema}".schema_migrations`)).rows[0].v).toBe(7);
+      expect(older.out).toContain(
+        'ok      schema: schema version 7; it is migrated to 8 the next time a store opens it',
+      );
+      expect(
+        (await schemas!.admin.query(`SELECT MAX(version) AS v FROM "${schema}".schema_migrations`)).rows[0].v,
+      ).toBe(7);
 
       const repaired = await cli('doctor', '--repair');
       expect(repaired.code).toBe(0);
@@ -232,13 +284,17 @@ async function deadPid(): Promise<number> {
       store = await schemas!.open(schema);
     });
 
-    it('doctor reports a schema of a newer Trellis, a dropped table, a schema that is not Trellis\'s, and no schema yet', async () => {
+    it("doctor reports a schema of a newer Trellis, a dropped table, a schema that is not Trellis's, and no schema yet", async () => {
       await schemas!.admin.query(`INSERT INTO "${schema}".schema_migrations (version, name) VALUES (9, 'future')`);
       const newer = await cli('doctor');
       expect(newer.code).toBe(1);
-      expect(newer.out).toContain('PROBLEM schema: schema version 9 was written by a newer Trellis (this one knows up to 8)');
+      expect(newer.out).toContain(
+        'PROBLEM schema: schema version 9 was written by a newer Trellis (this one knows up to 8)',
+      );
 
-      await schemas!.admin.query(`DELETE FROM "${schema}".schema_migrations WHERE version = 9; DROP TABLE "${schema}".turn_steps`);
+      await schemas!.admin.query(
+        `DELETE FROM "${schema}".schema_migrations WHERE version = 9; DROP TABLE "${schema}".turn_steps`,
+      );
       const dropped = await cli('doctor');
       expect(dropped.code).toBe(1);
       expect(dropped.out).toContain('table(s) turn_steps are missing');
@@ -248,14 +304,20 @@ async function deadPid(): Promise<number> {
       expect(foreign.code).toBe(1);
       expect(foreign.out).toContain('has no Trellis schema ledger');
 
-      writeFileSync(join(cwd, 'trellis.config.json'), JSON.stringify({ store: POSTGRES_URL, storeSchema: `${schema}_none` }));
+      writeFileSync(
+        join(cwd, 'trellis.config.json'),
+        JSON.stringify({ store: POSTGRES_URL, storeSchema: `${schema}_none` }),
+      );
       const none = await cli('doctor');
       expect(none.code).toBe(0);
       expect(none.out).toContain(`ok      schema: no schema "${schema}_none" yet`);
     });
 
     it('doctor says an unreachable server is a problem, without the password', async () => {
-      writeFileSync(join(cwd, 'trellis.config.json'), JSON.stringify({ store: 'postgres://trellis:s3cret-pw@127.0.0.1:1/test', storeSchema: schema }));
+      writeFileSync(
+        join(cwd, 'trellis.config.json'),
+        JSON.stringify({ store: 'postgres://trellis:s3cret-pw@127.0.0.1:1/test', storeSchema: schema }),
+      );
 
       const down = await cli('doctor');
 

@@ -14,21 +14,24 @@ afterAll(async () => {
   await schemas?.dropAll();
 });
 
-if (available) describeStoreConformance('PostgresStore', {
-  open: () => schemas!.open(),
-  sibling: (store) => schemas!.open((store as PostgresStore).schema),
-  dispose: async (store) => {
-    await store.close();
-    await schemas!.drop((store as PostgresStore).schema);
-  },
-  openFutureSchema: async () => {
-    const schema = schemas!.next();
-    await (await schemas!.open(schema)).close();
-    await schemas!.admin.query(`INSERT INTO "${schema}".schema_migrations (version, name) VALUES ($1, 'from-the-future')`, [LATEST + 1]);
-    return schemas!.open(schema);
-  },
-});
-
+if (available)
+  describeStoreConformance('PostgresStore', {
+    open: () => schemas!.open(),
+    sibling: (store) => schemas!.open((store as PostgresStore).schema),
+    dispose: async (store) => {
+      await store.close();
+      await schemas!.drop((store as PostgresStore).schema);
+    },
+    openFutureSchema: async () => {
+      const schema = schemas!.next();
+      await (await schemas!.open(schema)).close();
+      await schemas!.admin.query(
+        `INSERT INTO "${schema}".schema_migrations (version, name) VALUES ($1, 'from-the-future')`,
+        [LATEST + 1],
+      );
+      return schemas!.open(schema);
+    },
+  });
 
 (available ? describe : describe.skip)('PostgresStore', () => {
   const opened: PostgresStore[] = [];
@@ -48,7 +51,9 @@ if (available) describeStoreConformance('PostgresStore', {
 
       await Promise.all(Array.from({ length: 5 }, () => open(schema)));
 
-      const { rows } = await schemas!.admin.query(`SELECT version, name FROM "${schema}".schema_migrations ORDER BY version`);
+      const { rows } = await schemas!.admin.query(
+        `SELECT version, name FROM "${schema}".schema_migrations ORDER BY version`,
+      );
       expect(rows).toEqual(POSTGRES_MIGRATIONS.map(({ version, name }) => ({ version, name })));
     });
 
@@ -107,7 +112,9 @@ if (available) describeStoreConformance('PostgresStore', {
       const error = await rejection(store.load('s1'));
 
       expect(error.code).toBe('InvalidCheckpoint');
-      expect(error.message).toMatch(/Stored session "s1" cannot be read: messages\.message \(seq 1\) is not a chat message/);
+      expect(error.message).toMatch(
+        /Stored session "s1" cannot be read: messages\.message \(seq 1\) is not a chat message/,
+      );
       expect(error.message).toMatch(/The database was changed outside Trellis/);
     });
   });
@@ -143,7 +150,9 @@ if (available) describeStoreConformance('PostgresStore', {
 
   describe('bad options and unreachable servers', () => {
     it('reports an unreachable server as retryable StoreUnavailable, without the password', async () => {
-      const error = await rejection(PostgresStore.open({ url: 'postgres://postgres:sekret@127.0.0.1:1/test', schema: 'nowhere' }));
+      const error = await rejection(
+        PostgresStore.open({ url: 'postgres://postgres:sekret@127.0.0.1:1/test', schema: 'nowhere' }),
+      );
 
       expect(error.code).toBe('StoreUnavailable');
       expect(error.retryable).toBe(true);
@@ -152,14 +161,16 @@ if (available) describeStoreConformance('PostgresStore', {
       expect(error.message).not.toMatch(/sekret/);
     });
 
-    it.each([['a schema name that needs quoting', { url: POSTGRES_URL, schema: 'x"; DROP TABLE y; --' }], ['neither pool nor url', {}], ['a URL that is not one', { url: 'not a url' }], ['zero connections', { url: POSTGRES_URL, maxConnections: 0 }]])(
-      'refuses %s with InvalidOptions',
-      async (_, options) => {
-        const error = await rejection(PostgresStore.open(options as never));
+    it.each([
+      ['a schema name that needs quoting', { url: POSTGRES_URL, schema: 'x"; DROP TABLE y; --' }],
+      ['neither pool nor url', {}],
+      ['a URL that is not one', { url: 'not a url' }],
+      ['zero connections', { url: POSTGRES_URL, maxConnections: 0 }],
+    ])('refuses %s with InvalidOptions', async (_, options) => {
+      const error = await rejection(PostgresStore.open(options as never));
 
-        expect(error.code).toBe('InvalidOptions');
-      },
-    );
+      expect(error.code).toBe('InvalidOptions');
+    });
   });
 });
 
@@ -170,13 +181,29 @@ describe('PostgresStore: large part bytes by reference', () => {
     const { checkpointOf } = await import('../../support/session-store-contract.js');
     const store = await schemas.open();
     const large = Buffer.alloc(PART_INLINE_BYTES + 1, 7).toString('base64');
-    await store.checkpoint(checkpointOf('b1', 0, 0, { append: [{ role: 'user', content: '', parts: [{ type: 'file', data: large, mediaType: 'application/pdf', name: 'big.pdf' }] }] }));
-    const { rows } = await schemas.admin.query(`SELECT message::text AS message FROM "${store.schema}".messages WHERE session_id = 'b1'`);
+    await store.checkpoint(
+      checkpointOf('b1', 0, 0, {
+        append: [
+          {
+            role: 'user',
+            content: '',
+            parts: [{ type: 'file', data: large, mediaType: 'application/pdf', name: 'big.pdf' }],
+          },
+        ],
+      }),
+    );
+    const { rows } = await schemas.admin.query(
+      `SELECT message::text AS message FROM "${store.schema}".messages WHERE session_id = 'b1'`,
+    );
     expect(rows[0].message).not.toContain(large.slice(0, 1000));
     expect(rows[0].message).toContain('"blob":"sha256-');
-    const blobs = await schemas.admin.query(`SELECT COUNT(*)::int AS n FROM "${store.schema}".part_blobs WHERE session_id = 'b1'`);
+    const blobs = await schemas.admin.query(
+      `SELECT COUNT(*)::int AS n FROM "${store.schema}".part_blobs WHERE session_id = 'b1'`,
+    );
     expect(blobs.rows[0].n).toBe(1);
-    expect((await store.load('b1'))!.transcript[0]!.parts).toEqual([{ type: 'file', data: large, mediaType: 'application/pdf', name: 'big.pdf' }]);
+    expect((await store.load('b1'))!.transcript[0]!.parts).toEqual([
+      { type: 'file', data: large, mediaType: 'application/pdf', name: 'big.pdf' },
+    ]);
     await store.close();
   });
 });
@@ -188,14 +215,22 @@ describe('PostgresStore: prepared statements of long schema names', () => {
     const base = schemas.next();
     const [a, b] = ['a', 'b'].map((end) => `${base}_${'x'.repeat(62 - base.length - 1)}${end}`) as [string, string];
     expect(a).toHaveLength(63);
-    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 1, lock_timeout: 5_000, statement_timeout: 30_000 });
+    const pool = new pg.Pool({
+      connectionString: POSTGRES_URL,
+      max: 1,
+      lock_timeout: 5_000,
+      statement_timeout: 30_000,
+    });
     const stores = [await PostgresStore.open({ pool, schema: a }), await PostgresStore.open({ pool, schema: b })];
     try {
       for (const [i, store] of stores.entries()) {
         await store.checkpoint(checkpointOf(`s${i}`, 0, 0));
-        await expect(store.loadSince(`s${i}`, { revision: 0, messages: 0, turns: 0 })).resolves.toMatchObject({ unchanged: false, revision: 1 });
+        await expect(store.loadSince(`s${i}`, { revision: 0, messages: 0, turns: 0 })).resolves.toMatchObject({
+          unchanged: false,
+          revision: 1,
+        });
       }
-      expect((await stores[1]!.load('s0'))).toBeUndefined();
+      expect(await stores[1]!.load('s0')).toBeUndefined();
     } finally {
       for (const store of stores) await store.close();
       await pool.end();

@@ -51,7 +51,10 @@ afterAll(async () => {
       await store.checkpoint(checkpointOf('s1', 0, 0));
       await holder.query('BEGIN');
       await holder.query(`SELECT 1 FROM "${schema}".sessions WHERE id = 's1' FOR UPDATE`);
-      for (const write of [() => store.checkpoint(checkpointOf('s1', 1, 1)), () => store.appendSteps({ sessionId: 's1', agent: 'support', expectedRevision: 1, steps: [{ kind: 'x' }] })]) {
+      for (const write of [
+        () => store.checkpoint(checkpointOf('s1', 1, 1)),
+        () => store.appendSteps({ sessionId: 's1', agent: 'support', expectedRevision: 1, steps: [{ kind: 'x' }] }),
+      ]) {
         const started = Date.now();
         const error = await write().then(
           () => undefined,

@@ -24,9 +24,12 @@ function describeRecords(label: string, open: () => Promise<Store>): void {
       await store.putRecord('memory.working', 'u2', 'a', 'theirs');
       await store.putRecord('memory.working', 'u1', 'b', { n: 2, nested: { ok: true } });
       expect((await store.getRecord('memory.working', 'u1', 'b'))?.value).toEqual({ n: 2, nested: { ok: true } });
-      expect((await store.getRecord('memory.working', 'u1', 'zz'))).toBeUndefined();
+      expect(await store.getRecord('memory.working', 'u1', 'zz')).toBeUndefined();
       const listed = await store.listRecords('memory.working', 'u1');
-      expect(listed.map((r) => [r.key, r.value])).toEqual([['a', ['x', 2, true, null]], ['b', { n: 2, nested: { ok: true } }]]);
+      expect(listed.map((r) => [r.key, r.value])).toEqual([
+        ['a', ['x', 2, true, null]],
+        ['b', { n: 2, nested: { ok: true } }],
+      ]);
       expect(Date.parse(listed[0]!.updatedAt)).toBeGreaterThan(Date.now() - 60_000);
       // Another namespace sees nothing of these.
       expect(await store.listRecords('memory.recall', 'u1')).toEqual([]);
@@ -34,7 +37,15 @@ function describeRecords(label: string, open: () => Promise<Store>): void {
     });
 
     it('deletes by subject, by key prefix across subjects, or both; a prefix is literal (% and _ are characters)', async () => {
-      for (const [subject, key] of [['u1', 's-a-1'], ['u1', 's-a-2'], ['u1', 's-b-1'], ['u2', 's-a-1'], ['u2', 's_%-1'], ['u3', 'other']]) await store.putRecord('ns', subject!, key!, 1);
+      for (const [subject, key] of [
+        ['u1', 's-a-1'],
+        ['u1', 's-a-2'],
+        ['u1', 's-b-1'],
+        ['u2', 's-a-1'],
+        ['u2', 's_%-1'],
+        ['u3', 'other'],
+      ])
+        await store.putRecord('ns', subject!, key!, 1);
       await store.putRecord('another', 'u1', 's-a-1', 1);
       expect(await store.deleteRecords('ns', { keyPrefix: 's_%' })).toBe(1);
       expect(await store.deleteRecords('ns', { keyPrefix: 's-a-' })).toBe(3);
@@ -46,7 +57,11 @@ function describeRecords(label: string, open: () => Promise<Store>): void {
     });
 
     it('refuses bad names and values that are not JSON or too big', async () => {
-      const refused = (work: Promise<unknown>) => work.then(() => 'accepted', (e: unknown) => (TrellisError.is(e, 'InvalidOptions') ? 'refused' : String(e)));
+      const refused = (work: Promise<unknown>) =>
+        work.then(
+          () => 'accepted',
+          (e: unknown) => (TrellisError.is(e, 'InvalidOptions') ? 'refused' : String(e)),
+        );
       expect(await refused(store.putRecord('ns', '', 'k', 1))).toBe('refused');
       expect(await refused(store.putRecord('ns', 'u', 'k\u0000', 1))).toBe('refused');
       expect(await refused(store.putRecord('ns', 'u', 'k', undefined))).toBe('refused');

@@ -18,7 +18,12 @@ function record(overrides: Partial<SuspensionRecord> = {}): SuspensionRecord {
     results: {},
     pending: [
       { callId: 'a', tool: 'pay.send', arguments: '{}', ticket: { message: 'ok?' } },
-      { callId: 'b', tool: 'pay.send', arguments: '{}', ticket: { message: 'ok?', allowedDecisions: ['approve', 'reject'] } },
+      {
+        callId: 'b',
+        tool: 'pay.send',
+        arguments: '{}',
+        ticket: { message: 'ok?', allowedDecisions: ['approve', 'reject'] },
+      },
     ],
     decisions: [],
     toolCalls: [],
@@ -31,13 +36,25 @@ const check = (decisions: unknown, r = record()) => validateDecisions(r, decisio
 
 describe('validateDecisions', () => {
   it('returns the decisions to apply, in the order given', () => {
-    const fresh = check([{ callId: 'b', decision: 'reject' }, { callId: 'a', decision: 'edit', args: { x: 1 } }]);
+    const fresh = check([
+      { callId: 'b', decision: 'reject' },
+      { callId: 'a', decision: 'edit', args: { x: 1 } },
+    ]);
     expect(fresh.map((d) => d.callId)).toEqual(['b', 'a']);
   });
 
   it('skips a decision on a call already decided, and a duplicate in the same list', () => {
     const r = record({ decisions: [{ callId: 'a', decision: 'approve' }] });
-    expect(check([{ callId: 'a', decision: 'reject' }, { callId: 'b', decision: 'approve' }, { callId: 'b', decision: 'reject' }], r)).toEqual([{ callId: 'b', decision: 'approve' }]);
+    expect(
+      check(
+        [
+          { callId: 'a', decision: 'reject' },
+          { callId: 'b', decision: 'approve' },
+          { callId: 'b', decision: 'reject' },
+        ],
+        r,
+      ),
+    ).toEqual([{ callId: 'b', decision: 'approve' }]);
   });
 
   it.each([
@@ -49,10 +66,17 @@ describe('validateDecisions', () => {
     ['a kind the ticket does not allow', [{ callId: 'b', decision: 'edit', args: {} }]],
     ['an edit without args', [{ callId: 'a', decision: 'edit' }]],
   ])('refuses %s with InvalidDecision, listing the calls waiting', (_what, decisions) => {
-    expect(() => check(decisions)).toThrow(expect.objectContaining({ code: 'InvalidDecision', message: expect.stringContaining('a (pay.send)') }));
+    expect(() => check(decisions)).toThrow(
+      expect.objectContaining({ code: 'InvalidDecision', message: expect.stringContaining('a (pay.send)') }),
+    );
   });
 
   it('refuses the whole list when one decision is bad, so nothing is applied', () => {
-    expect(() => check([{ callId: 'a', decision: 'approve' }, { callId: 'zz', decision: 'approve' }])).toThrow(expect.objectContaining({ code: 'InvalidDecision' }));
+    expect(() =>
+      check([
+        { callId: 'a', decision: 'approve' },
+        { callId: 'zz', decision: 'approve' },
+      ]),
+    ).toThrow(expect.objectContaining({ code: 'InvalidDecision' }));
   });
 });

@@ -1,6 +1,14 @@
 import 'reflect-metadata';
 import { jest } from '@jest/globals';
-import { MemoryStore, Plugin, ScriptedModel, Tool, Trellis, type ModelRequest, type ScriptedReply } from '../../../index.js';
+import {
+  MemoryStore,
+  Plugin,
+  ScriptedModel,
+  Tool,
+  Trellis,
+  type ModelRequest,
+  type ScriptedReply,
+} from '../../../index.js';
 import { DELEGATION } from '../../../src/agent/delegation/delegation-extension.js';
 
 /**
@@ -10,7 +18,11 @@ import { DELEGATION } from '../../../src/agent/delegation/delegation-extension.j
  */
 @Plugin({ name: 'clock', version: '1.0.0' })
 class ClockPlugin {
-  @Tool({ name: 'clock.now', description: 'The time.', inputSchema: { type: 'object', properties: {}, additionalProperties: false } })
+  @Tool({
+    name: 'clock.now',
+    description: 'The time.',
+    inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+  })
   now() {
     return '12:00';
   }
@@ -20,14 +32,19 @@ const lastMessage = (request: ModelRequest) => request.messages.at(-1)!;
 
 /** Asks for the clock, then answers with what it read. */
 const clockModel = (name: string) =>
-  new ScriptedModel((request): ScriptedReply => {
-    const last = lastMessage(request);
-    if (last.role === 'tool' && last.content.includes('12:00')) return `${name}: it is ${last.content}`;
-    return { toolCalls: [{ id: `c${Math.random().toString(36).slice(2)}`, name: 'clock.now', args: {} }] };
-  }, { name: `${name}-model` });
+  new ScriptedModel(
+    (request): ScriptedReply => {
+      const last = lastMessage(request);
+      if (last.role === 'tool' && last.content.includes('12:00')) return `${name}: it is ${last.content}`;
+      return { toolCalls: [{ id: `c${Math.random().toString(36).slice(2)}`, name: 'clock.now', args: {} }] };
+    },
+    { name: `${name}-model` },
+  );
 
 function spies() {
-  return (['extendEnv', 'history', 'handOver', 'rollUpUsage'] as const).map((method) => [method, jest.spyOn(DELEGATION, method)] as const);
+  return (['extendEnv', 'history', 'handOver', 'rollUpUsage'] as const).map(
+    (method) => [method, jest.spyOn(DELEGATION, method)] as const,
+  );
 }
 
 afterEach(() => jest.restoreAllMocks());
@@ -51,11 +68,23 @@ describe('delegation is a turn extension', () => {
     const watched = new Map(spies());
     const app = Trellis.create({ store: new MemoryStore() });
     await app.install(ClockPlugin);
-    const triageModel = new ScriptedModel((request): ScriptedReply => {
-      const last = lastMessage(request);
-      if (last.role === 'user') return { toolCalls: [{ id: `h${Math.random().toString(36).slice(2)}`, name: 'handoff_to_clerk', args: { input: 'time question' } }] };
-      return 'triage: done';
-    }, { name: 'triage-model' });
+    const triageModel = new ScriptedModel(
+      (request): ScriptedReply => {
+        const last = lastMessage(request);
+        if (last.role === 'user')
+          return {
+            toolCalls: [
+              {
+                id: `h${Math.random().toString(36).slice(2)}`,
+                name: 'handoff_to_clerk',
+                args: { input: 'time question' },
+              },
+            ],
+          };
+        return 'triage: done';
+      },
+      { name: 'triage-model' },
+    );
     const triage = app.agent({ name: 'triage', model: triageModel, instructions: 'x', handoffs: [{ agent: 'clerk' }] });
     // The clerk delegates nothing: after the handoff its turns run the extension for the session's sake (history, usage).
     app.agent({ name: 'clerk', model: clockModel('clerk'), instructions: 'x' });

@@ -2,7 +2,8 @@ import { filterTools, mergeInference, roundMessages, toolDefinition } from '../.
 import type { RegisteredTool } from '../../../src/contract/plugin-member.js';
 import { KERNEL_KEYS } from '../../../src/contract/kernel-keys.js';
 
-const tool = (name: string) => ({ name, description: `${name} tool`, schema: { type: 'object' } }) as unknown as RegisteredTool;
+const tool = (name: string) =>
+  ({ name, description: `${name} tool`, schema: { type: 'object' } }) as unknown as RegisteredTool;
 const tools = ['a', 'b', 'c', 'd'].map(tool);
 const names = (list: readonly RegisteredTool[]) => list.map((t) => t.name);
 
@@ -12,11 +13,17 @@ describe('filterTools', () => {
   });
 
   it('unions turn and round include lists, keeping the candidate order', () => {
-    expect(names(filterTools(tools, { [KERNEL_KEYS.includeTools]: ['c'], [KERNEL_KEYS.roundIncludeTools]: ['a'] }))).toEqual(['a', 'c']);
+    expect(
+      names(filterTools(tools, { [KERNEL_KEYS.includeTools]: ['c'], [KERNEL_KEYS.roundIncludeTools]: ['a'] })),
+    ).toEqual(['a', 'c']);
   });
 
   it('applies exclusions (turn and round) after the includes', () => {
-    const turn = { [KERNEL_KEYS.includeTools]: ['a', 'b', 'c'], [KERNEL_KEYS.excludeTools]: ['b'], [KERNEL_KEYS.roundExcludeTools]: ['c'] };
+    const turn = {
+      [KERNEL_KEYS.includeTools]: ['a', 'b', 'c'],
+      [KERNEL_KEYS.excludeTools]: ['b'],
+      [KERNEL_KEYS.roundExcludeTools]: ['c'],
+    };
     expect(names(filterTools(tools, turn))).toEqual(['a']);
   });
 
@@ -32,8 +39,15 @@ describe('mergeInference', () => {
   });
 
   it('merges field by field: agent, then turn, then round', () => {
-    const turn = { [KERNEL_KEYS.inferenceTurn]: { temperature: 0.5, topP: 0.5 }, [KERNEL_KEYS.inferenceRound]: { topP: 0.1 } };
-    expect(mergeInference({ temperature: 0.2, maxTokens: 10 }, turn)).toEqual({ temperature: 0.5, maxTokens: 10, topP: 0.1 });
+    const turn = {
+      [KERNEL_KEYS.inferenceTurn]: { temperature: 0.5, topP: 0.5 },
+      [KERNEL_KEYS.inferenceRound]: { topP: 0.1 },
+    };
+    expect(mergeInference({ temperature: 0.2, maxTokens: 10 }, turn)).toEqual({
+      temperature: 0.5,
+      maxTokens: 10,
+      topP: 0.1,
+    });
   });
 });
 

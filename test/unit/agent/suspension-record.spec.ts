@@ -1,4 +1,9 @@
-import { carriedTurnValues, parseSuspension, SUSPENSION_VERSION, type SuspensionRecord } from '../../../src/agent/durability/suspension-record.js';
+import {
+  carriedTurnValues,
+  parseSuspension,
+  SUSPENSION_VERSION,
+  type SuspensionRecord,
+} from '../../../src/agent/durability/suspension-record.js';
 
 const valid: SuspensionRecord = {
   version: SUSPENSION_VERSION,
@@ -25,7 +30,9 @@ describe('parseSuspension', () => {
   it('accepts a valid record, also after a JSON round trip, and one without the optional turn and done fields', () => {
     expect(parseSuspension(valid, 's')).toBe(valid);
     expect(parseSuspension(JSON.parse(JSON.stringify(valid)), 's')).toEqual(valid);
-    expect(parseSuspension({ ...valid, turn: { 'trellis.context_messages': [] }, done: 'bye' }, 's')).toMatchObject({ done: 'bye' });
+    expect(parseSuspension({ ...valid, turn: { 'trellis.context_messages': [] }, done: 'bye' }, 's')).toMatchObject({
+      done: 'bye',
+    });
   });
 
   it.each<[string, unknown]>([
@@ -37,16 +44,23 @@ describe('parseSuspension', () => {
     ['rounds not a number', { ...valid, rounds: '1' }],
     ['input not text', { ...valid, input: 5 }],
     ['results missing', { ...valid, results: null }],
-    ['a pending call without a ticket message', { ...valid, pending: [{ callId: 'a', tool: 'pay.send', arguments: '{}', ticket: {} }] }],
+    [
+      'a pending call without a ticket message',
+      { ...valid, pending: [{ callId: 'a', tool: 'pay.send', arguments: '{}', ticket: {} }] },
+    ],
     ['turn not an object', { ...valid, turn: [] }],
     ['done not text', { ...valid, done: 5 }],
   ])('refuses a record with %s: InvalidCheckpoint naming the session', (_what, value) => {
-    expect(() => parseSuspension(value, 'sess-9')).toThrow(expect.objectContaining({ code: 'InvalidCheckpoint', message: expect.stringContaining("'sess-9'") }));
+    expect(() => parseSuspension(value, 'sess-9')).toThrow(
+      expect.objectContaining({ code: 'InvalidCheckpoint', message: expect.stringContaining("'sess-9'") }),
+    );
   });
 });
 
 describe('carriedTurnValues', () => {
   it('keeps set values and drops unset ones and the skipped keys', () => {
-    expect(carriedTurnValues({ a: 1, b: undefined, 'trellis.turn_input': 'x', c: null }, ['trellis.turn_input'])).toEqual({ a: 1, c: null });
+    expect(
+      carriedTurnValues({ a: 1, b: undefined, 'trellis.turn_input': 'x', c: null }, ['trellis.turn_input']),
+    ).toEqual({ a: 1, c: null });
   });
 });

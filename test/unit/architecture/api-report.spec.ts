@@ -22,22 +22,34 @@ function lineDiff(committed: string, regenerated: string, context = 2): string {
   while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
   const x = a.slice(head, a.length - tail);
   const y = b.slice(head, b.length - tail);
-  const ops: { op: ' ' | '-' | '+'; line: string; at: number }[] = a.slice(Math.max(0, head - context), head).map((line, k) => ({ op: ' ', line, at: head - Math.min(head, context) + k }));
+  const ops: { op: ' ' | '-' | '+'; line: string; at: number }[] = a
+    .slice(Math.max(0, head - context), head)
+    .map((line, k) => ({ op: ' ', line, at: head - Math.min(head, context) + k }));
   if (x.length * y.length > 4_000_000) {
-    ops.push(...x.map((line) => ({ op: '-' as const, line, at: head })), ...y.map((line, k) => ({ op: '+' as const, line, at: head + k })));
+    ops.push(
+      ...x.map((line) => ({ op: '-' as const, line, at: head })),
+      ...y.map((line, k) => ({ op: '+' as const, line, at: head + k })),
+    );
   } else {
     // Longest common subsequence of the middles.
     const lcs = Array.from({ length: x.length + 1 }, () => new Uint32Array(y.length + 1));
-    for (let i = x.length - 1; i >= 0; i--) for (let j = y.length - 1; j >= 0; j--) lcs[i]![j] = x[i] === y[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+    for (let i = x.length - 1; i >= 0; i--)
+      for (let j = y.length - 1; j >= 0; j--)
+        lcs[i]![j] = x[i] === y[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
     let i = 0;
     let j = 0;
     while (i < x.length || j < y.length) {
       if (i < x.length && j < y.length && x[i] === y[j]) ops.push({ op: ' ', line: x[i++]!, at: head + j++ });
-      else if (i < x.length && (j === y.length || lcs[i + 1]![j]! >= lcs[i]![j + 1]!)) ops.push({ op: '-', line: x[i++]!, at: head + j });
+      else if (i < x.length && (j === y.length || lcs[i + 1]![j]! >= lcs[i]![j + 1]!))
+        ops.push({ op: '-', line: x[i++]!, at: head + j });
       else ops.push({ op: '+', line: y[j]!, at: head + j++ });
     }
   }
-  ops.push(...b.slice(b.length - tail, b.length - tail + context).map((line, k) => ({ op: ' ' as const, line, at: b.length - tail + k })));
+  ops.push(
+    ...b
+      .slice(b.length - tail, b.length - tail + context)
+      .map((line, k) => ({ op: ' ' as const, line, at: b.length - tail + k })),
+  );
   const near = ops.map((_, k) => ops.slice(Math.max(0, k - context), k + context + 1).some((o) => o.op !== ' '));
   const out: string[] = [];
   ops.forEach((o, k) => {
@@ -56,13 +68,18 @@ describe('the public API report', () => {
 
   it('docs/public-api.md is the API the sources export (else: npm run api:report, and review the diff)', () => {
     const committed = readFileSync(REPORT_PATH, 'utf8');
-    const diff = committed === regenerated ? '' : `docs/public-api.md is out of date; run \`npm run api:report\` and commit it. What changed:\n${lineDiff(committed, regenerated)}`;
+    const diff =
+      committed === regenerated
+        ? ''
+        : `docs/public-api.md is out of date; run \`npm run api:report\` and commit it. What changed:\n${lineDiff(committed, regenerated)}`;
     expect(diff).toBe('');
   });
 
   it('covers every entry of package.json, each name with its kind and declaration', () => {
     const entries = packageEntries();
-    expect(entries.map((entry) => entry.name)).toEqual(expect.arrayContaining(['trellis', 'trellis/plugin', 'trellis/plugins/memory', 'trellis/host']));
+    expect(entries.map((entry) => entry.name)).toEqual(
+      expect.arrayContaining(['trellis', 'trellis/plugin', 'trellis/plugins/memory', 'trellis/host']),
+    );
     for (const entry of entries) expect(regenerated).toContain(`## \`${entry.name}\`\n\n\`${entry.file}\`: `);
     expect(regenerated).toContain('// Trellis: class\nclass Trellis {');
     expect(regenerated).toContain('// TurnResult: interface\ninterface TurnResult<TOutput = unknown> {');
@@ -72,7 +89,8 @@ describe('the public API report', () => {
     const session = /\/\/ Session: class\n(class Session[^]*?\n\})/.exec(regenerated)?.[1] ?? '';
     expect(session).toContain('send(message: string');
     expect(session).toContain('get turnRunning(): boolean;');
-    for (const internal of ['busy', 'release()', 'restate(', 'DELEGATE', '#private']) expect(session).not.toContain(internal);
+    for (const internal of ['busy', 'release()', 'restate(', 'DELEGATE', '#private'])
+      expect(session).not.toContain(internal);
   });
 
   it('the diff names what changed, line by line', () => {

@@ -12,10 +12,33 @@ import { circles, folderGraph, folderOf, ROOT, sourceFiles, specifiersOf } from 
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['redaction', 'errors', 'contract', 'net'],
-  ['engine/validation', 'engine/context', 'engine/events', 'engine/stores', 'engine/erasure', 'engine/budgets', 'engine/state', 'engine/hooks', 'engine/plugin', 'engine/models', 'engine/tools'],
+  [
+    'engine/validation',
+    'engine/context',
+    'engine/events',
+    'engine/stores',
+    'engine/erasure',
+    'engine/budgets',
+    'engine/state',
+    'engine/hooks',
+    'engine/plugin',
+    'engine/models',
+    'engine/tools',
+  ],
   ['agent'],
   ['app'],
-  ['hosts/ui-turns', 'hosts/a2a', 'hosts/ag-ui', 'hosts/ai-sdk', 'hosts/cli', 'hosts/dev', 'hosts/eval', 'hosts/mcp', 'hosts/nestjs', 'hosts/queue'],
+  [
+    'hosts/ui-turns',
+    'hosts/a2a',
+    'hosts/ag-ui',
+    'hosts/ai-sdk',
+    'hosts/cli',
+    'hosts/dev',
+    'hosts/eval',
+    'hosts/mcp',
+    'hosts/nestjs',
+    'hosts/queue',
+  ],
 ];
 
 const ENGINE = LAYERS[1]!;
@@ -36,7 +59,18 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   'engine/hooks': ['contract', 'errors', 'engine/context', 'engine/events', 'engine/state'],
   'engine/plugin': ['contract', 'errors', 'engine/erasure', 'engine/events', 'engine/state', 'engine/validation'],
   'engine/models': ['contract', 'errors', 'redaction', 'engine/validation'],
-  'engine/tools': ['contract', 'errors', 'redaction', 'engine/budgets', 'engine/context', 'engine/events', 'engine/hooks', 'engine/plugin', 'engine/state', 'engine/validation'],
+  'engine/tools': [
+    'contract',
+    'errors',
+    'redaction',
+    'engine/budgets',
+    'engine/context',
+    'engine/events',
+    'engine/hooks',
+    'engine/plugin',
+    'engine/state',
+    'engine/validation',
+  ],
   agent: ['contract', 'errors', 'redaction', ...ENGINE],
   app: ['agent', 'contract', 'errors', 'redaction', ...ENGINE],
   // Hosts reach the kernel through the package's entries (public-entries.spec.ts); by path only these.
@@ -63,13 +97,17 @@ describe('folders are layers', () => {
   });
 
   it('each folder imports only the folders its row names (value and type imports, re-exports, import())', () => {
-    const refused = [...graph.values()].filter((edge) => !MAY_IMPORT[edge.from]?.includes(edge.to)).map((edge) => `${edge.from} -> ${edge.to}: ${edge.because.join(', ')}`);
+    const refused = [...graph.values()]
+      .filter((edge) => !MAY_IMPORT[edge.from]?.includes(edge.to))
+      .map((edge) => `${edge.from} -> ${edge.to}: ${edge.because.join(', ')}`);
     expect(refused).toEqual([]);
   });
 
   it('the rows point down: no row names a higher layer, and the rows close no circle', () => {
     const edges = Object.entries(MAY_IMPORT).flatMap(([from, tos]) => tos.map((to) => [from, to] as const));
-    expect(edges.filter(([from, to]) => layerOf(to) > layerOf(from)).map(([from, to]) => `${from} -> ${to}`)).toEqual([]);
+    expect(edges.filter(([from, to]) => layerOf(to) > layerOf(from)).map(([from, to]) => `${from} -> ${to}`)).toEqual(
+      [],
+    );
     expect(circles(edges)).toEqual([]);
   });
 
@@ -105,14 +143,19 @@ describe('the folder graph (controls: the checks above would see a circle)', () 
     ]);
     const edges = folderGraph(['src/engine/context/x.ts'], () => source);
     expect([...edges.keys()].sort()).toEqual(
-      ['contract', 'engine/hooks', 'engine/models', 'engine/plugin', 'engine/state', 'engine/tools', 'hosts/cli'].map((to) => `engine/context -> ${to}`),
+      ['contract', 'engine/hooks', 'engine/models', 'engine/plugin', 'engine/state', 'engine/tools', 'hosts/cli'].map(
+        (to) => `engine/context -> ${to}`,
+      ),
     );
     expect(edges.get('engine/context -> engine/hooks')!.typeOnly).toBe(true);
     expect(edges.get('engine/context -> engine/tools')!.typeOnly).toBe(false);
   });
 
   it('a type import from contract up to the engine would close a circle, and the rules refuse it', () => {
-    const planted = folderGraph(['src/contract/planted.ts'], () => "import type { ToolCallRun } from '../engine/tools/tool-call-run.js';");
+    const planted = folderGraph(
+      ['src/contract/planted.ts'],
+      () => "import type { ToolCallRun } from '../engine/tools/tool-call-run.js';",
+    );
     const edge = planted.get('contract -> engine/tools')!;
     expect(edge.typeOnly).toBe(true);
     expect(MAY_IMPORT[edge.from]).not.toContain(edge.to);
@@ -124,7 +167,14 @@ describe('the folder graph (controls: the checks above would see a circle)', () 
     expect(graph.size).toBeGreaterThan(40);
     expect(graph.has('engine/tools -> engine/hooks')).toBe(true);
     expect(graph.has('app -> agent')).toBe(true);
-    expect(circles([['a', 'b'], ['b', 'c'], ['c', 'a'], ['c', 'd']])).toEqual([['a', 'b', 'c']]);
+    expect(
+      circles([
+        ['a', 'b'],
+        ['b', 'c'],
+        ['c', 'a'],
+        ['c', 'd'],
+      ]),
+    ).toEqual([['a', 'b', 'c']]);
   });
 });
 
@@ -133,14 +183,31 @@ describe('delegation is an extension of the turn', () => {
   const TURN_LOOP = sourceFiles().filter((file) => file.startsWith('src/agent/turn/'));
 
   it('the turn loop imports no delegation file (it runs delegation only through TurnExtension)', () => {
-    expect(TURN_LOOP).toEqual(expect.arrayContaining(['src/agent/turn/new-turn.ts', 'src/agent/turn/turn-envelope.ts', 'src/agent/turn/turn-runner.ts']));
+    expect(TURN_LOOP).toEqual(
+      expect.arrayContaining([
+        'src/agent/turn/new-turn.ts',
+        'src/agent/turn/turn-envelope.ts',
+        'src/agent/turn/turn-runner.ts',
+      ]),
+    );
     const reached = TURN_LOOP.flatMap((file) =>
       specifiersOf(readFileSync(join(ROOT, file), 'utf8'))
-        .filter(({ specifier }) => specifier.startsWith('.') && relative(ROOT, resolve(ROOT, dirname(file), specifier)).split(sep).join('/').startsWith('src/agent/delegation/'))
+        .filter(
+          ({ specifier }) =>
+            specifier.startsWith('.') &&
+            relative(ROOT, resolve(ROOT, dirname(file), specifier))
+              .split(sep)
+              .join('/')
+              .startsWith('src/agent/delegation/'),
+        )
         .map(({ specifier }) => `${file} -> ${specifier}`),
     );
     expect(reached).toEqual([]);
     // The scan sees a delegation import where there is one.
-    expect(specifiersOf(readFileSync(join(ROOT, 'src/agent/session.ts'), 'utf8')).some(({ specifier }) => specifier.startsWith('./delegation/'))).toBe(true);
+    expect(
+      specifiersOf(readFileSync(join(ROOT, 'src/agent/session.ts'), 'utf8')).some(({ specifier }) =>
+        specifier.startsWith('./delegation/'),
+      ),
+    ).toBe(true);
   });
 });

@@ -30,7 +30,9 @@ function sourcesUnder(folder: string): string[] {
 /** Where a relative specifier lands, as a path from the project root; `undefined` for packages. */
 function target(file: string, specifier: string): string | undefined {
   if (!specifier.startsWith('.')) return undefined;
-  return relative(ROOT, resolve(dirname(file), specifier)).split(sep).join('/');
+  return relative(ROOT, resolve(dirname(file), specifier))
+    .split(sep)
+    .join('/');
 }
 
 /** The imports of the files under `folders` that break `rule`, as `file -> specifier`. */
@@ -45,12 +47,28 @@ function violations(folders: readonly string[], rule: (file: string, specifier: 
 }
 
 /** The entry files at the top of the project, each a subpath of the package (`host.ts` is `trellis/host`). */
-const ENTRY_FILES = ['index', 'plugin', 'testing', 'models', 'stores', 'governance', 'host', 'queue', 'nestjs', 'mcp', 'ai-sdk', 'ag-ui', 'a2a', 'eval'];
+const ENTRY_FILES = [
+  'index',
+  'plugin',
+  'testing',
+  'models',
+  'stores',
+  'governance',
+  'host',
+  'queue',
+  'nestjs',
+  'mcp',
+  'ai-sdk',
+  'ag-ui',
+  'a2a',
+  'eval',
+];
 /** The entries of the kernel besides the root: each points only into src/ and decorators/. */
 const KERNEL_ENTRIES = ['plugin.ts', 'models.ts', 'stores.ts', 'governance.ts', 'host.ts'];
 
 const intoKernel = (file: string, specifier: string): boolean =>
-  /^(src|decorators)(\/|$)/.test(target(file, specifier) ?? '') || ENTRY_FILES.some((entry) => new RegExp(`^${entry}\\.[jt]s$`).test(target(file, specifier) ?? ''));
+  /^(src|decorators)(\/|$)/.test(target(file, specifier) ?? '') ||
+  ENTRY_FILES.some((entry) => new RegExp(`^${entry}\\.[jt]s$`).test(target(file, specifier) ?? ''));
 
 describe('the entries', () => {
   it('a name two entries share is the same binding in both (the root, trellis/plugin, the kernel entries, the built-ins)', async () => {
@@ -81,19 +99,35 @@ describe('the entries', () => {
   });
 
   it("package.json's exports, tsconfig paths and jest's moduleNameMapper name the same entries, each a file that exists", () => {
-    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, { types: string; import: string }> };
-    const tsconfig = JSON.parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8')) as { compilerOptions: { paths: Record<string, string[]> } };
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      exports: Record<string, { types: string; import: string }>;
+    };
+    const tsconfig = JSON.parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8')) as {
+      compilerOptions: { paths: Record<string, string[]> };
+    };
     const fromExports = Object.entries(pkg.exports).map(([subpath, target]) => {
       expect(target.types).toBe(target.import.replace(/\.js$/, '.d.ts'));
-      return [subpath === '.' ? 'trellis' : `trellis/${subpath.slice(2)}`, target.import.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts')];
+      return [
+        subpath === '.' ? 'trellis' : `trellis/${subpath.slice(2)}`,
+        target.import.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts'),
+      ];
     });
-    const fromPaths = Object.entries(tsconfig.compilerOptions.paths).map(([name, [file]]) => [name, file!.replace(/^\.\//, '')]);
+    const fromPaths = Object.entries(tsconfig.compilerOptions.paths).map(([name, [file]]) => [
+      name,
+      file!.replace(/^\.\//, ''),
+    ]);
     expect(Object.fromEntries(fromPaths)).toEqual(Object.fromEntries(fromExports));
     for (const [, file] of fromExports) expect(statSync(join(ROOT, file!)).isFile()).toBe(true);
     // Every top-level entry file is exported, and jest maps each subpath to its source.
-    expect(fromExports.filter(([, file]) => !file!.includes('/')).map(([, file]) => file!.replace(/\.ts$/, '')).sort()).toEqual([...ENTRY_FILES].sort());
+    expect(
+      fromExports
+        .filter(([, file]) => !file!.includes('/'))
+        .map(([, file]) => file!.replace(/\.ts$/, ''))
+        .sort(),
+    ).toEqual([...ENTRY_FILES].sort());
     const jest = readFileSync(join(ROOT, 'jest.config.ts'), 'utf8');
-    for (const [name] of fromExports) expect(jest).toMatch(name!.startsWith('trellis/plugins/') ? "'^trellis/plugins/([a-z-]+)$'" : `'^${name}$'`);
+    for (const [name] of fromExports)
+      expect(jest).toMatch(name!.startsWith('trellis/plugins/') ? "'^trellis/plugins/([a-z-]+)$'" : `'^${name}$'`);
   });
 });
 
@@ -108,7 +142,13 @@ describe('the specifier scanner', () => {
       "export { C } from './c.js';",
       "const d = await import('minisearch');",
     ].join('\n');
-    expect(specifiers(source)).toEqual(['../../src/a.js', '../../decorators/index.js', './c.js', 'reflect-metadata', 'minisearch']);
+    expect(specifiers(source)).toEqual([
+      '../../src/a.js',
+      '../../decorators/index.js',
+      './c.js',
+      'reflect-metadata',
+      'minisearch',
+    ]);
   });
 });
 
@@ -122,31 +162,54 @@ describe('built-in plugins and the example use the public entries', () => {
   });
 
   it('the built-ins do import trellis/plugin (the scan sees them)', () => {
-    const users = sourcesUnder('plugins').filter((file) => specifiers(readFileSync(file, 'utf8')).includes('trellis/plugin'));
+    const users = sourcesUnder('plugins').filter((file) =>
+      specifiers(readFileSync(file, 'utf8')).includes('trellis/plugin'),
+    );
     expect(users.length).toBeGreaterThan(15);
   });
 
-  it.each(KERNEL_ENTRIES)('%s points only into src/ and decorators/ (and packages), never at index.ts or plugins/', (name) => {
-    const file = join(ROOT, name);
-    const bad = specifiers(readFileSync(file, 'utf8')).filter((specifier) => {
-      const to = target(file, specifier);
-      return specifier.startsWith('trellis') || (to !== undefined && !/^(src|decorators)\//.test(to));
-    });
-    expect(bad).toEqual([]);
-  });
+  it.each(KERNEL_ENTRIES)(
+    '%s points only into src/ and decorators/ (and packages), never at index.ts or plugins/',
+    (name) => {
+      const file = join(ROOT, name);
+      const bad = specifiers(readFileSync(file, 'utf8')).filter((specifier) => {
+        const to = target(file, specifier);
+        return specifier.startsWith('trellis') || (to !== undefined && !/^(src|decorators)\//.test(to));
+      });
+      expect(bad).toEqual([]);
+    },
+  );
 
   it('the examples import Trellis by its package names, built-in families included (the scan sees them)', () => {
-    const named = sourcesUnder('examples').flatMap((file) => specifiers(readFileSync(file, 'utf8')).filter((specifier) => /^trellis(\/|$)/.test(specifier)));
-    expect(named).toEqual(expect.arrayContaining(['trellis', 'trellis/plugin', 'trellis/plugins/middleware', 'trellis/plugins/reflection']));
+    const named = sourcesUnder('examples').flatMap((file) =>
+      specifiers(readFileSync(file, 'utf8')).filter((specifier) => /^trellis(\/|$)/.test(specifier)),
+    );
+    expect(named).toEqual(
+      expect.arrayContaining(['trellis', 'trellis/plugin', 'trellis/plugins/middleware', 'trellis/plugins/reflection']),
+    );
   });
 });
 
 describe('hosts drive the kernel through the public entry', () => {
   /** Kernel helpers a host may still use by path: pure functions with no kernel state. */
-  const ALLOWED = new Set(['src/engine/validation/json-schema-validator.js', 'src/engine/validation/schema-summary.js', 'src/errors/describe-error.js']);
+  const ALLOWED = new Set([
+    'src/engine/validation/json-schema-validator.js',
+    'src/engine/validation/schema-summary.js',
+    'src/errors/describe-error.js',
+  ]);
   const kernelFolders = /^src\/(agent|app|engine|redaction|errors|contract)\//;
 
-  it.each(['src/hosts/nestjs', 'src/hosts/queue', 'src/hosts/mcp', 'src/hosts/dev', 'src/hosts/ai-sdk', 'src/hosts/ag-ui', 'src/hosts/a2a', 'src/hosts/ui-turns', 'src/hosts/eval'])('%s imports kernel files only through the public entries', (folder) => {
+  it.each([
+    'src/hosts/nestjs',
+    'src/hosts/queue',
+    'src/hosts/mcp',
+    'src/hosts/dev',
+    'src/hosts/ai-sdk',
+    'src/hosts/ag-ui',
+    'src/hosts/a2a',
+    'src/hosts/ui-turns',
+    'src/hosts/eval',
+  ])('%s imports kernel files only through the public entries', (folder) => {
     const bad = violations([folder], (file, specifier) => {
       const to = target(file, specifier);
       return to !== undefined && kernelFolders.test(to) && !ALLOWED.has(to);
@@ -164,8 +227,16 @@ describe('hosts drive the kernel through the public entry', () => {
   const cliReachesIn = (file: string, specifier: string): boolean => {
     const to = target(file, specifier);
     if (to === undefined) return false;
-    const entry = /^((index|plugin|testing|models|stores|governance|host|queue|mcp|nestjs|eval)\.js|plugins\/[a-z-]+\/index\.js)$/.test(to);
-    return !entry && !/^src\/(hosts\/cli|hosts\/dev|net)\//.test(to) && !to.startsWith('examples/sql-report-desk/') && !ALLOWED.has(to);
+    const entry =
+      /^((index|plugin|testing|models|stores|governance|host|queue|mcp|nestjs|eval)\.js|plugins\/[a-z-]+\/index\.js)$/.test(
+        to,
+      );
+    return (
+      !entry &&
+      !/^src\/(hosts\/cli|hosts\/dev|net)\//.test(to) &&
+      !to.startsWith('examples/sql-report-desk/') &&
+      !ALLOWED.has(to)
+    );
   };
 
   it('src/hosts/cli imports the kernel only through the public entries', () => {
@@ -174,52 +245,109 @@ describe('hosts drive the kernel through the public entry', () => {
 
   it('the CLI rule refuses a kernel, built-in, decorator or other host file and admits the entries (the scan sees them)', () => {
     const file = join(ROOT, 'src/hosts/cli/commands/run.command.ts');
-    const refused = ['../../../app/trellis.js', '../../../agent/call-journal.js', '../../../engine/stores/sqlite-doctor.js', '../../../../plugins/middleware/logger.js', '../../../../decorators/index.js', '../../queue/turn-queue.js', '../../mcp/client/mcp-server-spec.js', '../../../redaction/redactor.js'];
-    const admitted = ['../../../../index.js', '../../../../plugin.js', '../../../../stores.js', '../../../../host.js', '../../../../plugins/middleware/index.js', '../../../../queue.js', '../../../../mcp.js', '../cli-app.js', '../../dev/dev-server.js', '../../../net/loopback.js', '../../../engine/validation/schema-summary.js', 'commander'];
+    const refused = [
+      '../../../app/trellis.js',
+      '../../../agent/call-journal.js',
+      '../../../engine/stores/sqlite-doctor.js',
+      '../../../../plugins/middleware/logger.js',
+      '../../../../decorators/index.js',
+      '../../queue/turn-queue.js',
+      '../../mcp/client/mcp-server-spec.js',
+      '../../../redaction/redactor.js',
+    ];
+    const admitted = [
+      '../../../../index.js',
+      '../../../../plugin.js',
+      '../../../../stores.js',
+      '../../../../host.js',
+      '../../../../plugins/middleware/index.js',
+      '../../../../queue.js',
+      '../../../../mcp.js',
+      '../cli-app.js',
+      '../../dev/dev-server.js',
+      '../../../net/loopback.js',
+      '../../../engine/validation/schema-summary.js',
+      'commander',
+    ];
     expect(refused.filter((specifier) => !cliReachesIn(file, specifier))).toEqual([]);
     expect(admitted.filter((specifier) => cliReachesIn(file, specifier))).toEqual([]);
-    const users = sourcesUnder('src/hosts/cli').filter((f) => specifiers(readFileSync(f, 'utf8')).some((specifier) => target(f, specifier) === 'index.js'));
+    const users = sourcesUnder('src/hosts/cli').filter((f) =>
+      specifiers(readFileSync(f, 'utf8')).some((specifier) => target(f, specifier) === 'index.js'),
+    );
     expect(users.length).toBeGreaterThan(15);
   });
 
   it('src/hosts/nestjs loads the queue (BullMQ, ioredis) only through import(), when the queue option is set', () => {
-    const valueImports = (source: string) => [...source.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?\sfrom\s+'([^']+)'/gms)].map((m) => m[1]!);
-    const queueish = (file: string, specifier: string) => /^(bullmq|ioredis)$/.test(specifier) || /^(queue\.[jt]s|src\/hosts\/queue\/)/.test(target(file, specifier) ?? '');
+    const valueImports = (source: string) =>
+      [...source.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?\sfrom\s+'([^']+)'/gms)].map((m) => m[1]!);
+    const queueish = (file: string, specifier: string) =>
+      /^(bullmq|ioredis)$/.test(specifier) || /^(queue\.[jt]s|src\/hosts\/queue\/)/.test(target(file, specifier) ?? '');
     const files = sourcesUnder('src/hosts/nestjs');
-    const eager = files.flatMap((file) => valueImports(readFileSync(file, 'utf8')).filter((s) => queueish(file, s)).map((s) => `${relative(ROOT, file)} -> ${s}`));
-    const lazy = files.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)].filter((m) => queueish(file, m[1]!)));
+    const eager = files.flatMap((file) =>
+      valueImports(readFileSync(file, 'utf8'))
+        .filter((s) => queueish(file, s))
+        .map((s) => `${relative(ROOT, file)} -> ${s}`),
+    );
+    const lazy = files.flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)].filter((m) => queueish(file, m[1]!)),
+    );
     expect(eager).toEqual([]);
     // The scan sees the lazy loads, so it would see an eager one.
     expect(lazy.length).toBeGreaterThanOrEqual(2);
   });
 
   it('src/hosts/nestjs loads the ai package (trellis/ai-sdk) only through import(), when a chat request comes', () => {
-    const valueImports = (source: string) => [...source.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?\sfrom\s+'([^']+)'/gms)].map((m) => m[1]!);
-    const aiish = (file: string, specifier: string) => /^(ai|@ai-sdk\/.*)$/.test(specifier) || /^(ai-sdk\.[jt]s|src\/hosts\/ai-sdk\/)/.test(target(file, specifier) ?? '');
+    const valueImports = (source: string) =>
+      [...source.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?\sfrom\s+'([^']+)'/gms)].map((m) => m[1]!);
+    const aiish = (file: string, specifier: string) =>
+      /^(ai|@ai-sdk\/.*)$/.test(specifier) ||
+      /^(ai-sdk\.[jt]s|src\/hosts\/ai-sdk\/)/.test(target(file, specifier) ?? '');
     const files = sourcesUnder('src/hosts/nestjs');
-    const eager = files.flatMap((file) => valueImports(readFileSync(file, 'utf8')).filter((s) => aiish(file, s)).map((s) => `${relative(ROOT, file)} -> ${s}`));
-    const lazy = files.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)].filter((m) => aiish(file, m[1]!)));
+    const eager = files.flatMap((file) =>
+      valueImports(readFileSync(file, 'utf8'))
+        .filter((s) => aiish(file, s))
+        .map((s) => `${relative(ROOT, file)} -> ${s}`),
+    );
+    const lazy = files.flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)].filter((m) => aiish(file, m[1]!)),
+    );
     expect(eager).toEqual([]);
     expect(lazy.length).toBeGreaterThanOrEqual(1);
   });
 
   it('src/hosts/cli loads trellis/queue, trellis/mcp and the dev server (BullMQ, ioredis, the MCP SDK, hono) only through import(), in the commands that use them', () => {
-    const valueImports = (source: string) => [...source.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?\sfrom\s+'([^']+)'/gms)].map((m) => m[1]!);
+    const valueImports = (source: string) =>
+      [...source.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?\sfrom\s+'([^']+)'/gms)].map((m) => m[1]!);
     const heavy = (file: string, specifier: string) =>
-      /^(bullmq|ioredis|@modelcontextprotocol\/|hono|@hono\/)/.test(specifier) || /^((queue|mcp)\.[jt]s|src\/hosts\/dev\/dev-server\.[jt]s)$/.test(target(file, specifier) ?? '');
+      /^(bullmq|ioredis|@modelcontextprotocol\/|hono|@hono\/)/.test(specifier) ||
+      /^((queue|mcp)\.[jt]s|src\/hosts\/dev\/dev-server\.[jt]s)$/.test(target(file, specifier) ?? '');
     const files = sourcesUnder('src/hosts/cli');
-    const eager = files.flatMap((file) => valueImports(readFileSync(file, 'utf8')).filter((s) => heavy(file, s)).map((s) => `${relative(ROOT, file)} -> ${s}`));
-    const lazy = files.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)].filter((m) => heavy(file, m[1]!)));
+    const eager = files.flatMap((file) =>
+      valueImports(readFileSync(file, 'utf8'))
+        .filter((s) => heavy(file, s))
+        .map((s) => `${relative(ROOT, file)} -> ${s}`),
+    );
+    const lazy = files.flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)].filter((m) => heavy(file, m[1]!)),
+    );
     expect(eager).toEqual([]);
     expect(lazy.length).toBeGreaterThanOrEqual(6);
   });
 
   it('src/hosts/cli loads the SQL report desk example (its SQLite database, better-sqlite3) only through import(), when it runs it', () => {
-    const valueImports = (source: string) => [...source.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?\sfrom\s+'([^']+)'/gms)].map((m) => m[1]!);
-    const example = (file: string, specifier: string) => specifier === 'better-sqlite3' || (target(file, specifier) ?? '').startsWith('examples/');
+    const valueImports = (source: string) =>
+      [...source.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?\sfrom\s+'([^']+)'/gms)].map((m) => m[1]!);
+    const example = (file: string, specifier: string) =>
+      specifier === 'better-sqlite3' || (target(file, specifier) ?? '').startsWith('examples/');
     const files = sourcesUnder('src/hosts/cli');
-    const eager = files.flatMap((file) => valueImports(readFileSync(file, 'utf8')).filter((s) => example(file, s)).map((s) => `${relative(ROOT, file)} -> ${s}`));
-    const lazy = files.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)].filter((m) => example(file, m[1]!)));
+    const eager = files.flatMap((file) =>
+      valueImports(readFileSync(file, 'utf8'))
+        .filter((s) => example(file, s))
+        .map((s) => `${relative(ROOT, file)} -> ${s}`),
+    );
+    const lazy = files.flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)].filter((m) => example(file, m[1]!)),
+    );
     expect(eager).toEqual([]);
     // The scan sees the lazy loads, so it would see an eager one.
     expect(lazy.length).toBeGreaterThanOrEqual(2);
@@ -235,7 +363,9 @@ describe('hosts drive the kernel through the public entry', () => {
     const hosts = /^src\/hosts\/(?!eval\/)/; // testing.ts re-exports describeEval from src/hosts/eval
     const bad = ['index.ts', 'testing.ts', ...KERNEL_ENTRIES].flatMap((name) => {
       const file = join(ROOT, name);
-      return specifiers(readFileSync(file, 'utf8')).filter((specifier) => hosts.test(target(file, specifier) ?? '')).map((specifier) => `${name} -> ${specifier}`);
+      return specifiers(readFileSync(file, 'utf8'))
+        .filter((specifier) => hosts.test(target(file, specifier) ?? ''))
+        .map((specifier) => `${name} -> ${specifier}`);
     });
     expect(bad).toEqual([]);
   });

@@ -32,7 +32,9 @@ describe('gcInSpans', () => {
   });
 
   it('charges a pause between two turns to neither', () => {
-    expect(gcInSpans(turns, [scavenge(11.2, 0.6), markCompact(13, 1)])).toEqual(turns.map(() => ({ scavengeMs: 0, markCompactMs: 0 })));
+    expect(gcInSpans(turns, [scavenge(11.2, 0.6), markCompact(13, 1)])).toEqual(
+      turns.map(() => ({ scavengeMs: 0, markCompactMs: 0 })),
+    );
   });
 
   it('adds up two pauses in one turn, by kind', () => {

@@ -2,8 +2,21 @@ import { issue17Targets, type BenchReport } from '../../../bench/report.js';
 
 /** The targets block `npm run bench` prints last (bench/report.ts `issue17Targets`). */
 describe('issue17Targets', () => {
-  const series = (median: number, p90: number, mean: number, extra: Record<string, unknown> = {}) => ({ label: 'x', n: 600, median, p90, mean, min: median, cpuUsPerRound: median, hooksPerTurn: 0, ...extra });
-  const gc = (gcOutMean: number, untouchedMean: number) => ({ gcOut: { median: 1, mean: gcOutMean }, untouched: { median: 1, mean: untouchedMean } });
+  const series = (median: number, p90: number, mean: number, extra: Record<string, unknown> = {}) => ({
+    label: 'x',
+    n: 600,
+    median,
+    p90,
+    mean,
+    min: median,
+    cpuUsPerRound: median,
+    hooksPerTurn: 0,
+    ...extra,
+  });
+  const gc = (gcOutMean: number, untouchedMean: number) => ({
+    gcOut: { median: 1, mean: gcOutMean },
+    untouched: { median: 1, mean: untouchedMean },
+  });
 
   /** A run that meets every target but the heap; `change` overrides parts of it. */
   function report(change: (r: Record<string, any>) => void = () => undefined): BenchReport {
@@ -18,16 +31,29 @@ describe('issue17Targets', () => {
         { label: 'trellis + 10 plugins, hook on every point', median: 12.6, hooksPerTurn: 1930 },
         { label: 'trellis + 50 plugins, hook on every point', median: 48.6, hooksPerTurn: 9650 },
       ],
-      concurrent: { turns: 1000, wallMs: 180, handWallMs: 100, held: { liveHeapPerTurnKb: 12.2 }, handHeld: { liveHeapPerTurnKb: 8.7 } },
+      concurrent: {
+        turns: 1000,
+        wallMs: 180,
+        handWallMs: 100,
+        held: { liveHeapPerTurnKb: 12.2 },
+        handHeld: { liveHeapPerTurnKb: 8.7 },
+      },
       checkpoint: { checkpointUs: 80, storeCostUsPerTurn: 150, turnUsWithout: 57 },
       install: { perPluginMs: 0.3 },
       install1000: { plugins: 1000, totalMs: 600 },
-      longSession: { turns: 200, firstTenthUs: 90, lastTenthUs: 120, storeOnlyFirstTenthUs: 85, storeOnlyLastTenthUs: 62 },
+      longSession: {
+        turns: 200,
+        firstTenthUs: 90,
+        lastTenthUs: 120,
+        storeOnlyFirstTenthUs: 85,
+        storeOnlyLastTenthUs: 62,
+      },
     };
     change(r);
     return r as unknown as BenchReport;
   }
-  const met = (r: BenchReport) => Object.fromEntries(issue17Targets(r).map((t) => [t.target.replace(/ \(.*$/, ''), t.met]));
+  const met = (r: BenchReport) =>
+    Object.fromEntries(issue17Targets(r).map((t) => [t.target.replace(/ \(.*$/, ''), t.met]));
 
   it('judges each target from the run’s own figures', () => {
     const verdict = met(report());
@@ -41,7 +67,7 @@ describe('issue17Targets', () => {
     expect(verdict['checkpoint cost flat over a 200-turn session']).toBe(true);
     expect(verdict['cost linear in hooks that run']).toBe(true); // 0.11 and 0.10 µs per hook run
     expect(verdict['install of 1000 plugins measured']).toBeUndefined();
-    expect(verdict['bytes allocated per round, beside the hand loop\'s']).toBeUndefined();
+    expect(verdict["bytes allocated per round, beside the hand loop's"]).toBeUndefined();
   });
 
   it('fails a target just past its line', () => {

@@ -44,7 +44,13 @@ describe('the approval prompt shows everything that is approved, safely', () => 
   });
 
   it('run/resume output (pendingLines) shows the same full, escaped prompt', () => {
-    const result = { status: 'suspended', suspended: [pending], rounds: 1, toolCalls: [], usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } } as unknown as TurnResult;
+    const result = {
+      status: 'suspended',
+      suspended: [pending],
+      rounds: 1,
+      toolCalls: [],
+      usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+    } as unknown as TurnResult;
     const lines = pendingLines(result, 's1');
     expect(lines.join('\n')).toContain('DROP TABLE orders');
     expect(hasRawControl(lines)).toBe(false);
@@ -53,8 +59,21 @@ describe('the approval prompt shows everything that is approved, safely', () => 
 
   it('sessions show (transcriptLines) shows the waiting call in full, escaped', () => {
     const session = {
-      id: 's1', agent: 'desk', revision: 1, createdAt: '', updatedAt: '', state: {}, turns: [],
-      transcript: [{ role: 'user', content: `hi${ESC}]0;owned${'\u0007'}` }, { role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'export.csv', arguments: pending.arguments }] }],
+      id: 's1',
+      agent: 'desk',
+      revision: 1,
+      createdAt: '',
+      updatedAt: '',
+      state: {},
+      turns: [],
+      transcript: [
+        { role: 'user', content: `hi${ESC}]0;owned${'\u0007'}` },
+        {
+          role: 'assistant',
+          content: '',
+          toolCalls: [{ id: 'call_1', name: 'export.csv', arguments: pending.arguments }],
+        },
+      ],
       suspension: { input: 'export all', pending: [pending] },
     } as unknown as StoredSession;
     const lines = transcriptLines(session);
@@ -64,13 +83,31 @@ describe('the approval prompt shows everything that is approved, safely', () => 
   });
 
   it('sessions show says how each waiting call can be decided, as the call journal will take it', () => {
-    const call = (callId: string, allowedDecisions?: PendingApproval['ticket']['allowedDecisions']): PendingApproval => ({ callId, tool: 'bank.pay', arguments: '{}', ticket: { message: 'Pay?', ...(allowedDecisions && { allowedDecisions }) } });
+    const call = (
+      callId: string,
+      allowedDecisions?: PendingApproval['ticket']['allowedDecisions'],
+    ): PendingApproval => ({
+      callId,
+      tool: 'bank.pay',
+      arguments: '{}',
+      ticket: { message: 'Pay?', ...(allowedDecisions && { allowedDecisions }) },
+    });
     const session = {
-      id: 's2', agent: 'desk', revision: 3, createdAt: '', updatedAt: '', state: {}, turns: [], transcript: [],
+      id: 's2',
+      agent: 'desk',
+      revision: 3,
+      createdAt: '',
+      updatedAt: '',
+      state: {},
+      turns: [],
+      transcript: [],
       suspension: {
         input: 'pay',
         pending: [call('fresh'), call('narrow', ['approve', 'reject']), call('cut'), call('queued')],
-        decisions: [{ callId: 'cut', decision: 'approve' }, { callId: 'queued', decision: 'approve' }],
+        decisions: [
+          { callId: 'cut', decision: 'approve' },
+          { callId: 'queued', decision: 'approve' },
+        ],
         started: ['cut'],
       },
     } as unknown as StoredSession;
@@ -84,8 +121,22 @@ describe('the approval prompt shows everything that is approved, safely', () => 
   });
 
   it('tool activity lines and replies never carry raw control characters', () => {
-    expect(hasRawControl([toolActivityLine({ type: 'tool.suspended', sessionId: 's', callId: 'c', tool: 't', message: SQL })!])).toBe(false);
-    expect(hasRawControl(replyLines({ status: 'completed', reply: `ok${ESC}[31m red`, rounds: 1, toolCalls: [], usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } } as unknown as TurnResult))).toBe(false);
+    expect(
+      hasRawControl([
+        toolActivityLine({ type: 'tool.suspended', sessionId: 's', callId: 'c', tool: 't', message: SQL })!,
+      ]),
+    ).toBe(false);
+    expect(
+      hasRawControl(
+        replyLines({
+          status: 'completed',
+          reply: `ok${ESC}[31m red`,
+          rounds: 1,
+          toolCalls: [],
+          usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+        } as unknown as TurnResult),
+      ),
+    ).toBe(false);
   });
 
   it('escapeControl keeps line feeds and tabs', () => {

@@ -13,7 +13,9 @@ import { fakeCliIo } from '../../support/fake-cli-io.js';
 const NOTES = fileURLToPath(new URL('../../fixtures/cli/gated-notes.plugin.ts', import.meta.url));
 const TESTING = fileURLToPath(new URL('../../../testing.ts', import.meta.url));
 const script = (request: ModelRequest) =>
-  request.messages.at(-1)?.role === 'tool' ? `Done: ${request.messages.at(-1)!.content}` : { toolCalls: [{ name: 'notes.write', args: { text: request.messages.at(-1)!.content } }] };
+  request.messages.at(-1)?.role === 'tool'
+    ? `Done: ${request.messages.at(-1)!.content}`
+    : { toolCalls: [{ name: 'notes.write', args: { text: request.messages.at(-1)!.content } }] };
 const POLICY = { policies: [{ name: 'notes', tools: ['notes.*'], roles: ['editor'], requireReason: true }] };
 
 let cwd: string;
@@ -39,7 +41,10 @@ async function waitingCall(): Promise<string> {
   const store = SqliteStore.open(join(cwd, 'notes.db'));
   const app = Trellis.create({ store, approvals: POLICY });
   await app.install(GatedNotesPlugin);
-  const asked = await app.agent({ name: 'noter', model: new ScriptedModel(script), instructions: '' }).session('c1').send('buy milk');
+  const asked = await app
+    .agent({ name: 'noter', model: new ScriptedModel(script), instructions: '' })
+    .session('c1')
+    .send('buy milk');
   await app.stop();
   await store.close();
   return asked.suspended![0]!.callId;
@@ -75,13 +80,28 @@ describe('trellis resume decides as the configured identity; trellis audit expor
 
     const exported = await cli('audit', 'export');
     expect(exported.code).toBe(0);
-    const records = exported.out.trim().split('\n').map((line) => JSON.parse(line) as AuditRecord);
-    expect(records.map((r) => [r.seq, r.entry.outcome, r.entry.approver?.id.startsWith('os:') ? 'os' : r.entry.approver?.id])).toEqual([
+    const records = exported.out
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as AuditRecord);
+    expect(
+      records.map((r) => [
+        r.seq,
+        r.entry.outcome,
+        r.entry.approver?.id.startsWith('os:') ? 'os' : r.entry.approver?.id,
+      ]),
+    ).toEqual([
       [1, 'refused', 'os'],
       [2, 'refused', 'alice@example.com'],
       [3, 'approved', 'alice@example.com'],
     ]);
-    expect(records[2]!.entry).toMatchObject({ tool: 'notes.write', callId, reason: 'groceries', policy: 'notes', approver: { roles: ['editor'] } });
+    expect(records[2]!.entry).toMatchObject({
+      tool: 'notes.write',
+      callId,
+      reason: 'groceries',
+      policy: 'notes',
+      approver: { roles: ['editor'] },
+    });
     const verified = await cli('audit', 'verify');
     expect(verified.code).toBe(0);
     expect(verified.out).toContain(`ok: 3 records`);
@@ -90,7 +110,10 @@ describe('trellis resume decides as the configured identity; trellis audit expor
     expect((await cli('audit', 'export', '--out', 'audit.jsonl')).code).toBe(0);
     expect((await cli('audit', 'verify', '--file', 'audit.jsonl', '--head', records[2]!.hash)).code).toBe(0);
     // The export cut short: only the kept head tells.
-    writeFileSync(join(cwd, 'short.jsonl'), readFileSync(join(cwd, 'audit.jsonl'), 'utf8').split('\n').slice(0, 2).join('\n'));
+    writeFileSync(
+      join(cwd, 'short.jsonl'),
+      readFileSync(join(cwd, 'audit.jsonl'), 'utf8').split('\n').slice(0, 2).join('\n'),
+    );
     expect((await cli('audit', 'verify', '--file', 'short.jsonl')).code).toBe(0);
     const cut = await cli('audit', 'verify', '--file', 'short.jsonl', '--head', records[2]!.hash);
     expect(cut.code).toBe(1);
@@ -99,7 +122,9 @@ describe('trellis resume decides as the configured identity; trellis audit expor
     // Someone with write access to the file drops the guard and rewrites who approved.
     const raw = new Database(join(cwd, 'notes.db'));
     raw.exec('DROP TRIGGER audit_log_no_update');
-    raw.prepare('UPDATE audit_log SET entry = replace(entry, ?, ?) WHERE seq = 3').run('alice@example.com', 'mallory@example.com');
+    raw
+      .prepare('UPDATE audit_log SET entry = replace(entry, ?, ?) WHERE seq = 3')
+      .run('alice@example.com', 'mallory@example.com');
     raw.close();
     const tampered = await cli('audit', 'verify');
     expect(tampered.code).toBe(1);

@@ -11,7 +11,10 @@ let cwd: string;
 beforeEach(() => {
   cwd = realpathSync(mkdtempSync(join(tmpdir(), 'trellis-contract-')));
   writeFileSync(join(cwd, 'package.json'), JSON.stringify({ type: 'module' }));
-  writeFileSync(join(cwd, 'trellis.config.ts'), `import { BillingPlugin } from '${BILLING}';\nexport default { plugins: [BillingPlugin], store: 'c.db' };`);
+  writeFileSync(
+    join(cwd, 'trellis.config.ts'),
+    `import { BillingPlugin } from '${BILLING}';\nexport default { plugins: [BillingPlugin], store: 'c.db' };`,
+  );
 });
 afterEach(() => rmSync(cwd, { recursive: true, force: true }));
 
@@ -28,7 +31,12 @@ describe('trellis plugins shows owners; --json writes contracts; trellis contrac
     const json = await cli('plugins', '--json');
     expect(json.code).toBe(0);
     writeFileSync(join(cwd, 'old.json'), json.out);
-    const before = JSON.parse(json.out) as { plugins: { owner: string; contract: { tools: { input: { required: string[] } }[]; hooks: string[]; version: string } }[] };
+    const before = JSON.parse(json.out) as {
+      plugins: {
+        owner: string;
+        contract: { tools: { input: { required: string[] } }[]; hooks: string[]; version: string };
+      }[];
+    };
     expect(before.plugins[0]!.owner).toBe('team-payments');
     expect(before.plugins[0]!.contract.hooks).toEqual(['tool.after_call']);
 
@@ -43,7 +51,9 @@ describe('trellis plugins shows owners; --json writes contracts; trellis contrac
 
     const unbumped = await cli('contract', 'diff', 'old.json', 'minor.json');
     expect(unbumped.code).toBe(1);
-    expect(unbumped.out).toContain("BREAKING    billing  tool billing.refund input: field 'amount' is required now (was optional)");
+    expect(unbumped.out).toContain(
+      "BREAKING    billing  tool billing.refund input: field 'amount' is required now (was optional)",
+    );
     expect(unbumped.err).toContain('Breaking contract changes without a major version bump: billing 2.1.0 → 2.2.0');
     expect((await cli('contract', 'diff', 'old.json', 'major.json')).code).toBe(0);
     const compatible = await cli('contract', 'diff', 'old.json', 'compatible.json');

@@ -46,15 +46,25 @@ function interruptIo(): InterruptIo {
   const listeners = new Set<() => void>();
   const exits: number[] = [];
   return {
-    stdout, stderr, listeners, exits,
-    write: (t) => void stdout.push(t), out: (l = '') => void stdout.push(`${l}\n`), err: (l) => void stderr.push(l),
-    stdin: Readable.from(['']), cwd, env: {}, exitCode: 0,
+    stdout,
+    stderr,
+    listeners,
+    exits,
+    write: (t) => void stdout.push(t),
+    out: (l = '') => void stdout.push(`${l}\n`),
+    err: (l) => void stderr.push(l),
+    stdin: Readable.from(['']),
+    cwd,
+    env: {},
+    exitCode: 0,
     onInterrupt: (handler) => {
       listeners.add(handler);
       return () => void listeners.delete(handler);
     },
     exitNow: (code) => void exits.push(code),
-    press: () => { for (const handler of [...listeners]) handler(); },
+    press: () => {
+      for (const handler of [...listeners]) handler();
+    },
   };
 }
 
@@ -68,7 +78,10 @@ describe('Ctrl-C in the CLI', () => {
   it('the first cancels the running turn through its signal and waits for it: exit 130, the session stays usable', async () => {
     const io = interruptIo();
     const started = Date.now();
-    const [code] = await Promise.all([runCli(['node', 'trellis', 'run', '-s', 'c1', 'hello'], io), pressWhenRunning(io, 1)]);
+    const [code] = await Promise.all([
+      runCli(['node', 'trellis', 'run', '-s', 'c1', 'hello'], io),
+      pressWhenRunning(io, 1),
+    ]);
 
     expect(Date.now() - started).toBeLessThan(20_000);
     expect(code).toBe(130);

@@ -17,7 +17,17 @@ afterEach(() => rmSync(cwd, { recursive: true, force: true }));
 function fakeIo(): CliIo & { stdout: string[]; stderr: string[] } {
   const stdout: string[] = [];
   const stderr: string[] = [];
-  return { stdout, stderr, write: (t) => void stdout.push(t), out: (l = '') => void stdout.push(`${l}\n`), err: (l) => void stderr.push(l), stdin: Readable.from(['']), cwd, env: {}, exitCode: 0 };
+  return {
+    stdout,
+    stderr,
+    write: (t) => void stdout.push(t),
+    out: (l = '') => void stdout.push(`${l}\n`),
+    err: (l) => void stderr.push(l),
+    stdin: Readable.from(['']),
+    cwd,
+    env: {},
+    exitCode: 0,
+  };
 }
 
 describe('trellis dev', () => {
@@ -41,8 +51,12 @@ describe('trellis dev', () => {
     const running = program.parseAsync(['node', 'trellis', 'dev', '--port', '0']);
 
     const base = await url;
-    const sessions = (await (await fetch(`${base}api/sessions`)).json()) as { sessions: { id: string; status: string }[] };
-    const events = (await (await fetch(`${base}api/sessions/desk-1/turns/0/events`)).json()) as { timeline: { rows: { kind: string }[] } };
+    const sessions = (await (await fetch(`${base}api/sessions`)).json()) as {
+      sessions: { id: string; status: string }[];
+    };
+    const events = (await (await fetch(`${base}api/sessions/desk-1/turns/0/events`)).json()) as {
+      timeline: { rows: { kind: string }[] };
+    };
     stop('SIGTERM');
     await running;
 

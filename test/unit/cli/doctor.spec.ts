@@ -27,7 +27,17 @@ afterEach(() => rmSync(cwd, { recursive: true, force: true }));
 function fakeIo(): FakeIo {
   const stdout: string[] = [];
   const stderr: string[] = [];
-  return { stdout, stderr, write: (t) => void stdout.push(t), out: (l = '') => void stdout.push(`${l}\n`), err: (l) => void stderr.push(l), stdin: Readable.from(['']), cwd, env: {}, exitCode: 0 };
+  return {
+    stdout,
+    stderr,
+    write: (t) => void stdout.push(t),
+    out: (l = '') => void stdout.push(`${l}\n`),
+    err: (l) => void stderr.push(l),
+    stdin: Readable.from(['']),
+    cwd,
+    env: {},
+    exitCode: 0,
+  };
 }
 
 async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -40,9 +50,22 @@ async function seed(ids: string[], filler = 'hello'): Promise<void> {
   const store = SqliteStore.open(dbPath);
   for (const id of ids) {
     await store.checkpoint({
-      sessionId: id, agent: 'a', expectedRevision: 0, state: {}, suspension: null,
+      sessionId: id,
+      agent: 'a',
+      expectedRevision: 0,
+      state: {},
+      suspension: null,
       append: [{ role: 'user', content: filler }],
-      turn: { index: 0, input: 'hi', status: 'completed', rounds: 1, toolCalls: 0, usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 }, startedAt: '', finishedAt: '' },
+      turn: {
+        index: 0,
+        input: 'hi',
+        status: 'completed',
+        rounds: 1,
+        toolCalls: 0,
+        usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+        startedAt: '',
+        finishedAt: '',
+      },
     } as unknown as SessionCheckpoint);
   }
   await store.close();
@@ -85,7 +108,10 @@ describe('an unreadable session has a way out', () => {
 
 describe('trellis doctor', () => {
   it('reports a damaged file from SQLite integrity_check', async () => {
-    await seed(Array.from({ length: 60 }, (_, i) => `s${i}`), 'x'.repeat(3_000));
+    await seed(
+      Array.from({ length: 60 }, (_, i) => `s${i}`),
+      'x'.repeat(3_000),
+    );
     const db = new Database(dbPath);
     db.pragma('wal_checkpoint(TRUNCATE)');
     db.close();
@@ -98,7 +124,9 @@ describe('trellis doctor', () => {
     const result = await cli('doctor');
     expect(result.code).toBe(1);
     // Depending on which page the scribble hits, SQLite lists the damage or refuses to run the check at all.
-    expect(result.out).toMatch(/PROBLEM integrity: integrity check (failed|could not run): .*malformed|PROBLEM integrity: integrity check failed/);
+    expect(result.out).toMatch(
+      /PROBLEM integrity: integrity check (failed|could not run): .*malformed|PROBLEM integrity: integrity check failed/,
+    );
   });
 
   it('reports a file that is not a Trellis store', async () => {
@@ -115,7 +143,8 @@ describe('trellis doctor', () => {
   });
 
   it('after an upgrade of Trellis: doctor leaves an older file alone, sessions list migrates it and lists its sessions', async () => {
-    const { applyMigrations, SQLITE_MIGRATIONS, schemaVersion } = await import('../../../src/engine/stores/sqlite-migrations.js');
+    const { applyMigrations, SQLITE_MIGRATIONS, schemaVersion } =
+      await import('../../../src/engine/stores/sqlite-migrations.js');
     mkdirSync(join(cwd, '.trellis'));
     const old = new Database(dbPath);
     applyMigrations(old, SQLITE_MIGRATIONS.slice(0, 3));
@@ -155,14 +184,22 @@ describe('leases an operator clears (issue 34)', () => {
 
   function lease(sessionId: string, holder: string, expiresAt: number, ttlMs: number): void {
     const db = new Database(dbPath);
-    db.prepare('INSERT INTO session_leases (session_id, holder, expires_at, ttl_ms) VALUES (?, ?, ?, ?)').run(sessionId, holder, expiresAt, ttlMs);
+    db.prepare('INSERT INTO session_leases (session_id, holder, expires_at, ttl_ms) VALUES (?, ?, ?, ?)').run(
+      sessionId,
+      holder,
+      expiresAt,
+      ttlMs,
+    );
     db.close();
   }
 
   function leaseRows(): { session_id: string; holder: string }[] {
     const db = new Database(dbPath, { readonly: true });
     try {
-      return db.prepare('SELECT session_id, holder FROM session_leases ORDER BY session_id').all() as { session_id: string; holder: string }[];
+      return db.prepare('SELECT session_id, holder FROM session_leases ORDER BY session_id').all() as {
+        session_id: string;
+        holder: string;
+      }[];
     } finally {
       db.close();
     }
@@ -176,7 +213,7 @@ describe('leases an operator clears (issue 34)', () => {
     return child.pid!;
   }
 
-  it('sessions delete clears the session\'s lease with it, whoever holds it; an id with only a lease has it cleared', async () => {
+  it("sessions delete clears the session's lease with it, whoever holds it; an id with only a lease has it cleared", async () => {
     await seed(['s1']);
     lease('s1', 'a-host-a-day-ahead:7:x', Date.now() + DAY, 10_000);
     lease('only-leased', 'crashed-first-turn', Date.now() + 9_000, 10_000);
@@ -192,7 +229,7 @@ describe('leases an operator clears (issue 34)', () => {
     expect((await cli('sessions', 'delete', 's1')).code).toBe(1);
   });
 
-  it('doctor reports a lease from a clock ahead and one held for a process that is gone; --repair clears them and says so; a running process\'s lease stays', async () => {
+  it("doctor reports a lease from a clock ahead and one held for a process that is gone; --repair clears them and says so; a running process's lease stays", async () => {
     const { hostname } = await import('node:os');
     await seed(['s1']);
     const gone = `${hostname()}:${await deadPid()}:0b0e6f6c-8d5e-4c57-9d0f-3f2a4bce9a10`;
@@ -205,8 +242,10 @@ describe('leases an operator clears (issue 34)', () => {
     const sick = await cli('doctor');
     expect(sick.code).toBe(1);
     expect(sick.out).toContain('PROBLEM lease: the lease of session ahead expires at');
-    expect(sick.out).toContain('written by a clock ahead of this machine\'s');
-    expect(sick.out).toMatch(/PROBLEM lease: session orphan is leased until \S+ by process \d+ of this machine, which no longer runs/);
+    expect(sick.out).toContain("written by a clock ahead of this machine's");
+    expect(sick.out).toMatch(
+      /PROBLEM lease: session orphan is leased until \S+ by process \d+ of this machine, which no longer runs/,
+    );
     expect(sick.out).toContain('fix: trellis doctor --repair');
     expect(sick.out).toContain('ok      lease: 1 expired lease(s) left by turns that stopped');
     expect(sick.out).toContain('ok      lease: 1 session(s) leased by a running turn');

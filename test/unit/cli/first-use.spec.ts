@@ -41,7 +41,9 @@ describe('trellis run', () => {
     const io = fakeCliIo(cwd);
 
     expect(await cli(io, 'run', 'Greet Ada')).toBe(0);
-    expect(io.stderr).toContain('  ↻ flaky.hello failed (ToolFailed: the greeting service is unavailable); attempt 2 in 0 ms');
+    expect(io.stderr).toContain(
+      '  ↻ flaky.hello failed (ToolFailed: the greeting service is unavailable); attempt 2 in 0 ms',
+    );
     expect(io.text()).toContain('Said: Bonjour Ada');
     expect(io.text()).toMatch(/— completed · 2 rounds · 1 tool · 1 retry · \d+ tokens/);
   });
@@ -49,12 +51,21 @@ describe('trellis run', () => {
 
 describe('trellis run --json', () => {
   it("prints the result as one JSON object, a typed agent's output included, and nothing else on stdout", async () => {
-    writeFlakyConfig(`output: GreetingCard, maxOutputRepairs: 0,`, `'{"greeting":"' + request.messages.at(-1)?.content + '","language":"fr"}'`);
+    writeFlakyConfig(
+      `output: GreetingCard, maxOutputRepairs: 0,`,
+      `'{"greeting":"' + request.messages.at(-1)?.content + '","language":"fr"}'`,
+    );
     const io = fakeCliIo(cwd);
 
     expect(await cli(io, 'run', '--json', '-s', 'j1', 'Greet Ada')).toBe(0);
     const printed = JSON.parse(io.text()) as Record<string, unknown>;
-    expect(printed).toMatchObject({ sessionId: 'j1', status: 'completed', output: { greeting: 'Bonjour Ada', language: 'fr' }, rounds: 2, usage: { totalTokens: expect.any(Number) } });
+    expect(printed).toMatchObject({
+      sessionId: 'j1',
+      status: 'completed',
+      output: { greeting: 'Bonjour Ada', language: 'fr' },
+      rounds: 2,
+      usage: { totalTokens: expect.any(Number) },
+    });
     expect(printed.toolCalls).toEqual([expect.objectContaining({ tool: 'flaky.hello', ok: true })]);
   });
 
@@ -86,7 +97,9 @@ describe('trellis plugins', () => {
     const io = fakeCliIo(cwd);
 
     expect(await cli(io, 'plugins')).toBe(0);
-    expect(io.text()).toContain('  tool flaky.hello\n    Greets a person. Use to greet.\n    input: { name: string }\n    middleware: RetryMiddleware\n    requires: app.locale, app.user?\n');
+    expect(io.text()).toContain(
+      '  tool flaky.hello\n    Greets a person. Use to greet.\n    input: { name: string }\n    middleware: RetryMiddleware\n    requires: app.locale, app.user?\n',
+    );
   });
 });
 

@@ -17,21 +17,40 @@ afterEach(() => rmSync(cwd, { recursive: true, force: true }));
 
 const cli = (io: FakeCliIo, ...args: string[]) => runCli(['node', 'trellis', ...args], io);
 const read = (...path: string[]) => readFileSync(join(cwd, ...path), 'utf8');
-const packageJson = (dir: string) => JSON.parse(read(dir, 'package.json')) as { name: string; type: string; dependencies: Record<string, string>; devDependencies: Record<string, string> };
+const packageJson = (dir: string) =>
+  JSON.parse(read(dir, 'package.json')) as {
+    name: string;
+    type: string;
+    dependencies: Record<string, string>;
+    devDependencies: Record<string, string>;
+  };
 
 describe('trellis init', () => {
   it('writes a project: package.json, tsconfig, jest config, trellis.config.ts, a plugin and its test', async () => {
     const io = fakeCliIo(cwd);
 
     expect(await cli(io, 'init', 'My App')).toBe(0);
-    for (const file of ['package.json', 'tsconfig.json', 'jest.config.js', 'trellis.config.ts', 'plugins/greeter.plugin.ts', 'test/greeter.spec.ts', '.gitignore', 'README.md']) {
+    for (const file of [
+      'package.json',
+      'tsconfig.json',
+      'jest.config.js',
+      'trellis.config.ts',
+      'plugins/greeter.plugin.ts',
+      'test/greeter.spec.ts',
+      '.gitignore',
+      'README.md',
+    ]) {
       expect(existsSync(join(cwd, 'My App', file))).toBe(true);
     }
     const json = packageJson('My App');
     expect(json.name).toBe('my-app');
     expect(json.type).toBe('module');
     const tsconfig = JSON.parse(read('My App', 'tsconfig.json')) as { compilerOptions: Record<string, unknown> };
-    expect(tsconfig.compilerOptions).toMatchObject({ experimentalDecorators: true, emitDecoratorMetadata: true, module: 'NodeNext' });
+    expect(tsconfig.compilerOptions).toMatchObject({
+      experimentalDecorators: true,
+      emitDecoratorMetadata: true,
+      module: 'NodeNext',
+    });
     expect(io.text()).toContain('Next:\n  cd My App\n  npm install\n  npm test\n  npx trellis run "Greet Ada"\n');
   });
 
@@ -52,8 +71,22 @@ describe('trellis init', () => {
   });
 
   it.each([
-    ['a tarball', () => { writeFileSync(join(cwd, 'trellis-0.1.0.tgz'), ''); return './trellis-0.1.0.tgz'; }, 'file:../trellis-0.1.0.tgz'],
-    ['a clone folder', () => { mkdirSync(join(cwd, 'trellis')); return 'trellis'; }, 'file:../trellis'],
+    [
+      'a tarball',
+      () => {
+        writeFileSync(join(cwd, 'trellis-0.1.0.tgz'), '');
+        return './trellis-0.1.0.tgz';
+      },
+      'file:../trellis-0.1.0.tgz',
+    ],
+    [
+      'a clone folder',
+      () => {
+        mkdirSync(join(cwd, 'trellis'));
+        return 'trellis';
+      },
+      'file:../trellis',
+    ],
     ['a version range', () => '^0.1.0', '^0.1.0'],
     ['a tag', () => 'latest', 'latest'],
     ['a git spec', () => 'git+https://example.org/trellis.git', 'git+https://example.org/trellis.git'],
@@ -85,14 +118,18 @@ describe('trellis init', () => {
     const io = fakeCliIo(cwd);
 
     expect(await cli(io, 'init')).toBe(1);
-    expect(io.stderr[0]).toBe(`trellis: ${cwd} already has package.json; trellis init writes no file over another. Choose a new or empty folder: trellis init <dir>`);
+    expect(io.stderr[0]).toBe(
+      `trellis: ${cwd} already has package.json; trellis init writes no file over another. Choose a new or empty folder: trellis init <dir>`,
+    );
     expect(read('package.json')).toBe('{"name":"mine"}');
     expect(existsSync(join(cwd, 'tsconfig.json'))).toBe(false);
   });
 
   it('keeps the example plugin and its test under 60 lines together', () => {
     const templates = join(trellisPackage().root, 'templates/init');
-    const lines = ['plugins/greeter.plugin.ts', 'test/greeter.spec.ts'].map((f) => readFileSync(join(templates, f), 'utf8').trimEnd().split('\n').length);
+    const lines = ['plugins/greeter.plugin.ts', 'test/greeter.spec.ts'].map(
+      (f) => readFileSync(join(templates, f), 'utf8').trimEnd().split('\n').length,
+    );
     expect(lines[0]! + lines[1]!).toBeLessThan(60);
   });
 });

@@ -12,16 +12,27 @@ describe('moduleLoadHint', () => {
     'require() of ES Module /p/node_modules/trellis/dist/index.js from /p/trellis.config.ts not supported.',
     'Cannot use import statement outside a module',
   ])('says to add "type": "module" for %j', (message) => {
-    expect(moduleLoadHint(new Error(message), '/p/trellis.config.ts')).toMatch(/add "type": "module" to the package\.json of its folder/);
+    expect(moduleLoadHint(new Error(message), '/p/trellis.config.ts')).toMatch(
+      /add "type": "module" to the package\.json of its folder/,
+    );
   });
 
-  it('says to turn on experimentalDecorators for esbuild\'s decorator error', () => {
-    expect(moduleLoadHint(new Error('ERROR: Parameter decorators only work when experimental decorators are enabled'), '/p/a.ts')).toMatch(/"experimentalDecorators": true/);
+  it("says to turn on experimentalDecorators for esbuild's decorator error", () => {
+    expect(
+      moduleLoadHint(
+        new Error('ERROR: Parameter decorators only work when experimental decorators are enabled'),
+        '/p/a.ts',
+      ),
+    ).toMatch(/"experimentalDecorators": true/);
   });
 
   it('says to install a missing peer', () => {
-    const error = Object.assign(new Error("Cannot find package 'class-validator' imported from /p/a.ts"), { code: 'ERR_MODULE_NOT_FOUND' });
-    expect(moduleLoadHint(error, '/p/a.ts')).toBe('Install the peer dependencies next to trellis: npm install reflect-metadata class-validator');
+    const error = Object.assign(new Error("Cannot find package 'class-validator' imported from /p/a.ts"), {
+      code: 'ERR_MODULE_NOT_FOUND',
+    });
+    expect(moduleLoadHint(error, '/p/a.ts')).toBe(
+      'Install the peer dependencies next to trellis: npm install reflect-metadata class-validator',
+    );
   });
 
   it('has nothing to add for other errors', () => {
@@ -32,7 +43,9 @@ describe('moduleLoadHint', () => {
 describe('peer check', () => {
   it('finds the installed peers, and names the ones missing', () => {
     expect(missingPackages(['reflect-metadata', 'class-validator'])).toEqual([]);
-    expect(missingPackages(['reflect-metadata', 'no-such-package-trellis-test'])).toEqual(['no-such-package-trellis-test']);
+    expect(missingPackages(['reflect-metadata', 'no-such-package-trellis-test'])).toEqual([
+      'no-such-package-trellis-test',
+    ]);
     expect(missingPeersMessage(['no-such-package-trellis-test'])).toBe(
       'trellis: missing peer dependency no-such-package-trellis-test; install it in your project: npm install no-such-package-trellis-test',
     );

@@ -34,12 +34,28 @@ describe('trellis CLI (in process)', () => {
   it.each([
     [['frobnicate'], 2, /^trellis: unknown command 'frobnicate'/],
     [['run'], 2, /^trellis: missing required argument 'message'/],
-    [['resume', 's1'], 2, /^trellis: resume needs at least one --approve <callId>, --reject <callId>, --edit <callId>=<json>, --retry <callId> or --skip <callId>/],
-    [['resume', 'nope', '--approve', 'call_1'], 1, /^trellis: No session 'nope' in .*List sessions with: trellis sessions$/],
+    [
+      ['resume', 's1'],
+      2,
+      /^trellis: resume needs at least one --approve <callId>, --reject <callId>, --edit <callId>=<json>, --retry <callId> or --skip <callId>/,
+    ],
+    [
+      ['resume', 'nope', '--approve', 'call_1'],
+      1,
+      /^trellis: No session 'nope' in .*List sessions with: trellis sessions$/,
+    ],
     [['sessions', 'show', 'nope'], 1, /^trellis: No session 'nope' in /],
-    [['sessions', 'foo'], 2, /^trellis: 'foo' is not a sessions command: sessions takes list, show <id>, delete <id>, erase --user <id> or prune --older-than <days>\. To see that session: trellis sessions show foo$/],
+    [
+      ['sessions', 'foo'],
+      2,
+      /^trellis: 'foo' is not a sessions command: sessions takes list, show <id>, delete <id>, erase --user <id> or prune --older-than <days>\. To see that session: trellis sessions show foo$/,
+    ],
     [['run', '--bogus', 'hi'], 2, /^trellis: unknown option '--bogus' \(see trellis run --help\)$/],
-    [['sessions', 'show', 'x', '--bogus'], 2, /^trellis: unknown option '--bogus' \(see trellis sessions show --help\)$/],
+    [
+      ['sessions', 'show', 'x', '--bogus'],
+      2,
+      /^trellis: unknown option '--bogus' \(see trellis sessions show --help\)$/,
+    ],
     [['frobnicate', '--x'], 2, /^trellis: unknown command 'frobnicate' \(see trellis --help\)$/],
   ])('`trellis %j` fails with exit %d and one line on stderr', async (args, code, message) => {
     const io = fakeIo();
@@ -94,8 +110,12 @@ describe('trellis CLI (in process)', () => {
     expect(await cli(asked, 'run', '-s', 'e1', 'export the top customers as csv')).toBe(0);
     const out = asked.stdout.join('');
     const callId = /--approve (call_\w+)/.exec(out)![1]!;
-    expect(asked.stderr[0]).toMatch(/^note: no trellis\.config\.\{ts,js,mjs,json\} in .*; running the SQL report desk example, which writes .* under .*\.trellis/);
-    expect(asked.stderr[1]).toBe("note: no OPENAI_API_KEY or ANTHROPIC_API_KEY; using the example's scripted model (offline, canned answers)");
+    expect(asked.stderr[0]).toMatch(
+      /^note: no trellis\.config\.\{ts,js,mjs,json\} in .*; running the SQL report desk example, which writes .* under .*\.trellis/,
+    );
+    expect(asked.stderr[1]).toBe(
+      "note: no OPENAI_API_KEY or ANTHROPIC_API_KEY; using the example's scripted model (offline, canned answers)",
+    );
 
     const approved = fakeIo();
     expect(await cli(approved, 'resume', 'e1', '--approve', callId)).toBe(0);
@@ -150,14 +170,19 @@ describe('trellis CLI: decisions and warnings (in process)', () => {
   it('refuses to approve and reject the same call, in one line, before running anything', async () => {
     const io = fakeIo();
     expect(await cli(io, 'resume', 's1', '--approve', 'call_1', '--reject', 'call_1')).toBe(2);
-    expect(io.stderr).toEqual(['trellis: The same call cannot be both approved and rejected: call_1. Give each call one decision']);
+    expect(io.stderr).toEqual([
+      'trellis: The same call cannot be both approved and rejected: call_1. Give each call one decision',
+    ]);
   });
 
   it.each([
     [['--edit', 'call_1={limit:5}'], /^trellis: --edit call_1: the arguments are not valid JSON \(/],
     [['--edit', 'call_1=[1]'], /^trellis: --edit call_1: the arguments must be a JSON object, got an array/],
     [['--edit', '{"a":1}'], /^trellis: --edit takes <callId>=<json>/],
-    [['--edit', 'call_1={}', '--approve', 'call_1'], /^trellis: The same call cannot be both approved and edited: call_1/],
+    [
+      ['--edit', 'call_1={}', '--approve', 'call_1'],
+      /^trellis: The same call cannot be both approved and edited: call_1/,
+    ],
   ])('refuses a bad --edit %j in one line', async (flags, message) => {
     const io = fakeIo();
     expect(await cli(io, 'resume', 's1', ...flags)).toBe(2);
@@ -171,7 +196,9 @@ describe('trellis CLI: decisions and warnings (in process)', () => {
 
     // The example's export only allows approve/reject: the kernel's answer shows the edit reached it.
     expect(await cli(io, 'resume', 'ed', '--edit', `${callId}={"filename":"edited.csv"}`)).toBe(1);
-    expect(io.stderr.at(-1)).toMatch(new RegExp(`^trellis: Call '${callId}' \\(export\\.csv\\) does not allow 'edit'; allowed: approve, reject`));
+    expect(io.stderr.at(-1)).toMatch(
+      new RegExp(`^trellis: Call '${callId}' \\(export\\.csv\\) does not allow 'edit'; allowed: approve, reject`),
+    );
   });
 
   it('answers a decision on an already-decided call with "nothing to do" and exit 0, running nothing', async () => {
@@ -190,7 +217,9 @@ describe('trellis CLI: decisions and warnings (in process)', () => {
     const io = fakeIo();
 
     expect(await cli(io, 'resume', 'r2', '--approve', 'call_nope')).toBe(1);
-    expect(io.stderr).toEqual([`trellis: Session r2 has no call call_nope; it waits for ${callId}. See its calls with: trellis sessions show r2`]);
+    expect(io.stderr).toEqual([
+      `trellis: Session r2 has no call call_nope; it waits for ${callId}. See its calls with: trellis sessions show r2`,
+    ]);
   });
 
   it('lists the config file names in --help as docs/cli.md does (.ts, .js, .mjs, .json)', async () => {
@@ -205,7 +234,11 @@ describe('trellis CLI: decisions and warnings (in process)', () => {
 
     expect(await cli(io, 'run', 'hi')).toBe(1);
     expect(io.stdout).toEqual([]);
-    expect(io.stderr).toEqual([expect.stringMatching(/^trellis: No model to run with: .*Set OPENAI_API_KEY or ANTHROPIC_API_KEY, or set model in a \.ts\/\.js config/)]);
+    expect(io.stderr).toEqual([
+      expect.stringMatching(
+        /^trellis: No model to run with: .*Set OPENAI_API_KEY or ANTHROPIC_API_KEY, or set model in a \.ts\/\.js config/,
+      ),
+    ]);
   });
 
   it('checks plugin entries, context and providers in the config', async () => {
@@ -227,9 +260,19 @@ describe('trellis CLI: decisions and warnings (in process)', () => {
 
 describe('error formatting', () => {
   it('describes whatever was thrown, never throwing itself', () => {
-    const nullProto = Object.assign(Object.create(null) as object, { [Symbol.for('nodejs.util.inspect.custom')]: () => 'plugins/bad.ts(1,18): error TS1109: Expression expected.' });
-    const throwingMessage = Object.defineProperty(new Error('x'), 'message', { get: () => { throw new Error('boom'); } });
-    const throwingToString = { toString: () => { throw new Error('boom'); } };
+    const nullProto = Object.assign(Object.create(null) as object, {
+      [Symbol.for('nodejs.util.inspect.custom')]: () => 'plugins/bad.ts(1,18): error TS1109: Expression expected.',
+    });
+    const throwingMessage = Object.defineProperty(new Error('x'), 'message', {
+      get: () => {
+        throw new Error('boom');
+      },
+    });
+    const throwingToString = {
+      toString: () => {
+        throw new Error('boom');
+      },
+    };
 
     expect(() => String(nullProto)).toThrow('Cannot convert object to primitive value');
     expect(describeError(nullProto)).toBe('plugins/bad.ts(1,18): error TS1109: Expression expected.');
@@ -242,16 +285,27 @@ describe('error formatting', () => {
   });
 
   it('prints a multi-line kernel error as its lines: the first after trellis:, the rest indented, the hint last', () => {
-    const error = new TrellisError('InvalidConfig', "Plugin 'w' config is invalid:\n- units: bad\n- days: worse", { hint: 'Fix it' });
+    const error = new TrellisError('InvalidConfig', "Plugin 'w' config is invalid:\n- units: bad\n- days: worse", {
+      hint: 'Fix it',
+    });
 
-    expect(errorLines(error)).toEqual(["trellis: Plugin 'w' config is invalid:", '  - units: bad', '  - days: worse', '  Fix it']);
-    expect(errorLines(new TrellisError('SessionNotFound', 'No session x', { hint: 'List them' }))).toEqual(['trellis: No session x. List them']);
+    expect(errorLines(error)).toEqual([
+      "trellis: Plugin 'w' config is invalid:",
+      '  - units: bad',
+      '  - days: worse',
+      '  Fix it',
+    ]);
+    expect(errorLines(new TrellisError('SessionNotFound', 'No session x', { hint: 'List them' }))).toEqual([
+      'trellis: No session x. List them',
+    ]);
   });
 });
 
 describe('process io', () => {
   it('stops writing quietly once stdout is a closed pipe (EPIPE)', async () => {
-    const stdout = new Writable({ write: (_chunk, _enc, done) => done(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })) });
+    const stdout = new Writable({
+      write: (_chunk, _enc, done) => done(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })),
+    });
     const io = processIo({ stdout, stderr: new PassThrough(), stdin: Readable.from([]) }, {}, cwd);
 
     io.out('one');
@@ -263,15 +317,22 @@ describe('process io', () => {
     expect(cliCwd({}, '/pkg')).toBe('/pkg');
     expect(cliCwd({ INIT_CWD: '/home/me/proj', npm_package_json: '/pkg/package.json' }, '/pkg')).toBe('/home/me/proj');
     expect(cliCwd({ INIT_CWD: '/home/me/proj' }, '/pkg')).toBe('/home/me/proj');
-    expect(cliCwd({ INIT_CWD: '/home/me/proj', npm_package_json: '/pkg/package.json' }, '/tmp/elsewhere')).toBe('/tmp/elsewhere');
+    expect(cliCwd({ INIT_CWD: '/home/me/proj', npm_package_json: '/pkg/package.json' }, '/tmp/elsewhere')).toBe(
+      '/tmp/elsewhere',
+    );
   });
 });
 
 describe('modelFromEnv', () => {
   it('prefers OPENAI_API_KEY with its base URL and TRELLIS_MODEL, then ANTHROPIC_API_KEY, else none', () => {
-    expect(modelFromEnv({ OPENAI_API_KEY: 'k', OPENAI_BASE_URL: 'http://localhost:11434/v1', TRELLIS_MODEL: 'llama3.1', ANTHROPIC_API_KEY: 'a' })?.label).toBe(
-      'openai:llama3.1 (OPENAI_API_KEY, OPENAI_BASE_URL=http://localhost:11434/v1)',
-    );
+    expect(
+      modelFromEnv({
+        OPENAI_API_KEY: 'k',
+        OPENAI_BASE_URL: 'http://localhost:11434/v1',
+        TRELLIS_MODEL: 'llama3.1',
+        ANTHROPIC_API_KEY: 'a',
+      })?.label,
+    ).toBe('openai:llama3.1 (OPENAI_API_KEY, OPENAI_BASE_URL=http://localhost:11434/v1)');
     expect(modelFromEnv({ ANTHROPIC_API_KEY: 'a' })?.model.name).toBe('anthropic:claude-sonnet-4-5');
     expect(modelFromEnv({})).toBeUndefined();
   });
@@ -280,10 +341,20 @@ describe('modelFromEnv', () => {
     expect(() => modelFromEnv({ ANTHROPIC_API_KEY: 'a', TRELLIS_MODEL: 'gpt-4o-mini' })).toThrow(
       "The model 'gpt-4o-mini' (from TRELLIS_MODEL) is an OpenAI model, but the only key set is ANTHROPIC_API_KEY, which calls the other vendor. Set OPENAI_API_KEY to use gpt-4o-mini, or name a model of the key's vendor (e.g. claude-sonnet-4-5)",
     );
-    expect(() => modelFromEnv({ OPENAI_API_KEY: 'k', TRELLIS_MODEL: 'claude-sonnet-4-5' }, 'the config')).toThrow(/'claude-sonnet-4-5' \(from the config\) is an Anthropic model.*Set ANTHROPIC_API_KEY/);
+    expect(() => modelFromEnv({ OPENAI_API_KEY: 'k', TRELLIS_MODEL: 'claude-sonnet-4-5' }, 'the config')).toThrow(
+      /'claude-sonnet-4-5' \(from the config\) is an Anthropic model.*Set ANTHROPIC_API_KEY/,
+    );
     // Both keys: the model's name picks the vendor; an OpenAI-compatible endpoint may serve any name.
-    expect(modelFromEnv({ OPENAI_API_KEY: 'k', ANTHROPIC_API_KEY: 'a', TRELLIS_MODEL: 'claude-sonnet-4-5' })?.model.name).toBe('anthropic:claude-sonnet-4-5');
-    expect(modelFromEnv({ OPENAI_API_KEY: 'k', OPENAI_BASE_URL: 'http://localhost:4000/v1', TRELLIS_MODEL: 'claude-sonnet-4-5' })?.model.name).toBe('openai:claude-sonnet-4-5');
+    expect(
+      modelFromEnv({ OPENAI_API_KEY: 'k', ANTHROPIC_API_KEY: 'a', TRELLIS_MODEL: 'claude-sonnet-4-5' })?.model.name,
+    ).toBe('anthropic:claude-sonnet-4-5');
+    expect(
+      modelFromEnv({
+        OPENAI_API_KEY: 'k',
+        OPENAI_BASE_URL: 'http://localhost:4000/v1',
+        TRELLIS_MODEL: 'claude-sonnet-4-5',
+      })?.model.name,
+    ).toBe('openai:claude-sonnet-4-5');
   });
 
   it('flags the mismatch in the CLI before any turn runs: a config naming gpt-4o-mini with only an Anthropic key', async () => {
@@ -291,6 +362,8 @@ describe('modelFromEnv', () => {
     const io = { ...fakeIo(), env: { ANTHROPIC_API_KEY: 'a' } };
 
     expect(await cli(io, 'run', 'hello')).toBe(1);
-    expect(io.stderr.join('\n')).toMatch(/^trellis: The model 'gpt-4o-mini' \(from the model of .*trellis\.config\.json\) is an OpenAI model/m);
+    expect(io.stderr.join('\n')).toMatch(
+      /^trellis: The model 'gpt-4o-mini' \(from the model of .*trellis\.config\.json\) is an OpenAI model/m,
+    );
   });
 });

@@ -12,7 +12,9 @@ import { fakeCliIo } from '../../support/fake-cli-io.js';
 const NOTES = fileURLToPath(new URL('../../fixtures/cli/gated-notes.plugin.ts', import.meta.url));
 const TESTING = fileURLToPath(new URL('../../../testing.ts', import.meta.url));
 const script = (request: ModelRequest) =>
-  request.messages.at(-1)?.role === 'tool' ? `Done: ${request.messages.at(-1)!.content}` : { toolCalls: [{ name: 'notes.write', args: { text: request.messages.at(-1)!.content } }] };
+  request.messages.at(-1)?.role === 'tool'
+    ? `Done: ${request.messages.at(-1)!.content}`
+    : { toolCalls: [{ name: 'notes.write', args: { text: request.messages.at(-1)!.content } }] };
 
 let cwd: string;
 beforeEach(() => {
@@ -74,7 +76,9 @@ describe('trellis resume after a crash cut an approved call off mid-run', () => 
 
     const shown = fakeCliIo(cwd);
     expect(await runCli(['node', 'trellis', 'sessions', 'show', 'c1'], shown)).toBe(0);
-    expect(shown.stdout.join('')).toContain(`cut off mid-run (it may or may not have run): trellis resume c1 --retry ${callId}   (or --skip ${callId}`);
+    expect(shown.stdout.join('')).toContain(
+      `cut off mid-run (it may or may not have run): trellis resume c1 --retry ${callId}   (or --skip ${callId}`,
+    );
 
     const approved = fakeCliIo(cwd);
     expect(await runCli(['node', 'trellis', 'resume', 'c1', '--approve', callId], approved)).toBe(1);

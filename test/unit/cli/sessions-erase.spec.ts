@@ -14,7 +14,10 @@ let cwd: string;
 beforeEach(() => {
   cwd = realpathSync(mkdtempSync(join(tmpdir(), 'trellis-erase-cli-')));
   writeFileSync(join(cwd, 'package.json'), JSON.stringify({ type: 'module' }));
-  writeFileSync(join(cwd, 'trellis.config.ts'), `import { BillingPlugin } from '${BILLING}';\nexport default { plugins: [BillingPlugin], store: 'e.db' };`);
+  writeFileSync(
+    join(cwd, 'trellis.config.ts'),
+    `import { BillingPlugin } from '${BILLING}';\nexport default { plugins: [BillingPlugin], store: 'e.db' };`,
+  );
 });
 afterEach(() => rmSync(cwd, { recursive: true, force: true }));
 

@@ -7,7 +7,8 @@ const call = (allowedDecisions?: PendingApproval['ticket']['allowedDecisions']):
   arguments: '{"amount":5}',
   ticket: { message: 'Pay 5?', ...(allowedDecisions && { allowedDecisions }) },
 });
-const buttons = (pending: PendingApproval) => [...String(approvalsView('s1', [pending])).matchAll(/<button [^>]*value="(\w+)"/g)].map((m) => m[1]);
+const buttons = (pending: PendingApproval) =>
+  [...String(approvalsView('s1', [pending])).matchAll(/<button [^>]*value="(\w+)"/g)].map((m) => m[1]);
 
 describe('the dev page offers the decisions a waiting call allows', () => {
   it('approve, edit and reject by default; only what the ticket names otherwise', () => {

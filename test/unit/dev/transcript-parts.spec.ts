@@ -8,8 +8,24 @@ const PNG64 = Buffer.from('89504e470d0a1a0a', 'hex').toString('base64');
 const PDF64 = Buffer.alloc(2048, 1).toString('base64');
 
 const transcript: ChatMessage[] = [
-  { role: 'user', content: 'Total? <b>', parts: [{ type: 'text', text: 'Total? <b>' }, { type: 'image', data: PNG64, mediaType: 'image/png' }, { type: 'file', data: PDF64, mediaType: 'application/pdf', name: 'inv"<oice>.pdf' }, { type: 'image', url: 'https://example.com/x.png?a="1"&b=<2>' }] },
-  { role: 'tool', toolCallId: 'c1', name: 'scans.fetch', content: JSON.stringify(toolContent({ type: 'text', text: 'scan' }, { type: 'image', data: PNG64, mediaType: 'image/png' })) },
+  {
+    role: 'user',
+    content: 'Total? <b>',
+    parts: [
+      { type: 'text', text: 'Total? <b>' },
+      { type: 'image', data: PNG64, mediaType: 'image/png' },
+      { type: 'file', data: PDF64, mediaType: 'application/pdf', name: 'inv"<oice>.pdf' },
+      { type: 'image', url: 'https://example.com/x.png?a="1"&b=<2>' },
+    ],
+  },
+  {
+    role: 'tool',
+    toolCallId: 'c1',
+    name: 'scans.fetch',
+    content: JSON.stringify(
+      toolContent({ type: 'text', text: 'scan' }, { type: 'image', data: PNG64, mediaType: 'image/png' }),
+    ),
+  },
 ];
 
 describe('transcript views of content parts', () => {
@@ -26,14 +42,33 @@ describe('transcript views of content parts', () => {
   });
 
   it('does not turn a tampered part into markup: an unknown media type or non-base64 data stays a placeholder', () => {
-    const bad: ChatMessage[] = [{ role: 'user', content: '', parts: [{ type: 'image', data: '"><script>alert(1)</script>', mediaType: 'image/png' }, { type: 'image', data: PNG64, mediaType: 'image/svg+xml' }] }];
+    const bad: ChatMessage[] = [
+      {
+        role: 'user',
+        content: '',
+        parts: [
+          { type: 'image', data: '"><script>alert(1)</script>', mediaType: 'image/png' },
+          { type: 'image', data: PNG64, mediaType: 'image/svg+xml' },
+        ],
+      },
+    ];
     const page = transcriptView(bad).toString();
     expect(page).not.toContain('<img');
     expect(page).not.toContain('<script>');
   });
 
   it('sessions show prints a placeholder with media type, name and size for each image and file', () => {
-    const session = { id: 's1', agent: 'desk', revision: 1, createdAt: '', updatedAt: '', state: {}, turns: [], transcript, suspension: null } as unknown as StoredSession;
+    const session = {
+      id: 's1',
+      agent: 'desk',
+      revision: 1,
+      createdAt: '',
+      updatedAt: '',
+      state: {},
+      turns: [],
+      transcript,
+      suspension: null,
+    } as unknown as StoredSession;
     const text = transcriptLines(session).join('\n');
     expect(text).toContain('user: Total? <b>');
     expect(text).toContain('[image image/png, 8 B]');

@@ -7,7 +7,11 @@ describe('describeError: anything thrown becomes text, without throwing', () => 
   it.each([
     ['an Error', new Error('boom'), 'boom'],
     ['a string', 'plain', 'plain'],
-    ['a null-prototype object with a message', Object.assign(Object.create(null), { message: 'from the loader' }), 'from the loader'],
+    [
+      'a null-prototype object with a message',
+      Object.assign(Object.create(null), { message: 'from the loader' }),
+      'from the loader',
+    ],
   ])('%s', (_name, value, expected) => {
     expect(describeError(value)).toBe(expected);
   });
@@ -36,7 +40,10 @@ describe('describeError: anything thrown becomes text, without throwing', () => 
     }
     const app = Trellis.create();
     await app.install(Odd);
-    const result = await app.agent({ name: 'a', model: new ScriptedModel(['x']), instructions: 'i' }).session('s').send('hi');
+    const result = await app
+      .agent({ name: 'a', model: new ScriptedModel(['x']), instructions: 'i' })
+      .session('s')
+      .send('hi');
     expect(result.status).toBe('failed');
     expect(result.error?.message).toContain('odd failure');
     expect(result.error?.message).toContain("odd.plan at 'planning.started'");

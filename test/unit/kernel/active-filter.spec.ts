@@ -5,7 +5,7 @@ import { kernelOf } from '../../../src/app/kernel-access.js';
 
 class NoInput {}
 
-describe('the active filter (an agent\'s plugins list)', () => {
+describe("the active filter (an agent's plugins list)", () => {
   const calls: string[] = [];
 
   @StateKey('a.seen', { scope: 'session', merge: 'exclusive' })
@@ -50,7 +50,7 @@ describe('the active filter (an agent\'s plugins list)', () => {
     return { app, kernel: new KernelHarness(app) };
   };
 
-  it('empty: every plugin\'s tools and hooks count', async () => {
+  it("empty: every plugin's tools and hooks count", async () => {
     const { app, kernel } = await setup();
 
     const view = kernelOf(app).registry.view([]);
@@ -61,7 +61,7 @@ describe('the active filter (an agent\'s plugins list)', () => {
     expect(calls).toEqual(expect.arrayContaining(['a.start', 'b.start']));
   });
 
-  it('non-empty: only the named plugins\' tools and hooks count', async () => {
+  it("non-empty: only the named plugins' tools and hooks count", async () => {
     const { app, kernel } = await setup();
 
     const view = kernelOf(app).registry.view(['a']);

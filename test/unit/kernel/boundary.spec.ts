@@ -55,24 +55,27 @@ describe('the kernel boundary: a plugin reaches only what it is given', () => {
       ['StateEngine', StateEngine],
       ['HookEngine', HookEngine],
       ['Trellis', Trellis],
-    ])('refuses a plugin that injects %s, naming the plugin, the token and the legitimate routes; nothing is registered', async (name, token) => {
-      @Plugin({ name: 'thief', version: '1.0.0' })
-      class Thief {
-        constructor(@inject(token as symbol) readonly loot: unknown) {}
-        @Tool({ name: 'thief.steal', description: 'Steals. Use never.', input: NoInput })
-        steal() {
-          return 'stolen';
+    ])(
+      'refuses a plugin that injects %s, naming the plugin, the token and the legitimate routes; nothing is registered',
+      async (name, token) => {
+        @Plugin({ name: 'thief', version: '1.0.0' })
+        class Thief {
+          constructor(@inject(token as symbol) readonly loot: unknown) {}
+          @Tool({ name: 'thief.steal', description: 'Steals. Use never.', input: NoInput })
+          steal() {
+            return 'stolen';
+          }
         }
-      }
-      const app = Trellis.create({ store: new MemoryStore() });
-      const error = await refusedInstall(app, Thief);
-      expect(error.message).toContain("Plugin 'thief'");
-      expect(error.message).toContain(name === 'Trellis' ? 'Trellis app' : name);
-      expect(error.message).toContain('Trellis.create({ providers })');
-      expect(error.message).toContain("grants: ['app']");
-      expect(error.details).toMatchObject({ plugin: 'thief' });
-      expect(app.describe().plugins).toEqual([]);
-    });
+        const app = Trellis.create({ store: new MemoryStore() });
+        const error = await refusedInstall(app, Thief);
+        expect(error.message).toContain("Plugin 'thief'");
+        expect(error.message).toContain(name === 'Trellis' ? 'Trellis app' : name);
+        expect(error.message).toContain('Trellis.create({ providers })');
+        expect(error.message).toContain("grants: ['app']");
+        expect(error.details).toMatchObject({ plugin: 'thief' });
+        expect(app.describe().plugins).toEqual([]);
+      },
+    );
 
     it("refuses a plugin that injects another plugin's instance", async () => {
       @Plugin({ name: 'nosy', version: '1.0.0' })
@@ -142,7 +145,7 @@ describe('the kernel boundary: a plugin reaches only what it is given', () => {
       expect(error.message).toContain('session store');
     });
 
-    it("hands over the app or the store only where the host grants it to that plugin by name", async () => {
+    it('hands over the app or the store only where the host grants it to that plugin by name', async () => {
       const store = new MemoryStore();
       @Plugin({ name: 'admin', version: '1.0.0' })
       class Admin {
@@ -156,7 +159,12 @@ describe('the kernel boundary: a plugin reaches only what it is given', () => {
       const installed = await app.install(Admin, { grants: ['app', 'store'] });
       expect(installed.instance.app).toBe(app);
       expect(installed.instance.store).toBe(store);
-      expect(TrellisError.is(await rejectionOf(Trellis.create().install(Admin, { grants: ['everything' as never] })), 'InvalidOptions')).toBe(true);
+      expect(
+        TrellisError.is(
+          await rejectionOf(Trellis.create().install(Admin, { grants: ['everything' as never] })),
+          'InvalidOptions',
+        ),
+      ).toBe(true);
     });
 
     it('resolves services the host provides and services another plugin exports, and no longer once it is uninstalled', async () => {
@@ -239,7 +247,9 @@ describe('the kernel boundary: a plugin reaches only what it is given', () => {
       host.emit('hello', { n: 1 });
       host.reportError(new Error('boom'), { sessionId: 's1' });
       expect(events).toContainEqual({ type: 'plugin.event', plugin: 'speaker', name: 'hello', data: { n: 1 } });
-      expect(events).toContainEqual(expect.objectContaining({ type: 'error', plugin: 'speaker', message: 'boom', sessionId: 's1' }));
+      expect(events).toContainEqual(
+        expect.objectContaining({ type: 'error', plugin: 'speaker', message: 'boom', sessionId: 's1' }),
+      );
       expect(Object.keys(host)).not.toContain('app');
     });
   });
@@ -270,20 +280,50 @@ describe('the kernel boundary: a plugin reaches only what it is given', () => {
       const app = Trellis.create();
       await app.install(Victim);
       await app.install(Spy);
-      const model = new ScriptedModel([{ toolCalls: [{ name: 'victim.store', args: { text: 'hunter2' } }] }, 'stored', { toolCalls: [{ name: 'spy.look', args: {} }] }, 'done']);
+      const model = new ScriptedModel([
+        { toolCalls: [{ name: 'victim.store', args: { text: 'hunter2' } }] },
+        'stored',
+        { toolCalls: [{ name: 'spy.look', args: {} }] },
+        'done',
+      ]);
       const session = app.agent({ name: 'a', model, instructions: 'x' }).session('s1');
       await session.send('store it');
       const result = await session.send('look');
 
       expect(result.error).toBeUndefined();
-      for (const key of ['snapshot', 'scope', 'state', 'member', 'schema', 'command']) expect(found[key]).toBeUndefined();
+      for (const key of ['snapshot', 'scope', 'state', 'member', 'schema', 'command'])
+        expect(found[key]).toBeUndefined();
       expect(found.ownKeys).toEqual([]);
-      expect(found.json).toEqual({ plugin: 'spy', sessionId: 's1', point: 'tool.call', callId: expect.any(String), tool: 'spy.look' });
+      expect(found.json).toEqual({
+        plugin: 'spy',
+        sessionId: 's1',
+        point: 'tool.call',
+        callId: expect.any(String),
+        tool: 'spy.look',
+      });
       expect(TrellisError.is(found.read, 'ContextAccess')).toBe(true);
       expect(TrellisError.is(found.write, 'ContextAccess')).toBe(true);
       expect(TrellisError.is(found.kernelWrite, 'ContextAccess')).toBe(true);
       expect(found.protoNames).toEqual(
-        ['constructor', 'callId', 'deps', 'emit', 'get', 'idempotencyKey', 'plugin', 'point', 'promote', 'schedule', 'sessionId', 'set', 'signal', 'toJSON', 'tool', 'turnIndex', 'update'].sort(),
+        [
+          'constructor',
+          'callId',
+          'deps',
+          'emit',
+          'get',
+          'idempotencyKey',
+          'plugin',
+          'point',
+          'promote',
+          'schedule',
+          'sessionId',
+          'set',
+          'signal',
+          'toJSON',
+          'tool',
+          'turnIndex',
+          'update',
+        ].sort(),
       );
       expect(session.values['victim.secret']).toBe('hunter2');
     });
@@ -341,7 +381,10 @@ describe('the kernel boundary: a plugin reaches only what it is given', () => {
       }
       const app = Trellis.create();
       await app.install(Close);
-      await app.agent({ name: 'a', model: new ScriptedModel(['ok']), instructions: 'x' }).session().send('hi');
+      await app
+        .agent({ name: 'a', model: new ScriptedModel(['ok']), instructions: 'x' })
+        .session()
+        .send('hi');
       expect(TrellisError.is(outcome, 'ContextAccess')).toBe(true);
     });
   });
@@ -349,7 +392,17 @@ describe('the kernel boundary: a plugin reaches only what it is given', () => {
   describe('the app hides its machinery', () => {
     it('offers no container, bus, engines, registry or store on the app object', () => {
       const app = Trellis.create({ store: new MemoryStore() }) as unknown as Record<string, unknown>;
-      for (const key of ['container', 'bus', 'stateEngine', 'hooks', 'registry', 'store', 'sessionState', 'reportError']) expect(app[key]).toBeUndefined();
+      for (const key of [
+        'container',
+        'bus',
+        'stateEngine',
+        'hooks',
+        'registry',
+        'store',
+        'sessionState',
+        'reportError',
+      ])
+        expect(app[key]).toBeUndefined();
       expect(kernelOf(app).registry.plugins).toEqual([]);
     });
   });
@@ -371,7 +424,10 @@ describe('task.end always runs', () => {
     }
     const app = Trellis.create();
     await app.install(Flaky);
-    const result = await app.agent({ name: 'a', model: new ScriptedModel(['never']), instructions: 'x' }).session().send('hi');
+    const result = await app
+      .agent({ name: 'a', model: new ScriptedModel(['never']), instructions: 'x' })
+      .session()
+      .send('hi');
     expect(result.status).toBe('failed');
     expect(result.error?.message).toContain("flaky.start at 'task.start'");
     expect(ended).toEqual(['failed']);

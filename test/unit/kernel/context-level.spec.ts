@@ -6,10 +6,12 @@ import { KERNEL_KEYS, STEERING_KEYS } from '../../../src/contract/kernel-keys.js
  * inference overrides, context messages, a handoff) in a turn that never set one; it must
  * never be false while one is set.
  */
-describe('a context level\'s steered mark', () => {
+describe("a context level's steered mark", () => {
   it('is false for a level built without a steering key, and for an empty one', () => {
     expect(new ContextLevel().steered).toBe(false);
-    expect(new ContextLevel({ [KERNEL_KEYS.turnInput]: 'hi', [KERNEL_KEYS.turnIndex]: 0, 'app.x': 1 }).steered).toBe(false);
+    expect(new ContextLevel({ [KERNEL_KEYS.turnInput]: 'hi', [KERNEL_KEYS.turnIndex]: 0, 'app.x': 1 }).steered).toBe(
+      false,
+    );
   });
 
   it.each(STEERING_KEYS)('is set by a level built with %s, and by an assignment that brings it', (key) => {

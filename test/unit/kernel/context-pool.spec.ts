@@ -41,10 +41,17 @@ describe('the context pool', () => {
       await app.install(Reader);
       seen.length = 0;
 
-      const error = await rejectionOf(kernel.pipeline('tool.after_call', {}, { turn: turnLevel(), execution: executionLevel() }));
+      const error = await rejectionOf(
+        kernel.pipeline('tool.after_call', {}, { turn: turnLevel(), execution: executionLevel() }),
+      );
 
       expect(TrellisError.is(error, 'MissingContext')).toBe(true);
-      expect((error as TrellisError).details).toMatchObject({ key: 'app.locale', levels: ['execution', 'turn', 'session'], plugin: 'reader', point: 'tool.after_call' });
+      expect((error as TrellisError).details).toMatchObject({
+        key: 'app.locale',
+        levels: ['execution', 'turn', 'session'],
+        plugin: 'reader',
+        point: 'tool.after_call',
+      });
       expect((error as Error).message).toMatch(/'app\.locale'/);
       expect((error as Error).message).toMatch(/execution, turn, session/);
       expect(seen).toEqual([]);
@@ -166,7 +173,7 @@ describe('the context pool', () => {
       expect(TrellisError.is(errorOf('appUndeclared'), 'ContextAccess')).toBe(true);
     });
 
-    it('writing another plugin\'s key (or a kernel key) is a ContextAccess error and changes nothing', async () => {
+    it("writing another plugin's key (or a kernel key) is a ContextAccess error and changes nothing", async () => {
       const kernel = await run();
 
       expect(TrellisError.is(errorOf('writeOther'), 'ContextAccess')).toBe(true);
@@ -182,7 +189,7 @@ describe('the context pool', () => {
       expect((errorOf('writeUndeclaredOwn') as Error).message).toMatch(/@StateKey\('guest\.nope'/);
     });
 
-    it('a plugin whose name prefixes another plugin\'s is refused, so it cannot write that plugin\'s keys', async () => {
+    it("a plugin whose name prefixes another plugin's is refused, so it cannot write that plugin's keys", async () => {
       let refused: unknown;
       @StateKey('team.sub.score', { scope: 'session', merge: 'exclusive' })
       @Plugin({ name: 'team.sub', version: '1.0.0' })
@@ -252,7 +259,7 @@ describe('the context pool', () => {
   });
 
   describe('sessions', () => {
-    it('never see each other\'s values', async () => {
+    it("never see each other's values", async () => {
       const seen: Record<string, unknown> = {};
       @StateKey('memo.last', { scope: 'session', merge: 'exclusive' })
       @Plugin({ name: 'memo', version: '1.0.0' })

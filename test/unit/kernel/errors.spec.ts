@@ -27,7 +27,10 @@ describe('TrellisError', () => {
   });
 
   it('recognises an error branded by another copy of the module (Symbol.for brand, not instanceof)', () => {
-    const foreign = Object.assign(new Error('from another copy'), { [Symbol.for('trellis.error')]: true, code: 'StaleState' });
+    const foreign = Object.assign(new Error('from another copy'), {
+      [Symbol.for('trellis.error')]: true,
+      code: 'StaleState',
+    });
 
     expect(TrellisError.is(foreign, 'StaleState')).toBe(true);
   });
@@ -95,7 +98,7 @@ describe('TrellisError', () => {
       expect(missing.message).toMatch(/Install the plugins it depends on first/);
     });
 
-    it('a throwing hook\'s error says to fix or catch inside the handler', async () => {
+    it("a throwing hook's error says to fix or catch inside the handler", async () => {
       @Plugin({ name: 'thrower', version: '1.0.0' })
       class Thrower {
         @Hook('planning.started')

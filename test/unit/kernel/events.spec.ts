@@ -52,8 +52,12 @@ describe('app.events$', () => {
 
     await new KernelHarness(app).pipeline('planning.started', 'x');
 
-    expect(events.of('state.committed')).toEqual([{ type: 'state.committed', sessionId: 's1', revision: 1, keys: ['ev.count', 'ev.note'] }]);
-    expect(events.of('effect.dispatched')).toEqual([{ type: 'effect.dispatched', sessionId: 's1', effect: 'ev.changed', plugin: 'ev' }]);
+    expect(events.of('state.committed')).toEqual([
+      { type: 'state.committed', sessionId: 's1', revision: 1, keys: ['ev.count', 'ev.note'] },
+    ]);
+    expect(events.of('effect.dispatched')).toEqual([
+      { type: 'effect.dispatched', sessionId: 's1', effect: 'ev.changed', plugin: 'ev' },
+    ]);
     const types = events.events.map((e) => e.type);
     expect(types.indexOf('state.committed')).toBeLessThan(types.indexOf('effect.dispatched'));
   });
@@ -82,9 +86,11 @@ describe('app.events$', () => {
     await app.stop();
 
     const errors = events.of('error');
-    expect(errors).toEqual(expect.arrayContaining([
-      expect.objectContaining({ plugin: 'flaky', message: expect.stringMatching(/could not flush/) }),
-      expect.objectContaining({ point: 'app.heartbeat', message: expect.stringMatching(/heartbeat failed/) }),
-    ]));
+    expect(errors).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ plugin: 'flaky', message: expect.stringMatching(/could not flush/) }),
+        expect.objectContaining({ point: 'app.heartbeat', message: expect.stringMatching(/heartbeat failed/) }),
+      ]),
+    );
   });
 });

@@ -17,7 +17,12 @@ import { KernelHarness, recordEvents, rejectionOf, sleep, turnLevel, within } fr
 import { kernelOf } from '../../../src/app/kernel-access.js';
 
 /** Builds a plugin with one hook at `point`. */
-function hookPlugin(name: string, point: HookPoint, handler: (value: any, ctx: HookContext) => unknown, priority?: number) {
+function hookPlugin(
+  name: string,
+  point: HookPoint,
+  handler: (value: any, ctx: HookContext) => unknown,
+  priority?: number,
+) {
   @Plugin({ name, version: '1.0.0' })
   class P {
     @Hook(point, { priority })
@@ -107,7 +112,10 @@ describe('the hook engine', () => {
       ['message.sending', () => cancel('contains secrets')],
     ] as const)('%s may stop the chain with its control result', async (point, result) => {
       let laterRan = false;
-      const { kernel } = await appWith(hookPlugin('stopper', point, result, 1), hookPlugin('later', point, () => void (laterRan = true), 2));
+      const { kernel } = await appWith(
+        hookPlugin('stopper', point, result, 1),
+        hookPlugin('later', point, () => void (laterRan = true), 2),
+      );
 
       const out = await kernel.pipeline(point, { any: 1 }, { turn: turnLevel() });
 
@@ -133,9 +141,14 @@ describe('the hook engine', () => {
     it('a throw aborts the chain with a typed error naming the plugin and the point', async () => {
       let laterRan = false;
       const { kernel } = await appWith(
-        hookPlugin('faulty', 'llm.before', () => {
-          throw new Error('quota exhausted');
-        }, 1),
+        hookPlugin(
+          'faulty',
+          'llm.before',
+          () => {
+            throw new Error('quota exhausted');
+          },
+          1,
+        ),
         hookPlugin('later', 'llm.before', () => void (laterRan = true), 2),
       );
 
@@ -211,15 +224,25 @@ describe('the hook engine', () => {
     it('merges contributions (items or lists) in priority order, not in finishing order', async () => {
       const { kernel } = await appWith(
         hookPlugin('third', 'memory.read', () => ['t1', 't2'], 30),
-        hookPlugin('first', 'memory.read', async () => {
-          await sleep(20);
-          return 'f';
-        }, 10),
+        hookPlugin(
+          'first',
+          'memory.read',
+          async () => {
+            await sleep(20);
+            return 'f';
+          },
+          10,
+        ),
         hookPlugin('nothing', 'memory.read', () => undefined, 15),
-        hookPlugin('second', 'memory.read', async () => {
-          await sleep(5);
-          return ['s'];
-        }, 20),
+        hookPlugin(
+          'second',
+          'memory.read',
+          async () => {
+            await sleep(5);
+            return ['s'];
+          },
+          20,
+        ),
       );
 
       expect(await kernel.collect('memory.read', undefined)).toEqual(['f', 's', 't1', 't2']);
@@ -240,7 +263,8 @@ describe('the hook engine', () => {
       none: () => undefined,
     };
     type Kind = keyof typeof decisions;
-    const gates = (...kinds: Kind[]) => kinds.map((kind, i) => hookPlugin(`g${i}`, 'tool.gate', decisions[kind], (i + 1) * 10));
+    const gates = (...kinds: Kind[]) =>
+      kinds.map((kind, i) => hookPlugin(`g${i}`, 'tool.gate', decisions[kind], (i + 1) * 10));
     const orders: Kind[][] = [
       ['block', 'suspend', 'setResult'],
       ['setResult', 'suspend', 'block'],
@@ -256,16 +280,16 @@ describe('the hook engine', () => {
       expect(decision).toEqual({ kind: 'block', reason: 'policy says no', by: `g${kinds.indexOf('block')}.handle` });
     });
 
-    it.each([
-      [['setResult', 'suspend']],
-      [['suspend', 'setResult']],
-    ] as Kind[][][])('Suspend wins over SetResult in any order (%j)', async (kinds) => {
-      const { kernel } = await appWith(...gates(...kinds));
+    it.each([[['setResult', 'suspend']], [['suspend', 'setResult']]] as Kind[][][])(
+      'Suspend wins over SetResult in any order (%j)',
+      async (kinds) => {
+        const { kernel } = await appWith(...gates(...kinds));
 
-      const decision = await kernel.gate({ tool: 'x' });
+        const decision = await kernel.gate({ tool: 'x' });
 
-      expect(decision).toMatchObject({ kind: 'suspend', ticket: { message: 'approve the refund?' } });
-    });
+        expect(decision).toMatchObject({ kind: 'suspend', ticket: { message: 'approve the refund?' } });
+      },
+    );
 
     it('SetResult alone answers the call', async () => {
       const { kernel } = await appWith(...gates('none', 'setResult'));
@@ -291,7 +315,9 @@ describe('the hook engine', () => {
       const decision = await kernel.gate({ tool: 'x' });
 
       expect(decision).toEqual({ kind: 'block', reason: 'first reason', by: 'first.handle' });
-      expect(events.of('error')).toEqual([expect.objectContaining({ code: 'GateConflict', point: 'tool.gate', plugin: 'second' })]);
+      expect(events.of('error')).toEqual([
+        expect.objectContaining({ code: 'GateConflict', point: 'tool.gate', plugin: 'second' }),
+      ]);
     });
 
     it('gate handlers cannot write state, emit effects or schedule actions', async () => {
@@ -301,7 +327,11 @@ describe('the hook engine', () => {
       class Pure {
         @Hook('tool.gate')
         check(_: unknown, ctx: HookContext) {
-          for (const attempt of [() => ctx.set('pure.count', 1), () => ctx.emit('x'), () => ctx.schedule('AddContextMessage', 'hi')]) {
+          for (const attempt of [
+            () => ctx.set('pure.count', 1),
+            () => ctx.emit('x'),
+            () => ctx.schedule('AddContextMessage', 'hi'),
+          ]) {
             try {
               attempt();
             } catch (error) {

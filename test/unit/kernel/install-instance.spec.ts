@@ -37,7 +37,9 @@ describe('installing a plugin instance built by the host', () => {
 
   it('refuses an instance of another class, and registers nothing', async () => {
     const app = Trellis.create();
-    const error = await app.install(HelloPlugin, { instance: new OtherPlugin(), config: { region: 'eu' } }).catch((e: unknown) => e);
+    const error = await app
+      .install(HelloPlugin, { instance: new OtherPlugin(), config: { region: 'eu' } })
+      .catch((e: unknown) => e);
     expect(TrellisError.is(error, 'InvalidPlugin')).toBe(true);
     expect((error as Error).message).toContain('not a HelloPlugin: got an instance of OtherPlugin');
     expect(app.describe().plugins.map((p) => p.name)).not.toContain('hello');
@@ -45,13 +47,17 @@ describe('installing a plugin instance built by the host', () => {
 
   it('refuses a plain object that only looks like the plugin', async () => {
     const app = Trellis.create();
-    const error = await app.install(HelloPlugin, { instance: { greet: () => 'x' }, config: { region: 'eu' } }).catch((e: unknown) => e);
+    const error = await app
+      .install(HelloPlugin, { instance: { greet: () => 'x' }, config: { region: 'eu' } })
+      .catch((e: unknown) => e);
     expect(TrellisError.is(error, 'InvalidPlugin')).toBe(true);
   });
 
   it('still validates config for a given instance', async () => {
     const app = Trellis.create();
-    const error = await app.install(HelloPlugin, { instance: new HelloPlugin(new Greeter('x')), config: { region: 4 } }).catch((e: unknown) => e);
+    const error = await app
+      .install(HelloPlugin, { instance: new HelloPlugin(new Greeter('x')), config: { region: 4 } })
+      .catch((e: unknown) => e);
     expect(TrellisError.is(error, 'InvalidConfig')).toBe(true);
   });
 });

@@ -9,10 +9,18 @@ import type { StateSchema } from '../../../src/contract/state-schema.js';
  * would be, and the old values must stay untouched (a member's snapshot holds them).
  */
 describe('commitTurnValues', () => {
-  const schema: StateSchema = { stateKey: () => undefined, effectHandlers: () => undefined, actionHandler: () => undefined };
+  const schema: StateSchema = {
+    stateKey: () => undefined,
+    effectHandlers: () => undefined,
+    actionHandler: () => undefined,
+  };
   const KEYS = ['t.lookup.result', 'trellis.last_tool_results'] as const;
 
-  function scopeWith(values: Record<string, unknown>): { scope: ContextScope; turn: ContextLevel; state: SessionState } {
+  function scopeWith(values: Record<string, unknown>): {
+    scope: ContextScope;
+    turn: ContextLevel;
+    state: SessionState;
+  } {
     const state = new SessionState('s1');
     const turn = new ContextLevel(values);
     return { scope: new ContextScope(state, turn, undefined), turn, state };
@@ -28,7 +36,12 @@ describe('commitTurnValues', () => {
     expected[KEYS[1]] = ['list'];
     expect(turn.values).not.toBe(before);
     expect(Object.entries(turn.values)).toEqual(Object.entries(expected));
-    expect(before).toEqual({ 'trellis.turn_input': 'hi', 't.lookup.result': 1, 'app.x': 2, 'trellis.last_tool_results': [] });
+    expect(before).toEqual({
+      'trellis.turn_input': 'hi',
+      't.lookup.result': 1,
+      'app.x': 2,
+      'trellis.last_tool_results': [],
+    });
     expect(state.revision).toBe(1);
   });
 
@@ -39,7 +52,10 @@ describe('commitTurnValues', () => {
   });
 
   it('copies integer-like keys first, as a spread does, and an own __proto__ key as a plain property', () => {
-    const before = JSON.parse('{"b": 1, "2": "two", "__proto__": {"polluted": true}, "1": "one"}') as Record<string, unknown>;
+    const before = JSON.parse('{"b": 1, "2": "two", "__proto__": {"polluted": true}, "1": "one"}') as Record<
+      string,
+      unknown
+    >;
     const { scope, turn } = scopeWith(before);
     commitTurnValues(scope, schema, KEYS, 'r', []);
     expect(Object.keys(turn.values)).toEqual(['1', '2', 'b', '__proto__', ...KEYS]);

@@ -16,10 +16,25 @@ describe('app.loadDirectory', () => {
     expect(report.installed).toEqual([{ file: file('good.plugin.ts'), plugin: 'fixture-good' }]);
     const failures = [...report.failed].sort((a, b) => (a.plugin ?? '').localeCompare(b.plugin ?? ''));
     expect(failures).toEqual([
-      { file: file('broken-import.plugin.ts'), reason: expect.stringMatching(/import failed: fixture module exploded on import/) },
-      { file: file('invalid.plugin.ts'), plugin: 'DuplicateNameFixturePlugin', reason: expect.stringMatching(/'fixture-good' is already installed/) },
-      { file: file('invalid.plugin.ts'), plugin: 'InvalidFixturePlugin', reason: expect.stringMatching(/elsewhere\.value/) },
-      { file: file('invalid.plugin.ts'), plugin: 'NeedsConfigFixturePlugin', reason: expect.stringMatching(/config is invalid[\s\S]*endpoint/) },
+      {
+        file: file('broken-import.plugin.ts'),
+        reason: expect.stringMatching(/import failed: fixture module exploded on import/),
+      },
+      {
+        file: file('invalid.plugin.ts'),
+        plugin: 'DuplicateNameFixturePlugin',
+        reason: expect.stringMatching(/'fixture-good' is already installed/),
+      },
+      {
+        file: file('invalid.plugin.ts'),
+        plugin: 'InvalidFixturePlugin',
+        reason: expect.stringMatching(/elsewhere\.value/),
+      },
+      {
+        file: file('invalid.plugin.ts'),
+        plugin: 'NeedsConfigFixturePlugin',
+        reason: expect.stringMatching(/config is invalid[\s\S]*endpoint/),
+      },
     ]);
   });
 
@@ -30,7 +45,11 @@ describe('app.loadDirectory', () => {
 
     expect([...kernelOf(app).registry.byName.keys()]).toEqual(['fixture-good']);
     expect(kernelOf(app).registry.byName.get('fixture-good')?.definition.version).toBe('1.0.0');
-    expect(await kernelOf(app).registry.tools.get('fixture-good.ping')!.fn(undefined, undefined as never)).toBe('pong');
+    expect(
+      await kernelOf(app)
+        .registry.tools.get('fixture-good.ping')!
+        .fn(undefined, undefined as never),
+    ).toBe('pong');
   });
 
   it('neither installs nor reports modules without a plugin, nor files that are not modules', async () => {

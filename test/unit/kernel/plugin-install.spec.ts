@@ -98,7 +98,7 @@ describe('installing a plugin', () => {
 
       const installed = await app.install(TimedPlugin);
 
-      expect((installed.instance).clock).toBe(clock);
+      expect(installed.instance.clock).toBe(clock);
     });
 
     it('refuses a plugin whose injected service the host did not register, and registers nothing', async () => {
@@ -123,7 +123,9 @@ describe('installing a plugin', () => {
       @IsString()
       region!: string;
 
-      @IsOptional() @IsInt() @Min(1)
+      @IsOptional()
+      @IsInt()
+      @Min(1)
       pageSize = 20;
     }
 
@@ -137,7 +139,7 @@ describe('installing a plugin', () => {
 
       const installed = await app.install(ShopPlugin, { config: { region: 'eu' } });
 
-      const config = (installed.instance).config;
+      const config = installed.instance.config;
       expect(config).toBeInstanceOf(ShopConfig);
       expect(config).toMatchObject({ region: 'eu', pageSize: 20 });
     });
@@ -243,7 +245,11 @@ describe('installing a plugin', () => {
 
       expect(TrellisError.is(error, 'DuplicateRegistration')).toBe(true);
       expect((error as Error).message).toMatch(/effect 'order\.placed'.*'fx1'.*'fx2'/);
-      expect(kernelOf(app).registry.effectHandlers('order.placed')?.map((h) => h.plugin)).toEqual(['fx1']);
+      expect(
+        kernelOf(app)
+          .registry.effectHandlers('order.placed')
+          ?.map((h) => h.plugin),
+      ).toEqual(['fx1']);
     });
 
     it('refuses an action key another plugin handles (built-in actions included), naming both owners', async () => {
@@ -328,7 +334,9 @@ describe('installing a plugin', () => {
       class Plain {}
       const app = Trellis.create();
 
-      const error = await rejectionOf(app.install(Plain, { middleware: [{ type: RetryMiddleware, options: { maxRetries: -1 } }] }));
+      const error = await rejectionOf(
+        app.install(Plain, { middleware: [{ type: RetryMiddleware, options: { maxRetries: -1 } }] }),
+      );
 
       expect(TrellisError.is(error, 'InvalidOptions')).toBe(true);
       expect(kernelOf(app).registry.byName.has('plain')).toBe(false);
@@ -371,7 +379,7 @@ describe('installing a plugin', () => {
       expect(tool.chain[2]).toBeInstanceOf(FromInstall);
     });
 
-    it('declares each tool\'s turn-level result key <tool>.result, owned by the plugin', async () => {
+    it("declares each tool's turn-level result key <tool>.result, owned by the plugin", async () => {
       @Plugin({ name: 'db', version: '1.0.0' })
       class Db {
         @Tool({ name: 'db.search', description: 'Searches. Use for lookups.', input: NoInput })
@@ -389,7 +397,8 @@ describe('installing a plugin', () => {
 
   describe('a failed install registers nothing', () => {
     class LimitConfig {
-      @IsInt() @Min(1)
+      @IsInt()
+      @Min(1)
       limit!: number;
     }
     const makeVersion = () => {
@@ -471,7 +480,11 @@ describe('installing a plugin', () => {
 
       await app.install(Toggle, { enabled: false });
 
-      expect(kernelOf(app).registry.view().tools.map((t) => t.name)).toEqual([]);
+      expect(
+        kernelOf(app)
+          .registry.view()
+          .tools.map((t) => t.name),
+      ).toEqual([]);
       expect(kernelOf(app).registry.view().hooks['planning.started']).toHaveLength(0);
       expect(await kernel.pipeline('planning.started', 'base')).toBe('base');
       expect(kernelOf(app).registry.stateKey('toggle.count')?.owner).toBe('toggle');
@@ -485,7 +498,11 @@ describe('installing a plugin', () => {
       await app.install(Toggle, { enabled: false });
 
       app.enable('toggle');
-      expect(kernelOf(app).registry.view().tools.map((t) => t.name)).toEqual(['toggle.tool']);
+      expect(
+        kernelOf(app)
+          .registry.view()
+          .tools.map((t) => t.name),
+      ).toEqual(['toggle.tool']);
       expect(await kernel.pipeline('planning.started', 'base')).toBe('base+toggle');
 
       app.disable('toggle');
@@ -597,7 +614,9 @@ describe('a constructor parameter with nothing to say what to inject', () => {
     expect((error as TrellisError).message).toContain(
       "Plugin 'untimed' could not be constructed: nothing says what to inject for constructor parameter 'clock' (#2) of Untimed — it has no @inject(…), and its file was compiled without decorator metadata",
     );
-    expect((error as TrellisError).hint).toContain("constructor(@inject(TheType) private readonly clock: TheType) — import { inject } from 'trellis'");
+    expect((error as TrellisError).hint).toContain(
+      "constructor(@inject(TheType) private readonly clock: TheType) — import { inject } from 'trellis'",
+    );
     expect((error as TrellisError).hint).toContain('npm install -D typescript');
   });
 });

@@ -9,13 +9,23 @@ import { RegistrySnapshot } from '../../../src/engine/plugin/registry-snapshot.j
  */
 describe('RegistrySnapshot extending a base', () => {
   /** The parts of an installed plugin a snapshot reads; the rest is not needed here. */
-  function plugin(name: string, parts: { keys?: string[]; effects?: string[]; actions?: string[]; tools?: string[] } = {}): InstalledPlugin {
+  function plugin(
+    name: string,
+    parts: { keys?: string[]; effects?: string[]; actions?: string[]; tools?: string[] } = {},
+  ): InstalledPlugin {
     return {
       definition: { name },
       enabled: true,
       hooks: [],
       transforms: [],
-      stateKeys: (parts.keys ?? []).map((key) => ({ key, owner: name, scope: 'turn', merge: 'commutative', persistent: false, retainOnUninstall: false })),
+      stateKeys: (parts.keys ?? []).map((key) => ({
+        key,
+        owner: name,
+        scope: 'turn',
+        merge: 'commutative',
+        persistent: false,
+        retainOnUninstall: false,
+      })),
       effects: (parts.effects ?? []).map((key) => ({ key, plugin: name })),
       actions: (parts.actions ?? []).map((key) => ({ key, plugin: name })),
       tools: (parts.tools ?? []).map((tool) => ({ name: tool, plugin: name })),
@@ -32,7 +42,12 @@ describe('RegistrySnapshot extending a base', () => {
     };
   }
 
-  const a = plugin('a', { keys: ['a.count', 'a.lookup.result'], effects: ['shared.changed'], actions: ['a.reset'], tools: ['a.lookup'] });
+  const a = plugin('a', {
+    keys: ['a.count', 'a.lookup.result'],
+    effects: ['shared.changed'],
+    actions: ['a.reset'],
+    tools: ['a.lookup'],
+  });
   const b = plugin('b', { effects: ['shared.changed', 'b.only'] });
   const c = plugin('c', { keys: ['c.flag'], effects: ['shared.changed'], tools: ['c.run'] });
   // Reuses a key and an action name: a build from scratch keeps the first position and the last value.
@@ -48,7 +63,9 @@ describe('RegistrySnapshot extending a base', () => {
     expect(current.effectHandlers('shared.changed')!.map((h) => h.plugin)).toEqual(['a', 'b', 'c']);
     expect(current.stateKey('a.count')!.owner).toBe('d');
     expect(current.actionHandler('a.reset')!.plugin).toBe('d');
-    expect([...current.stateKeys.keys()].indexOf('a.count')).toBe([...new RegistrySnapshot([a, b, c, d]).stateKeys.keys()].indexOf('a.count'));
+    expect([...current.stateKeys.keys()].indexOf('a.count')).toBe(
+      [...new RegistrySnapshot([a, b, c, d]).stateKeys.keys()].indexOf('a.count'),
+    );
   });
 
   it('leaves the base snapshot as it was', () => {

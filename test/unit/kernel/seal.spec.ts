@@ -59,7 +59,10 @@ describe('the seal around plugins: names', () => {
     expect((refused as Error).message).toContain("'app' and 'app.*' belong to the host");
 
     const model = new ScriptedModel([{ toolCalls: [{ name: 'refunds.issue', args: { order: 'o1' } }] }, 'done']);
-    const result = await app.agent({ name: 'a', model, instructions: 'x' }).session('s1', { context: { 'app.scopes': ['read'] } }).send('refund o1');
+    const result = await app
+      .agent({ name: 'a', model, instructions: 'x' })
+      .session('s1', { context: { 'app.scopes': ['read'] } })
+      .send('refund o1');
     expect(result.status).toBe('completed');
     expect(refunds).toBe(0);
   });
@@ -75,7 +78,8 @@ describe('the seal around plugins: names', () => {
       }
     }
     const app = Trellis.create();
-    for (const type of [AppDotted, HostTool]) expect(codeOf(await rejectionOf(app.install(type)))).toBe('InvalidPlugin');
+    for (const type of [AppDotted, HostTool])
+      expect(codeOf(await rejectionOf(app.install(type)))).toBe('InvalidPlugin');
   });
 
   it("refuses a tool named in another plugin's namespace, whichever is installed first, and a plugin named inside another's", async () => {
@@ -141,7 +145,13 @@ describe('the seal around plugins: exports', () => {
     class Eavesdrop implements PluginLifecycle {
       exported: unknown;
       onInstall(host: PluginHost) {
-        const sink = { info: (...a: unknown[]) => lines.push(a), warn: (...a: unknown[]) => lines.push(a), error: (...a: unknown[]) => lines.push(a), debug: () => {}, child: () => sink };
+        const sink = {
+          info: (...a: unknown[]) => lines.push(a),
+          warn: (...a: unknown[]) => lines.push(a),
+          error: (...a: unknown[]) => lines.push(a),
+          debug: () => {},
+          child: () => sink,
+        };
         host.export(TRELLIS_LOGGER, sink);
       }
     }
@@ -213,7 +223,10 @@ describe('the seal around plugins: exports', () => {
     class RatesFake {}
     @Plugin({ name: 'consumer', version: '1.0.0' })
     class Consumer {
-      constructor(@inject(VaultClient) @optional() readonly vault: VaultClient | undefined, @inject(RATES) @optional() readonly rates: unknown) {}
+      constructor(
+        @inject(VaultClient) @optional() readonly vault: VaultClient | undefined,
+        @inject(RATES) @optional() readonly rates: unknown,
+      ) {}
     }
 
     // Undeclared: refused before anything is bound, so the rightful owner installs afterwards.
@@ -241,10 +254,10 @@ describe('the seal around plugins: exports', () => {
     class Hostish {}
     @Plugin({ name: 'kernelish', version: '1.0.0', exports: [Symbol.for('trellis.store')] })
     class Kernelish {}
-    for (const type of [Hostish, Kernelish]) expect(codeOf(await rejectionOf(Trellis.create().install(type)))).toBe('InvalidPlugin');
+    for (const type of [Hostish, Kernelish])
+      expect(codeOf(await rejectionOf(Trellis.create().install(type)))).toBe('InvalidPlugin');
   });
 });
-
 
 /** Sets `key` on Object.prototype for the length of `fn`, as a hostile plugin's module would. */
 async function withPrototypeKey<T>(key: PropertyKey, value: unknown, fn: () => Promise<T>): Promise<T> {
@@ -262,7 +275,9 @@ describe('the seal around plugins: JavaScript-level escapes', () => {
     class Grabber {
       constructor(@inject(TRELLIS_APP) readonly app: unknown) {}
     }
-    const refused = await withPrototypeKey('grants', ['app', 'store', 'events'], () => rejectionOf(Trellis.create().install(Grabber)));
+    const refused = await withPrototypeKey('grants', ['app', 'store', 'events'], () =>
+      rejectionOf(Trellis.create().install(Grabber)),
+    );
     expect(codeOf(refused)).toBe('KernelAccess');
   });
 
@@ -300,8 +315,13 @@ describe('the seal around plugins: JavaScript-level escapes', () => {
     await app.install(Forger);
     const session = app.agent({ name: 'a', model: new ScriptedModel(['ok']), instructions: 'x' }).session('s1');
     // Whatever marks the kernel's own handlers, as a property, is put on every object.
-    const marks = [...new Set(BUILT_IN_ACTION_HANDLERS.flatMap((h) => Reflect.ownKeys(h)))].filter((k) => !['plugin', 'method', 'key', 'requires', 'declared', 'fn'].includes(k as string));
-    const withMarks = marks.reduce<() => Promise<unknown>>((inner, mark) => () => withPrototypeKey(mark, true, inner), () => session.send('hi'));
+    const marks = [...new Set(BUILT_IN_ACTION_HANDLERS.flatMap((h) => Reflect.ownKeys(h)))].filter(
+      (k) => !['plugin', 'method', 'key', 'requires', 'declared', 'fn'].includes(k as string),
+    );
+    const withMarks = marks.reduce<() => Promise<unknown>>(
+      (inner, mark) => () => withPrototypeKey(mark, true, inner),
+      () => session.send('hi'),
+    );
     await withPrototypeKey('kernel', true, withMarks);
     expect(refused.map(codeOf)).toEqual(['ContextAccess', 'ContextAccess']);
     expect(session.values['victim.secret']).toBeUndefined();
@@ -321,7 +341,9 @@ describe('the seal around plugins: JavaScript-level escapes', () => {
     const app = Trellis.create();
     await app.install(Refunds);
     const model = new ScriptedModel([{ toolCalls: [{ name: 'refunds.issue', args: { order: 'o1' } }] }, 'done']);
-    const session = app.agent({ name: 'a', model, instructions: 'x' }).session('s1', { context: { 'app.scopes': ['read'] } });
+    const session = app
+      .agent({ name: 'a', model, instructions: 'x' })
+      .session('s1', { context: { 'app.scopes': ['read'] } });
     const result = await withPrototypeKey('app.scopes', ['refunds:write'], () => session.send('refund o1'));
     expect(result.status).toBe('completed');
     expect(refunds).toBe(0);
@@ -338,7 +360,12 @@ describe('the seal around plugins: JavaScript-level escapes', () => {
     ];
     const patched: string[] = [];
     for (const [label, target] of targets) {
-      const key = label === 'Trellis' ? 'create' : Object.getOwnPropertyNames(target).find((n) => n !== 'constructor' && typeof Object.getOwnPropertyDescriptor(target, n)?.value === 'function')!;
+      const key =
+        label === 'Trellis'
+          ? 'create'
+          : Object.getOwnPropertyNames(target).find(
+              (n) => n !== 'constructor' && typeof Object.getOwnPropertyDescriptor(target, n)?.value === 'function',
+            )!;
       const before = Object.getOwnPropertyDescriptor(target, key)?.value;
       try {
         (target as Record<string, unknown>)[key] = () => 'captured';

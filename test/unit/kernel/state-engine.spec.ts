@@ -49,7 +49,7 @@ describe('the state engine', () => {
       reader() {}
     }
 
-    it('commits each handler\'s command atomically, the revision going up by one per commit', async () => {
+    it("commits each handler's command atomically, the revision going up by one per commit", async () => {
       const { app, kernel } = await appWith(Rev);
       const state = kernelOf(app).sessionState('s1');
 
@@ -138,7 +138,7 @@ describe('the state engine', () => {
   });
 
   describe('actions (EXECUTE)', () => {
-    it('run after the point\'s hooks, each on a fresh snapshot, and may schedule more', async () => {
+    it("run after the point's hooks, each on a fresh snapshot, and may schedule more", async () => {
       const actionSaw: number[] = [];
       const hookSaw: number[] = [];
       @StateKey('steps.count', { scope: 'session', merge: 'exclusive', default: 0 })
@@ -219,7 +219,12 @@ describe('the state engine', () => {
       }
       @OnEffect('shop.updated')
       record(payload: { by: number }, ctx: PluginContext & { deps: Record<string, unknown> }) {
-        log.push({ payload, total: ctx.get('shop.total'), dep: ctx.deps['shop.total'], revision: kernelOf(Audit.app).sessionState(ctx.sessionId).revision });
+        log.push({
+          payload,
+          total: ctx.get('shop.total'),
+          dep: ctx.deps['shop.total'],
+          revision: kernelOf(Audit.app).sessionState(ctx.sessionId).revision,
+        });
       }
     }
 
@@ -241,8 +246,17 @@ describe('the state engine', () => {
 
       await kernel.parallel('task.start', undefined);
 
-      expect(events.of('error')).toEqual([expect.objectContaining({ code: 'EffectFailed', plugin: 'audit', sessionId: 's1', message: expect.stringMatching(/audit store down/) })]);
-      expect(events.of('effect.dispatched')).toEqual([{ type: 'effect.dispatched', sessionId: 's1', effect: 'shop.updated', plugin: 'audit' }]);
+      expect(events.of('error')).toEqual([
+        expect.objectContaining({
+          code: 'EffectFailed',
+          plugin: 'audit',
+          sessionId: 's1',
+          message: expect.stringMatching(/audit store down/),
+        }),
+      ]);
+      expect(events.of('effect.dispatched')).toEqual([
+        { type: 'effect.dispatched', sessionId: 's1', effect: 'shop.updated', plugin: 'audit' },
+      ]);
       expect(log).toHaveLength(3);
       expect(kernel.sessionValues()['shop.total']).toBe(10);
     });
@@ -314,12 +328,16 @@ describe('the state engine', () => {
     });
 
     it('SetInferenceOverride with scope round writes trellis.inference.round; unknown fields are refused', async () => {
-      const { kernel } = await appWith(scheduler('round', 10, BuiltInActions.SetInferenceOverride, { scope: 'round', topP: 0.9 }));
+      const { kernel } = await appWith(
+        scheduler('round', 10, BuiltInActions.SetInferenceOverride, { scope: 'round', topP: 0.9 }),
+      );
       const turn = turnLevel();
       await kernel.pipeline('planning.started', 'x', { turn });
       expect(turn.values[KERNEL_KEYS.inferenceRound]).toEqual({ topP: 0.9 });
 
-      const { kernel: bad } = await appWith(scheduler('bad', 10, BuiltInActions.SetInferenceOverride, { temprature: 1 }));
+      const { kernel: bad } = await appWith(
+        scheduler('bad', 10, BuiltInActions.SetInferenceOverride, { temprature: 1 }),
+      );
       const error = await rejectionOf(bad.pipeline('planning.started', 'x', { turn: turnLevel() }));
       expect((error as Error).message).toMatch(/temprature/);
     });

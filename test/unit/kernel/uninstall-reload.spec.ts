@@ -10,7 +10,11 @@ describe('uninstalling a plugin', () => {
   @StateKey('notes.archive', { scope: 'session', merge: 'exclusive', retainOnUninstall: true })
   @Plugin({ name: 'notes', version: '1.0.0' })
   class Notes {
-    @Tool({ name: 'notes.add', description: 'Adds a note. Use when the user asks to remember something.', input: NoInput })
+    @Tool({
+      name: 'notes.add',
+      description: 'Adds a note. Use when the user asks to remember something.',
+      input: NoInput,
+    })
     add() {
       return 'added';
     }
@@ -44,7 +48,10 @@ describe('uninstalling a plugin', () => {
     await app.install(Notes);
     await kernel.parallel('task.start', undefined, { session: 's1' });
     await kernel.parallel('task.start', undefined, { session: 's2' });
-    expect(kernel.sessionValues('s1')).toMatchObject({ 'notes.draft': 'draft of s1', 'notes.archive': 'archive of s1' });
+    expect(kernel.sessionValues('s1')).toMatchObject({
+      'notes.draft': 'draft of s1',
+      'notes.archive': 'archive of s1',
+    });
 
     await app.uninstall('notes');
 
@@ -106,7 +113,11 @@ describe('reloading a plugin', () => {
     await app.reload('x', version('2'));
 
     expect(kernelOf(app).registry.byName.get('x')?.definition.version).toBe('2');
-    expect(await kernelOf(app).registry.tools.get('x.tool')!.fn(undefined, undefined as never)).toBe('2');
+    expect(
+      await kernelOf(app)
+        .registry.tools.get('x.tool')!
+        .fn(undefined, undefined as never),
+    ).toBe('2');
   });
 
   it('never shows both versions or neither while it runs', async () => {
@@ -153,21 +164,35 @@ describe('reloading a plugin', () => {
     await app.reload('x', version('2'));
 
     expect(await runningTurn.tools.get('x.tool')!.fn(undefined, undefined as never)).toBe('1');
-    expect(await runningTurn.view().toolsByName.get('x.tool')!.fn(undefined, undefined as never)).toBe('1');
-    expect(await kernelOf(app).registry.tools.get('x.tool')!.fn(undefined, undefined as never)).toBe('2');
+    expect(
+      await runningTurn
+        .view()
+        .toolsByName.get('x.tool')!
+        .fn(undefined, undefined as never),
+    ).toBe('1');
+    expect(
+      await kernelOf(app)
+        .registry.tools.get('x.tool')!
+        .fn(undefined, undefined as never),
+    ).toBe('2');
   });
 
   it('keeps the old version registered when the new one fails to install', async () => {
     const app = Trellis.create();
     await app.install(version('1'));
 
-    const error = await rejectionOf(app.reload('x', version('2', () => Promise.reject(new Error('boom')))));
+    const error = await rejectionOf(
+      app.reload(
+        'x',
+        version('2', () => Promise.reject(new Error('boom'))),
+      ),
+    );
 
     expect(TrellisError.is(error)).toBe(true);
     expect(kernelOf(app).registry.byName.get('x')?.definition.version).toBe('1');
   });
 
-  it('keeps the plugin\'s session state across versions', async () => {
+  it("keeps the plugin's session state across versions", async () => {
     const make = (v: string) => {
       @StateKey('kept.value', { scope: 'session', merge: 'exclusive' })
       @Plugin({ name: 'kept', version: v })

@@ -1,6 +1,12 @@
 import 'reflect-metadata';
 import { Container } from 'inversify';
-import { MIDDLEWARE_OPTIONS, errorResult, okResult, type ToolInvocation, type ToolResult } from '../../../src/contract/tool-middleware.js';
+import {
+  MIDDLEWARE_OPTIONS,
+  errorResult,
+  okResult,
+  type ToolInvocation,
+  type ToolResult,
+} from '../../../src/contract/tool-middleware.js';
 import { CacheMiddleware, type CacheOptions } from '../../../plugins/middleware/cache.middleware.js';
 import { CLOCK, type Clock } from '../../../plugins/middleware/clock.js';
 import { invocation } from './fake-invocation.js';
@@ -80,7 +86,8 @@ describe('CacheMiddleware', () => {
   it('does not cache failures', async () => {
     const { middleware } = build({ ttlMs: 1_000 });
     let runs = 0;
-    const next = async (): Promise<ToolResult> => (++runs === 1 ? errorResult('ToolFailed', 'down', true) : okResult('up'));
+    const next = async (): Promise<ToolResult> =>
+      ++runs === 1 ? errorResult('ToolFailed', 'down', true) : okResult('up');
 
     expect((await middleware.intercept(invocation(), next)).ok).toBe(false);
     expect(await middleware.intercept(invocation(), next)).toEqual(okResult('up'));

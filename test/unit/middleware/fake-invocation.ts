@@ -1,5 +1,11 @@
 import type { ToolContext } from '../../../src/contract/plugin-context.js';
-import { errorResult, okResult, type ToolErrorInfo, type ToolInvocation, type ToolResult } from '../../../src/contract/tool-middleware.js';
+import {
+  errorResult,
+  okResult,
+  type ToolErrorInfo,
+  type ToolInvocation,
+  type ToolResult,
+} from '../../../src/contract/tool-middleware.js';
 
 /** A minimal ToolContext whose `get` reads from a map; writes are not needed by middleware. */
 export function fakeContext(values: Record<string, unknown> = {}, signal = new AbortController().signal): ToolContext {
@@ -23,7 +29,9 @@ export function fakeContext(values: Record<string, unknown> = {}, signal = new A
 }
 
 /** A hand-built invocation of `orders.lookup`; override any field. */
-export function invocation(overrides: Partial<ToolInvocation> & { values?: Record<string, unknown> } = {}): ToolInvocation {
+export function invocation(
+  overrides: Partial<ToolInvocation> & { values?: Record<string, unknown> } = {},
+): ToolInvocation {
   const { values, ...rest } = overrides;
   const signal = rest.signal ?? new AbortController().signal;
   return {

@@ -11,7 +11,10 @@ type LogRecord = Record<string, any>;
 
 function build(options: Partial<LoggingOptions>, level: 'info' | 'warn' | 'debug' = 'debug') {
   const records: LogRecord[] = [];
-  const logger: Logger = createLogger({ level, destination: { write: (line: string) => void records.push(JSON.parse(line)) } });
+  const logger: Logger = createLogger({
+    level,
+    destination: { write: (line: string) => void records.push(JSON.parse(line)) },
+  });
   const container = new Container();
   container.bind(MIDDLEWARE_OPTIONS).toConstantValue(options);
   container.bind(TRELLIS_LOGGER).toConstantValue(logger);
@@ -22,17 +25,28 @@ function build(options: Partial<LoggingOptions>, level: 'info' | 'warn' | 'debug
 describe('LoggingMiddleware', () => {
   it("masks the call's user and tenant (app.user_id, app.tenant) wherever they appear in a record, as words of their own", async () => {
     const { middleware, records } = build({});
-    expect(LoggingMiddleware.requires()).toEqual([{ key: 'app.user_id', optional: true }, { key: 'app.tenant', optional: true }]);
+    expect(LoggingMiddleware.requires()).toEqual([
+      { key: 'app.user_id', optional: true },
+      { key: 'app.tenant', optional: true },
+    ]);
     const context = { ...invocation().context, deps: { 'app.user_id': 'u-42', 'app.tenant': 'acme' } };
     const args = { note: 'call u-42 (of acme) about order 1u-423', byUser: { 'u-42': ['u-42@mail'] } };
     await middleware.intercept(invocation({ args, context }), scriptedNext(okResult('done for u-42')).next);
-    await middleware.intercept(invocation({ args: {}, context }), scriptedNext(errorResult('ToolFailed', 'acme has no user u-42')).next);
-    await middleware.intercept(invocation({ args: {}, context }), async () => {
-      throw new Error('u-42 broke it');
-    }).catch(() => undefined);
+    await middleware.intercept(
+      invocation({ args: {}, context }),
+      scriptedNext(errorResult('ToolFailed', 'acme has no user u-42')).next,
+    );
+    await middleware
+      .intercept(invocation({ args: {}, context }), async () => {
+        throw new Error('u-42 broke it');
+      })
+      .catch(() => undefined);
     const text = JSON.stringify(records);
     expect(text).not.toContain('u-42"');
-    expect(records[0]!.args).toEqual({ note: 'call [user] (of [tenant]) about order 1u-423', byUser: { '[user]': ['[user]@mail'] } });
+    expect(records[0]!.args).toEqual({
+      note: 'call [user] (of [tenant]) about order 1u-423',
+      byUser: { '[user]': ['[user]@mail'] },
+    });
     expect(records[1]!.result).toBe('done for [user]');
     expect(records[3]!.error.message).toBe('[tenant] has no user [user]');
     expect(records[5]!.error.message).toContain('[user] broke it');
@@ -54,8 +68,24 @@ describe('LoggingMiddleware', () => {
     expect(result).toEqual(okResult({ total: 3 }));
     expect(records).toHaveLength(2);
     const [start, finish] = records;
-    expect(start).toMatchObject({ level: 30, plugin: 'orders', event: 'tool.start', tool: 'orders.lookup', callId: 'call-1', attempt: 1, args: { id: 'A-1' } });
-    expect(finish).toMatchObject({ level: 30, plugin: 'orders', event: 'tool.finish', tool: 'orders.lookup', callId: 'call-1', ok: true, result: { total: 3 } });
+    expect(start).toMatchObject({
+      level: 30,
+      plugin: 'orders',
+      event: 'tool.start',
+      tool: 'orders.lookup',
+      callId: 'call-1',
+      attempt: 1,
+      args: { id: 'A-1' },
+    });
+    expect(finish).toMatchObject({
+      level: 30,
+      plugin: 'orders',
+      event: 'tool.finish',
+      tool: 'orders.lookup',
+      callId: 'call-1',
+      ok: true,
+      result: { total: 3 },
+    });
     expect(typeof finish?.durationMs).toBe('number');
     expect(typeof finish?.time).toBe('string');
   });
@@ -75,7 +105,11 @@ describe('LoggingMiddleware', () => {
     expect(records[0]?.args).toEqual({
       user: 'ada',
       Password: '[Redacted]',
-      nested: { deeper: [{ apikey: '[Redacted]', API_KEY: '[Redacted]' }], Authorization: '[Redacted]', token: '[Redacted]' },
+      nested: {
+        deeper: [{ apikey: '[Redacted]', API_KEY: '[Redacted]' }],
+        Authorization: '[Redacted]',
+        token: '[Redacted]',
+      },
       headers: { cookie: '[Redacted]', accept: 'json' },
       secret: '[Redacted]',
     });
@@ -91,7 +125,9 @@ describe('LoggingMiddleware', () => {
     await middleware.intercept(invocation({ args: { ssn: '999' } }), next);
 
     expect(records[0]?.args).toEqual({ ssn: '[Redacted]' });
-    expect(records[1]?.result).toEqual({ customer: { name: 'Ada', SSN: '[Redacted]', session: { token: '[Redacted]' } } });
+    expect(records[1]?.result).toEqual({
+      customer: { name: 'Ada', SSN: '[Redacted]', session: { token: '[Redacted]' } },
+    });
   });
 
   it('logs failures with the error code at warn level', async () => {
@@ -101,7 +137,12 @@ describe('LoggingMiddleware', () => {
     const result = await middleware.intercept(invocation(), scriptedNext(failure).next);
 
     expect(result).toBe(failure);
-    expect(records[1]).toMatchObject({ level: 40, event: 'tool.finish', ok: false, error: { code: 'ToolFailed', message: 'no such order', retryable: false } });
+    expect(records[1]).toMatchObject({
+      level: 40,
+      event: 'tool.finish',
+      ok: false,
+      error: { code: 'ToolFailed', message: 'no such order', retryable: false },
+    });
   });
 
   it('logs at the configured level', async () => {
@@ -125,7 +166,14 @@ describe('LoggingMiddleware', () => {
     await middleware.intercept(invocation({ plugin: 'billing', tool: 'billing.charge' }), next);
     await middleware.intercept(invocation({ plugin: 'orders' }), next);
 
-    expect(records.map((record) => record.plugin)).toEqual(['orders', 'orders', 'billing', 'billing', 'orders', 'orders']);
+    expect(records.map((record) => record.plugin)).toEqual([
+      'orders',
+      'orders',
+      'billing',
+      'billing',
+      'orders',
+      'orders',
+    ]);
     expect(child.mock.calls.map(([bindings]) => bindings)).toEqual([{ plugin: 'orders' }, { plugin: 'billing' }]);
   });
 

@@ -37,7 +37,12 @@ describe('middleware options DTOs', () => {
   });
 
   it('RetryOptions applies defaults and rejects out-of-range values', () => {
-    expect(plainToInstance(RetryOptions, {})).toMatchObject({ maxRetries: 2, baseDelayMs: 100, maxDelayMs: 5000, factor: 2 });
+    expect(plainToInstance(RetryOptions, {})).toMatchObject({
+      maxRetries: 2,
+      baseDelayMs: 100,
+      maxDelayMs: 5000,
+      factor: 2,
+    });
     expect(invalidFields(RetryOptions, {})).toEqual([]);
     expect(invalidFields(RetryOptions, { maxRetries: 11 })).toEqual(['maxRetries']);
     expect(invalidFields(RetryOptions, { maxRetries: -1, baseDelayMs: 'fast', maxDelayMs: -5, factor: 0.5 })).toEqual([
@@ -77,7 +82,10 @@ describe('middleware options DTOs', () => {
   it('RateLimitOptions requires a positive capacity and refill rate', () => {
     expect(invalidFields(RateLimitOptions, { capacity: 5, refillPerSecond: 0.5, userKey: 'app.user_id' })).toEqual([]);
     expect(invalidFields(RateLimitOptions, {})).toEqual(['capacity', 'refillPerSecond']);
-    expect(invalidFields(RateLimitOptions, { capacity: 0, refillPerSecond: -1 })).toEqual(['capacity', 'refillPerSecond']);
+    expect(invalidFields(RateLimitOptions, { capacity: 0, refillPerSecond: -1 })).toEqual([
+      'capacity',
+      'refillPerSecond',
+    ]);
     expect(invalidFields(RateLimitOptions, { capacity: 1.5, refillPerSecond: 1 })).toEqual(['capacity']);
     expect(invalidFields(RateLimitOptions, { capacity: 1, refillPerSecond: 1, userKey: 7 })).toEqual(['userKey']);
   });

@@ -29,6 +29,9 @@ describe('redact', () => {
   it('leaves primitives, dates and errors loggable', () => {
     const at = new Date(0);
     expect(redact('plain', defaults)).toBe('plain');
-    expect(redact({ at, err: new TypeError('bad') }, defaults)).toEqual({ at, err: { name: 'TypeError', message: 'bad' } });
+    expect(redact({ at, err: new TypeError('bad') }, defaults)).toEqual({
+      at,
+      err: { name: 'TypeError', message: 'bad' },
+    });
   });
 });

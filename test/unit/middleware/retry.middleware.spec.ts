@@ -1,7 +1,12 @@
 import 'reflect-metadata';
 import { afterEach, jest } from '@jest/globals';
 import { Container } from 'inversify';
-import { MIDDLEWARE_OPTIONS, okResult, type ToolInvocation, type ToolNotice } from '../../../src/contract/tool-middleware.js';
+import {
+  MIDDLEWARE_OPTIONS,
+  okResult,
+  type ToolInvocation,
+  type ToolNotice,
+} from '../../../src/contract/tool-middleware.js';
 import { RetryMiddleware, type RetryOptions } from '../../../plugins/middleware/retry.middleware.js';
 import { invocation, permanent, scriptedNext, transient, transientError } from './fake-invocation.js';
 
@@ -12,7 +17,8 @@ function build(options: Partial<RetryOptions>) {
   const seen: ToolNotice[] = [];
   const middleware = container.get(RetryMiddleware);
   // Every call goes through an invocation whose notices are recorded.
-  const intercept = (call: ToolInvocation, next: Parameters<RetryMiddleware['intercept']>[1]) => middleware.intercept({ ...call, notify: (n) => seen.push(n) }, next);
+  const intercept = (call: ToolInvocation, next: Parameters<RetryMiddleware['intercept']>[1]) =>
+    middleware.intercept({ ...call, notify: (n) => seen.push(n) }, next);
   return { middleware: { intercept }, events: seen };
 }
 

@@ -1,6 +1,11 @@
 import 'reflect-metadata';
 import { Container } from 'inversify';
-import { MIDDLEWARE_OPTIONS, okResult, type ToolInvocation, type ToolResult } from '../../../src/contract/tool-middleware.js';
+import {
+  MIDDLEWARE_OPTIONS,
+  okResult,
+  type ToolInvocation,
+  type ToolResult,
+} from '../../../src/contract/tool-middleware.js';
 import { TimeoutMiddleware, type TimeoutOptions } from '../../../plugins/middleware/timeout.middleware.js';
 import { invocation } from './fake-invocation.js';
 
@@ -61,7 +66,9 @@ describe('TimeoutMiddleware', () => {
     const next = (call?: ToolInvocation) =>
       new Promise<ToolResult>((resolve) => {
         inner = call?.signal;
-        call?.signal.addEventListener('abort', () => resolve({ ok: false, error: { code: 'Cancelled', message: 'stopped', retryable: false } }));
+        call?.signal.addEventListener('abort', () =>
+          resolve({ ok: false, error: { code: 'Cancelled', message: 'stopped', retryable: false } }),
+        );
       });
     setTimeout(() => outer.abort('user cancelled'), 5);
 

@@ -10,7 +10,12 @@ const lookupTool = {
 };
 
 function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
-  return { messages: [{ role: 'user', content: 'Where is order A1?' }], tools: [lookupTool], inference: {}, ...overrides };
+  return {
+    messages: [{ role: 'user', content: 'Where is order A1?' }],
+    tools: [lookupTool],
+    inference: {},
+    ...overrides,
+  };
 }
 
 describe('AnthropicModel against a Messages API endpoint', () => {
@@ -29,7 +34,11 @@ describe('AnthropicModel against a Messages API endpoint', () => {
 
   describe('streaming answers', () => {
     it('streams text deltas and returns the text, usage and the model that answered', async () => {
-      server.enqueue({ type: 'stream', textPieces: ['Order A1 ', 'shipped.'], usage: { inputTokens: 30, outputTokens: 9 } });
+      server.enqueue({
+        type: 'stream',
+        textPieces: ['Order A1 ', 'shipped.'],
+        usage: { inputTokens: 30, outputTokens: 9 },
+      });
       const deltas: ModelDelta[] = [];
       const response = await model.call(request({ onDelta: (d) => deltas.push(d) }));
       expect(deltas).toEqual([
@@ -104,7 +113,14 @@ describe('AnthropicModel against a Messages API endpoint', () => {
         temperature: 0.1,
         top_p: 0.5,
         system: [{ type: 'text', text: 'Be brief.\n\nAnswer in English.', cache_control: { type: 'ephemeral' } }],
-        tools: [{ name: 'orders__lookup', description: lookupTool.description, input_schema: lookupTool.inputSchema, cache_control: { type: 'ephemeral' } }],
+        tools: [
+          {
+            name: 'orders__lookup',
+            description: lookupTool.description,
+            input_schema: lookupTool.inputSchema,
+            cache_control: { type: 'ephemeral' },
+          },
+        ],
         messages: [
           { role: 'user', content: 'Where are A1 and B2?' },
           {
@@ -151,14 +167,26 @@ describe('AnthropicModel against a Messages API endpoint', () => {
     });
 
     it('reports a retryable ModelFailed once retries are spent', async () => {
-      const impatient = new AnthropicModel({ model: 'claude-test', apiKey: 'k', baseURL: server.baseURL, maxRetries: 1 });
+      const impatient = new AnthropicModel({
+        model: 'claude-test',
+        apiKey: 'k',
+        baseURL: server.baseURL,
+        maxRetries: 1,
+      });
       server.enqueue({ type: 'error', status: 529 }, { type: 'error', status: 529 });
-      await expect(impatient.call(request())).rejects.toMatchObject({ code: 'ModelFailed', retryable: true, details: { status: 529 } });
+      await expect(impatient.call(request())).rejects.toMatchObject({
+        code: 'ModelFailed',
+        retryable: true,
+        details: { status: 529 },
+      });
       expect(server.requests).toHaveLength(2);
     });
 
     it('does not retry a 400 and reports it as not retryable', async () => {
-      server.enqueue({ type: 'error', status: 400, message: 'messages: roles must alternate' }, { type: 'stream', textPieces: ['never'] });
+      server.enqueue(
+        { type: 'error', status: 400, message: 'messages: roles must alternate' },
+        { type: 'stream', textPieces: ['never'] },
+      );
       const error = await model.call(request()).catch((e: unknown) => e);
       expect(server.requests).toHaveLength(1);
       expect(TrellisError.is(error, 'ModelFailed')).toBe(true);

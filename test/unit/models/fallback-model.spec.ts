@@ -5,12 +5,15 @@ import { ScriptedModel } from '../../../src/engine/models/scripted-model.js';
 
 const request: ModelRequest = { messages: [{ role: 'user', content: 'hi' }], tools: [], inference: {} };
 
-const rateLimited = (): TrellisError => new TrellisError('ModelFailed', 'rate limited', { retryable: true, kind: 'system', hint: 'Slow down' });
+const rateLimited = (): TrellisError =>
+  new TrellisError('ModelFailed', 'rate limited', { retryable: true, kind: 'system', hint: 'Slow down' });
 const badRequest = (): TrellisError => new TrellisError('ModelFailed', 'bad request', { retryable: false });
 
 describe('FallbackModel', () => {
   it('is named after the models it chains', () => {
-    expect(new FallbackModel([new ScriptedModel([], { name: 'a' }), new ScriptedModel([], { name: 'b' })]).name).toBe('fallback(a,b)');
+    expect(new FallbackModel([new ScriptedModel([], { name: 'a' }), new ScriptedModel([], { name: 'b' })]).name).toBe(
+      'fallback(a,b)',
+    );
   });
 
   it('answers from the first model when it succeeds', async () => {
@@ -35,7 +38,9 @@ describe('FallbackModel', () => {
   it('rethrows a non-retryable failure at once', async () => {
     const failure = badRequest();
     const backup = new ScriptedModel(['from b'], { name: 'b' });
-    await expect(new FallbackModel([new ScriptedModel([failure], { name: 'a' }), backup]).call(request)).rejects.toBe(failure);
+    await expect(new FallbackModel([new ScriptedModel([failure], { name: 'a' }), backup]).call(request)).rejects.toBe(
+      failure,
+    );
     expect(backup.calls).toHaveLength(0);
   });
 
@@ -49,9 +54,18 @@ describe('FallbackModel', () => {
   });
 
   it('when every model fails, throws the last error with a message naming every model tried', async () => {
-    const chain = new FallbackModel([new ScriptedModel([rateLimited()], { name: 'a' }), new ScriptedModel([rateLimited()], { name: 'b' })]);
+    const chain = new FallbackModel([
+      new ScriptedModel([rateLimited()], { name: 'a' }),
+      new ScriptedModel([rateLimited()], { name: 'b' }),
+    ]);
     const error = (await chain.call(request).catch((e: unknown) => e)) as TrellisError;
-    expect(error).toMatchObject({ code: 'ModelFailed', retryable: true, kind: 'system', hint: 'Slow down', details: { tried: ['a', 'b'] } });
+    expect(error).toMatchObject({
+      code: 'ModelFailed',
+      retryable: true,
+      kind: 'system',
+      hint: 'Slow down',
+      details: { tried: ['a', 'b'] },
+    });
     expect(error.message).toMatch(/All 2 models failed \(a, b\).*a: rate limited; b: rate limited\. Slow down$/);
     expect(error.cause).toBeInstanceOf(TrellisError);
   });

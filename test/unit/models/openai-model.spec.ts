@@ -10,7 +10,12 @@ const lookupTool = {
 };
 
 function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
-  return { messages: [{ role: 'user', content: 'Where is order A1?' }], tools: [lookupTool], inference: {}, ...overrides };
+  return {
+    messages: [{ role: 'user', content: 'Where is order A1?' }],
+    tools: [lookupTool],
+    inference: {},
+    ...overrides,
+  };
 }
 
 describe('OpenAIModel against an OpenAI-compatible endpoint', () => {
@@ -29,7 +34,11 @@ describe('OpenAIModel against an OpenAI-compatible endpoint', () => {
 
   describe('streaming answers', () => {
     it('streams text deltas and returns the text, usage and the model that answered', async () => {
-      server.enqueue({ type: 'stream', textPieces: ['Order A1 ', 'shipped ', 'yesterday.'], usage: { inputTokens: 42, outputTokens: 7 } });
+      server.enqueue({
+        type: 'stream',
+        textPieces: ['Order A1 ', 'shipped ', 'yesterday.'],
+        usage: { inputTokens: 42, outputTokens: 7 },
+      });
       const deltas: ModelDelta[] = [];
       const response = await model.call(request({ onDelta: (d) => deltas.push(d) }));
       expect(deltas).toEqual([
@@ -68,7 +77,11 @@ describe('OpenAIModel against an OpenAI-compatible endpoint', () => {
           messages: [
             { role: 'system', content: 'Be brief.' },
             { role: 'user', content: 'Where is A1?' },
-            { role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'orders.lookup', arguments: '{"id":"A1"}' }] },
+            {
+              role: 'assistant',
+              content: '',
+              toolCalls: [{ id: 'call_1', name: 'orders.lookup', arguments: '{"id":"A1"}' }],
+            },
             { role: 'tool', content: '{"status":"shipped"}', toolCallId: 'call_1', name: 'orders.lookup' },
           ],
           inference: { temperature: 0.2, maxTokens: 300, topP: 0.9 },
@@ -84,11 +97,26 @@ describe('OpenAIModel against an OpenAI-compatible endpoint', () => {
         temperature: 0.2,
         max_tokens: 300,
         top_p: 0.9,
-        tools: [{ type: 'function', function: { name: 'orders__lookup', description: lookupTool.description, parameters: lookupTool.inputSchema } }],
+        tools: [
+          {
+            type: 'function',
+            function: {
+              name: 'orders__lookup',
+              description: lookupTool.description,
+              parameters: lookupTool.inputSchema,
+            },
+          },
+        ],
         messages: [
           { role: 'system', content: 'Be brief.' },
           { role: 'user', content: 'Where is A1?' },
-          { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'orders__lookup', arguments: '{"id":"A1"}' } }] },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'call_1', type: 'function', function: { name: 'orders__lookup', arguments: '{"id":"A1"}' } },
+            ],
+          },
           { role: 'tool', tool_call_id: 'call_1', content: '{"status":"shipped"}' },
         ],
       });
@@ -125,7 +153,10 @@ describe('OpenAIModel against an OpenAI-compatible endpoint', () => {
     });
 
     it('does not retry a 400 and reports it as not retryable', async () => {
-      server.enqueue({ type: 'error', status: 400, message: 'bad tool schema' }, { type: 'stream', textPieces: ['never'] });
+      server.enqueue(
+        { type: 'error', status: 400, message: 'bad tool schema' },
+        { type: 'stream', textPieces: ['never'] },
+      );
       const error = await model.call(request()).catch((e: unknown) => e);
       expect(server.requests).toHaveLength(1);
       expect(TrellisError.is(error, 'ModelFailed')).toBe(true);
@@ -149,7 +180,13 @@ describe('OpenAIModel against an OpenAI-compatible endpoint', () => {
 
     it('reports a request timeout as retryable', async () => {
       server.enqueue({ type: 'hang' });
-      const slow = new OpenAIModel({ model: 'gpt-test', apiKey: 'k', baseURL: server.baseURL, maxRetries: 0, timeoutMs: 100 });
+      const slow = new OpenAIModel({
+        model: 'gpt-test',
+        apiKey: 'k',
+        baseURL: server.baseURL,
+        maxRetries: 0,
+        timeoutMs: 100,
+      });
       await expect(slow.call(request())).rejects.toMatchObject({ code: 'ModelFailed', retryable: true });
     });
   });

@@ -17,8 +17,18 @@ describe('ScriptedModel', () => {
 
     it('encodes object args as JSON, passes string args raw, and numbers ids per instance', async () => {
       const model = new ScriptedModel([
-        { toolCalls: [{ name: 'orders.lookup', args: { id: 'A1' } }, { name: 'db.search', args: '{not json' }] },
-        { toolCalls: [{ name: 'orders.lookup', args: {} }, { name: 'x', args: {}, id: 'mine' }] },
+        {
+          toolCalls: [
+            { name: 'orders.lookup', args: { id: 'A1' } },
+            { name: 'db.search', args: '{not json' },
+          ],
+        },
+        {
+          toolCalls: [
+            { name: 'orders.lookup', args: {} },
+            { name: 'x', args: {}, id: 'mine' },
+          ],
+        },
       ]);
       const first = await model.call(request());
       const second = await model.call(request());
@@ -43,7 +53,10 @@ describe('ScriptedModel', () => {
       const failure = new TrellisError('ModelFailed', 'rate limited', { retryable: true });
       const model = new ScriptedModel([failure, new Error('boom')]);
       await expect(model.call(request())).rejects.toBe(failure);
-      await expect(model.call(request())).rejects.toMatchObject({ code: 'ModelFailed', message: expect.stringContaining('boom') });
+      await expect(model.call(request())).rejects.toMatchObject({
+        code: 'ModelFailed',
+        message: expect.stringContaining('boom'),
+      });
     });
   });
 
@@ -60,21 +73,31 @@ describe('ScriptedModel', () => {
         return 'ok';
       });
       expect((await model.call(request())).text).toBe('ok');
-      await expect(model.call(request())).rejects.toMatchObject({ code: 'ModelFailed', message: expect.stringContaining('scripted outage') });
+      await expect(model.call(request())).rejects.toMatchObject({
+        code: 'ModelFailed',
+        message: expect.stringContaining('scripted outage'),
+      });
     });
   });
 
   describe('streaming', () => {
     it('streams text in a few chunks and tool calls as id/name then argument pieces', async () => {
       const deltas: ModelDelta[] = [];
-      const model = new ScriptedModel([{ text: 'Looking that up now.', toolCalls: [{ name: 'orders.lookup', args: { id: 'A1' } }] }]);
+      const model = new ScriptedModel([
+        { text: 'Looking that up now.', toolCalls: [{ name: 'orders.lookup', args: { id: 'A1' } }] },
+      ]);
       await model.call(request({ onDelta: (delta) => deltas.push(delta) }));
       const textChunks = deltas.filter((d) => d.type === 'text').map((d) => (d as { text: string }).text);
       expect(textChunks.length).toBeGreaterThan(1);
       expect(textChunks.join('')).toBe('Looking that up now.');
       const toolDeltas = deltas.filter((d) => d.type === 'tool_call');
       expect(toolDeltas[0]).toEqual({ type: 'tool_call', index: 0, id: 'call_1', name: 'orders.lookup' });
-      expect(toolDeltas.slice(1).map((d) => (d as { argumentsDelta: string }).argumentsDelta).join('')).toBe('{"id":"A1"}');
+      expect(
+        toolDeltas
+          .slice(1)
+          .map((d) => (d as { argumentsDelta: string }).argumentsDelta)
+          .join(''),
+      ).toBe('{"id":"A1"}');
       expect(toolDeltas.length).toBeGreaterThan(2);
     });
   });
@@ -113,7 +136,10 @@ describe('ScriptedModel', () => {
 
     it('answers after the delay when not aborted', async () => {
       const model = new ScriptedModel(['late'], { delayMs: 5, name: 'slow' });
-      await expect(model.call(request({ signal: new AbortController().signal }))).resolves.toMatchObject({ text: 'late', model: 'slow' });
+      await expect(model.call(request({ signal: new AbortController().signal }))).resolves.toMatchObject({
+        text: 'late',
+        model: 'slow',
+      });
     });
   });
 
@@ -130,7 +156,10 @@ describe('ScriptedModel', () => {
 });
 
 describe('ScriptedModel keeps only its latest requests', () => {
-  const request = (n: number) => ({ messages: [{ role: 'user' as const, content: `m${n}` }], tools: [], inference: {} }) as unknown as Parameters<ScriptedModel['call']>[0];
+  const request = (n: number) =>
+    ({ messages: [{ role: 'user' as const, content: `m${n}` }], tools: [], inference: {} }) as unknown as Parameters<
+      ScriptedModel['call']
+    >[0];
 
   it('holds the last keepCalls requests and counts them all', async () => {
     const model = new ScriptedModel(() => 'ok', { keepCalls: 100 });
@@ -152,6 +181,8 @@ describe('ScriptedModel keeps only its latest requests', () => {
   });
 
   it('refuses a negative keepCalls', () => {
-    expect(() => new ScriptedModel(['x'], { keepCalls: -1 })).toThrow(expect.objectContaining({ code: 'InvalidOptions' }));
+    expect(() => new ScriptedModel(['x'], { keepCalls: -1 })).toThrow(
+      expect.objectContaining({ code: 'InvalidOptions' }),
+    );
   });
 });

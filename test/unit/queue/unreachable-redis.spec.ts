@@ -34,14 +34,21 @@ describe('a turn queue whose Redis does not answer fails clearly instead of wait
     const started = performance.now();
     const error = await queue.send({ agent: 'a', sessionId: 's1', key: 'k1', message: 'hi' }).catch((e: unknown) => e);
     expect(TrellisError.is(error, 'StoreUnavailable')).toBe(true);
-    expect((error as Error).message).toMatch(/^Cannot queue turn send\.s1\.k1: Redis at 127\.0\.0\.1:\d+ did not answer within 300 ms/);
+    expect((error as Error).message).toMatch(
+      /^Cannot queue turn send\.s1\.k1: Redis at 127\.0\.0\.1:\d+ did not answer within 300 ms/,
+    );
     // close() does not wait for a Redis that does not answer either.
     await queue.close();
     expect(performance.now() - started).toBeLessThan(5000);
   });
 
   it('starting a worker fails StoreUnavailable after connectTimeoutMs', async () => {
-    const worker = new TrellisWorker({ url, connectTimeoutMs: 300, store: new MemoryStore(), agent: () => Promise.reject(new Error('never')) });
+    const worker = new TrellisWorker({
+      url,
+      connectTimeoutMs: 300,
+      store: new MemoryStore(),
+      agent: () => Promise.reject(new Error('never')),
+    });
     const error = await worker.start().catch((e: unknown) => e);
     expect(TrellisError.is(error, 'StoreUnavailable')).toBe(true);
     expect((error as Error).message).toContain('did not answer within 300 ms');
@@ -52,7 +59,9 @@ describe('a turn queue whose Redis does not answer fails clearly instead of wait
     const store = SqliteStore.open(join(dir, 'shared.db'));
     const started = performance.now();
     try {
-      const ref = await Test.createTestingModule({ imports: [TrellisModule.forRoot({ store, queue: { url, connectTimeoutMs: 300 }, worker: true })] }).compile();
+      const ref = await Test.createTestingModule({
+        imports: [TrellisModule.forRoot({ store, queue: { url, connectTimeoutMs: 300 }, worker: true })],
+      }).compile();
       const app = ref.createNestApplication({ logger: false });
       const error = await app.init().catch((e: unknown) => e);
       expect(TrellisError.is(error, 'StoreUnavailable')).toBe(true);
@@ -66,6 +75,8 @@ describe('a turn queue whose Redis does not answer fails clearly instead of wait
   });
 
   it('refuses a connectTimeoutMs that is not a positive number', () => {
-    expect(() => new TurnQueue({ url: 'redis://127.0.0.1:6379', connectTimeoutMs: 0 })).toThrow(/connectTimeoutMs must be a positive number/);
+    expect(() => new TurnQueue({ url: 'redis://127.0.0.1:6379', connectTimeoutMs: 0 })).toThrow(
+      /connectTimeoutMs must be a positive number/,
+    );
   });
 });

@@ -5,17 +5,46 @@ import { Secret } from '../../../decorators/secret.decorator.js';
 import { isSecretKey, redactSecrets, redactText } from '../../../src/redaction/redactor.js';
 
 describe('secret key names, case-insensitively, at any depth', () => {
-  it.each(['accessToken', 'clientSecret', 'api_token', 'x-api-key', 'X-API-KEY', 'sessionToken', 'privateKey', 'passwd', 'auth', 'Authorization', 'bearer', 'cookie', 'Set-Cookie', 'password', 'refresh_token', 'awsSecretAccessKey', 'credentials'])('%s is secret', (key) => {
+  it.each([
+    'accessToken',
+    'clientSecret',
+    'api_token',
+    'x-api-key',
+    'X-API-KEY',
+    'sessionToken',
+    'privateKey',
+    'passwd',
+    'auth',
+    'Authorization',
+    'bearer',
+    'cookie',
+    'Set-Cookie',
+    'password',
+    'refresh_token',
+    'awsSecretAccessKey',
+    'credentials',
+  ])('%s is secret', (key) => {
     expect(isSecretKey(key)).toBe(true);
   });
 
-  it.each(['inputTokens', 'outputTokens', 'maxTokens', 'author', 'sessionId', 'tool', 'key', 'message', 'tokenizer'])('%s is not', (key) => {
-    expect(isSecretKey(key)).toBe(false);
-  });
+  it.each(['inputTokens', 'outputTokens', 'maxTokens', 'author', 'sessionId', 'tool', 'key', 'message', 'tokenizer'])(
+    '%s is not',
+    (key) => {
+      expect(isSecretKey(key)).toBe(false);
+    },
+  );
 
   it('redacts nested objects and arrays and leaves the original alone', () => {
-    const input = { a: [{ deep: { b: { accessToken: 't0ken-value' } } }], headers: { 'x-api-key': 'k1' }, usage: { inputTokens: 5 } };
-    expect(redactSecrets(input)).toEqual({ a: [{ deep: { b: { accessToken: '[Redacted]' } } }], headers: { 'x-api-key': '[Redacted]' }, usage: { inputTokens: 5 } });
+    const input = {
+      a: [{ deep: { b: { accessToken: 't0ken-value' } } }],
+      headers: { 'x-api-key': 'k1' },
+      usage: { inputTokens: 5 },
+    };
+    expect(redactSecrets(input)).toEqual({
+      a: [{ deep: { b: { accessToken: '[Redacted]' } } }],
+      headers: { 'x-api-key': '[Redacted]' },
+      usage: { inputTokens: 5 },
+    });
     expect(input.headers['x-api-key']).toBe('k1');
   });
 
@@ -37,7 +66,10 @@ describe('secret values by shape, inside any text', () => {
     ['token ghp_abcdefghijklmnopqrstuvwxyz0123456789', 'token [Redacted]'],
     ['slack xoxb-123456789012-abcdefghijkl', 'slack [Redacted]'],
     ['aws AKIAIOSFODNN7EXAMPLE here', 'aws [Redacted] here'],
-    ['jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U', 'jwt [Redacted]'],
+    [
+      'jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U',
+      'jwt [Redacted]',
+    ],
     ['GET /v1?api_key=abcd1234efgh&x=1', 'GET /v1?api_key=[Redacted]&x=1'],
     ['{"password": "hunter22"}', '{"password": "[Redacted]"}'],
   ])('%s', (text, expected) => {
@@ -70,7 +102,10 @@ describe('@Secret() DTO fields', () => {
   it('are redacted on instances, including inherited ones, and by name on plain arguments', () => {
     const login = Object.assign(new AdminLogin(), { user: 'ada', pin: '1234', otp: '999999' });
     expect(redactSecrets({ input: login })).toEqual({ input: { user: 'ada', pin: '[Redacted]', otp: '[Redacted]' } });
-    expect(redactSecrets({ user: 'ada', pin: '1234' }, { topLevelSecrets: ['pin'] })).toEqual({ user: 'ada', pin: '[Redacted]' });
+    expect(redactSecrets({ user: 'ada', pin: '1234' }, { topLevelSecrets: ['pin'] })).toEqual({
+      user: 'ada',
+      pin: '[Redacted]',
+    });
   });
 });
 
@@ -98,8 +133,15 @@ describe('redaction costs linear time on hostile text', () => {
       const texts = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));
       const ms = {};
       for (const [name, text] of Object.entries(texts)) { const t = performance.now(); redactText(text); ms[name] = Math.round(performance.now() - t); }
-      console.log(JSON.stringify(ms));`.replace('require(', "(await import('node:module')).createRequire(import.meta.url)(");
-    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { input: JSON.stringify(HOSTILE), timeout: 60_000, encoding: 'utf8' });
+      console.log(JSON.stringify(ms));`.replace(
+      'require(',
+      "(await import('node:module')).createRequire(import.meta.url)(",
+    );
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      input: JSON.stringify(HOSTILE),
+      timeout: 60_000,
+      encoding: 'utf8',
+    });
     expect(child.error).toBeUndefined();
     expect(child.stderr).toBe('');
     const ms = JSON.parse(child.stdout) as Record<string, number>;

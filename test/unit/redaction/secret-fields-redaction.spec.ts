@@ -50,13 +50,22 @@ describe('model.delta: a call to a tool with @Secret() fields', () => {
     ]);
     expect(argsOf(out, 1)).toBe('{"text":"buy milk"}');
     expect(argsOf(out, 0)).toBe('{"memo":"[Redacted]"}');
-    expect(out.filter((d) => d.type === 'text').map((d) => (d as { text: string }).text).join('')).toBe('Logging in. ');
+    expect(
+      out
+        .filter((d) => d.type === 'text')
+        .map((d) => (d as { text: string }).text)
+        .join(''),
+    ).toBe('Logging in. ');
   });
 });
 
 describe('redactArguments and redactMessage', () => {
   it('redact a call’s @Secret() fields, secret names and secret shapes, and leave the rest', () => {
-    expect(JSON.parse(redactArguments('{"user":"ada","memo":"plain","apiKey":"k","note":"Bearer 7Fq2vX9pL3mK8rT1"}', ['memo']))).toEqual({
+    expect(
+      JSON.parse(
+        redactArguments('{"user":"ada","memo":"plain","apiKey":"k","note":"Bearer 7Fq2vX9pL3mK8rT1"}', ['memo']),
+      ),
+    ).toEqual({
       user: 'ada',
       memo: '[Redacted]',
       apiKey: '[Redacted]',
@@ -73,14 +82,22 @@ describe('redactArguments and redactMessage', () => {
         parts: [
           { type: 'text', text: 'pin: 904172' },
           { type: 'image', url: 'https://u:S3cr3tPa55w0rd@img.example.com/a.png' },
-          { type: 'image', data: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg', mediaType: 'image/png' },
+          {
+            type: 'image',
+            data: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg',
+            mediaType: 'image/png',
+          },
         ],
         toolCalls: [{ id: 'c1', name: 'vault.login', arguments: '{"user":"ada","memo":"plain words"}' }],
       },
       fieldsOf,
     );
     expect(JSON.stringify(message)).not.toMatch(/a3f5c9e1|904172|S3cr3tPa55w0rd|plain words/);
-    expect(message.parts?.[2]).toEqual({ type: 'image', data: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg', mediaType: 'image/png' });
+    expect(message.parts?.[2]).toEqual({
+      type: 'image',
+      data: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg',
+      mediaType: 'image/png',
+    });
     expect(message.toolCalls?.[0]?.arguments).toBe('{"user":"ada","memo":"[Redacted]"}');
   });
 });

@@ -1,8 +1,17 @@
 import Database from 'better-sqlite3';
 import { TrellisError } from '../../../src/errors/trellis-error.js';
-import { applyMigrations, SQLITE_MIGRATIONS, schemaVersion, type SqliteMigration } from '../../../src/engine/stores/sqlite-migrations.js';
+import {
+  applyMigrations,
+  SQLITE_MIGRATIONS,
+  schemaVersion,
+  type SqliteMigration,
+} from '../../../src/engine/stores/sqlite-migrations.js';
 
-const first: SqliteMigration = { version: 1, name: 'create-notes', up: 'CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)' };
+const first: SqliteMigration = {
+  version: 1,
+  name: 'create-notes',
+  up: 'CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)',
+};
 const second: SqliteMigration = { version: 2, name: 'add-author', up: 'ALTER TABLE notes ADD COLUMN author TEXT' };
 
 describe('applyMigrations', () => {
@@ -23,7 +32,21 @@ describe('applyMigrations', () => {
 
     expect(schemaVersion(db)).toBe(SQLITE_MIGRATIONS.length);
     const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).pluck().all();
-    expect(tables).toEqual(['audit_log', 'budget_counts', 'checkpoints', 'credentials', 'part_blobs', 'quarantine', 'records', 'schema_migrations', 'session_leases', 'sessions', 'turn_event_usage', 'turn_events', 'turn_steps']);
+    expect(tables).toEqual([
+      'audit_log',
+      'budget_counts',
+      'checkpoints',
+      'credentials',
+      'part_blobs',
+      'quarantine',
+      'records',
+      'schema_migrations',
+      'session_leases',
+      'sessions',
+      'turn_event_usage',
+      'turn_events',
+      'turn_steps',
+    ]);
   });
 
   it('runs only the steps a database has not run yet, once each', () => {
@@ -42,7 +65,11 @@ describe('applyMigrations', () => {
 
   it('rolls a failing step back whole, leaving the previous version', () => {
     applyMigrations(db, [first]);
-    const broken: SqliteMigration = { version: 2, name: 'broken', up: 'ALTER TABLE notes ADD COLUMN author TEXT; THIS IS NOT SQL' };
+    const broken: SqliteMigration = {
+      version: 2,
+      name: 'broken',
+      up: 'ALTER TABLE notes ADD COLUMN author TEXT; THIS IS NOT SQL',
+    };
 
     expect(() => applyMigrations(db, [first, broken])).toThrow();
 

@@ -38,7 +38,16 @@ function checkpoint(sessionId: string, text = 'hello'): SessionCheckpoint {
     expectedRevision: 0,
     state: {},
     append: [{ role: 'user', content: text }],
-    turn: { index: 0, input: 'hi', status: 'completed', rounds: 1, toolCalls: 0, usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 }, startedAt: '', finishedAt: '' },
+    turn: {
+      index: 0,
+      input: 'hi',
+      status: 'completed',
+      rounds: 1,
+      toolCalls: 0,
+      usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+      startedAt: '',
+      finishedAt: '',
+    },
     suspension: null,
   } as unknown as SessionCheckpoint;
 }
@@ -61,7 +70,11 @@ describe('SQLite store errors become TrellisErrors with a code and a hint', () =
     const { db } = s as unknown as { db: Database.Database };
     db.pragma(`max_page_count = ${Number(db.pragma('page_count', { simple: true }))}`);
     const error = await failure(s.checkpoint(checkpoint('big', 'x'.repeat(1_000_000))));
-    expect(error).toMatchObject({ code: 'StoreFull', retryable: true, details: expect.objectContaining({ sqliteCode: 'SQLITE_FULL', operation: 'checkpoint' }) });
+    expect(error).toMatchObject({
+      code: 'StoreFull',
+      retryable: true,
+      details: expect.objectContaining({ sqliteCode: 'SQLITE_FULL', operation: 'checkpoint' }),
+    });
     expect(error.message).toMatch(/disk/);
     expect(await s.load('big')).toBeUndefined();
     expect(await s.load('small')).toBeDefined();
@@ -83,7 +96,11 @@ describe('SQLite store errors become TrellisErrors with a code and a hint', () =
     other.exec('BEGIN EXCLUSIVE');
     try {
       const error = await failure(s.checkpoint({ ...checkpoint('b') }));
-      expect(error).toMatchObject({ code: 'StoreBusy', retryable: true, hint: expect.stringMatching(/another process/) });
+      expect(error).toMatchObject({
+        code: 'StoreBusy',
+        retryable: true,
+        hint: expect.stringMatching(/another process/),
+      });
     } finally {
       other.exec('ROLLBACK');
     }
@@ -105,7 +122,10 @@ describe('SQLite store errors become TrellisErrors with a code and a hint', () =
     await s.checkpoint(checkpoint('broken'));
     raw().prepare("UPDATE sessions SET state = '{not json' WHERE id = 'broken'").run();
     const error = await failure(s.load('broken'));
-    expect(error).toMatchObject({ code: 'InvalidCheckpoint', details: expect.objectContaining({ sessionId: 'broken' }) });
+    expect(error).toMatchObject({
+      code: 'InvalidCheckpoint',
+      details: expect.objectContaining({ sessionId: 'broken' }),
+    });
     expect(error.message).toContain('trellis sessions delete broken');
     expect(await s.delete('broken')).toBe(true);
     expect(await s.load('broken')).toBeUndefined();

@@ -55,20 +55,34 @@ async function rejected(promise: Promise<unknown>): Promise<TrellisError> {
  * array numbered by the transcript index of its first message. `turns` are turn records
  * (JSON text) of turns 0, 1, …
  */
-function olderFile(path: string, version: number, revision: number, messages: readonly string[], batchSize = 1, turns: readonly string[] = []): void {
+function olderFile(
+  path: string,
+  version: number,
+  revision: number,
+  messages: readonly string[],
+  batchSize = 1,
+  turns: readonly string[] = [],
+): void {
   const old = new Database(path);
   applyMigrations(old, SQLITE_MIGRATIONS.slice(0, version));
   const created = '2025-01-01T00:00:00.000Z';
   if (version < 4) {
-    old.prepare(`INSERT INTO sessions (id, agent, revision, state, suspension, created_at, updated_at) VALUES ('s1', 'support', ?, '{}', 'null', ?, ?)`).run(revision, created, created);
+    old
+      .prepare(
+        `INSERT INTO sessions (id, agent, revision, state, suspension, created_at, updated_at) VALUES ('s1', 'support', ?, '{}', 'null', ?, ?)`,
+      )
+      .run(revision, created, created);
     const insert = old.prepare(`INSERT INTO messages VALUES ('s1', ?, ?)`);
     messages.forEach((message, seq) => insert.run(seq, message));
   } else {
     old
-      .prepare(`INSERT INTO sessions (id, agent, revision, state, suspension, created_at, updated_at, message_count) VALUES ('s1', 'support', ?, '{}', 'null', ?, ?, ?)`)
+      .prepare(
+        `INSERT INTO sessions (id, agent, revision, state, suspension, created_at, updated_at, message_count) VALUES ('s1', 'support', ?, '{}', 'null', ?, ?, ?)`,
+      )
       .run(revision, created, created, messages.length);
     const insert = old.prepare(`INSERT INTO message_batches VALUES ('s1', ?, ?)`);
-    for (let seq = 0; seq < messages.length; seq += batchSize) insert.run(seq, `[${messages.slice(seq, seq + batchSize).join(',')}]`);
+    for (let seq = 0; seq < messages.length; seq += batchSize)
+      insert.run(seq, `[${messages.slice(seq, seq + batchSize).join(',')}]`);
   }
   const insertTurn = old.prepare(`INSERT INTO turns VALUES ('s1', ?, ?)`);
   turns.forEach((record, index) => insertTurn.run(index, record));
@@ -91,7 +105,10 @@ describeStoreConformance('SqliteStore', {
   openFutureSchema: async () => {
     const path = join(tempDir(), 'future.db');
     await SqliteStore.open(path).close();
-    tamper(path, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (${LATEST + 1}, 'from-the-future', '2030-01-01')`);
+    tamper(
+      path,
+      `INSERT INTO schema_migrations (version, name, applied_at) VALUES (${LATEST + 1}, 'from-the-future', '2030-01-01')`,
+    );
     return SqliteStore.open(path);
   },
 });
@@ -117,7 +134,9 @@ describe('SqliteStore', () => {
 
       const db = new Database(path, { readonly: true });
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-      expect(db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all()).toEqual(SQLITE_MIGRATIONS.map(({ version, name }) => ({ version, name })));
+      expect(db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all()).toEqual(
+        SQLITE_MIGRATIONS.map(({ version, name }) => ({ version, name })),
+      );
       db.close();
     });
 
@@ -151,7 +170,11 @@ describe('SqliteStore', () => {
     });
 
     it('upgrades a file with one row per message to one row per checkpoint, continuing its numbering', async () => {
-      olderFile(path, 3, 2, [...OLD_EXCHANGE, '{"role":"user","content":"question 1"}', '{"role":"assistant","content":"answer 1"}']);
+      olderFile(path, 3, 2, [
+        ...OLD_EXCHANGE,
+        '{"role":"user","content":"question 1"}',
+        '{"role":"assistant","content":"answer 1"}',
+      ]);
 
       store = SqliteStore.open(path);
       await store.checkpoint(checkpointOf('s1', 2, 2));
@@ -163,59 +186,89 @@ describe('SqliteStore', () => {
       db.close();
     });
 
-    it.each([4, 5])('upgrades a file of schema %i to one row per checkpoint, keeping every batch and turn record, its turn count, and continuing the numbering', async (version) => {
-      const messages = [...OLD_EXCHANGE, '{"role":"user","content":"question 1"}', '{"role":"assistant","content":"answer 1"}', '{"role":"user","content":"question 2"}'];
-      olderFile(path, version, 2, messages, 2, [JSON.stringify(turnRecord(0)), JSON.stringify(turnRecord(1))]);
+    it.each([4, 5])(
+      'upgrades a file of schema %i to one row per checkpoint, keeping every batch and turn record, its turn count, and continuing the numbering',
+      async (version) => {
+        const messages = [
+          ...OLD_EXCHANGE,
+          '{"role":"user","content":"question 1"}',
+          '{"role":"assistant","content":"answer 1"}',
+          '{"role":"user","content":"question 2"}',
+        ];
+        olderFile(path, version, 2, messages, 2, [JSON.stringify(turnRecord(0)), JSON.stringify(turnRecord(1))]);
 
-      store = SqliteStore.open(path);
-      expect((await store.list()).map((s) => s.turns)).toEqual([2]);
-      await store.checkpoint(checkpointOf('s1', 2, 2));
-      await store.checkpoint(checkpointOf('s1', 3, 1, { append: [], turn: turnRecord(1, { reply: 'corrected' }) }));
+        store = SqliteStore.open(path);
+        expect((await store.list()).map((s) => s.turns)).toEqual([2]);
+        await store.checkpoint(checkpointOf('s1', 2, 2));
+        await store.checkpoint(checkpointOf('s1', 3, 1, { append: [], turn: turnRecord(1, { reply: 'corrected' }) }));
 
-      const loaded = (await store.load('s1'))!;
-      expect(loaded.transcript).toEqual([...exchange(0), ...exchange(1), { role: 'user', content: 'question 2' }, ...exchange(2)]);
-      expect(loaded.turns).toEqual([turnRecord(0), turnRecord(1, { reply: 'corrected' }), turnRecord(2)]);
-      expect((await store.list()).map((s) => s.turns)).toEqual([3]);
-      const db = new Database(path, { readonly: true });
-      // The batches, then the turn records (without messages, where the transcript ended), then the new rows.
-      expect(db.prepare('SELECT seq, json_array_length(messages) AS n, turn_index FROM checkpoints ORDER BY id').all()).toEqual([
-        { seq: 0, n: 2, turn_index: null },
-        { seq: 2, n: 2, turn_index: null },
-        { seq: 4, n: 1, turn_index: null },
-        { seq: 5, n: 0, turn_index: 0 },
-        { seq: 5, n: 0, turn_index: 1 },
-        { seq: 5, n: 2, turn_index: 2 },
-        { seq: 7, n: 0, turn_index: 1 },
-      ]);
-      expect(db.prepare(`SELECT name FROM sqlite_master WHERE name IN ('message_batches', 'turns')`).all()).toEqual([]);
-      expect(db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'checkpoints'`).pluck().get()).not.toMatch(/WITHOUT ROWID/i);
-      expect(db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'sessions'`).pluck().all()).toEqual(['sqlite_autoindex_sessions_1']);
-      db.close();
-    });
+        const loaded = (await store.load('s1'))!;
+        expect(loaded.transcript).toEqual([
+          ...exchange(0),
+          ...exchange(1),
+          { role: 'user', content: 'question 2' },
+          ...exchange(2),
+        ]);
+        expect(loaded.turns).toEqual([turnRecord(0), turnRecord(1, { reply: 'corrected' }), turnRecord(2)]);
+        expect((await store.list()).map((s) => s.turns)).toEqual([3]);
+        const db = new Database(path, { readonly: true });
+        // The batches, then the turn records (without messages, where the transcript ended), then the new rows.
+        expect(
+          db.prepare('SELECT seq, json_array_length(messages) AS n, turn_index FROM checkpoints ORDER BY id').all(),
+        ).toEqual([
+          { seq: 0, n: 2, turn_index: null },
+          { seq: 2, n: 2, turn_index: null },
+          { seq: 4, n: 1, turn_index: null },
+          { seq: 5, n: 0, turn_index: 0 },
+          { seq: 5, n: 0, turn_index: 1 },
+          { seq: 5, n: 2, turn_index: 2 },
+          { seq: 7, n: 0, turn_index: 1 },
+        ]);
+        expect(db.prepare(`SELECT name FROM sqlite_master WHERE name IN ('message_batches', 'turns')`).all()).toEqual(
+          [],
+        );
+        expect(db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'checkpoints'`).pluck().get()).not.toMatch(
+          /WITHOUT ROWID/i,
+        );
+        expect(
+          db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'sessions'`).pluck().all(),
+        ).toEqual(['sqlite_autoindex_sessions_1']);
+        db.close();
+      },
+    );
 
-    it.each([3, 4, 5])('keeps a damaged message damaged through the upgrade from schema %i, so the load still names it', async (version) => {
-      olderFile(path, version, 1, [OLD_EXCHANGE[0]!, '{"role":']);
+    it.each([3, 4, 5])(
+      'keeps a damaged message damaged through the upgrade from schema %i, so the load still names it',
+      async (version) => {
+        olderFile(path, version, 1, [OLD_EXCHANGE[0]!, '{"role":']);
 
-      store = SqliteStore.open(path);
-      const error = await rejected(store.load('s1'));
+        store = SqliteStore.open(path);
+        const error = await rejected(store.load('s1'));
 
-      expect(error.code).toBe('InvalidCheckpoint');
-      expect(error.details).toEqual({ sessionId: 's1', column: 'checkpoints.messages (batch from seq 1)' });
-    });
+        expect(error.code).toBe('InvalidCheckpoint');
+        expect(error.details).toEqual({ sessionId: 's1', column: 'checkpoints.messages (batch from seq 1)' });
+      },
+    );
 
-    it.each([4, 5])('keeps a damaged turn record damaged through the upgrade from schema %i, so the load still names it', async (version) => {
-      olderFile(path, version, 1, OLD_EXCHANGE, 2, ['{"index": 0, "status":']);
+    it.each([4, 5])(
+      'keeps a damaged turn record damaged through the upgrade from schema %i, so the load still names it',
+      async (version) => {
+        olderFile(path, version, 1, OLD_EXCHANGE, 2, ['{"index": 0, "status":']);
 
-      store = SqliteStore.open(path);
-      const error = await rejected(store.load('s1'));
+        store = SqliteStore.open(path);
+        const error = await rejected(store.load('s1'));
 
-      expect(error.code).toBe('InvalidCheckpoint');
-      expect(error.details).toEqual({ sessionId: 's1', column: 'checkpoints.record (index 0)' });
-    });
+        expect(error.code).toBe('InvalidCheckpoint');
+        expect(error.details).toEqual({ sessionId: 's1', column: 'checkpoints.record (index 0)' });
+      },
+    );
 
     it('refuses a file written by a newer schema version, saying what to do', async () => {
       await SqliteStore.open(path).close();
-      tamper(path, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (${LATEST + 1}, 'from-the-future', '2030-01-01')`);
+      tamper(
+        path,
+        `INSERT INTO schema_migrations (version, name, applied_at) VALUES (${LATEST + 1}, 'from-the-future', '2030-01-01')`,
+      );
 
       const error = thrown(() => SqliteStore.open(path));
 
@@ -259,8 +312,14 @@ describe('SqliteStore', () => {
       ['sessions.state', `UPDATE sessions SET state = '[1, 2]'`],
       ['sessions.suspension', `UPDATE sessions SET suspension = 'not json'`],
       ['checkpoints.messages (batch from seq 0)', `UPDATE checkpoints SET messages = '[{"role":' WHERE seq = 0`],
-      ['checkpoints.messages (batch from seq 2)', `UPDATE checkpoints SET messages = '{"role":"user","content":"not in an array"}' WHERE seq = 2`],
-      ['checkpoints.messages (seq 3)', `UPDATE checkpoints SET messages = '[{"role":"user","content":"question 1"},"just a string"]' WHERE seq = 2`],
+      [
+        'checkpoints.messages (batch from seq 2)',
+        `UPDATE checkpoints SET messages = '{"role":"user","content":"not in an array"}' WHERE seq = 2`,
+      ],
+      [
+        'checkpoints.messages (seq 3)',
+        `UPDATE checkpoints SET messages = '[{"role":"user","content":"question 1"},"just a string"]' WHERE seq = 2`,
+      ],
       ['checkpoints (batch from seq 2)', `DELETE FROM checkpoints WHERE seq = 0`],
       ['sessions.message_count', `UPDATE sessions SET message_count = 3`],
       ['checkpoints.record (index 1)', `UPDATE checkpoints SET record = '{"index": 9}' WHERE turn_index = 1`],
@@ -319,22 +378,36 @@ describe('SqliteStore', () => {
       store = SqliteStore.open(path);
       await store.checkpoint(checkpointOf('s1', 0, 0));
       await store.checkpoint(checkpointOf('s1', 1, 1, { append: [] }));
-      await store.checkpoint(checkpointOf('s1', 2, 2, { append: [...exchange(2), { role: 'user', content: 'and one more' }] }));
+      await store.checkpoint(
+        checkpointOf('s1', 2, 2, { append: [...exchange(2), { role: 'user', content: 'and one more' }] }),
+      );
 
       const db = new Database(path, { readonly: true });
-      expect(db.prepare(`SELECT seq, json_array_length(messages) AS n, turn_index, json_extract(record, '$.index') AS record FROM checkpoints ORDER BY id`).all()).toEqual([
+      expect(
+        db
+          .prepare(
+            `SELECT seq, json_array_length(messages) AS n, turn_index, json_extract(record, '$.index') AS record FROM checkpoints ORDER BY id`,
+          )
+          .all(),
+      ).toEqual([
         { seq: 0, n: 2, turn_index: 0, record: 0 },
         { seq: 2, n: 0, turn_index: 1, record: 1 },
         { seq: 2, n: 3, turn_index: 2, record: 2 },
       ]);
-      expect(db.prepare('SELECT message_count, turn_count, last_turn_index FROM sessions').get()).toEqual({ message_count: 5, turn_count: 3, last_turn_index: 2 });
+      expect(db.prepare('SELECT message_count, turn_count, last_turn_index FROM sessions').get()).toEqual({
+        message_count: 5,
+        turn_count: 3,
+        last_turn_index: 2,
+      });
       db.close();
       expect((await store.load('s1'))!.transcript).toHaveLength(5);
     });
 
     it('counts a turn once however often it is written, and in any order of indexes', async () => {
       store = SqliteStore.open(path);
-      await store.checkpoint(checkpointOf('s1', 0, 0, { turn: turnRecord(0, { status: 'suspended', reply: undefined }) }));
+      await store.checkpoint(
+        checkpointOf('s1', 0, 0, { turn: turnRecord(0, { status: 'suspended', reply: undefined }) }),
+      );
       await store.checkpoint(checkpointOf('s1', 1, 0, { append: [] }));
       await store.checkpoint(checkpointOf('s1', 2, 5, { append: [] }));
       await store.checkpoint(checkpointOf('s1', 3, 3, { append: [] }));
@@ -342,12 +415,18 @@ describe('SqliteStore', () => {
       await store.checkpoint(checkpointOf('s1', 5, 0, { append: [], turn: turnRecord(0, { reply: 'last' }) }));
 
       expect((await store.list()).map((s) => s.turns)).toEqual([3]);
-      expect((await store.load('s1'))!.turns.map((t) => [t.index, t.reply])).toEqual([[0, 'last'], [3, 'again'], [5, 'answer 5']]);
+      expect((await store.load('s1'))!.turns.map((t) => [t.index, t.reply])).toEqual([
+        [0, 'last'],
+        [3, 'again'],
+        [5, 'answer 5'],
+      ]);
     });
 
     it('reads only the last record written of a turn, so a replaced one that was damaged does not fail the load', async () => {
       store = SqliteStore.open(path);
-      await store.checkpoint(checkpointOf('s1', 0, 0, { turn: turnRecord(0, { status: 'suspended', reply: undefined }) }));
+      await store.checkpoint(
+        checkpointOf('s1', 0, 0, { turn: turnRecord(0, { status: 'suspended', reply: undefined }) }),
+      );
       await store.checkpoint(checkpointOf('s1', 1, 0, { append: [] }));
       tamper(path, `UPDATE checkpoints SET record = '{"index":' WHERE id = (SELECT MIN(id) FROM checkpoints)`);
 
@@ -361,7 +440,9 @@ describe('SqliteStore', () => {
       expect((await other.load('s1'))!.revision).toBe(1);
 
       await other.checkpoint(checkpointOf('s1', 1, 1));
-      const error = await rejected(store.checkpoint(checkpointOf('s1', 1, 1, { append: [{ role: 'user', content: 'lost' }] })));
+      const error = await rejected(
+        store.checkpoint(checkpointOf('s1', 1, 1, { append: [{ role: 'user', content: 'lost' }] })),
+      );
       await other.close();
 
       expect(error.code).toBe('StaleState');
@@ -376,7 +457,9 @@ describe('SqliteStore', () => {
         env: tsNodeEnv(),
         stdio: ['ignore', 'pipe', 'pipe'],
       });
-      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+      const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+        child.on('exit', (_code, signal) => resolve(signal)),
+      );
       let stdout = '';
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -385,7 +468,9 @@ describe('SqliteStore', () => {
           stdout += chunk.toString();
           if (stdout.includes('mid-transaction\n')) resolve();
         });
-        child.on('exit', (code) => reject(new Error(`crash child exited (${code}) before pausing:\n${stdout}\n${stderr}`)));
+        child.on('exit', (code) =>
+          reject(new Error(`crash child exited (${code}) before pausing:\n${stdout}\n${stderr}`)),
+        );
       });
 
       child.kill('SIGKILL');
@@ -405,7 +490,9 @@ describe('SqliteStore', () => {
       ]);
       expect(session.turns.map((t) => [t.index, t.status])).toEqual([[0, 'completed']]);
       expect(session.suspension).toBeNull();
-      expect(await store.list()).toEqual([{ id: 'crash', agent: 'support', turns: 1, updatedAt: session.updatedAt, suspended: false }]);
+      expect(await store.list()).toEqual([
+        { id: 'crash', agent: 'support', turns: 1, updatedAt: session.updatedAt, suspended: false },
+      ]);
       // The dead writer left no lock behind: the next turn commits normally.
       await expect(store.checkpoint(checkpointOf('crash', 1, 1))).resolves.toBe(2);
     });
@@ -419,7 +506,14 @@ describe('SqliteStore: large part bytes by reference', () => {
     const store = SqliteStore.open(path);
     const large = Buffer.alloc(PART_INLINE_BYTES + 1, 7).toString('base64');
     const small = Buffer.alloc(100, 9).toString('base64');
-    const user = { role: 'user' as const, content: '', parts: [{ type: 'image' as const, data: large, mediaType: 'image/png' }, { type: 'image' as const, data: small, mediaType: 'image/png' }] };
+    const user = {
+      role: 'user' as const,
+      content: '',
+      parts: [
+        { type: 'image' as const, data: large, mediaType: 'image/png' },
+        { type: 'image' as const, data: small, mediaType: 'image/png' },
+      ],
+    };
     await store.checkpoint(checkpointOf('b1', 0, 0, { append: [user, user] }));
     await store.close();
     const db = new Database(path, { readonly: true });
@@ -434,7 +528,10 @@ describe('SqliteStore: large part bytes by reference', () => {
     writable.prepare('DELETE FROM part_blobs').run();
     writable.close();
     const reopened = SqliteStore.open(path);
-    await expect(reopened.load('b1')).rejects.toMatchObject({ code: 'StoreCorrupt', message: expect.stringContaining('part_blobs') });
+    await expect(reopened.load('b1')).rejects.toMatchObject({
+      code: 'StoreCorrupt',
+      message: expect.stringContaining('part_blobs'),
+    });
     await reopened.close();
   });
 });

@@ -5,11 +5,22 @@ import { TrellisError } from '../../../src/errors/trellis-error.js';
 import { MemoryStore } from '../../../src/engine/stores/memory-store.js';
 import type { SessionStore } from '../../../src/engine/stores/session-store.js';
 import { SqliteStore } from '../../../src/engine/stores/sqlite-store.js';
-import { canLogTurnEvents, TURN_EVENT_LIMITS, type RecordedTurnEvent, type TurnEventLog } from '../../../src/engine/stores/turn-event-log.js';
+import {
+  canLogTurnEvents,
+  TURN_EVENT_LIMITS,
+  type RecordedTurnEvent,
+  type TurnEventLog,
+} from '../../../src/engine/stores/turn-event-log.js';
 import { checkpointOf } from '../../support/session-store-contract.js';
 
-const started = (turn: number, at = 1000): RecordedTurnEvent => ({ at, event: { type: 'turn.started', sessionId: 's1', turn } });
-const commit = (revision: number, at: number): RecordedTurnEvent => ({ at, event: { type: 'state.committed', sessionId: 's1', revision, keys: ['notes.count'] } });
+const started = (turn: number, at = 1000): RecordedTurnEvent => ({
+  at,
+  event: { type: 'turn.started', sessionId: 's1', turn },
+});
+const commit = (revision: number, at: number): RecordedTurnEvent => ({
+  at,
+  event: { type: 'state.committed', sessionId: 's1', revision, keys: ['notes.count'] },
+});
 
 let dir: string;
 beforeAll(() => {
@@ -40,7 +51,10 @@ describe.each(stores)('%s as a TurnEventLog', (_name, open) => {
     await store.appendTurnEvents('s1', 1, [started(1, 2000)]);
     await store.appendTurnEvents('s1', 0, [commit(2, 1500)]);
 
-    expect(await store.turnEvents('s1', 0)).toEqual({ events: [started(0), commit(1, 1001), commit(2, 1500)], dropped: 0 });
+    expect(await store.turnEvents('s1', 0)).toEqual({
+      events: [started(0), commit(1, 1001), commit(2, 1500)],
+      dropped: 0,
+    });
     expect(await store.turnEvents('s1', 1)).toEqual({ events: [started(1, 2000)], dropped: 0 });
     expect(await store.turnEvents('s1', 7)).toEqual({ events: [], dropped: 0 });
   });
@@ -58,7 +72,16 @@ describe.each(stores)('%s as a TurnEventLog', (_name, open) => {
   });
 
   it('keeps at most maxBytes per turn, as a prefix of what happened', async () => {
-    const big = (i: number): RecordedTurnEvent => ({ at: i, event: { type: 'tool.started', sessionId: 's1', callId: `c${i}`, tool: 'notes.add', args: { text: 'x'.repeat(100_000) } } });
+    const big = (i: number): RecordedTurnEvent => ({
+      at: i,
+      event: {
+        type: 'tool.started',
+        sessionId: 's1',
+        callId: `c${i}`,
+        tool: 'notes.add',
+        args: { text: 'x'.repeat(100_000) },
+      },
+    });
     await store.appendTurnEvents('s1', 0, [big(1), big(2), big(3), big(4), big(5), big(6), commit(1, 7)]);
 
     const stored = await store.turnEvents('s1', 0);
@@ -78,7 +101,9 @@ describe.each(stores)('%s as a TurnEventLog', (_name, open) => {
   });
 
   it('refuses an event that is not { at, event }', async () => {
-    await expect(store.appendTurnEvents('s1', 0, [{ at: 'now' } as unknown as RecordedTurnEvent])).rejects.toThrow(/not \{ at: number/);
+    await expect(store.appendTurnEvents('s1', 0, [{ at: 'now' } as unknown as RecordedTurnEvent])).rejects.toThrow(
+      /not \{ at: number/,
+    );
     expect(await store.turnEvents('s1', 0)).toEqual({ events: [], dropped: 0 });
   });
 });

@@ -1,8 +1,22 @@
 import { runChain } from '../../../src/engine/tools/middleware-chain.js';
 import { toolMessage } from '../../../src/engine/tools/tool-pipeline.js';
-import type { NextToolHandler, ToolInvocation, ToolMiddleware, ToolResult } from '../../../src/contract/tool-middleware.js';
+import type {
+  NextToolHandler,
+  ToolInvocation,
+  ToolMiddleware,
+  ToolResult,
+} from '../../../src/contract/tool-middleware.js';
 
-const invocation = { callId: 'c1', tool: 't', plugin: 'p', args: { n: 1 }, context: {} as never, signal: new AbortController().signal, attempt: 1, notify: () => undefined } as ToolInvocation;
+const invocation = {
+  callId: 'c1',
+  tool: 't',
+  plugin: 'p',
+  args: { n: 1 },
+  context: {} as never,
+  signal: new AbortController().signal,
+  attempt: 1,
+  notify: () => undefined,
+} as ToolInvocation;
 
 function recorder(label: string, log: string[]): ToolMiddleware {
   return {
@@ -42,7 +56,9 @@ describe('runChain', () => {
 
   it('lets a middleware short-circuit: the tool does not run', async () => {
     let ran = false;
-    const deny: ToolMiddleware = { intercept: async () => ({ ok: false, error: { code: 'AuthDenied', message: 'no', retryable: false } }) };
+    const deny: ToolMiddleware = {
+      intercept: async () => ({ ok: false, error: { code: 'AuthDenied', message: 'no', retryable: false } }),
+    };
     const result = await runChain([deny], invocation, async () => ((ran = true), { ok: true, value: 1 }));
     expect(ran).toBe(false);
     expect(result).toMatchObject({ ok: false, error: { code: 'AuthDenied' } });
@@ -51,7 +67,10 @@ describe('runChain', () => {
   it('lets a middleware call next more than once (retry)', async () => {
     let runs = 0;
     const twice: ToolMiddleware = { intercept: async (call, next) => (await next(), next({ ...call, attempt: 2 })) };
-    const result = await runChain([twice], invocation, async (inv) => ({ ok: true, value: `${++runs}@${inv.attempt}` }));
+    const result = await runChain([twice], invocation, async (inv) => ({
+      ok: true,
+      value: `${++runs}@${inv.attempt}`,
+    }));
     expect(result).toEqual({ ok: true, value: '2@2' });
   });
 });
@@ -61,6 +80,8 @@ describe('toolMessage', () => {
     expect(toolMessage({ ok: true, value: 'plain' })).toBe('plain');
     expect(toolMessage({ ok: true, value: { a: 1 } })).toBe('{"a":1}');
     expect(toolMessage({ ok: true, value: undefined })).toBe('null');
-    expect(JSON.parse(toolMessage({ ok: false, error: { code: 'ToolFailed', message: 'x', retryable: true } }))).toEqual({ error: { code: 'ToolFailed', message: 'x', retryable: true } });
+    expect(
+      JSON.parse(toolMessage({ ok: false, error: { code: 'ToolFailed', message: 'x', retryable: true } })),
+    ).toEqual({ error: { code: 'ToolFailed', message: 'x', retryable: true } });
   });
 });

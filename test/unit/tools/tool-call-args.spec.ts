@@ -5,7 +5,14 @@ class Refund {
   reason!: string;
 }
 
-const call = (args: unknown): ToolCallInfo => ({ callId: 'c1', tool: 'refunds.issue', plugin: 'refunds', tags: [], args, round: 1 });
+const call = (args: unknown): ToolCallInfo => ({
+  callId: 'c1',
+  tool: 'refunds.issue',
+  plugin: 'refunds',
+  tags: [],
+  args,
+  round: 1,
+});
 
 describe('argsOf: a call’s arguments in a gate, without a cast', () => {
   it('gives the parsed arguments, keyed by the DTO’s fields', () => {
@@ -15,7 +22,12 @@ describe('argsOf: a call’s arguments in a gate, without a cast', () => {
     expect(reason).toBe('late');
   });
 
-  it.each([['garbled text', '{"amountCents": 40'], ['null', null], ['an array', [1, 2]], ['a number', 7]])('gives {} for arguments that are %s', (_what, args) => {
+  it.each([
+    ['garbled text', '{"amountCents": 40'],
+    ['null', null],
+    ['an array', [1, 2]],
+    ['a number', 7],
+  ])('gives {} for arguments that are %s', (_what, args) => {
     expect(argsOf<Refund>(call(args))).toEqual({});
   });
 });

@@ -215,7 +215,12 @@ describe('dtoJsonSchema', () => {
   });
 
   describe('nested DTOs', () => {
-    const point = { type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' } }, required: ['x', 'y'], additionalProperties: false };
+    const point = {
+      type: 'object',
+      properties: { x: { type: 'number' }, y: { type: 'number' } },
+      required: ['x', 'y'],
+      additionalProperties: false,
+    };
 
     it('inlines a nested DTO as a closed object, keeping the property description', () => {
       expect(prop(Shape, 'origin')).toEqual({ ...point, description: 'Where the shape is anchored' });

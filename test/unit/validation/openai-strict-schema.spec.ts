@@ -1,6 +1,16 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
-import { IsArray, IsEmail, IsInt, IsObject, IsOptional, IsString, IsUrl, MaxLength, ValidateNested } from 'class-validator';
+import {
+  IsArray,
+  IsEmail,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUrl,
+  MaxLength,
+  ValidateNested,
+} from 'class-validator';
 import { dtoJsonSchema } from '../../../src/engine/validation/dto-json-schema.js';
 import { dropNullOptionals, openAIStrictSchema } from '../../../src/engine/validation/openai-strict-schema.js';
 import { validateDto } from '../../../src/engine/validation/validate-dto.js';
@@ -44,7 +54,10 @@ describe('openAIStrictSchema', () => {
     expect(properties.number!.type).toBe('string');
     expect(properties.address!.required).toEqual(['city', 'zip']);
     expect(properties.address!.additionalProperties).toBe(false);
-    expect((properties.address!.properties as Record<string, Record<string, unknown>>).zip!.type).toEqual(['string', 'null']);
+    expect((properties.address!.properties as Record<string, Record<string, unknown>>).zip!.type).toEqual([
+      'string',
+      'null',
+    ]);
   });
 
   it('keeps supported formats and drops the ones and keywords strict mode refuses', () => {
@@ -55,32 +68,56 @@ describe('openAIStrictSchema', () => {
 
   it('names a property it cannot express, with what to change', () => {
     const loose = openAIStrictSchema(dtoJsonSchema(Loose));
-    expect(loose.problems).toEqual([expect.stringContaining('anything: has no type; OpenAI strict mode needs one: give it a type validator')]);
+    expect(loose.problems).toEqual([
+      expect.stringContaining('anything: has no type; OpenAI strict mode needs one: give it a type validator'),
+    ]);
   });
 
   it('refuses an object without declared properties (@IsObject()) and a list without an item type, and still closes them', () => {
     const { schema: free, problems } = openAIStrictSchema(dtoJsonSchema(Freeform));
     expect(problems).toEqual([
-      expect.stringContaining('meta: is an object without declared properties (a map, or @IsObject()); OpenAI strict mode needs every property named'),
-      expect.stringContaining('tags: is a list without an item type; OpenAI strict mode needs one: add a validator with { each: true }'),
+      expect.stringContaining(
+        'meta: is an object without declared properties (a map, or @IsObject()); OpenAI strict mode needs every property named',
+      ),
+      expect.stringContaining(
+        'tags: is a list without an item type; OpenAI strict mode needs one: add a validator with { each: true }',
+      ),
     ]);
-    expect((free.properties as Record<string, Record<string, unknown>>).meta).toEqual({ type: 'object', properties: {}, required: [], additionalProperties: false });
+    expect((free.properties as Record<string, Record<string, unknown>>).meta).toEqual({
+      type: 'object',
+      properties: {},
+      required: [],
+      additionalProperties: false,
+    });
   });
 
   it('keeps a recursive DTO as $defs references, which strict mode accepts, and refuses nesting deeper than 10', () => {
     const { schema, problems } = openAIStrictSchema(dtoJsonSchema(Node));
     expect(problems).toEqual([]);
-    expect((schema.properties as Record<string, Record<string, unknown>>).children).toEqual({ type: ['array', 'null'], items: { $ref: '#/$defs/Node' } });
+    expect((schema.properties as Record<string, Record<string, unknown>>).children).toEqual({
+      type: ['array', 'null'],
+      items: { $ref: '#/$defs/Node' },
+    });
     expect(schema.$defs).toBeDefined();
-    let deep: Record<string, unknown> = { type: 'object', properties: { leaf: { type: 'string' } }, required: ['leaf'] };
+    let deep: Record<string, unknown> = {
+      type: 'object',
+      properties: { leaf: { type: 'string' } },
+      required: ['leaf'],
+    };
     for (let n = 0; n < 11; n++) deep = { type: 'object', properties: { down: deep }, required: ['down'] };
-    expect(openAIStrictSchema(deep).problems).toEqual([expect.stringContaining('nests objects 12 levels deep; OpenAI strict mode takes at most 10')]);
+    expect(openAIStrictSchema(deep).problems).toEqual([
+      expect.stringContaining('nests objects 12 levels deep; OpenAI strict mode takes at most 10'),
+    ]);
   });
 
   it('reads raw schemas (MCP tools) by an allow-list: oneOf becomes anyOf, allOf and maps are problems, unknown keywords are dropped', () => {
     const raw = {
       type: 'object',
-      properties: { mode: { oneOf: [{ const: 'a' }, { const: 'b' }] }, extra: { type: 'object', additionalProperties: { type: 'string' } }, both: { allOf: [{ type: 'string' }, { minLength: 2 }] } },
+      properties: {
+        mode: { oneOf: [{ const: 'a' }, { const: 'b' }] },
+        extra: { type: 'object', additionalProperties: { type: 'string' } },
+        both: { allOf: [{ type: 'string' }, { minLength: 2 }] },
+      },
       required: ['mode'],
       $schema: 'http://json-schema.org/draft-07/schema#',
       'x-vendor': true,
@@ -89,7 +126,10 @@ describe('openAIStrictSchema', () => {
     expect(schema.$schema).toBeUndefined();
     expect(schema['x-vendor']).toBeUndefined();
     expect((schema.properties as Record<string, unknown>).mode).toEqual({ anyOf: [{ const: 'a' }, { const: 'b' }] });
-    expect(problems).toEqual([expect.stringContaining('extra: is an object without declared properties'), expect.stringContaining('both: uses allOf')]);
+    expect(problems).toEqual([
+      expect.stringContaining('extra: is an object without declared properties'),
+      expect.stringContaining('both: uses allOf'),
+    ]);
   });
 });
 
@@ -99,17 +139,27 @@ describe('dropNullOptionals', () => {
     const answer = { number: 'A-1', total: null, email: 'a@b.co', link: null, address: { city: 'Oslo', zip: null } };
     // @IsOptional() lets null through: unmapped, the instance would carry null where its type says absent.
     const unmapped = validateDto(Invoice, answer);
-    expect(unmapped.ok && (unmapped.value).total).toBeNull();
+    expect(unmapped.ok && unmapped.value.total).toBeNull();
     const mapped = dropNullOptionals(answer, source);
     expect(mapped).toEqual({ number: 'A-1', email: 'a@b.co', address: { city: 'Oslo' } });
     const checked = validateDto(Invoice, mapped);
     expect(checked.ok).toBe(true);
-    expect(checked.ok && (checked.value).total).toBeUndefined();
+    expect(checked.ok && checked.value.total).toBeUndefined();
   });
 
   it('keeps a null the source allows, and maps nulls inside lists of nested DTOs', () => {
-    const source = { type: 'object', properties: { a: { type: ['string', 'null'] }, list: { type: 'array', items: { type: 'object', properties: { b: { type: 'string' } }, required: [] } } }, required: [] };
-    expect(dropNullOptionals({ a: null, list: [{ b: null }, { b: 'x' }] }, source)).toEqual({ a: null, list: [{}, { b: 'x' }] });
+    const source = {
+      type: 'object',
+      properties: {
+        a: { type: ['string', 'null'] },
+        list: { type: 'array', items: { type: 'object', properties: { b: { type: 'string' } }, required: [] } },
+      },
+      required: [],
+    };
+    expect(dropNullOptionals({ a: null, list: [{ b: null }, { b: 'x' }] }, source)).toEqual({
+      a: null,
+      list: [{}, { b: 'x' }],
+    });
   });
 
   it('keeps a null for a required field, so validation reports it', () => {

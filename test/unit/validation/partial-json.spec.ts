@@ -2,7 +2,14 @@ import { parsePartialJson } from '../../../src/engine/validation/partial-json.js
 
 describe('parsePartialJson (a streamed answer read leniently)', () => {
   it('reads every prefix of an answer without throwing, ending with the whole value', () => {
-    const value = { title: 'Q3 "report"\n', total: -12.5e2, ok: true, none: null, rows: [{ n: 1 }, { n: 2 }], unicode: '\u00e9' };
+    const value = {
+      title: 'Q3 "report"\n',
+      total: -12.5e2,
+      ok: true,
+      none: null,
+      rows: [{ n: 1 }, { n: 2 }],
+      unicode: '\u00e9',
+    };
     const text = JSON.stringify(value);
     for (let at = 0; at <= text.length; at++) expect(() => parsePartialJson(text.slice(0, at))).not.toThrow();
     expect(parsePartialJson(text)).toEqual(value);

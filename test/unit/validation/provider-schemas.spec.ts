@@ -1,6 +1,16 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
-import { ArrayMinSize, IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import {
+  ArrayMinSize,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
 import { ANTHROPIC_DIALECT, CONSERVATIVE_DIALECT, OPENAI_STRICT_DIALECT } from '../../../models.js';
 import { anthropicOutputSchema } from '../../../src/engine/validation/anthropic-schema.js';
 import { conservativeSchema } from '../../../src/engine/validation/conservative-schema.js';
@@ -35,7 +45,16 @@ describe("Anthropic's structured-output dialect", () => {
       properties: {
         id: { type: 'string' },
         note: { type: 'string' },
-        lines: { type: 'array', items: { type: 'object', properties: { sku: { type: 'string' }, quantity: { type: 'integer' } }, required: ['sku', 'quantity'], additionalProperties: false }, minItems: 1 },
+        lines: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { sku: { type: 'string' }, quantity: { type: 'integer' } },
+            required: ['sku', 'quantity'],
+            additionalProperties: false,
+          },
+          minItems: 1,
+        },
       },
       required: ['id', 'lines'],
       additionalProperties: false,
@@ -43,8 +62,14 @@ describe("Anthropic's structured-output dialect", () => {
   });
 
   it('refuses what it cannot express: a class that contains itself, and an object without declared properties', () => {
-    expect(anthropicOutputSchema(dtoJsonSchema(Tree)).problems).toEqual([expect.stringContaining('children[]: Tree contains itself, which Anthropic structured outputs cannot express; flatten the DTO')]);
-    expect(anthropicOutputSchema(dtoJsonSchema(Bag)).problems).toEqual([expect.stringContaining('data: is an object without declared properties')]);
+    expect(anthropicOutputSchema(dtoJsonSchema(Tree)).problems).toEqual([
+      expect.stringContaining(
+        'children[]: Tree contains itself, which Anthropic structured outputs cannot express; flatten the DTO',
+      ),
+    ]);
+    expect(anthropicOutputSchema(dtoJsonSchema(Bag)).problems).toEqual([
+      expect.stringContaining('data: is an object without declared properties'),
+    ]);
   });
 });
 
@@ -53,7 +78,11 @@ describe('the conservative subset for OpenAI-compatible servers', () => {
     const raw = {
       type: 'object',
       $defs: { Point: { type: 'object', properties: { x: { type: 'number', multipleOf: 0.5 } }, required: ['x'] } },
-      properties: { at: { $ref: '#/$defs/Point' }, any: { type: 'object' }, name: { type: 'string', maxLength: 5, pattern: '^[a-z]+$', format: 'hostname' } },
+      properties: {
+        at: { $ref: '#/$defs/Point' },
+        any: { type: 'object' },
+        name: { type: 'string', maxLength: 5, pattern: '^[a-z]+$', format: 'hostname' },
+      },
       required: ['at'],
       additionalProperties: false,
     };
@@ -61,7 +90,11 @@ describe('the conservative subset for OpenAI-compatible servers', () => {
     expect(problems).toEqual([]);
     expect(schema).toEqual({
       type: 'object',
-      properties: { at: { type: 'object', properties: { x: { type: 'number' } }, required: ['x'] }, any: { type: 'object' }, name: { type: 'string', maxLength: 5 } },
+      properties: {
+        at: { type: 'object', properties: { x: { type: 'number' } }, required: ['x'] },
+        any: { type: 'object' },
+        name: { type: 'string', maxLength: 5 },
+      },
       required: ['at'],
       additionalProperties: false,
     });

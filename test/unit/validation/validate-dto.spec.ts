@@ -1,7 +1,13 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Max, Min, ValidateNested } from 'class-validator';
-import { formatFieldErrors, validateDto, validateJson, type DtoValidation, type FieldError } from '../../../src/engine/validation/validate-dto.js';
+import {
+  formatFieldErrors,
+  validateDto,
+  validateJson,
+  type DtoValidation,
+  type FieldError,
+} from '../../../src/engine/validation/validate-dto.js';
 
 class Filter {
   @IsString() column!: string;
@@ -79,7 +85,10 @@ describe('validateDto', () => {
     it('reports nested fields with dotted and indexed paths', () => {
       const result = validateDto(SearchInput, {
         sql: 'x',
-        filters: [{ column: 'a', op: '=' }, { column: 3, op: 'like' }],
+        filters: [
+          { column: 'a', op: '=' },
+          { column: 3, op: 'like' },
+        ],
         range: { from: 1, to: 'z' },
       });
       expect(paths(result)).toEqual(['filters[1].column', 'filters[1].op', 'range.to']);
@@ -87,7 +96,9 @@ describe('validateDto', () => {
 
     it('reports a nested value that is not an object at its own path', () => {
       expect(paths(validateDto(SearchInput, { sql: 'x', range: 'soon' }))).toEqual(['range']);
-      expect(paths(validateDto(SearchInput, { sql: 'x', filters: ['a', { column: 'c', op: '<' }] }))).toEqual(['filters[0]']);
+      expect(paths(validateDto(SearchInput, { sql: 'x', filters: ['a', { column: 'c', op: '<' }] }))).toEqual([
+        'filters[0]',
+      ]);
     });
 
     it('reports rules on an array itself at the array path', () => {
@@ -108,7 +119,10 @@ describe('validateDto', () => {
     });
 
     it('forbids an undecorated class field when the caller sends it', () => {
-      expect(paths(validateDto(SearchInput, { sql: 'x', note: 'hi', internal: 'overwritten' }))).toEqual(['note', 'internal']);
+      expect(paths(validateDto(SearchInput, { sql: 'x', note: 'hi', internal: 'overwritten' }))).toEqual([
+        'note',
+        'internal',
+      ]);
     });
 
     it('drops unknown properties instead when forbidUnknown is false', () => {
@@ -121,7 +135,9 @@ describe('validateDto', () => {
       const result = validateDto(SearchInput, JSON.parse('{"sql":"x","__proto__":{"polluted":1},"constructor":1}'));
       expect(result.ok).toBe(false);
       expect(!result.ok && result.errors.map((e) => e.path)).toEqual(['__proto__', 'constructor']);
-      const stripped = validateDto(SearchInput, JSON.parse('{"sql":"x","__proto__":{"polluted":1}}'), { forbidUnknown: false });
+      const stripped = validateDto(SearchInput, JSON.parse('{"sql":"x","__proto__":{"polluted":1}}'), {
+        forbidUnknown: false,
+      });
       expect(stripped.ok && Object.getPrototypeOf(stripped.value)).toBe(SearchInput.prototype);
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     });
@@ -169,7 +185,10 @@ describe('formatFieldErrors', () => {
   it('writes one line per field, every field listed, messages joined', () => {
     const text = formatFieldErrors([
       { path: 'sql', messages: ['sql must be a string'] },
-      { path: 'filters[0].op', messages: ['op must be one of the following values: =, <, >', 'op should not be empty'] },
+      {
+        path: 'filters[0].op',
+        messages: ['op must be one of the following values: =, <, >', 'op should not be empty'],
+      },
     ]);
     expect(text).toBe(
       '- sql: sql must be a string\n- filters[0].op: op must be one of the following values: =, <, >; op should not be empty',

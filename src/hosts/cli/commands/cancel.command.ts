@@ -21,7 +21,10 @@ export function registerCancelCommand(program: Command, io: CliIo): void {
           const { jobId } = await queue.queue.cancel(sessionId, { keepSteps: flags.rollback !== true });
           const id = escapeControl(sessionId);
           if (jobId === undefined) io.out(`No turn of session ${id} is running or queued: nothing to cancel.`);
-          else io.out(`Cancelled turn ${escapeControl(jobId)} of session ${id}: it ends cancelled, ${flags.rollback ? 'rolled back (its steps discarded)' : 'keeping the steps it completed'}.`);
+          else
+            io.out(
+              `Cancelled turn ${escapeControl(jobId)} of session ${id}: it ends cancelled, ${flags.rollback ? 'rolled back (its steps discarded)' : 'keeping the steps it completed'}.`,
+            );
         } finally {
           await queue.queue.close();
         }

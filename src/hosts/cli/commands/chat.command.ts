@@ -25,7 +25,9 @@ export function registerChatCommand(program: Command, io: CliIo): void {
         io.err(`trellis chat · session ${session.id} · /exit or Ctrl-D to leave`);
         const waiting = await waitingCalls(cli, session.id);
         if (waiting.length > 0) {
-          io.err(`warning: session ${session.id} waits for approval of ${waiting.map((c) => `${c.tool} (${c.callId})`).join(', ')}; your next message cancels ${waiting.length === 1 ? 'it' : 'them'} (/exit, then ${cliCommand(io)} resume ${session.id}, to decide instead)`);
+          io.err(
+            `warning: session ${session.id} waits for approval of ${waiting.map((c) => `${c.tool} (${c.callId})`).join(', ')}; your next message cancels ${waiting.length === 1 ? 'it' : 'them'} (/exit, then ${cliCommand(io)} resume ${session.id}, to decide instead)`,
+          );
         }
         try {
           await chatLoop(io, session, reader, cli.app.describe(), cli.approver);
@@ -36,7 +38,13 @@ export function registerChatCommand(program: Command, io: CliIo): void {
     });
 }
 
-async function chatLoop(io: CliIo, session: Session, reader: LineReader, app: AppDescription, approver: Approver): Promise<void> {
+async function chatLoop(
+  io: CliIo,
+  session: Session,
+  reader: LineReader,
+  app: AppDescription,
+  approver: Approver,
+): Promise<void> {
   for (;;) {
     io.write('you> ');
     const line = await reader.next();
@@ -48,7 +56,9 @@ async function chatLoop(io: CliIo, session: Session, reader: LineReader, app: Ap
     while (result.status === 'suspended') {
       const decisions = await askDecisions(io, result, reader, app);
       if (!decisions) {
-        io.out(`Still waiting for approval; decide later with: ${cliCommand(io)} resume ${session.id} --approve <callId>`);
+        io.out(
+          `Still waiting for approval; decide later with: ${cliCommand(io)} resume ${session.id} --approve <callId>`,
+        );
         return;
       }
       result = await streamTurn(io, session, retries, () => session.resume({ decisions, approver }));
@@ -58,7 +68,12 @@ async function chatLoop(io: CliIo, session: Session, reader: LineReader, app: Ap
 }
 
 /** Runs a turn, printing text deltas as they arrive and tool activity (retries counted) on lines of their own. */
-async function streamTurn(io: CliIo, session: Session, retries: { count: number }, turn: () => Promise<TurnResult>): Promise<TurnResult> {
+async function streamTurn(
+  io: CliIo,
+  session: Session,
+  retries: { count: number },
+  turn: () => Promise<TurnResult>,
+): Promise<TurnResult> {
   let midLine = false;
   let streamed = false;
   const onEvent = (event: TrellisEvent): void => {
@@ -86,12 +101,18 @@ async function streamTurn(io: CliIo, session: Session, retries: { count: number 
   }
   if (midLine) io.write('\n');
   if (!streamed && result.reply !== undefined) io.out(`assistant> ${escapeControl(result.reply)}`);
-  if (result.error && result.status !== 'completed') io.out(escapeControl(`(${result.status}: ${result.error.code}: ${result.error.message})`));
+  if (result.error && result.status !== 'completed')
+    io.out(escapeControl(`(${result.status}: ${result.error.code}: ${result.error.message})`));
   return result;
 }
 
 /** Asks approve/reject for each waiting call; `undefined` when the input ended first. */
-async function askDecisions(io: CliIo, result: TurnResult, reader: LineReader, app: AppDescription): Promise<Decision[] | undefined> {
+async function askDecisions(
+  io: CliIo,
+  result: TurnResult,
+  reader: LineReader,
+  app: AppDescription,
+): Promise<Decision[] | undefined> {
   const decisions: Decision[] = [];
   for (const call of result.suspended ?? []) {
     const allowed = call.ticket.allowedDecisions ?? ['approve', 'reject', 'edit'];
@@ -116,6 +137,10 @@ async function askYesNo(io: CliIo, reader: LineReader, approvable: boolean): Pro
     const answer = line.trim();
     if (/^no?$/i.test(answer)) return false;
     if (/^y(es)?$/i.test(answer) && approvable) return true;
-    io.out(approvable ? `  please answer y (run it) or n (do not run it), not '${escapeControl(clip(answer, 40))}'` : `  only n is possible here, not '${escapeControl(clip(answer, 40))}'`);
+    io.out(
+      approvable
+        ? `  please answer y (run it) or n (do not run it), not '${escapeControl(clip(answer, 40))}'`
+        : `  only n is possible here, not '${escapeControl(clip(answer, 40))}'`,
+    );
   }
 }

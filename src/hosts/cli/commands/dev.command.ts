@@ -25,10 +25,14 @@ export function registerDevCommand(program: Command, io: CliIo, stopped: () => P
     .option('--token <secret>', 'require this token on every request (or set TRELLIS_DEV_TOKEN)')
     .action(async (options: DevOptions) => {
       const port = Number(options.port);
-      if (!/^\d+$/.test(options.port) || port > 65535) throw usageError(`--port ${options.port} is not a TCP port`, 'Use a whole number from 0 to 65535');
+      if (!/^\d+$/.test(options.port) || port > 65535)
+        throw usageError(`--port ${options.port} is not a TCP port`, 'Use a whole number from 0 to 65535');
       const token = options.token ?? (io.env.TRELLIS_DEV_TOKEN || undefined);
       if (!isLoopback(options.host) && !token) {
-        throw usageError(`--host ${options.host} opens the page beyond this machine, so it needs --token`, 'Add --token <secret> (16+ characters) or set TRELLIS_DEV_TOKEN; or leave --host at 127.0.0.1');
+        throw usageError(
+          `--host ${options.host} opens the page beyond this machine, so it needs --token`,
+          'Add --token <secret> (16+ characters) or set TRELLIS_DEV_TOKEN; or leave --host at 127.0.0.1',
+        );
       }
       // The server (hono and the page's assets) loads only for this command, not for every `trellis` run.
       const { startDevServer } = await import('../../dev/dev-server.js');

@@ -1,5 +1,10 @@
 import type { Command } from 'commander';
-import { diagnosePostgresStore, diagnoseSqliteStore, repairPostgresStore, repairSqliteStore } from '../../../../stores.js';
+import {
+  diagnosePostgresStore,
+  diagnoseSqliteStore,
+  repairPostgresStore,
+  repairSqliteStore,
+} from '../../../../stores.js';
 import { cliStoreTarget } from '../cli-app.js';
 import type { CliIo } from '../cli-io.js';
 import { escapeControl } from '../render/terminal-text.js';
@@ -13,11 +18,19 @@ import { escapeControl } from '../render/terminal-text.js';
 export function registerDoctorCommand(program: Command, io: CliIo): void {
   program
     .command('doctor')
-    .description("check the session store: SQLite's integrity check or the PostgreSQL server, the schema version, that every session reads back, and its leases")
-    .option('--repair', 'first repair what is safe to repair (stale leases; SQLite: unreadable sessions moved aside, a lost schema ledger, damaged indexes, missing tables that hold no session; PostgreSQL: an older schema migrated), saying what was done')
+    .description(
+      "check the session store: SQLite's integrity check or the PostgreSQL server, the schema version, that every session reads back, and its leases",
+    )
+    .option(
+      '--repair',
+      'first repair what is safe to repair (stale leases; SQLite: unreadable sessions moved aside, a lost schema ledger, damaged indexes, missing tables that hold no session; PostgreSQL: an older schema migrated), saying what was done',
+    )
     .action(async (options: { repair?: boolean }) => {
       const target = await cliStoreTarget(io);
-      const postgres = target.kind === 'postgres' ? { url: target.url, ...(target.schema !== undefined && { schema: target.schema }) } : undefined;
+      const postgres =
+        target.kind === 'postgres'
+          ? { url: target.url, ...(target.schema !== undefined && { schema: target.schema }) }
+          : undefined;
       const path = target.kind === 'sqlite' ? target.path : target.where;
       if (options.repair) {
         const repaired = postgres ? await repairPostgresStore(postgres) : await repairSqliteStore(path);

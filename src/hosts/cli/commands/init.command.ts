@@ -9,9 +9,14 @@ import { trellisPackage } from '../package-root.js';
 export function registerInitCommand(program: Command, io: CliIo): void {
   program
     .command('init')
-    .description('create a project: package.json, tsconfig, jest config, trellis.config.ts, an example plugin and its test')
+    .description(
+      'create a project: package.json, tsconfig, jest config, trellis.config.ts, an example plugin and its test',
+    )
     .argument('[dir]', 'the folder to create it in (made when missing)', '.')
-    .option('--trellis <spec>', 'where to install Trellis from: a clone folder, a tarball from npm pack, or a version (default: this clone, else the registry)')
+    .option(
+      '--trellis <spec>',
+      'where to install Trellis from: a clone folder, a tarball from npm pack, or a version (default: this clone, else the registry)',
+    )
     .action((dir: string, options: { trellis?: string }) => {
       const target = resolve(io.cwd, dir);
       const self = trellisPackage();

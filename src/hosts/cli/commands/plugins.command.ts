@@ -7,7 +7,9 @@ import { pluginListing } from '../render/plugin-listing.js';
 export function registerPluginsCommand(program: Command, io: CliIo): void {
   program
     .command('plugins')
-    .description('list installed plugins with their owners: tools with their input schemas and middleware, hooks by point and priority')
+    .description(
+      'list installed plugins with their owners: tools with their input schemas and middleware, hooks by point and priority',
+    )
     .option('--json', "print the listing as JSON, with each plugin's contract (for trellis contract diff)")
     .action(async (options: { json?: boolean }) => {
       await withCliApp(io, async (cli) => {
@@ -25,7 +27,14 @@ export function registerPluginsCommand(program: Command, io: CliIo): void {
           ...(p.owner !== undefined && { owner: p.owner }),
           description: p.description,
           enabled: p.enabled,
-          tools: p.tools.map((t) => ({ name: t.name, description: t.description, schema: t.inputSchema, middleware: t.middleware, requires: t.requires, tags: t.tags })),
+          tools: p.tools.map((t) => ({
+            name: t.name,
+            description: t.description,
+            schema: t.inputSchema,
+            middleware: t.middleware,
+            requires: t.requires,
+            tags: t.tags,
+          })),
           hooks: p.hooks.map((h) => ({ point: h.point, priority: h.priority, method: h.method })),
           // What other teams may rely on: `trellis contract diff old.json new.json` compares two of these files.
           contract: contracts.get(p.name),

@@ -11,7 +11,9 @@ import { openCliQueue } from '../queued-turn.js';
  * `dropParked`).
  */
 export function registerQueueCommand(program: Command, io: CliIo): void {
-  const queueCommand = program.command('queue').description("the config's turn queue, as an operator sees it: parked (poison) turns");
+  const queueCommand = program
+    .command('queue')
+    .description("the config's turn queue, as an operator sees it: parked (poison) turns");
   queueCommand
     .command('parked')
     .description('list the turns parked as poison: every worker that ran them died')
@@ -24,7 +26,9 @@ export function registerQueueCommand(program: Command, io: CliIo): void {
           if (flags.json) return io.out(JSON.stringify(parked, null, 2));
           if (parked.length === 0) return io.out('No parked turns.');
           for (const turn of parked) {
-            io.out(`${escapeControl(turn.jobId)}  ${turn.kind} of session ${escapeControl(turn.sessionId)} (agent ${escapeControl(turn.agent)}), parked ${turn.parkedAt} after ${turn.crashes} crashes`);
+            io.out(
+              `${escapeControl(turn.jobId)}  ${turn.kind} of session ${escapeControl(turn.sessionId)} (agent ${escapeControl(turn.agent)}), parked ${turn.parkedAt} after ${turn.crashes} crashes`,
+            );
             io.out(`  ${escapeControl(turn.reason)}`);
           }
           io.out(`Once the cause is fixed: trellis queue retry <job id> (or trellis queue drop <job id>)`);
@@ -45,7 +49,11 @@ export function registerQueueCommand(program: Command, io: CliIo): void {
           io.err(`queued ${escapeControl(queued.jobId)} (the retry of ${escapeControl(jobId)}); waiting for a worker`);
           const done = await queued.result;
           if (done.kind !== 'cancel' && done.result.status === 'failed') io.exitCode = 1;
-          io.out(done.kind === 'cancel' ? `Done: ${done.cancelled ? 'the waiting calls were cancelled' : 'nothing was waiting'}.` : `Done: ${done.result.status}${done.result.reply !== undefined ? `: ${escapeControl(done.result.reply)}` : ''}`);
+          io.out(
+            done.kind === 'cancel'
+              ? `Done: ${done.cancelled ? 'the waiting calls were cancelled' : 'nothing was waiting'}.`
+              : `Done: ${done.result.status}${done.result.reply !== undefined ? `: ${escapeControl(done.result.reply)}` : ''}`,
+          );
         } finally {
           await queue.close();
         }

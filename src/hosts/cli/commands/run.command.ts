@@ -17,17 +17,30 @@ export function registerRunCommand(program: Command, io: CliIo): void {
     .description('send one message to the agent and print the reply and a summary line')
     .argument('<message>', 'the message to send')
     .option('-s, --session <id>', 'continue this session instead of starting a new one')
-    .option('-q, --queue', "send the turn to the config's queue for a `trellis worker` to run, instead of running it here")
-    .option('--json', 'print the turn result as one JSON object on stdout (status, reply, output, rounds, toolCalls, usage, …) instead of the reply and summary')
+    .option(
+      '-q, --queue',
+      "send the turn to the config's queue for a `trellis worker` to run, instead of running it here",
+    )
+    .option(
+      '--json',
+      'print the turn result as one JSON object on stdout (status, reply, output, rounds, toolCalls, usage, …) instead of the reply and summary',
+    )
     .action(async (message: string, options: { session?: string; queue?: boolean; json?: boolean }) => {
-      if (message.trim() === '') throw usageError('run needs a message, and this one is empty', 'e.g. trellis run "Greet Ada"');
+      if (message.trim() === '')
+        throw usageError('run needs a message, and this one is empty', 'e.g. trellis run "Greet Ada"');
       await withCliApp(io, async (cli) => {
         if (options.queue) {
           const queue = await openCliQueue(cli);
           try {
             const sessionId = options.session ?? randomUUID();
             await warnCancelled(io, cli, sessionId);
-            await printTurn(io, queuedSession(queue, sessionId), (signal) => runQueuedTurn(queue, sessionId, randomUUID(), { kind: 'send', message }, cli.context, signal), cli.app.describe(), { json: options.json });
+            await printTurn(
+              io,
+              queuedSession(queue, sessionId),
+              (signal) => runQueuedTurn(queue, sessionId, randomUUID(), { kind: 'send', message }, cli.context, signal),
+              cli.app.describe(),
+              { json: options.json },
+            );
           } finally {
             await queue.queue.close();
           }
@@ -35,7 +48,10 @@ export function registerRunCommand(program: Command, io: CliIo): void {
         }
         const session = openSession(cli, io, options.session);
         await warnCancelled(io, cli, session.id);
-        await printTurn(io, session, () => session.send(message), cli.app.describe(), { interrupt: sessionInterrupt(session), json: options.json });
+        await printTurn(io, session, () => session.send(message), cli.app.describe(), {
+          interrupt: sessionInterrupt(session),
+          json: options.json,
+        });
       });
     });
 }
@@ -45,7 +61,9 @@ export async function warnCancelled(io: CliIo, cli: CliApp, sessionId: string): 
   const waiting = await waitingCalls(cli, sessionId);
   if (waiting.length === 0) return;
   const calls = waiting.map((c) => `${c.tool} (${c.callId})`).join(', ');
-  io.err(`warning: session ${sessionId} was waiting for approval of ${calls}; this new message cancels ${waiting.length === 1 ? 'it' : 'them'} (to decide instead: ${cliCommand(io)} resume ${sessionId} --approve/--reject <callId>)`);
+  io.err(
+    `warning: session ${sessionId} was waiting for approval of ${calls}; this new message cancels ${waiting.length === 1 ? 'it' : 'them'} (to decide instead: ${cliCommand(io)} resume ${sessionId} --approve/--reject <callId>)`,
+  );
 }
 
 /**
@@ -54,7 +72,13 @@ export async function warnCancelled(io: CliIo, cli: CliApp, sessionId: string): 
  * object (a typed turn's `output` as plain JSON) for scripts. Ctrl-C stops it through
  * `interrupt` (a turn run here), else through the signal `turn` is given (a queued turn).
  */
-export async function printTurn(io: CliIo, session: Pick<Session, 'id' | 'events$'>, turn: (signal: AbortSignal) => Promise<TurnResult>, app?: AppDescription, options: { readonly interrupt?: TurnInterrupt; readonly json?: boolean } = {}): Promise<TurnResult> {
+export async function printTurn(
+  io: CliIo,
+  session: Pick<Session, 'id' | 'events$'>,
+  turn: (signal: AbortSignal) => Promise<TurnResult>,
+  app?: AppDescription,
+  options: { readonly interrupt?: TurnInterrupt; readonly json?: boolean } = {},
+): Promise<TurnResult> {
   const { interrupt, json = false } = options;
   let retries = 0;
   const activity = session.events$.subscribe((event) => {
@@ -72,7 +96,13 @@ export async function printTurn(io: CliIo, session: Pick<Session, 'id' | 'events
     activity.unsubscribe();
   }
   if (json) {
-    io.out(JSON.stringify({ sessionId: session.id, ...result, durationMs: Math.round(performance.now() - started) }, null, 2));
+    io.out(
+      JSON.stringify(
+        { sessionId: session.id, ...result, durationMs: Math.round(performance.now() - started) },
+        null,
+        2,
+      ),
+    );
   } else {
     for (const line of replyLines(result)) io.out(line);
     for (const line of pendingLines(result, session.id, app, cliCommand(io))) io.out(line);

@@ -11,18 +11,23 @@ import type { CliIo } from '../cli-io.js';
 export function registerWorkerCommand(program: Command, io: CliIo): void {
   program
     .command('worker')
-    .description('run queued turns (the config\'s `queue`, a Redis URL) with this app until stopped')
+    .description("run queued turns (the config's `queue`, a Redis URL) with this app until stopped")
     .option('-c, --concurrency <n>', 'turns run at once', '4')
     .action(async (options: { concurrency: string }) => {
       const concurrency = Number(options.concurrency);
       if (!Number.isSafeInteger(concurrency) || concurrency < 1) {
-        throw new TrellisError('InvalidOptions', `--concurrency must be a whole number of at least 1; got ${options.concurrency}`);
+        throw new TrellisError(
+          'InvalidOptions',
+          `--concurrency must be a whole number of at least 1; got ${options.concurrency}`,
+        );
       }
       await withCliApp(io, async (cli) => {
         const worker = await startWorker(cli, io, concurrency);
         await worker.start();
         for (const problem of await worker.checkRedis()) io.err(`warning: ${problem}`);
-        io.err(`worker ${worker.id} serving queue on ${redisHost(cli)} with sessions in ${cli.storePath} (Ctrl-C to stop)`);
+        io.err(
+          `worker ${worker.id} serving queue on ${redisHost(cli)} with sessions in ${cli.storePath} (Ctrl-C to stop)`,
+        );
         await stopSignal();
         io.err('stopping: finishing the turns in progress');
         await worker.close();
@@ -34,9 +39,13 @@ export function registerWorkerCommand(program: Command, io: CliIo): void {
 async function startWorker(cli: CliApp, io: CliIo, concurrency: number): Promise<TrellisWorker> {
   const queue = cli.config?.config.queue;
   if (!queue) {
-    throw new TrellisError('InvalidConfig', `No queue to serve: ${cli.configFile ?? 'there is no trellis.config'} has no \`queue\``, {
-      hint: 'Add "queue": "redis://127.0.0.1:6379" (and a postgres:// "store" shared with the other instances) to trellis.config',
-    });
+    throw new TrellisError(
+      'InvalidConfig',
+      `No queue to serve: ${cli.configFile ?? 'there is no trellis.config'} has no \`queue\``,
+      {
+        hint: 'Add "queue": "redis://127.0.0.1:6379" (and a postgres:// "store" shared with the other instances) to trellis.config',
+      },
+    );
   }
   const store = cli.store;
   const agent = openAgent(cli, io);

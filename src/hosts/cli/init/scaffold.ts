@@ -31,9 +31,13 @@ export function scaffoldFiles(target: string, dependency: TrellisDependency, sel
 export function writeScaffold(target: string, files: readonly ScaffoldFile[]): void {
   const existing = files.filter((f) => existsSync(join(target, f.path))).map((f) => f.path);
   if (existing.length > 0) {
-    throw new TrellisError('InvalidOptions', `${target} already has ${existing.join(', ')}; trellis init writes no file over another`, {
-      hint: 'Choose a new or empty folder: trellis init <dir>',
-    });
+    throw new TrellisError(
+      'InvalidOptions',
+      `${target} already has ${existing.join(', ')}; trellis init writes no file over another`,
+      {
+        hint: 'Choose a new or empty folder: trellis init <dir>',
+      },
+    );
   }
   for (const file of files) {
     mkdirSync(dirname(join(target, file.path)), { recursive: true });
@@ -42,13 +46,24 @@ export function writeScaffold(target: string, files: readonly ScaffoldFile[]): v
 }
 
 /** The template's package.json with the project's name, Trellis's spec, and the versions Trellis itself is tested with. */
-function projectPackageJson(template: string, target: string, dependency: TrellisDependency, self: TrellisPackage): string {
-  const json = JSON.parse(template) as { name: string; dependencies: Record<string, string>; devDependencies: Record<string, string> };
+function projectPackageJson(
+  template: string,
+  target: string,
+  dependency: TrellisDependency,
+  self: TrellisPackage,
+): string {
+  const json = JSON.parse(template) as {
+    name: string;
+    dependencies: Record<string, string>;
+    devDependencies: Record<string, string>;
+  };
   json.name = packageName(basename(target));
   for (const deps of [json.dependencies, json.devDependencies]) {
     for (const name of Object.keys(deps)) {
-      const version = name === 'trellis' ? dependency.spec : self.devDependencies[name] ?? self.peerDependencies[name];
-      if (!version) throw new Error(`templates/init/package.json names ${name}, which Trellis's package.json does not pin`);
+      const version =
+        name === 'trellis' ? dependency.spec : (self.devDependencies[name] ?? self.peerDependencies[name]);
+      if (!version)
+        throw new Error(`templates/init/package.json names ${name}, which Trellis's package.json does not pin`);
       deps[name] = version;
     }
   }
@@ -57,7 +72,10 @@ function projectPackageJson(template: string, target: string, dependency: Trelli
 
 /** A valid npm package name from a folder name. */
 export function packageName(folder: string): string {
-  const name = folder.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[._-]+|-+$/g, '');
+  const name = folder
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^[._-]+|-+$/g, '');
   return name || 'my-trellis-project';
 }
 

@@ -20,7 +20,12 @@ const VERSION_OR_TAG = /^[~^<>=v\d*xX]|^[a-z][\w.-]*$/;
  * takes (`file:`, `git+…`). Without it: this very Trellis when it runs from a clone (so a
  * scaffold works before anything is published), else the registry at this version.
  */
-export function trellisDependency(given: string | undefined, cwd: string, target: string, self: TrellisPackage): TrellisDependency {
+export function trellisDependency(
+  given: string | undefined,
+  cwd: string,
+  target: string,
+  self: TrellisPackage,
+): TrellisDependency {
   if (given === undefined) {
     const fromClone = !self.root.split(sep).includes('node_modules');
     if (fromClone) return local(self.root, target, 'this Trellis clone');

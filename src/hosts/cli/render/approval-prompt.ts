@@ -32,6 +32,8 @@ function argumentsText(pending: PendingApproval, app: AppDescription | undefined
   } catch {
     return `${pending.arguments} (not valid JSON)`;
   }
-  const secrets = app?.plugins.flatMap((plugin) => plugin.tools).find((tool) => tool.name === pending.tool)?.secretFields;
+  const secrets = app?.plugins
+    .flatMap((plugin) => plugin.tools)
+    .find((tool) => tool.name === pending.tool)?.secretFields;
   return JSON.stringify(redactSecrets(parsed, { topLevelSecrets: secrets }), null, 2);
 }

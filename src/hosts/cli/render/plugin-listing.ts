@@ -7,7 +7,15 @@ export function pluginListing(app: AppDescription): string[] {
   for (const plugin of app.plugins) {
     const { name, version, description } = plugin;
     lines.push(`${name} ${version}${description ? ` — ${description}` : ''}${plugin.enabled ? '' : ' (disabled)'}`);
-    lines.push(`  owner: ${plugin.owner ?? '(none)'}${Object.keys(plugin.dependsOnRanges).length > 0 ? ` · depends on ${Object.entries(plugin.dependsOnRanges).map(([n, r]) => `${n} ${r}`).join(', ')}` : ''}`);
+    lines.push(
+      `  owner: ${plugin.owner ?? '(none)'}${
+        Object.keys(plugin.dependsOnRanges).length > 0
+          ? ` · depends on ${Object.entries(plugin.dependsOnRanges)
+              .map(([n, r]) => `${n} ${r}`)
+              .join(', ')}`
+          : ''
+      }`,
+    );
     for (const tool of plugin.tools) {
       lines.push(`  tool ${tool.name}`);
       lines.push(`    ${tool.description}`);
@@ -21,7 +29,8 @@ export function pluginListing(app: AppDescription): string[] {
     lines.push('');
   }
   lines.push('Hooks by point, in run order:');
-  for (const { point, handlers } of app.hookOrder) lines.push(`  ${point}: ${handlers.map((h) => `${h.plugin}.${h.method} (${h.priority})`).join(', ')}`);
+  for (const { point, handlers } of app.hookOrder)
+    lines.push(`  ${point}: ${handlers.map((h) => `${h.plugin}.${h.method} (${h.priority})`).join(', ')}`);
   if (app.hookOrder.length === 0) lines.push('  (none)');
   return lines;
 }

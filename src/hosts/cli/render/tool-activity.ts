@@ -7,7 +7,9 @@ export function toolActivityLine(event: TrellisEvent): string | undefined {
     case 'tool.started':
       return `  → ${event.tool} ${clip(JSON.stringify(event.args) ?? '')}`;
     case 'tool.finished':
-      return event.ok ? `  ← ${event.tool} ok (${Math.round(event.durationMs)} ms)` : `  ← ${event.tool} failed: ${event.error?.code}: ${clip(event.error?.message ?? '')}`;
+      return event.ok
+        ? `  ← ${event.tool} ok (${Math.round(event.durationMs)} ms)`
+        : `  ← ${event.tool} failed: ${event.error?.code}: ${clip(event.error?.message ?? '')}`;
     case 'tool.suspended':
       return `  ⏸ ${escapeControl(event.tool)} (${escapeControl(event.callId)}) waits for approval (full request below)`;
     case 'tool.retry':

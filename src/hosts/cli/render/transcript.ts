@@ -22,7 +22,9 @@ export function transcriptLines(session: StoredSession, full = false, command = 
     `Session ${escapeControl(session.id)} · agent ${session.agent} · ${counted(session.turns.length, 'turn')} · updated ${session.updatedAt}${session.suspension ? ' · waiting for approval' : ''}`,
   ];
   for (const turn of session.turns) {
-    lines.push(`Turn ${turn.index + 1}: ${turn.status} · ${counted(turn.rounds, 'round')} · ${counted(turn.toolCalls, 'tool call')}${turn.error ? ` · ${turn.error.code}: ${clip(redactText(turn.error.message), 80)}` : ''}`);
+    lines.push(
+      `Turn ${turn.index + 1}: ${turn.status} · ${counted(turn.rounds, 'round')} · ${counted(turn.toolCalls, 'tool call')}${turn.error ? ` · ${turn.error.code}: ${clip(redactText(turn.error.message), 80)}` : ''}`,
+    );
   }
   lines.push('');
   for (const message of session.transcript.map((m) => redactMessage(m))) {
@@ -34,15 +36,34 @@ export function transcriptLines(session: StoredSession, full = false, command = 
     }
     if (content) {
       const text = full ? content : shorten(content, session.id, command);
-      lines.push(`${message.role}: ${escapeControl(text).split('\n').join(`\n${' '.repeat(message.role.length + 2)}`)}`);
+      lines.push(
+        `${message.role}: ${escapeControl(text)
+          .split('\n')
+          .join(`\n${' '.repeat(message.role.length + 2)}`)}`,
+      );
     }
-    for (const call of message.toolCalls ?? []) lines.push(`  call ${call.name} (${call.id}) ${clip(call.arguments, 140)}`);
+    for (const call of message.toolCalls ?? [])
+      lines.push(`  call ${call.name} (${call.id}) ${clip(call.arguments, 140)}`);
   }
-  const suspension = session.suspension as { input?: string; pending?: PendingApproval[]; decisions?: Decision[]; started?: string[] } | null;
-  if (suspension?.input !== undefined) lines.push(`user (turn in progress): ${escapeControl(redactText(suspension.input))}`);
+  const suspension = session.suspension as {
+    input?: string;
+    pending?: PendingApproval[];
+    decisions?: Decision[];
+    started?: string[];
+  } | null;
+  if (suspension?.input !== undefined)
+    lines.push(`user (turn in progress): ${escapeControl(redactText(suspension.input))}`);
   for (const p of suspension?.pending ?? []) {
     lines.push(...approvalLines(p).map((line) => `  ${line}`));
-    lines.push(`    ${decideLine(session.id, p, suspension?.decisions?.find((d) => d.callId === p.callId), suspension?.started?.includes(p.callId) === true, command)}`);
+    lines.push(
+      `    ${decideLine(
+        session.id,
+        p,
+        suspension?.decisions?.find((d) => d.callId === p.callId),
+        suspension?.started?.includes(p.callId) === true,
+        command,
+      )}`,
+    );
   }
   return lines;
 }
@@ -53,14 +74,23 @@ export function transcriptLines(session: StoredSession, full = false, command = 
  * or `--skip` (an idempotent tool is rerun by any resume); anything else takes what its
  * ticket allows.
  */
-function decideLine(sessionId: string, call: PendingApproval, claimed: Decision | undefined, started: boolean, command: string): string {
+function decideLine(
+  sessionId: string,
+  call: PendingApproval,
+  claimed: Decision | undefined,
+  started: boolean,
+  command: string,
+): string {
   const id = call.callId;
   if (claimed && (claimed.decision === 'reject' || claimed.decision === 'skip' || !started)) {
     return `decided (${claimed.decision}) before the process stopped; it is carried out on the next resume of ${sessionId}`;
   }
-  if (claimed) return `cut off mid-run (it may or may not have run): ${command} resume ${sessionId} --retry ${id}   (or --skip ${id}; a tool marked idempotent is run again by any resume)`;
+  if (claimed)
+    return `cut off mid-run (it may or may not have run): ${command} resume ${sessionId} --retry ${id}   (or --skip ${id}; a tool marked idempotent is run again by any resume)`;
   const allowed = call.ticket.allowedDecisions ?? ['approve', 'reject', 'edit'];
-  const others = allowed.filter((d) => d !== 'approve').map((d) => (d === 'edit' ? `--edit ${id}='{…}'` : `--${d} ${id}`));
+  const others = allowed
+    .filter((d) => d !== 'approve')
+    .map((d) => (d === 'edit' ? `--edit ${id}='{…}'` : `--${d} ${id}`));
   const first = allowed.includes('approve') ? `--approve ${id}` : others.shift();
   return `decide: ${command} resume ${sessionId} ${first ?? ''}${others.length > 0 ? `   (or ${others.join(', ')})` : ''}`;
 }

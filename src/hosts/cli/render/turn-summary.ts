@@ -16,7 +16,12 @@ export function counted(n: number, noun: string): string {
 }
 
 /** What a suspended turn waits for, and the command that decides it (`command`: how the CLI is run, see `invocation`). */
-export function pendingLines(result: TurnResult, sessionId: string, app?: AppDescription, command = 'trellis'): string[] {
+export function pendingLines(
+  result: TurnResult,
+  sessionId: string,
+  app?: AppDescription,
+  command = 'trellis',
+): string[] {
   if (result.status !== 'suspended') return [];
   const lines = (result.suspended ?? []).flatMap((p) => approvalLines(p, app));
   const first = result.suspended?.[0]?.callId ?? '<callId>';

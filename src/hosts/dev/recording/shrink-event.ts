@@ -38,5 +38,7 @@ function shrinkValue(value: unknown): unknown {
 }
 
 function cut(text: string): string {
-  return text.length <= MAX_RECORDED_FIELD ? text : `${text.slice(0, MAX_RECORDED_FIELD)}… (${text.length - MAX_RECORDED_FIELD} more characters)`;
+  return text.length <= MAX_RECORDED_FIELD
+    ? text
+    : `${text.slice(0, MAX_RECORDED_FIELD)}… (${text.length - MAX_RECORDED_FIELD} more characters)`;
 }

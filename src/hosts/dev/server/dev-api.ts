@@ -20,7 +20,8 @@ export function devApi(options: DevServerOptions, reader: SessionReader): Hono {
   api.get('/sessions/:id', async (c) => c.json(await reader.session(c.req.param('id'))));
   api.get('/sessions/:id/turns/:turn/events', async (c) => {
     const turn = Number(c.req.param('turn'));
-    if (!Number.isInteger(turn) || turn < 0) return refuse(c, badRequest(`Turn "${c.req.param('turn')}" is not a turn index`, 'Use 0 for the first turn'));
+    if (!Number.isInteger(turn) || turn < 0)
+      return refuse(c, badRequest(`Turn "${c.req.param('turn')}" is not a turn index`, 'Use 0 for the first turn'));
     const stored = await reader.turnEvents(c.req.param('id'), turn);
     return c.json({ ...stored, timeline: buildTimeline(stored.events, reader.middlewareOf()) });
   });
@@ -28,20 +29,41 @@ export function devApi(options: DevServerOptions, reader: SessionReader): Hono {
   api.post('/sessions/:id/messages', async (c) => {
     const body = await jsonBody(c);
     const message = (body as { message?: unknown } | undefined)?.message;
-    if (typeof message !== 'string' || message.trim() === '') return refuse(c, badRequest('The request needs a non-empty "message" string', 'Send { "message": "…" }'));
-    if (message.length > MAX_MESSAGE) return refuse(c, badRequest(`The message has ${message.length} characters, more than ${MAX_MESSAGE}`, 'Send a shorter message'));
+    if (typeof message !== 'string' || message.trim() === '')
+      return refuse(c, badRequest('The request needs a non-empty "message" string', 'Send { "message": "…" }'));
+    if (message.length > MAX_MESSAGE)
+      return refuse(
+        c,
+        badRequest(`The message has ${message.length} characters, more than ${MAX_MESSAGE}`, 'Send a shorter message'),
+      );
     return runTurn(c, reader, (session) => session.send(message));
   });
   api.post('/sessions/:id/decisions', async (c) => {
     const body = await jsonBody(c);
     const decisions = (body as { decisions?: unknown } | undefined)?.decisions;
-    if (!Array.isArray(decisions)) return refuse(c, badRequest('The request needs a "decisions" list', 'Send { "decisions": [{ "callId": "…", "decision": "approve" | "reject" | "edit", "args"?: {…}, "message"?: "…" }] }'));
+    if (!Array.isArray(decisions))
+      return refuse(
+        c,
+        badRequest(
+          'The request needs a "decisions" list',
+          'Send { "decisions": [{ "callId": "…", "decision": "approve" | "reject" | "edit", "args"?: {…}, "message"?: "…" }] }',
+        ),
+      );
     // session.resume checks each decision, and edited arguments against the tool's input, before anything runs.
-    return runTurn(c, reader, (session) => session.resume({ decisions: decisions as Decision[], ...(options.approver !== undefined && { approver: options.approver }) }));
+    return runTurn(c, reader, (session) =>
+      session.resume({
+        decisions: decisions as Decision[],
+        ...(options.approver !== undefined && { approver: options.approver }),
+      }),
+    );
   });
   return api;
 
-  async function runTurn(c: Context, reader: SessionReader, run: (session: ReturnType<DevServerOptions['agent']['session']>) => Promise<TurnResult>) {
+  async function runTurn(
+    c: Context,
+    reader: SessionReader,
+    run: (session: ReturnType<DevServerOptions['agent']['session']>) => Promise<TurnResult>,
+  ) {
     const id = c.req.param('id')!;
     reader.busy.add(id);
     try {

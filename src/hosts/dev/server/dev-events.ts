@@ -17,7 +17,9 @@ const KEEPALIVE_MS = 15_000;
 export function devEventsRoute(c: Context, app: DevApp, closing: AbortSignal) {
   const sessionId = c.req.query('session');
   const wanted = (event: TrellisEvent) =>
-    sessionId !== undefined ? 'sessionId' in event && event.sessionId === sessionId : event.type === 'turn.started' || event.type === 'turn.finished';
+    sessionId !== undefined
+      ? 'sessionId' in event && event.sessionId === sessionId
+      : event.type === 'turn.started' || event.type === 'turn.finished';
   return streamSSE(c, async (stream) => {
     const subscription = app.events$.pipe(filter(wanted)).subscribe((event) => {
       void stream.writeSSE({ data: JSON.stringify(shrinkEvent(event)) }).catch(() => undefined);

@@ -12,7 +12,15 @@ import type { SessionReader } from './session-reader.js';
 export function devPages(options: DevServerOptions, reader: SessionReader): Hono {
   const pages = new Hono();
   const page = (body: SafeHtml) => body.toString();
-  pages.get('/', async (c) => c.html(page(layout('Sessions', sessionsMain(await reader.sessions()), { live: { events: '/api/events', fragment: '/fragment' } }))));
+  pages.get('/', async (c) =>
+    c.html(
+      page(
+        layout('Sessions', sessionsMain(await reader.sessions()), {
+          live: { events: '/api/events', fragment: '/fragment' },
+        }),
+      ),
+    ),
+  );
   pages.get('/fragment', async (c) => c.html(page(sessionsMain(await reader.sessions()))));
   pages.get('/sessions/new', (c) => c.redirect(`/sessions/${randomUUID()}`, 303));
   pages.get('/sessions/:id', async (c) => {

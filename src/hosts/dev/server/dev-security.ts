@@ -32,7 +32,10 @@ export function devSecurity(options: DevSecurityOptions): MiddlewareHandler {
     const url = new URL(c.req.url);
     const host = c.req.header('host') ?? '';
     if (options.loopbackOnly && !isLoopback(hostName(host))) {
-      return c.json(refusal('ForeignHost', `Host "${host}" is not this machine; trellis dev answers loopback names only`), 403);
+      return c.json(
+        refusal('ForeignHost', `Host "${host}" is not this machine; trellis dev answers loopback names only`),
+        403,
+      );
     }
     const headerToken = c.req.header(TOKEN_HEADER) ?? bearer(c.req.header('authorization'));
     if (options.token !== undefined) {
@@ -44,14 +47,26 @@ export function devSecurity(options: DevSecurityOptions): MiddlewareHandler {
       }
       const presented = headerToken ?? getCookie(c, TOKEN_COOKIE);
       if (presented === undefined || !same(presented, options.token)) {
-        return c.json(refusal('TokenRequired', 'This trellis dev server needs its token', 'Open the URL it printed (with ?token=…), or send the token in the x-trellis-token header'), 401);
+        return c.json(
+          refusal(
+            'TokenRequired',
+            'This trellis dev server needs its token',
+            'Open the URL it printed (with ?token=…), or send the token in the x-trellis-token header',
+          ),
+          401,
+        );
       }
     }
     if (!SAFE_METHODS.has(c.req.method)) {
-      const tokenInHeader = options.token !== undefined && headerToken !== undefined && same(headerToken, options.token);
+      const tokenInHeader =
+        options.token !== undefined && headerToken !== undefined && same(headerToken, options.token);
       if (!tokenInHeader && !sameOrigin(c.req.header('sec-fetch-site'), c.req.header('origin'), url.protocol, host)) {
         return c.json(
-          refusal('CrossOrigin', 'A request that changes something must come from the trellis dev page itself or carry the token', 'Use the page, or start trellis dev with --token and send it in the x-trellis-token header'),
+          refusal(
+            'CrossOrigin',
+            'A request that changes something must come from the trellis dev page itself or carry the token',
+            'Use the page, or start trellis dev with --token and send it in the x-trellis-token header',
+          ),
           403,
         );
       }
@@ -60,7 +75,12 @@ export function devSecurity(options: DevSecurityOptions): MiddlewareHandler {
   };
 }
 
-function sameOrigin(fetchSite: string | undefined, origin: string | undefined, protocol: string, host: string): boolean {
+function sameOrigin(
+  fetchSite: string | undefined,
+  origin: string | undefined,
+  protocol: string,
+  host: string,
+): boolean {
   if (fetchSite !== undefined) return fetchSite === 'same-origin';
   return origin !== undefined && origin === `${protocol}//${host}`;
 }

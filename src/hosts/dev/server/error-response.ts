@@ -13,10 +13,22 @@ export interface ErrorBody {
  * field); anything else is a 500 with a one-line description.
  */
 export function errorResponse(error: unknown): { status: ContentfulStatusCode; body: ErrorBody } {
-  if (!TrellisError.is(error)) return { status: 500, body: { error: { code: 'InternalError', message: describeError(error) } } };
+  if (!TrellisError.is(error))
+    return { status: 500, body: { error: { code: 'InternalError', message: describeError(error) } } };
   const status: ContentfulStatusCode =
-    error.code === 'SessionNotFound' ? 404 : error.code === 'ApprovalRefused' ? 403 : error.code === 'SessionBusy' || error.code === 'StaleState' ? 409 : error.kind === 'system' ? 500 : 400;
-  return { status, body: { error: { code: error.code, message: error.message, ...(error.hint ? { hint: error.hint } : {}) } } };
+    error.code === 'SessionNotFound'
+      ? 404
+      : error.code === 'ApprovalRefused'
+        ? 403
+        : error.code === 'SessionBusy' || error.code === 'StaleState'
+          ? 409
+          : error.kind === 'system'
+            ? 500
+            : 400;
+  return {
+    status,
+    body: { error: { code: error.code, message: error.message, ...(error.hint ? { hint: error.hint } : {}) } },
+  };
 }
 
 /** A request the server cannot use, said the same way. */

@@ -21,6 +21,9 @@ export function redactedView(view: SessionView, fieldsOf: SecretFieldsOf): Sessi
     transcript: view.transcript.map((message) => redactMessage(message, fieldsOf)),
     turns: view.turns.map((turn) => redactSecrets(turn) as SessionView['turns'][number]),
     live: view.live && (redactSecrets(view.live) as SessionView['live']),
-    pending: view.pending.map((p) => ({ ...(redactSecrets({ ...p, arguments: '' }) as typeof p), arguments: redactArguments(p.arguments, fieldsOf(p.tool)) })),
+    pending: view.pending.map((p) => ({
+      ...(redactSecrets({ ...p, arguments: '' }) as typeof p),
+      arguments: redactArguments(p.arguments, fieldsOf(p.tool)),
+    })),
   };
 }

@@ -58,7 +58,9 @@ export class SessionReader {
     let liveView: SessionView['live'];
     if (live) {
       // A resumed turn: what was recorded before it suspended, then what happens now.
-      const before = turns.find((t) => t.record.index === live.turn) ? (await this.turnEvents(id, live.turn)).events : [];
+      const before = turns.find((t) => t.record.index === live.turn)
+        ? (await this.turnEvents(id, live.turn)).events
+        : [];
       liveView = { turn: live.turn, timeline: buildTimeline([...before, ...live.events], middlewareOf) };
     }
     const last = stored?.turns.at(-1);
@@ -66,19 +68,32 @@ export class SessionReader {
     const pending = waiting?.pending ?? [];
     const status = running ? 'running' : pending.length > 0 ? 'suspended' : (last?.status ?? 'new');
     // A suspended turn's messages (the user's, the model's call) are the session's to show, not yet the store's transcript.
-    const view = { id, agent: stored?.agent, status, transcript: waiting?.transcript ?? stored?.transcript ?? [], turns, live: liveView, pending, traces };
+    const view = {
+      id,
+      agent: stored?.agent,
+      status,
+      transcript: waiting?.transcript ?? stored?.transcript ?? [],
+      turns,
+      live: liveView,
+      pending,
+      traces,
+    };
     return redactedView(view, secretFieldsOf(this.options.app.describe()));
   }
 
   /** A turn's recorded events (redacted when they were emitted, and again here), or none when the store keeps none. */
   async turnEvents(id: string, turn: number): Promise<StoredTurnEvents> {
     const { store } = this.options;
-    return canLogTurnEvents(store) ? (redactSecrets(await store.turnEvents(id, turn)) as StoredTurnEvents) : { events: [], dropped: 0 };
+    return canLogTurnEvents(store)
+      ? (redactSecrets(await store.turnEvents(id, turn)) as StoredTurnEvents)
+      : { events: [], dropped: 0 };
   }
 
   /** Middleware chain names per tool, from what is installed now. */
   middlewareOf(): MiddlewareOf {
-    const chains = new Map(this.options.app.describe().plugins.flatMap((p) => p.tools.map((t) => [t.name, t.middleware] as const)));
+    const chains = new Map(
+      this.options.app.describe().plugins.flatMap((p) => p.tools.map((t) => [t.name, t.middleware] as const)),
+    );
     return (tool) => chains.get(tool) ?? [];
   }
 
@@ -86,7 +101,9 @@ export class SessionReader {
    * The parked calls, and the transcript with the suspended turn's messages; a session of
    * another agent has no calls this server can decide on.
    */
-  private async waiting(id: string): Promise<{ readonly pending: readonly PendingApproval[]; readonly transcript?: readonly ChatMessage[] }> {
+  private async waiting(
+    id: string,
+  ): Promise<{ readonly pending: readonly PendingApproval[]; readonly transcript?: readonly ChatMessage[] }> {
     try {
       const session = this.options.agent.session(id, { context: this.options.context });
       const pending = await session.pending();

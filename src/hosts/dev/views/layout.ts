@@ -9,7 +9,8 @@ export interface PageLive {
 }
 
 /** The page's icon, inline (no request: a browser would otherwise ask for /favicon.ico and get a 404). */
-const FAVICON = 'data:image/svg+xml,%3Csvg xmlns=%22http://www.w3.org/2000/svg%22 viewBox=%220 0 16 16%22%3E%3Crect width=%2216%22 height=%2216%22 rx=%223%22 fill=%22%233b5bdb%22/%3E%3Cpath d=%22M4 4h8M8 4v9%22 stroke=%22white%22 stroke-width=%222%22/%3E%3C/svg%3E';
+const FAVICON =
+  'data:image/svg+xml,%3Csvg xmlns=%22http://www.w3.org/2000/svg%22 viewBox=%220 0 16 16%22%3E%3Crect width=%2216%22 height=%2216%22 rx=%223%22 fill=%22%233b5bdb%22/%3E%3Cpath d=%22M4 4h8M8 4v9%22 stroke=%22white%22 stroke-width=%222%22/%3E%3C/svg%3E';
 
 /** The page frame: navigation, the `#main` region and the browser script (no inline script: the CSP forbids it). */
 export function layout(title: string, main: SafeHtml, options: { live?: PageLive; aside?: SafeHtml } = {}): SafeHtml {

@@ -33,13 +33,13 @@ export function sessionMain(view: SessionView): SafeHtml {
 ${approvalsView(view.id, view.pending)}
 ${running ? html`<article class="turn live" data-turn="${running.turn}"><h2>Turn ${running.turn + 1} ${statusBadge('running')}</h2>${timelineView(running.timeline)}</article>` : ''}
 ${turns.map(
-    ({ record, timeline, dropped }) => html`<article class="turn" data-turn="${record.index}">
+  ({ record, timeline, dropped }) => html`<article class="turn" data-turn="${record.index}">
 <h2>Turn ${record.index + 1} ${statusBadge(record.status)}</h2>
 <p class="meta">${counted(record.rounds, 'round')} · ${counted(record.toolCalls, 'tool call')} · ${tokens(record)} tokens · ${formatMs(Date.parse(record.endedAt) - Date.parse(record.startedAt))}${record.error ? html` · <span class="err">${record.error.code}: ${record.error.message}</span>` : ''}</p>
 <p class="input">${record.input}</p>
 ${timelineView(timeline, dropped)}
 </article>`,
-  )}
+)}
 <h2>Transcript</h2>
 ${transcriptView(view.transcript)}
 </section>`;

@@ -18,7 +18,8 @@ export function sessionsMain(rows: readonly SessionRow[]): SafeHtml {
       : html`<table class="sessions">
 <thead><tr><th>Session</th><th>Status</th><th>Agent</th><th>Turns</th><th>Last activity</th></tr></thead>
 <tbody>${rows.map(
-          (r) => html`<tr data-session="${r.id}"><td><a href="/sessions/${encodeURIComponent(r.id)}">${r.id}</a></td><td>${statusBadge(r.status)}</td><td>${r.agent}</td><td>${r.turns}</td><td><time datetime="${r.updatedAt}">${r.updatedAt.replace('T', ' ').slice(0, 19)}</time></td></tr>`,
+          (r) =>
+            html`<tr data-session="${r.id}"><td><a href="/sessions/${encodeURIComponent(r.id)}">${r.id}</a></td><td>${statusBadge(r.status)}</td><td>${r.agent}</td><td>${r.turns}</td><td><time datetime="${r.updatedAt}">${r.updatedAt.replace('T', ' ').slice(0, 19)}</time></td></tr>`,
         )}</tbody>
 </table>`;
   return html`<section><div class="heading"><h1>Sessions</h1><a class="button" href="/sessions/new">New session</a></div>${body}</section>`;

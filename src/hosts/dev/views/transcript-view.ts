@@ -23,13 +23,19 @@ ${(m.toolCalls ?? []).map((c) => html`<div class="call"><span class="tool">${c.n
 
 function body(message: ChatMessage): SafeHtml | string {
   const parts = messageParts(message);
-  if (!parts.some((part) => part.type !== 'text')) return message.content ? html`<div class="text">${message.content}</div>` : '';
+  if (!parts.some((part) => part.type !== 'text'))
+    return message.content ? html`<div class="text">${message.content}</div>` : '';
   return html`${parts.map(partView)}`;
 }
 
 function partView(part: ContentPart): SafeHtml {
   if (part.type === 'text') return html`<div class="text">${part.text}</div>`;
-  if (part.type === 'image' && part.data !== undefined && IMAGE_MEDIA_TYPES.includes(part.mediaType) && BASE64.test(part.data)) {
+  if (
+    part.type === 'image' &&
+    part.data !== undefined &&
+    IMAGE_MEDIA_TYPES.includes(part.mediaType) &&
+    BASE64.test(part.data)
+  ) {
     return html`<figure class="part part-image"><img src="data:${part.mediaType};base64,${part.data}" alt="${describePart(part)}"><figcaption>${describePart(part)}</figcaption></figure>`;
   }
   return html`<div class="part part-${part.type}">${describePart(part)}</div>`;

@@ -1,9 +1,32 @@
 import { TrellisError } from '../../../../index.js';
 import type {} from '../mcp-error-codes.js';
-import { Client, ErrorCode, McpError, type GetPromptResult, type ListPromptsResult, type ListResourcesResult, type ReadResourceResult, StdioClientTransport, StreamableHTTPClientTransport, StreamableHTTPError, ToolListChangedNotificationSchema, UnauthorizedError, type OAuthClientProvider, type CallToolResult, type McpToolDescription } from '../sdk.js';
+import {
+  Client,
+  ErrorCode,
+  McpError,
+  type GetPromptResult,
+  type ListPromptsResult,
+  type ListResourcesResult,
+  type ReadResourceResult,
+  StdioClientTransport,
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+  ToolListChangedNotificationSchema,
+  UnauthorizedError,
+  type OAuthClientProvider,
+  type CallToolResult,
+  type McpToolDescription,
+} from '../sdk.js';
 import { answerElicitations, type McpElicitation, type McpElicitationAnswer } from './mcp-elicitation-requests.js';
 import { describeSpec, isStdioSpec, type McpServerSpec } from './mcp-server-spec.js';
-import { authorizationCodeProvider, clientCredentialsProvider, isAuthorizationCode, memoryTokenStore, type McpAuthorizationCodeSpec, type McpTokenStore } from './mcp-oauth.js';
+import {
+  authorizationCodeProvider,
+  clientCredentialsProvider,
+  isAuthorizationCode,
+  memoryTokenStore,
+  type McpAuthorizationCodeSpec,
+  type McpTokenStore,
+} from './mcp-oauth.js';
 import { LoopbackRedirect } from './mcp-oauth-redirect.js';
 
 /** How a connection waits and retries; every field has a default. */
@@ -104,12 +127,18 @@ export class McpConnection {
       this.client = await this.attempt(this.options.connectTimeoutMs ?? 30_000);
       return this.tools;
     } catch (error) {
-      throw new TrellisError('McpServerFailed', `MCP server '${this.server}' (${describeSpec(this.spec)}) could not be started: ${reason(error)}${this.stderrNote()}`, {
-        hint: isStdioSpec(this.spec) ? 'Check the command, its arguments and that it speaks MCP on stdout' : 'Check the URL, the headers and that the server is up',
-        kind: 'system',
-        details: { server: this.server },
-        cause: error,
-      });
+      throw new TrellisError(
+        'McpServerFailed',
+        `MCP server '${this.server}' (${describeSpec(this.spec)}) could not be started: ${reason(error)}${this.stderrNote()}`,
+        {
+          hint: isStdioSpec(this.spec)
+            ? 'Check the command, its arguments and that it speaks MCP on stdout'
+            : 'Check the URL, the headers and that the server is up',
+          kind: 'system',
+          details: { server: this.server },
+          cause: error,
+        },
+      );
     }
   }
 
@@ -129,7 +158,10 @@ export class McpConnection {
     const resources: ListResourcesResult['resources'] = [];
     let cursor: string | undefined;
     do {
-      const page = await client.listResources(cursor === undefined ? {} : { cursor }, { signal, timeout: this.options.callTimeoutMs ?? 600_000 });
+      const page = await client.listResources(cursor === undefined ? {} : { cursor }, {
+        signal,
+        timeout: this.options.callTimeoutMs ?? 600_000,
+      });
       resources.push(...page.resources);
       cursor = page.nextCursor;
     } while (cursor !== undefined);
@@ -160,7 +192,11 @@ export class McpConnection {
   }
 
   /** A prompt filled in with its arguments: the messages to put before a model. */
-  async getPrompt(name: string, args: Readonly<Record<string, string>> = {}, signal?: AbortSignal): Promise<GetPromptResult> {
+  async getPrompt(
+    name: string,
+    args: Readonly<Record<string, string>> = {},
+    signal?: AbortSignal,
+  ): Promise<GetPromptResult> {
     const client = await this.ready(signal);
     try {
       return await client.getPrompt({ name, arguments: { ...args } }, { signal });
@@ -175,14 +211,25 @@ export class McpConnection {
       const client = await this.ready(signal);
       try {
         const timeout = this.options.callTimeoutMs ?? 600_000;
-        return (await client.callTool({ name, arguments: args as Record<string, unknown> }, undefined, { signal, timeout })) as CallToolResult;
+        return (await client.callTool({ name, arguments: args as Record<string, unknown> }, undefined, {
+          signal,
+          timeout,
+        })) as CallToolResult;
       } catch (error) {
         if (error instanceof UnauthorizedError) {
           // The server wants a new sign-in (its refresh token was refused): the next call connects again and asks for it.
           this.drop(client);
-          throw new TrellisError('McpUnavailable', `MCP server '${this.server}' needs a new sign-in; the next call asks for it`, { retryable: true, kind: 'system' });
+          throw new TrellisError(
+            'McpUnavailable',
+            `MCP server '${this.server}' needs a new sign-in; the next call asks for it`,
+            { retryable: true, kind: 'system' },
+          );
         }
-        const unsent = notDelivered(error) || (this.dropped.has(client) && error instanceof McpError && (error.code as ErrorCode) === ErrorCode.ConnectionClosed);
+        const unsent =
+          notDelivered(error) ||
+          (this.dropped.has(client) &&
+            error instanceof McpError &&
+            (error.code as ErrorCode) === ErrorCode.ConnectionClosed);
         if (attempt === 0 && unsent && !signal?.aborted) {
           this.drop(client);
           continue;
@@ -209,7 +256,11 @@ export class McpConnection {
    */
   private async attempt(timeoutMs: number): Promise<Client> {
     const oauth = isStdioSpec(this.spec) ? undefined : this.spec.oauth;
-    if (!oauth || !isAuthorizationCode(oauth)) return this.connectOnce(timeoutMs, oauth ? clientCredentialsProvider(this.server, oauth, this.tokenStore()) : undefined);
+    if (!oauth || !isAuthorizationCode(oauth))
+      return this.connectOnce(
+        timeoutMs,
+        oauth ? clientCredentialsProvider(this.server, oauth, this.tokenStore()) : undefined,
+      );
     return this.signedIn(timeoutMs, oauth);
   }
 
@@ -217,7 +268,10 @@ export class McpConnection {
     const redirect = await LoopbackRedirect.listen(this.server, oauth.redirectUrl);
     let closeSignIn = () => {};
     try {
-      const signIn = this.options.onAuthorize ?? (({ server, url }) => process.emitWarning(`MCP server '${server}' needs you to sign in: open ${url}`, 'TrellisMcpSignIn'));
+      const signIn =
+        this.options.onAuthorize ??
+        (({ server, url }) =>
+          process.emitWarning(`MCP server '${server}' needs you to sign in: open ${url}`, 'TrellisMcpSignIn'));
       // A sign-in asked for after this attempt (a refresh refused mid-call) would send the
       // browser to a redirect nobody listens on: the next connection asks for it instead.
       let listening = true;
@@ -248,16 +302,32 @@ export class McpConnection {
     return (this.tokens ??= this.options.tokenStore ?? memoryTokenStore());
   }
 
-  private async connectOnce(timeoutMs: number, authProvider: OAuthClientProvider | undefined, made?: (transport: StreamableHTTPClientTransport) => void): Promise<Client> {
+  private async connectOnce(
+    timeoutMs: number,
+    authProvider: OAuthClientProvider | undefined,
+    made?: (transport: StreamableHTTPClientTransport) => void,
+  ): Promise<Client> {
     const onElicitation = this.options.onElicitation;
     const client = new Client(CLIENT_INFO, { capabilities: onElicitation ? { elicitation: {} } : {} });
     if (onElicitation) answerElicitations(client, this.server, onElicitation);
     const transport = isStdioSpec(this.spec)
-      ? new StdioClientTransport({ command: this.spec.command, args: [...(this.spec.args ?? [])], env: this.spec.env ? { ...this.spec.env } : undefined, cwd: this.spec.cwd, stderr: 'pipe' })
-      : new StreamableHTTPClientTransport(new URL(this.spec.url), { requestInit: { headers: { ...this.spec.headers } }, authProvider });
+      ? new StdioClientTransport({
+          command: this.spec.command,
+          args: [...(this.spec.args ?? [])],
+          env: this.spec.env ? { ...this.spec.env } : undefined,
+          cwd: this.spec.cwd,
+          stderr: 'pipe',
+        })
+      : new StreamableHTTPClientTransport(new URL(this.spec.url), {
+          requestInit: { headers: { ...this.spec.headers } },
+          authProvider,
+        });
     if (transport instanceof StreamableHTTPClientTransport) made?.(transport);
     if (transport instanceof StdioClientTransport) {
-      transport.stderr?.on('data', (chunk: Buffer) => (this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL)));
+      transport.stderr?.on(
+        'data',
+        (chunk: Buffer) => (this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL)),
+      );
     }
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.refresh(client));
     client.onclose = () => this.lost(client);
@@ -276,7 +346,11 @@ export class McpConnection {
   /** The current client, or the one a reconnection brings within `callWaitMs`. */
   private async ready(signal?: AbortSignal): Promise<Client> {
     if (this.client) return this.client;
-    if (this.closed) throw new TrellisError('McpUnavailable', `MCP server '${this.server}' is closed (the app stopped or the plugin was uninstalled)`);
+    if (this.closed)
+      throw new TrellisError(
+        'McpUnavailable',
+        `MCP server '${this.server}' is closed (the app stopped or the plugin was uninstalled)`,
+      );
     const waitMs = this.options.callWaitMs ?? 15_000;
     const reconnected = this.reconnect();
     let timer: NodeJS.Timeout | undefined;
@@ -314,7 +388,13 @@ export class McpConnection {
         return client;
       } catch (error) {
         this.lastError = error;
-        this.events.error(new TrellisError('McpUnavailable', `Reconnecting to MCP server '${this.server}' failed: ${reason(error)}; trying again in ${Math.round(delay)} ms`, { retryable: true, kind: 'system' }));
+        this.events.error(
+          new TrellisError(
+            'McpUnavailable',
+            `Reconnecting to MCP server '${this.server}' failed: ${reason(error)}; trying again in ${Math.round(delay)} ms`,
+            { retryable: true, kind: 'system' },
+          ),
+        );
       }
       await this.sleep(delay * (0.8 + Math.random() * 0.4));
       delay = Math.min(delay * 2, this.options.maxDelayMs ?? 5000);
@@ -362,25 +442,39 @@ export class McpConnection {
     const where = `${this.server}/${name}`;
     if (signal?.aborted) return new TrellisError('Cancelled', `The call to MCP tool ${where} was cancelled`);
     if (error instanceof McpError && (error.code as ErrorCode) === ErrorCode.ConnectionClosed) {
-      return new TrellisError('McpDisconnected', `The connection to MCP server '${this.server}' dropped during the call to ${name}; it may or may not have run`, {
-        retryable: true,
-        kind: 'system',
-        hint: 'Check whether it took effect before calling it again',
-      });
+      return new TrellisError(
+        'McpDisconnected',
+        `The connection to MCP server '${this.server}' dropped during the call to ${name}; it may or may not have run`,
+        {
+          retryable: true,
+          kind: 'system',
+          hint: 'Check whether it took effect before calling it again',
+        },
+      );
     }
     if (error instanceof McpError && (error.code as ErrorCode) === ErrorCode.RequestTimeout) {
-      return new TrellisError('ToolTimeout', `MCP tool ${where} did not answer in time`, { retryable: true, kind: 'system' });
+      return new TrellisError('ToolTimeout', `MCP tool ${where} did not answer in time`, {
+        retryable: true,
+        kind: 'system',
+      });
     }
-    return new TrellisError('ToolFailed', `MCP tool ${where} failed: ${reason(error)}`, { kind: 'system', cause: error });
+    return new TrellisError('ToolFailed', `MCP tool ${where} failed: ${reason(error)}`, {
+      kind: 'system',
+      cause: error,
+    });
   }
 
   private unavailable(waitMs: number): TrellisError {
     const last = this.lastError === undefined ? '' : ` (last attempt: ${reason(this.lastError)})`;
-    return new TrellisError('McpUnavailable', `MCP server '${this.server}' (${describeSpec(this.spec)}) has been unreachable for ${waitMs} ms${last}${this.stderrNote()}`, {
-      retryable: true,
-      kind: 'system',
-      hint: 'Trellis keeps reconnecting; try again shortly',
-    });
+    return new TrellisError(
+      'McpUnavailable',
+      `MCP server '${this.server}' (${describeSpec(this.spec)}) has been unreachable for ${waitMs} ms${last}${this.stderrNote()}`,
+      {
+        retryable: true,
+        kind: 'system',
+        hint: 'Trellis keeps reconnecting; try again shortly',
+      },
+    );
   }
 
   private stderrNote(): string {

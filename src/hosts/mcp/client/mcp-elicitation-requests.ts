@@ -1,4 +1,10 @@
-import { CancelledNotificationSchema, ElicitRequestSchema, type Client, type ElicitRequest, type ElicitResult } from '../sdk.js';
+import {
+  CancelledNotificationSchema,
+  ElicitRequestSchema,
+  type Client,
+  type ElicitRequest,
+  type ElicitResult,
+} from '../sdk.js';
 
 /** A server's question to a human, as the MCP client hands it to `onElicitation`. */
 export interface McpElicitation {
@@ -23,20 +29,46 @@ export interface McpElicitationAnswer {
  * The SDK's own cancel handler skips a request id of 0 (falsy), which is the first question a
  * server asks: questions are cancelled here, by their id, whatever it is.
  */
-export function answerElicitations(client: Client, server: string, onElicitation: (request: McpElicitation) => Promise<McpElicitationAnswer> | McpElicitationAnswer): void {
+export function answerElicitations(
+  client: Client,
+  server: string,
+  onElicitation: (request: McpElicitation) => Promise<McpElicitationAnswer> | McpElicitationAnswer,
+): void {
   const asked = new Map<string | number, AbortController>();
   client.setNotificationHandler(CancelledNotificationSchema, (notification) => {
     const id = notification.params.requestId;
     if (id !== undefined) asked.get(id)?.abort(notification.params.reason);
   });
-  const answer = async (request: ElicitRequest, extra: { sendNotification(n: never): Promise<void> }, signal: AbortSignal): Promise<ElicitResult> => {
-    const params = request.params as { message: string; requestedSchema?: Record<string, unknown>; _meta?: { progressToken?: string | number } };
+  const answer = async (
+    request: ElicitRequest,
+    extra: { sendNotification(n: never): Promise<void> },
+    signal: AbortSignal,
+  ): Promise<ElicitResult> => {
+    const params = request.params as {
+      message: string;
+      requestedSchema?: Record<string, unknown>;
+      _meta?: { progressToken?: string | number };
+    };
     const token = params._meta?.progressToken;
     let step = 0;
     const progress =
-      token === undefined ? undefined : (note: string) => extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++step, message: note } } as never);
-    const answered = await onElicitation({ server, message: String(params.message ?? ''), requestedSchema: params.requestedSchema, signal, ...(progress && { progress }) });
-    return answered.action === 'accept' ? { action: 'accept', content: { ...(answered.content ?? {}) } as ElicitResult['content'] } : { action: answered.action };
+      token === undefined
+        ? undefined
+        : (note: string) =>
+            extra.sendNotification({
+              method: 'notifications/progress',
+              params: { progressToken: token, progress: ++step, message: note },
+            } as never);
+    const answered = await onElicitation({
+      server,
+      message: String(params.message ?? ''),
+      requestedSchema: params.requestedSchema,
+      signal,
+      ...(progress && { progress }),
+    });
+    return answered.action === 'accept'
+      ? { action: 'accept', content: { ...(answered.content ?? {}) } as ElicitResult['content'] }
+      : { action: answered.action };
   };
   client.setRequestHandler(ElicitRequestSchema, async (request, extra): Promise<ElicitResult> => {
     const cancelled = new AbortController();

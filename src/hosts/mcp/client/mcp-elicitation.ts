@@ -1,5 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { done, suspend, TrellisError, type Agent, type HookContext, type ModelProvider, type Session, type ToolCallInfo, type ToolContext, type Trellis } from '../../../../index.js';
+import {
+  done,
+  suspend,
+  TrellisError,
+  type Agent,
+  type HookContext,
+  type ModelProvider,
+  type Session,
+  type ToolCallInfo,
+  type ToolContext,
+  type Trellis,
+} from '../../../../index.js';
 import { KERNEL_KEYS, type HookResult, type ToolCandidate } from '../../../../plugin.js';
 import { compileJsonSchema, type SchemaValidator } from '../../../engine/validation/json-schema-validator.js';
 
@@ -77,7 +88,12 @@ function questionOf(input: unknown): Question | undefined {
 
 /** The ticket a human reads: the server's question, the fields, what each decision does. */
 function ticketMessage(question: Question): string {
-  const fields = Object.entries((question.requestedSchema?.properties ?? {}) as Record<string, { type?: unknown; title?: unknown; description?: unknown; enum?: unknown }>).map(([name, field]) => {
+  const fields = Object.entries(
+    (question.requestedSchema?.properties ?? {}) as Record<
+      string,
+      { type?: unknown; title?: unknown; description?: unknown; enum?: unknown }
+    >,
+  ).map(([name, field]) => {
     const required = ((question.requestedSchema?.required ?? []) as unknown[]).includes(name) ? ', required' : '';
     const choices = Array.isArray(field.enum) ? `, one of ${field.enum.map((v) => JSON.stringify(v)).join(' | ')}` : '';
     const label = [field.title, field.description].filter((v) => typeof v === 'string' && v !== '').join(': ');
@@ -87,7 +103,9 @@ function ticketMessage(question: Question): string {
   if (question.retry) lines.push(`(asked again: ${question.retry})`);
   if (fields.length > 0) lines.push('Fields:', ...fields);
   lines.push(
-    question.allowed.includes('approve') ? 'Approve to answer with the arguments shown; edit to answer with other values; reject to decline.' : 'Edit to answer with the fields filled in (JSON object); reject to decline.',
+    question.allowed.includes('approve')
+      ? 'Approve to answer with the arguments shown; edit to answer with other values; reject to decline.'
+      : 'Edit to answer with the fields filled in (JSON object); reject to decline.',
   );
   return lines.join('\n');
 }
@@ -96,11 +114,16 @@ function ticketMessage(question: Question): string {
  * What `approve` answers: each field's `default`, and `true` for a required yes/no field
  * without one (approving a yes/no question says yes). Undefined when that does not fit the form.
  */
-function proposalOf(schema: Readonly<Record<string, unknown>> | undefined, check: SchemaValidator | undefined): Record<string, unknown> | undefined {
+function proposalOf(
+  schema: Readonly<Record<string, unknown>> | undefined,
+  check: SchemaValidator | undefined,
+): Record<string, unknown> | undefined {
   if (!schema) return {};
   const required = new Set((Array.isArray(schema.required) ? schema.required : []) as unknown[]);
   const proposal: Record<string, unknown> = {};
-  for (const [name, field] of Object.entries((schema.properties ?? {}) as Record<string, { type?: unknown; default?: unknown }>)) {
+  for (const [name, field] of Object.entries(
+    (schema.properties ?? {}) as Record<string, { type?: unknown; default?: unknown }>,
+  )) {
     if (field?.default !== undefined) proposal[name] = field.default;
     else if (field?.type === 'boolean' && required.has(name)) proposal[name] = true;
   }
@@ -121,9 +144,15 @@ function problemText(check: SchemaValidator, content: unknown): string | undefin
 export function elicitationTool(): (args: unknown, ctx: ToolContext) => HookResult {
   return (args, ctx) => {
     const question = questionOf(ctx.get(KERNEL_KEYS.turnInput));
-    if (!question) return done({ invalid: 'This call answers a question an MCP server asked; it runs only in the session that holds it' });
+    if (!question)
+      return done({
+        invalid: 'This call answers a question an MCP server asked; it runs only in the session that holds it',
+      });
     if (question.requestedSchema) {
-      const problem = problemText(compileJsonSchema(question.requestedSchema, `the form of MCP server '${question.server}'`), args);
+      const problem = problemText(
+        compileJsonSchema(question.requestedSchema, `the form of MCP server '${question.server}'`),
+        args,
+      );
       if (problem) return done({ invalid: problem });
     }
     return done({ answer: 'accept', content: args });
@@ -135,7 +164,8 @@ export function elicitationGate(tool: () => string): (call: ToolCallInfo, ctx: H
   return (call, ctx) => {
     if (call.tool !== tool()) return undefined;
     const question = questionOf(ctx.get(KERNEL_KEYS.turnInput));
-    if (!question) return suspend({ message: 'An MCP server question without its text: reject it', allowedDecisions: ['reject'] });
+    if (!question)
+      return suspend({ message: 'An MCP server question without its text: reject it', allowedDecisions: ['reject'] });
     return suspend({ message: ticketMessage(question), allowedDecisions: [...question.allowed] });
   };
 }
@@ -144,8 +174,11 @@ export function elicitationGate(tool: () => string): (call: ToolCallInfo, ctx: H
 const PARKED = ':elicitation-';
 
 /** Keeps the hidden tool from every model but a parked question's. */
-export function elicitationSelect(tool: () => string): (candidates: readonly ToolCandidate[], ctx: HookContext) => readonly ToolCandidate[] {
-  return (candidates, ctx) => (ctx.sessionId.includes(PARKED) ? candidates : candidates.filter((c) => c.name !== tool()));
+export function elicitationSelect(
+  tool: () => string,
+): (candidates: readonly ToolCandidate[], ctx: HookContext) => readonly ToolCandidate[] {
+  return (candidates, ctx) =>
+    ctx.sessionId.includes(PARKED) ? candidates : candidates.filter((c) => c.name !== tool());
 }
 
 /** The model of a parked question's session: it asks for the hidden tool's call, with the proposal as its arguments. */
@@ -156,14 +189,24 @@ function elicitationModel(): ModelProvider {
       const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
       const last = request.messages.at(-1);
       const question = last?.role === 'user' ? questionOf(last.content) : undefined;
-      if (question) return { text: '', toolCalls: [{ id: `elicit_${randomUUID()}`, name: question.tool, arguments: JSON.stringify(question.proposal ?? {}) }], usage, model: 'mcp-elicitation' };
+      if (question)
+        return {
+          text: '',
+          toolCalls: [
+            { id: `elicit_${randomUUID()}`, name: question.tool, arguments: JSON.stringify(question.proposal ?? {}) },
+          ],
+          usage,
+          model: 'mcp-elicitation',
+        };
       return { text: 'The question was answered.', toolCalls: [], usage, model: 'mcp-elicitation' };
     },
   };
 }
 
 /** What an elicitation came to: the answer to the server. */
-export type ElicitationAnswer = { readonly action: 'accept'; readonly content: Readonly<Record<string, unknown>> } | { readonly action: 'decline' | 'cancel' };
+export type ElicitationAnswer =
+  | { readonly action: 'accept'; readonly content: Readonly<Record<string, unknown>> }
+  | { readonly action: 'decline' | 'cancel' };
 
 /** Where the server's request stands: its signal, and how to keep it from timing out while a human decides. */
 export interface ElicitationRequest {
@@ -212,12 +255,31 @@ export class ElicitationParking {
     const until = Date.now() + (this.options.waitMs ?? 600_000);
     let retry: string | undefined;
     for (;;) {
-      const question: Question = { server: this.server, tool: this.tool(), message: request.message.slice(0, MAX_MESSAGE), requestedSchema: request.requestedSchema, proposal, allowed, ...(retry && { retry }) };
+      const question: Question = {
+        server: this.server,
+        tool: this.tool(),
+        message: request.message.slice(0, MAX_MESSAGE),
+        requestedSchema: request.requestedSchema,
+        proposal,
+        allowed,
+        ...(retry && { retry }),
+      };
       const session = this.agent().session(`${caller?.sessionId ?? `mcp-${this.server}`}${PARKED}${randomUUID()}`);
-      const parked = await session.send(`${MARK}${JSON.stringify(question)}`, { signal: request.signal, ...(owner !== undefined && { access: { principal: owner, owner: null } }) });
+      const parked = await session.send(`${MARK}${JSON.stringify(question)}`, {
+        signal: request.signal,
+        ...(owner !== undefined && { access: { principal: owner, owner: null } }),
+      });
       const call = parked.suspended?.[0];
       if (parked.status !== 'suspended' || !call) return { action: 'cancel' };
-      this.options.onParked?.({ server: this.server, message: question.message, sessionId: session.id, callId: call.callId, proposal, allowedDecisions: allowed, ...(caller && { callerSessionId: caller.sessionId }) });
+      this.options.onParked?.({
+        server: this.server,
+        message: question.message,
+        sessionId: session.id,
+        callId: call.callId,
+        proposal,
+        allowedDecisions: allowed,
+        ...(caller && { callerSessionId: caller.sessionId }),
+      });
       const answer = await this.decision(session, call.callId, request, until);
       if (answer === undefined) {
         // Nobody decided in time, or the server gave up: nobody may decide it later.
@@ -234,18 +296,31 @@ export class ElicitationParking {
   }
 
   /** The decision on the parked call, read from its session once it is made; undefined past the deadline or once the server gave up. */
-  private async decision(session: Session, callId: string, request: ElicitationRequest, until: number): Promise<ElicitationAnswer | { invalid: string } | undefined> {
+  private async decision(
+    session: Session,
+    callId: string,
+    request: ElicitationRequest,
+    until: number,
+  ): Promise<ElicitationAnswer | { invalid: string } | undefined> {
     for (;;) {
       if (request.signal.aborted) return undefined;
       if ((await session.pending()).length === 0) return answerOf(session, callId);
       if (Date.now() >= until) return undefined;
-      await request.progress?.(`Waiting for a human to answer (session ${session.id}, call ${callId})`).catch(() => undefined);
+      await request
+        .progress?.(`Waiting for a human to answer (session ${session.id}, call ${callId})`)
+        .catch(() => undefined);
       await sleep(this.options.pollMs ?? 500, request.signal);
     }
   }
 
   private agent(): Agent {
-    return (this.#agent ??= this.app.agent({ name: this.options.agentName ?? 'mcp-elicitation', model: elicitationModel(), instructions: '', plugins: [this.plugin], maxRounds: 2 }));
+    return (this.#agent ??= this.app.agent({
+      name: this.options.agentName ?? 'mcp-elicitation',
+      model: elicitationModel(),
+      instructions: '',
+      plugins: [this.plugin],
+      maxRounds: 2,
+    }));
   }
 }
 
@@ -260,7 +335,13 @@ function answerOf(session: Session, callId: string): ElicitationAnswer | { inval
   }
   if (value?.error?.code === 'Rejected') return { action: 'decline' };
   if (typeof value?.invalid === 'string') return { invalid: value.invalid };
-  if (value?.answer === 'accept' && typeof value.content === 'object' && value.content !== null && !Array.isArray(value.content)) return { action: 'accept', content: value.content as Record<string, unknown> };
+  if (
+    value?.answer === 'accept' &&
+    typeof value.content === 'object' &&
+    value.content !== null &&
+    !Array.isArray(value.content)
+  )
+    return { action: 'accept', content: value.content as Record<string, unknown> };
   return { action: 'cancel' };
 }
 
@@ -288,6 +369,10 @@ export function elicitationOptionsProblem(options: unknown): TrellisError | unde
     (o.pollMs !== undefined && !(Number.isInteger(o.pollMs) && (o.pollMs as number) > 0)) ||
     (o.onParked !== undefined && typeof o.onParked !== 'function');
   return bad
-    ? new TrellisError('InvalidOptions', 'elicitation must be false or { agentName?, waitMs?, pollMs?, onParked? } (a non-empty name, whole positive milliseconds, a function)', { hint: 'See docs/mcp.md, "A server asking a human"' })
+    ? new TrellisError(
+        'InvalidOptions',
+        'elicitation must be false or { agentName?, waitMs?, pollMs?, onParked? } (a non-empty name, whole positive milliseconds, a function)',
+        { hint: 'See docs/mcp.md, "A server asking a human"' },
+      )
     : undefined;
 }

@@ -29,16 +29,28 @@ export class LoopbackRedirect {
       const given = at.searchParams.get('state') ?? '';
       if (!waiting || state === undefined || !sameSecret(given, state)) {
         // Not the sign-in under way (a stale tab, another site's request): nothing is taken.
-        return void res.writeHead(400, { 'content-type': 'text/html' }).end(PAGE('This sign-in is not the one Trellis is waiting for. Start it again from Trellis.'));
+        return void res
+          .writeHead(400, { 'content-type': 'text/html' })
+          .end(PAGE('This sign-in is not the one Trellis is waiting for. Start it again from Trellis.'));
       }
       const error = at.searchParams.get('error');
       const code = at.searchParams.get('code');
       this.#waiting = undefined;
       if (error !== null || !code) {
-        res.writeHead(400, { 'content-type': 'text/html' }).end(PAGE('The sign-in did not complete. You can close this tab.'));
-        return waiting.reject(new TrellisError('McpServerFailed', `MCP server '${this.name}': the sign-in ended with ${error ?? 'no code'}${at.searchParams.get('error_description') ? ` (${at.searchParams.get('error_description')})` : ''}`, { hint: 'Sign in again; check the client registration and the scopes', kind: 'system' }));
+        res
+          .writeHead(400, { 'content-type': 'text/html' })
+          .end(PAGE('The sign-in did not complete. You can close this tab.'));
+        return waiting.reject(
+          new TrellisError(
+            'McpServerFailed',
+            `MCP server '${this.name}': the sign-in ended with ${error ?? 'no code'}${at.searchParams.get('error_description') ? ` (${at.searchParams.get('error_description')})` : ''}`,
+            { hint: 'Sign in again; check the client registration and the scopes', kind: 'system' },
+          ),
+        );
       }
-      res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE('Signed in. You can close this tab and go back to Trellis.'));
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end(PAGE('Signed in. You can close this tab and go back to Trellis.'));
       waiting.resolve(code);
     });
   }
@@ -51,12 +63,24 @@ export class LoopbackRedirect {
   static async listen(name: string, redirectUrl = 'http://127.0.0.1:0/callback'): Promise<LoopbackRedirect> {
     const wanted = new URL(redirectUrl);
     if (wanted.protocol !== 'http:' || !isLoopback(wanted.hostname)) {
-      throw new TrellisError('InvalidConfig', `MCP server '${name}': oauth.redirectUrl must be a loopback http:// URL this process listens on, got ${redirectUrl}`, { hint: 'e.g. http://127.0.0.1:33418/callback' });
+      throw new TrellisError(
+        'InvalidConfig',
+        `MCP server '${name}': oauth.redirectUrl must be a loopback http:// URL this process listens on, got ${redirectUrl}`,
+        { hint: 'e.g. http://127.0.0.1:33418/callback' },
+      );
     }
     const host = wanted.hostname.replace(/^\[|\]$/g, '');
     const server = createServer();
     await new Promise<void>((resolve, reject) => {
-      server.once('error', (error) => reject(new TrellisError('McpServerFailed', `MCP server '${name}': cannot listen for the sign-in redirect on ${wanted.host}: ${error.message}`, { kind: 'system', hint: 'Free the port, or give oauth.redirectUrl another one' })));
+      server.once('error', (error) =>
+        reject(
+          new TrellisError(
+            'McpServerFailed',
+            `MCP server '${name}': cannot listen for the sign-in redirect on ${wanted.host}: ${error.message}`,
+            { kind: 'system', hint: 'Free the port, or give oauth.redirectUrl another one' },
+          ),
+        ),
+      );
       server.listen(Number(wanted.port || 0), host, () => resolve());
     });
     const port = (server.address() as AddressInfo).port;
@@ -73,7 +97,13 @@ export class LoopbackRedirect {
     return new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#waiting = undefined;
-        reject(new TrellisError('McpServerFailed', `MCP server '${this.name}': nobody signed in within ${Math.round(timeoutMs / 1000)} s`, { hint: 'Open the sign-in URL Trellis printed, then try again', kind: 'system' }));
+        reject(
+          new TrellisError(
+            'McpServerFailed',
+            `MCP server '${this.name}': nobody signed in within ${Math.round(timeoutMs / 1000)} s`,
+            { hint: 'Open the sign-in URL Trellis printed, then try again', kind: 'system' },
+          ),
+        );
       }, timeoutMs);
       this.#waiting = {
         state,
@@ -85,7 +115,11 @@ export class LoopbackRedirect {
 
   /** Stops listening (a sign-in still waited for fails). */
   close(): Promise<void> {
-    this.#waiting?.reject(new TrellisError('McpServerFailed', `MCP server '${this.name}': the connection was closed during the sign-in`, { kind: 'system' }));
+    this.#waiting?.reject(
+      new TrellisError('McpServerFailed', `MCP server '${this.name}': the connection was closed during the sign-in`, {
+        kind: 'system',
+      }),
+    );
     this.#waiting = undefined;
     return new Promise((resolve) => {
       this.server.closeAllConnections();

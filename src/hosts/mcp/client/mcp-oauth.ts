@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { TrellisError } from '../../../../index.js';
 import type { CredentialStore } from '../../../../stores.js';
-import { ClientCredentialsProvider, type OAuthClientInformationFull, type OAuthClientProvider, type OAuthTokens } from '../sdk.js';
+import {
+  ClientCredentialsProvider,
+  type OAuthClientInformationFull,
+  type OAuthClientProvider,
+  type OAuthTokens,
+} from '../sdk.js';
 
 /** OAuth 2.1 client credentials for an HTTP MCP server (machine to machine). */
 export interface McpClientCredentialsSpec {
@@ -81,8 +86,16 @@ export function memoryTokenStore(): McpTokenStore {
  * await connectMcpServers(Trellis.create({ store }), servers, { tokenStore: mcpTokensIn(store) });
  */
 export function mcpTokensIn(store: CredentialStore): McpTokenStore {
-  if (typeof store?.loadCredential !== 'function' || typeof store.saveCredential !== 'function' || typeof store.deleteCredential !== 'function') {
-    throw new TrellisError('InvalidOptions', 'mcpTokensIn needs a store that keeps credentials (MemoryStore, SqliteStore, PostgresStore)', { hint: 'Pass the store you gave Trellis.create' });
+  if (
+    typeof store?.loadCredential !== 'function' ||
+    typeof store.saveCredential !== 'function' ||
+    typeof store.deleteCredential !== 'function'
+  ) {
+    throw new TrellisError(
+      'InvalidOptions',
+      'mcpTokensIn needs a store that keeps credentials (MemoryStore, SqliteStore, PostgresStore)',
+      { hint: 'Pass the store you gave Trellis.create' },
+    );
   }
   const owner = (server: string) => `mcp:${server}`;
   return {
@@ -110,8 +123,17 @@ function parsed<T>(text: string | undefined): T | undefined {
  * {@link McpTokenStore}: the SDK asks the authorization server for a token on a 401 and
  * sends it as the bearer from then on.
  */
-export function clientCredentialsProvider(server: string, spec: McpClientCredentialsSpec, store: McpTokenStore): OAuthClientProvider {
-  const inner = new ClientCredentialsProvider({ clientId: spec.clientId, clientSecret: spec.clientSecret, scope: spec.scope, expectedIssuer: spec.issuer });
+export function clientCredentialsProvider(
+  server: string,
+  spec: McpClientCredentialsSpec,
+  store: McpTokenStore,
+): OAuthClientProvider {
+  const inner = new ClientCredentialsProvider({
+    clientId: spec.clientId,
+    clientSecret: spec.clientSecret,
+    scope: spec.scope,
+    expectedIssuer: spec.issuer,
+  });
   return {
     get redirectUrl() {
       return inner.redirectUrl;
@@ -141,7 +163,13 @@ export interface AuthorizationCodeProvider extends OAuthClientProvider {
  * client registration in the {@link McpTokenStore}, the verifier and `state` in memory for the
  * one sign-in under way, and the authorization URL handed to `signIn` (a human opens it).
  */
-export function authorizationCodeProvider(server: string, spec: McpAuthorizationCodeSpec, store: McpTokenStore, redirectUrl: string, signIn: (url: URL) => void | Promise<void>): AuthorizationCodeProvider {
+export function authorizationCodeProvider(
+  server: string,
+  spec: McpAuthorizationCodeSpec,
+  store: McpTokenStore,
+  redirectUrl: string,
+  signIn: (url: URL) => void | Promise<void>,
+): AuthorizationCodeProvider {
   let verifier: string | undefined;
   let state: string | undefined;
   let registered: OAuthClientInformationFull | undefined;
@@ -165,7 +193,11 @@ export function authorizationCodeProvider(server: string, spec: McpAuthorization
     },
     state: () => (state = randomBytes(24).toString('base64url')),
     clientInformation: async () => {
-      if (spec.clientId) return { client_id: spec.clientId, ...(spec.clientSecret !== undefined && { client_secret: spec.clientSecret }) };
+      if (spec.clientId)
+        return {
+          client_id: spec.clientId,
+          ...(spec.clientSecret !== undefined && { client_secret: spec.clientSecret }),
+        };
       const kept = registered ?? (await store.loadClient?.(server));
       // A registration for another redirect URL (another free port last time) is registered again.
       return kept && Array.isArray(kept.redirect_uris) && kept.redirect_uris.includes(redirectUrl) ? kept : undefined;
@@ -181,7 +213,10 @@ export function authorizationCodeProvider(server: string, spec: McpAuthorization
     },
     saveCodeVerifier: (value) => void (verifier = value),
     codeVerifier: () => {
-      if (verifier === undefined) throw new TrellisError('McpServerFailed', `MCP server '${server}': no sign-in is under way to finish`, { kind: 'system' });
+      if (verifier === undefined)
+        throw new TrellisError('McpServerFailed', `MCP server '${server}': no sign-in is under way to finish`, {
+          kind: 'system',
+        });
       return verifier;
     },
     invalidateCredentials: async (scope) => {

@@ -63,10 +63,12 @@ export function buildMcpPluginClass(source: McpPluginSource, tools: readonly Mcp
       return;
     }
     const method = `mcpTool${index}`;
-    proto[method] = (args: unknown, ctx: ToolContext) => source.callTool(tool.name, args, ctx).then((result) => mcpToolValue(source.server, tool.name, result));
+    proto[method] = (args: unknown, ctx: ToolContext) =>
+      source.callTool(tool.name, args, ctx).then((result) => mcpToolValue(source.server, tool.name, result));
     Tool({
       name: uniqueName(`${source.prefix}.${safeName(tool.name)}`, taken),
-      description: tool.description?.trim() || tool.title || `The tool '${tool.name}' of the MCP server '${source.server}'`,
+      description:
+        tool.description?.trim() || tool.title || `The tool '${tool.name}' of the MCP server '${source.server}'`,
       inputSchema: schema,
       tags: ['mcp', `mcp:${source.server}/${tool.name}`],
     })(proto, method, Object.getOwnPropertyDescriptor(proto, method)!);
@@ -77,7 +79,12 @@ export function buildMcpPluginClass(source: McpPluginSource, tools: readonly Mcp
     return source.released(this.constructor as PluginClass);
   };
   preDestroy()(proto, 'releaseMcpConnection', Object.getOwnPropertyDescriptor(proto, 'releaseMcpConnection')!);
-  Plugin({ name: source.server, version: source.version, description: `MCP server '${source.server}' (${source.via})`, tags: ['mcp'] })(type);
+  Plugin({
+    name: source.server,
+    version: source.version,
+    description: `MCP server '${source.server}' (${source.via})`,
+    tags: ['mcp'],
+  })(type);
   return type;
 }
 
@@ -89,7 +96,12 @@ export function buildMcpPluginClass(source: McpPluginSource, tools: readonly Mcp
 function addResourceTools(source: McpPluginSource, proto: Record<string, unknown>, taken: Set<string>): void {
   proto.mcpListResources = async (_args: unknown, ctx: ToolContext) => {
     const list = await source.listResources(ctx.signal);
-    return list.map((r) => ({ uri: r.uri, name: r.name, ...(r.description ? { description: r.description } : {}), ...(r.mimeType ? { mimeType: r.mimeType } : {}) }));
+    return list.map((r) => ({
+      uri: r.uri,
+      name: r.name,
+      ...(r.description ? { description: r.description } : {}),
+      ...(r.mimeType ? { mimeType: r.mimeType } : {}),
+    }));
   };
   Tool({
     name: uniqueName(`${source.prefix}.list_resources`, taken),
@@ -105,13 +117,23 @@ function addResourceTools(source: McpPluginSource, proto: Record<string, unknown
   Tool({
     name: uniqueName(`${source.prefix}.read_resource`, taken),
     description: `Read one resource of the MCP server '${source.server}' by its URI (from list_resources).`,
-    inputSchema: { type: 'object', properties: { uri: { type: 'string', description: 'The resource URI' } }, required: ['uri'], additionalProperties: false },
+    inputSchema: {
+      type: 'object',
+      properties: { uri: { type: 'string', description: 'The resource URI' } },
+      required: ['uri'],
+      additionalProperties: false,
+    },
     tags: ['mcp', 'mcp-resource', `mcp:${source.server}/resources/read`],
   })(proto, 'mcpReadResource', Object.getOwnPropertyDescriptor(proto, 'mcpReadResource')!);
 }
 
 /** The hidden tool, gate and tool filter of a server whose questions are Trellis approvals (see `mcp-elicitation.ts`). */
-function addElicitationAnswer(source: McpPluginSource, elicitation: NonNullable<McpPluginSource['elicitation']>, proto: Record<string, unknown>, taken: Set<string>): void {
+function addElicitationAnswer(
+  source: McpPluginSource,
+  elicitation: NonNullable<McpPluginSource['elicitation']>,
+  proto: Record<string, unknown>,
+  taken: Set<string>,
+): void {
   const name = uniqueName(`${source.prefix}.answer_elicitation`, taken);
   elicitation.named(name);
   const tool = () => name;
@@ -130,7 +152,10 @@ function addElicitationAnswer(source: McpPluginSource, elicitation: NonNullable<
 
 /** MCP allows names Trellis does not (`/`, spaces): anything else becomes `_`. */
 function safeName(name: string): string {
-  const parts = name.split('.').map((part) => part.replace(/[^a-z0-9_-]/gi, '_')).filter((part) => part !== '');
+  const parts = name
+    .split('.')
+    .map((part) => part.replace(/[^a-z0-9_-]/gi, '_'))
+    .filter((part) => part !== '');
   return parts.length > 0 ? parts.join('.') : 'tool';
 }
 

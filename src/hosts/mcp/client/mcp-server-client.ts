@@ -5,7 +5,12 @@ import type { PluginClass } from '../../../../index.js';
 import type { McpToolDescription } from '../sdk.js';
 import { McpConnection, type McpConnectionOptions } from './mcp-connection.js';
 import type { McpElicitation, McpElicitationAnswer } from './mcp-elicitation-requests.js';
-import { ElicitationParking, elicitationOptionsProblem, type ElicitationCaller, type McpElicitationOptions } from './mcp-elicitation.js';
+import {
+  ElicitationParking,
+  elicitationOptionsProblem,
+  type ElicitationCaller,
+  type McpElicitationOptions,
+} from './mcp-elicitation.js';
 import { buildMcpPluginClass, type McpPluginSource } from './mcp-plugin-class.js';
 import { describeSpec, mcpSpecProblems, type McpServerSpec } from './mcp-server-spec.js';
 
@@ -52,17 +57,29 @@ export class McpServerClient {
     spec: McpServerSpec,
     private readonly options: McpClientOptions,
   ) {
-    this.report = options.onError ?? ((error) => process.emitWarning(error instanceof Error ? error.message : String(error), 'TrellisMcpWarning'));
+    this.report =
+      options.onError ??
+      ((error) => process.emitWarning(error instanceof Error ? error.message : String(error), 'TrellisMcpWarning'));
     const parks = options.onElicitation === undefined && options.elicitation !== false;
-    this.parking = parks ? new ElicitationParking(app, name, name, () => this.elicitationTool, options.elicitation || {}) : undefined;
-    const onElicitation = options.onElicitation ?? (this.parking ? (question: McpElicitation) => this.ask(question) : undefined);
-    this.connection = new McpConnection(name, spec, { toolsChanged: (tools) => this.swap(tools), error: this.report }, { ...options, onElicitation });
+    this.parking = parks
+      ? new ElicitationParking(app, name, name, () => this.elicitationTool, options.elicitation || {})
+      : undefined;
+    const onElicitation =
+      options.onElicitation ?? (this.parking ? (question: McpElicitation) => this.ask(question) : undefined);
+    this.connection = new McpConnection(
+      name,
+      spec,
+      { toolsChanged: (tools) => this.swap(tools), error: this.report },
+      { ...options, onElicitation },
+    );
   }
 
   /** A server's question, parked for a human; its answer once decided. */
   private async ask(question: McpElicitation): Promise<McpElicitationAnswer> {
     const answer = await this.parking!.ask(question, [...this.running]);
-    return answer.action === 'accept' ? { action: 'accept', content: answer.content as McpElicitationAnswer['content'] } : answer;
+    return answer.action === 'accept'
+      ? { action: 'accept', content: answer.content as McpElicitationAnswer['content'] }
+      : answer;
   }
 
   /**
@@ -71,9 +88,17 @@ export class McpServerClient {
    * @throws TrellisError `InvalidConfig` for a bad spec, `McpServerFailed` when the server
    * does not start or answer (with the end of its stderr), or the install's own error.
    */
-  static async connect(app: Trellis, name: string, spec: McpServerSpec, options: McpClientOptions = {}): Promise<McpServerClient> {
+  static async connect(
+    app: Trellis,
+    name: string,
+    spec: McpServerSpec,
+    options: McpClientOptions = {},
+  ): Promise<McpServerClient> {
     const problems = mcpSpecProblems(name, spec);
-    if (problems.length > 0) throw new TrellisError('InvalidConfig', `MCP server '${name}' is misconfigured:\n- ${problems.join('\n- ')}`, { hint: 'See docs/mcp.md' });
+    if (problems.length > 0)
+      throw new TrellisError('InvalidConfig', `MCP server '${name}' is misconfigured:\n- ${problems.join('\n- ')}`, {
+        hint: 'See docs/mcp.md',
+      });
     const problem = elicitationOptionsProblem(options.elicitation);
     if (problem) throw problem;
     const client = new McpServerClient(app, name, spec, options);
@@ -91,7 +116,11 @@ export class McpServerClient {
 
   /** The Trellis names of the server's tools, as installed now. */
   get toolNames(): readonly string[] {
-    return this.installed()?.tools.filter((t) => !t.tags.includes('mcp-elicitation')).map((t) => t.name) ?? [];
+    return (
+      this.installed()
+        ?.tools.filter((t) => !t.tags.includes('mcp-elicitation'))
+        .map((t) => t.name) ?? []
+    );
   }
 
   /** The stdio child's process id while it runs. */
@@ -118,7 +147,11 @@ export class McpServerClient {
    * A prompt filled in with its arguments. Its text messages, in order, are what
    * `session.send` takes: `(await mcp.getPrompt('review', { file })).messages`.
    */
-  getPrompt(name: string, args?: Readonly<Record<string, string>>, signal?: AbortSignal): ReturnType<McpConnection['getPrompt']> {
+  getPrompt(
+    name: string,
+    args?: Readonly<Record<string, string>>,
+    signal?: AbortSignal,
+  ): ReturnType<McpConnection['getPrompt']> {
     return this.connection.getPrompt(name, args, signal);
   }
 
@@ -139,7 +172,10 @@ export class McpServerClient {
       version: this.connection.serverVersion,
       callTool: async (tool, args, ctx) => {
         const owner = ctx.get(KERNEL_KEYS.owner);
-        const caller: ElicitationCaller = { sessionId: ctx.sessionId, owner: typeof owner === 'string' ? owner : undefined };
+        const caller: ElicitationCaller = {
+          sessionId: ctx.sessionId,
+          owner: typeof owner === 'string' ? owner : undefined,
+        };
         this.running.add(caller);
         try {
           return await this.connection.callTool(tool, args, ctx.signal);
@@ -153,7 +189,10 @@ export class McpServerClient {
       released: async (type) => {
         if (type === this.current) await this.connection.close();
       },
-      skipped: (tool, reason) => this.report(new TrellisError('UnsupportedSchema', `MCP tool '${tool}' of server '${this.name}' was left out: ${reason}`)),
+      skipped: (tool, reason) =>
+        this.report(
+          new TrellisError('UnsupportedSchema', `MCP tool '${tool}' of server '${this.name}' was left out: ${reason}`),
+        ),
       ...(this.parking && { elicitation: { named: (tool: string) => void (this.elicitationTool = tool) } }),
     };
     return buildMcpPluginClass(source, tools);
@@ -176,8 +215,13 @@ export class McpServerClient {
 }
 
 /** Connects every server of a `mcpServers` config, in order; see {@link McpServerClient.connect}. */
-export async function connectMcpServers(app: Trellis, servers: Readonly<Record<string, McpServerSpec>>, options: McpClientOptions = {}): Promise<McpServerClient[]> {
+export async function connectMcpServers(
+  app: Trellis,
+  servers: Readonly<Record<string, McpServerSpec>>,
+  options: McpClientOptions = {},
+): Promise<McpServerClient[]> {
   const clients: McpServerClient[] = [];
-  for (const [name, spec] of Object.entries(servers)) clients.push(await McpServerClient.connect(app, name, spec, options));
+  for (const [name, spec] of Object.entries(servers))
+    clients.push(await McpServerClient.connect(app, name, spec, options));
   return clients;
 }

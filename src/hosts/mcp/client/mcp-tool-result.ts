@@ -9,9 +9,15 @@ import type { CallToolResult } from '../sdk.js';
  */
 export function mcpToolValue(server: string, tool: string, result: CallToolResult): unknown {
   const blocks = Array.isArray(result.content) ? result.content : [];
-  const text = blocks.every((b) => b.type === 'text') ? blocks.map((b) => (b as { text: string }).text).join('\n') : undefined;
+  const text = blocks.every((b) => b.type === 'text')
+    ? blocks.map((b) => (b as { text: string }).text).join('\n')
+    : undefined;
   if (result.isError === true) {
-    throw new TrellisError('ToolFailed', `MCP tool ${server}/${tool} reported an error: ${text ?? JSON.stringify(blocks)}`, { details: { server, tool } });
+    throw new TrellisError(
+      'ToolFailed',
+      `MCP tool ${server}/${tool} reported an error: ${text ?? JSON.stringify(blocks)}`,
+      { details: { server, tool } },
+    );
   }
   if (result.structuredContent !== undefined) return result.structuredContent;
   return text ?? blocks;

@@ -44,7 +44,13 @@ export class BoundedStdioTransport implements McpTransport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    if (!this.#initialized && 'id' in message && this.#initializing.delete(message.id as string | number) && 'result' in message) this.#initialized = true;
+    if (
+      !this.#initialized &&
+      'id' in message &&
+      this.#initializing.delete(message.id as string | number) &&
+      'result' in message
+    )
+      this.#initialized = true;
     return new Promise((resolve) => {
       if (this.#closed) return resolve();
       if (this.stdout.write(`${JSON.stringify(message)}\n`)) resolve();
@@ -101,7 +107,11 @@ export class BoundedStdioTransport implements McpTransport {
     const head = this.#dropping ?? '';
     this.#dropping = undefined;
     const id = /"id"\s*:\s*(-?\d{1,15}|"(?:[^"\\]|\\.){0,200}")/.exec(head)?.[1];
-    this.#reply(id === undefined ? null : (JSON.parse(id) as string | number), INVALID_REQUEST, `The message is larger than ${this.maxMessageBytes} bytes, the most this server takes; it was dropped`);
+    this.#reply(
+      id === undefined ? null : (JSON.parse(id) as string | number),
+      INVALID_REQUEST,
+      `The message is larger than ${this.maxMessageBytes} bytes, the most this server takes; it was dropped`,
+    );
   }
 
   #line(line: string): void {
@@ -115,7 +125,11 @@ export class BoundedStdioTransport implements McpTransport {
     const parsed = JSONRPCMessageSchema.safeParse(raw);
     if (!parsed.success) {
       const id = (raw as { id?: unknown } | null)?.id;
-      return this.#reply(typeof id === 'string' || typeof id === 'number' ? id : null, INVALID_REQUEST, 'The message is not a JSON-RPC 2.0 request, notification or response');
+      return this.#reply(
+        typeof id === 'string' || typeof id === 'number' ? id : null,
+        INVALID_REQUEST,
+        'The message is not a JSON-RPC 2.0 request, notification or response',
+      );
     }
     const message = parsed.data;
     if (!this.#initialized && 'method' in message) {
@@ -124,7 +138,11 @@ export class BoundedStdioTransport implements McpTransport {
         if (!('id' in message)) return;
         this.#initializing.add(message.id);
       } else if ('id' in message && message.method !== 'ping') {
-        return this.#reply(message.id, INVALID_REQUEST, `The server is not initialized: send 'initialize' before '${message.method}'`);
+        return this.#reply(
+          message.id,
+          INVALID_REQUEST,
+          `The server is not initialized: send 'initialize' before '${message.method}'`,
+        );
       }
     }
     this.onmessage?.(message);

@@ -3,9 +3,20 @@ import type { Session } from '../../../../index.js';
 import type { DirectCallResult, Trellis } from '../../../../index.js';
 import { TrellisError } from '../../../../index.js';
 import { ProtocolError } from './protocol-error.js';
-import { APPROVAL_REQUIRED, decideServedCall, type ApprovalSite, type ServedApprovalOptions } from './served-approval.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, Server, type CallToolResult, type McpToolDescription } from '../sdk.js';
-
+import {
+  APPROVAL_REQUIRED,
+  decideServedCall,
+  type ApprovalSite,
+  type ServedApprovalOptions,
+} from './served-approval.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  Server,
+  type CallToolResult,
+  type McpToolDescription,
+} from '../sdk.js';
 
 /** What one MCP connection (stdio) or request (stateless HTTP) serves. */
 export interface McpToolHost {
@@ -75,15 +86,26 @@ export function createMcpToolServer(host: McpToolHost, sessions: McpClientSessio
       .flatMap((p) => p.tools)
       // `internal` tools carry answers inside Trellis (an MCP server's question): never served.
       .filter((t) => allowed(t.name) && !t.tags.includes('internal'));
-  const askTools = new Map((host.ask ?? []).map((agent) => [`ask_${agent.spec.name.replace(/[^A-Za-z0-9_.-]/g, '_')}`, agent]));
+  const askTools = new Map(
+    (host.ask ?? []).map((agent) => [`ask_${agent.spec.name.replace(/[^A-Za-z0-9_.-]/g, '_')}`, agent]),
+  );
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: [
-      ...tools().map((t): McpToolDescription => ({ name: t.name, description: t.description, inputSchema: t.inputSchema as McpToolDescription['inputSchema'] })),
+      ...tools().map((t): McpToolDescription => ({
+        name: t.name,
+        description: t.description,
+        inputSchema: t.inputSchema as McpToolDescription['inputSchema'],
+      })),
       ...[...askTools].map(([name, agent]): McpToolDescription => ({
         name,
         description: `Ask the '${agent.spec.name}' agent: it runs a whole turn (its own model and tools) and answers in text.`,
-        inputSchema: { type: 'object', properties: { message: { type: 'string', description: 'What to ask' } }, required: ['message'], additionalProperties: false },
+        inputSchema: {
+          type: 'object',
+          properties: { message: { type: 'string', description: 'What to ask' } },
+          required: ['message'],
+          additionalProperties: false,
+        },
       })),
     ],
   }));
@@ -92,8 +114,10 @@ export function createMcpToolServer(host: McpToolHost, sessions: McpClientSessio
     const { name, arguments: args = {} } = request.params;
     const agent = askTools.get(name);
     if (agent) return askAgent(sessions.of(agent), args, extra.signal, sessions.hostContext);
-    if (!tools().some((t) => t.name === name)) throw new ProtocolError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
-    const call = (input: unknown, approved: boolean) => sessions.of(host.agent).callTool(name, input, { signal: extra.signal, context: sessions.hostContext, approved });
+    if (!tools().some((t) => t.name === name))
+      throw new ProtocolError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    const call = (input: unknown, approved: boolean) =>
+      sessions.of(host.agent).callTool(name, input, { signal: extra.signal, context: sessions.hostContext, approved });
     const result = await call(args, false);
     if (result.status !== 'suspended') return callResult(result);
     const site: ApprovalSite = {
@@ -115,29 +139,61 @@ export function createMcpToolServer(host: McpToolHost, sessions: McpClientSessio
 function callResult(result: DirectCallResult): CallToolResult {
   switch (result.status) {
     case 'ok':
-      return { content: [{ type: 'text', text: typeof result.value === 'string' ? result.value : JSON.stringify(result.value ?? null) }] };
+      return {
+        content: [
+          {
+            type: 'text',
+            text: typeof result.value === 'string' ? result.value : JSON.stringify(result.value ?? null),
+          },
+        ],
+      };
     case 'error':
       return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: result.error }) }] };
     case 'blocked':
       return { isError: true, content: [{ type: 'text', text: `Blocked by ${result.by}: ${result.reason}` }] };
     case 'suspended':
-      return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: { code: 'ApprovalRequired', message: `Suspended again by a gate: ${result.pending.ticket.message}`, retryable: false } }) }] };
+      return {
+        isError: true,
+        content: [
+          {
+            type: 'text',
+            text: JSON.stringify({
+              error: {
+                code: 'ApprovalRequired',
+                message: `Suspended again by a gate: ${result.pending.ticket.message}`,
+                retryable: false,
+              },
+            }),
+          },
+        ],
+      };
   }
 }
 
-async function askAgent(session: Session, args: Record<string, unknown>, signal: AbortSignal, context: Readonly<Record<string, unknown>>): Promise<CallToolResult> {
-  if (typeof args.message !== 'string') throw new ProtocolError(ErrorCode.InvalidParams, 'ask_* takes { message: string }');
+async function askAgent(
+  session: Session,
+  args: Record<string, unknown>,
+  signal: AbortSignal,
+  context: Readonly<Record<string, unknown>>,
+): Promise<CallToolResult> {
+  if (typeof args.message !== 'string')
+    throw new ProtocolError(ErrorCode.InvalidParams, 'ask_* takes { message: string }');
   const result = await session.send(args.message, { signal, context });
   if (result.status === 'completed') return { content: [{ type: 'text', text: result.reply ?? '' }] };
-  if (result.status === 'suspended') throw approvalRequired(`the '${session.id}' turn`, result.suspended?.map((p) => p.ticket.message).join('; ') ?? '');
+  if (result.status === 'suspended')
+    throw approvalRequired(`the '${session.id}' turn`, result.suspended?.map((p) => p.ticket.message).join('; ') ?? '');
   const why = result.error ? `${result.error.code}: ${result.error.message}` : result.status;
   return { isError: true, content: [{ type: 'text', text: `The turn ended ${result.status}: ${why}` }] };
 }
 
 function approvalRequired(what: string, message: string): ProtocolError {
-  return new ProtocolError(APPROVAL_REQUIRED, `Approval required: ${what} was suspended by a gate (${message}). A human must approve it in the Trellis host; it did not run`, {
-    code: 'ApprovalRequired',
-  });
+  return new ProtocolError(
+    APPROVAL_REQUIRED,
+    `Approval required: ${what} was suspended by a gate (${message}). A human must approve it in the Trellis host; it did not run`,
+    {
+      code: 'ApprovalRequired',
+    },
+  );
 }
 
 /** `orders.*` and exact names; an empty list allows everything. */
@@ -154,7 +210,12 @@ export function toolOnlyAgent(app: Trellis): Agent {
     instructions: '',
     model: {
       name: 'none',
-      call: () => Promise.reject(new TrellisError('InvalidOptions', 'The MCP tool agent has no model; it only runs tool calls', { hint: 'Pass serveMcp(app, { ask: [agent] }) to expose an agent with a model' })),
+      call: () =>
+        Promise.reject(
+          new TrellisError('InvalidOptions', 'The MCP tool agent has no model; it only runs tool calls', {
+            hint: 'Pass serveMcp(app, { ask: [agent] }) to expose an agent with a model',
+          }),
+        ),
     },
   });
 }

@@ -33,7 +33,10 @@ export interface ServeMcpOptions {
    * (`app.*` keys, e.g. `{ 'app.scopes': [...] }`) that permissions and `AuthMiddleware`
    * read; return `undefined` to refuse the request (401). Default: no auth, no context.
    */
-  readonly authenticate?: (token: string | undefined, request: IncomingMessage) => Promise<Readonly<Record<string, unknown>> | undefined> | Readonly<Record<string, unknown>> | undefined;
+  readonly authenticate?: (
+    token: string | undefined,
+    request: IncomingMessage,
+  ) => Promise<Readonly<Record<string, unknown>> | undefined> | Readonly<Record<string, unknown>> | undefined;
   /**
    * Session context (`app.*` keys) every MCP session gets, as `agent.session(id, { context })`
    * gives it (what `trellis mcp` passes from the config's `context`). Over HTTP the keys
@@ -70,12 +73,26 @@ export interface McpServing {
  *   authenticate: (token) => (token === process.env.TOKEN ? { 'app.scopes': ['orders:read'] } : undefined) });
  */
 export async function serveMcp(app: Trellis, options: ServeMcpOptions): Promise<McpServing> {
-  const host: McpToolHost = { app, agent: options.agent ?? toolOnlyAgent(app), allow: options.tools, ask: options.ask, name: options.name ?? 'trellis', version: options.version ?? '0.1.0', approvals: options.approvals };
+  const host: McpToolHost = {
+    app,
+    agent: options.agent ?? toolOnlyAgent(app),
+    allow: options.tools,
+    ask: options.ask,
+    name: options.name ?? 'trellis',
+    version: options.version ?? '0.1.0',
+    approvals: options.approvals,
+  };
   const context = options.context ?? {};
-  return options.transport.kind === 'stdio' ? serveStdio(host, options.transport, context) : serveHttp(host, options.transport, options.authenticate, context);
+  return options.transport.kind === 'stdio'
+    ? serveStdio(host, options.transport, context)
+    : serveHttp(host, options.transport, options.authenticate, context);
 }
 
-async function serveStdio(stateless: McpToolHost, transport: { stdin?: Readable; stdout?: Writable; maxMessageBytes?: number }, context: Readonly<Record<string, unknown>>): Promise<McpServing> {
+async function serveStdio(
+  stateless: McpToolHost,
+  transport: { stdin?: Readable; stdout?: Writable; maxMessageBytes?: number },
+  context: Readonly<Record<string, unknown>>,
+): Promise<McpServing> {
   const sessions = new McpClientSessions(`mcp-stdio-${randomUUID()}`, context);
   // One connection for the whole session: the server can ask the client mid-call (elicitation).
   const server = createMcpToolServer({ ...stateless, canElicit: true }, sessions);
@@ -89,7 +106,12 @@ async function serveStdio(stateless: McpToolHost, transport: { stdin?: Readable;
   return { closed, close: () => server.close() };
 }
 
-async function serveHttp(host: McpToolHost, where: { port?: number; host?: string; path?: string }, authenticate: ServeMcpOptions['authenticate'], base: Readonly<Record<string, unknown>>): Promise<McpServing> {
+async function serveHttp(
+  host: McpToolHost,
+  where: { port?: number; host?: string; path?: string },
+  authenticate: ServeMcpOptions['authenticate'],
+  base: Readonly<Record<string, unknown>>,
+): Promise<McpServing> {
   const path = where.path ?? '/mcp';
   // Bound to this machine, the endpoint answers only this machine's names and pages: a web
   // page (DNS rebinding, or a plain cross-site POST) cannot call tools through a browser.
@@ -97,21 +119,31 @@ async function serveHttp(host: McpToolHost, where: { port?: number; host?: strin
   const http = createServer((req, res) => {
     void (async () => {
       if (new URL(req.url ?? '/', 'http://x').pathname !== path) return void res.writeHead(404).end();
-      if (req.method !== 'POST') return void res.writeHead(405, { allow: 'POST' }).end('This MCP endpoint is stateless: POST only');
+      if (req.method !== 'POST')
+        return void res.writeHead(405, { allow: 'POST' }).end('This MCP endpoint is stateless: POST only');
       const foreign = loopbackOnly ? foreignRequest(req) : undefined;
       if (foreign) return void res.writeHead(403).end(foreign);
       const auth = req.headers.authorization;
       const token = auth?.startsWith('Bearer ') ? auth.slice(7).trim() : undefined;
       const granted = authenticate ? await authenticate(token, req) : {};
-      if (granted === undefined) return void res.writeHead(401, { 'www-authenticate': 'Bearer' }).end('A valid bearer token is required');
+      if (granted === undefined)
+        return void res.writeHead(401, { 'www-authenticate': 'Bearer' }).end('A valid bearer token is required');
       const sessions = new McpClientSessions(`mcp-http-${randomUUID()}`, { ...base, ...granted });
       const server = createMcpToolServer(host, sessions);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      res.on('close', () => void transport.close().finally(() => server.close()).finally(() => sessions.end()));
+      res.on(
+        'close',
+        () =>
+          void transport
+            .close()
+            .finally(() => server.close())
+            .finally(() => sessions.end()),
+      );
       await server.connect(transport);
       await transport.handleRequest(req, res);
     })().catch((error: unknown) => {
-      if (!res.headersSent) res.writeHead(500).end(`Internal error: ${error instanceof Error ? error.message : String(error)}`);
+      if (!res.headersSent)
+        res.writeHead(500).end(`Internal error: ${error instanceof Error ? error.message : String(error)}`);
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -137,7 +169,8 @@ async function serveHttp(host: McpToolHost, where: { port?: number; host?: strin
  */
 function foreignRequest(req: IncomingMessage): string | undefined {
   const host = req.headers.host ?? '';
-  if (!isLoopback(hostName(host))) return `Host "${host}" is not this machine; this MCP endpoint answers loopback names only`;
+  if (!isLoopback(hostName(host)))
+    return `Host "${host}" is not this machine; this MCP endpoint answers loopback names only`;
   const origin = req.headers.origin;
   if (origin === undefined) return undefined;
   let originHost: string;
@@ -146,5 +179,7 @@ function foreignRequest(req: IncomingMessage): string | undefined {
   } catch {
     return `Origin "${origin}" is not a URL`;
   }
-  return isLoopback(originHost) ? undefined : `Origin "${origin}" is not this machine; this MCP endpoint refuses calls from other sites' pages`;
+  return isLoopback(originHost)
+    ? undefined
+    : `Origin "${origin}" is not this machine; this MCP endpoint refuses calls from other sites' pages`;
 }

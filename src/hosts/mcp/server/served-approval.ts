@@ -55,8 +55,16 @@ const CALL_MARK = 'An MCP client called this tool, which needs a decision: ';
  * progress notifications when the client asked for them), then answers with the call's
  * result; past `waitMs` it answers `APPROVAL_REQUIRED` naming the session and call.
  */
-export async function decideServedCall(site: ApprovalSite, tool: string, args: Record<string, unknown>, pending: PendingApproval, extra: RequestExtra): Promise<CallToolResult> {
-  const allowed = (pending.ticket.allowedDecisions ?? ['approve', 'reject', 'edit']).filter((d) => d === 'approve' || d === 'reject' || d === 'edit');
+export async function decideServedCall(
+  site: ApprovalSite,
+  tool: string,
+  args: Record<string, unknown>,
+  pending: PendingApproval,
+  extra: RequestExtra,
+): Promise<CallToolResult> {
+  const allowed = (pending.ticket.allowedDecisions ?? ['approve', 'reject', 'edit']).filter(
+    (d) => d === 'approve' || d === 'reject' || d === 'edit',
+  );
   if (site.canElicit && site.server.getClientCapabilities()?.elicitation && allowed.length > 0) {
     const decided = await elicit(site, tool, args, pending, allowed, extra).catch(() => undefined);
     if (decided) return decided;
@@ -68,17 +76,40 @@ export async function decideServedCall(site: ApprovalSite, tool: string, args: R
 export interface RequestExtra {
   readonly signal: AbortSignal;
   readonly _meta?: { readonly progressToken?: string | number };
-  sendNotification(notification: { method: 'notifications/progress'; params: { progressToken: string | number; progress: number; message?: string } }): Promise<void>;
+  sendNotification(notification: {
+    method: 'notifications/progress';
+    params: { progressToken: string | number; progress: number; message?: string };
+  }): Promise<void>;
 }
 
-async function elicit(site: ApprovalSite, tool: string, args: Record<string, unknown>, pending: PendingApproval, allowed: readonly string[], extra: RequestExtra): Promise<CallToolResult> {
+async function elicit(
+  site: ApprovalSite,
+  tool: string,
+  args: Record<string, unknown>,
+  pending: PendingApproval,
+  allowed: readonly string[],
+  extra: RequestExtra,
+): Promise<CallToolResult> {
   const properties: Record<string, unknown> = {
-    decision: { type: 'string', title: 'Decision', enum: allowed, description: 'approve runs the call, reject never runs it' },
+    decision: {
+      type: 'string',
+      title: 'Decision',
+      enum: allowed,
+      description: 'approve runs the call, reject never runs it',
+    },
     reason: { type: 'string', title: 'Reason', description: 'With reject: what the model is told' },
   };
-  if (allowed.includes('edit')) properties.arguments = { type: 'string', title: 'Edited arguments (JSON)', description: 'With edit: the arguments to run the call with instead' };
+  if (allowed.includes('edit'))
+    properties.arguments = {
+      type: 'string',
+      title: 'Edited arguments (JSON)',
+      description: 'With edit: the arguments to run the call with instead',
+    };
   const answer = await site.server.elicitInput(
-    { message: `${tool} needs your approval: ${pending.ticket.message}\nArguments: ${JSON.stringify(args)}`, requestedSchema: { type: 'object', properties, required: ['decision'] } as never },
+    {
+      message: `${tool} needs your approval: ${pending.ticket.message}\nArguments: ${JSON.stringify(args)}`,
+      requestedSchema: { type: 'object', properties, required: ['decision'] } as never,
+    },
     { signal: extra.signal, timeout: site.options.waitMs ?? 600_000 },
   );
   const content = (answer.content ?? {}) as { decision?: unknown; reason?: unknown; arguments?: unknown };
@@ -90,23 +121,40 @@ async function elicit(site: ApprovalSite, tool: string, args: Record<string, unk
     } catch {
       return errorResult('ToolInput', 'The edited arguments are not JSON; the call did not run');
     }
-    if (typeof edited !== 'object' || edited === null || Array.isArray(edited)) return errorResult('ToolInput', 'The edited arguments must be a JSON object; the call did not run');
+    if (typeof edited !== 'object' || edited === null || Array.isArray(edited))
+      return errorResult('ToolInput', 'The edited arguments must be a JSON object; the call did not run');
     return site.runApproved(edited);
   }
-  const why = answer.action === 'accept' ? (typeof content.reason === 'string' && content.reason ? content.reason : 'A human rejected this call') : `The user ${answer.action === 'decline' ? 'declined' : 'cancelled'} the approval`;
+  const why =
+    answer.action === 'accept'
+      ? typeof content.reason === 'string' && content.reason
+        ? content.reason
+        : 'A human rejected this call'
+      : `The user ${answer.action === 'decline' ? 'declined' : 'cancelled'} the approval`;
   return errorResult('Rejected', `${why}; it did not run`);
 }
 
 /** One agent per served agent runs the parked calls' sessions: its plugins, the call-replaying model. */
 const parkingAgents = new WeakMap<Agent, Map<string, Agent>>();
 
-async function park(site: ApprovalSite, tool: string, args: Record<string, unknown>, extra: RequestExtra): Promise<CallToolResult> {
+async function park(
+  site: ApprovalSite,
+  tool: string,
+  args: Record<string, unknown>,
+  extra: RequestExtra,
+): Promise<CallToolResult> {
   const name = site.options.agentName ?? site.agent.spec.name;
   const byName = parkingAgents.get(site.agent) ?? new Map<string, Agent>();
   parkingAgents.set(site.agent, byName);
   let agent = byName.get(name);
   if (!agent) {
-    agent = site.app.agent({ ...site.agent.spec, name, model: servedCallModel(), agents: undefined, handoffs: undefined });
+    agent = site.app.agent({
+      ...site.agent.spec,
+      name,
+      model: servedCallModel(),
+      agents: undefined,
+      handoffs: undefined,
+    });
     byName.set(name, agent);
   }
   const session = agent.session(`${site.clientId}:approval-${randomUUID()}`, { context: site.context });
@@ -122,7 +170,14 @@ async function park(site: ApprovalSite, tool: string, args: Record<string, unkno
     if (Date.now() >= until) break;
     if (token !== undefined) {
       await extra
-        .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++progress, message: `Waiting for a decision on ${tool} (session ${session.id}, call ${call.callId})` } })
+        .sendNotification({
+          method: 'notifications/progress',
+          params: {
+            progressToken: token,
+            progress: ++progress,
+            message: `Waiting for a decision on ${tool} (session ${session.id}, call ${call.callId})`,
+          },
+        })
         .catch(() => undefined);
     }
     await sleep(site.options.pollMs ?? 500, extra.signal);
@@ -145,12 +200,16 @@ function answerOf(session: Session, callId: string | undefined): CallToolResult 
     return { content: [{ type: 'text', text: message.content }] };
   }
   const error = (parsed as { error?: { code?: unknown } } | null)?.error;
-  if (error && typeof error.code === 'string') return { isError: true, content: [{ type: 'text', text: message.content }] };
+  if (error && typeof error.code === 'string')
+    return { isError: true, content: [{ type: 'text', text: message.content }] };
   return { content: [{ type: 'text', text: message.content }] };
 }
 
 function errorResult(code: string, message: string): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: { code, message, retryable: false } }) }] };
+  return {
+    isError: true,
+    content: [{ type: 'text', text: JSON.stringify({ error: { code, message, retryable: false } }) }],
+  };
 }
 
 /**
@@ -166,7 +225,12 @@ export function servedCallModel(): ModelProvider {
       const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
       if (last?.role === 'user' && last.content.startsWith(CALL_MARK)) {
         const { tool, args } = JSON.parse(last.content.slice(CALL_MARK.length)) as { tool: string; args: unknown };
-        return { text: '', toolCalls: [{ id: `mcp_${randomUUID()}`, name: tool, arguments: JSON.stringify(args ?? {}) }], usage, model: 'mcp-served-call' };
+        return {
+          text: '',
+          toolCalls: [{ id: `mcp_${randomUUID()}`, name: tool, arguments: JSON.stringify(args ?? {}) }],
+          usage,
+          model: 'mcp-served-call',
+        };
       }
       return { text: last?.content ?? '', toolCalls: [], usage, model: 'mcp-served-call' };
     },

@@ -1,6 +1,25 @@
-import { Body, Controller, Get, HttpCode, Inject, Module, Param, Post, Req, Res, type DynamicModule, type Type } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  Inject,
+  Module,
+  Param,
+  Post,
+  Req,
+  Res,
+  type DynamicModule,
+  type Type,
+} from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
-import { ownerDecidesSessionPolicy, TrellisError, type SessionAccess, type SessionAction, type SessionPolicy } from '../../../../index.js';
+import {
+  ownerDecidesSessionPolicy,
+  TrellisError,
+  type SessionAccess,
+  type SessionAction,
+  type SessionPolicy,
+} from '../../../../index.js';
 import { authorizeSessionAccess, userIdPrincipal } from '../../../../host.js';
 import type { HostedAgent } from '../hosted-agent.js';
 import type { HostedSession } from '../hosted-session.js';
@@ -55,7 +74,11 @@ function createChatController(options: TrellisChatOptions, prefix: string): Type
      * The caller's access to the chat's session for `action`: 401 without a principal, 403 when
      * the policy says no. A first turn running here counts as its caller's before it lands.
      */
-    authorize(session: TurnSession, action: SessionAction, streams: InstanceType<AiSdk['ChatStreams']>): Promise<SessionAccess> {
+    authorize(
+      session: TurnSession,
+      action: SessionAction,
+      streams: InstanceType<AiSdk['ChatStreams']>,
+    ): Promise<SessionAccess> {
       const context = this.requestContext.current() ?? {};
       return authorizeSessionAccess({
         action,
@@ -65,7 +88,8 @@ function createChatController(options: TrellisChatOptions, prefix: string): Type
         policy,
         ownerNow: () => streams.ownerNow(session),
         host: `The chat endpoint of agent '${options.agent}'`,
-        principalHint: "Map the request to host context with TrellisModule's requestContext (e.g. { 'app.user_id': user.id }), or pass principal to TrellisChatModule.register",
+        principalHint:
+          "Map the request to host context with TrellisModule's requestContext (e.g. { 'app.user_id': user.id }), or pass principal to TrellisChatModule.register",
       });
     }
 
@@ -96,7 +120,9 @@ function createChatController(options: TrellisChatOptions, prefix: string): Type
       const streams = (this.#streams ??= new sdk.ChatStreams());
       const session = this.sessionOf(id, req);
       // The same policy as a message: a reconnect streams the session's turn, so it is a read.
-      await sdk.serveChatReconnect(session.id, streams, res, { authorize: () => this.authorize(session, 'read', streams) });
+      await sdk.serveChatReconnect(session.id, streams, res, {
+        authorize: () => this.authorize(session, 'read', streams),
+      });
     }
   }
   Object.defineProperty(TrellisChatController, 'name', { value: `TrellisChatController(${options.agent})` });
@@ -115,16 +141,26 @@ export class TrellisChatModule {
   static register(options: TrellisChatOptions): DynamicModule {
     const prefix = typeof options?.prefix === 'string' ? options.prefix.trim().replace(/^\/+|\/+$/g, '') : '';
     if (prefix.length === 0 || /[*:?()]/.test(prefix)) {
-      throw new TrellisError('InvalidOptions', `TrellisChatModule needs an explicit, literal route prefix, got ${JSON.stringify(options?.prefix)}`, {
-        hint: "Pass e.g. { prefix: 'api/chat', agent: 'support' }",
-      });
+      throw new TrellisError(
+        'InvalidOptions',
+        `TrellisChatModule needs an explicit, literal route prefix, got ${JSON.stringify(options?.prefix)}`,
+        {
+          hint: "Pass e.g. { prefix: 'api/chat', agent: 'support' }",
+        },
+      );
     }
     if (typeof options.agent !== 'string' || options.agent.length === 0) {
-      throw new TrellisError('InvalidOptions', 'TrellisChatModule needs the name of the agent to serve', { hint: "Pass { prefix, agent: 'support' }" });
+      throw new TrellisError('InvalidOptions', 'TrellisChatModule needs the name of the agent to serve', {
+        hint: "Pass { prefix, agent: 'support' }",
+      });
     }
     for (const field of ['sessionId', 'principal', 'policy'] as const) {
       if (options[field] !== undefined && typeof options[field] !== 'function') {
-        throw new TrellisError('InvalidOptions', `TrellisChatModule's ${field} must be a function, got ${typeof options[field]}`, { hint: 'See docs/ai-sdk.md, "Who may use a chat"' });
+        throw new TrellisError(
+          'InvalidOptions',
+          `TrellisChatModule's ${field} must be a function, got ${typeof options[field]}`,
+          { hint: 'See docs/ai-sdk.md, "Who may use a chat"' },
+        );
       }
     }
     return { module: TrellisChatModule, controllers: [createChatController(options, prefix)] };

@@ -18,10 +18,16 @@ export class BoundedValidationPipe implements PipeTransform {
 
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     if (metadata.type === 'body' || metadata.type === 'query') {
-      const problems = [checkArgumentSize(value), ...checkArgumentShape(value, { maxDepth: MAX_BODY_DEPTH })].filter((p) => p !== undefined);
+      const problems = [checkArgumentSize(value), ...checkArgumentShape(value, { maxDepth: MAX_BODY_DEPTH })].filter(
+        (p) => p !== undefined,
+      );
       if (problems.length > 0) {
         const lines = problems.map((p) => `- ${p.path}: ${p.messages.join('; ')}`).join('\n');
-        throw toHttpException(new TrellisError('InvalidOptions', `The request ${metadata.type} is refused:\n${lines}`, { hint: `Send a ${metadata.type} nested at most ${MAX_BODY_DEPTH} deep, without __proto__, constructor or prototype keys` }));
+        throw toHttpException(
+          new TrellisError('InvalidOptions', `The request ${metadata.type} is refused:\n${lines}`, {
+            hint: `Send a ${metadata.type} nested at most ${MAX_BODY_DEPTH} deep, without __proto__, constructor or prototype keys`,
+          }),
+        );
       }
     }
     return this.#strict.transform(value, metadata);

@@ -9,8 +9,10 @@ const IsLeaseWait = () =>
   ValidateBy({
     name: 'isLeaseWait',
     validator: {
-      validate: (value: unknown) => Number.isInteger(value) && (value as number) >= 0 && (value as number) <= MAX_HTTP_LEASE_WAIT_MS,
-      defaultMessage: () => `waitForLease must be a whole number of milliseconds from 0 to ${MAX_HTTP_LEASE_WAIT_MS}, e.g. ?waitForLease=5000`,
+      validate: (value: unknown) =>
+        Number.isInteger(value) && (value as number) >= 0 && (value as number) <= MAX_HTTP_LEASE_WAIT_MS,
+      defaultMessage: () =>
+        `waitForLease must be a whole number of milliseconds from 0 to ${MAX_HTTP_LEASE_WAIT_MS}, e.g. ?waitForLease=5000`,
     },
   });
 
@@ -22,7 +24,10 @@ export class CancelPendingQuery {
    * With the worker queue the cancel waits in the session's turn order and this is not used.
    */
   // Only digits become a number: '', '1e3' or '-1' stay strings and are refused, not read as 0 or 1000.
-  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : value))
-  @IsOptional() @IsLeaseWait()
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : value,
+  )
+  @IsOptional()
+  @IsLeaseWait()
   waitForLease?: number;
 }

@@ -30,7 +30,11 @@ export function clientAbort(res: HttpResponseLike | undefined): ClientAbort {
   if (raw === undefined) return { signal: controller.signal, dispose: () => undefined };
   const onClose = () => {
     if (raw.writableFinished === true) return;
-    controller.abort(new TrellisError('Cancelled', 'The client closed the request before the turn ended', { hint: 'Send the message again to retry; the turn was not completed' }));
+    controller.abort(
+      new TrellisError('Cancelled', 'The client closed the request before the turn ended', {
+        hint: 'Send the message again to retry; the turn was not completed',
+      }),
+    );
   };
   raw.on('close', onClose);
   return { signal: controller.signal, dispose: () => raw.off?.('close', onClose) };
@@ -38,7 +42,13 @@ export function clientAbort(res: HttpResponseLike | undefined): ClientAbort {
 
 function closingResponse(res: HttpResponseLike | undefined): ClosingResponse | undefined {
   for (const candidate of [res?.raw, res]) {
-    if (typeof candidate === 'object' && candidate !== null && typeof (candidate as ClosingResponse).on === 'function' && 'writableFinished' in candidate) return candidate as ClosingResponse;
+    if (
+      typeof candidate === 'object' &&
+      candidate !== null &&
+      typeof (candidate as ClosingResponse).on === 'function' &&
+      'writableFinished' in candidate
+    )
+      return candidate as ClosingResponse;
   }
   return undefined;
 }

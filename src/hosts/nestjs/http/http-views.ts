@@ -19,7 +19,8 @@ export function pendingCallView(call: PendingApproval): PendingCallView {
  * `output` as the plain JSON object its DTO instance serialises to.
  */
 export function turnResultView(result: TurnResult): TurnResultView {
-  const plain = result.output === undefined ? result : { ...result, output: JSON.parse(JSON.stringify(result.output)) as unknown };
+  const plain =
+    result.output === undefined ? result : { ...result, output: JSON.parse(JSON.stringify(result.output)) as unknown };
   return plain.suspended === undefined ? plain : { ...plain, suspended: plain.suspended.map(pendingCallView) };
 }
 

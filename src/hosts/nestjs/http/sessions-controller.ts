@@ -1,4 +1,17 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Res, type Type } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Headers,
+  HttpCode,
+  Inject,
+  Param,
+  Post,
+  Query,
+  Res,
+  type Type,
+} from '@nestjs/common';
 import type { ChatMessage, SessionAccess } from '../../../../index.js';
 import { TrellisError } from '../../../../index.js';
 import type { HostedAgent } from '../hosted-agent.js';
@@ -45,7 +58,13 @@ function wantsEvents(accept: string | undefined): boolean {
 function turnKey(header: string | undefined): string | undefined {
   const key = header?.trim();
   if (key && key.length > 200) {
-    throw toHttpException(new TrellisError('InvalidOptions', `The Idempotency-Key header is ${key.length} characters long; at most 200 are taken`, { hint: 'Send a UUID or a message id' }));
+    throw toHttpException(
+      new TrellisError(
+        'InvalidOptions',
+        `The Idempotency-Key header is ${key.length} characters long; at most 200 are taken`,
+        { hint: 'Send a UUID or a message id' },
+      ),
+    );
   }
   return key ? key : undefined;
 }
@@ -72,7 +91,9 @@ export interface SessionGuard {
  */
 export function createSessionsController(prefix: string, agentName: string, guard: SessionGuard): Type<unknown> {
   const notFound = (id: string) =>
-    new TrellisError('SessionNotFound', `No session '${id}' with messages exists for agent '${agentName}'`, { hint: `Start it with POST ${prefix}/sessions/${id}/messages` });
+    new TrellisError('SessionNotFound', `No session '${id}' with messages exists for agent '${agentName}'`, {
+      hint: `Start it with POST ${prefix}/sessions/${id}/messages`,
+    });
 
   @Controller(`${prefix}/sessions`)
   class TrellisSessionsController {
@@ -90,7 +111,10 @@ export function createSessionsController(prefix: string, agentName: string, guar
     }
 
     /** {@link authorize}, also telling whether the session has messages or waiting calls. */
-    async check(action: SessionAction, id: string): Promise<{ readonly access: SessionAccess; readonly opened: boolean }> {
+    async check(
+      action: SessionAction,
+      id: string,
+    ): Promise<{ readonly access: SessionAccess; readonly opened: boolean }> {
       const context = this.requestContext.current() ?? {};
       let opened = false;
       const access = await authorizeSessionAccess({
@@ -105,7 +129,8 @@ export function createSessionsController(prefix: string, agentName: string, guar
           return now;
         },
         host: `The sessions API of agent '${agentName}'`,
-        principalHint: "Map the request to host context with TrellisModule's requestContext (e.g. { 'app.user_id': user.id }), or pass principal to TrellisSessionsModule.register",
+        principalHint:
+          "Map the request to host context with TrellisModule's requestContext (e.g. { 'app.user_id': user.id }), or pass principal to TrellisSessionsModule.register",
       });
       return { access, opened };
     }
@@ -134,14 +159,18 @@ export function createSessionsController(prefix: string, agentName: string, guar
         if (!wantsEvents(accept)) {
           const gone = clientAbort(res);
           try {
-            return turnResultView(await session.send(dto.message, { ...options, signal: gone.signal, stopTurnOnAbort: true }));
+            return turnResultView(
+              await session.send(dto.message, { ...options, signal: gone.signal, stopTurnOnAbort: true }),
+            );
           } finally {
             gone.dispose();
           }
         }
         res.setHeader?.('Cache-Control', 'no-cache');
         res.setHeader?.('X-Accel-Buffering', 'no');
-        return turnEventStream(session, (signal) => session.send(dto.message, { ...options, signal, stopTurnOnAbort: true }));
+        return turnEventStream(session, (signal) =>
+          session.send(dto.message, { ...options, signal, stopTurnOnAbort: true }),
+        );
       });
     }
 
@@ -166,7 +195,9 @@ export function createSessionsController(prefix: string, agentName: string, guar
         if (!opened) throw notFound(id);
         const header = lastEventId?.trim();
         if (header && !EVENT_ID.test(header)) {
-          throw new TrellisError('InvalidOptions', 'The Last-Event-ID header is not an event id of this API', { hint: 'Send the id of the last event received, like 1733140000000-0, or no header' });
+          throw new TrellisError('InvalidOptions', 'The Last-Event-ID header is not an event id of this API', {
+            hint: 'Send the id of the last event received, like 1733140000000-0, or no header',
+          });
         }
         res.setHeader?.('Cache-Control', 'no-cache');
         res.setHeader?.('X-Accel-Buffering', 'no');
@@ -182,14 +213,22 @@ export function createSessionsController(prefix: string, agentName: string, guar
         const session = this.agent.session(id);
         const pending = await session.pending();
         if (session.transcript.length === 0 && pending.length === 0) throw notFound(id);
-        return { id, transcript: [...session.transcript, ...session.pendingMessages], pending: pending.map(pendingCallView) };
+        return {
+          id,
+          transcript: [...session.transcript, ...session.pendingMessages],
+          pending: pending.map(pendingCallView),
+        };
       });
     }
 
     /** Decisions on suspended calls (approve / reject / edit); the resumed turn's result. */
     @Post(':id/decisions')
     @HttpCode(200)
-    decide(@Param('id') id: string, @Body(strict) dto: DecisionsDto, @Headers('idempotency-key') key: string | undefined): Promise<TurnResultView> {
+    decide(
+      @Param('id') id: string,
+      @Body(strict) dto: DecisionsDto,
+      @Headers('idempotency-key') key: string | undefined,
+    ): Promise<TurnResultView> {
       const turn = turnKey(key);
       return http(async () => {
         const access = await this.authorize('decide', id);
@@ -203,12 +242,20 @@ export function createSessionsController(prefix: string, agentName: string, guar
      * when nothing was waiting; 404 for a session without messages, as `GET :id`.
      */
     @Delete(':id/pending')
-    cancelPending(@Param('id') id: string, @Query(strict) query: CancelPendingQuery, @Headers('idempotency-key') key: string | undefined): Promise<CancelPendingView> {
+    cancelPending(
+      @Param('id') id: string,
+      @Query(strict) query: CancelPendingQuery,
+      @Headers('idempotency-key') key: string | undefined,
+    ): Promise<CancelPendingView> {
       const turn = turnKey(key);
       return http(async () => {
         const access = await this.authorize('cancel', id);
         const session = this.agent.session(id);
-        const { cancelled, recovered } = await session.cancelPendingOutcome({ waitForLease: query.waitForLease, key: turn, access });
+        const { cancelled, recovered } = await session.cancelPendingOutcome({
+          waitForLease: query.waitForLease,
+          key: turn,
+          access,
+        });
         // Nothing was waiting: tell an unknown session (no write happened) from a settled one.
         if (!cancelled && (await session.pending()).length === 0 && session.transcript.length === 0) throw notFound(id);
         return { cancelled, recovered };

@@ -29,7 +29,8 @@ export interface TrellisHttpErrorBody {
 export function toHttpException(error: unknown): unknown {
   if (error instanceof HttpException || !TrellisError.is(error)) return error;
   const status = STATUS[error.code] ?? HttpStatus.INTERNAL_SERVER_ERROR;
-  const message = status === HttpStatus.INTERNAL_SERVER_ERROR && error.kind === 'system' ? 'Internal error' : error.message;
+  const message =
+    status === HttpStatus.INTERNAL_SERVER_ERROR && error.kind === 'system' ? 'Internal error' : error.message;
   const body: TrellisHttpErrorBody = { statusCode: status, code: error.code, message };
   return new HttpException(body, status, { cause: error });
 }

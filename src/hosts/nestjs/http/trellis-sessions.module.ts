@@ -40,16 +40,26 @@ export class TrellisSessionsModule {
   static register(options: TrellisSessionsOptions): DynamicModule {
     const prefix = typeof options?.prefix === 'string' ? options.prefix.trim().replace(/^\/+|\/+$/g, '') : '';
     if (prefix.length === 0 || /[*:?()]/.test(prefix)) {
-      throw new TrellisError('InvalidOptions', `TrellisSessionsModule needs an explicit, literal route prefix, got ${JSON.stringify(options?.prefix)}`, {
-        hint: "Pass e.g. { prefix: 'api/support', agent: 'support' }: the routes never mount at the root or on a pattern",
-      });
+      throw new TrellisError(
+        'InvalidOptions',
+        `TrellisSessionsModule needs an explicit, literal route prefix, got ${JSON.stringify(options?.prefix)}`,
+        {
+          hint: "Pass e.g. { prefix: 'api/support', agent: 'support' }: the routes never mount at the root or on a pattern",
+        },
+      );
     }
     if (typeof options.agent !== 'string' || options.agent.length === 0) {
-      throw new TrellisError('InvalidOptions', 'TrellisSessionsModule needs the name of the agent to serve', { hint: "Pass { prefix, agent: 'support' }" });
+      throw new TrellisError('InvalidOptions', 'TrellisSessionsModule needs the name of the agent to serve', {
+        hint: "Pass { prefix, agent: 'support' }",
+      });
     }
     for (const field of ['principal', 'policy'] as const) {
       if (options[field] !== undefined && typeof options[field] !== 'function') {
-        throw new TrellisError('InvalidOptions', `TrellisSessionsModule's ${field} must be a function, got ${typeof options[field]}`, { hint: 'See docs/nestjs.md, "Who may touch a session"' });
+        throw new TrellisError(
+          'InvalidOptions',
+          `TrellisSessionsModule's ${field} must be a function, got ${typeof options[field]}`,
+          { hint: 'See docs/nestjs.md, "Who may touch a session"' },
+        );
       }
     }
     const guard = { principal: options.principal ?? userIdPrincipal, policy: options.policy ?? ownerOnlySessionPolicy };

@@ -12,7 +12,10 @@ import { toHttpException } from './trellis-http-exception.js';
  * worker queue, once Redis confirmed it), so no event of it is missed. A client that
  * disconnects aborts the signal `run` is given, which stops the turn.
  */
-export async function turnEventStream(session: HostedSession, run: (signal: AbortSignal) => Promise<TurnResult>): Promise<StreamableFile> {
+export async function turnEventStream(
+  session: HostedSession,
+  run: (signal: AbortSignal) => Promise<TurnResult>,
+): Promise<StreamableFile> {
   const stream = new PassThrough();
   const cancel = new AbortController();
   const write = sseWriter(stream);
@@ -28,7 +31,10 @@ export async function turnEventStream(session: HostedSession, run: (signal: Abor
       (result) => write('result', turnResultView(result)),
       (error: unknown) => {
         const http = toHttpException(error);
-        const body = http instanceof HttpException ? http.getResponse() : { statusCode: 500, code: 'Internal', message: 'Internal error' };
+        const body =
+          http instanceof HttpException
+            ? http.getResponse()
+            : { statusCode: 500, code: 'Internal', message: 'Internal error' };
         write('error', body);
       },
     )
@@ -50,7 +56,10 @@ export async function sessionEventStream(session: HostedSession, after: string |
   const write = sseWriter(stream);
   let stop: () => void;
   try {
-    stop = await session.watch((event) => write(event.type, event, eventId(event)), after === undefined ? {} : { after });
+    stop = await session.watch(
+      (event) => write(event.type, event, eventId(event)),
+      after === undefined ? {} : { after },
+    );
   } catch (error) {
     throw toHttpException(error);
   }
@@ -62,7 +71,8 @@ export async function sessionEventStream(session: HostedSession, after: string |
 
 function sseWriter(stream: PassThrough): (event: string, data: unknown, id?: string) => void {
   return (event, data, id) => {
-    if (!stream.writableEnded) stream.write(`${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    if (!stream.writableEnded)
+      stream.write(`${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   };
 }
 

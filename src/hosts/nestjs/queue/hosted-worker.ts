@@ -41,7 +41,10 @@ export class HostedWorker {
     if (!worker) return true;
     const timer = new AbortController();
     // A failing close (Redis gone) leaves nothing to wait for.
-    const closed = worker.close().then(() => true, () => true);
+    const closed = worker.close().then(
+      () => true,
+      () => true,
+    );
     const inTime = await Promise.race([closed, sleep(timeoutMs, false, { signal: timer.signal }).catch(() => false)]);
     timer.abort();
     return inTime;

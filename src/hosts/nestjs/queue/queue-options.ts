@@ -50,16 +50,31 @@ function invalid(message: string, hint: string): TrellisError {
  * Checks the `queue` and `worker` options at bootstrap, so a bad one fails there with what
  * to fix; `undefined` when turns run in process.
  */
-export function queueSettings(options: { readonly queue?: TrellisQueueOptions; readonly worker?: boolean | TrellisWorkerHostOptions; readonly store?: SessionStore }): QueueSettings | undefined {
+export function queueSettings(options: {
+  readonly queue?: TrellisQueueOptions;
+  readonly worker?: boolean | TrellisWorkerHostOptions;
+  readonly store?: SessionStore;
+}): QueueSettings | undefined {
   const { queue, worker } = options;
   if (worker !== undefined && worker !== false && worker !== true && (typeof worker !== 'object' || worker === null)) {
-    throw invalid(`\`worker\` must be true or the worker's settings, got ${JSON.stringify(worker)}`, 'Pass worker: true, or worker: { concurrency: 8 }');
+    throw invalid(
+      `\`worker\` must be true or the worker's settings, got ${JSON.stringify(worker)}`,
+      'Pass worker: true, or worker: { concurrency: 8 }',
+    );
   }
   if (queue === undefined) {
-    if (worker) throw invalid('`worker` needs `queue`: the Redis the worker takes turns from', "Add queue: { url: 'redis://127.0.0.1:6379' } beside worker");
+    if (worker)
+      throw invalid(
+        '`worker` needs `queue`: the Redis the worker takes turns from',
+        "Add queue: { url: 'redis://127.0.0.1:6379' } beside worker",
+      );
     return undefined;
   }
-  if (typeof queue !== 'object' || queue === null) throw invalid(`\`queue\` must be an object, got ${JSON.stringify(queue)}`, "Pass queue: { url: 'redis://host:6379' }");
+  if (typeof queue !== 'object' || queue === null)
+    throw invalid(
+      `\`queue\` must be an object, got ${JSON.stringify(queue)}`,
+      "Pass queue: { url: 'redis://host:6379' }",
+    );
   const url = redisUrl(queue);
   if (!options.store || options.store instanceof MemoryStore) {
     throw invalid(
@@ -72,30 +87,55 @@ export function queueSettings(options: { readonly queue?: TrellisQueueOptions; r
   const resolved = { ...rest, url, store: options.store };
   // The in-app worker meets Redis where the queue does, and gives up on it as soon, unless told otherwise.
   const workerSettings = worker
-    ? { connectTimeoutMs: queue.connectTimeoutMs, ...(worker === true ? {} : worker), url, queueName: queue.queueName, prefix: queue.prefix }
+    ? {
+        connectTimeoutMs: queue.connectTimeoutMs,
+        ...(worker === true ? {} : worker),
+        url,
+        queueName: queue.queueName,
+        prefix: queue.prefix,
+      }
     : undefined;
   return { queue: resolved, worker: workerSettings, store: options.store };
 }
 
 function redisUrl(queue: TrellisQueueOptions): string {
-  if (queue.url !== undefined && queue.connection !== undefined) throw invalid('`queue` takes `url` or `connection`, not both', 'Keep one of them');
+  if (queue.url !== undefined && queue.connection !== undefined)
+    throw invalid('`queue` takes `url` or `connection`, not both', 'Keep one of them');
   if (queue.url !== undefined) {
     if (typeof queue.url !== 'string' || !/^rediss?:\/\/[^/]/.test(queue.url)) {
-      throw invalid(`\`queue.url\` must be a Redis URL (redis://host:6379), got ${JSON.stringify(redactedUrl(queue.url))}`, 'e.g. queue: { url: process.env.REDIS_URL }');
+      throw invalid(
+        `\`queue.url\` must be a Redis URL (redis://host:6379), got ${JSON.stringify(redactedUrl(queue.url))}`,
+        'e.g. queue: { url: process.env.REDIS_URL }',
+      );
     }
     return queue.url;
   }
   const connection = queue.connection;
   if (typeof connection?.host !== 'string' || connection.host.length === 0) {
-    throw invalid('`queue` needs where Redis is: `url`, or `connection: { host, port }`', "e.g. queue: { connection: { host: '127.0.0.1', port: 6379 } }");
+    throw invalid(
+      '`queue` needs where Redis is: `url`, or `connection: { host, port }`',
+      "e.g. queue: { connection: { host: '127.0.0.1', port: 6379 } }",
+    );
   }
-  if (connection.port !== undefined && !(Number.isInteger(connection.port) && connection.port > 0 && connection.port < 65536)) {
-    throw invalid(`\`queue.connection.port\` must be a TCP port, got ${JSON.stringify(connection.port)}`, 'Redis listens on 6379 by default');
+  if (
+    connection.port !== undefined &&
+    !(Number.isInteger(connection.port) && connection.port > 0 && connection.port < 65536)
+  ) {
+    throw invalid(
+      `\`queue.connection.port\` must be a TCP port, got ${JSON.stringify(connection.port)}`,
+      'Redis listens on 6379 by default',
+    );
   }
   if (connection.db !== undefined && !(Number.isInteger(connection.db) && connection.db >= 0)) {
-    throw invalid(`\`queue.connection.db\` must be a database number, got ${JSON.stringify(connection.db)}`, 'Leave it out for database 0');
+    throw invalid(
+      `\`queue.connection.db\` must be a database number, got ${JSON.stringify(connection.db)}`,
+      'Leave it out for database 0',
+    );
   }
-  const auth = connection.password !== undefined ? `${encodeURIComponent(connection.username ?? '')}:${encodeURIComponent(connection.password)}@` : '';
+  const auth =
+    connection.password !== undefined
+      ? `${encodeURIComponent(connection.username ?? '')}:${encodeURIComponent(connection.password)}@`
+      : '';
   const host = connection.host.includes(':') ? `[${connection.host}]` : connection.host;
   return `${connection.tls ? 'rediss' : 'redis'}://${auth}${host}:${connection.port ?? 6379}/${connection.db ?? 0}`;
 }

@@ -2,7 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { defer, type Observable } from 'rxjs';
 import { TrellisError, type TrellisEvent, type TurnResult } from '../../../../index.js';
 import type { TurnQueue } from '../../../../queue.js';
-import type { CancelPendingOutcome, HostedCancelOptions, HostedResumeOptions, HostedSendOptions, HostedStopOptions, HostedWatchOptions, TurnDispatcher, TurnTarget } from '../turn-dispatcher.js';
+import type {
+  CancelPendingOutcome,
+  HostedCancelOptions,
+  HostedResumeOptions,
+  HostedSendOptions,
+  HostedStopOptions,
+  HostedWatchOptions,
+  TurnDispatcher,
+  TurnTarget,
+} from '../turn-dispatcher.js';
 import type { QueueSettings } from './queue-options.js';
 
 /**
@@ -40,7 +49,15 @@ export class QueuedTurns implements TurnDispatcher {
   }
 
   async send(target: TurnTarget, message: string, options: HostedSendOptions, stop?: AbortSignal): Promise<TurnResult> {
-    const request = { agent: target.agent, sessionId: target.session.id, key: options.key ?? randomUUID(), context: this.context(target, options.context), message, ...(options.doubleTexting !== undefined && { doubleTexting: options.doubleTexting }), ...(options.access && { access: options.access }) };
+    const request = {
+      agent: target.agent,
+      sessionId: target.session.id,
+      key: options.key ?? randomUUID(),
+      context: this.context(target, options.context),
+      message,
+      ...(options.doubleTexting !== undefined && { doubleTexting: options.doubleTexting }),
+      ...(options.access && { access: options.access }),
+    };
     if (stop === undefined) return (await this.run(target, options.signal, (queue) => queue.send(request))).result;
     return (
       await this.run(target, options.signal, async (queue) => {
@@ -56,7 +73,15 @@ export class QueuedTurns implements TurnDispatcher {
   }
 
   async resume(target: TurnTarget, options: HostedResumeOptions): Promise<TurnResult> {
-    const request = { agent: target.agent, sessionId: target.session.id, key: options.key ?? randomUUID(), context: this.context(target, options.context), decisions: options.decisions, ...(options.approver !== undefined && { approver: options.approver }), ...(options.access && { access: options.access }) };
+    const request = {
+      agent: target.agent,
+      sessionId: target.session.id,
+      key: options.key ?? randomUUID(),
+      context: this.context(target, options.context),
+      decisions: options.decisions,
+      ...(options.approver !== undefined && { approver: options.approver }),
+      ...(options.access && { access: options.access }),
+    };
     return (await this.run(target, options.signal, (queue) => queue.resume(request))).result;
   }
 
@@ -66,7 +91,13 @@ export class QueuedTurns implements TurnDispatcher {
    * answer keeps the job's `recovered` (an earlier attempt did the cancel, then its worker died).
    */
   async cancelPending(target: TurnTarget, options: HostedCancelOptions): Promise<CancelPendingOutcome> {
-    const request = { agent: target.agent, sessionId: target.session.id, key: options.key ?? randomUUID(), context: target.context, ...(options.access && { access: options.access }) };
+    const request = {
+      agent: target.agent,
+      sessionId: target.session.id,
+      key: options.key ?? randomUUID(),
+      context: target.context,
+      ...(options.access && { access: options.access }),
+    };
     const { cancelled, recovered } = await this.run(target, options.signal, (queue) => queue.cancelPending(request));
     return { cancelled, recovered };
   }
@@ -80,7 +111,11 @@ export class QueuedTurns implements TurnDispatcher {
     return defer(() => this.queue().events$(target.session.id));
   }
 
-  watch(target: TurnTarget, listener: (event: TrellisEvent) => void, options: HostedWatchOptions = {}): Promise<() => void> {
+  watch(
+    target: TurnTarget,
+    listener: (event: TrellisEvent) => void,
+    options: HostedWatchOptions = {},
+  ): Promise<() => void> {
     return this.queue().watch(target.session.id, listener, options);
   }
 
@@ -88,7 +123,11 @@ export class QueuedTurns implements TurnDispatcher {
     return (await this.queue().currentTurn(target.session.id))?.principal;
   }
 
-  private async run<R>(target: TurnTarget, signal: AbortSignal | undefined, enqueue: (queue: TurnQueue) => Promise<R>): Promise<R> {
+  private async run<R>(
+    target: TurnTarget,
+    signal: AbortSignal | undefined,
+    enqueue: (queue: TurnQueue) => Promise<R>,
+  ): Promise<R> {
     signal?.throwIfAborted();
     const done = await untilAborted(enqueue(this.queue()), signal);
     // The local copy of the session catches up with the worker's checkpoint, so `transcript`
@@ -98,16 +137,23 @@ export class QueuedTurns implements TurnDispatcher {
   }
 
   /** The worker opens the session with this as its host context: session-level keys under the turn's. */
-  private context(target: TurnTarget, turn: Readonly<Record<string, unknown>> | undefined): Readonly<Record<string, unknown>> | undefined {
+  private context(
+    target: TurnTarget,
+    turn: Readonly<Record<string, unknown>> | undefined,
+  ): Readonly<Record<string, unknown>> | undefined {
     return target.context || turn ? { ...target.context, ...turn } : undefined;
   }
 
   private queue(): TurnQueue {
     if (this.#queue) return this.#queue;
     if (this.#entry && !this.#closed) return (this.#queue = new this.#entry.TurnQueue(this.settings.queue));
-    throw new TrellisError('NotStarted', 'The turn queue is not open: the Nest application has not finished bootstrapping, or has shut down', {
-      hint: 'Send turns after app.init() / NestFactory.create() resolved, and before app.close()',
-    });
+    throw new TrellisError(
+      'NotStarted',
+      'The turn queue is not open: the Nest application has not finished bootstrapping, or has shut down',
+      {
+        hint: 'Send turns after app.init() / NestFactory.create() resolved, and before app.close()',
+      },
+    );
   }
 }
 
@@ -158,7 +204,8 @@ function stopWhenNext(queue: TurnQueue, sessionId: string, jobId: string, signal
 function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return work;
   return new Promise<T>((resolve, reject) => {
-    const abort = () => reject(signal.reason ?? new TrellisError('Cancelled', 'The caller stopped waiting for the queued turn'));
+    const abort = () =>
+      reject(signal.reason ?? new TrellisError('Cancelled', 'The caller stopped waiting for the queued turn'));
     signal.addEventListener('abort', abort, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
   });

@@ -11,7 +11,18 @@
 import 'reflect-metadata';
 import { appendFileSync } from 'node:fs';
 import { IsString } from 'class-validator';
-import { Hook, Plugin, ScriptedModel, SqliteStore, suspend, Tool, Trellis, TrellisError, type ModelRequest, type ToolCallInfo } from '../../../../index.js';
+import {
+  Hook,
+  Plugin,
+  ScriptedModel,
+  SqliteStore,
+  suspend,
+  Tool,
+  Trellis,
+  TrellisError,
+  type ModelRequest,
+  type ToolCallInfo,
+} from '../../../../index.js';
 
 const [dbPath, ledgerPath, sessionId, mode, decisionsJson] = process.argv.slice(2);
 if (!dbPath || !ledgerPath || !sessionId || (mode !== 'suspend' && mode !== 'resume')) {
@@ -49,13 +60,22 @@ function reply(request: ModelRequest) {
 
 const app = Trellis.create({ store: SqliteStore.open(dbPath) });
 await app.install(LedgerPlugin);
-const session = app.agent({ name: 'ledger-keeper', model: new ScriptedModel(reply), instructions: 'Keep the ledger.' }).session(sessionId);
+const session = app
+  .agent({ name: 'ledger-keeper', model: new ScriptedModel(reply), instructions: 'Keep the ledger.' })
+  .session(sessionId);
 try {
-  const result = mode === 'suspend' ? await session.send('Record both lines.') : await session.resume({ decisions: JSON.parse(decisionsJson ?? '[]') });
-  process.stdout.write(`${JSON.stringify({ status: result.status, reply: result.reply, suspended: result.suspended?.map((p) => p.callId), toolCalls: result.toolCalls })}\n`);
+  const result =
+    mode === 'suspend'
+      ? await session.send('Record both lines.')
+      : await session.resume({ decisions: JSON.parse(decisionsJson ?? '[]') });
+  process.stdout.write(
+    `${JSON.stringify({ status: result.status, reply: result.reply, suspended: result.suspended?.map((p) => p.callId), toolCalls: result.toolCalls })}\n`,
+  );
 } catch (error) {
   const code = TrellisError.is(error) ? error.code : 'Unexpected';
-  process.stdout.write(`${JSON.stringify({ error: { code, message: error instanceof Error ? error.message : String(error) } })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ error: { code, message: error instanceof Error ? error.message : String(error) } })}\n`,
+  );
   process.exitCode = 3;
 } finally {
   await app.stop();

@@ -14,11 +14,31 @@
 import 'reflect-metadata';
 import { appendFileSync } from 'node:fs';
 import { IsString } from 'class-validator';
-import { Hook, Plugin, ScriptedModel, SqliteStore, suspend, Tool, Trellis, TrellisError, type ModelRequest, type PendingApproval, type ScriptedReply, type ToolCallInfo } from '../../../../index.js';
+import {
+  Hook,
+  Plugin,
+  ScriptedModel,
+  SqliteStore,
+  suspend,
+  Tool,
+  Trellis,
+  TrellisError,
+  type ModelRequest,
+  type PendingApproval,
+  type ScriptedReply,
+  type ToolCallInfo,
+} from '../../../../index.js';
 
 const [dbPath, ledgerPath, sessionId, mode, decisionsJson] = process.argv.slice(2);
-if (!dbPath || !ledgerPath || !sessionId || (mode !== 'suspend' && mode !== 'resume' && mode !== 'resume-crash' && mode !== 'pending')) {
-  throw new Error('usage: delegation-process.ts <db> <ledger> <session> suspend|resume|resume-crash|pending [decisions]');
+if (
+  !dbPath ||
+  !ledgerPath ||
+  !sessionId ||
+  (mode !== 'suspend' && mode !== 'resume' && mode !== 'resume-crash' && mode !== 'pending')
+) {
+  throw new Error(
+    'usage: delegation-process.ts <db> <ledger> <session> suspend|resume|resume-crash|pending [decisions]',
+  );
 }
 
 class AppendInput {
@@ -44,7 +64,10 @@ class LedgerPlugin {
 const tools = (request: ModelRequest) => request.messages.filter((m) => m.role === 'tool');
 
 function leaf(request: ModelRequest): ScriptedReply {
-  if (tools(request).length > 0) return `leaf: ${tools(request).map((t) => t.content).join('; ')}`;
+  if (tools(request).length > 0)
+    return `leaf: ${tools(request)
+      .map((t) => t.content)
+      .join('; ')}`;
   return {
     toolCalls: [
       { id: 'l_yes', name: 'ledger.append', args: { line: 'approved-line' } },
@@ -53,28 +76,52 @@ function leaf(request: ModelRequest): ScriptedReply {
   };
 }
 
-const relay = (id: string, tool: string) => (request: ModelRequest): ScriptedReply =>
-  tools(request).length > 0 ? `${id}: ${tools(request)[0]!.content}` : { toolCalls: [{ id, name: tool, args: { input: 'Record both lines.' } }] };
+const relay =
+  (id: string, tool: string) =>
+  (request: ModelRequest): ScriptedReply =>
+    tools(request).length > 0
+      ? `${id}: ${tools(request)[0]!.content}`
+      : { toolCalls: [{ id, name: tool, args: { input: 'Record both lines.' } }] };
 
 const app = Trellis.create({ store: SqliteStore.open(dbPath) });
 await app.install(LedgerPlugin);
 app.agent({ name: 'leaf', model: new ScriptedModel(leaf), instructions: 'Keep the ledger.', plugins: ['ledger'] });
-app.agent({ name: 'mid', model: new ScriptedModel(relay('m1', 'ask_leaf')), instructions: 'Relay.', plugins: [], agents: [{ agent: 'leaf', name: 'ask_leaf', description: 'Ask the ledger keeper.' }] });
-const top = app.agent({ name: 'top', model: new ScriptedModel(relay('t1', 'ask_mid')), instructions: 'Relay.', plugins: [], agents: [{ agent: 'mid', name: 'ask_mid', description: 'Ask the middle agent.' }] });
+app.agent({
+  name: 'mid',
+  model: new ScriptedModel(relay('m1', 'ask_leaf')),
+  instructions: 'Relay.',
+  plugins: [],
+  agents: [{ agent: 'leaf', name: 'ask_leaf', description: 'Ask the ledger keeper.' }],
+});
+const top = app.agent({
+  name: 'top',
+  model: new ScriptedModel(relay('t1', 'ask_mid')),
+  instructions: 'Relay.',
+  plugins: [],
+  agents: [{ agent: 'mid', name: 'ask_mid', description: 'Ask the middle agent.' }],
+});
 const session = top.session(sessionId);
 /** The waiting calls as the test compares them. */
-const waiting = (pending: readonly PendingApproval[] | undefined) => pending?.map((p) => ({ callId: p.callId, path: p.path, allowed: p.ticket.allowedDecisions }));
+const waiting = (pending: readonly PendingApproval[] | undefined) =>
+  pending?.map((p) => ({ callId: p.callId, path: p.path, allowed: p.ticket.allowedDecisions }));
 
 try {
   if (mode === 'pending') {
     process.stdout.write(`${JSON.stringify({ status: 'pending', suspended: waiting(await session.pending()) })}\n`);
   } else {
-    const result = mode === 'suspend' ? await session.send('Record both lines.') : await session.resume({ decisions: JSON.parse(decisionsJson ?? '[]'), waitForLease: 40_000 });
-    process.stdout.write(`${JSON.stringify({ status: result.status, reply: result.reply, suspended: waiting(result.suspended), usage: result.usage })}\n`);
+    const result =
+      mode === 'suspend'
+        ? await session.send('Record both lines.')
+        : await session.resume({ decisions: JSON.parse(decisionsJson ?? '[]'), waitForLease: 40_000 });
+    process.stdout.write(
+      `${JSON.stringify({ status: result.status, reply: result.reply, suspended: waiting(result.suspended), usage: result.usage })}\n`,
+    );
   }
 } catch (error) {
   const code = TrellisError.is(error) ? error.code : 'Unexpected';
-  process.stdout.write(`${JSON.stringify({ error: { code, message: error instanceof Error ? error.message : String(error) } })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ error: { code, message: error instanceof Error ? error.message : String(error) } })}\n`,
+  );
   process.exitCode = 3;
 } finally {
   await app.stop();

@@ -24,7 +24,12 @@ export function specifiersOf(source: string): Specifier[] {
   for (const m of source.matchAll(/^\s*(?:import|export)\s([^;]*?)\sfrom\s+'([^']+)'/gms)) {
     const clause = m[1]!.trim();
     const braces = /^\{([^}]*)\}$/.exec(clause);
-    const names = braces ? braces[1]!.split(',').map((name) => name.trim()).filter(Boolean) : [];
+    const names = braces
+      ? braces[1]!
+          .split(',')
+          .map((name) => name.trim())
+          .filter(Boolean)
+      : [];
     const type = clause.startsWith('type ') || (names.length > 0 && names.every((name) => name.startsWith('type ')));
     found.push({ specifier: m[2]!, type });
   }
@@ -58,14 +63,21 @@ export interface FolderEdge {
 }
 
 /** The folder-level import graph: value and type imports, keyed `from -> to`. */
-export function folderGraph(files: readonly string[] = sourceFiles(), read: (file: string) => string = (file) => readFileSync(join(ROOT, file), 'utf8')): Map<string, FolderEdge> {
+export function folderGraph(
+  files: readonly string[] = sourceFiles(),
+  read: (file: string) => string = (file) => readFileSync(join(ROOT, file), 'utf8'),
+): Map<string, FolderEdge> {
   const edges = new Map<string, FolderEdge>();
   for (const file of files) {
     const from = folderOf(file);
     if (from === undefined) continue;
     for (const { specifier, type } of specifiersOf(read(file))) {
       if (!specifier.startsWith('.')) continue;
-      const to = folderOf(relative(ROOT, resolve(ROOT, dirname(file), specifier)).split(sep).join('/'));
+      const to = folderOf(
+        relative(ROOT, resolve(ROOT, dirname(file), specifier))
+          .split(sep)
+          .join('/'),
+      );
       if (to === undefined || to === from) continue;
       const key = `${from} -> ${to}`;
       const edge = edges.get(key) ?? { from, to, because: [], typeOnly: true };
