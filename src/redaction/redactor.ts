@@ -34,13 +34,31 @@ export function isSecretKey(name: string, extraKeys?: ReadonlySet<string>): bool
  * redactText('401: Incorrect API key provided: sk-abcdefghijklmnop1234') // '401: Incorrect API key provided: [Redacted]'
  */
 export function redactText(text: string): string {
+  // Every turn passes its text through here (events, deltas, stored messages): a pattern is
+  // replaced only where it matches, and the replacers are made once, so clean text allocates nothing.
   let out = text;
-  for (const pattern of SECRET_VALUE_PATTERNS) {
+  for (let i = 0; i < SECRET_VALUE_PATTERNS.length; i++) {
+    const pattern = SECRET_VALUE_PATTERNS[i];
+    if (pattern === undefined) continue;
     pattern.lastIndex = 0;
-    out = out.replace(pattern, (_match, keep: unknown) => `${typeof keep === 'string' ? keep : ''}${REDACTED}`);
+    if (!pattern.test(out)) continue;
+    pattern.lastIndex = 0;
+    out = out.replace(pattern, keepThenRedacted);
   }
   TOKEN_RUN.lastIndex = 0;
-  return out.replace(TOKEN_RUN, (run) => (isMixedCaseToken(run) ? REDACTED : run));
+  if (!TOKEN_RUN.test(out)) return out;
+  TOKEN_RUN.lastIndex = 0;
+  return out.replace(TOKEN_RUN, redactedIfToken);
+}
+
+/** A secret pattern's match: its kept group (a `password=` key, a URL's user), then the marker. */
+function keepThenRedacted(_match: string, keep: unknown): string {
+  return `${typeof keep === 'string' ? keep : ''}${REDACTED}`;
+}
+
+/** A run of token characters: the marker when it is a long mixed-case token, else the run. */
+function redactedIfToken(run: string): string {
+  return isMixedCaseToken(run) ? REDACTED : run;
 }
 
 /**

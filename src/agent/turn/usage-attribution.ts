@@ -22,6 +22,8 @@ export interface TurnTimes {
   readonly ownerOf?: (plugin: string) => string | undefined;
 }
 
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
 const ZERO: AttributedUsage = Object.freeze({
   inputTokens: 0,
   outputTokens: 0,
@@ -47,47 +49,57 @@ export function attributeUsage(
   pluginOf: PluginOf,
   times: TurnTimes = {},
 ): UsageSplit {
-  const byPlugin: Record<string, AttributedUsage> = {};
+  // Runs once per turn: each plugin's figures are summed in place, one object per plugin.
+  const byPlugin: Record<string, Mutable<AttributedUsage>> = {};
   const owners = new Map<string, string | undefined>();
-  const add = (name: string, u: Partial<AttributedUsage>) => {
-    byPlugin[name] = sum(byPlugin[name] ?? ZERO, u);
-  };
+  const of = (name: string): Mutable<AttributedUsage> => (byPlugin[name] ??= { ...ZERO });
   const callsByRound = new Map<number, string[]>();
   for (const call of calls) {
     const who = pluginOf(call.tool);
     const name = who?.plugin ?? AGENT_ITSELF;
     owners.set(name, who?.owner);
-    add(name, { toolMs: call.durationMs, toolCalls: 1 });
-    callsByRound.set(call.round, [...(callsByRound.get(call.round) ?? []), name]);
+    const u = of(name);
+    u.toolMs += call.durationMs;
+    u.toolCalls += 1;
+    const names = callsByRound.get(call.round);
+    if (names === undefined) callsByRound.set(call.round, [name]);
+    else names.push(name);
   }
-  let counted: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
-  for (const [key, usage] of Object.entries(rounds)) {
+  let countedIn = 0;
+  let countedOut = 0;
+  let countedTotal = 0;
+  for (const key of Object.keys(rounds)) {
+    const usage = rounds[Number(key)];
+    if (usage === undefined) continue;
     const causes = callsByRound.get(Number(key) - 1) ?? [AGENT_ITSELF];
     const share = 1 / causes.length;
     const ms = times.roundMs?.[Number(key)] ?? 0;
-    for (const name of causes)
-      add(name, {
-        inputTokens: usage.inputTokens * share,
-        outputTokens: usage.outputTokens * share,
-        totalTokens: usage.totalTokens * share,
-        modelMs: ms * share,
-      });
-    counted = {
-      inputTokens: counted.inputTokens + usage.inputTokens,
-      outputTokens: counted.outputTokens + usage.outputTokens,
-      totalTokens: counted.totalTokens + usage.totalTokens,
-    };
+    for (const name of causes) {
+      const u = of(name);
+      u.inputTokens += usage.inputTokens * share;
+      u.outputTokens += usage.outputTokens * share;
+      u.totalTokens += usage.totalTokens * share;
+      u.modelMs += ms * share;
+    }
+    countedIn += usage.inputTokens;
+    countedOut += usage.outputTokens;
+    countedTotal += usage.totalTokens;
   }
-  const rest = {
-    inputTokens: total.inputTokens - counted.inputTokens,
-    outputTokens: total.outputTokens - counted.outputTokens,
-    totalTokens: total.totalTokens - counted.totalTokens,
-  };
-  if (rest.inputTokens > 0 || rest.outputTokens > 0 || rest.totalTokens > 0) add(UNATTRIBUTED, rest);
-  for (const [plugin, ms] of Object.entries(times.hookMs ?? {})) {
-    if (!owners.has(plugin)) owners.set(plugin, times.ownerOf?.(plugin));
-    add(plugin, { hookMs: ms });
+  const restIn = total.inputTokens - countedIn;
+  const restOut = total.outputTokens - countedOut;
+  const restTotal = total.totalTokens - countedTotal;
+  if (restIn > 0 || restOut > 0 || restTotal > 0) {
+    const u = of(UNATTRIBUTED);
+    u.inputTokens += restIn;
+    u.outputTokens += restOut;
+    u.totalTokens += restTotal;
   }
+  const hookMs = times.hookMs;
+  if (hookMs !== undefined)
+    for (const plugin of Object.keys(hookMs)) {
+      if (!owners.has(plugin)) owners.set(plugin, times.ownerOf?.(plugin));
+      of(plugin).hookMs += hookMs[plugin] ?? 0;
+    }
   return { byPlugin, byOwner: byOwnerOf(byPlugin, (name) => owners.get(name)) };
 }
 

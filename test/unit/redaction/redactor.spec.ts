@@ -88,6 +88,17 @@ describe('secret values by shape, inside any text', () => {
     const text = 'SELECT name FROM customers; max_tokens: 100; 4 tokens used; sk is short';
     expect(redactText(text)).toBe(text);
   });
+
+  it('takes a mixed-case run for a token from 40 characters, as a word among others, twice in one text', () => {
+    const token = (n: number) => 'xY7'.repeat(Math.ceil(n / 3)).slice(0, n); // not hex, so only the token rule applies
+    expect(redactText(`id ${token(39)} ok`)).toBe(`id ${token(39)} ok`);
+    expect(redactText(`id ${token(40)} ok`)).toBe('id [Redacted] ok');
+    expect(redactText(`a ${token(41)}== b ${token(60)}`)).toBe('a [Redacted] b [Redacted]');
+    expect(redactText(`${'x'.repeat(39)} ${token(45)}`)).toBe(`${'x'.repeat(39)} [Redacted]`);
+    // Called again on the same text: the patterns' state does not leak from one call into the next.
+    expect(redactText(`k ${token(40)}`)).toBe('k [Redacted]');
+    expect(redactText(`k ${token(40)}`)).toBe('k [Redacted]');
+  });
 });
 
 describe('@Secret() DTO fields', () => {
