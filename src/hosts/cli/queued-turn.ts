@@ -15,7 +15,7 @@ export async function openCliQueue(cli: CliApp): Promise<CliQueue> {
   if (!queue) {
     throw new TrellisError(
       'InvalidConfig',
-      `--queue needs a queue: ${cli.configFile ?? 'there is no trellis.config'} has no \`queue\``,
+      `No queue configured: ${cli.configFile !== undefined ? `${cli.configFile} has no \`queue\`` : 'there is no trellis.config here, so no `queue`'}`,
       {
         hint: 'Add "queue": "redis://127.0.0.1:6379" (and a postgres:// "store" shared with the workers) to trellis.config, and run `trellis worker`',
       },

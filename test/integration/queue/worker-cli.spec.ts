@@ -207,7 +207,12 @@ export default {
     const io = fakeIo(cwd);
 
     expect(await runCli(['node', 'trellis', 'run', '--queue', 'hello'], io)).toBe(1);
-    expect(io.stderr[0]).toMatch(/--queue needs a queue: .*trellis\.config\.mjs has no `queue`/);
+    expect(io.stderr[0]).toMatch(/No queue configured: .*trellis\.config\.mjs has no `queue`/);
+
+    // The operator's commands say the same, without naming a --queue flag they do not have.
+    const parked = fakeIo(cwd);
+    expect(await runCli(['node', 'trellis', 'queue', 'parked'], parked)).toBe(1);
+    expect(parked.stderr[0]).toMatch(/^trellis: No queue configured: .*trellis\.config\.mjs has no `queue`/);
   });
 
   it('`trellis sessions prune --older-than <days>` deletes the PostgreSQL sessions not written for that long, and refuses a bad count', async () => {

@@ -41,7 +41,7 @@ async function startWorker(cli: CliApp, io: CliIo, concurrency: number): Promise
   if (!queue) {
     throw new TrellisError(
       'InvalidConfig',
-      `No queue to serve: ${cli.configFile ?? 'there is no trellis.config'} has no \`queue\``,
+      `No queue to serve: ${cli.configFile !== undefined ? `${cli.configFile} has no \`queue\`` : 'there is no trellis.config here, so no `queue`'}`,
       {
         hint: 'Add "queue": "redis://127.0.0.1:6379" (and a postgres:// "store" shared with the other instances) to trellis.config',
       },
