@@ -1,4 +1,5 @@
-import type { TurnResult } from '../../../index.js';
+import type { PendingApproval, SessionStore, TurnResult, Usage } from '../../../index.js';
+import { addUsage } from '../../../plugin.js';
 
 /**
  * What a queued turn came to, as the enqueuing instance receives it. `result` is the
@@ -41,3 +42,28 @@ export type JobResult = TurnJobResult | CancelJobResult;
 export type PublishedOutcome =
   | { readonly ok: true; readonly value: JobResult }
   | { readonly ok: false; readonly error: { readonly code: string; readonly message: string } };
+
+type StoredTurn = NonNullable<Awaited<ReturnType<SessionStore['load']>>>['turns'][number];
+
+/**
+ * A stored turn record as the `TurnResult` its job reports (tool calls are not stored per turn):
+ * what a worker answers for a turn that landed before a crash, and what a caller reads from the
+ * store when Redis lost the job.
+ */
+export function turnResultOf(record: StoredTurn, pending: readonly PendingApproval[]): TurnResult {
+  const usage = Object.values(record.usage).reduce<Usage>((sum, u) => addUsage(sum, u), {
+    inputTokens: 0,
+    outputTokens: 0,
+    totalTokens: 0,
+  });
+  return {
+    status: record.status,
+    reply: record.reply,
+    rounds: record.rounds,
+    toolCalls: [],
+    usage: { ...usage, byModel: record.usage },
+    suspended: record.status === 'suspended' ? pending : undefined,
+    error: record.error,
+    ...(record.output !== undefined && { output: record.output }),
+  };
+}

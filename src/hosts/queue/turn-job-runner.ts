@@ -3,19 +3,23 @@ import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
   TrellisError,
-  type Usage,
   type Agent,
   type PendingApproval,
   type Session,
   type SessionAccess,
   type TurnResult,
 } from '../../../index.js';
-import { addUsage } from '../../../plugin.js';
 import { toJsonData } from './event-codec.js';
 import type { EventStreamWriter } from './event-stream-writer.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import type { QueueNames } from './queue-connection.js';
-import type { CancelJobResult, JobResult, PublishedOutcome, TurnJobResult } from './turn-job-result.js';
+import {
+  turnResultOf,
+  type CancelJobResult,
+  type JobResult,
+  type PublishedOutcome,
+  type TurnJobResult,
+} from './turn-job-result.js';
 import type { TurnJobData } from './turn-request.js';
 import type { TurnStore } from './turn-store.js';
 import type { SessionOrder } from './session-order.js';
@@ -370,27 +374,6 @@ export class TurnJobRunner {
       .publish(this.options.names.resultChannel(jobId), JSON.stringify(outcome))
       .catch(() => undefined);
   }
-}
-
-type StoredTurn = NonNullable<Awaited<ReturnType<TurnStore['load']>>>['turns'][number];
-
-/** A stored turn record as the `TurnResult` its job reports (tool calls are not stored per turn). */
-function turnResultOf(record: StoredTurn, pending: readonly PendingApproval[]): TurnResult {
-  const usage = Object.values(record.usage).reduce<Usage>((sum, u) => addUsage(sum, u), {
-    inputTokens: 0,
-    outputTokens: 0,
-    totalTokens: 0,
-  });
-  return {
-    status: record.status,
-    reply: record.reply,
-    rounds: record.rounds,
-    toolCalls: [],
-    usage: { ...usage, byModel: record.usage },
-    suspended: record.status === 'suspended' ? pending : undefined,
-    error: record.error,
-    ...(record.output !== undefined && { output: record.output }),
-  };
 }
 
 /** Whether the call journal re-opened a pending call so that it no longer takes `decision`. */

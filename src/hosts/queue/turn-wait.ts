@@ -1,15 +1,7 @@
-import {
-  TrellisError,
-  type PendingApproval,
-  type SessionStore,
-  type TrellisErrorCode,
-  type TurnResult,
-  type Usage,
-} from '../../../index.js';
+import { TrellisError, type SessionStore, type TrellisErrorCode } from '../../../index.js';
 import { parseSuspension } from '../../../host.js';
-import { addUsage } from '../../../plugin.js';
 import { toJsonData } from './event-codec.js';
-import type { JobResult, PublishedOutcome } from './turn-job-result.js';
+import { turnResultOf, type JobResult, type PublishedOutcome } from './turn-job-result.js';
 import type { TurnJobData } from './turn-request.js';
 
 /** How long a caller waits for a queued turn's result by default: 5 minutes. */
@@ -226,27 +218,6 @@ export function landedResult(jobId: string, data: TurnJobData, stored: Stored): 
   const record = stored.turns.at(-1);
   if (!record || running || pending.some((p) => data.decisions.some((d) => d.callId === p.callId))) return undefined;
   return { ...base, kind: 'resume', result: toJsonData(turnResultOf(record, pending)) };
-}
-
-type StoredTurn = NonNullable<Stored>['turns'][number];
-
-/** A stored turn record as the `TurnResult` its job reports (tool calls are not stored per turn). */
-function turnResultOf(record: StoredTurn, pending: readonly PendingApproval[]): TurnResult {
-  const usage = Object.values(record.usage).reduce<Usage>((sum, u) => addUsage(sum, u), {
-    inputTokens: 0,
-    outputTokens: 0,
-    totalTokens: 0,
-  });
-  return {
-    status: record.status,
-    reply: record.reply,
-    rounds: record.rounds,
-    toolCalls: [],
-    usage: { ...usage, byModel: record.usage },
-    suspended: record.status === 'suspended' ? pending : undefined,
-    error: record.error,
-    ...(record.output !== undefined && { output: record.output }),
-  };
 }
 
 /** `work`'s value, or undefined when it takes longer than `ms`. */
